@@ -1,0 +1,108 @@
+package storage
+
+import "sync"
+
+// The caches keep sequential readers (consumers, cursors, replay) from
+// re-seeking and re-decoding: several readers tailing one partition share
+// each decoded frame. Retention clears them under the log's write lock.
+const (
+	cacheFrames    = 64
+	cacheBytes     = 32 << 20
+	cachePositions = 1024
+)
+
+type cachedFrame struct {
+	h    frameHeader
+	recs []Record
+	size int
+}
+
+type frameKey struct {
+	seg uint64
+	pos int64
+}
+
+type posEntry struct {
+	seg uint64
+	pos int64
+}
+
+type frameCache struct {
+	mu     sync.Mutex
+	frames map[frameKey]*cachedFrame
+	order  []frameKey // insertion order, oldest first (FIFO is enough for tailing)
+	bytes  int
+	pos    map[uint64]posEntry // frame start offset -> position
+	skips  map[uint64]uint64   // unreadable range start -> resume offset
+}
+
+func (c *frameCache) init() {
+	c.frames = make(map[frameKey]*cachedFrame)
+	c.pos = make(map[uint64]posEntry)
+	c.skips = make(map[uint64]uint64)
+}
+
+func (c *frameCache) clear() {
+	c.mu.Lock()
+	c.init()
+	c.order, c.bytes = nil, 0
+	c.mu.Unlock()
+}
+
+// position returns where the frame starting at o lies in segment seg, if a
+// reader recently finished the frame before it. Only exact frame starts are
+// cached; a reader in the middle of a frame finds it through frame().
+func (c *frameCache) position(seg, o uint64) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pos[o]
+	if !ok || e.seg != seg {
+		return 0, false
+	}
+	return e.pos, true
+}
+
+func (c *frameCache) frame(seg uint64, pos int64) (*cachedFrame, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fr, ok := c.frames[frameKey{seg, pos}]
+	return fr, ok
+}
+
+func (c *frameCache) put(seg uint64, pos int64, fr *cachedFrame) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := frameKey{seg, pos}
+	if _, ok := c.frames[k]; ok {
+		return
+	}
+	for len(c.order) > 0 && (len(c.order) >= cacheFrames || c.bytes+fr.size > cacheBytes) {
+		old := c.order[0]
+		c.order = c.order[1:]
+		if f, ok := c.frames[old]; ok {
+			c.bytes -= f.size
+			delete(c.frames, old)
+		}
+	}
+	c.frames[k] = fr
+	c.order = append(c.order, k)
+	c.bytes += fr.size
+	if len(c.pos) >= cachePositions {
+		clear(c.pos)
+	}
+	c.pos[fr.h.base] = posEntry{seg, pos}
+	c.pos[fr.h.end()] = posEntry{seg, pos + fr.h.frameLen()}
+}
+
+func (c *frameCache) skip(o uint64) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	to, ok := c.skips[o]
+	return to, ok
+}
+
+func (c *frameCache) putSkip(o, to uint64) {
+	c.mu.Lock()
+	c.skips[o] = to
+	c.mu.Unlock()
+}

@@ -1,0 +1,278 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Frame header, all integers big-endian (04-storage.md):
+//
+//	0  2  magic 0xCA 0xFE
+//	2  1  flags: bits 0-2 codec (0 none, 1 zstd)
+//	3  4  record count
+//	7  8  base offset (offset of the first record)
+//	15 4  uncompressed payload size
+//	19 4  stored payload size
+//	23 4  CRC-32C over header bytes 2..22 and the stored payload
+//
+// The CRC leaves the magic out so that recovery can hunt for the magic when
+// it resynchronises after a bad frame.
+const (
+	FrameHeaderSize = 27
+	// MaxFrameBytes bounds both the stored and the uncompressed payload of a
+	// frame, on write and on read: a corrupt header must never make a reader
+	// or recovery allocate without bound.
+	MaxFrameBytes = 256 << 20
+
+	magic0 = 0xCA
+	magic1 = 0xFE
+)
+
+// Codec is a frame's payload compression.
+type Codec uint8
+
+const (
+	CodecNone Codec = 0
+	CodecZstd Codec = 1
+)
+
+func (c Codec) String() string {
+	switch c {
+	case CodecNone:
+		return "none"
+	case CodecZstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("codec(%d)", uint8(c))
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+var (
+	// ErrFrameTooLarge refuses a commit whose frame would pass MaxFrameBytes.
+	ErrFrameTooLarge = errors.New("frame larger than 256 MiB")
+	errBadFrame      = errors.New("bad frame")
+)
+
+type frameHeader struct {
+	codec      Codec
+	count      uint32
+	base       uint64
+	rawSize    uint32
+	storedSize uint32
+	crc        uint32
+}
+
+func (h *frameHeader) end() uint64            { return h.base + uint64(h.count) }
+func (h *frameHeader) frameLen() int64        { return FrameHeaderSize + int64(h.storedSize) }
+func (h *frameHeader) contains(o uint64) bool { return o >= h.base && o < h.end() }
+
+func putHeader(b []byte, h *frameHeader) {
+	b[0], b[1] = magic0, magic1
+	b[2] = byte(h.codec)
+	binary.BigEndian.PutUint32(b[3:], h.count)
+	binary.BigEndian.PutUint64(b[7:], h.base)
+	binary.BigEndian.PutUint32(b[15:], h.rawSize)
+	binary.BigEndian.PutUint32(b[19:], h.storedSize)
+	binary.BigEndian.PutUint32(b[23:], h.crc)
+}
+
+// parseHeader decodes and sanity-checks a header without looking at the
+// payload. Every bound is checked here so that callers may allocate
+// storedSize bytes after a successful parse.
+func parseHeader(b []byte) (frameHeader, error) {
+	if len(b) < FrameHeaderSize {
+		return frameHeader{}, fmt.Errorf("%w: short header", errBadFrame)
+	}
+	if b[0] != magic0 || b[1] != magic1 {
+		return frameHeader{}, fmt.Errorf("%w: no magic", errBadFrame)
+	}
+	h := frameHeader{
+		codec:      Codec(b[2] & 0x07),
+		count:      binary.BigEndian.Uint32(b[3:]),
+		base:       binary.BigEndian.Uint64(b[7:]),
+		rawSize:    binary.BigEndian.Uint32(b[15:]),
+		storedSize: binary.BigEndian.Uint32(b[19:]),
+		crc:        binary.BigEndian.Uint32(b[23:]),
+	}
+	switch {
+	case b[2]&^0x07 != 0:
+		return h, fmt.Errorf("%w: unknown flags 0x%02x", errBadFrame, b[2])
+	case h.codec != CodecNone && h.codec != CodecZstd:
+		return h, fmt.Errorf("%w: unknown codec %d", errBadFrame, h.codec)
+	case h.storedSize > MaxFrameBytes || h.rawSize > MaxFrameBytes:
+		return h, fmt.Errorf("%w: payload size over 256 MiB", errBadFrame)
+	case h.count == 0:
+		return h, fmt.Errorf("%w: zero records", errBadFrame)
+	case uint64(h.count)*(4+minRecordBytes) > uint64(h.rawSize):
+		return h, fmt.Errorf("%w: %d records cannot fit %d bytes", errBadFrame, h.count, h.rawSize)
+	case h.codec == CodecNone && h.rawSize != h.storedSize:
+		return h, fmt.Errorf("%w: uncompressed frame with differing sizes", errBadFrame)
+	case h.base+uint64(h.count) < h.base:
+		return h, fmt.Errorf("%w: offsets overflow", errBadFrame)
+	}
+	return h, nil
+}
+
+// frameCRC covers header bytes 2..22 and the stored payload.
+func frameCRC(hdr, stored []byte) uint32 {
+	c := crc32.Update(0, castagnoli, hdr[2:23])
+	return crc32.Update(c, castagnoli, stored)
+}
+
+// frameEncoder builds frames for one log. It is used under the log's
+// produce lock, so its buffers are reused without further locking.
+type frameEncoder struct {
+	codec Codec
+	limit int // MaxFrameBytes; lowered by tests to exercise the bound cheaply
+	zenc  *zstd.Encoder
+	raw   []byte
+	out   []byte
+}
+
+// encode builds one frame holding recs at offsets base.., each stamped with
+// committedAt. The returned slice is valid until the next call.
+func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64) ([]byte, error) {
+	raw := e.raw[:0]
+	for i := range recs {
+		raw = binary.BigEndian.AppendUint32(raw, uint32(recs[i].encodedLen()))
+		raw = appendRecord(raw, &recs[i], committedAt)
+		if len(raw) > e.limit {
+			return nil, ErrFrameTooLarge
+		}
+	}
+	e.raw = raw
+	out := append(e.out[:0], make([]byte, FrameHeaderSize)...)
+	if e.codec == CodecZstd {
+		out = e.zenc.EncodeAll(raw, out)
+	} else {
+		out = append(out, raw...)
+	}
+	if len(out)-FrameHeaderSize > e.limit {
+		return nil, ErrFrameTooLarge
+	}
+	h := frameHeader{
+		codec:      e.codec,
+		count:      uint32(len(recs)),
+		base:       base,
+		rawSize:    uint32(len(raw)),
+		storedSize: uint32(len(out) - FrameHeaderSize),
+	}
+	putHeader(out, &h)
+	h.crc = frameCRC(out[:FrameHeaderSize], out[FrameHeaderSize:])
+	binary.BigEndian.PutUint32(out[23:], h.crc)
+	e.out = out
+	return out, nil
+}
+
+var (
+	zdecOnce sync.Once
+	zdec     *zstd.Decoder
+)
+
+// decoder is shared: DecodeAll is safe for concurrent use, and its memory
+// cap is the frame bound, so a lying header cannot inflate a reader.
+func decoder() *zstd.Decoder {
+	zdecOnce.Do(func() {
+		var err error
+		zdec, err = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(0),
+			zstd.WithDecoderMaxMemory(MaxFrameBytes),
+			zstd.WithDecodeAllCapLimit(true))
+		if err != nil {
+			panic(err) // only bad options fail here
+		}
+	})
+	return zdec
+}
+
+// decodeFrame verifies a frame's CRC and decodes its records. Offsets are
+// assigned from the header's base. Records alias the returned buffer.
+func decodeFrame(h frameHeader, hdr, stored []byte) ([]Record, error) {
+	if got := frameCRC(hdr, stored); got != h.crc {
+		return nil, fmt.Errorf("%w: crc mismatch (stored %08x, computed %08x)", errBadFrame, h.crc, got)
+	}
+	raw := stored
+	if h.codec == CodecZstd {
+		var err error
+		raw, err = decoder().DecodeAll(stored, make([]byte, 0, h.rawSize))
+		if err != nil {
+			return nil, fmt.Errorf("%w: zstd: %v", errBadFrame, err)
+		}
+	}
+	if len(raw) != int(h.rawSize) {
+		return nil, fmt.Errorf("%w: payload is %d bytes, header says %d", errBadFrame, len(raw), h.rawSize)
+	}
+	return decodePayload(h, raw)
+}
+
+// decodePayload splits a frame payload into count length-prefixed records
+// that must use up exactly all of it.
+func decodePayload(h frameHeader, raw []byte) ([]Record, error) {
+	recs := make([]Record, h.count)
+	rest := raw
+	for i := range recs {
+		if len(rest) < 4 {
+			return nil, fmt.Errorf("%w: record %d: truncated length", errBadFrame, i)
+		}
+		n := binary.BigEndian.Uint32(rest)
+		rest = rest[4:]
+		if uint64(n) > uint64(len(rest)) {
+			return nil, fmt.Errorf("%w: record %d: length %d overruns the frame", errBadFrame, i, n)
+		}
+		r, err := decodeRecord(rest[:n])
+		if err != nil {
+			return nil, fmt.Errorf("%w: record %d: %v", errBadFrame, i, err)
+		}
+		r.Offset = h.base + uint64(i)
+		recs[i] = r
+		rest = rest[n:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes after %d records", errBadFrame, len(rest), h.count)
+	}
+	return recs, nil
+}
+
+// newEncoder returns the encoder for a codec and level name.
+func newEncoder(codec Codec, level string) (*frameEncoder, error) {
+	e := &frameEncoder{codec: codec, limit: MaxFrameBytes}
+	if codec == CodecZstd {
+		lvl := zstd.SpeedFastest
+		switch level {
+		case "", "fastest":
+		case "default":
+			lvl = zstd.SpeedDefault
+		case "better":
+			lvl = zstd.SpeedBetterCompression
+		case "best":
+			lvl = zstd.SpeedBestCompression
+		default:
+			return nil, fmt.Errorf("unknown compression level %q (want fastest, default, better or best)", level)
+		}
+		var err error
+		e.zenc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
+	} else if codec != CodecNone {
+		return nil, fmt.Errorf("unknown codec %d", codec)
+	}
+	return e, nil
+}
+
+// ParseCodec maps a configuration name to a Codec.
+func ParseCodec(name string) (Codec, error) {
+	switch name {
+	case "", "none":
+		return CodecNone, nil
+	case "zstd":
+		return CodecZstd, nil
+	}
+	return 0, fmt.Errorf("unknown codec %q (want none or zstd)", name)
+}

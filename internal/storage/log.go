@@ -1,0 +1,422 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options configure a Log. The zero value is usable.
+type Options struct {
+	// SegmentBytes caps a segment file; an append that would pass it seals
+	// the segment and rolls to a new one. Default 64 MiB.
+	SegmentBytes int64
+	// Codec and Level choose frame compression for new frames. Frames of
+	// both codecs can sit in one segment; readers follow each frame's flags.
+	Codec Codec
+	Level string
+	// Now is the wall clock used to stamp commit times. Default time.Now.
+	Now func() time.Time
+	// HWMPersistInterval bounds how stale the hwm file may be. Default 1 s.
+	HWMPersistInterval time.Duration
+	// SkipCorrupt lets Open proceed past corruption in the middle of the
+	// active segment (operator opt-in); readers then skip the bad range.
+	SkipCorrupt bool
+	// Hooks receive measurements; nil fields are skipped.
+	Hooks Hooks
+}
+
+// Hooks let the caller observe the log without this package knowing any
+// metrics library.
+type Hooks struct {
+	Fsync          func(time.Duration)
+	HWMPersist     func(time.Duration)
+	CorruptSkipped func(n uint64)
+}
+
+func (o *Options) withDefaults() {
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = 64 << 20
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HWMPersistInterval <= 0 {
+		o.HWMPersistInterval = time.Second
+	}
+}
+
+var (
+	// ErrClosed is returned by every operation on a closed log.
+	ErrClosed = errors.New("partition log is closed")
+	// ErrEmptyBatch refuses a commit of zero records.
+	ErrEmptyBatch = errors.New("empty batch")
+)
+
+// Log is one partition's log. Commit, Read and the accessors are safe for
+// concurrent use.
+type Log struct {
+	dir  string
+	opts Options
+
+	// commitMu is the produce lock: it serialises commits, rolls and
+	// retention, and guards enc, floor and failed.
+	commitMu sync.Mutex
+	enc      *frameEncoder
+	verify   []byte
+	floor    int64 // newest commit time committed; stamps are raised to it
+	failed   error // a sync or verify failure: the file state is unknown
+
+	// mu guards what readers see: segs, hwm, oldest, closed.
+	mu     sync.RWMutex
+	segs   []*segment // ascending; the last is active
+	hwm    uint64
+	oldest uint64
+	closed bool
+
+	cache     frameCache
+	notify    *broadcast
+	hwmw      *hwmWriter
+	persisted atomic.Uint64
+	corrupt   atomic.Uint64
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Open opens (creating if needed) the log in dir and recovers it.
+func Open(dir string, opts Options) (*Log, error) {
+	opts.withDefaults()
+	enc, err := newEncoder(opts.Codec, opts.Level)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir, opts: opts, enc: enc, notify: newBroadcast(),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	l.cache.init()
+	if err := l.load(); err != nil {
+		l.closeFiles()
+		return nil, err
+	}
+	// Clear the boundary before anything can be appended: from now until a
+	// clean close, the directory no longer describes itself exactly.
+	if l.hwmw, err = openHWMWriter(dir); err == nil {
+		err = l.hwmw.write(HWMFile{HWM: l.hwm})
+	}
+	if err != nil {
+		l.closeFiles()
+		return nil, fmt.Errorf("open %s: hwm file: %w", dir, err)
+	}
+	l.persisted.Store(l.hwm)
+	go l.persistLoop()
+	return l, nil
+}
+
+// load opens the segment files and recovers the active one.
+func (l *Log) load() error {
+	bases, err := listSegments(l.dir)
+	if err != nil {
+		return err
+	}
+	if len(bases) == 0 {
+		// A fresh directory. If an hwm file survives a wiped segment set,
+		// start there so offsets never go backwards.
+		start := uint64(0)
+		if h, err := ReadHWMFile(l.dir); err == nil {
+			start = h.HWM
+		}
+		s, err := createSegment(l.dir, start)
+		if err != nil {
+			return err
+		}
+		l.segs = []*segment{s}
+		l.hwm, l.oldest = start, start
+		return nil
+	}
+	for i, b := range bases {
+		flag := os.O_RDONLY
+		if i == len(bases)-1 {
+			flag = os.O_RDWR
+		}
+		path := filepath.Join(l.dir, segmentName(b))
+		f, err := os.OpenFile(path, flag, 0)
+		if err != nil {
+			return err
+		}
+		s := &segment{base: b, path: path, f: f, newestAt: -1, oldestAt: -1}
+		l.segs = append(l.segs, s)
+		if i > 0 {
+			prev := l.segs[i-1]
+			if b <= prev.base {
+				return fmt.Errorf("open %s: segments out of order", l.dir)
+			}
+			prev.end = b
+			fi, err := prev.f.Stat()
+			if err != nil {
+				return err
+			}
+			prev.size = fi.Size()
+		}
+	}
+	active := l.segs[len(l.segs)-1]
+	newest, err := recoverActive(active, l.opts.SkipCorrupt)
+	if err != nil {
+		return err
+	}
+	if newest < 0 && len(l.segs) > 1 {
+		// The active segment is empty (a roll just happened): the floor is
+		// in the newest record of the sealed segment before it.
+		if newest, err = l.segs[len(l.segs)-2].newestTime(); err != nil {
+			return fmt.Errorf("open %s: recover commit-time floor: %w", l.dir, err)
+		}
+	}
+	l.floor = max(newest, 0)
+	l.hwm = active.end
+	l.oldest = l.segs[0].base
+	return nil
+}
+
+func createSegment(dir string, base uint64) (*segment, error) {
+	path := filepath.Join(dir, segmentName(base))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &segment{base: base, path: path, f: f, end: base, idxBuilt: true, newestAt: -1, oldestAt: -1}, nil
+}
+
+// syncDir makes a file creation, rename or removal in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Commit appends recs as one frame and makes them durable and visible:
+// stamp, encode, write, fdatasync, read back and verify, then move the HWM
+// and wake waiters. All or nothing: on error no record of the batch is
+// visible. On success each record's Offset and CommittedAt are set and the
+// first offset is returned.
+func (l *Log) Commit(recs []Record) (uint64, error) {
+	if len(recs) == 0 {
+		return 0, ErrEmptyBatch
+	}
+	// The clock is read before the lock (04-storage.md); raising it to the
+	// floor under the lock is what keeps commit times non-decreasing.
+	now := l.opts.Now().UnixMilli()
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if l.failed != nil {
+		return 0, l.failed
+	}
+	l.mu.RLock()
+	closed, base, active := l.closed, l.hwm, l.segs[len(l.segs)-1]
+	l.mu.RUnlock()
+	if closed {
+		return 0, ErrClosed
+	}
+	stamp := max(now, l.floor)
+	frame, err := l.enc.encode(base, recs, stamp)
+	if err != nil {
+		return 0, err
+	}
+	if active.size > 0 && active.size+int64(len(frame)) > l.opts.SegmentBytes {
+		if active, err = l.roll(); err != nil {
+			return 0, err
+		}
+	}
+	pos := active.size
+	if err := l.writeVerified(active, frame, pos); err != nil {
+		return 0, err
+	}
+	n := uint64(len(recs))
+	l.mu.Lock()
+	active.mu.Lock()
+	active.addIndex(base, pos)
+	if active.oldestAt < 0 {
+		active.oldestAt = stamp
+	}
+	active.newestAt = stamp
+	active.mu.Unlock()
+	active.size = pos + int64(len(frame))
+	active.end = base + n
+	l.hwm = base + n
+	l.mu.Unlock()
+	l.floor = stamp
+	for i := range recs {
+		recs[i].Offset, recs[i].CommittedAt = base+uint64(i), stamp
+	}
+	l.notify.fire()
+	return base, nil
+}
+
+// writeVerified writes frame at pos, syncs, and reads it back. A write
+// error is undone by truncation; a sync or verify failure leaves the file in
+// an unknown state (the kernel may have dropped dirty pages), so the log
+// refuses further commits until it is reopened and recovered.
+func (l *Log) writeVerified(s *segment, frame []byte, pos int64) error {
+	if _, err := s.f.WriteAt(frame, pos); err != nil {
+		if terr := s.f.Truncate(pos); terr != nil {
+			l.failed = fmt.Errorf("%s: write failed (%v) and truncate failed: %w", s.path, err, terr)
+		}
+		return fmt.Errorf("%s: write frame at %d: %w", s.path, pos, err)
+	}
+	t0 := time.Now()
+	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+		l.failed = fmt.Errorf("%s: fdatasync: %w", s.path, err)
+		return l.failed
+	}
+	if h := l.opts.Hooks.Fsync; h != nil {
+		h(time.Since(t0))
+	}
+	if cap(l.verify) < len(frame) {
+		l.verify = make([]byte, len(frame))
+	}
+	back := l.verify[:len(frame)]
+	if _, err := s.f.ReadAt(back, pos); err != nil {
+		l.failed = fmt.Errorf("%s: read back frame at %d: %w", s.path, pos, err)
+		return l.failed
+	}
+	h, err := parseHeader(back)
+	if err == nil && frameCRC(back[:FrameHeaderSize], back[FrameHeaderSize:]) != h.crc {
+		err = errors.New("crc mismatch")
+	}
+	if err != nil {
+		l.failed = fmt.Errorf("%s: verify frame at %d: %w", s.path, pos, err)
+		return l.failed
+	}
+	return nil
+}
+
+// roll seals the active segment and opens a new one named by the HWM. Every
+// commit already fsynced the old file, so sealing is only bookkeeping.
+// Called under commitMu.
+func (l *Log) roll() (*segment, error) {
+	l.mu.RLock()
+	base := l.hwm
+	l.mu.RUnlock()
+	s, err := createSegment(l.dir, base)
+	if err != nil {
+		return nil, fmt.Errorf("roll %s at offset %d: %w", l.dir, base, err)
+	}
+	l.mu.Lock()
+	l.segs = append(l.segs, s)
+	l.mu.Unlock()
+	return s, nil
+}
+
+// persistLoop rewrites the hwm file when the HWM moved, at a bounded
+// cadence, so a crashed log's directory is never more than one interval
+// behind for describing.
+func (l *Log) persistLoop() {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.HWMPersistInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.persistHWM()
+		}
+	}
+}
+
+func (l *Log) persistHWM() {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	l.mu.RLock()
+	hwm, closed := l.hwm, l.closed
+	l.mu.RUnlock()
+	if closed || hwm == l.persisted.Load() {
+		return
+	}
+	t0 := time.Now()
+	if err := l.hwmw.write(HWMFile{HWM: hwm}); err == nil {
+		l.persisted.Store(hwm)
+		if h := l.opts.Hooks.HWMPersist; h != nil {
+			h(time.Since(t0))
+		}
+	}
+}
+
+// Close writes the hwm file with its boundary and closes the files. After
+// Close the directory describes itself exactly (Describe).
+func (l *Log) Close() error {
+	l.commitMu.Lock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		l.commitMu.Unlock()
+		return nil
+	}
+	l.closed = true
+	active := l.segs[len(l.segs)-1]
+	h := HWMFile{HWM: l.hwm, Boundary: l.failed == nil, Segment: active.base, Position: active.size}
+	l.mu.Unlock()
+	l.commitMu.Unlock()
+	close(l.stop)
+	<-l.done
+	err := l.hwmw.write(h)
+	if cerr := l.hwmw.close(); err == nil {
+		err = cerr
+	}
+	if cerr := l.closeFiles(); err == nil {
+		err = cerr
+	}
+	l.notify.fire() // parked readers wake and see ErrClosed
+	return err
+}
+
+func (l *Log) closeFiles() error {
+	var first error
+	for _, s := range l.segs {
+		if err := s.f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Dir is the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// HWM is the exclusive upper bound of committed records.
+func (l *Log) HWM() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.hwm
+}
+
+// Oldest is the offset of the oldest retained record (== HWM when empty).
+func (l *Log) Oldest() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.oldest
+}
+
+// Notify returns a channel closed at the next commit or Wake. Take it
+// before re-checking a condition, then block on it.
+func (l *Log) Notify() <-chan struct{} { return l.notify.wait() }
+
+// Wake wakes every waiter (the lease table calls it on expiry and nack).
+func (l *Log) Wake() { l.notify.fire() }
+
+// CorruptSkipped counts records readers skipped as unreadable.
+func (l *Log) CorruptSkipped() uint64 { return l.corrupt.Load() }

@@ -1,0 +1,142 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// NoDueLimit as maxCommittedAt reads regardless of commit time.
+const NoDueLimit = math.MaxInt64
+
+// ReadResult is what one Read returns.
+type ReadResult struct {
+	// Records are committed records in offset order. They may alias shared
+	// decoded frames: read-only, copy to keep.
+	Records []Record
+	// Next is the offset to read from next time.
+	Next uint64
+	// NotDueAt, when non-zero, is the commit time of the first record that
+	// was not returned because it is newer than maxCommittedAt. Commit times
+	// never decrease along a partition, so nothing after it is due either:
+	// a delay cursor can sleep until NotDueAt + delay.
+	NotDueAt int64
+	// Skipped counts unreadable records in [SkippedFrom, SkippedFrom+Skipped)
+	// that this read stepped over (then Records is empty and Next is past
+	// them). The log counts them too (CorruptSkipped).
+	SkippedFrom uint64
+	Skipped     uint64
+}
+
+// BelowOldestError reports a read below the oldest retained offset
+// (retention deleted it). Consumers move up to Oldest; fan-out cursors count
+// the gap as drop-behind.
+type BelowOldestError struct{ From, Oldest uint64 }
+
+func (e *BelowOldestError) Error() string {
+	return fmt.Sprintf("offset %d is below the oldest retained offset %d", e.From, e.Oldest)
+}
+
+// Read returns committed records from offset from: at most maxRecords, and
+// at most maxBytes of keys and payloads (but always at least one record when
+// one is readable, so an oversized record cannot wedge a reader), stopping
+// at the HWM and at the first record committed after maxCommittedAt.
+func (l *Log) Read(from uint64, maxRecords, maxBytes int, maxCommittedAt int64) (ReadResult, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return ReadResult{}, ErrClosed
+	}
+	if from < l.oldest {
+		return ReadResult{}, &BelowOldestError{From: from, Oldest: l.oldest}
+	}
+	res := ReadResult{Next: from}
+	bytes := 0
+	for res.Next < l.hwm && len(res.Records) < maxRecords {
+		s := l.segmentFor(res.Next)
+		fr, err := l.frameFor(s, res.Next)
+		if err != nil {
+			if len(res.Records) > 0 {
+				return res, nil // hand out what is good; the next read reports the gap
+			}
+			to := l.skipRange(s, res.Next)
+			res.SkippedFrom, res.Skipped = res.Next, to-res.Next
+			res.Next = to
+			return res, nil
+		}
+		for i := res.Next - fr.h.base; i < uint64(len(fr.recs)); i++ {
+			r := fr.recs[i]
+			if r.CommittedAt > maxCommittedAt {
+				res.NotDueAt = r.CommittedAt
+				return res, nil
+			}
+			sz := len(r.Key) + len(r.Payload)
+			if len(res.Records) == maxRecords || (len(res.Records) > 0 && bytes+sz > maxBytes) {
+				return res, nil
+			}
+			res.Records = append(res.Records, r)
+			bytes += sz
+			res.Next++
+		}
+	}
+	return res, nil
+}
+
+// segmentFor returns the segment holding offset o (oldest <= o < hwm).
+// Called under l.mu.
+func (l *Log) segmentFor(o uint64) *segment {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > o }) - 1
+	return l.segs[max(i, 0)]
+}
+
+// frameFor returns the decoded frame of s containing offset o, from the
+// cache when a sequential reader was just there.
+func (l *Log) frameFor(s *segment, o uint64) (*cachedFrame, error) {
+	pos, ok := l.cache.position(s.base, o)
+	if ok {
+		if fr, ok := l.cache.frame(s.base, pos); ok && fr.h.contains(o) {
+			return fr, nil
+		}
+	}
+	if !ok {
+		var err error
+		if pos, _, err = s.seek(o); err != nil {
+			return nil, fmt.Errorf("%s: offset %d: %w", s.path, o, err)
+		}
+	}
+	if fr, ok := l.cache.frame(s.base, pos); ok && fr.h.contains(o) {
+		return fr, nil
+	}
+	h, recs, err := s.readFrame(pos)
+	if err == nil && !h.contains(o) {
+		err = fmt.Errorf("%w: frame at %d holds %d..%d, not %d", errBadFrame, pos, h.base, h.end(), o)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: frame at %d: %w", s.path, pos, err)
+	}
+	fr := &cachedFrame{h: h, recs: recs, size: int(h.rawSize)}
+	l.cache.put(s.base, pos, fr)
+	return fr, nil
+}
+
+// skipRange finds where readable records resume after an unreadable frame
+// holding o: the next CRC-valid frame in the segment, or the segment's end.
+// The range is remembered so every reader skips the same records, and it
+// is counted once per reader that steps over it (each such read is a
+// recorded loss for that reader).
+func (l *Log) skipRange(s *segment, o uint64) uint64 {
+	to, ok := l.cache.skip(o)
+	if !ok {
+		to = s.end
+		if _, h, found := hunt(s.f, 0, s.size, o+1); found && h.base < s.end {
+			to = h.base
+		}
+		l.cache.putSkip(o, to)
+	}
+	n := to - o
+	l.corrupt.Add(n)
+	if h := l.opts.Hooks.CorruptSkipped; h != nil {
+		h(n)
+	}
+	return to
+}

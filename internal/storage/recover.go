@@ -1,0 +1,142 @@
+package storage
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrCorrupt is wrapped by Open when a bad frame in the active segment is
+// followed by valid frames: truncating there would destroy acknowledged
+// records and move offsets backwards, so the log refuses to open.
+var ErrCorrupt = errors.New("corrupt frame followed by valid frames")
+
+// recoverActive scans the active segment frame by frame, verifying CRCs,
+// rebuilds its sparse index and finds where the valid frames end.
+//
+//   - A torn tail — an incomplete or failing last frame — is truncated: those
+//     bytes were never acknowledged (the HWM moves only after verify).
+//   - A bad frame with valid frames after it is corruption in the middle:
+//     ErrCorrupt naming the file and byte position, unless skipCorrupt, in
+//     which case the bad range is kept on disk and readers skip it.
+func recoverActive(s *segment, skipCorrupt bool) (newest int64, err error) {
+	fi, err := s.f.Stat()
+	if err != nil {
+		return -1, err
+	}
+	fileSize := fi.Size()
+	br := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, fileSize), 1<<20)
+	var (
+		hdr    [FrameHeaderSize]byte
+		stored []byte
+		pos    int64
+		next         = s.base
+		lastAt int64 = -1
+		have   bool
+	)
+	s.idx = s.idx[:0]
+	for pos < fileSize {
+		h, recs, ferr := scanFrame(br, hdr[:], &stored, pos, fileSize)
+		if ferr == nil && h.base != next {
+			ferr = fmt.Errorf("%w: frame starts at offset %d, expected %d", errBadFrame, h.base, next)
+		}
+		if ferr != nil {
+			resume, rh, found := hunt(s.f, pos+1, fileSize, next)
+			if !found {
+				// Torn tail: nothing valid follows.
+				if err := s.f.Truncate(pos); err != nil {
+					return -1, fmt.Errorf("truncate torn tail of %s at %d: %w", s.path, pos, err)
+				}
+				if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+					return -1, err
+				}
+				break
+			}
+			if !skipCorrupt {
+				return -1, fmt.Errorf("open %s: frame at %d: %v: %w (next valid frame at byte %d, offset %d)",
+					s.path, pos, ferr, ErrCorrupt, resume, rh.base)
+			}
+			// Operator opted in: keep the bad bytes, resume at the next
+			// valid frame; readers skip [next, rh.base) and count it.
+			pos, next = resume, rh.base
+			br.Reset(io.NewSectionReader(s.f, pos, fileSize-pos))
+			continue
+		}
+		s.addIndex(h.base, pos)
+		if !have {
+			s.oldestAt = recs[0].CommittedAt
+		}
+		have = true
+		lastAt = recs[len(recs)-1].CommittedAt
+		next = h.end()
+		pos += h.frameLen()
+	}
+	s.size, s.end, s.idxBuilt = pos, next, true
+	s.newestAt = lastAt
+	if !have {
+		s.oldestAt, s.newestAt = -1, -1
+	}
+	return lastAt, nil
+}
+
+// scanFrame reads the next frame from br, verifying it fully.
+func scanFrame(br *bufio.Reader, hdr []byte, stored *[]byte, pos, fileSize int64) (frameHeader, []Record, error) {
+	if fileSize-pos < FrameHeaderSize {
+		return frameHeader{}, nil, fmt.Errorf("%w: %d bytes left, short of a header", errBadFrame, fileSize-pos)
+	}
+	if _, err := io.ReadFull(br, hdr); err != nil {
+		return frameHeader{}, nil, err
+	}
+	h, err := parseHeader(hdr)
+	if err != nil {
+		return h, nil, err
+	}
+	if pos+h.frameLen() > fileSize {
+		return h, nil, fmt.Errorf("%w: frame of %d bytes runs past the end of the file", errBadFrame, h.frameLen())
+	}
+	if cap(*stored) < int(h.storedSize) {
+		*stored = make([]byte, h.storedSize)
+	}
+	buf := (*stored)[:h.storedSize]
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return h, nil, err
+	}
+	// decodeFrame checks the CRC first; records are only used for their
+	// commit times here, and for zstd frames that needs the decode anyway.
+	recs, err := decodeFrame(h, hdr, buf)
+	return h, recs, err
+}
+
+// hunt looks for the first fully valid frame at or after from whose base
+// offset is at least minBase: proof that a bad frame before it sits in the
+// middle of the log rather than at its torn end. It reads the rest of the
+// file into memory; it runs only when something is already wrong.
+func hunt(f *os.File, from, fileSize int64, minBase uint64) (int64, frameHeader, bool) {
+	if from >= fileSize {
+		return 0, frameHeader{}, false
+	}
+	rest := make([]byte, fileSize-from)
+	if _, err := f.ReadAt(rest, from); err != nil && !errors.Is(err, io.EOF) {
+		return 0, frameHeader{}, false
+	}
+	magic := []byte{magic0, magic1}
+	for i := 0; i < len(rest); {
+		j := bytes.Index(rest[i:], magic)
+		if j < 0 {
+			break
+		}
+		i += j
+		if h, err := parseHeader(rest[i:]); err == nil && h.base >= minBase &&
+			int64(i)+h.frameLen() <= int64(len(rest)) &&
+			frameCRC(rest[i:i+FrameHeaderSize], rest[i+FrameHeaderSize:i+int(h.frameLen())]) == h.crc {
+			return from + int64(i), h, true
+		}
+		i++
+	}
+	return 0, frameHeader{}, false
+}
