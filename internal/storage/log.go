@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narad-io/narad/internal/notify"
 )
 
 // Options configure a Log. The zero value is usable.
@@ -81,7 +83,7 @@ type Log struct {
 	closed bool
 
 	cache     frameCache
-	notify    *broadcast
+	notify    *notify.Broadcast
 	hwmw      *hwmWriter
 	persisted atomic.Uint64
 	corrupt   atomic.Uint64
@@ -100,7 +102,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts, enc: enc, notify: newBroadcast(),
+	l := &Log{dir: dir, opts: opts, enc: enc, notify: notify.New(),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.cache.init()
 	if err := l.load(); err != nil {
@@ -262,7 +264,7 @@ func (l *Log) Commit(recs []Record) (uint64, error) {
 	for i := range recs {
 		recs[i].Offset, recs[i].CommittedAt = base+uint64(i), stamp
 	}
-	l.notify.fire()
+	l.notify.Fire()
 	return base, nil
 }
 
@@ -380,7 +382,7 @@ func (l *Log) Close() error {
 	if cerr := l.closeFiles(); err == nil {
 		err = cerr
 	}
-	l.notify.fire() // parked readers wake and see ErrClosed
+	l.notify.Fire() // parked readers wake and see ErrClosed
 	return err
 }
 
@@ -413,10 +415,10 @@ func (l *Log) Oldest() uint64 {
 
 // Notify returns a channel closed at the next commit or Wake. Take it
 // before re-checking a condition, then block on it.
-func (l *Log) Notify() <-chan struct{} { return l.notify.wait() }
+func (l *Log) Notify() <-chan struct{} { return l.notify.Wait() }
 
 // Wake wakes every waiter (the lease table calls it on expiry and nack).
-func (l *Log) Wake() { l.notify.fire() }
+func (l *Log) Wake() { l.notify.Fire() }
 
 // CorruptSkipped counts records readers skipped as unreadable.
 func (l *Log) CorruptSkipped() uint64 { return l.corrupt.Load() }

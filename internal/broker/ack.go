@@ -1,0 +1,98 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/lease"
+)
+
+// AckOp is what an ack request does with its lease.
+type AckOp int
+
+const (
+	Settle AckOp = iota // ack
+	Extend              // extend=true: restart the visibility window
+	Nack                // extend=0: release now
+)
+
+// MaxAckBatch bounds a batch ack body.
+const MaxAckBatch = 10_000
+
+// Ack settles, extends or releases the lease a receipt handle proves.
+func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error {
+	t, err := b.topic(topic)
+	if err != nil {
+		return err
+	}
+	p, offset, nonce, err := lease.ParseHandle(handle)
+	if err != nil {
+		return apierr.BadRequest("receipt_handle %q: %v", handle, err)
+	}
+	if p >= t.Partitions {
+		return apierr.BadRequest("receipt_handle %q names partition %d, but %q has %d partitions", handle, p, topic, t.Partitions)
+	}
+	if !b.owned(topic, p) {
+		return apierr.Unavailable(time.Second, "partition %d of %q is not served by this node", p, topic)
+	}
+	q, err := b.queue(t, p)
+	if err != nil {
+		return err
+	}
+	switch op {
+	case Extend:
+		err = q.table.Extend(offset, nonce)
+		if err == nil {
+			b.m.AckExtended.Inc()
+		}
+	case Nack:
+		err = q.table.Nack(offset, nonce)
+		if err == nil {
+			b.m.Nacks.Inc()
+			b.topicState(topic).notify.Fire() // the record is available now: wake waiters
+		}
+	default:
+		err = q.table.Ack(offset, nonce)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, lease.ErrGone):
+		b.m.AckRejected.Inc()
+		return apierr.Gone("the lease of %s lapsed or was superseded; the record may have gone to another consumer", handle)
+	case errors.Is(err, lease.ErrAckedAheadFull):
+		return apierr.Unavailable(time.Second, "partition %d of %q has too many acks above the frontier; retry", p, topic)
+	}
+	return err
+}
+
+// AckResult is one entry of a batch ack answer.
+type AckResult struct {
+	ReceiptHandle string `json:"receipt_handle"`
+	Status        int    `json:"status"`
+	Error         string `json:"error,omitempty"`
+}
+
+// AckBatch settles many handles; each result is what the single form would
+// have answered.
+func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) ([]AckResult, error) {
+	if _, err := b.topic(topic); err != nil {
+		return nil, err
+	}
+	if len(handles) == 0 {
+		return nil, apierr.BadRequest("receipt_handles is empty")
+	}
+	if len(handles) > MaxAckBatch {
+		return nil, apierr.TooLarge("%d receipt handles is over the cap of %d", len(handles), MaxAckBatch)
+	}
+	out := make([]AckResult, len(handles))
+	for i, h := range handles {
+		out[i] = AckResult{ReceiptHandle: h, Status: 204}
+		if err := b.Ack(ctx, topic, h, Settle); err != nil {
+			out[i].Status, out[i].Error = apierr.Status(err), err.Error()
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,172 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/notify"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// Broker is one node's data plane.
+type Broker struct {
+	cfg  Config
+	meta *meta.Store
+	wal  *wal.WAL
+	reg  *Registry
+	m    *metrics.Metrics
+
+	qmu    sync.Mutex
+	queues map[partKey]*queue
+
+	tmu    sync.Mutex
+	topics map[string]*topicState
+
+	schemas schemaCache
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// topicState is per-topic in-memory state: the broadcast that wakes
+// long-polling consumers of any partition, and the round-robin counters.
+type topicState struct {
+	notify  *notify.Broadcast
+	produce atomic.Uint64 // keyless, unpinned produce rotation
+	consume atomic.Uint64 // start partition of unpinned consumes
+}
+
+// New builds a broker over an open metastore and ingress WAL. Start runs
+// its background duties.
+func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
+	cfg.withDefaults()
+	b := &Broker{cfg: cfg, meta: ms, wal: w, m: m,
+		queues: make(map[partKey]*queue), topics: make(map[string]*topicState),
+		stop: make(chan struct{})}
+	opts := storage.Options{
+		SegmentBytes:       cfg.SegmentBytes,
+		Codec:              cfg.Codec,
+		Level:              cfg.Level,
+		Now:                cfg.Now,
+		HWMPersistInterval: cfg.HWMPersistPeriod,
+		Hooks: storage.Hooks{
+			Fsync:          func(d time.Duration) { m.FsyncDuration.Observe(d.Seconds()) },
+			HWMPersist:     func(d time.Duration) { m.HWMPersistDuration.Observe(d.Seconds()) },
+			CorruptSkipped: func(n uint64) { m.CorruptSkipped.Add(float64(n)) },
+		},
+	}
+	b.reg = newRegistry(filepath.Join(cfg.DataDir, "topics"), opts, cfg.Now)
+	b.reg.onOpenChange = func(n int) { m.OpenPartitionLogs.Set(float64(n)) }
+	return b
+}
+
+// Registry exposes the open-log registry (fan-out cursors read through it).
+func (b *Broker) Registry() *Registry { return b.reg }
+
+// Start runs the background loops until Close.
+func (b *Broker) Start() {
+	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
+	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
+	b.loop(b.cfg.RetentionSweep, b.sweepRetention)
+	if b.cfg.IdleEviction > 0 {
+		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
+	}
+	b.loop(time.Second, b.reconcileTopics)
+}
+
+func (b *Broker) loop(every time.Duration, fn func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case <-t.C:
+				fn()
+			}
+		}
+	}()
+}
+
+// Close stops the loops, persists every frontier and closes every log
+// cleanly.
+func (b *Broker) Close() error {
+	select {
+	case <-b.stop:
+		return nil
+	default:
+	}
+	close(b.stop)
+	b.wg.Wait()
+	b.persistFrontiers()
+	return b.reg.CloseAll()
+}
+
+func (b *Broker) topicState(name string) *topicState {
+	b.tmu.Lock()
+	defer b.tmu.Unlock()
+	ts, ok := b.topics[name]
+	if !ok {
+		ts = &topicState{notify: notify.New()}
+		b.topics[name] = ts
+	}
+	return ts
+}
+
+// topic looks up a topic record (the version-keyed cache: no bbolt read).
+func (b *Broker) topic(name string) (meta.Topic, error) {
+	if err := ValidateTopicName(name); err != nil {
+		return meta.Topic{}, err
+	}
+	t, ok := b.meta.Topic(name)
+	if !ok {
+		return meta.Topic{}, apierr.NotFound("topic %q does not exist", name)
+	}
+	return t, nil
+}
+
+// owned reports whether this node serves topic/partition now.
+func (b *Broker) owned(topic string, partition int) bool {
+	owner, ok := b.meta.Owner(topic, partition)
+	return ok && owner == b.cfg.NodeID
+}
+
+// metaErr maps metastore outcomes onto the HTTP vocabulary.
+func metaErr(err error) error {
+	var ae *apierr.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae):
+		return err
+	case errors.Is(err, meta.ErrExists), errors.Is(err, meta.ErrConflict):
+		return apierr.Conflict("%s", trimMeta(err))
+	case errors.Is(err, meta.ErrNotFound):
+		return apierr.NotFound("%s", trimMeta(err))
+	case errors.Is(err, meta.ErrInvalid):
+		return apierr.BadRequest("%s", trimMeta(err))
+	case errors.Is(err, meta.ErrNotLeader), errors.Is(err, meta.ErrNotConfirmed), errors.Is(err, meta.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded):
+		return apierr.Unavailable(time.Second, "metastore unavailable: %v", err)
+	}
+	return err
+}
+
+func trimMeta(err error) string {
+	s := err.Error()
+	if len(s) > 6 && s[:6] == "meta: " {
+		return s[6:]
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+package broker
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Config is what the broker needs from the node configuration.
+type Config struct {
+	DataDir string
+	NodeID  string
+
+	DefaultPartitions    int
+	MaxPartitions        int
+	DefaultRetentionMs   int64
+	DefaultVisibilityMs  int64
+	DefaultMaxInFlight   int
+	DefaultMaxAckedAhead int
+
+	SegmentBytes int64
+	Codec        storage.Codec
+	Level        string
+
+	IdleEviction     time.Duration // 0 disables
+	RetentionSweep   time.Duration // default 60 s
+	FrontierPersist  time.Duration // default 100 ms
+	ExpirySweep      time.Duration // default 1 s
+	HWMPersistPeriod time.Duration // default 1 s
+	MaxConsumeWait   time.Duration // default 10 s
+	Now              func() time.Time
+	Logger           *slog.Logger
+}
+
+func (c *Config) withDefaults() {
+	setDefault(&c.DefaultPartitions, 3)
+	setDefault(&c.MaxPartitions, 108)
+	setDefault(&c.DefaultRetentionMs, 7*24*3600*1000)
+	setDefault(&c.DefaultVisibilityMs, 30_000)
+	setDefault(&c.DefaultMaxInFlight, 1024)
+	setDefault(&c.DefaultMaxAckedAhead, 1024)
+	setDefault(&c.RetentionSweep, time.Minute)
+	setDefault(&c.FrontierPersist, 100*time.Millisecond)
+	setDefault(&c.ExpirySweep, time.Second)
+	setDefault(&c.HWMPersistPeriod, time.Second)
+	setDefault(&c.MaxConsumeWait, 10*time.Second)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v == 0 {
+		*v = d
+	}
+}

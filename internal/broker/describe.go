@@ -1,0 +1,62 @@
+package broker
+
+import (
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// PartitionStats is one entry of partition_stats. Figures are pointers so
+// that an unavailable partition is listed with none (not dropped, not 0).
+type PartitionStats struct {
+	Index            int     `json:"index"`
+	OwnerNode        string  `json:"owner_node"`
+	Available        *bool   `json:"available,omitempty"`
+	Segments         *int    `json:"segments,omitempty"`
+	OldestOffset     *uint64 `json:"oldest_offset,omitempty"`
+	NextOffset       *uint64 `json:"next_offset,omitempty"`
+	HighWatermark    *uint64 `json:"high_watermark,omitempty"`
+	SizeBytes        *int64  `json:"size_bytes,omitempty"`
+	OldestSegmentAt  *int64  `json:"oldest_segment_at,omitempty"`
+	ConsumerFrontier *uint64 `json:"consumer_frontier,omitempty"`
+}
+
+// DescribeTopic returns the topic with partition_stats. It never opens a
+// partition log: open logs are read through Peek, closed ones from their
+// directory, and frontiers from memory or the frontier file.
+func (b *Broker) DescribeTopic(name string) (TopicView, error) {
+	t, err := b.topic(name)
+	if err != nil {
+		return TopicView{}, err
+	}
+	v := view(t)
+	v.PartitionStats = make([]PartitionStats, t.Partitions)
+	for p := 0; p < t.Partitions; p++ {
+		v.PartitionStats[p] = b.partitionStats(t, p)
+	}
+	return v, nil
+}
+
+func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
+	owner, _ := b.meta.Owner(t.Name, p)
+	ps := PartitionStats{Index: p, OwnerNode: owner}
+	unavailable := func() PartitionStats {
+		f := false
+		ps.Available = &f
+		return ps
+	}
+	if owner != b.cfg.NodeID {
+		return unavailable() // remote stats arrive with the cluster's node RPC
+	}
+	st, err := b.reg.Describe(t.Name, p)
+	if err != nil {
+		return unavailable()
+	}
+	frontier := b.frontierOf(t.Name, p)
+	ps.Segments = &st.Segments
+	ps.OldestOffset = &st.OldestOffset
+	ps.NextOffset = &st.HighWatermark
+	ps.HighWatermark = &st.HighWatermark
+	ps.SizeBytes = &st.SizeBytes
+	ps.OldestSegmentAt = &st.OldestSegmentAt
+	ps.ConsumerFrontier = &frontier
+	return ps
+}

@@ -1,0 +1,132 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// The broker's background duties, each run by its own ticker (Start).
+
+// persistFrontiers writes every moved frontier (at most every 100 ms after
+// it moves: the only durable piece of queue state).
+func (b *Broker) persistFrontiers() {
+	for _, q := range b.allQueues() {
+		if err := q.persist(); err != nil {
+			b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
+			b.cfg.Logger.Warn("frontier not persisted", "topic", q.key.topic, "partition", q.key.partition, "err", err)
+		}
+		st := q.table.Stats()
+		lbl := []string{q.key.topic, partLabel(q.key.partition)}
+		b.m.InflightSize.WithLabelValues(lbl...).Set(float64(st.InFlight))
+		b.m.AckedAheadSize.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
+		if l := b.reg.Peek(q.key.topic, q.key.partition); l != nil {
+			b.m.ConsumerLag.WithLabelValues(lbl...).Set(float64(l.HWM() - min(l.HWM(), st.Frontier)))
+		}
+	}
+}
+
+// sweepExpired purges lapsed leases so redelivery happens at the
+// visibility timeout even when nobody polls, and wakes long-pollers.
+func (b *Broker) sweepExpired() {
+	for _, q := range b.allQueues() {
+		if q.table.Expire() > 0 {
+			b.topicState(q.key.topic).notify.Fire()
+		}
+	}
+}
+
+// sweepRetention applies each open log's topic retention.
+func (b *Broker) sweepRetention() {
+	for _, op := range b.reg.Open() {
+		b.applyRetention(op.Topic, op.Partition, op.Log)
+	}
+}
+
+func (b *Broker) applyRetention(topic string, p int, l *storage.Log) {
+	t, ok := b.meta.Topic(topic)
+	if !ok {
+		return
+	}
+	res, err := l.ApplyRetention(t.RetentionMs)
+	if err != nil {
+		if !errors.Is(err, storage.ErrClosed) {
+			b.m.Errors.WithLabelValues("storage", "retention").Inc()
+			b.cfg.Logger.Warn("retention failed", "topic", topic, "partition", p, "err", err)
+		}
+		return
+	}
+	if res.Segments == 0 {
+		return
+	}
+	b.m.RetentionBytes.WithLabelValues("age").Add(float64(res.Bytes))
+	b.m.RetentionMessages.WithLabelValues("age").Add(float64(res.Records))
+	if q := b.peekQueue(topic, p); q != nil {
+		q.table.AdvanceTo(l.Oldest())
+	}
+}
+
+// evictIdle closes logs untouched for the idle period, after retention
+// has deleted what it owes them.
+func (b *Broker) evictIdle() {
+	cutoff := b.cfg.Now().Add(-b.cfg.IdleEviction)
+	for _, op := range b.reg.Open() {
+		if op.LastAccess.After(cutoff) {
+			continue
+		}
+		if q := b.peekQueue(op.Topic, op.Partition); q != nil {
+			if q.table.Stats().InFlight > 0 {
+				continue // leases out: their acks and redeliveries will need the log
+			}
+			q.persist()
+		}
+		b.applyRetention(op.Topic, op.Partition, op.Log)
+		if closed, err := b.reg.CloseIf(op.Topic, op.Partition, op.Log, op.LastAccess); closed {
+			b.m.IdleLogsEvicted.Inc()
+			if err != nil {
+				b.cfg.Logger.Warn("idle log closed with an error", "topic", op.Topic, "partition", op.Partition, "err", err)
+			}
+		}
+	}
+}
+
+// reconcileTopics closes logs of topics that no longer exist and deletes
+// their directories once the leader confirms they are gone.
+func (b *Broker) reconcileTopics() {
+	if !b.meta.AppliedCaughtUp() {
+		return // a lagging replica's view is not evidence of deletion
+	}
+	dirs, err := b.reg.TopicDirs()
+	if err != nil {
+		return
+	}
+	for _, name := range dirs {
+		if _, ok := b.meta.Topic(name); ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := b.clearOrphanDir(ctx, name); err != nil {
+			b.cfg.Logger.Warn("orphan topic data kept", "topic", name, "err", err)
+		}
+		cancel()
+	}
+	b.m.TopicsTotal.Set(float64(len(b.meta.Topics())))
+}
+
+// ReconcileStartup is the boot-time sweep of 06-cluster.md: wait (bounded)
+// for the replica to catch up, then remove topic directories that belong
+// to no topic, each deletion leader-confirmed. On timeout the sweep is
+// skipped, never rushed.
+func (b *Broker) ReconcileStartup(ctx context.Context) {
+	for !b.meta.AppliedCaughtUp() {
+		select {
+		case <-ctx.Done():
+			b.cfg.Logger.Warn("startup reconcile skipped: replica not caught up")
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	b.reconcileTopics()
+}

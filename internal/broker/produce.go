@@ -1,0 +1,145 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// Produce bounds (02-http-api.md).
+const (
+	MaxPayloadBytes  = 1 << 20
+	MaxBatchRecords  = 10_000
+	MaxBatchBodySize = 16 << 20
+)
+
+// ProduceRecord is one record a client asks to produce. An empty Key is
+// keyless (the log format cannot tell "" from no key, and no key is ever
+// invented).
+type ProduceRecord struct {
+	Key       []byte
+	Partition *int
+	Payload   []byte
+}
+
+// Produce accepts one record: durable in the ingress WAL when it returns.
+func (b *Broker) Produce(ctx context.Context, topic string, rec ProduceRecord) error {
+	return b.produce(ctx, topic, []ProduceRecord{rec}, false)
+}
+
+// ProduceBatch validates every record first — any failure refuses the
+// whole request, names the first failing index and stores nothing — then
+// appends all of them to the ingress WAL and returns once they are durable.
+// The dispatcher commits them into their partition logs.
+func (b *Broker) ProduceBatch(ctx context.Context, topic string, recs []ProduceRecord) error {
+	return b.produce(ctx, topic, recs, true)
+}
+
+func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord, indexed bool) error {
+	t, err := b.topic(topic)
+	if err != nil {
+		b.reject(topic, "not_found")
+		return err
+	}
+	if t.Parent != "" && t.FanoutDelayMs > 0 {
+		b.reject(topic, "delay_child")
+		return apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
+	}
+	if len(recs) == 0 {
+		return apierr.BadRequest("no records")
+	}
+	if len(recs) > MaxBatchRecords {
+		b.reject(topic, "too_large")
+		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
+	}
+	where := func(i int) string {
+		if !indexed {
+			return ""
+		}
+		return fmt.Sprintf("record %d: ", i)
+	}
+	for i, r := range recs {
+		switch {
+		case len(r.Payload) == 0:
+			b.reject(topic, "empty")
+			return apierr.BadRequest("%spayload is empty", where(i))
+		case len(r.Payload) > MaxPayloadBytes:
+			b.reject(topic, "too_large")
+			return apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload))
+		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
+			b.reject(topic, "bad_partition")
+			return apierr.BadRequest("%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, topic, t.Partitions)
+		}
+		if err := b.schemas.validate(t, r.Payload); err != nil {
+			b.reject(topic, "schema")
+			return fmt.Errorf("%s%w", where(i), err)
+		}
+	}
+	ts := b.topicState(topic)
+	now := b.cfg.Now().UnixMilli()
+	wrecs := make([]wal.Record, len(recs))
+	bytes := 0
+	for i, r := range recs {
+		p := 0
+		switch {
+		case r.Partition != nil:
+			p = *r.Partition
+		case len(r.Key) > 0:
+			p = KeyPartition(r.Key, t.Partitions)
+		default:
+			p = int(ts.produce.Add(1) % uint64(t.Partitions))
+		}
+		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now}
+		bytes += len(r.Payload)
+	}
+	if err := b.wal.Append(ctx, wrecs); err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return apierr.Unavailable(time.Second, "ingress log unavailable: %v", err)
+	}
+	b.m.MessagesProduced.WithLabelValues(topic).Add(float64(len(recs)))
+	b.m.BytesProduced.Add(float64(bytes))
+	return nil
+}
+
+func (b *Broker) reject(topic, reason string) {
+	b.m.ProduceRejections.WithLabelValues(topic, reason).Inc()
+}
+
+// CommitLocal commits records into a partition this node owns: the local
+// side of the one commit seam shared by produce dispatch and fan-out.
+// The partition log fsyncs and verifies before the records become visible.
+func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, recs []storage.Record) error {
+	t, err := b.topic(topic)
+	if err != nil {
+		return err
+	}
+	if partition < 0 || partition >= t.Partitions {
+		return apierr.BadRequest("partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
+	}
+	if !b.owned(topic, partition) {
+		return apierr.Unavailable(time.Second, "partition %d of %q is not owned by this node", partition, topic)
+	}
+	for attempt := 0; ; attempt++ {
+		l, err := b.reg.Get(topic, partition)
+		if err != nil {
+			return err
+		}
+		_, err = l.Commit(recs)
+		if errors.Is(err, storage.ErrClosed) && attempt == 0 {
+			continue // lost a race with idle eviction: reopen once
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	b.topicState(topic).notify.Fire()
+	return nil
+}

@@ -1,0 +1,135 @@
+package broker
+
+import (
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// queue is the queue state of one owned partition: its lease table and
+// the durable frontier. Only the frontier survives a crash; after a
+// restart every record at or above it is available again.
+type queue struct {
+	key     partKey
+	path    string // consumer.offset
+	table   *lease.Table
+	version atomic.Uint64 // topic record version the limits came from
+
+	pmu       sync.Mutex // serialises frontier writes
+	persisted uint64
+}
+
+func limitsOf(t meta.Topic) lease.Limits {
+	return lease.Limits{
+		VisibilityTimeout: time.Duration(t.VisibilityTimeoutMs) * time.Millisecond,
+		MaxInFlight:       t.MaxInFlight,
+		MaxAckedAhead:     t.MaxAckedAhead,
+	}
+}
+
+// queue returns the partition's queue, loading the frontier file lazily
+// from disk the first time the partition's queue is touched, and keeping
+// its limits in step with the topic record (alter is live).
+func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
+	k := partKey{t.Name, partition}
+	b.qmu.Lock()
+	q, ok := b.queues[k]
+	b.qmu.Unlock()
+	if ok {
+		if old := q.version.Load(); old != t.Version && q.version.CompareAndSwap(old, t.Version) {
+			q.table.SetLimits(limitsOf(t))
+		}
+		return q, nil
+	}
+	dir, err := b.reg.Dir(t.Name, partition)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, storage.ConsumerOffsetFile)
+	frontier, _, err := storage.ReadOffsetFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b.qmu.Lock()
+	defer b.qmu.Unlock()
+	if q, ok := b.queues[k]; ok {
+		return q, nil
+	}
+	q = &queue{key: k, path: path, persisted: frontier,
+		table: lease.New(partition, frontier, limitsOf(t), clockFunc(b.cfg.Now))}
+	q.version.Store(t.Version)
+	b.queues[k] = q
+	return q, nil
+}
+
+// peekQueue returns the queue only if it is loaded.
+func (b *Broker) peekQueue(topic string, partition int) *queue {
+	b.qmu.Lock()
+	defer b.qmu.Unlock()
+	return b.queues[partKey{topic, partition}]
+}
+
+func (b *Broker) allQueues() []*queue {
+	b.qmu.Lock()
+	defer b.qmu.Unlock()
+	out := make([]*queue, 0, len(b.queues))
+	for _, q := range b.queues {
+		out = append(out, q)
+	}
+	return out
+}
+
+func (b *Broker) dropQueues(topic string) {
+	b.qmu.Lock()
+	for k := range b.queues {
+		if k.topic == topic {
+			delete(b.queues, k)
+		}
+	}
+	b.qmu.Unlock()
+	b.tmu.Lock()
+	delete(b.topics, topic)
+	b.tmu.Unlock()
+}
+
+// persist writes the frontier file if the frontier moved. The directory
+// exists: a frontier can only move after the log was opened and read.
+func (q *queue) persist() error {
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	f := q.table.Frontier()
+	if f == q.persisted {
+		return nil
+	}
+	if err := storage.WriteOffsetFile(q.path, f); err != nil {
+		return err
+	}
+	q.persisted = f
+	return nil
+}
+
+// frontierOf reads a partition's frontier without loading its queue: from
+// memory when loaded, else from the frontier file (never opening the log).
+func (b *Broker) frontierOf(topic string, partition int) uint64 {
+	if q := b.peekQueue(topic, partition); q != nil {
+		return q.table.Frontier()
+	}
+	dir, err := b.reg.Dir(topic, partition)
+	if err != nil {
+		return 0
+	}
+	f, _, _ := storage.ReadOffsetFile(filepath.Join(dir, storage.ConsumerOffsetFile))
+	return f
+}
+
+type clockFunc func() time.Time
+
+func (c clockFunc) Now() time.Time { return c() }
+
+func partLabel(p int) string { return strconv.Itoa(p) }

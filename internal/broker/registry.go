@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Registry holds the partition logs open on this node. Logs open lazily on
+// first Get and close when idle. Only Get stamps a log's last access; Peek
+// and Describe never do, so monitoring and describing cannot keep an idle
+// log open or open a closed one.
+type Registry struct {
+	root string // <data_dir>/topics
+	opts storage.Options
+	now  func() time.Time
+
+	mu   sync.Mutex
+	logs map[partKey]*openLog
+
+	onOpenChange func(open int)
+}
+
+type partKey struct {
+	topic     string
+	partition int
+}
+
+type openLog struct {
+	log        *storage.Log
+	lastAccess atomic.Int64 // unix nanos
+}
+
+func newRegistry(root string, opts storage.Options, now func() time.Time) *Registry {
+	return &Registry{root: root, opts: opts, now: now, logs: make(map[partKey]*openLog)}
+}
+
+// TopicDir is topics/<topic>. The name is validated again here: no path
+// built from client input may leave the data directory.
+func (r *Registry) TopicDir(topic string) (string, error) {
+	if err := ValidateTopicName(topic); err != nil {
+		return "", err
+	}
+	return filepath.Join(r.root, topic), nil
+}
+
+// Dir is topics/<topic>/p<5 digits>.
+func (r *Registry) Dir(topic string, partition int) (string, error) {
+	td, err := r.TopicDir(topic)
+	if err != nil {
+		return "", err
+	}
+	if partition < 0 {
+		return "", fmt.Errorf("negative partition %d", partition)
+	}
+	return filepath.Join(td, fmt.Sprintf("p%05d", partition)), nil
+}
+
+// Get returns the open log, opening it if needed, and stamps its access.
+func (r *Registry) Get(topic string, partition int) (*storage.Log, error) {
+	k := partKey{topic, partition}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ol, ok := r.logs[k]; ok {
+		ol.lastAccess.Store(r.now().UnixNano())
+		return ol.log, nil
+	}
+	dir, err := r.Dir(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	l, err := storage.Open(dir, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	ol := &openLog{log: l}
+	ol.lastAccess.Store(r.now().UnixNano())
+	r.logs[k] = ol
+	r.changed()
+	return l, nil
+}
+
+// Peek returns the log only if it is already open, without stamping it.
+func (r *Registry) Peek(topic string, partition int) *storage.Log {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ol, ok := r.logs[partKey{topic, partition}]; ok {
+		return ol.log
+	}
+	return nil
+}
+
+// Describe describes a partition without opening it: from memory when the
+// log is open, else from its directory (segment files + hwm file).
+func (r *Registry) Describe(topic string, partition int) (storage.Stats, error) {
+	if l := r.Peek(topic, partition); l != nil {
+		return l.Stats(), nil
+	}
+	dir, err := r.Dir(topic, partition)
+	if err != nil {
+		return storage.Stats{}, err
+	}
+	st, err := storage.Describe(dir)
+	if errors.Is(err, storage.ErrClosed) {
+		return storage.Stats{}, err
+	}
+	return st, err
+}
+
+// Open lists the open logs.
+func (r *Registry) Open() []OpenPartition {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]OpenPartition, 0, len(r.logs))
+	for k, ol := range r.logs {
+		out = append(out, OpenPartition{Topic: k.topic, Partition: k.partition, Log: ol.log,
+			LastAccess: time.Unix(0, ol.lastAccess.Load())})
+	}
+	return out
+}
+
+// OpenPartition is one entry of Open.
+type OpenPartition struct {
+	Topic      string
+	Partition  int
+	Log        *storage.Log
+	LastAccess time.Time
+}
+
+// CloseIf closes and forgets the log if it is still the one given and was
+// not touched since lastAccess (an eviction that lost a race to a Get
+// leaves the log open).
+func (r *Registry) CloseIf(topic string, partition int, l *storage.Log, lastAccess time.Time) (bool, error) {
+	k := partKey{topic, partition}
+	r.mu.Lock()
+	ol, ok := r.logs[k]
+	if !ok || ol.log != l || ol.lastAccess.Load() != lastAccess.UnixNano() {
+		r.mu.Unlock()
+		return false, nil
+	}
+	delete(r.logs, k)
+	r.changed()
+	r.mu.Unlock()
+	return true, l.Close()
+}
+
+// CloseTopic closes every open log of topic (before its data is deleted).
+func (r *Registry) CloseTopic(topic string) {
+	r.mu.Lock()
+	var doomed []*storage.Log
+	for k, ol := range r.logs {
+		if k.topic == topic {
+			doomed = append(doomed, ol.log)
+			delete(r.logs, k)
+		}
+	}
+	r.changed()
+	r.mu.Unlock()
+	for _, l := range doomed {
+		l.Close()
+	}
+}
+
+// RemoveTopicData closes the topic's logs and deletes its directory. The
+// caller must hold a leader confirmation that the topic is gone.
+func (r *Registry) RemoveTopicData(topic string) error {
+	dir, err := r.TopicDir(topic)
+	if err != nil {
+		return err
+	}
+	r.CloseTopic(topic)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return syncDir(r.root)
+}
+
+// CloseAll closes every log cleanly (hwm boundaries written).
+func (r *Registry) CloseAll() error {
+	r.mu.Lock()
+	logs := r.logs
+	r.logs = make(map[partKey]*openLog)
+	r.changed()
+	r.mu.Unlock()
+	var first error
+	for _, ol := range logs {
+		if err := ol.log.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// changed reports the open-log count; called under r.mu.
+func (r *Registry) changed() {
+	if r.onOpenChange != nil {
+		r.onOpenChange(len(r.logs))
+	}
+}
+
+// TopicDirs lists the topic directories on disk.
+func (r *Registry) TopicDirs() ([]string, error) {
+	ents, err := os.ReadDir(r.root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() && ValidateTopicName(e.Name()) == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

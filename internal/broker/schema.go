@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/schema"
+)
+
+// schemaCache keeps compiled schemas keyed by the raw document, so produce
+// pays the compile once per schema, not per request.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*schema.Schema
+}
+
+func (c *schemaCache) compile(raw json.RawMessage) (*schema.Schema, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[string(raw)]; ok {
+		return s, nil
+	}
+	s, err := schema.Compile(raw)
+	if err != nil {
+		return nil, apierr.BadRequest("schema: %v", err)
+	}
+	if c.m == nil || len(c.m) > 1024 {
+		c.m = make(map[string]*schema.Schema)
+	}
+	c.m[string(raw)] = s
+	return s, nil
+}
+
+// validate checks a payload against the topic's schema, if it has one.
+func (c *schemaCache) validate(t meta.Topic, payload []byte) error {
+	if !hasSchema(t.Schema) {
+		return nil
+	}
+	s, err := c.compile(t.Schema)
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(payload); err != nil {
+		return apierr.BadRequest("payload does not match the schema of %q: %v", t.Name, err)
+	}
+	return nil
+}
+
+// alterSchema validates a PATCHed schema: it must compile and, when the
+// topic has one already, be an additive evolution of it (409 otherwise).
+// JSON null removes the schema.
+func (b *Broker) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpdate) error {
+	if !hasSchema(raw) {
+		u.ClearSchema = true
+		return nil
+	}
+	if t.Parent != "" {
+		return apierr.Conflict("%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
+	}
+	if _, err := b.schemas.compile(raw); err != nil {
+		return err
+	}
+	if hasSchema(t.Schema) {
+		if err := schema.Compatible(t.Schema, raw); err != nil {
+			return apierr.Conflict("incompatible schema change: %v", err)
+		}
+	}
+	u.Schema = raw
+	return nil
+}

@@ -1,0 +1,333 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// Field bounds of 02-http-api.md.
+const (
+	minRetentionMs  = 3_600_000
+	minVisibilityMs = 1_000
+	maxVisibilityMs = 43_200_000
+	maxFlowCap      = 1_000_000
+	maxDelayMs      = 365 * 24 * 3600 * 1000
+)
+
+// CreateTopicRequest is the body of POST /v1/topics. Pointer fields tell
+// "absent" (take the default) from an explicit value.
+type CreateTopicRequest struct {
+	Name                string          `json:"name"`
+	Partitions          int             `json:"partitions"`
+	RetentionMs         *int64          `json:"retention_ms"`
+	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
+	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
+	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
+	Schema              json.RawMessage `json:"schema"`
+	Parent              string          `json:"parent"`
+	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
+}
+
+// AlterTopicRequest is the body of PATCH /v1/topics/{topic}.
+type AlterTopicRequest struct {
+	RetentionMs         *int64          `json:"retention_ms"`
+	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
+	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
+	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
+	Schema              json.RawMessage `json:"schema"`
+	Partitions          *int            `json:"partitions"`
+}
+
+// TopicView is a topic as the API shows it.
+type TopicView struct {
+	meta.Topic
+	Role           string           `json:"role"`
+	PartitionStats []PartitionStats `json:"partition_stats,omitempty"`
+}
+
+func view(t meta.Topic) TopicView {
+	role := "plain" // choice: the spec names "parent" and "child"; a topic with neither link is "plain"
+	switch {
+	case t.Parent != "":
+		role = "child"
+	case len(t.Children) > 0:
+		role = "parent"
+	}
+	return TopicView{Topic: t, Role: role}
+}
+
+func validRetention(v int64) error {
+	if v != 0 && v < minRetentionMs {
+		return apierr.BadRequest("retention_ms must be 0 (keep forever) or at least %d, got %d", minRetentionMs, v)
+	}
+	return nil
+}
+
+func validVisibility(v int64) error {
+	if v < minVisibilityMs || v > maxVisibilityMs {
+		return apierr.BadRequest("visibility_timeout_ms must be %d..%d, got %d", minVisibilityMs, maxVisibilityMs, v)
+	}
+	return nil
+}
+
+func validCap(field string, v int) error {
+	if v < 1 || v > maxFlowCap {
+		return apierr.BadRequest("%s must be 1..%d, got %d", field, maxFlowCap, v)
+	}
+	return nil
+}
+
+func (b *Broker) validPartitions(v int) error {
+	if v < 1 || v > b.cfg.MaxPartitions {
+		return apierr.BadRequest("partitions must be 1..%d, got %d", b.cfg.MaxPartitions, v)
+	}
+	return nil
+}
+
+// CreateTopic validates every field, applies defaults and commits the
+// topic with its partition assignments in one metastore command.
+func (b *Broker) CreateTopic(ctx context.Context, req CreateTopicRequest, owner string) (TopicView, error) {
+	if err := ValidateTopicName(req.Name); err != nil {
+		return TopicView{}, err
+	}
+	t := meta.Topic{
+		Name:                req.Name,
+		Partitions:          b.cfg.DefaultPartitions,
+		RetentionMs:         b.cfg.DefaultRetentionMs,
+		VisibilityTimeoutMs: b.cfg.DefaultVisibilityMs,
+		MaxInFlight:         b.cfg.DefaultMaxInFlight,
+		MaxAckedAhead:       b.cfg.DefaultMaxAckedAhead,
+		CreatedAt:           b.cfg.Now().Unix(),
+		Owner:               owner,
+	}
+	if req.Partitions != 0 {
+		if err := b.validPartitions(req.Partitions); err != nil {
+			return TopicView{}, err
+		}
+		t.Partitions = req.Partitions
+	}
+	if req.RetentionMs != nil {
+		if err := validRetention(*req.RetentionMs); err != nil {
+			return TopicView{}, err
+		}
+		t.RetentionMs = *req.RetentionMs
+	}
+	if req.VisibilityTimeoutMs != nil {
+		if err := validVisibility(*req.VisibilityTimeoutMs); err != nil {
+			return TopicView{}, err
+		}
+		t.VisibilityTimeoutMs = *req.VisibilityTimeoutMs
+	}
+	if req.MaxInFlight != nil {
+		if err := validCap("max_in_flight_per_partition", *req.MaxInFlight); err != nil {
+			return TopicView{}, err
+		}
+		t.MaxInFlight = *req.MaxInFlight
+	}
+	if req.MaxAckedAhead != nil {
+		if err := validCap("max_acked_ahead_per_partition", *req.MaxAckedAhead); err != nil {
+			return TopicView{}, err
+		}
+		t.MaxAckedAhead = *req.MaxAckedAhead
+	}
+	if hasSchema(req.Schema) {
+		if _, err := b.schemas.compile(req.Schema); err != nil {
+			return TopicView{}, err
+		}
+		t.Schema = req.Schema
+	}
+	if req.FanoutDelayMs != nil && req.Parent == "" {
+		return TopicView{}, apierr.BadRequest("fanout_delay_ms needs parent")
+	}
+	if req.Parent != "" {
+		if err := ValidateTopicName(req.Parent); err != nil {
+			return TopicView{}, err
+		}
+		return TopicView{}, apierr.New(501, "creating a topic as a fan-out child is not available yet")
+	}
+	if _, ok := b.meta.Topic(req.Name); ok {
+		return TopicView{}, apierr.Conflict("topic %q already exists", req.Name)
+	}
+	// Leftover data of a deleted topic of the same name must go first, or
+	// the new topic would inherit its records.
+	if err := b.clearOrphanDir(ctx, req.Name); err != nil {
+		return TopicView{}, err
+	}
+	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions), nil)); err != nil {
+		return TopicView{}, err
+	}
+	created, ok := b.meta.Topic(req.Name)
+	if !ok {
+		return TopicView{}, apierr.Unavailable(1, "topic %q committed but not yet applied here", req.Name)
+	}
+	return view(created), nil
+}
+
+// assign places partitions [from, to) of a topic. On one node every
+// partition is this node's; the cluster's controller replaces this.
+func (b *Broker) assign(topic string, from, to int) []meta.Assignment {
+	as := make([]meta.Assignment, 0, to-from)
+	for p := from; p < to; p++ {
+		as = append(as, meta.Assignment{Topic: topic, Partition: p, Owner: b.cfg.NodeID})
+	}
+	return as
+}
+
+// ListTopics pages topics by name.
+func (b *Broker) ListTopics(limit int, pageToken string) ([]TopicView, string, error) {
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 {
+		return nil, "", apierr.BadRequest("limit must be 1..1000, got %d", limit)
+	}
+	if pageToken != "" {
+		if err := ValidateTopicName(pageToken); err != nil {
+			return nil, "", apierr.BadRequest("page_token is not one this server issued")
+		}
+	}
+	page, next := b.meta.ListTopics(pageToken, limit)
+	out := make([]TopicView, len(page))
+	for i, t := range page {
+		out[i] = view(t)
+	}
+	return out, next, nil
+}
+
+// AlterTopic changes settings live. Partitions only grow; new partitions
+// are assigned at once.
+func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequest) (TopicView, error) {
+	t, err := b.topic(name)
+	if err != nil {
+		return TopicView{}, err
+	}
+	u := meta.TopicUpdate{Name: name, IfVersion: t.Version}
+	changed := false
+	if req.RetentionMs != nil {
+		if err := validRetention(*req.RetentionMs); err != nil {
+			return TopicView{}, err
+		}
+		if err := b.checkDelayFloor(t, *req.RetentionMs); err != nil {
+			return TopicView{}, err
+		}
+		u.RetentionMs, changed = req.RetentionMs, true
+	}
+	if req.VisibilityTimeoutMs != nil {
+		if err := validVisibility(*req.VisibilityTimeoutMs); err != nil {
+			return TopicView{}, err
+		}
+		u.VisibilityTimeoutMs, changed = req.VisibilityTimeoutMs, true
+	}
+	if req.MaxInFlight != nil {
+		if err := validCap("max_in_flight_per_partition", *req.MaxInFlight); err != nil {
+			return TopicView{}, err
+		}
+		u.MaxInFlight, changed = req.MaxInFlight, true
+	}
+	if req.MaxAckedAhead != nil {
+		if err := validCap("max_acked_ahead_per_partition", *req.MaxAckedAhead); err != nil {
+			return TopicView{}, err
+		}
+		u.MaxAckedAhead, changed = req.MaxAckedAhead, true
+	}
+	if req.Schema != nil {
+		if err := b.alterSchema(t, req.Schema, &u); err != nil {
+			return TopicView{}, err
+		}
+		changed = true
+	}
+	if req.Partitions != nil {
+		n := *req.Partitions
+		if err := b.validPartitions(n); err != nil {
+			return TopicView{}, err
+		}
+		if n < t.Partitions {
+			return TopicView{}, apierr.BadRequest("partitions may only grow: %q has %d, asked for %d", name, t.Partitions, n)
+		}
+		if n > t.Partitions {
+			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n)
+		}
+		changed = true
+	}
+	if !changed {
+		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, schema, partitions")
+	}
+	if err := metaErr(b.meta.UpdateTopic(ctx, u)); err != nil {
+		return TopicView{}, err
+	}
+	t, err = b.topic(name)
+	if err != nil {
+		return TopicView{}, err
+	}
+	return view(t), nil
+}
+
+// checkDelayFloor: a parent must retain at least delay + 1 h for each delay
+// child (0 keeps forever and satisfies every floor).
+func (b *Broker) checkDelayFloor(parent meta.Topic, retentionMs int64) error {
+	if retentionMs == 0 {
+		return nil
+	}
+	for _, c := range parent.Children {
+		child, ok := b.meta.Topic(c)
+		if !ok || child.FanoutDelayMs == 0 {
+			continue
+		}
+		if floor := child.FanoutDelayMs + 3_600_000; retentionMs < floor {
+			return apierr.Conflict("retention_ms %d is below %d, the floor of delay child %q (delay + 1 h)", retentionMs, floor, c)
+		}
+	}
+	return nil
+}
+
+// DeleteTopic deletes the metadata, then this node's data for it.
+func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
+	if _, err := b.topic(name); err != nil {
+		return err
+	}
+	if err := metaErr(b.meta.DeleteTopic(ctx, name)); err != nil {
+		return err
+	}
+	b.dropQueues(name)
+	// The data goes once the leader confirms the topic is gone; if that
+	// cannot be had now, the reconcile loop retries (the data is kept).
+	if err := b.clearOrphanDir(ctx, name); err != nil {
+		b.cfg.Logger.Warn("topic data kept for a later sweep", "topic", name, "err", err)
+	}
+	return nil
+}
+
+// clearOrphanDir deletes topics/<name> if it exists and the leader confirms
+// the topic does not. Any doubt keeps the data and answers 503.
+func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
+	dir, err := b.reg.TopicDir(name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return nil
+	}
+	exists, _, err := b.meta.ConfirmTopic(ctx, name, "")
+	if err != nil {
+		return apierr.Unavailable(1, "cannot confirm with the leader that old data of %q may go: %v", name, err)
+	}
+	if exists {
+		return nil // a live topic's directory: never touched
+	}
+	b.dropQueues(name)
+	if err := b.reg.RemoveTopicData(name); err != nil {
+		return err
+	}
+	b.cfg.Logger.Info("deleted data of a topic that no longer exists", "topic", name)
+	return nil
+}
+
+func hasSchema(raw json.RawMessage) bool {
+	s := bytes.TrimSpace(raw)
+	return len(s) > 0 && !bytes.Equal(s, []byte("null"))
+}

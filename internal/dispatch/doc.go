@@ -1,0 +1,13 @@
+// Package dispatch drains the ingress WAL into partition logs: it reads a
+// window of accepted records from the checkpoint, buckets them by
+// (topic, partition), commits each bucket through the route seam (up to 16
+// at once), and moves the WAL checkpoint past what is committed.
+//
+// Invariants:
+//   - the checkpoint never passes a record that is not committed to its
+//     partition (a crash re-commits the window: duplicates, never loss);
+//   - a record is discarded only when its topic is gone by the leader's word
+//     (Discarder), never on this replica's view alone;
+//   - a failing bucket does not block the others: records of healthy
+//     partitions commit and are remembered while the failing one retries.
+package dispatch

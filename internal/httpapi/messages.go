@@ -1,0 +1,192 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+)
+
+func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
+	topic := r.PathValue("topic")
+	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	part, err := optInt(q, "partition")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r, broker.MaxPayloadBytes, "payload")
+	if err != nil {
+		return err
+	}
+	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body}
+	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) error {
+	topic := r.PathValue("topic")
+	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
+	if err != nil {
+		return err
+	}
+	var raws []json.RawMessage
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-ndjson" {
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(make([]byte, 0, 64<<10), broker.MaxBatchBodySize)
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				raws = append(raws, json.RawMessage(line))
+			}
+		}
+		if len(raws) == 0 {
+			return apierr.BadRequest("the NDJSON body holds no record")
+		}
+	} else {
+		var env struct {
+			Records []json.RawMessage `json:"records"`
+		}
+		if err := decodeStrict(body, &env); err != nil {
+			return err
+		}
+		if len(env.Records) == 0 {
+			return apierr.BadRequest("records is empty")
+		}
+		raws = env.Records
+	}
+	if len(raws) > broker.MaxBatchRecords {
+		return apierr.TooLarge("batch of %d records is over the cap of %d", len(raws), broker.MaxBatchRecords)
+	}
+	recs := make([]broker.ProduceRecord, len(raws))
+	for i, raw := range raws {
+		var br batchRecordJSON
+		if err := decodeStrict(raw, &br); err != nil {
+			return apierr.BadRequest("record %d: %v", i, err)
+		}
+		p, why := br.payloadBytes()
+		if why != "" {
+			return apierr.BadRequest("record %d: %s", i, why)
+		}
+		recs[i] = broker.ProduceRecord{Partition: br.Partition, Payload: p}
+		if br.Key != nil {
+			recs[i].Key = []byte(*br.Key)
+		}
+		if br.Partition != nil && *br.Partition < 0 {
+			return apierr.BadRequest("record %d: partition %d is negative", i, *br.Partition)
+		}
+	}
+	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]int{"accepted": len(recs)})
+	return nil
+}
+
+func (s *Server) consume(w http.ResponseWriter, r *http.Request, _ string) error {
+	topic := r.PathValue("topic")
+	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	req := broker.ConsumeRequest{Topic: topic}
+	var err error
+	if req.Partition, err = optInt(q, "partition"); err != nil {
+		return err
+	}
+	if req.Offset, err = optUint(q, "offset"); err != nil {
+		return err
+	}
+	if req.Wait, err = parseWait(q); err != nil {
+		return err
+	}
+	batch := q.Has("max")
+	if batch {
+		n, err := optInt(q, "max")
+		if err != nil {
+			return err
+		}
+		if *n < 1 || *n > broker.MaxConsumeBatch {
+			return badParam("max", q.Get("max"), "want 1..1000")
+		}
+		req.Max = *n
+	}
+	msgs, err := s.b.Consume(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	if !batch {
+		writeJSON(w, http.StatusOK, toJSON(msgs[0]))
+		return nil
+	}
+	out := make([]messageJSON, len(msgs))
+	for i, m := range msgs {
+		out[i] = toJSON(m)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+	return nil
+}
+
+func (s *Server) ack(w http.ResponseWriter, r *http.Request, _ string) error {
+	topic := r.PathValue("topic")
+	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if !q.Has("receipt_handle") {
+		return s.ackBatch(w, r, topic)
+	}
+	op := broker.Settle
+	if q.Has("extend") {
+		switch v := q.Get("extend"); v {
+		case "true":
+			op = broker.Extend
+		case "0":
+			op = broker.Nack
+		default:
+			return badParam("extend", v, `want "true" (extend) or "0" (nack)`)
+		}
+	}
+	if err := s.b.Ack(r.Context(), topic, q.Get("receipt_handle"), op); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic string) error {
+	body, err := readBody(r, 4<<20, "ack body")
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return apierr.BadRequest("receipt_handle is required (or a JSON body with receipt_handles)")
+	}
+	var req struct {
+		ReceiptHandles []string `json:"receipt_handles"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	res, err := s.b.AckBatch(r.Context(), topic, req.ReceiptHandles)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": res})
+	return nil
+}

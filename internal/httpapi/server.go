@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/metrics"
+)
+
+// Authenticator checks HTTP Basic credentials. Nil means security is off.
+type Authenticator interface {
+	Authenticate(user, password string) (principal string, ok bool)
+}
+
+// Readiness reports whether the node may take traffic, and why not.
+type Readiness func() (ready bool, reason string)
+
+// Server routes the /v1 API to the broker.
+type Server struct {
+	b     *broker.Broker
+	m     *metrics.Metrics
+	log   *slog.Logger
+	auth  Authenticator
+	ready Readiness
+	mux   *http.ServeMux
+}
+
+// New builds the handler. auth may be nil (security off).
+func New(b *broker.Broker, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
+	s := &Server{b: b, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux()}
+	s.handle("POST /v1/topics", s.createTopic)
+	s.handle("GET /v1/topics", s.listTopics)
+	s.handle("GET /v1/topics/{topic}", s.describeTopic)
+	s.handle("PATCH /v1/topics/{topic}", s.alterTopic)
+	s.handle("DELETE /v1/topics/{topic}", s.deleteTopic)
+	s.handle("POST /v1/topics/{topic}/produce", s.produce)
+	s.handle("POST /v1/topics/{topic}/produce/batch", s.produceBatch)
+	s.handle("GET /v1/topics/{topic}/consume", s.consume)
+	s.handle("POST /v1/topics/{topic}/ack", s.ack)
+	s.handle("GET /v1/topics/{topic}/children", s.notYet)
+	s.handle("POST /v1/topics/{topic}/children", s.notYet)
+	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.notYet)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", m.Handler())
+	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, apierr.NotFound("no route %s %s", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// apiHandler is a /v1 handler: it returns an error instead of writing one.
+type apiHandler func(w http.ResponseWriter, r *http.Request, user string) error
+
+// handle wraps a /v1 route with metrics, authentication and error writing.
+func (s *Server) handle(pattern string, h apiHandler) {
+	route := pattern
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.m.HTTPInFlight.Inc()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			s.m.HTTPInFlight.Dec()
+			s.m.HTTPRequests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+			s.m.HTTPDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}()
+		user := ""
+		if s.auth != nil {
+			u, p, ok := r.BasicAuth()
+			principal, good := "", false
+			if ok {
+				principal, good = s.auth.Authenticate(u, p)
+			}
+			if !good {
+				s.writeError(sw, r, apierr.New(http.StatusUnauthorized, "missing or wrong credentials"))
+				return
+			}
+			user = principal
+		}
+		if err := h(sw, r, user); err != nil {
+			s.writeError(sw, r, err)
+		}
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if ok, why := s.ready(); !ok {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": why})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) notYet(w http.ResponseWriter, r *http.Request, _ string) error {
+	return apierr.New(http.StatusNotImplemented, "fan-out children are not available in this build yet")
+}

@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/narad-io/narad/internal/broker"
+)
+
+const maxAdminBody = 1 << 20 // topic bodies carry at most a schema
+
+func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string) error {
+	body, err := readBody(r, maxAdminBody, "request body")
+	if err != nil {
+		return err
+	}
+	var req broker.CreateTopicRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	t, err := s.b.CreateTopic(r.Context(), req, user)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, t)
+	return nil
+}
+
+func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) error {
+	q := r.URL.Query()
+	limit, err := optInt(q, "limit")
+	if err != nil {
+		return err
+	}
+	n := 0
+	if limit != nil {
+		if *limit == 0 {
+			return badParam("limit", "0", "want 1..1000")
+		}
+		n = *limit
+	}
+	topics, next, err := s.b.ListTopics(n, q.Get("page_token"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"topics": topics, "next_page_token": next})
+	return nil
+}
+
+func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+	t, err := s.b.DescribeTopic(r.PathValue("topic"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := broker.ValidateTopicName(r.PathValue("topic")); err != nil {
+		return err
+	}
+	body, err := readBody(r, maxAdminBody, "request body")
+	if err != nil {
+		return err
+	}
+	var req broker.AlterTopicRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	t, err := s.b.AlterTopic(r.Context(), r.PathValue("topic"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := s.b.DeleteTopic(r.Context(), r.PathValue("topic")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,51 @@
+// Package lease owns the in-memory lease table of one partition: which
+// records are handed out to which consumer until when, which are settled,
+// and where the settled prefix (the frontier) ends. It is pure logic: it
+// does no I/O, reads no records, and takes time from an injected Clock.
+//
+// What it owns, per partition:
+//
+//   - the frontier: every offset below it is settled. The caller persists
+//     it (FrontierVersion tells when it moved);
+//   - live leases: offset -> (nonce, expiry), with an expiry min-heap;
+//   - acked-ahead: offsets acked above a gap, at most MaxAckedAhead;
+//   - skipped-corrupt: offsets whose frame can never be read, held as
+//     ranges and treated as settled;
+//   - delivery counts of unsettled offsets;
+//   - the nonce counter that makes every receipt handle unique.
+//
+// What it does not own: reading records (the caller reserves, then reads,
+// then releases or marks skipped on failure), the high-water mark (passed
+// to Reserve), persisting the frontier, timers and waking consumers (the
+// caller sweeps with Expire, and wakes consumers when Nack or Release
+// succeed or Expire returns more than zero).
+//
+// Invariants, held between any two method calls:
+//
+//  1. At most one live lease per offset, and every live lease is at or
+//     above the frontier and below the hwm it was reserved under.
+//  2. A lease is live iff now < expiry. Expiry happens exactly at the
+//     visibility timeout after grant or last extend, never earlier.
+//  3. The frontier never decreases. Every offset below it was acked,
+//     skipped, or passed over by AdvanceTo.
+//  4. Acked-ahead offsets and skipped ranges lie strictly above the
+//     frontier (a settled offset at the frontier is absorbed at once), and
+//     the two never overlap each other or a live lease.
+//  5. The acked-ahead set only grows by Ack while it holds fewer than
+//     MaxAckedAhead entries; while it is full, Reserve hands out only the
+//     frontier record.
+//  6. Nonces strictly increase per table; an Ack, Extend, Nack or Release
+//     is accepted only with the nonce of the live lease on that offset, so
+//     a stale handle (expired, settled, or superseded) gets ErrGone.
+//  7. Reserve hands out the lowest deliverable offsets, never more than
+//     MaxInFlight leases are live because of it, and every unsettled
+//     offset below the hwm is deliverable whenever it is not leased.
+//  8. Every offset in [frontier, cursor) is leased, settled, or in the
+//     free list (see freelist.go); that is what spares Reserve a rescan.
+//
+// Complexity: Reserve, Ack, Extend, Nack and Release are O(log n) per
+// lease touched (n = leases out), plus amortised O(1) per offset the
+// frontier moves over. MarkSkipped and AdvanceTo are O(min(width, n)).
+// Memory is O(leases + acked-ahead + skipped ranges + freed offsets), all
+// bounded by the limits, independent of partition size.
+package lease

@@ -1,0 +1,60 @@
+package lease
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Limits are the per-partition knobs of a Table. They can be changed on a
+// live table with SetLimits.
+type Limits struct {
+	// VisibilityTimeout is how long a lease lives after Reserve or Extend.
+	VisibilityTimeout time.Duration
+	// MaxInFlight caps the number of live leases; at the cap Reserve hands
+	// out nothing.
+	MaxInFlight int
+	// MaxAckedAhead caps the acked-ahead set (offsets acked above a gap).
+	// Zero is valid and means strictly serial settlement: every ack above
+	// the frontier is refused and Reserve only ever hands out the frontier
+	// record.
+	MaxAckedAhead int
+}
+
+// FloorVisibilityTimeout replaces a non-positive visibility timeout; it is
+// the lowest value the API accepts.
+const FloorVisibilityTimeout = time.Second
+
+// Validate reports whether l is usable as given. Config and admin layers
+// should call it to reject bad input with a message. New and SetLimits do
+// not fail on invalid limits; they clamp them (see Normalize), because a
+// table must keep working, and a panic here would take a broker node down
+// over a replicated topic record.
+func (l Limits) Validate() error {
+	var errs []error
+	if l.VisibilityTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("visibility timeout must be positive, got %v", l.VisibilityTimeout))
+	}
+	if l.MaxInFlight < 1 {
+		errs = append(errs, fmt.Errorf("max in flight must be at least 1, got %d", l.MaxInFlight))
+	}
+	if l.MaxAckedAhead < 0 {
+		errs = append(errs, fmt.Errorf("max acked ahead must not be negative, got %d", l.MaxAckedAhead))
+	}
+	return errors.Join(errs...)
+}
+
+// Normalize returns l with every invalid field clamped to the nearest
+// safe value: a non-positive visibility timeout becomes
+// FloorVisibilityTimeout (zero would redeliver every record at once), a
+// MaxInFlight below 1 becomes 1 (zero would stall the partition for
+// good), and a negative MaxAckedAhead becomes 0 (serial settlement).
+// Valid limits are returned unchanged.
+func (l Limits) Normalize() Limits {
+	if l.VisibilityTimeout <= 0 {
+		l.VisibilityTimeout = FloorVisibilityTimeout
+	}
+	l.MaxInFlight = max(l.MaxInFlight, 1)
+	l.MaxAckedAhead = max(l.MaxAckedAhead, 0)
+	return l
+}

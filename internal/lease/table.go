@@ -1,0 +1,420 @@
+package lease
+
+import (
+	"sync"
+	"time"
+)
+
+// Lease is one delivery of one record: the caller reads the record at
+// Offset and hands the consumer the receipt handle (see Handle).
+type Lease struct {
+	Partition int
+	Offset    uint64
+	Nonce     uint64
+	Expiry    time.Time
+	// DeliveryCount is how many times this table has leased Offset,
+	// counting this one (1 on first delivery). Release undoes its count.
+	DeliveryCount int
+}
+
+// Handle returns the receipt handle for l.
+func (l Lease) Handle() string { return FormatHandle(l.Partition, l.Offset, l.Nonce) }
+
+// Table is the lease state of one partition. It is safe for concurrent use;
+// every method takes the one mutex, and (apart from the rare range
+// operations MarkSkipped and AdvanceTo) does O(log n) work per lease it
+// touches, n being the number of leases out.
+type Table struct {
+	mu sync.Mutex
+
+	partition int
+	clock     Clock
+	limits    Limits
+
+	// frontier: every offset below it is settled. version counts its moves
+	// so the caller can persist it lazily.
+	frontier uint64
+	version  uint64
+
+	leases   map[uint64]*entry // live leases by offset
+	expiries expiryHeap        // the same entries, earliest expiry first
+
+	ackedAhead map[uint64]struct{} // acked above a gap; all > frontier
+	skipped    skipSet             // skipped-corrupt ranges; all start > frontier
+
+	// deliveries counts leases handed out per offset. An offset has an
+	// entry only while it is unsettled and has been delivered, so the map
+	// is bounded by the leases out plus the freed offsets awaiting
+	// redelivery (both bounded by the in-flight cap over time).
+	deliveries map[uint64]int
+
+	// cursor and free make Reserve cheap: every offset in [frontier,
+	// cursor) is leased, settled, or in free. See freelist.go.
+	cursor uint64
+	free   freeList
+
+	nextNonce uint64
+
+	// spare recycles lease entries: a busy partition grants and settles
+	// thousands per second, and reusing them removes the one allocation
+	// per lease. Bounded by spareMax so a burst does not pin memory.
+	spare []*entry
+
+	unreportedExpired int // expiries Expire has not yet reported
+
+	// Cumulative counters for Stats.
+	expiredTotal     uint64
+	skippedTotal     uint64
+	retentionDropped uint64
+}
+
+// New returns the lease table of partition, whose persisted frontier is
+// frontier (every offset below it is already settled).
+//
+// The nonce counter is seeded from clock.Now() in Unix nanoseconds and
+// incremented per lease. Within a table nonces never repeat. Across
+// restarts (or a table re-created for a partition that came back) the new
+// seed is later than the old seed by the wall time in between, and no
+// process issues more than one lease per nanosecond, so the new range does
+// not overlap the old one: a handle from a previous life of the partition
+// is refused with ErrGone instead of matching a new lease by accident. The
+// only exception would be the wall clock stepping back by more than the
+// previous table's lifetime.
+//
+// Invalid limits are clamped with Limits.Normalize.
+func New(partition int, frontier uint64, limits Limits, clock Clock) *Table {
+	limits = limits.Normalize()
+	if clock == nil {
+		clock = RealClock{}
+	}
+	seed := clock.Now().UnixNano()
+	if seed < 1 {
+		seed = 1 // a clock before 1970 is a test artefact; any start works there
+	}
+	return &Table{
+		partition:  partition,
+		clock:      clock,
+		limits:     limits,
+		frontier:   frontier,
+		cursor:     frontier,
+		leases:     make(map[uint64]*entry),
+		ackedAhead: make(map[uint64]struct{}),
+		deliveries: make(map[uint64]int),
+		nextNonce:  uint64(seed),
+	}
+}
+
+// Partition returns the partition this table was created for.
+func (t *Table) Partition() int { return t.partition }
+
+// Limits returns the limits in force (after Normalize).
+func (t *Table) Limits() Limits {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limits
+}
+
+// SetLimits changes the limits of a live table. Existing leases keep their
+// expiry; a new visibility timeout applies from the next Reserve or Extend.
+// Lowering MaxInFlight below the leases out only stops new reserves until
+// enough settle; lowering MaxAckedAhead below the set's size only refuses
+// new acks above the gap (and puts Reserve in frontier-only mode).
+// Invalid limits are clamped with Limits.Normalize.
+func (t *Table) SetLimits(l Limits) {
+	l = l.Normalize()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.purge(t.clock.Now())
+	t.limits = l
+}
+
+// Reserve leases up to want records below hwm (the partition's high-water
+// mark: the offset the next append will get), lowest offsets first, and
+// returns them. It returns nothing when MaxInFlight leases are already out.
+//
+// The caller reads each record after Reserve returns; if a read fails it
+// must Release the lease (transient error) or MarkSkipped the offset
+// (the frame can never be read). Reserving before reading is what makes
+// it impossible for two consumers to hold the same live lease.
+//
+// While the acked-ahead set is full, Reserve hands out only the record
+// blocking the frontier (the frontier offset itself, if not leased), since
+// only settling that record can make room.
+//
+// Cost: O((k + e) log n) for k leases returned and e leases expired by the
+// purge, plus one step per skipped range crossed. Offsets already leased
+// are never rescanned.
+func (t *Table) Reserve(hwm uint64, want int) []Lease {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.clock.Now()
+	t.purge(now)
+
+	room := t.limits.MaxInFlight - len(t.leases)
+	n := min(want, room)
+	if n <= 0 {
+		return nil
+	}
+	if t.unsticking() {
+		return t.reserveFrontier(hwm, now)
+	}
+
+	var out []Lease
+	// Offsets freed below the cursor come first: they are lower than
+	// anything the cursor scan can find.
+	for len(out) < n {
+		x, ok := t.free.min()
+		if !ok || x >= hwm {
+			break
+		}
+		t.free.pop()
+		if !t.isFree(x) {
+			continue // stale: settled by MarkSkipped since it was freed
+		}
+		out = t.grant(out, n, x, now)
+	}
+	// Then offsets never handed out before, from the cursor up.
+	x := max(t.cursor, t.frontier)
+	i := t.skipped.search(x)
+	for len(out) < n && x < hwm {
+		if i < len(t.skipped.spans) && t.skipped.spans[i].lo <= x {
+			x = t.skipped.spans[i].hi
+			i++
+			continue
+		}
+		if !t.isFree(x) {
+			// Not expected at or above the cursor, but cheap to respect.
+			x++
+			continue
+		}
+		out = t.grant(out, n, x, now)
+		x++
+	}
+	t.cursor = max(t.cursor, x)
+	return out
+}
+
+// reserveFrontier is Reserve in unstick mode: only the frontier record.
+func (t *Table) reserveFrontier(hwm uint64, now time.Time) []Lease {
+	f := t.frontier
+	if f >= hwm {
+		return nil
+	}
+	if _, leased := t.leases[f]; leased {
+		return nil
+	}
+	// f is the lowest offset the free list can hold; take it out so it is
+	// not handed out again from there later.
+	t.free.dropBelow(f)
+	if x, ok := t.free.min(); ok && x == f {
+		t.free.pop()
+	}
+	t.cursor = max(t.cursor, f+1)
+	return t.grant(nil, 1, f, now)
+}
+
+// grant leases offset x under a fresh nonce and appends it to out, which
+// is allocated on first use for n leases (capped, because n may be far
+// larger than what is actually available).
+func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
+	var e *entry
+	if k := len(t.spare); k > 0 {
+		e = t.spare[k-1]
+		t.spare = t.spare[:k-1]
+	} else {
+		e = new(entry)
+	}
+	*e = entry{offset: x, nonce: t.nextNonce, expiry: now.Add(t.limits.VisibilityTimeout)}
+	t.nextNonce++
+	t.leases[x] = e
+	t.expiries.add(e)
+	dc := t.deliveries[x] + 1
+	t.deliveries[x] = dc
+	if out == nil {
+		out = make([]Lease, 0, min(n, 256))
+	}
+	return append(out, Lease{
+		Partition:     t.partition,
+		Offset:        x,
+		Nonce:         e.nonce,
+		Expiry:        e.expiry,
+		DeliveryCount: dc,
+	})
+}
+
+// Release undoes a reservation whose read failed: the lease is dropped,
+// the record is available again at once (like Nack, a nil error means a
+// waiting consumer can be woken), and the delivery is not counted. It
+// returns ErrGone if (offset, nonce) is not a live lease.
+func (t *Table) Release(offset, nonce uint64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.purge(t.clock.Now())
+	e, err := t.live(offset, nonce)
+	if err != nil {
+		return err
+	}
+	t.dropLease(e)
+	if c := t.deliveries[offset] - 1; c > 0 {
+		t.deliveries[offset] = c
+	} else {
+		delete(t.deliveries, offset)
+	}
+	t.markFree(offset)
+	return nil
+}
+
+// Ack settles offset. It is accepted only for the live lease with this
+// nonce; otherwise it returns ErrGone (expired, already settled, nacked,
+// or leased again under a newer nonce). An ack above a gap joins the
+// acked-ahead set, or, if that set is full, is refused with
+// ErrAckedAheadFull and the lease stays live so the consumer can retry.
+func (t *Table) Ack(offset, nonce uint64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.purge(t.clock.Now())
+	e, err := t.live(offset, nonce)
+	if err != nil {
+		return err
+	}
+	if offset != t.frontier && len(t.ackedAhead) >= t.limits.MaxAckedAhead {
+		return ErrAckedAheadFull
+	}
+	t.dropLease(e)
+	delete(t.deliveries, offset)
+	if offset == t.frontier {
+		t.moveFrontier(offset + 1)
+	} else {
+		t.ackedAhead[offset] = struct{}{}
+	}
+	return nil
+}
+
+// Extend renews the live lease (offset, nonce) to expire one visibility
+// timeout from now, or returns ErrGone.
+func (t *Table) Extend(offset, nonce uint64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.clock.Now()
+	t.purge(now)
+	e, err := t.live(offset, nonce)
+	if err != nil {
+		return err
+	}
+	e.expiry = now.Add(t.limits.VisibilityTimeout)
+	t.expiries.fix(e)
+	return nil
+}
+
+// Nack gives up the live lease (offset, nonce): the record is available
+// for redelivery at once. A nil error therefore means exactly one more
+// record is deliverable now, and the caller should wake a waiting
+// consumer. Otherwise it returns ErrGone.
+func (t *Table) Nack(offset, nonce uint64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.purge(t.clock.Now())
+	e, err := t.live(offset, nonce)
+	if err != nil {
+		return err
+	}
+	t.dropLease(e)
+	t.markFree(offset)
+	return nil
+}
+
+// Expire purges expired leases and returns how many leases expired since
+// the previous call to Expire, including those purged as a side effect of
+// other calls (every method purges first). The caller runs it from a
+// periodic sweep (or a timer set from NextExpiry) and wakes waiting
+// consumers when it returns more than zero, so a lease purged lazily by,
+// say, an Ack still leads to a wake-up.
+//
+// A lease expires when now >= its expiry: exactly one visibility timeout
+// after it was granted or last extended, not earlier.
+func (t *Table) Expire() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.purge(t.clock.Now())
+	n := t.unreportedExpired
+	t.unreportedExpired = 0
+	return n
+}
+
+// NextExpiry returns when the earliest live lease expires; ok is false
+// when no lease is out.
+func (t *Table) NextExpiry() (at time.Time, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.purge(t.clock.Now())
+	if e := t.expiries.peek(); e != nil {
+		return e.expiry, true
+	}
+	return time.Time{}, false
+}
+
+// purge drops every lease whose expiry is at or before now.
+func (t *Table) purge(now time.Time) {
+	for {
+		e := t.expiries.peek()
+		if e == nil || now.Before(e.expiry) {
+			return
+		}
+		off := e.offset
+		t.dropLease(e)
+		t.markFree(off)
+		t.unreportedExpired++
+		t.expiredTotal++
+	}
+}
+
+// live returns the lease at offset if its nonce matches, else ErrGone.
+// Callers purge first, so a returned lease has not expired.
+func (t *Table) live(offset, nonce uint64) (*entry, error) {
+	e := t.leases[offset]
+	if e == nil || e.nonce != nonce {
+		return nil, ErrGone
+	}
+	return e, nil
+}
+
+// spareMax bounds the recycled entries kept (about 64 KiB).
+const spareMax = 1024
+
+// dropLease removes e from the table and recycles it; callers must not
+// use e afterwards (copy what they need first).
+func (t *Table) dropLease(e *entry) {
+	t.expiries.remove(e)
+	delete(t.leases, e.offset)
+	if len(t.spare) < spareMax {
+		t.spare = append(t.spare, e)
+	}
+}
+
+// markFree records that x (>= frontier, unsettled) is deliverable again.
+// Offsets at or above the cursor will be found by the scan anyway.
+func (t *Table) markFree(x uint64) {
+	if x < t.cursor {
+		t.free.push(x)
+	}
+}
+
+// isFree reports whether x can be leased: not settled and not leased.
+func (t *Table) isFree(x uint64) bool {
+	if x < t.frontier {
+		return false
+	}
+	if _, ok := t.leases[x]; ok {
+		return false
+	}
+	if _, ok := t.ackedAhead[x]; ok {
+		return false
+	}
+	return !t.skipped.contains(x)
+}
+
+// unsticking reports whether the acked-ahead set is full, in which case
+// only settling the frontier record can make progress.
+func (t *Table) unsticking() bool {
+	return len(t.ackedAhead) >= t.limits.MaxAckedAhead
+}

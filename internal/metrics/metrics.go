@@ -1,0 +1,162 @@
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is the node's set of series, on its own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	// Traffic.
+	MessagesProduced   *prometheus.CounterVec // topic
+	MessagesConsumed   *prometheus.CounterVec // topic
+	BytesProduced      prometheus.Counter
+	BytesConsumed      prometheus.Counter
+	ProduceRejections  *prometheus.CounterVec // topic, reason
+	ConsumeWait        prometheus.Histogram
+	ConsumeEmpty       prometheus.Counter
+	HTTPRequests       *prometheus.CounterVec // route, code
+	HTTPDuration       *prometheus.HistogramVec
+	HTTPInFlight       prometheus.Gauge
+	ConsumerLag        *prometheus.GaugeVec // topic, partition
+	OldestUnconsumed   *prometheus.GaugeVec // topic, partition
+	InflightSize       *prometheus.GaugeVec // topic, partition
+	AckedAheadSize     *prometheus.GaugeVec // topic, partition
+	AckRejected        prometheus.Counter
+	AckExtended        prometheus.Counter
+	Nacks              prometheus.Counter
+	CorruptSkipped     prometheus.Counter
+	FanoutLag          *prometheus.GaugeVec // parent, child, partition
+	FanoutDueLag       *prometheus.GaugeVec // parent, child, partition
+	FanoutCommitted    *prometheus.CounterVec
+	FanoutDropped      *prometheus.CounterVec // parent, child
+	FanoutBatchRecords prometheus.Histogram
+	FanoutBatchBytes   prometheus.Histogram
+
+	// Storage.
+	FsyncDuration      prometheus.Histogram
+	HWMPersistDuration prometheus.Histogram
+	RetentionBytes     *prometheus.CounterVec // reason
+	RetentionMessages  *prometheus.CounterVec // reason
+	OpenPartitionLogs  prometheus.Gauge
+	IdleLogsEvicted    prometheus.Counter
+	IngressWALBytes    prometheus.Gauge
+	DispatchPending    prometheus.Gauge
+	DispatchRerouted   prometheus.Counter
+
+	// Cluster.
+	TopicsTotal      prometheus.Gauge
+	PartitionsTotal  prometheus.Gauge
+	RaftIsLeader     prometheus.Gauge
+	RaftAppliedIndex prometheus.Gauge
+	Errors           *prometheus.CounterVec // component, kind
+	BootDuration     prometheus.Gauge
+}
+
+var (
+	latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	sizeBuckets    = prometheus.ExponentialBuckets(1, 4, 12)
+)
+
+// New creates and registers every metric.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	f := factory{r}
+	m := &Metrics{
+		Registry:          r,
+		MessagesProduced:  f.counterVec("messages_produced_total", "Records accepted by produce.", "topic"),
+		MessagesConsumed:  f.counterVec("messages_consumed_total", "Records delivered by queue consume.", "topic"),
+		BytesProduced:     f.counter("bytes_produced_total", "Payload bytes accepted by produce."),
+		BytesConsumed:     f.counter("bytes_consumed_total", "Payload bytes delivered by consume."),
+		ProduceRejections: f.counterVec("produce_rejections_total", "Produce requests refused.", "topic", "reason"),
+		ConsumeWait:       f.histogram("consume_wait_seconds", "Time consume requests spent long-polling.", latencyBuckets),
+		ConsumeEmpty:      f.counter("consume_empty_total", "Consume requests answered 204."),
+		HTTPRequests:      f.counterVec("http_requests_total", "HTTP requests by route and status.", "route", "code"),
+		HTTPDuration: f.histogramVec("http_request_duration_seconds", "HTTP request latency by route.",
+			latencyBuckets, "route"),
+		HTTPInFlight:     f.gauge("http_requests_in_flight", "HTTP requests being served."),
+		ConsumerLag:      f.gaugeVec("consumer_lag_messages", "High watermark minus consumer frontier.", "topic", "partition"),
+		OldestUnconsumed: f.gaugeVec("oldest_unconsumed_message_age_seconds", "Age of the record at the consumer frontier.", "topic", "partition"),
+		InflightSize:     f.gaugeVec("inflight_size", "Leases out on a partition.", "topic", "partition"),
+		AckedAheadSize:   f.gaugeVec("acked_ahead_size", "Acks above a gap waiting for the frontier.", "topic", "partition"),
+		AckRejected:      f.counter("ack_rejected_total", "Acks, extends and nacks answered 410."),
+		AckExtended:      f.counter("ack_extended_total", "Leases extended."),
+		Nacks:            f.counter("nack_total", "Leases released by nack."),
+		CorruptSkipped:   f.counter("consumer_corrupt_skipped_total", "Unreadable records skipped by readers (recorded loss)."),
+		FanoutLag:        f.gaugeVec("fanout_lag_messages", "Parent high watermark minus fan-out cursor.", "parent", "child", "partition"),
+		FanoutDueLag:     f.gaugeVec("fanout_due_lag_seconds", "How far a delay cursor runs behind the due frontier.", "parent", "child", "partition"),
+		FanoutCommitted:  f.counterVec("fanout_committed_total", "Records committed into children.", "parent", "child"),
+		FanoutDropped:    f.counterVec("fanout_child_dropped_messages", "Records a cursor skipped because retention deleted them first.", "parent", "child"),
+		FanoutBatchRecords: f.histogram("fanout_batch_records", "Records per fan-out slab.",
+			sizeBuckets),
+		FanoutBatchBytes: f.histogram("fanout_batch_bytes", "Bytes per fan-out slab.",
+			prometheus.ExponentialBuckets(64, 4, 12)),
+		FsyncDuration:      f.histogram("storage_fsync_duration_seconds", "Partition log fdatasync latency.", latencyBuckets),
+		HWMPersistDuration: f.histogram("storage_high_watermark_persist_duration_seconds", "hwm file write latency.", latencyBuckets),
+		RetentionBytes:     f.counterVec("storage_retention_bytes_deleted_total", "Bytes deleted by retention.", "reason"),
+		RetentionMessages:  f.counterVec("storage_retention_messages_deleted_total", "Records deleted by retention.", "reason"),
+		OpenPartitionLogs:  f.gauge("open_partition_logs", "Partition logs open on this node."),
+		IdleLogsEvicted:    f.counter("idle_logs_evicted_total", "Partition logs closed for idleness."),
+		IngressWALBytes:    f.gauge("ingress_wal_bytes", "Bytes in the ingress write-ahead log."),
+		DispatchPending:    f.gauge("dispatch_pending_records", "WAL records accepted but not yet committed to a partition."),
+		DispatchRerouted:   f.counter("dispatch_rerouted_total", "WAL records committed to a sibling partition."),
+		TopicsTotal:        f.gauge("topics_total", "Topics in the metastore."),
+		PartitionsTotal:    f.gauge("partitions_total", "Partitions in the metastore."),
+		RaftIsLeader:       f.gauge("raft_is_leader", "1 when this node leads Raft."),
+		RaftAppliedIndex:   f.gauge("raft_applied_index", "Last Raft index applied to the FSM."),
+		Errors:             f.counterVec("errors_total", "Internal errors by component and kind.", "component", "kind"),
+		BootDuration:       f.gauge("boot_duration_seconds", "Seconds from start to ready."),
+	}
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+type factory struct{ r *prometheus.Registry }
+
+func name(n string) string { return "narad_" + n }
+
+func (f factory) counter(n, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name(n), Help: help})
+	f.r.MustRegister(c)
+	return c
+}
+
+func (f factory) counterVec(n, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name(n), Help: help}, labels)
+	f.r.MustRegister(c)
+	return c
+}
+
+func (f factory) gauge(n, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name(n), Help: help})
+	f.r.MustRegister(g)
+	return g
+}
+
+func (f factory) gaugeVec(n, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name(n), Help: help}, labels)
+	f.r.MustRegister(g)
+	return g
+}
+
+func (f factory) histogram(n, help string, buckets []float64) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name(n), Help: help, Buckets: buckets})
+	f.r.MustRegister(h)
+	return h
+}
+
+func (f factory) histogramVec(n, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name(n), Help: help, Buckets: buckets}, labels)
+	f.r.MustRegister(h)
+	return h
+}

@@ -1,0 +1,36 @@
+package route
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+func TestRouterChoosesOwner(t *testing.T) {
+	var local, remote []string
+	rec := func(into *[]string) Committer {
+		return CommitFunc(func(_ context.Context, topic string, p int, _ []storage.Record) error {
+			*into = append(*into, topic)
+			return nil
+		})
+	}
+	owners := map[string]string{"mine": "n1", "theirs": "n2"}
+	r := &Router{Self: "n1", Local: rec(&local), Remote: rec(&remote),
+		Owner: func(topic string, _ int) (string, bool) { o, ok := owners[topic]; return o, ok }}
+	for _, topic := range []string{"mine", "theirs", "unknown"} {
+		if err := r.Commit(context.Background(), topic, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(local) != 2 || local[0] != "mine" || local[1] != "unknown" || len(remote) != 1 || remote[0] != "theirs" {
+		t.Fatalf("local %v remote %v", local, remote)
+	}
+	r.Remote = nil
+	err := r.Commit(context.Background(), "theirs", 0, nil)
+	if apierr.Status(err) != http.StatusServiceUnavailable {
+		t.Fatalf("remote owner without transport: %v", err)
+	}
+}

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/internal/auth"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/dispatch"
+	"github.com/narad-io/narad/internal/httpapi"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/route"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// Run runs a node until ctx is cancelled, then shuts it down gracefully.
+func Run(ctx context.Context, cfg config.Config) error {
+	start := time.Now()
+	log := config.NewLogger(cfg)
+	if cfg.Dev {
+		log.Warn("developer mode: loopback only, authentication off", "data_dir", cfg.DataDir)
+	}
+	if len(cfg.Cluster.Peers) > 0 {
+		return errors.New("cluster peers are configured, but this build runs single-node only (the cluster issue adds peers)")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	codec, err := storage.ParseCodec(cfg.Storage.Codec)
+	if err != nil {
+		return err
+	}
+	m := metrics.New()
+
+	// 1. The metastore: a node with no peers bootstraps a one-member Raft.
+	ms, err := meta.Open(meta.Options{
+		Dir:       filepath.Join(cfg.DataDir, "metastore"),
+		NodeID:    cfg.NodeID,
+		BindAddr:  cfg.Cluster.Addr,
+		Advertise: advertise(cfg.Cluster),
+		Bootstrap: len(cfg.Cluster.Peers) == 0,
+		Logger:    log.With("component", "meta"),
+	})
+	if err != nil {
+		return fmt.Errorf("metastore: %w", err)
+	}
+	defer ms.Close()
+
+	// 2. Storage and the broker.
+	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{})
+	if err != nil {
+		return fmt.Errorf("ingress log: %w", err)
+	}
+	defer w.Close()
+	b := broker.New(broker.Config{
+		DataDir:              cfg.DataDir,
+		NodeID:               cfg.NodeID,
+		DefaultPartitions:    cfg.Topic.DefaultPartitions,
+		MaxPartitions:        cfg.Topic.MaxPartitions,
+		DefaultRetentionMs:   cfg.Topic.DefaultRetentionAge.Milliseconds(),
+		DefaultVisibilityMs:  cfg.Topic.DefaultVisibilityTimeout.Milliseconds(),
+		DefaultMaxInFlight:   cfg.Topic.DefaultMaxInFlightPerPartition,
+		DefaultMaxAckedAhead: cfg.Topic.DefaultMaxAckedAheadPerPartition,
+		SegmentBytes:         cfg.Storage.SegmentBytes,
+		Codec:                codec,
+		Level:                cfg.Storage.CompressionLevel,
+		IdleEviction:         cfg.Storage.IdleLogEviction,
+		RetentionSweep:       cfg.Storage.RetentionSweep,
+		MaxConsumeWait:       cfg.HTTP.MaxConsumeWait,
+		Logger:               log.With("component", "broker"),
+	}, ms, w, m)
+	b.Start()
+	defer b.Close()
+
+	// 3. Dispatch from the ingress WAL into the partition logs, through the
+	// same commit seam the cluster and fan-out use.
+	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitLocal)}
+	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
+		Discard:    discarder(ms),
+		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
+	dctx, stopDispatch := context.WithCancel(context.Background())
+	var dwg sync.WaitGroup
+	dwg.Add(1)
+	go func() { defer dwg.Done(); d.Run(dctx) }()
+	defer func() { stopDispatch(); dwg.Wait() }()
+
+	// 4. Startup reconcile, then readiness.
+	var startupDone atomic.Bool
+	go func() {
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if err := ms.WaitLeader(rctx); err == nil {
+			b.ReconcileStartup(rctx)
+		}
+		startupDone.Store(true)
+		m.BootDuration.Set(time.Since(start).Seconds())
+		log.Info("node ready", "node_id", cfg.NodeID, "boot_seconds", time.Since(start).Seconds())
+	}()
+	ready := func() (bool, string) {
+		leader, _ := ms.Leader()
+		switch {
+		case leader == "":
+			return false, "no Raft leader known"
+		case !ms.AppliedCaughtUp():
+			return false, "metastore replica not caught up"
+		case !startupDone.Load():
+			return false, "startup reconcile not done"
+		}
+		return true, ""
+	}
+	go watchRaft(ctx, ms, m)
+
+	var authn httpapi.Authenticator
+	if cfg.Security.Enabled {
+		a, err := auth.NewStatic(auth.AdminUser, cfg.Security.AdminPassword)
+		if err != nil {
+			return err
+		}
+		authn = a
+		if cfg.Security.AdminPasswordGenerated {
+			log.Warn("generated the admin password; set NARAD_ADMIN_PASSWORD to choose it",
+				"user", auth.AdminUser, "password", cfg.Security.AdminPassword)
+		}
+	}
+	api := httpapi.New(b, m, authn, ready, log.With("component", "http"))
+	return serveHTTP(ctx, cfg, api, log)
+}
+
+// serveHTTP serves until ctx ends, then drains within the grace period.
+func serveHTTP(ctx context.Context, cfg config.Config, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fmt.Errorf("http listener: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
+		IdleTimeout: cfg.HTTP.IdleTimeout, ReadHeaderTimeout: cfg.HTTP.ReadTimeout}
+	if cfg.HTTP.PprofAddr != "" {
+		go servePprof(cfg.HTTP.PprofAddr, log)
+	}
+	log.Info("serving the client API", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining HTTP", "grace", cfg.HTTP.ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.HTTP.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("HTTP drain cut short", "err", err)
+		srv.Close()
+	}
+	return nil
+}
+
+func servePprof(addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	log.Warn("pprof listener is unauthenticated", "addr", addr)
+	if err := http.ListenAndServe(addr, mux); err != nil {
+		log.Error("pprof listener", "err", err)
+	}
+}
+
+// advertise derives the Raft address peers dial: the configured one, or
+// loopback with the cluster port when binding every interface on a node
+// with no peers (nobody else dials it).
+func advertise(c config.ClusterConfig) string {
+	if c.Advertise != "" {
+		return c.Advertise
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
+		return ""
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// discarder drops WAL records of a topic only when it is absent here, the
+// replica is caught up, and the leader confirms it is gone.
+func discarder(ms *meta.Store) dispatch.Discarder {
+	return func(ctx context.Context, topic string) bool {
+		if _, ok := ms.Topic(topic); ok || !ms.AppliedCaughtUp() {
+			return false
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		exists, _, err := ms.ConfirmTopic(cctx, topic, "")
+		return err == nil && !exists
+	}
+}
+
+func watchRaft(ctx context.Context, ms *meta.Store, m *metrics.Metrics) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if ms.IsLeader() {
+				m.RaftIsLeader.Set(1)
+			} else {
+				m.RaftIsLeader.Set(0)
+			}
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/client"
+)
+
+// naradBin is the binary under test, built once by TestMain.
+var naradBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "narad-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	naradBin = filepath.Join(dir, "narad")
+	build := exec.Command("go", "build", "-o", naradBin, "github.com/narad-io/narad/cmd/narad")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building narad:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// node is one narad process with a stable identity, ports and data
+// directory across restarts.
+type node struct {
+	t       testing.TB
+	id      string
+	dir     string
+	http    string
+	cluster string
+	env     []string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	logs *lockedBuffer
+	done chan struct{}
+
+	c *client.Client
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startNode starts a single node with security off; extra is NARAD_*=v
+// settings for this test.
+func startNode(t testing.TB, extra ...string) *node {
+	t.Helper()
+	n := &node{t: t, id: "node-1", dir: t.TempDir(), http: freeAddr(t), cluster: freeAddr(t), env: extra}
+	n.c = client.New("http://"+n.http, "", "", &http.Client{Timeout: 30 * time.Second})
+	n.start()
+	t.Cleanup(func() {
+		n.stopWith(syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("logs of %s:\n%s", n.id, tail(n.logs.String(), 4000))
+		}
+	})
+	return n
+}
+
+func (n *node) start() {
+	n.t.Helper()
+	cmd := exec.Command(naradBin, "serve")
+	cmd.Env = append(os.Environ(),
+		"NARAD_NODE_ID="+n.id,
+		"NARAD_HTTP_ADDR="+n.http,
+		"NARAD_CLUSTER_ADDR="+n.cluster,
+		"NARAD_DATA_DIR="+filepath.Join(n.dir, "data"),
+		"NARAD_SECURITY_ENABLED=false",
+		"NARAD_LOG_FORMAT=text",
+		"NARAD_LOG_LEVEL=warn",
+	)
+	cmd.Env = append(cmd.Env, n.env...)
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		n.t.Fatalf("start narad: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	n.mu.Lock()
+	n.cmd, n.logs, n.done = cmd, logs, done
+	n.mu.Unlock()
+	n.waitReady()
+}
+
+func (n *node) waitReady() {
+	n.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-n.done:
+			n.t.Fatalf("narad exited during start:\n%s", tail(n.logs.String(), 4000))
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := n.c.Readyz(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n.t.Fatalf("narad not ready within 30s:\n%s", tail(n.logs.String(), 4000))
+}
+
+// kill sends SIGKILL: no cleanup of any kind runs in the process.
+func (n *node) kill() { n.stopWith(syscall.SIGKILL) }
+
+// stop sends SIGTERM and waits for the graceful shutdown.
+func (n *node) stop() { n.stopWith(syscall.SIGTERM) }
+
+func (n *node) stopWith(sig syscall.Signal) {
+	n.mu.Lock()
+	cmd, done := n.cmd, n.done
+	n.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		n.t.Errorf("narad did not exit within 30s of %v", sig)
+	}
+}
+
+func (n *node) restart() {
+	n.t.Helper()
+	n.start()
+}
+
+func (n *node) url(path string) string { return "http://" + n.http + path }
+
+// do sends a raw request and returns status and body.
+func (n *node) do(method, path, contentType string, body []byte) (int, []byte, http.Header) {
+	n.t.Helper()
+	req, err := http.NewRequest(method, n.url(path), bytes.NewReader(body))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		n.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, resp.Header
+}
+
+// metric returns the value of one Prometheus series (exact line match on
+// name and labels), or -1 if absent.
+func (n *node) metric(series string) float64 {
+	n.t.Helper()
+	_, body, _ := n.do("GET", "/metrics", "", nil)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			var v float64
+			fmt.Sscanf(strings.TrimPrefix(line, series+" "), "%g", &v)
+			return v
+		}
+	}
+	return -1
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
