@@ -1,0 +1,135 @@
+package meta
+
+import (
+	"slices"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// topicCache is a decoded, immutable copy of the topics and assignments
+// domains at one pair of versions. It is never modified: a change publishes
+// a new fsmState without it, and the next reader builds a fresh one. The
+// hot path (Topic, Owner) is therefore one atomic load plus a map lookup
+// while nothing changes.
+//
+// Records handed out share their slices (Schema, Children, AttachOffsets)
+// with the cache: callers must treat them as read-only.
+type topicCache struct {
+	sorted []Topic        // by name
+	index  map[string]int // name → position in sorted
+	assign [][]Assignment // parallel to sorted; index = partition
+	vTop   uint64         // versions this cache was built at
+	vAsg   uint64
+}
+
+var emptyCache = &topicCache{index: map[string]int{}}
+
+// cache returns the topic cache for the current state, building it on first
+// use after a change.
+func (f *fsm) cache() *topicCache {
+	st := f.state.Load()
+	if c := st.cache; c != nil {
+		return c
+	}
+	c, err := f.buildCache()
+	if err != nil {
+		// A decode failure means a damaged fsm.db; answer from nothing
+		// rather than half a state, and do not install it.
+		f.log.Error("metastore: build topic cache", "err", err)
+		return emptyCache
+	}
+	// Install only if the state we started from is still current and the
+	// cache was read at its versions. Apply commits before it publishes a
+	// new state, so a cache read at older versions than st cannot occur; a
+	// newer one (a commit not yet published) is used once but not kept.
+	if c.vTop == st.v.Topics && c.vAsg == st.v.Assignments {
+		ns := *st
+		ns.cache = c
+		f.state.CompareAndSwap(st, &ns)
+	}
+	return c
+}
+
+func (f *fsm) buildCache() (*topicCache, error) {
+	c := &topicCache{}
+	err := f.view(func(tx *bolt.Tx) error {
+		v := loadVersions(tx)
+		c.vTop, c.vAsg = v.Topics, v.Assignments
+		b := tx.Bucket(bucketTopics)
+		c.index = make(map[string]int)
+		// bbolt iterates keys in byte order, which is the sort order.
+		return b.ForEach(func(k, raw []byte) error {
+			t, err := decodeTopic(k, raw)
+			if err != nil {
+				return err
+			}
+			as, err := readAssignments(tx, t.Name)
+			if err != nil {
+				return err
+			}
+			c.index[t.Name] = len(c.sorted)
+			c.sorted = append(c.sorted, t)
+			c.assign = append(c.assign, as)
+			return nil
+		})
+	})
+	return c, err
+}
+
+// Topic returns the named topic from the version-keyed cache. Slices in the
+// record are shared and must not be modified.
+func (s *Store) Topic(name string) (Topic, bool) {
+	c := s.fsm.cache()
+	i, ok := c.index[name]
+	if !ok {
+		return Topic{}, false
+	}
+	return c.sorted[i], true
+}
+
+// Topics returns every topic sorted by name. The slice is the caller's; the
+// records' own slices are shared, as with Topic.
+func (s *Store) Topics() []Topic {
+	return slices.Clone(s.fsm.cache().sorted)
+}
+
+// ListTopics returns up to limit topics whose names sort after `after`
+// (keyset pagination), and the token for the next page: the last name
+// returned, or "" when no topic follows. limit ≤ 0 means 100.
+func (s *Store) ListTopics(after string, limit int) (page []Topic, next string) {
+	if limit <= 0 {
+		limit = 100
+	}
+	all := s.fsm.cache().sorted
+	start := sort.Search(len(all), func(i int) bool { return all[i].Name > after })
+	end := min(start+limit, len(all))
+	page = slices.Clone(all[start:end])
+	if end < len(all) && len(page) > 0 {
+		next = page[len(page)-1].Name
+	}
+	return page, next
+}
+
+// Assignments returns the topic's placements, index = partition; an entry
+// with an empty Owner is not placed yet. Nil if the topic does not exist.
+func (s *Store) Assignments(topic string) []Assignment {
+	c := s.fsm.cache()
+	i, ok := c.index[topic]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(c.assign[i])
+}
+
+// Owner returns the node serving topic/partition; false if the topic or
+// partition does not exist or the partition is not placed yet.
+func (s *Store) Owner(topic string, partition int) (string, bool) {
+	c := s.fsm.cache()
+	i, ok := c.index[topic]
+	if !ok || partition < 0 || partition >= len(c.assign[i]) {
+		return "", false
+	}
+	o := c.assign[i][partition].Owner
+	return o, o != ""
+}

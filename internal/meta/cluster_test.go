@@ -1,0 +1,103 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// fakeConfirmer records its calls and answers as told.
+type fakeConfirmer struct {
+	mu                  sync.Mutex
+	calls               []string
+	exists, epochActive bool
+	err                 error
+}
+
+func (c *fakeConfirmer) ConfirmTopic(_ context.Context, leaderID, leaderAddr, name, epoch string) (bool, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" "+name+"/"+epoch)
+	return c.exists, c.epochActive, c.err
+}
+
+// A two-member cluster: n1 bootstraps, n2 starts join-only and n1 adds it
+// (the cluster package will do this through its join RPC).
+func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
+	ctx := testCtx(t)
+	leader := newLeader(t)
+
+	o2 := testOptions(t.TempDir(), "127.0.0.1:0")
+	o2.NodeID, o2.Bootstrap = "n2", false
+	o2.HeartbeatTimeout, o2.ElectionTimeout, o2.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
+	follower, err := Open(o2)
+	must(t, err)
+	t.Cleanup(func() { _ = follower.Close() })
+
+	// Join-only and alone: no leader, no writes, no confirmation.
+	if follower.AppliedCaughtUp() {
+		t.Fatal("a node with no leader claims to be caught up")
+	}
+	err = follower.CreateTopic(ctx, plainTopic("x", 1), nil, nil)
+	var nle *NotLeaderError
+	if !errors.As(err, &nle) || nle.LeaderAddr != "" {
+		t.Fatalf("write without a leader: %v", err)
+	}
+	if _, _, err := follower.ConfirmTopic(ctx, "x", ""); !errors.Is(err, ErrNotConfirmed) {
+		t.Fatalf("confirm without a leader: %v", err)
+	}
+
+	must(t, leader.raft.AddVoter("n2", raft.ServerAddress(follower.RaftAddr()), 0, 5*time.Second).Error())
+	waitFor(t, "follower sees the leader", func() bool { id, _ := follower.Leader(); return id == "n1" })
+	must(t, leader.CreateTopic(ctx, plainTopic("orders", 2), nil, nil))
+	waitFor(t, "replication", func() bool { _, ok := follower.Topic("orders"); return ok })
+	waitFor(t, "follower caught up", follower.AppliedCaughtUp)
+	if follower.Versions() != leader.Versions() {
+		t.Fatalf("versions differ: %+v vs %+v", follower.Versions(), leader.Versions())
+	}
+
+	// A follower's write names the leader, for forwarding.
+	err = follower.DeleteTopic(ctx, "orders")
+	if !errors.As(err, &nle) || nle.LeaderID != "n1" || nle.LeaderAddr != leader.RaftAddr() {
+		t.Fatalf("follower write: %v", err)
+	}
+	if !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("not ErrNotLeader: %v", err)
+	}
+	if err := follower.Barrier(ctx); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("follower barrier: %v", err)
+	}
+
+	// Confirmation: no Confirmer → an error, never a "gone".
+	ex, cur, err := follower.ConfirmTopic(ctx, "orders", "")
+	if !errors.Is(err, ErrNotConfirmed) || ex || cur {
+		t.Fatalf("confirm without confirmer = %v %v %v", ex, cur, err)
+	}
+	// With one, it is asked about the leader.
+	fc := &fakeConfirmer{exists: true}
+	follower.SetConfirmer(fc)
+	ex, cur, err = follower.ConfirmTopic(ctx, "orders", "e9")
+	if err != nil || !ex || cur {
+		t.Fatalf("confirm via confirmer = %v %v %v", ex, cur, err)
+	}
+	want := []string{"n1@" + leader.RaftAddr() + " orders/e9"}
+	if !slices.Equal(fc.calls, want) {
+		t.Fatalf("confirmer calls = %v, want %v", fc.calls, want)
+	}
+	// A failing confirmer is "could not confirm".
+	fc.err = errors.New("rpc down")
+	if _, _, err := follower.ConfirmTopic(ctx, "orders", ""); !errors.Is(err, ErrNotConfirmed) {
+		t.Fatalf("failing confirmer: %v", err)
+	}
+	// The leader-only entry point refuses on a follower.
+	if _, _, err := follower.ConfirmTopicAsLeader(ctx, "orders", ""); !errors.Is(err, ErrNotConfirmed) || !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("ConfirmTopicAsLeader on a follower: %v", err)
+	}
+
+	must(t, follower.Close())
+}

@@ -1,0 +1,171 @@
+package meta
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Op is a command's op code, the first byte of a Raft log entry. Op codes are
+// part of the replicated log's format: never renumber or reuse one.
+type Op uint8
+
+const (
+	OpCreateTopic    Op = 1
+	OpUpdateTopic    Op = 2
+	OpDeleteTopic    Op = 3
+	OpAttach         Op = 4
+	OpDetach         Op = 5
+	OpSetAssignments Op = 6
+	OpUpsertMember   Op = 7
+	// Reserved for the cluster and auth work: users, schemas, move flips.
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpCreateTopic:
+		return "create-topic"
+	case OpUpdateTopic:
+		return "update-topic"
+	case OpDeleteTopic:
+		return "delete-topic"
+	case OpAttach:
+		return "attach"
+	case OpDetach:
+		return "detach"
+	case OpSetAssignments:
+		return "set-assignments"
+	case OpUpsertMember:
+		return "upsert-member"
+	}
+	return fmt.Sprintf("op-%d", uint8(o))
+}
+
+// Command is one metastore write: an op code and its JSON payload. Its
+// encoded form (Encode) is what Raft replicates and what the cluster layer
+// forwards to the leader.
+type Command struct {
+	Op      Op
+	Payload json.RawMessage
+}
+
+// NewCommand encodes payload as the command's JSON payload.
+func NewCommand(op Op, payload any) (Command, error) {
+	js, err := json.Marshal(payload)
+	if err != nil {
+		// Only a malformed json.RawMessage (a schema) can fail here.
+		return Command{}, fmt.Errorf("meta: encode %s: %w: %v", op, ErrInvalid, err)
+	}
+	return Command{Op: op, Payload: js}, nil
+}
+
+// Encode returns the wire form: the op byte followed by the payload.
+func (c Command) Encode() []byte {
+	b := make([]byte, 1+len(c.Payload))
+	b[0] = byte(c.Op)
+	copy(b[1:], c.Payload)
+	return b
+}
+
+// DecodeCommand parses Encode's output. The payload aliases b.
+func DecodeCommand(b []byte) (Command, error) {
+	if len(b) < 1 {
+		return Command{}, invalidf("empty command")
+	}
+	return Command{Op: Op(b[0]), Payload: b[1:]}, nil
+}
+
+// Payloads, one per op. Field names are part of the log format.
+
+// CreateTopicCmd creates a topic with its initial placements and, optionally,
+// attaches it to a parent in the same step (all or nothing).
+type CreateTopicCmd struct {
+	Topic       Topic        `json:"topic"`
+	Assignments []Assignment `json:"assignments,omitempty"`
+	Attach      *AttachSpec  `json:"attach,omitempty"`
+}
+
+// TopicUpdate alters a topic. Nil fields are left unchanged. Partitions may
+// only grow; Assignments may place the added partitions only.
+type TopicUpdate struct {
+	Name string `json:"name"`
+	// IfVersion, when non-zero, makes the update a compare-and-swap on
+	// Topic.Version: ErrConflict if the record changed since it was read.
+	IfVersion           uint64          `json:"if_version,omitempty"`
+	RetentionMs         *int64          `json:"retention_ms,omitempty"`
+	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms,omitempty"`
+	MaxInFlight         *int            `json:"max_in_flight_per_partition,omitempty"`
+	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition,omitempty"`
+	Schema              json.RawMessage `json:"schema,omitempty"`
+	ClearSchema         bool            `json:"clear_schema,omitempty"`
+	Partitions          *int            `json:"partitions,omitempty"`
+	Assignments         []Assignment    `json:"assignments,omitempty"`
+}
+
+// DeleteTopicCmd deletes a topic, its assignments and its links.
+type DeleteTopicCmd struct {
+	Name string `json:"name"`
+}
+
+// AttachCmd links Child under the parent named in the spec.
+type AttachCmd struct {
+	Child string `json:"child"`
+	AttachSpec
+}
+
+// DetachCmd removes the link Parent → Child. A non-empty Epoch must match
+// the child's current attach epoch (ErrConflict otherwise), so a stale
+// detach cannot undo a newer attach.
+type DetachCmd struct {
+	Parent string `json:"parent"`
+	Child  string `json:"child"`
+	Epoch  string `json:"epoch,omitempty"`
+}
+
+// SetAssignmentsCmd replaces the given partitions' placements.
+type SetAssignmentsCmd struct {
+	Assignments []Assignment `json:"assignments"`
+}
+
+// UpsertMemberCmd creates or replaces a member record.
+type UpsertMemberCmd struct {
+	Member Member `json:"member"`
+}
+
+// handler applies one op's payload inside a write transaction. It returns an
+// outcome error (ErrExists, ErrNotFound, ErrConflict, ErrInvalid, wrapped) to
+// refuse the command, or another error for a storage failure.
+type handler func(a *applyTx, payload json.RawMessage) error
+
+// handlers is the op table. Adding a command family means adding an op, a
+// payload type and an entry here; the FSM needs no other change.
+var handlers = map[Op]handler{
+	OpCreateTopic:    applyCreateTopic,
+	OpUpdateTopic:    applyUpdateTopic,
+	OpDeleteTopic:    applyDeleteTopic,
+	OpAttach:         applyAttach,
+	OpDetach:         applyDetach,
+	OpSetAssignments: applySetAssignments,
+	OpUpsertMember:   applyUpsertMember,
+}
+
+// decodePayload is strict about unknown fields so that a payload written by
+// a newer binary is refused rather than half applied.
+func decodePayload(op Op, payload json.RawMessage, v any) error {
+	if err := strictUnmarshal(payload, v); err != nil {
+		return invalidf("%s payload: %v", op, err)
+	}
+	return nil
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the payload")
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Confirmer asks a remote leader for a leader confirmation. The cluster
+// layer implements it with the node RPC, whose server side calls
+// ConfirmTopicAsLeader on the leader.
+type Confirmer interface {
+	ConfirmTopic(ctx context.Context, leaderID, leaderAddr, name, epoch string) (exists, epochCurrent bool, err error)
+}
+
+type confirmerBox struct{ c Confirmer }
+
+// SetConfirmer installs the remote confirmation path. The node RPC starts
+// after the metastore (06-cluster.md boot order), hence a setter.
+func (s *Store) SetConfirmer(c Confirmer) {
+	if c == nil {
+		s.confirmer.Store(nil)
+		return
+	}
+	s.confirmer.Store(&confirmerBox{c: c})
+}
+
+// ConfirmTopic asks the leader whether topic name exists and, when epoch is
+// non-empty, whether epoch is its current attach epoch. Only a nil error is
+// a definitive answer that may authorise destroying data; any error wraps
+// ErrNotConfirmed and means "keep the data, ask again later".
+//
+// On the leader itself it passes a barrier and re-reads the database
+// (barrier rule); elsewhere it asks the leader through the Confirmer.
+func (s *Store) ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error) {
+	if s.IsLeader() {
+		return s.ConfirmTopicAsLeader(ctx, name, epoch)
+	}
+	box := s.confirmer.Load()
+	if box == nil {
+		return false, false, fmt.Errorf("meta: confirm topic %q: %w: not the leader and no confirmer", name, ErrNotConfirmed)
+	}
+	id, addr := s.Leader()
+	if addr == "" {
+		return false, false, fmt.Errorf("meta: confirm topic %q: %w: no leader known", name, ErrNotConfirmed)
+	}
+	exists, epochCurrent, err = box.c.ConfirmTopic(ctx, id, addr, name, epoch)
+	if err != nil {
+		return false, false, fmt.Errorf("meta: confirm topic %q with %s: %w: %w", name, id, ErrNotConfirmed, err)
+	}
+	return exists, epochCurrent, nil
+}
+
+// ConfirmTopicAsLeader answers a confirmation on this node, which must be
+// the leader: barrier, then a fresh read of fsm.db (not the cache). It never
+// forwards, so a confirmation RPC cannot bounce between nodes.
+func (s *Store) ConfirmTopicAsLeader(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error) {
+	if err := s.Barrier(ctx); err != nil {
+		return false, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+	}
+	var t Topic
+	err = s.fsm.view(func(tx *bolt.Tx) error {
+		var err error
+		t, exists, err = readTopic(tx, name)
+		return err
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+	}
+	return exists, exists && epoch != "" && t.AttachEpoch == epoch, nil
+}

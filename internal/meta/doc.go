@@ -1,0 +1,46 @@
+// Package meta is Narad's metastore: the cluster's shared metadata, replicated
+// with Raft (hashicorp/raft) and applied into a bbolt database on every node.
+//
+// It owns the domains topics (configuration, schema, fan-out links),
+// assignments (partition → owner, target), members, and reserves users and
+// schemas for the packages that will fill them. Every write is one Command
+// (an op code plus a JSON payload) committed through Raft and applied
+// identically on every node; reads are served locally from the node's own
+// replica.
+//
+// Invariants kept here:
+//
+//   - Apply is deterministic. A command is validated inside Apply against the
+//     state it is applied to, so of two racing proposals at most one wins and
+//     every node agrees on which. Apply never reads the clock or iterates a map
+//     to decide anything; timestamps travel inside the command.
+//   - A command that fails validation changes nothing, not even the applied
+//     index: re-applying it on the same state fails the same way, so a replay
+//     after a crash is harmless.
+//   - Each domain has a version counter equal to the Raft index of the last
+//     command that changed it. Raft indexes only grow, so the maximum over
+//     several domains (LatestDomainVersion) moves whenever any of them moves.
+//     Counters are stored in the FSM database, so they survive restarts,
+//     snapshots and restores.
+//   - Fan-out links are symmetric: a child's Parent names a topic whose
+//     Children lists the child, and vice versa. There are no chains (a parent
+//     is never a child, a child never has children) and a parent has at most
+//     MaxChildren children.
+//   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
+//     decoded records sit in an immutable cache that is replaced, never
+//     mutated, when the topics or assignments version moves.
+//
+// On-disk layout under Options.Dir:
+//
+//	raft.db     Raft log and stable store (raft-boltdb)
+//	snapshots/  Raft file snapshots, the newest two retained
+//	fsm.db      the applied state (bbolt)
+//
+// fsm.db is kept across restarts and records the index of the last command it
+// applied, in the same transaction as the change; Raft's replay of entries at
+// or below that index is skipped. So a restarted node serves its last applied
+// state at once, before any leader is elected. fsm.db is derived data: if it
+// is missing, or older than the newest snapshot, Open restores it from that
+// snapshot and Raft replays the log after it. Deleting fsm.db while the node
+// is stopped is always safe.
+package meta

@@ -1,0 +1,94 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+const (
+	// barrierTimeout bounds a barrier (06-cluster.md numbers).
+	barrierTimeout = 5 * time.Second
+	// caughtUpFreshness: a follower is caught up only if it heard from the
+	// leader this recently.
+	caughtUpFreshness = 5 * time.Second
+	// leaderPoll is WaitLeader's polling period.
+	leaderPoll = 10 * time.Millisecond
+)
+
+// IsLeader reports whether this node is the Raft leader now.
+func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// Leader returns the current leader's ID and Raft address; empty when no
+// leader is known.
+func (s *Store) Leader() (id, addr string) {
+	a, i := s.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// WaitLeader waits until some leader (this node or another) is known.
+func (s *Store) WaitLeader(ctx context.Context) error {
+	t := time.NewTicker(leaderPoll)
+	defer t.Stop()
+	for {
+		if s.closed.Load() {
+			return ErrClosed
+		}
+		if _, addr := s.Leader(); addr != "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("meta: wait for a leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// AppliedCaughtUp reports whether the local replica may be trusted as
+// current: a leader is known, this node heard from it within 5 s (or is
+// it), and everything it knows to be committed has been applied.
+//
+// Raft counts an entry applied once it is handed to the FSM goroutine, so
+// the last few entries may still be in flight; destructive decisions use
+// ConfirmTopic, which waits on a barrier, not this.
+func (s *Store) AppliedCaughtUp() bool {
+	if s.closed.Load() {
+		return false
+	}
+	switch s.raft.State() {
+	case raft.Leader:
+	case raft.Follower:
+		if _, addr := s.Leader(); addr == "" {
+			return false
+		}
+		if time.Since(s.raft.LastContact()) > caughtUpFreshness {
+			return false
+		}
+	default:
+		return false
+	}
+	return s.raft.AppliedIndex() >= s.raft.CommitIndex()
+}
+
+// Barrier waits until every entry committed before it has been applied to
+// the local FSM. Leader only; bounded by 5 s and ctx. Winning an election
+// proves the log, not the applied state: a leader trusts its replica for a
+// destructive decision only after a barrier (06-cluster.md, barrier rule).
+func (s *Store) Barrier(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if !s.IsLeader() {
+		return s.notLeader()
+	}
+	ctx, cancel := context.WithTimeout(ctx, barrierTimeout)
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	if err := waitFuture(ctx, s.raft.Barrier(time.Until(dl))); err != nil {
+		return s.raftErr("barrier", err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package meta
+
+import "encoding/json"
+
+// MaxChildren is the most fan-out children one parent may have (05-fanout.md).
+const MaxChildren = 108
+
+// delayRetentionFloorMs is the margin a delay child's parent must retain
+// beyond the delay: retention ≥ delay + 1 h, or 0 (keep forever).
+const delayRetentionFloorMs = 3_600_000
+
+// Topic is a topic's metadata record. JSON names are the HTTP API's.
+//
+// The link fields (Parent, AttachEpoch, AttachOffsets, FanoutDelayMs,
+// Children) are owned by the metastore: they change only through attach,
+// detach and delete commands, which keep both ends of a link consistent.
+type Topic struct {
+	Name                string          `json:"name"`
+	Partitions          int             `json:"partitions"`
+	RetentionMs         int64           `json:"retention_ms"`
+	VisibilityTimeoutMs int64           `json:"visibility_timeout_ms"`
+	MaxInFlight         int             `json:"max_in_flight_per_partition"`
+	MaxAckedAhead       int             `json:"max_acked_ahead_per_partition"`
+	Schema              json.RawMessage `json:"schema,omitempty"`
+	CreatedAt           int64           `json:"created_at"`      // unix seconds
+	Owner               string          `json:"owner,omitempty"` // creating user
+
+	// Fan-out link, set when this topic is a child.
+	Parent        string   `json:"parent,omitempty"`
+	AttachEpoch   string   `json:"attach_epoch,omitempty"`
+	AttachOffsets []uint64 `json:"attach_offsets,omitempty"`
+	FanoutDelayMs int64    `json:"fanout_delay_ms,omitempty"`
+	Children      []string `json:"children,omitempty"` // sorted
+
+	// Version is the Raft index of the last change to this record; it is
+	// stored beside the JSON, not in it, and serves compare-and-swap updates.
+	Version uint64 `json:"-"`
+}
+
+// Assignment places one partition. Owner serves it now; Target, when set, is
+// where a move will take it. An empty Owner means not placed yet (placement
+// may be deferred, 06-cluster.md anti-affinity).
+type Assignment struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Owner     string `json:"owner"`
+	Target    string `json:"target,omitempty"`
+}
+
+// Member states.
+const (
+	MemberAlive = "alive"
+	MemberDead  = "dead"
+)
+
+// Member is a node's record in the cluster.
+type Member struct {
+	ID              string `json:"id"`
+	RaftAddr        string `json:"raft_addr"`
+	RPCAddr         string `json:"rpc_addr,omitempty"`
+	HTTPAddr        string `json:"http_addr,omitempty"`
+	LastHeartbeatMs int64  `json:"last_heartbeat_ms"`
+	State           string `json:"state"` // MemberAlive or MemberDead
+	Draining        bool   `json:"draining,omitempty"`
+}
+
+// routingEqual reports whether two records route traffic the same way. Only
+// heartbeat timestamps and the drain flag may differ (they do not count
+// towards LatestDomainVersion, 05-fanout.md F3).
+func (m Member) routingEqual(o Member) bool {
+	return m.ID == o.ID && m.RaftAddr == o.RaftAddr && m.RPCAddr == o.RPCAddr &&
+		m.HTTPAddr == o.HTTPAddr && m.State == o.State
+}
+
+// AttachSpec describes a fan-out link from the child's side: which parent,
+// the attach epoch (F12), the attach point per parent partition (F13), and
+// the fixed delivery delay.
+type AttachSpec struct {
+	Parent        string   `json:"parent"`
+	Epoch         string   `json:"epoch"`
+	AttachOffsets []uint64 `json:"attach_offsets,omitempty"`
+	DelayMs       int64    `json:"delay_ms,omitempty"`
+}
