@@ -54,55 +54,86 @@ type bucketKey struct {
 }
 
 type bucket struct {
-	key  bucketKey
-	recs []storage.Record
-	done bool
+	key    bucketKey
+	recs   []storage.Record
+	minSeq uint64 // lowest WAL seq among recs: the checkpoint may not pass it
 }
 
-// Run dispatches until ctx ends. It returns after the last in-flight
-// commit finished, with the checkpoint as far as it safely got.
+// Run dispatches until ctx ends.
+//
+// Failing destinations do not block the others: a bucket whose commit
+// fails stays pending (in memory, with the lowest WAL seq it holds) while
+// later windows keep committing everything else; later records for a
+// pending destination join its bucket, so per-destination order holds.
+// The checkpoint advances only to the lowest pending seq, and reading runs
+// at most lookahead windows past it.
 func (d *Dispatcher) Run(ctx context.Context) {
 	if d.Backoff <= 0 {
 		d.Backoff = retryBackoff
 	}
 	next := d.WAL.Checkpoint()
 	window := windowBase
-	lastCheckpoint := time.Now()
+	pending := map[bucketKey]*bucket{}
+	var lastRetry, lastCheckpoint time.Time
 	for ctx.Err() == nil {
 		ch := d.WAL.Notify()
-		recs, err := d.WAL.Read(next, window, maxWindowBytes)
-		if err != nil {
-			d.Logger.Error("dispatch: read ingress WAL", "from", next, "err", err)
-			d.Metrics.Errors.WithLabelValues("dispatch", "wal_read").Inc()
-			sleep(ctx, d.Backoff)
+		safe := next
+		for _, b := range pending {
+			safe = min(safe, b.minSeq)
+		}
+		if safe > d.WAL.Checkpoint() && (time.Since(lastCheckpoint) >= checkpointEvery || len(pending) == 0) {
+			d.checkpoint(safe)
+			lastCheckpoint = time.Now()
+		}
+		if len(pending) > 0 && time.Since(lastRetry) >= d.Backoff {
+			d.commitAll(ctx, pending)
+			lastRetry = time.Now()
 			continue
 		}
-		d.Metrics.DispatchPending.Set(float64(d.WAL.LastSeq() + 1 - next))
+		var recs []wal.Record
+		if next-safe < lookahead*uint64(window) {
+			var err error
+			if recs, err = d.WAL.Read(next, window, maxWindowBytes); err != nil {
+				d.Logger.Error("dispatch: read ingress WAL", "from", next, "err", err)
+				d.Metrics.Errors.WithLabelValues("dispatch", "wal_read").Inc()
+				sleep(ctx, d.Backoff)
+				continue
+			}
+		}
+		d.Metrics.DispatchPending.Set(float64(d.WAL.LastSeq() + 1 - safe))
 		d.Metrics.IngressWALBytes.Set(float64(d.WAL.SizeBytes()))
 		if len(recs) == 0 {
-			if next != d.WAL.Checkpoint() {
-				d.checkpoint(next)
-				lastCheckpoint = time.Now()
+			wait := idlePoll
+			if len(pending) > 0 {
+				wait = min(wait, time.Until(lastRetry.Add(d.Backoff)))
 			}
 			select {
 			case <-ctx.Done():
 			case <-ch:
-			case <-time.After(idlePoll):
+			case <-time.After(max(wait, time.Millisecond)):
 			}
 			continue
 		}
-		buckets := bucketize(recs)
-		if !d.commitAll(ctx, buckets) {
-			return // cancelled: the checkpoint stays before this window
+		fresh := map[bucketKey]*bucket{}
+		for _, b := range bucketize(recs) {
+			if p, ok := pending[b.key]; ok {
+				p.recs = append(p.recs, b.recs...) // keep the destination's order behind its stuck records
+				continue
+			}
+			fresh[b.key] = b
+		}
+		window = min(max(perPartition*len(fresh), windowBase), windowCap)
+		for k, b := range d.commitAll(ctx, fresh) {
+			pending[k] = b
+			if len(pending) == 1 {
+				lastRetry = time.Now()
+			}
 		}
 		next = recs[len(recs)-1].Seq + 1
-		window = min(max(perPartition*len(buckets), windowBase), windowCap)
-		if time.Since(lastCheckpoint) >= checkpointEvery {
-			d.checkpoint(next)
-			lastCheckpoint = time.Now()
-		}
 	}
 }
+
+const lookahead = 16
 
 func (d *Dispatcher) checkpoint(seq uint64) {
 	if err := d.WAL.SetCheckpoint(seq); err != nil {
@@ -121,46 +152,39 @@ func bucketize(recs []wal.Record) []*bucket {
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, &bucket{key: k})
+			out = append(out, &bucket{key: k, minSeq: r.Seq})
 		}
 		out[i].recs = append(out[i].recs, storage.Record{Key: r.Key, Payload: r.Payload})
 	}
 	return out
 }
 
-// commitAll commits every bucket, retrying failing ones (and only those)
-// until each is committed or discarded. False if ctx ended first.
-func (d *Dispatcher) commitAll(ctx context.Context, buckets []*bucket) bool {
-	for {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, parallel)
-		failed := 0
-		var mu sync.Mutex
-		for _, b := range buckets {
-			if b.done {
-				continue
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func(b *bucket) {
-				defer func() { <-sem; wg.Done() }()
-				if d.commitOne(ctx, b) {
-					b.done = true
-					return
-				}
-				mu.Lock()
-				failed++
-				mu.Unlock()
-			}(b)
-		}
-		wg.Wait()
-		if failed == 0 {
-			return true
-		}
-		if !sleep(ctx, d.Backoff) {
-			return false
+// commitAll commits every bucket once, up to parallel at a time, removes
+// the committed ones from buckets and returns it (the failed ones).
+func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucket) map[bucketKey]*bucket {
+	var wg sync.WaitGroup
+	keys := make([]bucketKey, 0, len(buckets))
+	list := make([]*bucket, 0, len(buckets))
+	for k, b := range buckets {
+		keys, list = append(keys, k), append(list, b)
+	}
+	ok := make([]bool, len(list))
+	sem := make(chan struct{}, parallel)
+	for i, b := range list {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, b *bucket) {
+			defer func() { <-sem; wg.Done() }()
+			ok[i] = d.commitOne(ctx, b)
+		}(i, b)
+	}
+	wg.Wait()
+	for i, k := range keys {
+		if ok[i] {
+			delete(buckets, k) // by the map key: a reroute changes b.key
 		}
 	}
+	return buckets
 }
 
 // commitOne commits a bucket, or settles what cannot ever commit.

@@ -1,0 +1,182 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// fakeCommitter records commits and fails destinations on demand.
+type fakeCommitter struct {
+	mu      sync.Mutex
+	got     map[string][]string // "topic/p" -> payloads in commit order
+	calls   map[string]int
+	failing map[string]error
+}
+
+func newFake() *fakeCommitter {
+	return &fakeCommitter{got: map[string][]string{}, calls: map[string]int{}, failing: map[string]error{}}
+}
+
+func (f *fakeCommitter) Commit(_ context.Context, topic string, p int, recs []storage.Record) error {
+	k := fmt.Sprintf("%s/%d", topic, p)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[k]++
+	if err := f.failing[k]; err != nil {
+		return err
+	}
+	for _, r := range recs {
+		f.got[k] = append(f.got[k], string(r.Payload))
+	}
+	return nil
+}
+
+func (f *fakeCommitter) setFailing(k string, err error) {
+	f.mu.Lock()
+	f.failing[k] = err
+	f.mu.Unlock()
+}
+
+func (f *fakeCommitter) snapshot() (map[string][]string, map[string]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	got := map[string][]string{}
+	for k, v := range f.got {
+		got[k] = append([]string(nil), v...)
+	}
+	calls := map[string]int{}
+	for k, v := range f.calls {
+		calls[k] = v
+	}
+	return got, calls
+}
+
+type harness struct {
+	w      *wal.WAL
+	fc     *fakeCommitter
+	cancel context.CancelFunc
+	done   chan struct{}
+	gone   map[string]bool
+	mu     sync.Mutex
+}
+
+func start(t *testing.T) *harness {
+	t.Helper()
+	w, err := wal.Open(t.TempDir(), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{w: w, fc: newFake(), done: make(chan struct{}), gone: map[string]bool{}}
+	d := &Dispatcher{WAL: w, Commit: h.fc, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler),
+		Backoff:    20 * time.Millisecond,
+		Partitions: func(string) int { return 4 },
+		Discard: func(_ context.Context, topic string) bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.gone[topic]
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { defer close(h.done); d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-h.done; w.Close() })
+	return h
+}
+
+func (h *harness) append(t *testing.T, topic string, p int32, payloads ...string) {
+	t.Helper()
+	recs := make([]wal.Record, len(payloads))
+	for i, s := range payloads {
+		recs[i] = wal.Record{Topic: topic, Partition: p, Payload: []byte(s)}
+	}
+	if err := h.w.Append(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCommitsInOrderAndCheckpointsWhenIdle(t *testing.T) {
+	h := start(t)
+	h.append(t, "a", 0, "a0", "a1")
+	h.append(t, "b", 1, "b0")
+	h.append(t, "a", 0, "a2")
+	waitFor(t, "checkpoint past every record", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
+	got, _ := h.fc.snapshot()
+	if fmt.Sprint(got["a/0"]) != "[a0 a1 a2]" || fmt.Sprint(got["b/1"]) != "[b0]" {
+		t.Fatalf("committed %v", got)
+	}
+}
+
+// A failing destination is retried alone; healthy ones commit once, and
+// the checkpoint does not pass the failing records until they commit.
+func TestFailingBucketDoesNotBlockOrDuplicateOthers(t *testing.T) {
+	h := start(t)
+	h.fc.setFailing("a/0", apierr.Unavailable(time.Second, "owner down"))
+	h.append(t, "a", 0, "stuck")
+	h.append(t, "a", 1, "fine")
+	h.append(t, "b", 0, "also fine")
+	waitFor(t, "several retries of the failing bucket", func() bool {
+		_, calls := h.fc.snapshot()
+		return calls["a/0"] >= 3
+	})
+	got, calls := h.fc.snapshot()
+	if calls["a/1"] != 1 || calls["b/0"] != 1 || len(got["a/1"]) != 1 {
+		t.Fatalf("healthy buckets committed %d and %d times: %v", calls["a/1"], calls["b/0"], got)
+	}
+	if h.w.Checkpoint() > 1 {
+		t.Fatalf("checkpoint %d passed an uncommitted record", h.w.Checkpoint())
+	}
+	h.fc.setFailing("a/0", nil)
+	waitFor(t, "recovery", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
+	got, _ = h.fc.snapshot()
+	if fmt.Sprint(got["a/0"]) != "[stuck]" {
+		t.Fatalf("after recovery: %v", got["a/0"])
+	}
+}
+
+// Records of a topic that is not found are kept until the Discarder
+// (leader-confirmed absence) agrees they can go.
+func TestDiscardOnlyWhenConfirmed(t *testing.T) {
+	h := start(t)
+	h.fc.setFailing("gone/0", apierr.NotFound("topic %q does not exist", "gone"))
+	h.append(t, "gone", 0, "orphan")
+	waitFor(t, "retries", func() bool { _, c := h.fc.snapshot(); return c["gone/0"] >= 3 })
+	if h.w.Checkpoint() > 1 {
+		t.Fatalf("discarded without confirmation: checkpoint %d", h.w.Checkpoint())
+	}
+	h.mu.Lock()
+	h.gone["gone"] = true
+	h.mu.Unlock()
+	waitFor(t, "discard after confirmation", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
+}
+
+// A partition that no longer exists (topic recreated smaller) goes to a
+// sibling instead of blocking forever.
+func TestVanishedPartitionReroutes(t *testing.T) {
+	h := start(t)
+	h.fc.setFailing("r/6", apierr.BadRequest("partition 6 is out of range"))
+	h.append(t, "r", 6, "x")
+	waitFor(t, "reroute", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
+	got, _ := h.fc.snapshot()
+	if fmt.Sprint(got["r/2"]) != "[x]" {
+		t.Fatalf("rerouted to %v", got)
+	}
+}
