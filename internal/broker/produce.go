@@ -53,6 +53,12 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	if len(recs) == 0 {
 		return apierr.BadRequest("no records")
 	}
+	schemaOf := t
+	if t.Parent != "" {
+		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
+			schemaOf = p // a child inherits its parent's schema while attached
+		}
+	}
 	if len(recs) > MaxBatchRecords {
 		b.reject(topic, "too_large")
 		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
@@ -75,7 +81,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 			b.reject(topic, "bad_partition")
 			return apierr.BadRequest("%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, topic, t.Partitions)
 		}
-		if err := b.schemas.validate(t, r.Payload); err != nil {
+		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
 			b.reject(topic, "schema")
 			return fmt.Errorf("%s%w", where(i), err)
 		}

@@ -34,6 +34,7 @@ func (c *schemaCache) compile(raw json.RawMessage) (*schema.Schema, error) {
 }
 
 // validate checks a payload against the topic's schema, if it has one.
+// An attached child's schema is its parent's (the parent manages it).
 func (c *schemaCache) validate(t meta.Topic, payload []byte) error {
 	if !hasSchema(t.Schema) {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
@@ -90,10 +91,25 @@ func (b *Broker) validPartitions(v int) error {
 }
 
 // CreateTopic validates every field, applies defaults and commits the
-// topic with its partition assignments in one metastore command.
+// topic with its partition assignments in one metastore command. A topic
+// created with a parent goes through the fan-out engine (CreateChild),
+// which adds the attach to the same command.
 func (b *Broker) CreateTopic(ctx context.Context, req CreateTopicRequest, owner string) (TopicView, error) {
-	if err := ValidateTopicName(req.Name); err != nil {
+	if req.Parent != "" {
+		return TopicView{}, apierr.BadRequest("parent: creating a child needs the fan-out engine")
+	}
+	t, err := b.PrepareTopic(req, owner)
+	if err != nil {
 		return TopicView{}, err
+	}
+	return b.CommitTopic(ctx, t, nil)
+}
+
+// PrepareTopic validates a create request and returns the record to
+// commit, defaults applied. Link fields are left to the attach.
+func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, error) {
+	if err := ValidateTopicName(req.Name); err != nil {
+		return meta.Topic{}, err
 	}
 	t := meta.Topic{
 		Name:                req.Name,
@@ -107,65 +123,90 @@ func (b *Broker) CreateTopic(ctx context.Context, req CreateTopicRequest, owner 
 	}
 	if req.Partitions != 0 {
 		if err := b.validPartitions(req.Partitions); err != nil {
-			return TopicView{}, err
+			return meta.Topic{}, err
 		}
 		t.Partitions = req.Partitions
 	}
 	if req.RetentionMs != nil {
 		if err := validRetention(*req.RetentionMs); err != nil {
-			return TopicView{}, err
+			return meta.Topic{}, err
 		}
 		t.RetentionMs = *req.RetentionMs
 	}
 	if req.VisibilityTimeoutMs != nil {
 		if err := validVisibility(*req.VisibilityTimeoutMs); err != nil {
-			return TopicView{}, err
+			return meta.Topic{}, err
 		}
 		t.VisibilityTimeoutMs = *req.VisibilityTimeoutMs
 	}
 	if req.MaxInFlight != nil {
 		if err := validCap("max_in_flight_per_partition", *req.MaxInFlight); err != nil {
-			return TopicView{}, err
+			return meta.Topic{}, err
 		}
 		t.MaxInFlight = *req.MaxInFlight
 	}
 	if req.MaxAckedAhead != nil {
 		if err := validCap("max_acked_ahead_per_partition", *req.MaxAckedAhead); err != nil {
-			return TopicView{}, err
+			return meta.Topic{}, err
 		}
 		t.MaxAckedAhead = *req.MaxAckedAhead
 	}
 	if hasSchema(req.Schema) {
 		if _, err := b.schemas.compile(req.Schema); err != nil {
-			return TopicView{}, err
+			return meta.Topic{}, err
 		}
 		t.Schema = req.Schema
 	}
 	if req.FanoutDelayMs != nil && req.Parent == "" {
-		return TopicView{}, apierr.BadRequest("fanout_delay_ms needs parent")
-	}
-	if req.Parent != "" {
-		if err := ValidateTopicName(req.Parent); err != nil {
-			return TopicView{}, err
-		}
-		return TopicView{}, apierr.New(501, "creating a topic as a fan-out child is not available yet")
+		return meta.Topic{}, apierr.BadRequest("fanout_delay_ms needs parent")
 	}
 	if _, ok := b.meta.Topic(req.Name); ok {
-		return TopicView{}, apierr.Conflict("topic %q already exists", req.Name)
+		return meta.Topic{}, apierr.Conflict("topic %q already exists", req.Name)
 	}
+	return t, nil
+}
+
+// CommitTopic commits a prepared topic, with its attach when it is created
+// as a child, and returns it as the API shows it.
+func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.AttachSpec) (TopicView, error) {
 	// Leftover data of a deleted topic of the same name must go first, or
 	// the new topic would inherit its records.
-	if err := b.clearOrphanDir(ctx, req.Name); err != nil {
+	if err := b.clearOrphanDir(ctx, t.Name); err != nil {
 		return TopicView{}, err
 	}
-	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions), nil)); err != nil {
+	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions), attach)); err != nil {
 		return TopicView{}, err
 	}
-	created, ok := b.meta.Topic(req.Name)
+	return b.View(t.Name)
+}
+
+// View returns a topic as the API shows it, without partition stats.
+func (b *Broker) View(name string) (TopicView, error) {
+	t, ok := b.meta.Topic(name)
 	if !ok {
-		return TopicView{}, apierr.Unavailable(1, "topic %q committed but not yet applied here", req.Name)
+		return TopicView{}, apierr.Unavailable(time.Second, "topic %q committed but not yet applied here", name)
 	}
-	return view(created), nil
+	return view(t), nil
+}
+
+// MetaErr maps metastore outcomes onto the HTTP vocabulary.
+func (b *Broker) MetaErr(err error) error { return metaErr(err) }
+
+// CommittedHWM is a partition's committed high watermark, exact: from the
+// open log, from a cleanly closed directory, or by opening the log when
+// the directory cannot say (after a crash).
+func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
+	if l := b.reg.Peek(topic, p); l != nil {
+		return l.HWM(), nil
+	}
+	if st, err := b.reg.Describe(topic, p); err == nil && st.Exact {
+		return st.HighWatermark, nil
+	}
+	l, err := b.reg.Get(topic, p)
+	if err != nil {
+		return 0, err
+	}
+	return l.HWM(), nil
 }
 
 // assign places partitions [from, to) of a topic. On one node every

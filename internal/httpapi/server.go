@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/metrics"
 )
 
@@ -22,6 +23,7 @@ type Readiness func() (ready bool, reason string)
 // Server routes the /v1 API to the broker.
 type Server struct {
 	b     *broker.Broker
+	fan   *fanout.Engine
 	m     *metrics.Metrics
 	log   *slog.Logger
 	auth  Authenticator
@@ -30,8 +32,8 @@ type Server struct {
 }
 
 // New builds the handler. auth may be nil (security off).
-func New(b *broker.Broker, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
-	s := &Server{b: b, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux()}
+func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
+	s := &Server{b: b, fan: fan, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux()}
 	s.handle("POST /v1/topics", s.createTopic)
 	s.handle("GET /v1/topics", s.listTopics)
 	s.handle("GET /v1/topics/{topic}", s.describeTopic)
@@ -41,9 +43,9 @@ func New(b *broker.Broker, m *metrics.Metrics, auth Authenticator, ready Readine
 	s.handle("POST /v1/topics/{topic}/produce/batch", s.produceBatch)
 	s.handle("GET /v1/topics/{topic}/consume", s.consume)
 	s.handle("POST /v1/topics/{topic}/ack", s.ack)
-	s.handle("GET /v1/topics/{topic}/children", s.notYet)
-	s.handle("POST /v1/topics/{topic}/children", s.notYet)
-	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.notYet)
+	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
+	s.handle("POST /v1/topics/{topic}/children", s.attachChild)
+	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.detachChild)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -107,8 +109,4 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
-
-func (s *Server) notYet(w http.ResponseWriter, r *http.Request, _ string) error {
-	return apierr.New(http.StatusNotImplemented, "fan-out children are not available in this build yet")
 }

@@ -17,7 +17,11 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
-	t, err := s.b.CreateTopic(r.Context(), req, user)
+	create := s.b.CreateTopic
+	if req.Parent != "" {
+		create = s.fan.CreateChild // create and attach in one command
+	}
+	t, err := create(r.Context(), req, user)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/dispatch"
+	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
@@ -135,7 +136,15 @@ func Run(ctx context.Context, cfg config.Config) error {
 				"user", auth.AdminUser, "password", cfg.Security.AdminPassword)
 		}
 	}
-	api := httpapi.New(b, m, authn, ready, log.With("component", "http"))
+	fan := fanout.New(fanout.Config{
+		MaxBatchRecords: cfg.Fanout.MaxBatchRecords,
+		MaxBatchBytes:   int(cfg.Fanout.MaxBatchBytes),
+		Linger:          cfg.Fanout.Linger,
+		Logger:          log.With("component", "fanout"),
+	}, cfg.NodeID, ms, b, router, m)
+	fan.Start()
+	defer fan.Close()
+	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
 	return serveHTTP(ctx, cfg, api, log)
 }
 

@@ -87,6 +87,7 @@ type Log struct {
 	hwmw      *hwmWriter
 	persisted atomic.Uint64
 	corrupt   atomic.Uint64
+	reads     atomic.Uint64
 
 	stop chan struct{}
 	done chan struct{}
@@ -419,6 +420,10 @@ func (l *Log) Notify() <-chan struct{} { return l.notify.Wait() }
 
 // Wake wakes every waiter (the lease table calls it on expiry and nack).
 func (l *Log) Wake() { l.notify.Fire() }
+
+// Reads counts Read calls: how tests prove an idle delay cursor costs
+// O(1) however long its backlog.
+func (l *Log) Reads() uint64 { return l.reads.Load() }
 
 // CorruptSkipped counts records readers skipped as unreadable.
 func (l *Log) CorruptSkipped() uint64 { return l.corrupt.Load() }

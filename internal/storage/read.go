@@ -42,6 +42,7 @@ func (e *BelowOldestError) Error() string {
 // one is readable, so an oversized record cannot wedge a reader), stopping
 // at the HWM and at the first record committed after maxCommittedAt.
 func (l *Log) Read(from uint64, maxRecords, maxBytes int, maxCommittedAt int64) (ReadResult, error) {
+	l.reads.Add(1)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {

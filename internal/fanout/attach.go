@@ -1,0 +1,188 @@
+package fanout
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/schema"
+)
+
+// Link rules (05-fanout.md).
+const (
+	MaxDelayMs         = 365 * 24 * 3600 * 1000
+	retentionMarginMs  = 3_600_000
+	attachStatsTimeout = 5 * time.Second
+)
+
+// AttachRequest is the body of POST /v1/topics/{parent}/children.
+type AttachRequest struct {
+	Child   string          `json:"child"`
+	DelayMs int64           `json:"delay_ms"`
+	Remote  json.RawMessage `json:"remote"`
+	Start   string          `json:"start"`
+}
+
+// NewEpoch returns a fresh attach epoch: 8 random bytes, hex (F12).
+func NewEpoch() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Attach links child under parent from now on (no backfill): it checks
+// every rule, records the attach point of each parent partition, and
+// commits the link with a fresh epoch in one Raft command.
+func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (broker.TopicView, error) {
+	if req.Remote != nil || req.Start != "" {
+		return broker.TopicView{}, apierr.New(http.StatusNotImplemented, "remote children are not available in this build yet")
+	}
+	if err := broker.ValidateTopicName(parentName); err != nil {
+		return broker.TopicView{}, err
+	}
+	if req.Child == "" {
+		return broker.TopicView{}, apierr.BadRequest("child is required")
+	}
+	if err := broker.ValidateTopicName(req.Child); err != nil {
+		return broker.TopicView{}, err
+	}
+	if err := validDelay(req.DelayMs); err != nil {
+		return broker.TopicView{}, err
+	}
+	parent, ok := e.meta.Topic(parentName)
+	if !ok {
+		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", parentName)
+	}
+	child, ok := e.meta.Topic(req.Child)
+	if !ok {
+		return broker.TopicView{}, apierr.NotFound("child topic %q does not exist", req.Child)
+	}
+	if err := checkLink(parent, child, req.DelayMs); err != nil {
+		return broker.TopicView{}, err
+	}
+	spec, err := e.attachSpec(ctx, parent, req.DelayMs)
+	if err != nil {
+		return broker.TopicView{}, err
+	}
+	if err := e.b.MetaErr(e.meta.Attach(ctx, req.Child, spec)); err != nil {
+		return broker.TopicView{}, err
+	}
+	return e.b.View(req.Child)
+}
+
+// CreateChild creates a topic and attaches it to its parent in one Raft
+// command, so a failed attach leaves no half-linked topic. Partitions
+// default to the parent's.
+func (e *Engine) CreateChild(ctx context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {
+	if err := broker.ValidateTopicName(req.Parent); err != nil {
+		return broker.TopicView{}, err
+	}
+	delay := int64(0)
+	if req.FanoutDelayMs != nil {
+		delay = *req.FanoutDelayMs
+	}
+	if err := validDelay(delay); err != nil {
+		return broker.TopicView{}, err
+	}
+	parent, ok := e.meta.Topic(req.Parent)
+	if !ok {
+		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", req.Parent)
+	}
+	if req.Partitions == 0 {
+		req.Partitions = parent.Partitions
+	}
+	t, err := e.b.PrepareTopic(req, owner)
+	if err != nil {
+		return broker.TopicView{}, err
+	}
+	if err := checkLink(parent, t, delay); err != nil {
+		return broker.TopicView{}, err
+	}
+	spec, err := e.attachSpec(ctx, parent, delay)
+	if err != nil {
+		return broker.TopicView{}, err
+	}
+	return e.b.CommitTopic(ctx, t, &spec)
+}
+
+func validDelay(d int64) error {
+	if d < 0 || d > MaxDelayMs {
+		return apierr.BadRequest("delay must be 0 (a plain child) or 1 ms .. 1 year (%d ms), got %d", MaxDelayMs, d)
+	}
+	return nil
+}
+
+// checkLink applies the link rules with messages a user can act on; the
+// metastore checks them again atomically inside the attach command.
+func checkLink(parent, child meta.Topic, delayMs int64) error {
+	switch {
+	case parent.Name == child.Name:
+		return apierr.Conflict("a topic cannot be its own child")
+	case parent.Parent != "":
+		return apierr.Conflict("%q is itself a child (of %q): no chains", parent.Name, parent.Parent)
+	case child.Parent != "":
+		return apierr.Conflict("%q is already attached to %q", child.Name, child.Parent)
+	case len(child.Children) > 0:
+		return apierr.Conflict("%q has children of its own: no chains", child.Name)
+	case len(parent.Children) >= meta.MaxChildren:
+		return apierr.Conflict("%q already has %d children, the most allowed", parent.Name, meta.MaxChildren)
+	case delayMs > 0 && parent.RetentionMs != 0 && parent.RetentionMs < delayMs+retentionMarginMs:
+		return apierr.Conflict("parent retention_ms %d is below delay + 1 h (%d): a delay child would lose records",
+			parent.RetentionMs, delayMs+retentionMarginMs)
+	}
+	// Schema inheritance: the child takes the parent's schema while attached;
+	// a child with its own schema must be compatible with it.
+	if len(parent.Schema) > 0 && len(child.Schema) > 0 {
+		if err := schema.ChildCompatible(parent.Schema, child.Schema); err != nil {
+			return apierr.Conflict("schema of %q is incompatible with its parent's: %v", child.Name, err)
+		}
+	}
+	return nil
+}
+
+// attachSpec records the attach point: each parent partition's committed
+// high watermark, asked of its owner while the attach is being proposed
+// (F13). Records committed after these reads sit at or past them and are
+// delivered. If any owner cannot answer, the attach fails with 503 and
+// leaves no link: a guessed offset would skip records or backfill.
+func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int64) (meta.AttachSpec, error) {
+	offs := make([]uint64, parent.Partitions)
+	for p := range offs {
+		owner, ok := e.meta.Owner(parent.Name, p)
+		if !ok || owner != e.self {
+			return meta.AttachSpec{}, apierr.Unavailable(time.Second,
+				"cannot ask the owner of partition %d of %q for its high watermark", p, parent.Name)
+		}
+		hwm, err := e.b.CommittedHWM(parent.Name, p)
+		if err != nil {
+			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "high watermark of %q/%d: %v", parent.Name, p, err)
+		}
+		offs[p] = hwm
+	}
+	return meta.AttachSpec{Parent: parent.Name, Epoch: NewEpoch(), AttachOffsets: offs, DelayMs: delayMs}, nil
+}
+
+// Detach ends the link; the child keeps its data as a plain topic. Its
+// cursors stop on the next reconcile tick; their files go with the orphan
+// sweep, leader-confirmed.
+func (e *Engine) Detach(ctx context.Context, parentName, childName string) error {
+	for _, n := range []string{parentName, childName} {
+		if err := broker.ValidateTopicName(n); err != nil {
+			return err
+		}
+	}
+	if _, ok := e.meta.Topic(parentName); !ok {
+		return apierr.NotFound("parent topic %q does not exist", parentName)
+	}
+	child, ok := e.meta.Topic(childName)
+	if !ok || child.Parent != parentName {
+		return apierr.NotFound("%q is not a child of %q", childName, parentName)
+	}
+	return e.b.MetaErr(e.meta.Detach(ctx, parentName, childName, ""))
+}

@@ -1,0 +1,116 @@
+package fanout
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// commitSlab commits every record of the slab into the child (F6–F10).
+// Buckets commit in parallel (up to 16), each with up to 3 quick tries;
+// buckets still failing are copied off the parent log and retried alone
+// after a 1 s backoff, with the link's epoch re-checked and the records
+// re-bucketed under the child's current partition count every time.
+// Fan-out never reroutes to a sibling partition: a dead owner stalls its
+// bucket until it returns. It returns nil only when everything committed.
+func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab []storage.Record) error {
+	k := c.key
+	rr := e.rotation(k.child)
+	var held []storage.Record // failed records, copied: set after the first failed round
+	recs := slab
+	for round := 0; ; round++ {
+		child, ok := e.meta.Topic(k.child)
+		if !ok || child.AttachEpoch != c.link.epoch || child.Parent != k.parent {
+			return errStopped
+		}
+		parentParts := 0
+		if hasKeyless(recs) { // read only for a slab that holds a keyless record
+			if p, ok := e.meta.Topic(k.parent); ok {
+				parentParts = p.Partitions
+			}
+		}
+		failed := e.commitBuckets(ctx, k, bucketize(recs, child.Partitions, parentParts, k.partition, rr))
+		if len(failed) == 0 {
+			if round == 0 {
+				e.m.FanoutBatchRecords.Observe(float64(len(slab)))
+				e.m.FanoutBatchBytes.Observe(float64(slabBytes(slab)))
+			}
+			return nil
+		}
+		held = held[:0]
+		for _, b := range failed {
+			held = append(held, b...)
+		}
+		if round == 0 {
+			held = detach(held)
+		}
+		recs = held
+		e.cfg.Logger.Warn("fan-out commit failing; retrying only the failed buckets", "parent", k.parent,
+			"child", k.child, "partition", k.partition, "records", len(recs), "buckets", len(failed))
+		if !sleepCtx(ctx, e.cfg.Backoff) {
+			return ctx.Err()
+		}
+	}
+}
+
+// commitBuckets commits the non-empty buckets, up to Parallel at once, each
+// with the quick retries; it returns the records of buckets that still
+// failed.
+func (e *Engine) commitBuckets(ctx context.Context, k cursorKey, buckets [][]storage.Record) [][]storage.Record {
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed [][]storage.Record
+	)
+	sem := make(chan struct{}, e.cfg.Parallel)
+	for p, b := range buckets {
+		if len(b) == 0 {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(p int, b []storage.Record) {
+			defer func() { <-sem; wg.Done() }()
+			if !e.commitWithQuickRetries(ctx, k.child, p, b) {
+				mu.Lock()
+				failed = append(failed, b)
+				mu.Unlock()
+			}
+		}(p, b)
+	}
+	wg.Wait()
+	return failed
+}
+
+func (e *Engine) commitWithQuickRetries(ctx context.Context, child string, p int, recs []storage.Record) bool {
+	for try := 0; ; try++ {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := e.commit.Commit(cctx, child, p, recs)
+		cancel()
+		if err == nil {
+			return true
+		}
+		if try >= len(e.cfg.QuickRetries) || !sleepCtx(ctx, e.cfg.QuickRetries[try]) {
+			return false
+		}
+	}
+}
+
+func hasKeyless(recs []storage.Record) bool {
+	for i := range recs {
+		if len(recs[i].Key) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func slabBytes(recs []storage.Record) int {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Key) + len(recs[i].Payload)
+	}
+	return n
+}

@@ -1,0 +1,184 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// cursor is one running (parent partition, child) copier.
+type cursor struct {
+	key      cursorKey
+	link     link
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopping atomic.Bool
+
+	pos      atomic.Uint64 // next parent offset to copy, once known
+	started  atomic.Bool
+	dueLagMs atomic.Int64
+}
+
+func (c *cursor) stop() {
+	if c.stopping.CompareAndSwap(false, true) {
+		c.cancel()
+	}
+}
+
+var (
+	errStopped  = errors.New("link changed: cursor stops")
+	errDeferred = errors.New("anchor not confirmed by the leader: deferred")
+)
+
+func (e *Engine) startCursor(k cursorKey, l link) *cursor {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &cursor{key: k, link: l, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer e.rec.exited.Store(true)
+		defer e.deleteSeries(k)
+		err := e.run(ctx, c)
+		switch {
+		case err == nil, errors.Is(err, context.Canceled), errors.Is(err, errStopped):
+		case errors.Is(err, errDeferred):
+			e.cfg.Logger.Info("fan-out cursor deferred", "parent", k.parent, "child", k.child, "partition", k.partition, "err", err)
+		default:
+			e.m.Errors.WithLabelValues("fanout", "cursor").Inc()
+			e.cfg.Logger.Warn("fan-out cursor stopped", "parent", k.parent, "child", k.child, "partition", k.partition, "err", err)
+		}
+	}()
+	return c
+}
+
+func (e *Engine) labels(k cursorKey) []string {
+	return []string{k.parent, k.child, strconv.Itoa(k.partition)}
+}
+
+// deleteSeries removes the cursor's gauges as it stops (F23): the next
+// owner's cursor sets them, so a sum by parent and child counts each
+// partition once.
+func (e *Engine) deleteSeries(k cursorKey) {
+	e.m.FanoutLag.DeleteLabelValues(e.labels(k)...)
+	e.m.FanoutDueLag.DeleteLabelValues(e.labels(k)...)
+}
+
+// run is the cursor loop: read a slab, bucket it, commit every bucket,
+// and only then advance the cursor file (F4–F11).
+func (e *Engine) run(ctx context.Context, c *cursor) error {
+	k := c.key
+	dir, err := e.reg.Dir(k.parent, k.partition)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, CursorFileName(k.child))
+	pos, err := e.startPosition(ctx, c, path)
+	if err != nil {
+		return err
+	}
+	cf, err := OpenCursorFile(path)
+	if err != nil {
+		return err
+	}
+	defer cf.Close()
+	c.pos.Store(pos)
+	c.started.Store(true)
+	dropped := e.droppedCounter(k.parent, k.child)
+	for ctx.Err() == nil {
+		slab, next, err := e.readSlab(ctx, c, pos)
+		var below *storage.BelowOldestError
+		if errors.As(err, &below) {
+			// Drop-behind (F11): retention deleted records this cursor had
+			// not read. Skip them, count them: bounded, alarmed loss.
+			n := below.Oldest - pos
+			dropped.Add(n)
+			e.m.FanoutDropped.WithLabelValues(k.parent, k.child).Add(float64(n))
+			e.cfg.Logger.Warn("fan-out drop-behind", "parent", k.parent, "child", k.child, "partition", k.partition, "dropped", n)
+			if err := cf.Advance(c.link.epoch, below.Oldest); err != nil {
+				return err
+			}
+			pos = below.Oldest
+			c.pos.Store(pos)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if len(slab) > 0 {
+			if err := e.commitSlab(ctx, c, slab); err != nil {
+				return err
+			}
+		}
+		if next == pos {
+			continue
+		}
+		// Every bucket of the slab is committed: only now may the durable
+		// offset pass its records. (A skipped unreadable range is advanced
+		// over the same way; storage counted it as recorded loss.)
+		if err := cf.Advance(c.link.epoch, next); err != nil {
+			return err
+		}
+		pos = next
+		c.pos.Store(pos)
+		e.m.FanoutCommitted.WithLabelValues(k.parent, k.child).Add(float64(len(slab)))
+	}
+	return ctx.Err()
+}
+
+// startPosition resumes from a cursor file of this link's epoch, or
+// anchors at the attach point (F15) — which overwrites whatever file is
+// there, so it needs the leader to confirm the epoch is current (F16).
+func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uint64, error) {
+	st, exists, err := ReadCursorFile(path)
+	if err == nil && exists && st.Epoch == c.link.epoch {
+		if st.Legacy { // migrate the older variable-length form (same value: not an anchor)
+			if err := WriteCursorFileAtomic(path, st.Epoch, st.NextOffset); err != nil {
+				return 0, err
+			}
+		}
+		return st.NextOffset, nil
+	}
+	if err != nil && !errors.Is(err, ErrCursorCorrupt) {
+		return 0, err
+	}
+	start, err := e.attachPoint(c)
+	if err != nil {
+		return 0, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	childExists, current, err := e.meta.ConfirmTopic(cctx, c.key.child, c.link.epoch)
+	if err != nil || !childExists || !current {
+		return 0, fmt.Errorf("%w (child %q epoch %s: exists=%v current=%v err=%v)", errDeferred, c.key.child, c.link.epoch, childExists, current, err)
+	}
+	if err := WriteCursorFileAtomic(path, c.link.epoch, start); err != nil {
+		return 0, err
+	}
+	e.cfg.Logger.Info("fan-out cursor anchored", "parent", c.key.parent, "child", c.key.child,
+		"partition", c.key.partition, "epoch", c.link.epoch, "offset", start)
+	return start, nil
+}
+
+// attachPoint is where a cursor with no file for its epoch starts (F15):
+// the recorded offset for a partition the attach saw, 0 for one added
+// after it, and — for a record from before attach points existed — the
+// live tail.
+func (e *Engine) attachPoint(c *cursor) (uint64, error) {
+	offs := c.link.attachOffsets
+	switch {
+	case len(offs) > 0 && c.key.partition < len(offs):
+		return offs[c.key.partition], nil
+	case len(offs) > 0:
+		return 0, nil
+	}
+	l, err := e.reg.Get(c.key.parent, c.key.partition)
+	if err != nil {
+		return 0, err
+	}
+	return l.HWM(), nil
+}

@@ -1,0 +1,123 @@
+package fanout
+
+import (
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// F18, F20: with an injected clock, a delay child receives nothing one
+// millisecond before parent commit time + delay, and the record once due.
+func TestDelayNeverEarly(t *testing.T) {
+	n := newNode(t, Config{})
+	n.createTopic("src", 1, 0)
+	n.createTopic("later", 1, 0)
+	const delay = time.Hour
+	n.attach("src", "later", delay.Milliseconds())
+	n.e.Start()
+	n.commit("src", 0, "r1")
+	committedAt := n.read("src", 0)[0].CommittedAt
+	// Stop the clock one millisecond before due.
+	n.now.Freeze(time.UnixMilli(committedAt).Add(delay - time.Millisecond))
+	l, _ := n.b.Registry().Get("src", 0)
+	r0 := l.Reads()
+	waitFor(t, 10*time.Second, "the cursor to look at the record several times", func() bool { return l.Reads() > r0+5 })
+	if got := len(n.read("later", 0)); got != 0 {
+		t.Fatalf("delivered %d records one millisecond before due", got)
+	}
+	n.now.Advance(time.Millisecond)
+	waitFor(t, 10*time.Second, "delivery once due", func() bool { return len(n.read("later", 0)) == 1 })
+}
+
+// F20: with real time and a short delay, delivery lands after due and
+// within a second of it.
+func TestDelayLandsSoonAfterDue(t *testing.T) {
+	n := newNode(t, Config{})
+	n.createTopic("src", 2, 0)
+	n.createTopic("soon", 2, 0)
+	const delay = 300 * time.Millisecond
+	n.attach("src", "soon", delay.Milliseconds())
+	n.e.Start()
+	for i := 0; i < 5; i++ {
+		n.commit("src", i%2, "")
+	}
+	waitFor(t, 10*time.Second, "5 delayed copies", func() bool { return n.total("soon", 2) == 5 })
+	parentAt := map[int]int64{}
+	for p := 0; p < 2; p++ {
+		for i, r := range n.read("src", p) {
+			parentAt[p*100+i] = r.CommittedAt
+		}
+	}
+	for p := 0; p < 2; p++ {
+		for i, r := range n.read("soon", p) {
+			src := parentAt[p*100+i] // keyless, equal partition counts: same index, same order
+			late := time.Duration(r.CommittedAt-src)*time.Millisecond - delay
+			if late < 0 {
+				t.Fatalf("copy committed %v before due", -late)
+			}
+			if late > time.Second {
+				t.Fatalf("copy committed %v after due", late)
+			}
+		}
+	}
+}
+
+// F19: an idle delay cursor with 100,000 pending records does no reads
+// while it sleeps: it stopped at the first not-due record and sleeps until
+// that one is due, whatever lies behind it.
+func TestIdleDelayCursorDoesNoReads(t *testing.T) {
+	n := newNode(t, Config{})
+	n.createTopic("big", 1, 0)
+	n.createTopic("slow", 1, 0)
+	n.attach("big", "slow", time.Hour.Milliseconds())
+	l, _ := n.b.Registry().Get("big", 0)
+	batch := make([]storage.Record, 1000)
+	for i := range batch {
+		batch[i].Payload = []byte("pending")
+	}
+	for i := 0; i < 100; i++ {
+		if err := n.b.CommitLocal(n.ctx(), "big", 0, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.e.Start()
+	waitFor(t, 10*time.Second, "the cursor's first read", func() bool { return l.Reads() > 0 })
+	// Let it settle into its sleep, then watch it sleep.
+	time.Sleep(200 * time.Millisecond)
+	before := l.Reads()
+	time.Sleep(time.Second)
+	if after := l.Reads(); after != before {
+		t.Fatalf("a sleeping delay cursor read %d times in a second with 100,000 records pending", after-before)
+	}
+	if got := len(n.read("slow", 0)); got != 0 {
+		t.Fatalf("delivered %d records an hour early", got)
+	}
+}
+
+// F11: records retention deleted before the cursor read them are skipped
+// and counted, exactly.
+func TestDropBehindCounted(t *testing.T) {
+	n := newNode(t, Config{})
+	n.createTopic("short", 1, 3_600_000)
+	n.createTopic("behind", 1, 0)
+	n.attach("short", "behind", 0)
+	n.commit("short", 0, "a", "b", "c", "d")
+	n.now.Advance(2 * time.Hour)
+	l, _ := n.b.Registry().Get("short", 0)
+	res, err := l.ApplyRetention(3_600_000)
+	if err != nil || res.Records != 4 {
+		t.Fatalf("retention: %+v %v", res, err)
+	}
+	n.commit("short", 0, "e")
+	n.e.Start()
+	waitFor(t, 10*time.Second, "the surviving record copied", func() bool { return len(n.read("behind", 0)) == 1 })
+	if d := n.e.droppedCounter("short", "behind").Load(); d != 4 {
+		t.Fatalf("dropped counter %d, want 4", d)
+	}
+	waitFor(t, 10*time.Second, "listing shows the drop and no lag", func() bool {
+		v, err := n.e.Children("short")
+		return err == nil && len(v.Children) == 1 && v.Children[0].DroppedMessages == 4 &&
+			v.Children[0].LagMessages == 0 && v.Children[0].LagComplete
+	})
+}

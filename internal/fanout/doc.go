@@ -1,0 +1,21 @@
+// Package fanout is the fan-out engine of the seed document: for each
+// (parent partition, child) link, one cursor on the node that owns the
+// parent partition tails its committed log, buckets each slab by child
+// partition and commits the buckets through the same commit seam produce
+// uses, then advances a 256-byte CRC'd cursor file beside the log.
+//
+// The whole guarantee is one invariant, kept in cursor.go where the file is
+// advanced:
+//
+//	the cursor's durable offset never passes a record the child has not
+//	committed.
+//
+// A crash repeats the last slab into the child (duplicates), never a gap.
+// Around it: attach epochs make "is this my state?" an equality check;
+// attach points recorded inside the Raft attach command say where a cursor
+// without a file starts; anchoring (writing a start position over a file)
+// and deleting cursor files need the Raft leader's confirmation; a delay
+// child's cursor reads only records due on this node's clock and sleeps
+// until the first one that is not, which costs O(1) however long the
+// backlog (commit times never decrease along a partition).
+package fanout

@@ -1,0 +1,187 @@
+package fanout
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/route"
+)
+
+// Config holds the engine's constants (05-fanout.md); zero values take
+// the defaults.
+type Config struct {
+	MaxBatchRecords int           // 4096
+	MaxBatchBytes   int           // 4 MiB
+	Linger          time.Duration // 25 ms
+	SlabPoll        time.Duration // 1 s: long-poll for a slab's first record
+	Reconcile       time.Duration // 1 s
+	ForcedPassEvery time.Duration // 30 s (reconcileForcedPassEvery)
+	SweepEveryTicks int           // 30: orphan sweep on every 30th caught-up tick
+	DueWakeCap      time.Duration // 30 s (defaultFanoutDueWakeCap)
+	QuickRetries    []time.Duration
+	Backoff         time.Duration // 1 s
+	Parallel        int           // 16 child-partition commits in flight
+	Now             func() time.Time
+	Logger          *slog.Logger
+}
+
+func (c *Config) withDefaults() {
+	if c.MaxBatchRecords <= 0 {
+		c.MaxBatchRecords = 4096
+	}
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = 4 << 20
+	}
+	if c.Linger <= 0 {
+		c.Linger = 25 * time.Millisecond
+	}
+	if c.SlabPoll <= 0 {
+		c.SlabPoll = time.Second
+	}
+	if c.Reconcile <= 0 {
+		c.Reconcile = time.Second
+	}
+	if c.ForcedPassEvery <= 0 {
+		c.ForcedPassEvery = 30 * time.Second
+	}
+	if c.SweepEveryTicks <= 0 {
+		c.SweepEveryTicks = 30
+	}
+	if c.DueWakeCap <= 0 {
+		c.DueWakeCap = 30 * time.Second
+	}
+	if c.QuickRetries == nil {
+		c.QuickRetries = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = time.Second
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = 16
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Engine runs this node's cursors and answers the children API.
+type Engine struct {
+	cfg    Config
+	self   string
+	meta   *meta.Store
+	b      *broker.Broker
+	reg    *broker.Registry
+	commit route.Committer
+	m      *metrics.Metrics
+
+	mu      sync.Mutex
+	running map[cursorKey]*cursor
+	rr      map[string]*atomic.Uint64 // keyless rotation per child topic
+	dropped map[linkKey]*atomic.Uint64
+
+	rec reconcileState
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type cursorKey struct {
+	parent, child string
+	partition     int
+}
+
+type linkKey struct{ parent, child string }
+
+// New builds the engine; Start runs the reconciler.
+func New(cfg Config, self string, ms *meta.Store, b *broker.Broker, commit route.Committer, m *metrics.Metrics) *Engine {
+	cfg.withDefaults()
+	return &Engine{cfg: cfg, self: self, meta: ms, b: b, reg: b.Registry(), commit: commit, m: m,
+		running: map[cursorKey]*cursor{}, rr: map[string]*atomic.Uint64{}, dropped: map[linkKey]*atomic.Uint64{},
+		stop: make(chan struct{})}
+}
+
+// Start runs the reconciler until Close.
+func (e *Engine) Start() {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		t := time.NewTicker(e.cfg.Reconcile)
+		defer t.Stop()
+		e.Tick()
+		for {
+			select {
+			case <-e.stop:
+				return
+			case <-t.C:
+				e.Tick()
+			}
+		}
+	}()
+}
+
+// Close stops the reconciler and every cursor, and waits for them.
+func (e *Engine) Close() {
+	select {
+	case <-e.stop:
+		return
+	default:
+	}
+	close(e.stop)
+	e.wg.Wait()
+	e.mu.Lock()
+	cs := make([]*cursor, 0, len(e.running))
+	for _, c := range e.running {
+		cs = append(cs, c)
+	}
+	e.mu.Unlock()
+	for _, c := range cs {
+		c.cancel()
+		<-c.done
+	}
+}
+
+func (e *Engine) rotation(child string) *atomic.Uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.rr[child]
+	if !ok {
+		r = &atomic.Uint64{}
+		e.rr[child] = r
+	}
+	return r
+}
+
+func (e *Engine) droppedCounter(parent, child string) *atomic.Uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := linkKey{parent, child}
+	d, ok := e.dropped[k]
+	if !ok {
+		d = &atomic.Uint64{}
+		e.dropped[k] = d
+	}
+	return d
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

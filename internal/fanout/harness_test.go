@@ -1,0 +1,221 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/route"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// node is an in-process single node: a real one-member Raft metastore, a
+// broker over real partition logs, and the engine under test, whose
+// commits go through a fault-injecting wrapper of the local commit.
+type node struct {
+	t    *testing.T
+	dir  string
+	meta *meta.Store
+	b    *broker.Broker
+	e    *Engine
+	m    *metrics.Metrics
+	fc   *faultyCommitter
+	now  *clock
+}
+
+// clock is the wall clock plus an offset, or frozen at a chosen time.
+type clock struct {
+	mu     sync.Mutex
+	off    time.Duration
+	frozen time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.frozen.IsZero() {
+		return c.frozen
+	}
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	if !c.frozen.IsZero() {
+		c.frozen = c.frozen.Add(d)
+	}
+	c.mu.Unlock()
+}
+
+func (c *clock) Freeze(at time.Time) {
+	c.mu.Lock()
+	c.frozen = at
+	c.mu.Unlock()
+}
+
+// faultyCommitter fails commits to chosen child partitions and counts
+// every attempt per destination.
+type faultyCommitter struct {
+	inner route.Committer
+	mu    sync.Mutex
+	fail  map[string]bool
+	tries map[string]int
+	oks   map[string]int
+}
+
+func (f *faultyCommitter) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
+	k := fmt.Sprintf("%s/%d", topic, p)
+	f.mu.Lock()
+	f.tries[k]++
+	bad := f.fail[k]
+	f.mu.Unlock()
+	if bad {
+		return fmt.Errorf("injected failure for %s", k)
+	}
+	if err := f.inner.Commit(ctx, topic, p, recs); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.oks[k]++
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *faultyCommitter) set(k string, bad bool) {
+	f.mu.Lock()
+	f.fail[k] = bad
+	f.mu.Unlock()
+}
+
+func (f *faultyCommitter) count(k string) (tries, oks int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tries[k], f.oks[k]
+}
+
+func newNode(t *testing.T, cfg Config) *node {
+	t.Helper()
+	dir := t.TempDir()
+	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := ms.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{}
+	m := metrics.New()
+	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: clk.Now}, ms, w, m)
+	b.Start()
+	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitLocal), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
+	if cfg.Reconcile == 0 {
+		cfg.Reconcile = 20 * time.Millisecond
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = 50 * time.Millisecond
+	}
+	if cfg.QuickRetries == nil {
+		cfg.QuickRetries = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond}
+	}
+	if cfg.SlabPoll == 0 {
+		cfg.SlabPoll = 100 * time.Millisecond
+	}
+	cfg.Now = clk.Now
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	e := New(cfg, "n1", ms, b, fc, m)
+	n := &node{t: t, dir: dir, meta: ms, b: b, e: e, m: m, fc: fc, now: clk}
+	t.Cleanup(func() {
+		e.Close()
+		b.Close()
+		w.Close()
+		ms.Close()
+	})
+	return n
+}
+
+func (n *node) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	n.t.Cleanup(cancel)
+	return ctx
+}
+
+func (n *node) createTopic(name string, partitions int, retentionMs int64) {
+	n.t.Helper()
+	req := broker.CreateTopicRequest{Name: name, Partitions: partitions, RetentionMs: &retentionMs}
+	if _, err := n.b.CreateTopic(n.ctx(), req, ""); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *node) attach(parent, child string, delayMs int64) meta.Topic {
+	n.t.Helper()
+	if _, err := n.e.Attach(n.ctx(), parent, AttachRequest{Child: child, DelayMs: delayMs}); err != nil {
+		n.t.Fatal(err)
+	}
+	c, _ := n.meta.Topic(child)
+	return c
+}
+
+// commit writes records straight into a parent partition log (the
+// dispatcher's job in a server), so tests control exactly what lands where.
+func (n *node) commit(topic string, p int, keys ...string) {
+	n.t.Helper()
+	recs := make([]storage.Record, len(keys))
+	for i, k := range keys {
+		if k != "" {
+			recs[i].Key = []byte(k)
+		}
+		recs[i].Payload = []byte(fmt.Sprintf("%s|p%d|%s", topic, p, k))
+	}
+	if err := n.b.CommitLocal(n.ctx(), topic, p, recs); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// read returns every committed record of topic/p.
+func (n *node) read(topic string, p int) []storage.Record {
+	n.t.Helper()
+	l, err := n.b.Registry().Get(topic, p)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	res, err := l.Read(0, 1<<20, 1<<30, storage.NoDueLimit)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Records
+}
+
+func (n *node) total(topic string, parts int) int {
+	sum := 0
+	for p := 0; p < parts; p++ {
+		sum += len(n.read(topic, p))
+	}
+	return sum
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,129 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// readSlab reads the next slab from pos (F4, F18, F19): it long-polls up
+// to SlabPoll for a first record, then tops up until a batch cap or the
+// linger runs out. A delay child's every read carries MaxCommittedAt =
+// now − delay; at the first record that is not due it stops, and with
+// nothing due the cursor sleeps until that record is due (capped), which
+// costs the same for one pending record as for a million.
+//
+// It returns the records (aliasing the parent's decoded frames) and the
+// offset after them. next > pos with no records means an unreadable range
+// was stepped over.
+func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage.Record, uint64, error) {
+	k := c.key
+	delay := time.Duration(c.link.delayMs) * time.Millisecond
+	deadline := time.Now().Add(e.cfg.SlabPoll)
+	var (
+		out     []storage.Record
+		bytes   int
+		next    = pos
+		firstAt time.Time
+	)
+	for {
+		if ctx.Err() != nil {
+			return nil, pos, ctx.Err()
+		}
+		l := e.reg.Peek(k.parent, k.partition)
+		if l == nil {
+			// A closed, silent parent stays closed: its directory says
+			// whether there is backlog, and only backlog opens it.
+			st, err := e.reg.Describe(k.parent, k.partition)
+			if err == nil && st.Exact && st.HighWatermark <= next && st.OldestOffset <= next {
+				e.setLag(c, st.HighWatermark, next)
+				left := time.Until(deadline)
+				if left <= 0 || !sleepCtx(ctx, min(left, 100*time.Millisecond)) {
+					return out, next, ctx.Err()
+				}
+				continue
+			}
+		}
+		if l == nil || l.HWM() > next {
+			var err error
+			if l, err = e.reg.Get(k.parent, k.partition); err != nil { // work to do: stamp the log
+				return nil, pos, err
+			}
+		}
+		ch := l.Notify()
+		gate := int64(storage.NoDueLimit)
+		if delay > 0 {
+			gate = e.cfg.Now().Add(-delay).UnixMilli()
+		}
+		res, err := l.Read(next, e.cfg.MaxBatchRecords-len(out), e.cfg.MaxBatchBytes-bytes, gate)
+		switch {
+		case errors.Is(err, storage.ErrClosed):
+			continue // evicted under us: the next pass reopens it
+		case err != nil && len(out) > 0:
+			return out, next, nil // deliver what we have; the error comes back next read
+		case err != nil:
+			return nil, pos, err
+		case res.Skipped > 0:
+			if len(out) > 0 {
+				return out, next, nil
+			}
+			return nil, res.Next, nil
+		}
+		out = append(out, res.Records...)
+		for _, r := range res.Records {
+			bytes += len(r.Key) + len(r.Payload)
+		}
+		next = res.Next
+		hwm := l.HWM()
+		e.setLag(c, hwm, next)
+		if delay > 0 && len(out) > 0 {
+			// How far behind the due frontier this cursor runs (F22).
+			c.dueLagMs.Store(max(gate-out[0].CommittedAt, 0))
+		}
+		if len(out) >= e.cfg.MaxBatchRecords || bytes >= e.cfg.MaxBatchBytes {
+			return out, next, nil
+		}
+		if res.NotDueAt > 0 {
+			if len(out) > 0 {
+				return out, next, nil
+			}
+			c.dueLagMs.Store(0)
+			e.m.FanoutDueLag.WithLabelValues(e.labels(k)...).Set(0)
+			// Nothing after the first not-due record is due either:
+			// sleep until it is, never longer than the cap.
+			due := time.UnixMilli(res.NotDueAt).Add(delay)
+			sleepCtx(ctx, min(due.Sub(e.cfg.Now()), e.cfg.DueWakeCap))
+			return nil, next, ctx.Err()
+		}
+		var wait time.Duration
+		if len(out) > 0 {
+			if firstAt.IsZero() {
+				firstAt = time.Now()
+			}
+			if wait = e.cfg.Linger - time.Since(firstAt); wait <= 0 || next < hwm {
+				if next < hwm {
+					continue // more is committed already: top up at once
+				}
+				return out, next, nil
+			}
+		} else if wait = time.Until(deadline); wait <= 0 {
+			return nil, next, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-ch:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (e *Engine) setLag(c *cursor, hwm, next uint64) {
+	e.m.FanoutLag.WithLabelValues(e.labels(c.key)...).Set(float64(hwm - min(hwm, next)))
+	if c.link.delayMs > 0 {
+		e.m.FanoutDueLag.WithLabelValues(e.labels(c.key)...).Set(float64(c.dueLagMs.Load()) / 1000)
+	}
+}
