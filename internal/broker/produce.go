@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -41,50 +42,19 @@ func (b *Broker) ProduceBatch(ctx context.Context, topic string, recs []ProduceR
 }
 
 func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord, indexed bool) error {
-	t, err := b.topic(topic)
+	t, schemaOf, err := b.produceTarget(topic)
 	if err != nil {
-		b.reject(topic, "not_found")
 		return err
-	}
-	if t.Parent != "" && t.FanoutDelayMs > 0 {
-		b.reject(topic, "delay_child")
-		return apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
 	}
 	if len(recs) == 0 {
 		return apierr.BadRequest("no records")
-	}
-	schemaOf := t
-	if t.Parent != "" {
-		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
-			schemaOf = p // a child inherits its parent's schema while attached
-		}
 	}
 	if len(recs) > MaxBatchRecords {
 		b.reject(topic, "too_large")
 		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
 	}
-	where := func(i int) string {
-		if !indexed {
-			return ""
-		}
-		return fmt.Sprintf("record %d: ", i)
-	}
-	for i, r := range recs {
-		switch {
-		case len(r.Payload) == 0:
-			b.reject(topic, "empty")
-			return apierr.BadRequest("%spayload is empty", where(i))
-		case len(r.Payload) > MaxPayloadBytes:
-			b.reject(topic, "too_large")
-			return apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload))
-		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
-			b.reject(topic, "bad_partition")
-			return apierr.BadRequest("%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, topic, t.Partitions)
-		}
-		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
-			b.reject(topic, "schema")
-			return fmt.Errorf("%s%w", where(i), err)
-		}
+	if err := b.validateRecords(t, schemaOf, recs, indexed); err != nil {
+		return err
 	}
 	ts := b.topicState(topic)
 	now := b.cfg.Now().UnixMilli()
@@ -111,6 +81,68 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	}
 	b.m.MessagesProduced.WithLabelValues(topic).Add(float64(len(recs)))
 	b.m.BytesProduced.Add(float64(bytes))
+	return nil
+}
+
+// CheckBatch validates the leading records of a batch whose next record
+// could not even be decoded, so that the refusal names the first failing
+// index, as the API promises. Topic-level refusals (404, 409) come first.
+func (b *Broker) CheckBatch(topic string, recs []ProduceRecord) error {
+	t, schemaOf, err := b.produceTarget(topic)
+	if err != nil {
+		return err
+	}
+	return b.validateRecords(t, schemaOf, recs, true)
+}
+
+// produceTarget resolves a produce's topic and the topic whose schema
+// applies: an attached child's schema is its parent's (the parent manages
+// it while attached).
+func (b *Broker) produceTarget(topic string) (meta.Topic, meta.Topic, error) {
+	t, err := b.topic(topic)
+	if err != nil {
+		b.reject(topic, "not_found")
+		return t, t, err
+	}
+	if t.Parent != "" && t.FanoutDelayMs > 0 {
+		b.reject(topic, "delay_child")
+		return t, t, apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
+	}
+	schemaOf := t
+	if t.Parent != "" {
+		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
+			schemaOf = p
+		}
+	}
+	return t, schemaOf, nil
+}
+
+// validateRecords checks every record in order and refuses at the first
+// that fails, naming its index in a batch.
+func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, indexed bool) error {
+	where := func(i int) string {
+		if !indexed {
+			return ""
+		}
+		return fmt.Sprintf("record %d: ", i)
+	}
+	for i, r := range recs {
+		switch {
+		case len(r.Payload) == 0:
+			b.reject(t.Name, "empty")
+			return apierr.BadRequest("%spayload is empty", where(i))
+		case len(r.Payload) > MaxPayloadBytes:
+			b.reject(t.Name, "too_large")
+			return apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload))
+		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
+			b.reject(t.Name, "bad_partition")
+			return apierr.BadRequest("%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions)
+		}
+		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
+			b.reject(t.Name, "schema")
+			return apierr.New(apierr.Status(err), "%s%s", where(i), err.Error())
+		}
+	}
 	return nil
 }
 

@@ -8,6 +8,9 @@ import (
 )
 
 func (s *Server) listChildren(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	v, err := s.fan.Children(r.PathValue("topic"))
 	if err != nil {
 		return err
@@ -17,6 +20,9 @@ func (s *Server) listChildren(w http.ResponseWriter, r *http.Request, _ string) 
 }
 
 func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	if err := broker.ValidateTopicName(r.PathValue("topic")); err != nil {
 		return err
 	}
@@ -37,6 +43,9 @@ func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, _ string) e
 }
 
 func (s *Server) detachChild(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	if err := s.fan.Detach(r.Context(), r.PathValue("topic"), r.PathValue("child")); err != nil {
 		return err
 	}

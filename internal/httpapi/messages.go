@@ -12,6 +12,9 @@ import (
 )
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query(), "key", "partition"); err != nil {
+		return err
+	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return err
@@ -34,6 +37,9 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 }
 
 func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return err
@@ -69,23 +75,18 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 	if len(raws) > broker.MaxBatchRecords {
 		return apierr.TooLarge("batch of %d records is over the cap of %d", len(raws), broker.MaxBatchRecords)
 	}
-	recs := make([]broker.ProduceRecord, len(raws))
+	recs := make([]broker.ProduceRecord, 0, len(raws))
 	for i, raw := range raws {
-		var br batchRecordJSON
-		if err := decodeStrict(raw, &br); err != nil {
-			return apierr.BadRequest("record %d: %v", i, err)
+		rec, err := decodeBatchRecord(i, raw)
+		if err != nil {
+			// Name the first failing index: an earlier record may fail a
+			// check that only the broker makes.
+			if berr := s.b.CheckBatch(topic, recs); berr != nil {
+				return berr
+			}
+			return err
 		}
-		p, why := br.payloadBytes()
-		if why != "" {
-			return apierr.BadRequest("record %d: %s", i, why)
-		}
-		recs[i] = broker.ProduceRecord{Partition: br.Partition, Payload: p}
-		if br.Key != nil {
-			recs[i].Key = []byte(*br.Key)
-		}
-		if br.Partition != nil && *br.Partition < 0 {
-			return apierr.BadRequest("record %d: partition %d is negative", i, *br.Partition)
-		}
+		recs = append(recs, rec)
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
 		return err
@@ -95,6 +96,9 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 }
 
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query(), "wait", "partition", "offset", "max"); err != nil {
+		return err
+	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return err
@@ -143,6 +147,9 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, _ string) error
 }
 
 func (s *Server) ack(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query(), "receipt_handle", "extend"); err != nil {
+		return err
+	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return err
@@ -189,4 +196,27 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic string) 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"results": res})
 	return nil
+}
+
+// decodeBatchRecord decodes record i of a batch body.
+func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error) {
+	var br batchRecordJSON
+	if err := decodeStrict(raw, &br); err != nil {
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %v", i, err)
+	}
+	if br.Partition != nil && *br.Partition < 0 {
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: partition %d is negative", i, *br.Partition)
+	}
+	p, why := br.payloadBytes()
+	if why != "" {
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why)
+	}
+	if len(p) > broker.MaxPayloadBytes {
+		return broker.ProduceRecord{}, apierr.TooLarge("record %d: payload of %d bytes is over the 1 MiB cap", i, len(p))
+	}
+	rec := broker.ProduceRecord{Partition: br.Partition, Payload: p}
+	if br.Key != nil {
+		rec.Key = []byte(*br.Key)
+	}
+	return rec, nil
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/narad-io/narad/internal/apierr"
 )
@@ -64,7 +66,7 @@ func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytesReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return apierr.BadRequest("invalid JSON body: %v", err)
+		return apierr.BadRequest("invalid JSON body: %s", jsonProblem(err))
 	}
 	if dec.More() {
 		return apierr.BadRequest("invalid JSON body: trailing data after the object")
@@ -82,4 +84,58 @@ func badParam(name, value, want string) error {
 
 func errorf(status int, format string, args ...any) error {
 	return apierr.New(status, "%s", fmt.Sprintf(format, args...))
+}
+
+// jsonProblem says what is wrong with a body in the API's words rather than
+// in Go's (no struct or type names).
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return fmt.Sprintf("want %s, got a JSON %s", kindName(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Sprintf("field %q: want %s, got a JSON %s", te.Field, kindName(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &se):
+		return fmt.Sprintf("malformed JSON at byte %d", se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func kindName(k string) string {
+	switch k {
+	case "int", "int64", "int32", "uint64", "uint32", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return "another type"
+}
+
+// onlyParams refuses query parameters a route does not take: a typo such as
+// extnd=true must not silently become a default (settling instead of
+// extending).
+func onlyParams(q url.Values, allowed ...string) error {
+	for name := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == name
+		}
+		if !ok {
+			if len(allowed) == 0 {
+				return apierr.BadRequest("unknown query parameter %q: this route takes none", name)
+			}
+			return apierr.BadRequest("unknown query parameter %q (this route takes %s)", name, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -57,7 +58,21 @@ func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenti
 	return s
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP refuses /v1 paths with empty, "." or ".." segments before the
+// mux sees them: the mux would answer them with a redirect to a cleaned
+// path (so GET /v1/topics/. would list topics), not with an error.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/"); ok {
+		segs := strings.Split(rest, "/")
+		for i, seg := range segs {
+			if seg == "." || seg == ".." || (seg == "" && i < len(segs)-1) {
+				s.writeError(w, r, apierr.BadRequest("invalid topic name in the path: segment %q is reserved", seg))
+				return
+			}
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // apiHandler is a /v1 handler: it returns an error instead of writing one.
 type apiHandler func(w http.ResponseWriter, r *http.Request, user string) error

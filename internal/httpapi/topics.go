@@ -9,6 +9,9 @@ import (
 const maxAdminBody = 1 << 20 // topic bodies carry at most a schema
 
 func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	body, err := readBody(r, maxAdminBody, "request body")
 	if err != nil {
 		return err
@@ -31,6 +34,9 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 
 func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) error {
 	q := r.URL.Query()
+	if err := onlyParams(q, "limit", "page_token"); err != nil {
+		return err
+	}
 	limit, err := optInt(q, "limit")
 	if err != nil {
 		return err
@@ -51,6 +57,9 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) er
 }
 
 func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	t, err := s.b.DescribeTopic(r.PathValue("topic"))
 	if err != nil {
 		return err
@@ -60,6 +69,9 @@ func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, _ string)
 }
 
 func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	if err := broker.ValidateTopicName(r.PathValue("topic")); err != nil {
 		return err
 	}
@@ -80,6 +92,9 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, _ string) er
 }
 
 func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
 	if err := s.b.DeleteTopic(r.Context(), r.PathValue("topic")); err != nil {
 		return err
 	}

@@ -296,6 +296,44 @@ func TestBadInputConsumeAck(t *testing.T) {
 		}
 	})
 
+	t.Run("batch ack over 10000 handles", func(t *testing.T) {
+		s0 := biDescribeRaw(t, n, "c")
+		hs := make([]string, 10_001)
+		for i := range hs {
+			hs[i] = fmt.Sprintf("0:%d:1", i)
+		}
+		biWantError(t, biDo(t, n, "POST", "/v1/topics/c/ack", "application/json", biJSON(t, map[string]any{"receipt_handles": hs})),
+			http.StatusRequestEntityTooLarge, "10001")
+		unchanged(t, s0)
+	})
+
+	// An ack above a gap when the acked-ahead window is full: 503 with
+	// Retry-After, and the lease survives it.
+	t.Run("acked-ahead window full", func(t *testing.T) {
+		biWantStatus(t, biDo(t, n, "POST", "/v1/topics", "application/json",
+			[]byte(`{"name":"aa","partitions":1,"max_acked_ahead_per_partition":1}`)), http.StatusCreated)
+		biWantStatus(t, biDo(t, n, "POST", "/v1/topics/aa/produce/batch", "application/json",
+			[]byte(`{"records":[{"payload":"a0"},{"payload":"a1"},{"payload":"a2"}]}`)), http.StatusAccepted)
+		biWaitHWMs(t, n, "aa", []uint64{3})
+		ms := biConsume(t, n, "aa", "max=3")
+		if len(ms) != 3 || ms[0].Offset != 0 || ms[1].Offset != 1 || ms[2].Offset != 2 {
+			t.Fatalf("consume of aa: %+v", ms)
+		}
+		biWantStatus(t, biAck(t, n, "aa", ms[1].ReceiptHandle, ""), http.StatusNoContent) // above the gap at 0
+		biWantError(t, biAck(t, n, "aa", ms[2].ReceiptHandle, ""), http.StatusServiceUnavailable)
+		if got := biFrontiers(t, n, "aa"); !slices.Equal(got, []uint64{0}) {
+			t.Fatalf("frontier after the refused ack: %v", got)
+		}
+		biWantStatus(t, biAck(t, n, "aa", ms[0].ReceiptHandle, ""), http.StatusNoContent)
+		if got := biFrontiers(t, n, "aa"); !slices.Equal(got, []uint64{2}) {
+			t.Fatalf("frontier once the gap closed: %v", got)
+		}
+		biWantStatus(t, biAck(t, n, "aa", ms[2].ReceiptHandle, ""), http.StatusNoContent) // the lease survived the 503
+		if got := biFrontiers(t, n, "aa"); !slices.Equal(got, []uint64{3}) {
+			t.Fatalf("frontier after the retried ack: %v", got)
+		}
+	})
+
 	// A late ack after the lease lapsed and the record went out again: 410
 	// for the old handle, 204 for the new one.
 	t.Run("late ack after lease expiry", func(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -133,22 +132,13 @@ func biWantStatus(t testing.TB, a biAnswer, status int) {
 	}
 }
 
-// biKnownBug is for a check where the server is known to answer against
-// the spec. When the server gives exactly the known wrong answer (buggy
-// is true) the subtest is skipped with the bug named, so that the run
-// stays green and the bug stays visible in -v output; every other answer
-// is asserted by the caller as the spec says. With NARAD_E2E_STRICT=1 a
-// known bug fails instead.
+// biKnownBug fails the test when the server gives an answer that
+// contradicts the spec (these once were real bugs; they stay as guards).
 func biKnownBug(t testing.TB, buggy bool, format string, args ...any) {
 	t.Helper()
-	if !buggy {
-		return
+	if buggy {
+		t.Fatal("server contradicts the spec: " + fmt.Sprintf(format, args...))
 	}
-	msg := "KNOWN SERVER BUG (contradicts the spec): " + fmt.Sprintf(format, args...)
-	if os.Getenv("NARAD_E2E_STRICT") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
 }
 
 // biJSON marshals v or fails.
