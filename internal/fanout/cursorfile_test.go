@@ -505,7 +505,15 @@ func TestCursorDecodeRejects(t *testing.T) {
 		{"legacy: huge", []byte(`{"epoch":"abc","next_offset":7}` + strings.Repeat(" ", cursorMaxFile))},
 		{"fixed: one byte short", withCRC(t, `{"crc":"xxxxxxxx","epoch":"abc","next_offset":7}`)[:255]},
 		{"fixed: one byte long", append(withCRC(t, `{"crc":"xxxxxxxx","epoch":"abc","next_offset":7}`), '\n')},
-		{"fixed: uppercase crc", bytes.ToUpper(withCRC(t, `{"crc":"xxxxxxxx","epoch":"ABC","next_offset":7}`))},
+		{"fixed: uppercase crc", func() []byte {
+			b := withCRC(t, `{"crc":"xxxxxxxx","epoch":"abc","next_offset":7}`)
+			up := bytes.ToUpper(b[8:16])
+			if bytes.Equal(up, b[8:16]) {
+				t.Fatal("bad test: the crc has no letter to uppercase")
+			}
+			copy(b[8:16], up)
+			return b
+		}()},
 		{"fixed: leading zero", withCRC(t, `{"crc":"xxxxxxxx","epoch":"abc","next_offset":07}`)},
 		{"fixed: no digits", withCRC(t, `{"crc":"xxxxxxxx","epoch":"abc","next_offset":}`)},
 		{"fixed: over uint64", withCRC(t, `{"crc":"xxxxxxxx","epoch":"abc","next_offset":18446744073709551616}`)},

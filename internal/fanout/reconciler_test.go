@@ -44,4 +44,3 @@ func TestReconcilerSkipsUnchangedAndActsWithinOneTick(t *testing.T) {
 	}
 	n.e.mu.Unlock()
 }
-
