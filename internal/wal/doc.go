@@ -1,0 +1,52 @@
+// Package wal is a node's ingress write-ahead log for produce.
+//
+// # What it owns
+//
+// One directory, <data_dir>/ingress/, and everything in it:
+//
+//   - segment files NNNNNNNNNNNNNNNNNNNN.wal, named by the 20-digit seq of
+//     their first record, holding records back to back (layout in record.go);
+//   - checkpoint, the first seq not known to be committed to its partition
+//     (layout in checkpoint.go), replaced by write-temp, fsync, rename, fsync
+//     of the directory;
+//   - LOCK, flocked while a WAL is open so two processes never share a log.
+//
+// A produce request is acknowledged once Append returns: its records are then
+// on disk. A dispatcher Reads them from the checkpoint onwards, commits them
+// to their partitions and advances the checkpoint with SetCheckpoint, which
+// deletes what is no longer needed.
+//
+// # The invariant
+//
+// Every record whose Append returned nil is on disk with a seq in one
+// contiguous run starting at 1 that never restarts or repeats, and stays
+// retrievable by Read until the checkpoint passes it. After a crash the
+// records from the checkpoint on are handed out again: the log may yield
+// duplicates, never losses.
+//
+// The rules that keep it:
+//
+//   - Group commit (wal.go): appenders stage encoded records into one buffer
+//     under a mutex held only for memory work; a single syncer goroutine
+//     writes the buffer with one write and one fdatasync and then releases
+//     exactly the appenders it covered. Once staged, an append waits for that
+//     real result even if its context ends.
+//   - Nothing is made visible (LastSeq, Read, Notify) before it is durable.
+//   - Any write, sync or rotation failure makes the WAL refuse further appends
+//     (ErrFailed); it must be reopened, which trusts only what is on disk.
+//   - Recovery (recover.go) truncates only a torn tail: damage in the last
+//     frames of the last segment with no valid record after it, which is a
+//     write that never completed and so was never acknowledged. Damage
+//     followed by valid records refuses Open with a *CorruptError naming the
+//     file and byte position.
+//   - No length read from disk is trusted before it is checked against
+//     MaxRecordBytes and against the bytes actually present, so corrupt data
+//     cannot make recovery or Read allocate without bound.
+//   - Segments are deleted only when wholly below a durable checkpoint.
+//
+// # Concurrency
+//
+// Append may be called from any number of goroutines. Read and SetCheckpoint
+// are meant for one dispatcher goroutine but are safe concurrently with
+// everything else. Lock order: ckMu, readMu, mu.
+package wal

@@ -1,0 +1,240 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// Record is one produced message as the WAL stores it.
+type Record struct {
+	Seq        uint64 // assigned by Append; strictly increasing, contiguous from 1
+	Topic      string
+	Key        []byte // nil or empty means keyless; the WAL never invents a key
+	Partition  int32  // target partition
+	Payload    []byte
+	AcceptedAt int64 // unix milliseconds, as given by the caller
+}
+
+// On-disk frame layout of one record. All integers are big-endian.
+//
+//	offset  size  field
+//	0       4     bodyLen   uint32, number of body bytes after this 8-byte header
+//	4       4     crc       CRC-32C (Castagnoli) over bytes [0,4) and the body
+//	8       1     version   recordVersion (1)
+//	9       8     seq       uint64
+//	17      8     accepted  int64, unix ms
+//	25      4     partition int32
+//	29      2     topicLen  uint16
+//	31      4     keyLen    uint32
+//	35      ...   topic, then key, then payload (payloadLen is what remains of the body)
+//
+// The length is covered by the CRC so a flipped length bit that still points
+// inside the file cannot make a neighbouring byte range look valid. The
+// version byte sits first in the body so a future layout can be told apart,
+// and so a recovery scan can reject most garbage offsets before hashing.
+const (
+	frameHeaderSize = 8
+	bodyFixedSize   = 27
+	minFrameSize    = frameHeaderSize + bodyFixedSize
+	recordVersion   = 1
+
+	// MaxRecordBytes bounds one encoded record (header included). Payloads are
+	// at most 1 MiB by product rule; the bound leaves ample headroom for topic
+	// and key while still making a corrupt length unable to trigger an
+	// unbounded allocation during recovery or reads.
+	MaxRecordBytes = 17 << 20
+
+	// MaxTopicBytes is what the 16-bit topic length field can carry.
+	MaxTopicBytes = math.MaxUint16
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrRecordTooLarge is returned by Append for a record whose encoding would
+// exceed MaxRecordBytes (or whose topic exceeds MaxTopicBytes).
+var ErrRecordTooLarge = errors.New("wal: record too large")
+
+// Decoding failures. errShortFrame means the bytes end inside a frame (a
+// candidate torn tail); the others mean the bytes present are not a record.
+var (
+	errShortFrame = errors.New("frame extends past end of data")
+	errBadLength  = errors.New("frame length out of bounds")
+	errBadCRC     = errors.New("frame checksum mismatch")
+	errBadVersion = errors.New("unknown record version")
+	errBadFields  = errors.New("record field lengths exceed body")
+)
+
+// encodedSize is the frame size of r, or an error if r cannot be stored.
+func encodedSize(r *Record) (int, error) {
+	if len(r.Topic) > MaxTopicBytes {
+		return 0, fmt.Errorf("%w: topic is %d bytes, limit %d", ErrRecordTooLarge, len(r.Topic), MaxTopicBytes)
+	}
+	// Summing in int64 keeps the check honest on 32-bit platforms.
+	n := int64(minFrameSize) + int64(len(r.Topic)) + int64(len(r.Key)) + int64(len(r.Payload))
+	if n > MaxRecordBytes {
+		return 0, fmt.Errorf("%w: encoded size %d bytes, limit %d", ErrRecordTooLarge, n, MaxRecordBytes)
+	}
+	return int(n), nil
+}
+
+// appendRecord appends the frame of r (with the given seq) to dst. The caller
+// has checked r with encodedSize; size is that result.
+func appendRecord(dst []byte, r *Record, seq uint64, size int) []byte {
+	start := len(dst)
+	dst = grow(dst, size)
+	f := dst[start : start+size]
+	binary.BigEndian.PutUint32(f[0:4], uint32(size-frameHeaderSize))
+	b := f[frameHeaderSize:]
+	b[0] = recordVersion
+	binary.BigEndian.PutUint64(b[1:9], seq)
+	binary.BigEndian.PutUint64(b[9:17], uint64(r.AcceptedAt))
+	binary.BigEndian.PutUint32(b[17:21], uint32(r.Partition))
+	binary.BigEndian.PutUint16(b[21:23], uint16(len(r.Topic)))
+	binary.BigEndian.PutUint32(b[23:27], uint32(len(r.Key)))
+	n := bodyFixedSize
+	n += copy(b[n:], r.Topic)
+	n += copy(b[n:], r.Key)
+	copy(b[n:], r.Payload)
+	binary.BigEndian.PutUint32(f[4:8], frameCRC(f))
+	return dst
+}
+
+// grow extends dst by n bytes, reallocating with doubling so the staging
+// buffer reaches a steady size instead of growing per record.
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst[:len(dst)+n]
+	}
+	c := 2*cap(dst) + n
+	nd := make([]byte, len(dst)+n, c)
+	copy(nd, dst)
+	return nd
+}
+
+// frameCRC computes the checksum of a whole frame (length and body, skipping
+// the crc field itself).
+func frameCRC(frame []byte) uint32 {
+	c := crc32.Update(0, castagnoli, frame[0:4])
+	return crc32.Update(c, castagnoli, frame[frameHeaderSize:])
+}
+
+// frameView is a decoded record whose byte fields alias the decoded buffer.
+type frameView struct {
+	seq        uint64
+	acceptedAt int64
+	partition  int32
+	topic      []byte
+	key        []byte
+	payload    []byte
+}
+
+// frameBodyLen validates the length field at the start of b (which must hold
+// at least frameHeaderSize bytes) and returns the full frame size. It is
+// separate from decodeFrame so readers can bound a buffer before reading the
+// body: this is the check that keeps a corrupt length from allocating.
+func frameBodyLen(b []byte) (int, error) {
+	n := binary.BigEndian.Uint32(b[0:4])
+	if n < bodyFixedSize || uint64(n) > MaxRecordBytes-frameHeaderSize {
+		return 0, fmt.Errorf("%w: body length %d", errBadLength, n)
+	}
+	return frameHeaderSize + int(n), nil
+}
+
+// decodeFrame decodes the frame at the start of b. It returns the view and the
+// frame size. It never allocates; the view aliases b.
+func decodeFrame(b []byte) (frameView, int, error) {
+	var v frameView
+	if len(b) < frameHeaderSize {
+		return v, 0, errShortFrame
+	}
+	size, err := frameBodyLen(b)
+	if err != nil {
+		return v, 0, err
+	}
+	if len(b) < size {
+		return v, 0, errShortFrame
+	}
+	f := b[:size]
+	if binary.BigEndian.Uint32(f[4:8]) != frameCRC(f) {
+		return v, 0, errBadCRC
+	}
+	body := f[frameHeaderSize:]
+	if body[0] != recordVersion {
+		return v, 0, fmt.Errorf("%w: %d", errBadVersion, body[0])
+	}
+	v.seq = binary.BigEndian.Uint64(body[1:9])
+	v.acceptedAt = int64(binary.BigEndian.Uint64(body[9:17]))
+	v.partition = int32(binary.BigEndian.Uint32(body[17:21]))
+	topicLen := uint64(binary.BigEndian.Uint16(body[21:23]))
+	keyLen := uint64(binary.BigEndian.Uint32(body[23:27]))
+	rest := uint64(len(body) - bodyFixedSize)
+	if topicLen+keyLen > rest {
+		return v, 0, fmt.Errorf("%w: topic %d + key %d > %d", errBadFields, topicLen, keyLen, rest)
+	}
+	p := uint64(bodyFixedSize)
+	v.topic = body[p : p+topicLen]
+	p += topicLen
+	if keyLen > 0 {
+		v.key = body[p : p+keyLen]
+	}
+	p += keyLen
+	v.payload = body[p:]
+	return v, size, nil
+}
+
+// peekSeq returns the seq of a frame without checking it, for the recovery
+// scan's cheap plausibility filter. b must hold frameHeaderSize+9 bytes.
+func peekSeq(b []byte) (version byte, seq uint64) {
+	return b[frameHeaderSize], binary.BigEndian.Uint64(b[frameHeaderSize+1 : frameHeaderSize+9])
+}
+
+// arena hands out copies of record bytes from shared chunks so a Read of many
+// small records costs a few allocations instead of two per record. Chunks
+// start small and double, so a Read of one record does not allocate a full
+// chunk. A retained record keeps its chunk alive; that is bounded by
+// arenaChunk and is the price of not allocating per record.
+type arena struct {
+	buf []byte
+}
+
+const (
+	arenaFirstChunk = 4 << 10
+	arenaChunk      = 64 << 10
+)
+
+func (a *arena) copy(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if len(b) > cap(a.buf)-len(a.buf) {
+		if len(b) >= arenaChunk/4 {
+			// Large values get their own allocation so they don't strand
+			// most of a chunk.
+			return append([]byte(nil), b...)
+		}
+		a.buf = make([]byte, 0, max(min(2*cap(a.buf), arenaChunk), arenaFirstChunk, len(b)))
+	}
+	s := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[s:len(a.buf):len(a.buf)]
+}
+
+// record materialises v as a Record that owns its bytes. prevTopic lets a
+// run of records on one topic share one string.
+func (v *frameView) record(a *arena, prevTopic string) Record {
+	topic := prevTopic
+	if string(v.topic) != prevTopic { // compiler avoids allocating for this compare
+		topic = string(v.topic)
+	}
+	return Record{
+		Seq:        v.seq,
+		Topic:      topic,
+		Key:        a.copy(v.key),
+		Partition:  v.partition,
+		AcceptedAt: v.acceptedAt,
+		Payload:    a.copy(v.payload),
+	}
+}

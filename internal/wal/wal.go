@@ -1,0 +1,383 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	// ErrClosed is returned by calls on a closed WAL.
+	ErrClosed = errors.New("wal: closed")
+	// ErrFailed is matched by every error returned after a write, sync or
+	// rotation failed. Once an fdatasync has failed the kernel may already
+	// have dropped the dirty pages, so retrying could acknowledge lost data;
+	// the WAL refuses all further appends and must be reopened, which
+	// recovers from what is actually on disk.
+	ErrFailed = errors.New("wal: unusable after I/O error")
+)
+
+// maxStagedBytes bounds the staging buffer. Appends beyond it wait, before
+// staging (so they can still honour their context), until the syncer takes
+// the buffer: memory stays bounded when the disk is slower than producers.
+const maxStagedBytes = 64 << 20
+
+// maxSpareBytes is the largest staging buffer kept for reuse; a burst that
+// grew it beyond this does not pin the memory afterwards.
+const maxSpareBytes = 4 << 20
+
+// WAL is the ingress write-ahead log. See the package documentation.
+type WAL struct {
+	dir   string
+	opts  Options
+	hooks testHooks
+	lock  *os.File // holds the flock that keeps a second process out
+
+	// mu guards staging and the shared bookkeeping. It is held only for
+	// memory operations, never across I/O, so appenders never wait on the
+	// disk to stage.
+	mu         sync.Mutex
+	cur        *batch // the batch appenders are staging into
+	nextSeq    uint64 // seq for the next staged record
+	closed     bool
+	failed     error         // sticky; wraps ErrFailed
+	segs       []*segment    // retained segments, oldest first; the last is active
+	notify     chan struct{} // closed and replaced after each durable batch
+	stageLimit int
+
+	lastSeq    atomic.Uint64 // newest durable seq
+	checkpoint atomic.Uint64
+	size       atomic.Int64  // durable bytes across retained segments
+	syncs      atomic.Uint64 // batches made durable, for batching diagnostics
+
+	wake       chan struct{} // capacity 1: "the staging buffer became non-empty"
+	quit       chan struct{}
+	syncerDone chan struct{}
+	rotateReq  chan chan error
+
+	// Owned by the syncer goroutine: it is the only writer of segment files.
+	active    *os.File
+	activeFd  int
+	activeSeg *segment
+	activeOff int64
+	spare     []byte
+
+	readMu sync.Mutex // serialises Read; guards rd
+	rd     cursor
+
+	ckMu sync.Mutex // serialises SetCheckpoint and Close
+}
+
+// batch is one group commit: the encoded records of every Append staged
+// between two takes by the syncer.
+type batch struct {
+	buf     []byte
+	first   uint64
+	last    uint64
+	appends int
+	done    chan struct{} // closed when err is final
+	taken   chan struct{} // lazily made; closed when the syncer takes the batch
+	err     error
+}
+
+// testHooks let tests stand between the syncer and the disk. They are set
+// before the syncer starts and never change afterwards.
+type testHooks struct {
+	beforeWrite func() error // called by the syncer before writing each batch
+	dropWakes   bool         // never signal wake, leaving progress to the backstop
+}
+
+// Append stages recs, assigns them contiguous seqs (written into recs[i].Seq)
+// and returns once all of them are durable, or with the error that kept them
+// from becoming so. The seqs are meaningful only when Append returns nil.
+//
+// ctx is honoured only until the records are staged. After that Append waits
+// for the real sync result: reporting failure for records that did become
+// durable would make a well-behaved client produce them twice.
+func (w *WAL) Append(ctx context.Context, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	total := 0
+	for i := range recs {
+		n, err := encodedSize(&recs[i])
+		if err != nil {
+			return fmt.Errorf("wal: append record %d of %d (topic %q): %w", i, len(recs), recs[i].Topic, err)
+		}
+		total += n
+	}
+
+	w.mu.Lock()
+	for {
+		if w.closed {
+			w.mu.Unlock()
+			return ErrClosed
+		}
+		if w.failed != nil {
+			err := w.failed
+			w.mu.Unlock()
+			return err
+		}
+		if w.cur.appends == 0 || len(w.cur.buf)+total <= w.stageLimit {
+			break
+		}
+		if w.cur.taken == nil {
+			w.cur.taken = make(chan struct{})
+		}
+		taken := w.cur.taken
+		w.mu.Unlock()
+		select {
+		case <-taken:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		w.mu.Lock()
+	}
+	b := w.cur
+	wasEmpty := b.appends == 0
+	if wasEmpty {
+		b.first = w.nextSeq
+	}
+	seq := w.nextSeq
+	for i := range recs {
+		r := &recs[i]
+		size := minFrameSize + len(r.Topic) + len(r.Key) + len(r.Payload)
+		b.buf = appendRecord(b.buf, r, seq, size)
+		r.Seq = seq
+		seq++
+	}
+	w.nextSeq = seq
+	b.last = seq - 1
+	b.appends++
+	w.mu.Unlock()
+
+	// Only the append that made the buffer non-empty needs to wake the
+	// syncer: a busy syncer takes the buffer again as soon as it finishes.
+	if wasEmpty && !w.hooks.dropWakes {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	<-b.done
+	return b.err
+}
+
+// LastSeq returns the newest durable seq (0 if none was ever written).
+func (w *WAL) LastSeq() uint64 { return w.lastSeq.Load() }
+
+// Checkpoint returns the first seq not known committed; every record below
+// it is committed to its partition. It is 1 for a new WAL.
+func (w *WAL) Checkpoint() uint64 { return w.checkpoint.Load() }
+
+// SizeBytes returns the durable bytes held by retained segments.
+func (w *WAL) SizeBytes() int64 { return w.size.Load() }
+
+// Notify returns a channel that is closed at the next durable append (or at
+// Close). Take it before calling Read so an append landing in between is not
+// missed: ch := w.Notify(); recs, _ := w.Read(...); if len(recs) == 0 { <-ch }.
+func (w *WAL) Notify() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.notify
+}
+
+func (w *WAL) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// syncLoop is the single syncer: it takes whatever is staged, writes it with
+// one write and one fdatasync, and wakes exactly the appenders of that batch.
+// While it is in the syscall the next batch accumulates, so under load one
+// sync serves every appender that arrived during the previous one.
+//
+// It also waits on a backstop timer, so a lost wake-up costs at most
+// Options.SyncBackstop instead of leaving appenders blocked forever.
+func (w *WAL) syncLoop() {
+	defer close(w.syncerDone)
+	backstop := time.NewTimer(w.opts.SyncBackstop)
+	defer backstop.Stop()
+	for {
+		select {
+		case req := <-w.rotateReq:
+			req <- w.rotateIfDispatched()
+		default:
+		}
+		b, closing := w.take()
+		if b != nil {
+			w.commit(b)
+			w.regroup(b.appends)
+			continue
+		}
+		if closing {
+			return
+		}
+		backstop.Reset(w.opts.SyncBackstop)
+		select {
+		case <-w.wake:
+		case <-backstop.C:
+		case <-w.quit:
+		case req := <-w.rotateReq:
+			req <- w.rotateIfDispatched()
+		}
+	}
+}
+
+// regroup gives the appenders just released a chance to stage their next
+// records before the next take. Without it the syncer would take the next
+// batch while they are still waking up, splitting the producers into two
+// alternating half-size groups and halving the records per fdatasync. It
+// yields the processor a bounded number of times, stopping as soon as as many
+// appends are staged as were just released, so a lone appender pays nothing.
+func (w *WAL) regroup(released int) {
+	for range 8 {
+		w.mu.Lock()
+		staged := w.cur.appends
+		w.mu.Unlock()
+		if staged >= released {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// take swaps out the staged batch. It returns nil if nothing is staged, and
+// closing once Close has been called (no more staging can happen then).
+func (w *WAL) take() (b *batch, closing bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cur.appends == 0 {
+		return nil, w.closed
+	}
+	b = w.cur
+	w.cur = &batch{buf: w.spare[:0], done: make(chan struct{})}
+	w.spare = nil
+	if b.taken != nil {
+		close(b.taken)
+	}
+	return b, w.closed
+}
+
+// commit makes b durable (or fails it) and releases its appenders.
+func (w *WAL) commit(b *batch) {
+	w.mu.Lock()
+	err := w.failed
+	w.mu.Unlock()
+	if err == nil {
+		if err = w.writeAndSync(b); err != nil {
+			err = w.fail(err)
+		}
+	}
+	if err == nil {
+		w.publish(b)
+	}
+	b.err = err
+	close(b.done)
+
+	if cap(b.buf) <= maxSpareBytes {
+		w.spare = b.buf[:0]
+	}
+	// Rotate after releasing the appenders: their records are durable in the
+	// old segment, so they need not wait for a file create and dir fsync.
+	if err == nil && w.activeOff >= w.opts.SegmentBytes {
+		if err := w.rotate(); err != nil {
+			w.fail(err)
+		}
+	}
+}
+
+func (w *WAL) writeAndSync(b *batch) error {
+	if h := w.hooks.beforeWrite; h != nil {
+		if err := h(); err != nil {
+			return err
+		}
+	}
+	if _, err := w.active.WriteAt(b.buf, w.activeOff); err != nil {
+		return fmt.Errorf("wal: write seqs %d-%d (%d bytes) to %s at byte %d: %w",
+			b.first, b.last, len(b.buf), w.activeSeg.path, w.activeOff, err)
+	}
+	if err := unix.Fdatasync(w.activeFd); err != nil {
+		return fmt.Errorf("wal: fdatasync %s after writing seqs %d-%d: %w", w.activeSeg.path, b.first, b.last, err)
+	}
+	return nil
+}
+
+// publish makes a durable batch visible: to LastSeq, to the reader (segment
+// bounds) and to Notify waiters, all in one critical section so a reader
+// never sees a seq whose bytes it cannot reach.
+func (w *WAL) publish(b *batch) {
+	off := w.activeOff
+	w.activeOff += int64(len(b.buf))
+	w.mu.Lock()
+	s := w.activeSeg
+	s.noteBoundary(b.first, off)
+	s.durable = w.activeOff
+	s.last = b.last
+	w.lastSeq.Store(b.last)
+	w.size.Add(int64(len(b.buf)))
+	w.syncs.Add(1)
+	close(w.notify)
+	w.notify = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// fail makes err sticky and returns the error to report for it.
+func (w *WAL) fail(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	return w.failed
+}
+
+// rotate seals the active segment and starts a new one at the next seq.
+// Called only by the syncer, between batches.
+func (w *WAL) rotate() error {
+	next := w.activeSeg.last + 1
+	f, seg, err := createSegment(w.dir, next)
+	if err != nil {
+		return err
+	}
+	old := w.active
+	w.mu.Lock()
+	w.segs = append(w.segs, seg)
+	w.mu.Unlock()
+	w.active, w.activeFd, w.activeSeg, w.activeOff = f, int(f.Fd()), seg, 0
+	// The old file's data was fdatasynced before rotation, so a close error
+	// cannot lose acknowledged records and does not fail the WAL.
+	_ = old.Close()
+	return nil
+}
+
+// rotateIfDispatched rotates the active segment when every record in it is
+// below the checkpoint and it is past RotateDispatchedBytes, so the next
+// SetCheckpoint can delete it. It re-checks under the syncer's ownership of
+// the file: nothing is mid-write here.
+func (w *WAL) rotateIfDispatched() error {
+	w.mu.Lock()
+	failed := w.failed
+	w.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
+	if w.checkpoint.Load() <= w.activeSeg.last || w.activeOff <= w.opts.RotateDispatchedBytes {
+		return nil
+	}
+	if err := w.rotate(); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
