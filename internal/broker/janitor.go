@@ -3,7 +3,11 @@ package broker
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -29,19 +33,67 @@ func (b *Broker) persistFrontiers() {
 }
 
 // sweepExpired purges lapsed leases so redelivery happens at the
-// visibility timeout even when nobody polls, and wakes long-pollers.
+// visibility timeout even when nobody polls, and wakes long-pollers. It
+// also refreshes the queue-age gauges.
 func (b *Broker) sweepExpired() {
+	now := b.cfg.Now()
 	for _, q := range b.allQueues() {
 		if q.table.Expire() > 0 {
 			b.topicState(q.key.topic).notify.Fire()
 		}
+		b.gaugeOldestUnconsumed(q, now)
 	}
 }
 
-// sweepRetention applies each open log's topic retention.
+// gaugeOldestUnconsumed sets the age of the record at the frontier, read
+// from an open log only (a scrape never opens one).
+func (b *Broker) gaugeOldestUnconsumed(q *queue, now time.Time) {
+	lbl := []string{q.key.topic, partLabel(q.key.partition)}
+	l := b.reg.Peek(q.key.topic, q.key.partition)
+	if l == nil {
+		return
+	}
+	age := 0.0
+	if f := q.table.Frontier(); f < l.HWM() {
+		if res, err := l.Read(max(f, l.Oldest()), 1, 1, storage.NoDueLimit); err == nil && len(res.Records) == 1 {
+			age = max(now.Sub(time.UnixMilli(res.Records[0].CommittedAt)).Seconds(), 0)
+		}
+	}
+	b.m.OldestUnconsumed.WithLabelValues(lbl...).Set(age)
+}
+
+// sweepRetention applies each open log's topic retention, then refreshes
+// the storage gauges (open logs only; the data directory by a stat walk).
 func (b *Broker) sweepRetention() {
+	topicBytes := map[string]int64{}
 	for _, op := range b.reg.Open() {
 		b.applyRetention(op.Topic, op.Partition, op.Log)
+		st := op.Log.Stats()
+		lbl := []string{op.Topic, partLabel(op.Partition)}
+		b.m.PartitionSize.WithLabelValues(lbl...).Set(float64(st.SizeBytes))
+		b.m.Segments.WithLabelValues(lbl...).Set(float64(st.Segments))
+		topicBytes[op.Topic] += st.SizeBytes
+	}
+	for t, n := range topicBytes {
+		b.m.TopicBytes.WithLabelValues(t).Set(float64(n))
+	}
+	b.gaugeDataDir()
+}
+
+func (b *Broker) gaugeDataDir() {
+	var size int64
+	filepath.WalkDir(b.cfg.DataDir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
+		}
+		return nil
+	})
+	b.m.DataDirSize.Set(float64(size))
+	var st unix.Statfs_t
+	if unix.Statfs(b.cfg.DataDir, &st) == nil {
+		b.m.DataDirAvailable.Set(float64(st.Bavail) * float64(st.Bsize))
 	}
 }
 
@@ -112,7 +164,13 @@ func (b *Broker) reconcileTopics() {
 		}
 		cancel()
 	}
-	b.m.TopicsTotal.Set(float64(len(b.meta.Topics())))
+	topics := b.meta.Topics()
+	parts := 0
+	for _, t := range topics {
+		parts += t.Partitions
+	}
+	b.m.TopicsTotal.Set(float64(len(topics)))
+	b.m.PartitionsTotal.Set(float64(parts))
 }
 
 // ReconcileStartup is the boot-time sweep of 06-cluster.md: wait (bounded)

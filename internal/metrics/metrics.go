@@ -44,6 +44,11 @@ type Metrics struct {
 	RetentionBytes     *prometheus.CounterVec // reason
 	RetentionMessages  *prometheus.CounterVec // reason
 	OpenPartitionLogs  prometheus.Gauge
+	DataDirSize        prometheus.Gauge
+	DataDirAvailable   prometheus.Gauge
+	TopicBytes         *prometheus.GaugeVec // topic
+	PartitionSize      *prometheus.GaugeVec // topic, partition
+	Segments           *prometheus.GaugeVec // topic, partition
 	IdleLogsEvicted    prometheus.Counter
 	IngressWALBytes    prometheus.Gauge
 	DispatchPending    prometheus.Gauge
@@ -101,6 +106,11 @@ func New() *Metrics {
 		RetentionBytes:     f.counterVec("storage_retention_bytes_deleted_total", "Bytes deleted by retention.", "reason"),
 		RetentionMessages:  f.counterVec("storage_retention_messages_deleted_total", "Records deleted by retention.", "reason"),
 		OpenPartitionLogs:  f.gauge("open_partition_logs", "Partition logs open on this node."),
+		DataDirSize:        f.gauge("data_dir_size_bytes", "Bytes under the data directory."),
+		DataDirAvailable:   f.gauge("data_dir_available_bytes", "Bytes available to the data directory's file system."),
+		TopicBytes:         f.gaugeVec("topic_bytes", "Bytes of a topic's partition logs on this node (as last seen open).", "topic"),
+		PartitionSize:      f.gaugeVec("partition_size_bytes", "Bytes of a partition log (as last seen open).", "topic", "partition"),
+		Segments:           f.gaugeVec("segments", "Segment files of a partition log (as last seen open).", "topic", "partition"),
 		IdleLogsEvicted:    f.counter("idle_logs_evicted_total", "Partition logs closed for idleness."),
 		IngressWALBytes:    f.gauge("ingress_wal_bytes", "Bytes in the ingress write-ahead log."),
 		DispatchPending:    f.gauge("dispatch_pending_records", "WAL records accepted but not yet committed to a partition."),
