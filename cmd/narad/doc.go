@@ -1,0 +1,9 @@
+// Command narad is Narad's single binary: it runs the broker (serve,
+// server start) and is the operator's client for the /v1 HTTP API (topic,
+// pub, sub, replay, bench). It owns argument parsing, human units and
+// output; configuration lives in internal/config and the wire contract in
+// internal/client.
+//
+// One file per command group; main.go holds the root and the plumbing every
+// command shares (I/O, environment, error reporting).
+package main

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// req is one request as the fake broker received it.
+type req struct {
+	Method string
+	Path   string // escaped
+	Query  url.Values
+	Body   string
+	Auth   string // "user:pass", or "" without basic auth
+}
+
+func (r req) q(name string) string { return r.Query.Get(name) }
+
+// broker is a fake /v1 server: it records every request and answers with
+// handle, which tests write per scenario.
+type broker struct {
+	mu     sync.Mutex
+	reqs   []req
+	handle func(r req) (int, string)
+	srv    *httptest.Server
+}
+
+func newBroker(t *testing.T, handle func(r req) (int, string)) *broker {
+	t.Helper()
+	b := &broker{handle: handle}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		body, _ := io.ReadAll(hr.Body)
+		r := req{Method: hr.Method, Path: hr.URL.EscapedPath(), Query: hr.URL.Query(), Body: string(body)}
+		if u, p, ok := hr.BasicAuth(); ok {
+			r.Auth = u + ":" + p
+		}
+		b.mu.Lock()
+		b.reqs = append(b.reqs, r)
+		b.mu.Unlock()
+		status, out := b.handle(r)
+		w.WriteHeader(status)
+		io.WriteString(w, out)
+	}))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *broker) requests() []req {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]req(nil), b.reqs...)
+}
+
+// only returns the recorded requests matching method and path.
+func (b *broker) only(method, path string) []req {
+	var out []req
+	for _, r := range b.requests() {
+		if r.Method == method && r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// result is one CLI run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the narad command line in-process against env (NARAD_ADDR is
+// how tests point it at a fake) with stdin.
+type cli struct {
+	env   map[string]string
+	stdin string
+	tty   bool
+	home  string
+}
+
+func (c cli) run(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &app{
+		stdin:  strings.NewReader(c.stdin),
+		stdout: &out,
+		stderr: &errOut,
+		tty:    c.tty,
+		lookupEnv: func(k string) (string, bool) {
+			v, ok := c.env[k]
+			return v, ok
+		},
+		home: func() (string, error) { return c.home, nil },
+	}
+	// A deadline turns a command that never ends (a loop that stopped
+	// making progress) into a failed test instead of a hung one.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code := a.run(ctx, args)
+	if ctx.Err() != nil {
+		t.Fatalf("narad %v did not finish within 20s", args)
+	}
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// against returns a cli pointed at b.
+func against(b *broker) cli {
+	return cli{env: map[string]string{"NARAD_ADDR": b.srv.URL}}
+}
+
+func mustOK(t *testing.T, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/narad-io/narad/internal/client"
+)
+
+// renderPayload shows a payload as itself: JSON verbatim, text as text, and
+// anything else as a hex dump headed by its length. Text with control
+// characters counts as binary: printed raw, an escape sequence from a
+// message could take over the reader's terminal.
+func renderPayload(b []byte) string {
+	if len(b) > 0 && json.Valid(b) {
+		return string(b)
+	}
+	if isText(b) {
+		return string(b)
+	}
+	return fmt.Sprintf("(binary, %d bytes)\n%s", len(b), strings.TrimRight(hex.Dump(b), "\n"))
+}
+
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r == '\n' || r == '\t' || r == '\r' {
+			continue
+		}
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// messagePrinter writes delivered messages. In raw mode each payload's
+// bytes are written as they are, one per line, for piping into other
+// tools; otherwise each message gets a header line and a rendered payload.
+type messagePrinter struct {
+	w   io.Writer
+	raw bool
+}
+
+func (p messagePrinter) print(m client.Message) error {
+	b, err := m.Bytes()
+	if err != nil {
+		return err
+	}
+	if p.raw {
+		if _, err := p.w.Write(b); err != nil {
+			return err
+		}
+		_, err = io.WriteString(p.w, "\n")
+		return err
+	}
+	_, err = fmt.Fprintf(p.w, "%s\n%s\n", messageHeader(m), renderPayload(b))
+	return err
+}
+
+// messageHeader is "# p2@41 key="c1" 2026-01-02T03:04:05.000Z delivery=2";
+// the delivery count appears only for redeliveries, where it matters.
+func messageHeader(m client.Message) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# p%d@%d", m.Partition, m.Offset)
+	if m.Key != nil {
+		fmt.Fprintf(&sb, " key=%q", *m.Key)
+	}
+	if t := m.Time(); !t.IsZero() {
+		sb.WriteString(" " + t.Format(time.RFC3339Nano))
+	}
+	if m.DeliveryCount > 1 {
+		fmt.Fprintf(&sb, " delivery=%d", m.DeliveryCount)
+	}
+	return sb.String()
+}
+
+// newTable is a tabwriter set up the same way for every listing.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+}
+
+// printJSON writes v indented, for --json output meant for scripts.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// formatBytes prints a size in binary units.
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// orDash keeps empty table cells visible.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/narad-io/narad/internal/client"
+	"github.com/spf13/cobra"
+)
+
+type pubFlags struct {
+	key       string
+	partition int
+	file      string
+	count     int
+	rate      float64
+	lines     bool
+}
+
+func (a *app) pubCmd() *cobra.Command {
+	var f pubFlags
+	cmd := &cobra.Command{
+		Use:   "pub TOPIC [MSG]",
+		Short: "Publish a message (MSG, --file, or standard input)",
+		Long: `Publish a message to TOPIC.
+
+The payload is MSG, the contents of --file, or else standard input. It is
+sent as bytes: JSON, text and binary all arrive unchanged. With --lines each
+line is a message of its own.
+
+--count N sends N messages; "{i}" in MSG becomes the message's index (from
+0), so 'narad pub orders '{"n":{i}}' --count 100' sends 100 distinct ones.
+--rate caps the pace in messages per second.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := withSignals(cmd.Context())
+			defer stop()
+			return a.publish(ctx, cmd, args, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.key, "key", "", "message key (messages with one key keep their order)")
+	fs.IntVar(&f.partition, "partition", 0, "send to this partition instead of routing by key")
+	fs.StringVarP(&f.file, "file", "f", "", "read the payload from this file")
+	fs.IntVarP(&f.count, "count", "n", 1, `send this many messages; "{i}" in MSG is replaced by the index`)
+	fs.Float64Var(&f.rate, "rate", 0, "at most this many messages per second (0: no limit)")
+	fs.BoolVar(&f.lines, "lines", false, "send each line of the input as its own message")
+	return cmd
+}
+
+func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f pubFlags) error {
+	topic := args[0]
+	if f.count < 1 {
+		return errors.New("--count must be at least 1")
+	}
+	if f.rate < 0 {
+		return errors.New("--rate must not be negative")
+	}
+	payloads, fromArg, err := a.readPayloads(args, f)
+	if err != nil {
+		return err
+	}
+	var opts client.ProduceOptions
+	if cmd.Flags().Changed("key") {
+		opts.Key = &f.key
+	}
+	if cmd.Flags().Changed("partition") {
+		if f.partition < 0 {
+			return errors.New("--partition must not be negative")
+		}
+		opts.Partition = &f.partition
+	}
+	// "{i}" is only expanded when the user asked for several copies of an
+	// argument; a single message, a file or stdin is sent as typed.
+	expand := fromArg && cmd.Flags().Changed("count")
+
+	c := a.client()
+	total := f.count * len(payloads)
+	prog := a.newProgress()
+	pace := newPacer(f.rate)
+	start := time.Now()
+	sent := 0
+	for i := range f.count {
+		for _, p := range payloads {
+			if err := pace.wait(ctx); err != nil {
+				return err
+			}
+			if expand {
+				p = bytes.ReplaceAll(p, []byte("{i}"), []byte(strconv.Itoa(i)))
+			}
+			if err := c.Produce(ctx, topic, p, opts); err != nil {
+				if sent > 0 {
+					return fmt.Errorf("after %d of %d messages: %w", sent, total, err)
+				}
+				return err
+			}
+			sent++
+			prog.update("published %d/%d", sent, total)
+		}
+	}
+	elapsed := time.Since(start)
+	if total > 1 {
+		prog.done("published %d messages to %s in %s (%.0f msg/s)", sent, topic, elapsed.Round(time.Millisecond), float64(sent)/elapsed.Seconds())
+	} else {
+		prog.done("")
+	}
+	return nil
+}
+
+// readPayloads returns the payloads to send and whether they came from the
+// MSG argument.
+func (a *app) readPayloads(args []string, f pubFlags) ([][]byte, bool, error) {
+	var data []byte
+	fromArg := false
+	switch {
+	case len(args) == 2 && f.file != "":
+		return nil, false, errors.New("give either MSG or --file, not both")
+	case len(args) == 2:
+		data, fromArg = []byte(args[1]), true
+	case f.file != "":
+		b, err := os.ReadFile(f.file)
+		if err != nil {
+			return nil, false, err
+		}
+		data = b
+	default:
+		b, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading standard input: %w", err)
+		}
+		data = b
+	}
+	if !f.lines {
+		return [][]byte{data}, fromArg, nil
+	}
+	var out [][]byte
+	for line := range bytes.Lines(data) {
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) > 0 {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return nil, false, errors.New("--lines: the input has no non-empty line")
+	}
+	return out, fromArg, nil
+}
+
+// pacer spaces calls so they average at most rate per second. It schedules
+// against the start time rather than sleeping a fixed gap, so the time
+// spent in each request does not lower the rate.
+type pacer struct {
+	interval time.Duration
+	next     time.Time
+}
+
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return &pacer{}
+	}
+	return &pacer{interval: time.Duration(float64(time.Second) / rate)}
+}
+
+func (p *pacer) wait(ctx context.Context) error {
+	if p.interval == 0 {
+		return ctx.Err()
+	}
+	now := time.Now()
+	if p.next.Before(now) {
+		// Behind schedule (a slow request): start again from now instead
+		// of bursting to catch up, since --rate is a cap.
+		p.next = now
+	}
+	if d := p.next.Sub(now); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	p.next = p.next.Add(p.interval)
+	return nil
+}

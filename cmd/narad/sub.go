@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/narad-io/narad/internal/client"
+	"github.com/spf13/cobra"
+)
+
+// ackTries is how often an ack is attempted when it fails transiently.
+const ackTries = 3
+
+type subFlags struct {
+	max   int
+	wait  time.Duration
+	count int
+	peek  bool
+	raw   bool
+}
+
+func (a *app) subCmd() *cobra.Command {
+	var f subFlags
+	cmd := &cobra.Command{
+		Use:   "sub TOPIC",
+		Short: "Consume messages and acknowledge them",
+		Long: `Consume messages from TOPIC, print them and acknowledge each one after it
+is printed. Runs until interrupted, or until --count messages.
+
+--peek only watches: it tails every partition from its current end by
+offset, acknowledges nothing and so takes nothing away from consumers.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.max < 0 || f.count < 0 {
+				return errors.New("--max and --count must not be negative")
+			}
+			ctx, stop := withSignals(cmd.Context())
+			defer stop()
+			out := bufio.NewWriter(a.stdout)
+			defer out.Flush()
+			s := &subscriber{
+				c:       a.client(),
+				topic:   args[0],
+				f:       f,
+				printer: messagePrinter{w: out, raw: f.raw},
+				flush:   out.Flush,
+				warn:    func(format string, args ...any) { fmt.Fprintf(a.stderr, "narad: "+format+"\n", args...) },
+			}
+			var err error
+			if f.peek {
+				err = s.peek(ctx)
+			} else {
+				err = s.consume(ctx)
+			}
+			if ctx.Err() != nil && cmd.Context().Err() == nil {
+				return nil // interrupted by the user: a normal way to stop
+			}
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&f.max, "max", 10, "messages asked for per request")
+	fs.Var(newDurationValue(&f.wait, 5*time.Second), "wait", "long-poll wait per request")
+	fs.IntVarP(&f.count, "count", "n", 0, "stop after this many messages (0: run until interrupted)")
+	fs.BoolVar(&f.peek, "peek", false, "tail every partition without consuming (no acks)")
+	fs.BoolVar(&f.raw, "raw", false, "print payload bytes only, one per line")
+	return cmd
+}
+
+type subscriber struct {
+	c       *client.Client
+	topic   string
+	f       subFlags
+	printer messagePrinter
+	flush   func() error
+	warn    func(format string, args ...any)
+}
+
+// consume is the queue loop: receive, print, ack. Printing comes before the
+// ack so a message is never acknowledged without having been shown.
+func (s *subscriber) consume(ctx context.Context) error {
+	got, failedAcks := 0, 0
+	for s.f.count == 0 || got < s.f.count {
+		opts := client.ConsumeOptions{Wait: s.f.wait, Max: s.f.max}
+		if s.f.count > 0 && opts.Max > 0 {
+			// Never take more than is left to print: a message received
+			// but not printed would sit invisible until its timeout.
+			opts.Max = min(opts.Max, s.f.count-got)
+		}
+		var msgs []client.Message
+		err := retry(ctx, ackTries, func() error {
+			var err error
+			msgs, err = s.c.Consume(ctx, s.topic, opts)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			if err := s.printer.print(m); err != nil {
+				return err
+			}
+		}
+		if err := s.flush(); err != nil {
+			return err
+		}
+		got += len(msgs)
+		failedAcks += s.ack(ctx, msgs)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if failedAcks > 0 {
+		return fmt.Errorf("%d acknowledgements failed; those messages will be delivered again", failedAcks)
+	}
+	return nil
+}
+
+// ack acknowledges msgs, retrying transient failures, and returns how many
+// could not be acknowledged (each is reported on stderr).
+func (s *subscriber) ack(ctx context.Context, msgs []client.Message) int {
+	byHandle := map[string]client.Message{}
+	var handles []string
+	for _, m := range msgs {
+		if m.ReceiptHandle != "" {
+			byHandle[m.ReceiptHandle] = m
+			handles = append(handles, m.ReceiptHandle)
+		}
+	}
+	switch len(handles) {
+	case 0:
+		return 0
+	case 1:
+		err := retry(ctx, ackTries, func() error { return s.c.Ack(ctx, s.topic, handles[0]) })
+		if err != nil {
+			s.warnAck(byHandle[handles[0]], err)
+			return 1
+		}
+		return 0
+	}
+	// Several: one batch request, then retry only the handles whose own
+	// status was transient.
+	pending := handles
+	failed := 0 // across rounds: a retry round must not forget earlier failures
+	for try := 0; ; try++ {
+		results, err := s.c.AckBatch(ctx, s.topic, pending)
+		if err != nil {
+			if client.IsTransient(err) && try < ackTries-1 && pause(ctx, try, err) == nil {
+				continue
+			}
+			for _, h := range pending {
+				s.warnAck(byHandle[h], err)
+			}
+			return failed + len(pending)
+		}
+		var again []string
+		answered := map[string]bool{}
+		for _, r := range results {
+			answered[r.ReceiptHandle] = true
+			switch {
+			case r.Status >= 200 && r.Status < 300:
+			case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && try < ackTries-1:
+				again = append(again, r.ReceiptHandle)
+			default:
+				s.warnAck(byHandle[r.ReceiptHandle], fmt.Errorf("%s (HTTP %d)", http.StatusText(r.Status), r.Status))
+				failed++
+			}
+		}
+		for _, h := range pending {
+			if !answered[h] {
+				s.warnAck(byHandle[h], errors.New("the server did not answer for this handle"))
+				failed++
+			}
+		}
+		if len(again) == 0 {
+			return failed
+		}
+		if pause(ctx, try, nil) != nil {
+			return failed + len(again)
+		}
+		pending = again
+	}
+}
+
+func (s *subscriber) warnAck(m client.Message, err error) {
+	s.warn("ack of partition %d offset %d failed: %v", m.Partition, m.Offset, err)
+}

@@ -1,0 +1,66 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+)
+
+// Ack settles a delivery: POST /v1/topics/{t}/ack?receipt_handle=, 204.
+func (c *Client) Ack(ctx context.Context, topic, handle string) error {
+	return c.ackCall(ctx, topic, handle, "")
+}
+
+// Extend restarts the delivery's visibility timeout (…&extend=true), for a
+// consumer that needs longer than the timeout to finish.
+func (c *Client) Extend(ctx context.Context, topic, handle string) error {
+	return c.ackCall(ctx, topic, handle, "true")
+}
+
+// Nack hands the delivery back at once (…&extend=0: no time left) so
+// another consumer gets it without waiting out the visibility timeout.
+func (c *Client) Nack(ctx context.Context, topic, handle string) error {
+	return c.ackCall(ctx, topic, handle, "0")
+}
+
+func (c *Client) ackCall(ctx context.Context, topic, handle, extend string) error {
+	if topic == "" {
+		return errEmptyName
+	}
+	if handle == "" {
+		return errors.New("receipt handle must not be empty")
+	}
+	q := url.Values{"receipt_handle": {handle}}
+	if extend != "" {
+		q.Set("extend", extend)
+	}
+	_, err := c.do(ctx, request{method: http.MethodPost, path: topicPath(topic, "ack"), query: q})
+	return err
+}
+
+// AckResult is the outcome for one handle of a batch ack; Status is the
+// HTTP status a single ack of that handle would have had.
+type AckResult struct {
+	ReceiptHandle string `json:"receipt_handle"`
+	Status        int    `json:"status"`
+}
+
+// AckBatch settles many deliveries in one request:
+// POST /v1/topics/{t}/ack {"receipt_handles": [...]}, 200 {"results": [...]}.
+// A nil error means the request went through; check each result's Status.
+func (c *Client) AckBatch(ctx context.Context, topic string, handles []string) ([]AckResult, error) {
+	if topic == "" {
+		return nil, errEmptyName
+	}
+	in := struct {
+		ReceiptHandles []string `json:"receipt_handles"`
+	}{handles}
+	var out struct {
+		Results []AckResult `json:"results"`
+	}
+	if _, err := c.doJSON(ctx, http.MethodPost, topicPath(topic, "ack"), nil, in, &out); err != nil {
+		return nil, err
+	}
+	return out.Results, nil
+}

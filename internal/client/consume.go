@@ -1,0 +1,61 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ConsumeOptions shape one consume. Zero values are not sent.
+type ConsumeOptions struct {
+	// Wait long-polls up to this long for a message; sent as a Go duration
+	// ("5s", "250ms").
+	Wait time.Duration
+	// Partition and Offset read a partition by offset (a replay); nil means
+	// queue consumption with receipt handles.
+	Partition *int
+	Offset    *uint64
+	// Max asks for up to Max messages; the server then always answers
+	// with a {"messages": [...]} list.
+	Max int
+}
+
+// Consume reads messages: GET /v1/topics/{t}/consume?wait=&partition=&offset=&max=.
+// It returns no messages and a nil error when nothing arrived in time (204).
+func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions) ([]Message, error) {
+	if topic == "" {
+		return nil, errEmptyName
+	}
+	q := url.Values{}
+	if opts.Wait > 0 {
+		q.Set("wait", opts.Wait.String())
+	}
+	if opts.Partition != nil {
+		q.Set("partition", strconv.Itoa(*opts.Partition))
+	}
+	if opts.Offset != nil {
+		q.Set("offset", strconv.FormatUint(*opts.Offset, 10))
+	}
+	if opts.Max > 0 {
+		q.Set("max", strconv.Itoa(opts.Max))
+	}
+	// One decode covers both answers: a list under "messages", or a single
+	// message object, which never has a "messages" key.
+	var body struct {
+		Messages *[]Message `json:"messages"`
+		Message
+	}
+	status, err := c.doJSON(ctx, http.MethodGet, topicPath(topic, "consume"), q, nil, &body)
+	if err != nil {
+		return nil, err
+	}
+	if status == http.StatusNoContent {
+		return nil, nil
+	}
+	if body.Messages != nil {
+		return *body.Messages, nil
+	}
+	return []Message{body.Message}, nil
+}

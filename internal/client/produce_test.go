@@ -1,0 +1,83 @@
+package client
+
+import (
+	"encoding/json"
+	"net/url"
+	"testing"
+)
+
+func TestProduce(t *testing.T) {
+	c, f := newFake(t, reply{status: 202})
+	key, part := "c1", 2
+	if err := c.Produce(ctx, "orders", []byte(`{"id":1}`), ProduceOptions{Key: &key, Partition: &part}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Produce(ctx, "orders", []byte("plain text"), ProduceOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Produce(ctx, "orders", []byte{0x01, 0xff}, ProduceOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(
+		seen{Method: "POST", Path: "/v1/topics/orders/produce", Query: url.Values{"key": {"c1"}, "partition": {"2"}},
+			Body: `{"id":1}`, ContentType: "application/json"},
+		seen{Method: "POST", Path: "/v1/topics/orders/produce", Body: "plain text", ContentType: "text/plain; charset=utf-8"},
+		seen{Method: "POST", Path: "/v1/topics/orders/produce", Body: "\x01\xff", ContentType: "application/octet-stream"},
+	)
+}
+
+func TestProduceRejected(t *testing.T) {
+	c, _ := newFake(t, reply{status: 429, body: `{"error":"partition full"}`, header: map[string]string{"Retry-After": "3"}})
+	err := c.Produce(ctx, "orders", []byte("x"), ProduceOptions{})
+	apiErr, ok := err.(*APIError)
+	if !ok || apiErr.Status != 429 || apiErr.Message != "partition full" || apiErr.RetryAfter.Seconds() != 3 {
+		t.Fatalf("got %#v", err)
+	}
+	if !IsTransient(err) {
+		t.Error("429 should be transient")
+	}
+}
+
+func TestProduceBatch(t *testing.T) {
+	c, f := newFake(t, reply{status: 202, body: `{"accepted":3}`})
+	key, part := "c1", 2
+	n, err := c.ProduceBatch(ctx, "orders", []BatchRecord{
+		{Key: &key, Payload: json.RawMessage(`{"a":1}`)},
+		{PayloadBase64: "AQL/"},
+		{Partition: &part, Payload: json.RawMessage(`"text"`)},
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("accepted %d, err %v", n, err)
+	}
+	f.expect(seen{Method: "POST", Path: "/v1/topics/orders/produce/batch", ContentType: "application/json",
+		Body: `{"records":[{"key":"c1","payload":{"a":1}},{"payload_base64":"AQL/"},{"partition":2,"payload":"text"}]}`})
+}
+
+// RecordFromBytes and Message.Bytes are inverses for every kind of payload.
+func TestRecordFromBytesRoundTrip(t *testing.T) {
+	tests := []struct {
+		in       []byte
+		wantWire string
+	}{
+		{[]byte(`{"a":1}`), `{"payload":{"a":1}}`},
+		{[]byte(`42`), `{"payload":42}`},
+		{[]byte("hello \"world\""), `{"payload":"hello \"world\""}`},
+		{[]byte{}, `{"payload":""}`},
+		{[]byte{1, 2, 0xff}, `{"payload_base64":"AQL/"}`},
+	}
+	for _, tt := range tests {
+		rec := RecordFromBytes(tt.in)
+		wire, _ := json.Marshal(rec)
+		if string(wire) != tt.wantWire {
+			t.Errorf("RecordFromBytes(%q) = %s, want %s", tt.in, wire, tt.wantWire)
+		}
+		m := Message{Payload: rec.Payload}
+		if rec.PayloadBase64 != "" {
+			m = Message{Payload: json.RawMessage(`"` + rec.PayloadBase64 + `"`), PayloadEncoding: "base64"}
+		}
+		back, err := m.Bytes()
+		if err != nil || string(back) != string(tt.in) {
+			t.Errorf("round trip of %q gave %q, %v", tt.in, back, err)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Topic is a topic's configuration as the server reports it.
+type Topic struct {
+	Name                      string          `json:"name"`
+	Partitions                int             `json:"partitions"`
+	RetentionMs               int64           `json:"retention_ms"`
+	VisibilityTimeoutMs       int64           `json:"visibility_timeout_ms"`
+	MaxInFlightPerPartition   int             `json:"max_in_flight_per_partition"`
+	MaxAckedAheadPerPartition int             `json:"max_acked_ahead_per_partition"`
+	Schema                    json.RawMessage `json:"schema,omitempty"`
+	CreatedAt                 Time            `json:"created_at"`
+	Owner                     string          `json:"owner,omitempty"`
+	Role                      string          `json:"role,omitempty"`
+	Parent                    string          `json:"parent,omitempty"`
+	Children                  []string        `json:"children,omitempty"`
+	AttachEpoch               string          `json:"attach_epoch,omitempty"`
+	// AttachOffsets is kept raw: the contract does not fix its shape.
+	AttachOffsets json.RawMessage `json:"attach_offsets,omitempty"`
+	FanoutDelayMs int64           `json:"fanout_delay_ms,omitempty"`
+}
+
+// TopicDetail is GET /v1/topics/{t}: the topic plus per-partition stats.
+type TopicDetail struct {
+	Topic
+	PartitionStats []PartitionStats `json:"partition_stats"`
+}
+
+// PartitionStats describes one partition of a topic.
+type PartitionStats struct {
+	Index            int    `json:"index"`
+	OwnerNode        string `json:"owner_node"`
+	Segments         int    `json:"segments"`
+	OldestOffset     uint64 `json:"oldest_offset"`
+	NextOffset       uint64 `json:"next_offset"`
+	HighWatermark    uint64 `json:"high_watermark"`
+	SizeBytes        int64  `json:"size_bytes"`
+	OldestSegmentAt  Time   `json:"oldest_segment_at"`
+	ConsumerFrontier uint64 `json:"consumer_frontier"`
+	// Available is nil when the server did not say.
+	Available *bool `json:"available,omitempty"`
+}
+
+// CreateTopicRequest is POST /v1/topics. Zero fields are left out so the
+// server applies its defaults.
+type CreateTopicRequest struct {
+	Name                      string          `json:"name"`
+	Partitions                int             `json:"partitions,omitempty"`
+	RetentionMs               int64           `json:"retention_ms,omitempty"`
+	VisibilityTimeoutMs       int64           `json:"visibility_timeout_ms,omitempty"`
+	MaxInFlightPerPartition   int             `json:"max_in_flight_per_partition,omitempty"`
+	MaxAckedAheadPerPartition int             `json:"max_acked_ahead_per_partition,omitempty"`
+	Schema                    json.RawMessage `json:"schema,omitempty"`
+	Parent                    string          `json:"parent,omitempty"`
+	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
+}
+
+// AlterTopicRequest is PATCH /v1/topics/{t}. Only non-nil fields are sent,
+// so a zero can be set on purpose. Schema is sent when not empty; set it to
+// json.RawMessage("null") to remove a schema.
+type AlterTopicRequest struct {
+	Partitions                *int            `json:"partitions,omitempty"`
+	RetentionMs               *int64          `json:"retention_ms,omitempty"`
+	VisibilityTimeoutMs       *int64          `json:"visibility_timeout_ms,omitempty"`
+	MaxInFlightPerPartition   *int            `json:"max_in_flight_per_partition,omitempty"`
+	MaxAckedAheadPerPartition *int            `json:"max_acked_ahead_per_partition,omitempty"`
+	Schema                    json.RawMessage `json:"schema,omitempty"`
+	FanoutDelayMs             *int64          `json:"fanout_delay_ms,omitempty"`
+}
+
+// Time is a timestamp sent as RFC 3339 text or as a Unix time number (see
+// UnixTime for seconds versus milliseconds); all decode, and it encodes as
+// RFC 3339. null, "" and 0 are the zero Time.
+type Time struct{ time.Time }
+
+func (t *Time) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		t.Time = time.Time{}
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		if s == "" {
+			t.Time = time.Time{}
+			return nil
+		}
+		at, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return fmt.Errorf("timestamp %q: %w", s, err)
+		}
+		t.Time = at
+	default:
+		var n int64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("timestamp %s: want RFC 3339 text or a Unix time", b)
+		}
+		t.Time = UnixTime(n)
+	}
+	return nil
+}
+
+// UnixTime converts a Unix timestamp number to a time, telling seconds from
+// milliseconds by size: the server currently sends seconds, the contract
+// does not pin the unit, and the two cannot be confused for any date after
+// 1973 (1e11 seconds is the year 5138; 1e11 milliseconds is March 1973).
+// 0 is the zero time.
+func UnixTime(n int64) time.Time {
+	switch {
+	case n == 0:
+		return time.Time{}
+	case n < 1e11 && n > -1e11:
+		return time.Unix(n, 0).UTC()
+	default:
+		return time.UnixMilli(n).UTC()
+	}
+}
+
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.Time.Format(time.RFC3339Nano))
+}

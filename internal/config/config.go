@@ -1,0 +1,138 @@
+package config
+
+import (
+	"os"
+	"time"
+)
+
+// Config is the whole broker configuration. Durations named *_MS in the
+// environment are plain time.Durations here; the unit only matters at the
+// edges where people type them.
+type Config struct {
+	HTTP     HTTPConfig
+	NodeID   string
+	Cluster  ClusterConfig
+	DataDir  string
+	Topic    TopicDefaults
+	Fanout   FanoutConfig
+	Storage  StorageConfig
+	Log      LogConfig
+	Security SecurityConfig
+
+	// Dev is true when the developer preset was applied (ApplyDev), so the
+	// server can say so loudly at start.
+	Dev bool
+}
+
+// HTTPConfig is the public /v1 API listener.
+type HTTPConfig struct {
+	Addr          string
+	ReadTimeout   time.Duration
+	WriteTimeout  time.Duration
+	IdleTimeout   time.Duration
+	ShutdownGrace time.Duration
+	// MaxConsumeWait caps a long-poll consume; the write timeout must exceed
+	// it or every long poll would be cut off mid-wait.
+	MaxConsumeWait time.Duration
+	// PprofAddr, when not empty, serves net/http/pprof on its own listener.
+	PprofAddr string
+}
+
+// ClusterConfig is the node-to-node side.
+type ClusterConfig struct {
+	Addr string
+	// Advertise is the address peers should dial; empty means derive it
+	// from Addr and the host.
+	Advertise      string
+	Peers          []Peer
+	InitialMembers []string
+	// Secret authenticates cluster traffic. Environment only.
+	Secret string
+}
+
+// TopicDefaults apply to topics created without the matching field.
+type TopicDefaults struct {
+	DefaultPartitions                int
+	MaxPartitions                    int
+	DefaultRetentionAge              time.Duration
+	DefaultVisibilityTimeout         time.Duration
+	DefaultMaxInFlightPerPartition   int
+	DefaultMaxAckedAheadPerPartition int
+}
+
+// FanoutConfig bounds the batches copied from a parent topic to its children.
+type FanoutConfig struct {
+	MaxBatchRecords int
+	MaxBatchBytes   int64
+	Linger          time.Duration
+}
+
+// StorageConfig is the on-disk log.
+type StorageConfig struct {
+	Codec            string // none | zstd
+	CompressionLevel string // fastest | default | better | best
+	SegmentBytes     int64
+	// IdleLogEviction closes partition logs unused for this long; 0 disables.
+	IdleLogEviction time.Duration
+	RetentionSweep  time.Duration
+}
+
+// LogConfig is the process logger.
+type LogConfig struct {
+	Level  string // debug | info | warn | error
+	Format string // json | text
+}
+
+// SecurityConfig is API authentication.
+type SecurityConfig struct {
+	Enabled bool
+	// AdminPassword is environment only. When security is on and none was
+	// given, Load generates one and sets AdminPasswordGenerated so the
+	// server can print it once.
+	AdminPassword          string
+	AdminPasswordGenerated bool
+}
+
+// Default returns the compiled defaults. The node id defaults to the host
+// name, which is the one default that depends on the machine.
+func Default() Config {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "narad"
+	}
+	return Config{
+		HTTP: HTTPConfig{
+			Addr:           ":7942",
+			ReadTimeout:    10 * time.Second,
+			WriteTimeout:   30 * time.Second,
+			IdleTimeout:    60 * time.Second,
+			ShutdownGrace:  10 * time.Second,
+			MaxConsumeWait: 10 * time.Second,
+		},
+		NodeID:  host,
+		Cluster: ClusterConfig{Addr: ":7943"},
+		DataDir: "data",
+		Topic: TopicDefaults{
+			DefaultPartitions:                3,
+			MaxPartitions:                    108,
+			DefaultRetentionAge:              7 * 24 * time.Hour,
+			DefaultVisibilityTimeout:         30 * time.Second,
+			DefaultMaxInFlightPerPartition:   1024,
+			DefaultMaxAckedAheadPerPartition: 1024,
+		},
+		Fanout: FanoutConfig{
+			MaxBatchRecords: 4096,
+			MaxBatchBytes:   4 << 20,
+			Linger:          25 * time.Millisecond,
+		},
+		Storage: StorageConfig{
+			Codec:            "none",
+			CompressionLevel: "fastest",
+			SegmentBytes:     64 << 20,
+			IdleLogEviction:  30 * time.Minute,
+			RetentionSweep:   time.Minute,
+		},
+		Log:      LogConfig{Level: "info", Format: "json"},
+		Security: SecurityConfig{Enabled: true},
+	}
+}

@@ -1,0 +1,202 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting describes one configuration value once: its file key (also the key
+// flags are passed under), its environment name, and where it lives in
+// Config. The Go type behind field decides how text is parsed.
+type setting struct {
+	key    string // dotted file key, e.g. "http.read_timeout"
+	env    string
+	millis bool // a *_MS duration: a bare integer means milliseconds
+	secret bool // environment only
+	usage  string
+	field  func(*Config) any // pointer into the Config
+}
+
+var settings = []setting{
+	{key: "http.addr", env: "NARAD_HTTP_ADDR", usage: "HTTP API listen address",
+		field: func(c *Config) any { return &c.HTTP.Addr }},
+	{key: "http.read_timeout", env: "NARAD_HTTP_READ_TIMEOUT", usage: "HTTP read timeout",
+		field: func(c *Config) any { return &c.HTTP.ReadTimeout }},
+	{key: "http.write_timeout", env: "NARAD_HTTP_WRITE_TIMEOUT", usage: "HTTP write timeout (must exceed the max consume wait)",
+		field: func(c *Config) any { return &c.HTTP.WriteTimeout }},
+	{key: "http.idle_timeout", env: "NARAD_HTTP_IDLE_TIMEOUT", usage: "HTTP keep-alive idle timeout",
+		field: func(c *Config) any { return &c.HTTP.IdleTimeout }},
+	{key: "http.shutdown_grace", env: "NARAD_HTTP_SHUTDOWN_GRACE", usage: "time given to in-flight requests at shutdown",
+		field: func(c *Config) any { return &c.HTTP.ShutdownGrace }},
+	{key: "http.max_consume_wait", env: "NARAD_HTTP_MAX_CONSUME_WAIT", usage: "longest long-poll a consume may ask for",
+		field: func(c *Config) any { return &c.HTTP.MaxConsumeWait }},
+	{key: "http.pprof_addr", env: "NARAD_HTTP_PPROF_ADDR", usage: "pprof listen address",
+		field: func(c *Config) any { return &c.HTTP.PprofAddr }},
+	{key: "node_id", env: "NARAD_NODE_ID", usage: "this node's id",
+		field: func(c *Config) any { return &c.NodeID }},
+	{key: "cluster.addr", env: "NARAD_CLUSTER_ADDR", usage: "cluster listen address",
+		field: func(c *Config) any { return &c.Cluster.Addr }},
+	{key: "cluster.advertise", env: "NARAD_CLUSTER_ADVERTISE", usage: "cluster address peers dial",
+		field: func(c *Config) any { return &c.Cluster.Advertise }},
+	{key: "cluster.peers", env: "NARAD_CLUSTER_PEERS", usage: "peers as id@host:port,…",
+		field: func(c *Config) any { return &c.Cluster.Peers }},
+	{key: "cluster.initial_members", env: "NARAD_CLUSTER_INITIAL_MEMBERS", usage: "node ids that bootstrap the cluster, comma separated",
+		field: func(c *Config) any { return &c.Cluster.InitialMembers }},
+	{key: "cluster.secret", env: "NARAD_CLUSTER_SECRET", secret: true, usage: "shared secret for cluster traffic",
+		field: func(c *Config) any { return &c.Cluster.Secret }},
+	{key: "data_dir", env: "NARAD_DATA_DIR", usage: "data directory",
+		field: func(c *Config) any { return &c.DataDir }},
+	{key: "topic.default_partitions", env: "NARAD_TOPIC_DEFAULT_PARTITIONS", usage: "partitions of a new topic",
+		field: func(c *Config) any { return &c.Topic.DefaultPartitions }},
+	{key: "topic.max_partitions", env: "NARAD_TOPIC_MAX_PARTITIONS", usage: "most partitions a topic may have",
+		field: func(c *Config) any { return &c.Topic.MaxPartitions }},
+	{key: "topic.default_retention_age_ms", env: "NARAD_TOPIC_DEFAULT_RETENTION_AGE_MS", millis: true, usage: "retention of a new topic",
+		field: func(c *Config) any { return &c.Topic.DefaultRetentionAge }},
+	{key: "topic.default_visibility_timeout_ms", env: "NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS", millis: true, usage: "visibility timeout of a new topic",
+		field: func(c *Config) any { return &c.Topic.DefaultVisibilityTimeout }},
+	{key: "topic.default_max_in_flight_per_partition", env: "NARAD_TOPIC_DEFAULT_MAX_IN_FLIGHT_PER_PARTITION", usage: "unacked deliveries per partition",
+		field: func(c *Config) any { return &c.Topic.DefaultMaxInFlightPerPartition }},
+	{key: "topic.default_max_acked_ahead_per_partition", env: "NARAD_TOPIC_DEFAULT_MAX_ACKED_AHEAD_PER_PARTITION", usage: "acks tracked past the frontier per partition",
+		field: func(c *Config) any { return &c.Topic.DefaultMaxAckedAheadPerPartition }},
+	{key: "fanout.max_batch_records", env: "NARAD_FANOUT_MAX_BATCH_RECORDS", usage: "records per fan-out batch",
+		field: func(c *Config) any { return &c.Fanout.MaxBatchRecords }},
+	{key: "fanout.max_batch_bytes", env: "NARAD_FANOUT_MAX_BATCH_BYTES", usage: "bytes per fan-out batch",
+		field: func(c *Config) any { return &c.Fanout.MaxBatchBytes }},
+	{key: "fanout.linger_ms", env: "NARAD_FANOUT_LINGER_MS", millis: true, usage: "wait to fill a fan-out batch",
+		field: func(c *Config) any { return &c.Fanout.Linger }},
+	{key: "storage.codec", env: "NARAD_STORAGE_CODEC", usage: "segment codec: none|zstd",
+		field: func(c *Config) any { return &c.Storage.Codec }},
+	{key: "storage.compression_level", env: "NARAD_STORAGE_COMPRESSION_LEVEL", usage: "zstd level: fastest|default|better|best",
+		field: func(c *Config) any { return &c.Storage.CompressionLevel }},
+	{key: "storage.segment_bytes", env: "NARAD_STORAGE_SEGMENT_BYTES", usage: "segment size before rolling",
+		field: func(c *Config) any { return &c.Storage.SegmentBytes }},
+	{key: "storage.idle_log_eviction_ms", env: "NARAD_STORAGE_IDLE_LOG_EVICTION_MS", millis: true, usage: "close logs idle this long (0: never)",
+		field: func(c *Config) any { return &c.Storage.IdleLogEviction }},
+	{key: "storage.retention_sweep_ms", env: "NARAD_STORAGE_RETENTION_SWEEP_MS", millis: true, usage: "retention sweep interval",
+		field: func(c *Config) any { return &c.Storage.RetentionSweep }},
+	{key: "log.level", env: "NARAD_LOG_LEVEL", usage: "debug|info|warn|error",
+		field: func(c *Config) any { return &c.Log.Level }},
+	{key: "log.format", env: "NARAD_LOG_FORMAT", usage: "json|text",
+		field: func(c *Config) any { return &c.Log.Format }},
+	{key: "security.enabled", env: "NARAD_SECURITY_ENABLED", usage: "require authentication on the API",
+		field: func(c *Config) any { return &c.Security.Enabled }},
+	{key: "security.admin_password", env: "NARAD_ADMIN_PASSWORD", secret: true, usage: "admin password (default: random)",
+		field: func(c *Config) any { return &c.Security.AdminPassword }},
+}
+
+// lookup finds a setting by file key.
+func lookup(key string) (setting, bool) {
+	for _, s := range settings {
+		if s.key == key {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// byEnv finds a setting by environment name; validation messages use it to
+// name both spellings of a setting.
+func byEnv(key string) string {
+	if s, ok := lookup(key); ok {
+		return key + " (" + s.env + ")"
+	}
+	return key
+}
+
+// set parses text into the setting's field of c.
+func (s setting) set(c *Config, text string) error {
+	switch p := s.field(c).(type) {
+	case *string:
+		*p = text
+	case *int:
+		n, err := parseInt(text)
+		if err != nil {
+			return err
+		}
+		*p = int(n)
+	case *int64:
+		n, err := parseInt(text)
+		if err != nil {
+			return err
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(text))
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean (want true or false)", text)
+		}
+		*p = b
+	case *time.Duration:
+		var d time.Duration
+		var err error
+		if s.millis {
+			d, err = parseMillis(text)
+		} else {
+			d, err = parseDuration(text)
+		}
+		if err != nil {
+			return err
+		}
+		*p = d
+	case *[]string:
+		*p = splitList(text)
+	case *[]Peer:
+		peers, err := ParsePeers(text)
+		if err != nil {
+			return err
+		}
+		*p = peers
+	default:
+		panic(fmt.Sprintf("config: setting %s has unsupported type %T", s.key, p))
+	}
+	return nil
+}
+
+// format renders the setting's current value of c the way an operator would
+// type it; the help text shows defaults with it.
+func (s setting) format(c *Config) string {
+	if s.secret {
+		return "(environment only)"
+	}
+	switch p := s.field(c).(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *time.Duration:
+		if s.millis {
+			return strconv.FormatInt(p.Milliseconds(), 10)
+		}
+		return p.String()
+	case *[]string:
+		return strings.Join(*p, ",")
+	case *[]Peer:
+		return FormatPeers(*p)
+	}
+	return ""
+}
+
+// Setting is the public description of one setting, for help text and docs.
+type Setting struct {
+	Key     string // file key and flag-map key, e.g. "http.addr"
+	Env     string // e.g. "NARAD_HTTP_ADDR"
+	Default string // compiled default as text
+	Secret  bool   // environment only
+	Usage   string
+}
+
+// Settings lists every setting in file order with its compiled default.
+func Settings() []Setting {
+	def := Default()
+	out := make([]Setting, 0, len(settings))
+	for _, s := range settings {
+		out = append(out, Setting{Key: s.key, Env: s.env, Default: s.format(&def), Secret: s.secret, Usage: s.usage})
+	}
+	return out
+}

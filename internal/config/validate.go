@@ -1,0 +1,153 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ValidationError lists every problem found, so an operator fixes them all
+// in one go instead of one restart per mistake.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid configuration: " + e.Problems[0]
+	}
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// Validate checks ranges and the relations between settings. It returns a
+// *ValidationError or nil.
+func (c Config) Validate() error {
+	var v validator
+
+	v.check(checkListenAddr(c.HTTP.Addr), "http.addr")
+	v.positive("http.read_timeout", c.HTTP.ReadTimeout)
+	v.positive("http.write_timeout", c.HTTP.WriteTimeout)
+	v.positive("http.idle_timeout", c.HTTP.IdleTimeout)
+	v.nonNegative("http.shutdown_grace", c.HTTP.ShutdownGrace)
+	v.positive("http.max_consume_wait", c.HTTP.MaxConsumeWait)
+	if c.HTTP.WriteTimeout > 0 && c.HTTP.WriteTimeout <= c.HTTP.MaxConsumeWait {
+		v.addf("%s = %s must exceed http.max_consume_wait = %s, or long polls are cut off by the write timeout",
+			byEnv("http.write_timeout"), c.HTTP.WriteTimeout, c.HTTP.MaxConsumeWait)
+	}
+	if c.HTTP.PprofAddr != "" {
+		v.check(checkListenAddr(c.HTTP.PprofAddr), "http.pprof_addr")
+	}
+
+	v.check(checkNodeID(c.NodeID), "node_id")
+	v.check(checkListenAddr(c.Cluster.Addr), "cluster.addr")
+	if c.Cluster.Advertise != "" {
+		v.check(checkDialAddr(c.Cluster.Advertise), "cluster.advertise")
+	}
+	c.validatePeers(&v)
+
+	if strings.TrimSpace(c.DataDir) == "" {
+		v.addf("%s must not be empty", byEnv("data_dir"))
+	}
+
+	t := c.Topic
+	v.intRange("topic.max_partitions", int64(t.MaxPartitions), 1, 10000)
+	v.intRange("topic.default_partitions", int64(t.DefaultPartitions), 1, int64(max(t.MaxPartitions, 1)))
+	v.positive("topic.default_retention_age_ms", t.DefaultRetentionAge)
+	v.positive("topic.default_visibility_timeout_ms", t.DefaultVisibilityTimeout)
+	v.intRange("topic.default_max_in_flight_per_partition", int64(t.DefaultMaxInFlightPerPartition), 1, 1<<20)
+	v.intRange("topic.default_max_acked_ahead_per_partition", int64(t.DefaultMaxAckedAheadPerPartition), 1, 1<<20)
+
+	v.intRange("fanout.max_batch_records", int64(c.Fanout.MaxBatchRecords), 1, 1<<20)
+	v.intRange("fanout.max_batch_bytes", c.Fanout.MaxBatchBytes, 1, 1<<30)
+	v.nonNegative("fanout.linger_ms", c.Fanout.Linger)
+
+	v.oneOf("storage.codec", c.Storage.Codec, "none", "zstd")
+	v.oneOf("storage.compression_level", c.Storage.CompressionLevel, "fastest", "default", "better", "best")
+	v.intRange("storage.segment_bytes", c.Storage.SegmentBytes, 1<<10, 1<<30)
+	v.nonNegative("storage.idle_log_eviction_ms", c.Storage.IdleLogEviction)
+	v.positive("storage.retention_sweep_ms", c.Storage.RetentionSweep)
+
+	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	v.oneOf("log.format", c.Log.Format, "json", "text")
+
+	if c.Security.Enabled && c.Security.AdminPassword == "" {
+		v.addf("security is enabled but NARAD_ADMIN_PASSWORD is empty")
+	}
+
+	if len(v.problems) > 0 {
+		return &ValidationError{Problems: v.problems}
+	}
+	return nil
+}
+
+func (c Config) validatePeers(v *validator) {
+	// Peers arrive parsed, but a Config built in code skips ParsePeers, so
+	// the same rules are checked again here.
+	ids := map[string]bool{}
+	others := 0
+	for _, p := range c.Cluster.Peers {
+		if err := checkNodeID(p.ID); err != nil {
+			v.addf("%s: peer %s: %v", byEnv("cluster.peers"), p, err)
+		}
+		if err := checkDialAddr(p.Addr); err != nil {
+			v.addf("%s: peer %s: %v", byEnv("cluster.peers"), p, err)
+		}
+		if ids[p.ID] {
+			v.addf("%s: peer id %q appears twice", byEnv("cluster.peers"), p.ID)
+		}
+		ids[p.ID] = true
+		if p.ID != c.NodeID {
+			others++
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range c.Cluster.InitialMembers {
+		if seen[m] {
+			v.addf("%s: %q appears twice", byEnv("cluster.initial_members"), m)
+		}
+		seen[m] = true
+		if m != c.NodeID && !ids[m] {
+			v.addf("%s: %q is neither this node (%q) nor one of the peers", byEnv("cluster.initial_members"), m, c.NodeID)
+		}
+	}
+	if others > 0 && c.Security.Enabled && c.Cluster.Secret == "" {
+		v.addf("cluster peers are set and security is enabled, but NARAD_CLUSTER_SECRET is empty: cluster traffic would be unauthenticated")
+	}
+}
+
+type validator struct{ problems []string }
+
+func (v *validator) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *validator) check(err error, key string) {
+	if err != nil {
+		v.addf("%s: %v", byEnv(key), err)
+	}
+}
+
+func (v *validator) positive(key string, d time.Duration) {
+	if d <= 0 {
+		v.addf("%s must be greater than zero, got %s", byEnv(key), d)
+	}
+}
+
+func (v *validator) nonNegative(key string, d time.Duration) {
+	if d < 0 {
+		v.addf("%s must not be negative, got %s", byEnv(key), d)
+	}
+}
+
+func (v *validator) intRange(key string, n, lo, hi int64) {
+	if n < lo || n > hi {
+		v.addf("%s must be between %d and %d, got %d", byEnv(key), lo, hi, n)
+	}
+}
+
+func (v *validator) oneOf(key, got string, allowed ...string) {
+	if !slices.Contains(allowed, got) {
+		v.addf("%s must be one of %s, got %q", byEnv(key), strings.Join(allowed, "|"), got)
+	}
+}
