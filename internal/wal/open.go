@@ -24,6 +24,7 @@ type Options struct {
 	SyncBackstop time.Duration
 }
 
+// Defaults applied to zero Options fields.
 const (
 	DefaultSegmentBytes          = 64 << 20
 	DefaultRotateDispatchedBytes = 1 << 20

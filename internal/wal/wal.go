@@ -100,7 +100,9 @@ type testHooks struct {
 //
 // ctx is honoured only until the records are staged. After that Append waits
 // for the real sync result: reporting failure for records that did become
-// durable would make a well-behaved client produce them twice.
+// durable would make a well-behaved client produce them twice. A record over
+// MaxRecordBytes fails the whole call with ErrRecordTooLarge before anything
+// is staged; an empty recs is a no-op.
 func (w *WAL) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
