@@ -21,7 +21,7 @@ import (
 // broker over real partition logs, and the engine under test, whose
 // commits go through a fault-injecting wrapper of the local commit.
 type node struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	meta *meta.Store
 	b    *broker.Broker
@@ -102,7 +102,7 @@ func (f *faultyCommitter) count(k string) (tries, oks int) {
 	return f.tries[k], f.oks[k]
 }
 
-func newNode(t *testing.T, cfg Config) *node {
+func newNode(t testing.TB, cfg Config) *node {
 	t.Helper()
 	dir := t.TempDir()
 	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
@@ -209,7 +209,7 @@ func (n *node) total(topic string, parts int) int {
 	return sum
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
