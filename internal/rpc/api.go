@@ -1,0 +1,112 @@
+package rpc
+
+import (
+	"context"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Per-call timeouts (06-cluster.md). The client applies them with
+// context.WithTimeout, so a caller's earlier deadline always wins.
+const (
+	// DefaultTimeout bounds every call without a longer budget of its own.
+	DefaultTimeout = 5 * time.Second
+	// CommitTimeout is longer because a slow fsync is not a dead node:
+	// timing out a commit that is merely slow makes dispatch re-commit it
+	// (duplicates) or reroute it for nothing.
+	CommitTimeout = 30 * time.Second
+	// ForwardTimeout caps a forwarded client request; a forwarded topic
+	// create may legitimately take this long on the leader.
+	ForwardTimeout = 75 * time.Second
+)
+
+// MaxMessageBytes bounds a message in either direction, on both sides: a
+// 16 MiB produce batch or a 4 MiB fan-out slab plus framing fits well under
+// it, while a runaway message still cannot exhaust memory.
+const MaxMessageBytes = 64 << 20
+
+// unreachableRetry is the Retry-After of a 503 for a node that could not be
+// reached: the reconnect backoff is capped at the same value, so a retry
+// after it meets a fresh connection attempt.
+const unreachableRetry = time.Second
+
+// Handler is the serving side of node RPC, implemented by an adapter over
+// the broker and the metastore. Methods return apierr values for refusals
+// the client must see verbatim; any other error is an internal failure and
+// reaches the caller as a bare 500 (the detail is logged where it happened).
+type Handler interface {
+	// Commit commits recs to a partition this node owns. Only Key and
+	// Payload are meaningful; the commit stamps offsets and times.
+	Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error
+	// Forward replays a client-API request as if it had arrived here.
+	Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error)
+	// Stats describes partitions of topic without opening their logs.
+	Stats(ctx context.Context, topic string, partitions []int) ([]PartitionStats, error)
+	// ConfirmTopic is leader confirmation: only a nil error is an answer.
+	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error)
+	// Join asks this node to admit m; a non-leader names the leader.
+	Join(ctx context.Context, m Member) (JoinResult, error)
+	// Heartbeat records that m is alive.
+	Heartbeat(ctx context.Context, m Member) error
+}
+
+// ForwardRequest is a client-API HTTP request to replay on another node.
+type ForwardRequest struct {
+	Method      string
+	Path        string
+	RawQuery    string
+	Body        []byte
+	ContentType string
+	// User was authenticated and authorised by the forwarding node; the
+	// serving node trusts it because the caller proved the cluster secret.
+	User string
+}
+
+// ForwardResponse is the replayed request's answer, ready to be written to
+// the client by the forwarding node. Only the headers the client API uses
+// travel: Content-Type, and Retry-After (with a 503).
+type ForwardResponse struct {
+	Status      int
+	ContentType string
+	Body        []byte
+	RetryAfter  time.Duration
+}
+
+// PartitionStats describes one partition as its owner sees it.
+type PartitionStats struct {
+	Partition        int
+	Available        bool
+	Segments         int
+	OldestOffset     uint64
+	HighWatermark    uint64
+	SizeBytes        int64
+	OldestSegmentAt  int64 // as storage reports it; 0 when empty
+	ConsumerFrontier uint64
+	Exact            bool // false: HighWatermark may lag (storage.Stats.Exact)
+	Cursors          []CursorPosition
+}
+
+// CursorPosition is a fan-out cursor on the parent partition: where the
+// link to Child (at attach Epoch) will copy from next.
+type CursorPosition struct {
+	Child      string
+	Epoch      string
+	NextOffset uint64
+}
+
+// Member is a node's addresses, as it announces them.
+type Member struct {
+	ID       string
+	RaftAddr string
+	RPCAddr  string
+	HTTPAddr string
+}
+
+// JoinResult answers a join. Not admitted with a leader named means "ask
+// there"; not admitted without one means "no leader yet, ask again later".
+type JoinResult struct {
+	Admitted      bool
+	LeaderID      string
+	LeaderRPCAddr string
+}

@@ -1,0 +1,116 @@
+package rpc
+
+import (
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+
+	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+)
+
+// Conversions between the wire messages and the Go API. Byte slices are
+// shared, not copied: a commit batch can be tens of MiB and neither side
+// mutates them after the call.
+
+func recordsToPB(recs []storage.Record) []*nodepb.Record {
+	out := make([]*nodepb.Record, len(recs))
+	for i, r := range recs {
+		out[i] = &nodepb.Record{Key: r.Key, Payload: r.Payload}
+	}
+	return out
+}
+
+func recordsFromPB(recs []*nodepb.Record) []storage.Record {
+	out := make([]storage.Record, len(recs))
+	for i, r := range recs {
+		out[i] = storage.Record{Key: r.GetKey(), Payload: r.GetPayload()}
+	}
+	return out
+}
+
+func intsToPB(xs []int) []int32 {
+	if xs == nil {
+		return nil
+	}
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+func intsFromPB(xs []int32) []int {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func statsToPB(ss []PartitionStats) []*nodepb.PartitionStats {
+	out := make([]*nodepb.PartitionStats, len(ss))
+	for i, s := range ss {
+		p := &nodepb.PartitionStats{
+			Partition:        int32(s.Partition),
+			Available:        s.Available,
+			Segments:         int64(s.Segments),
+			OldestOffset:     s.OldestOffset,
+			HighWatermark:    s.HighWatermark,
+			SizeBytes:        s.SizeBytes,
+			OldestSegmentAt:  s.OldestSegmentAt,
+			ConsumerFrontier: s.ConsumerFrontier,
+			Exact:            s.Exact,
+		}
+		for _, c := range s.Cursors {
+			p.Cursors = append(p.Cursors, &nodepb.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset})
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func statsFromPB(ps []*nodepb.PartitionStats) []PartitionStats {
+	out := make([]PartitionStats, len(ps))
+	for i, p := range ps {
+		s := PartitionStats{
+			Partition:        int(p.GetPartition()),
+			Available:        p.GetAvailable(),
+			Segments:         int(p.GetSegments()),
+			OldestOffset:     p.GetOldestOffset(),
+			HighWatermark:    p.GetHighWatermark(),
+			SizeBytes:        p.GetSizeBytes(),
+			OldestSegmentAt:  p.GetOldestSegmentAt(),
+			ConsumerFrontier: p.GetConsumerFrontier(),
+			Exact:            p.GetExact(),
+		}
+		for _, c := range p.GetCursors() {
+			s.Cursors = append(s.Cursors, CursorPosition{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset()})
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func memberToPB(m Member) *nodepb.Member {
+	return &nodepb.Member{Id: m.ID, RaftAddr: m.RaftAddr, RpcAddr: m.RPCAddr, HttpAddr: m.HTTPAddr}
+}
+
+// memberFromPB tolerates a missing member (nil getters give ""): the
+// handler validates the id, with its own words.
+func memberFromPB(m *nodepb.Member) Member {
+	return Member{ID: m.GetId(), RaftAddr: m.GetRaftAddr(), RPCAddr: m.GetRpcAddr(), HTTPAddr: m.GetHttpAddr()}
+}
+
+// toMillis rounds up, so a positive Retry-After never becomes zero on the
+// wire (a 503 without one would tell the client nothing).
+func toMillis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+func fromMillis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

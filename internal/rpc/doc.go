@@ -1,0 +1,46 @@
+// Package rpc is node-to-node RPC of a Narad cluster (06-cluster.md, Node
+// RPC) on gRPC: a Server that exposes one Handler to the other nodes, and
+// a Pool that calls them. Commit (produce dispatch and fan-out child
+// commits), Forward (a client-API request replayed on the partition owner
+// or the leader), Stats, ConfirmTopic (leader confirmation), Join and
+// Heartbeat are its calls.
+//
+// It depends only on apierr and storage.Record; the broker, the metastore
+// and fan-out plug in through Handler adapters and call out through Pool,
+// so none of them imports gRPC.
+//
+// Invariants:
+//
+//   - No call is served without the cluster secret. A server interceptor
+//     checks the "authorization: narad-secret <secret>" metadata of every
+//     call, unary or stream, known method or not, before any handler runs,
+//     and answers Unauthenticated. NewServer refuses an empty secret.
+//   - Errors speak HTTP, so a forwarded request answers exactly as a local
+//     one: every Pool method returns nil or an *apierr.Error. A handler's
+//     apierr comes back equal (status, message, Retry-After); any other
+//     handler error, or a panic, comes back as 500 "internal error" with
+//     the cause logged on the serving node, as the local HTTP layer does.
+//     Failures around the handler map to: unreachable, deadline or
+//     cancelled -> 503 with Retry-After 1 s; secret refused -> 401; method
+//     unknown to the peer -> 501, which keeps mixed-version rolling
+//     upgrades safe (a new call against an old node fails cleanly).
+//   - A 503 from a call is not proof that it did nothing: a commit whose
+//     deadline passed may still have committed. Callers retry, and the
+//     cluster accepts the resulting duplicates (06-cluster.md dispatch).
+//   - Timeouts: 5 s per call, Commit 30 s (a slow fsync is not a dead
+//     node), Forward 75 s; a caller's earlier deadline always wins.
+//   - Messages up to MaxMessageBytes (64 MiB) either way, on both sides.
+//   - Wire compatibility: fields of proto/node.proto are only ever added,
+//     never renumbered or retyped; a new operation is a new rpc.
+//
+// The transport is plaintext for now, so the secret crosses the wire in
+// clear; mutual TLS (07-security.md) comes later and will replace the
+// insecure transport credentials, not the secret check.
+//
+// The generated code in proto/ is committed, so building needs nothing but
+// Go. Regenerating it (go generate ./internal/rpc) needs protoc and the two
+// plugins on PATH: protoc-gen-go (google.golang.org/protobuf/cmd/
+// protoc-gen-go, v1.36.12 to match go.mod) and protoc-gen-go-grpc
+// (google.golang.org/grpc/cmd/protoc-gen-go-grpc, v1.6.x, whose output
+// needs grpc >= 1.64).
+package rpc

@@ -1,0 +1,104 @@
+package rpc
+
+import (
+	"errors"
+	"net/http"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/narad-io/narad/internal/apierr"
+
+	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+)
+
+// internalMessage is what a caller learns about a failure that is not an
+// apierr: the same sentence the local HTTP layer answers, so a forwarded
+// request cannot leak more than a local one (the cause is logged on the
+// node where it happened).
+const internalMessage = "internal error"
+
+// encodeError turns a handler error into the gRPC status sent back. The
+// apierr travels as an nodepb.Error detail, which is what the client
+// trusts; the gRPC code is chosen to read sensibly in gRPC tooling only.
+func encodeError(err error) error {
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
+		ae = apierr.New(http.StatusInternalServerError, internalMessage)
+	}
+	st := status.New(codeFor(ae.Status), ae.Message)
+	withDetail, derr := st.WithDetails(&nodepb.Error{
+		Status:       int32(ae.Status),
+		Message:      ae.Message,
+		RetryAfterMs: toMillis(ae.RetryAfter),
+	})
+	if derr != nil {
+		// Cannot happen for a registered message type; the bare code still
+		// maps to a sensible status on the client.
+		return st.Err()
+	}
+	return withDetail.Err()
+}
+
+// codeFor maps an HTTP status onto the closest gRPC code.
+func codeFor(httpStatus int) codes.Code {
+	switch httpStatus {
+	case http.StatusBadRequest:
+		return codes.InvalidArgument
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	case http.StatusForbidden:
+		return codes.PermissionDenied
+	case http.StatusNotFound, http.StatusGone:
+		return codes.NotFound
+	case http.StatusConflict:
+		return codes.Aborted
+	case http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		return codes.ResourceExhausted
+	case http.StatusNotImplemented:
+		return codes.Unimplemented
+	case http.StatusServiceUnavailable:
+		return codes.Unavailable
+	case http.StatusGatewayTimeout:
+		return codes.DeadlineExceeded
+	case http.StatusInternalServerError:
+		return codes.Internal
+	}
+	return codes.Unknown
+}
+
+// decodeError turns what a call to addr returned into an *apierr.Error, so
+// callers (and a forwarded request's client) see the HTTP vocabulary only.
+//
+// A status with an nodepb.Error detail is a handler's answer and is rebuilt
+// exactly. Without one the failure happened around the handler: the
+// transport (503, retry soon), the secret (401), or a peer that does not
+// know the method (501; this is what keeps mixed-version upgrades safe).
+func decodeError(addr, method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return apierr.New(http.StatusInternalServerError, "rpc %s to node %s: %v", method, addr, err)
+	}
+	for _, d := range st.Details() {
+		if e, ok := d.(*nodepb.Error); ok {
+			return &apierr.Error{Status: int(e.GetStatus()), Message: e.GetMessage(), RetryAfter: fromMillis(e.GetRetryAfterMs())}
+		}
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return apierr.Unavailable(unreachableRetry, "node %s unreachable: %s", addr, st.Message())
+	case codes.Unauthenticated:
+		return apierr.New(http.StatusUnauthorized, "cluster secret refused by node %s", addr)
+	case codes.Unimplemented:
+		return apierr.New(http.StatusNotImplemented, "node %s does not implement %s (a different version?): %s", addr, method, st.Message())
+	}
+	return apierr.New(http.StatusInternalServerError, "rpc %s to node %s failed: %s: %s", method, addr, st.Code(), st.Message())
+}
+
+func isAPIErr(err error) bool {
+	var ae *apierr.Error
+	return errors.As(err, &ae)
+}

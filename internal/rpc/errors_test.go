@@ -1,0 +1,163 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/storage"
+
+	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+)
+
+func TestNewServerRefusesBadConfig(t *testing.T) {
+	if _, err := NewServer("", &fake{}); err == nil {
+		t.Error("empty secret accepted")
+	}
+	if _, err := NewServer("new\nline", &fake{}); err == nil {
+		t.Error("non-printable secret accepted")
+	}
+	if _, err := NewServer(testSecret, nil); err == nil {
+		t.Error("nil handler accepted")
+	}
+}
+
+func TestSecretRefused(t *testing.T) {
+	f := &fake{}
+	addr, _ := startServer(t, f)
+	ctx := context.Background()
+	for name, secret := range map[string]string{"wrong": "not-the-secret", "none": "", "prefix": testSecret[:5]} {
+		p := testPool(t, secret)
+		errs := []error{
+			p.Commit(ctx, addr, "t", 0, []storage.Record{{Payload: []byte("x")}}),
+			p.Heartbeat(ctx, addr, Member{ID: "n9"}),
+		}
+		_, err := p.Forward(ctx, addr, ForwardRequest{Method: "GET", Path: "/v1/topics"})
+		errs = append(errs, err)
+		for i, err := range errs {
+			ae := asAPIErr(t, err)
+			if ae.Status != http.StatusUnauthorized || !strings.Contains(ae.Message, "cluster secret refused") {
+				t.Errorf("%s secret, call %d: %d %q", name, i, ae.Status, ae.Message)
+			}
+		}
+	}
+	if n := f.calls.Load(); n != 0 {
+		t.Fatalf("handler called %d times without the secret", n)
+	}
+	// The same server serves the right secret: the refusals above were the
+	// secret's doing.
+	if err := testPool(t, testSecret).Heartbeat(ctx, addr, Member{ID: "n1"}); err != nil || f.calls.Load() != 1 {
+		t.Fatalf("right secret: %v, calls %d", err, f.calls.Load())
+	}
+}
+
+func TestAPIErrRoundTrip(t *testing.T) {
+	cases := []struct {
+		name   string
+		err    error
+		want   *apierr.Error
+		logged string
+	}{
+		{"conflict", apierr.Conflict("x"), &apierr.Error{Status: 409, Message: "x"}, ""},
+		{"unavailable keeps retry-after and its own words", apierr.Unavailable(2500*time.Millisecond, "partition frozen"),
+			&apierr.Error{Status: 503, Message: "partition frozen", RetryAfter: 2500 * time.Millisecond}, ""},
+		{"wrapped apierr", fmt.Errorf("broker: %w", apierr.NotFound("topic %q does not exist", "a")),
+			&apierr.Error{Status: 404, Message: `topic "a" does not exist`}, ""},
+		{"handler 501 is not a missing method", apierr.New(501, "children not yet"), &apierr.Error{Status: 501, Message: "children not yet"}, ""},
+		{"plain error", fmt.Errorf("commit: %w", errDisk), &apierr.Error{Status: 500, Message: "internal error"}, "disk on fire"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fake{
+				commit:    func(context.Context, string, int, []storage.Record) error { return c.err },
+				heartbeat: func(context.Context, Member) error { return c.err },
+				stats:     func(context.Context, string, []int) ([]PartitionStats, error) { return nil, c.err },
+			}
+			addr, logs := startServer(t, f)
+			p := testPool(t, testSecret)
+			ctx := context.Background()
+			_, statsErr := p.Stats(ctx, addr, "t", nil)
+			for i, err := range []error{p.Commit(ctx, addr, "t", 0, nil), p.Heartbeat(ctx, addr, Member{}), statsErr} {
+				if got := asAPIErr(t, err); !reflect.DeepEqual(got, c.want) {
+					t.Errorf("call %d: got %+v, want %+v", i, got, c.want)
+				}
+			}
+			if c.logged != "" && !strings.Contains(logs.String(), c.logged) {
+				t.Errorf("cause %q not logged on the server: %s", c.logged, logs)
+			}
+		})
+	}
+}
+
+func TestHandlerPanicIs500AndServerSurvives(t *testing.T) {
+	f := &fake{heartbeat: func(_ context.Context, m Member) error {
+		if m.ID == "boom" {
+			panic("nil map")
+		}
+		return nil
+	}}
+	addr, logs := startServer(t, f)
+	p := testPool(t, testSecret)
+	ae := asAPIErr(t, p.Heartbeat(context.Background(), addr, Member{ID: "boom"}))
+	if ae.Status != 500 || ae.Message != "internal error" {
+		t.Errorf("panic answered %+v", ae)
+	}
+	if !strings.Contains(logs.String(), "nil map") {
+		t.Errorf("panic not logged: %s", logs)
+	}
+	if err := p.Heartbeat(context.Background(), addr, Member{ID: "ok"}); err != nil {
+		t.Errorf("server after panic: %v", err)
+	}
+}
+
+func TestUnreachableIs503(t *testing.T) {
+	addr := freeAddr(t)
+	p := testPool(t, testSecret)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	ae := asAPIErr(t, p.Commit(ctx, addr, "t", 0, nil))
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("took %v", took)
+	}
+	if ae.Status != 503 || ae.RetryAfter != time.Second || !strings.Contains(ae.Message, "node "+addr+" unreachable") {
+		t.Errorf("got %+v", ae)
+	}
+}
+
+func TestUnknownMethodIs501OnlyWithTheSecret(t *testing.T) {
+	f := &fake{}
+	addr, _ := startServer(t, f)
+	for _, method := range []string{"/narad.v1.Node/MoveSession", "/narad.v2.Future/Call"} {
+		for _, c := range []struct {
+			secret string
+			want   int
+		}{{testSecret, 501}, {"wrong", 401}} {
+			p := testPool(t, c.secret)
+			cc, err := p.conn(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cc.Invoke(context.Background(), method, &nodepb.HeartbeatRequest{}, &nodepb.HeartbeatResponse{})
+			if ae := asAPIErr(t, decodeError(addr, method, err)); ae.Status != c.want {
+				t.Errorf("%s with secret %q: %+v, want %d", method, c.secret, ae, c.want)
+			}
+		}
+	}
+	if n := f.calls.Load(); n != 0 {
+		t.Errorf("handler called %d times", n)
+	}
+}
+
+func TestToMillisNeverLosesARetryAfter(t *testing.T) {
+	for d, want := range map[time.Duration]int64{0: 0, -time.Second: 0, time.Nanosecond: 1, time.Millisecond: 1, 1500 * time.Microsecond: 2, time.Second: 1000} {
+		if got := toMillis(d); got != want {
+			t.Errorf("toMillis(%v) = %d, want %d", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Every test stops its servers and closes its pools; goleak proves that
+// leaves no gRPC goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testSecret = "s3cret-of-the-cluster"
+
+// fake is a Handler whose methods count calls and delegate to optional
+// functions; a nil function answers with zero values.
+type fake struct {
+	calls     atomic.Int64
+	commit    func(context.Context, string, int, []storage.Record) error
+	forward   func(context.Context, ForwardRequest) (ForwardResponse, error)
+	stats     func(context.Context, string, []int) ([]PartitionStats, error)
+	confirm   func(context.Context, string, string) (bool, bool, error)
+	join      func(context.Context, Member) (JoinResult, error)
+	heartbeat func(context.Context, Member) error
+}
+
+func (f *fake) Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error {
+	f.calls.Add(1)
+	if f.commit == nil {
+		return nil
+	}
+	return f.commit(ctx, topic, partition, recs)
+}
+
+func (f *fake) Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error) {
+	f.calls.Add(1)
+	if f.forward == nil {
+		return ForwardResponse{}, nil
+	}
+	return f.forward(ctx, req)
+}
+
+func (f *fake) Stats(ctx context.Context, topic string, partitions []int) ([]PartitionStats, error) {
+	f.calls.Add(1)
+	if f.stats == nil {
+		return nil, nil
+	}
+	return f.stats(ctx, topic, partitions)
+}
+
+func (f *fake) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
+	f.calls.Add(1)
+	if f.confirm == nil {
+		return false, false, nil
+	}
+	return f.confirm(ctx, name, epoch)
+}
+
+func (f *fake) Join(ctx context.Context, m Member) (JoinResult, error) {
+	f.calls.Add(1)
+	if f.join == nil {
+		return JoinResult{}, nil
+	}
+	return f.join(ctx, m)
+}
+
+func (f *fake) Heartbeat(ctx context.Context, m Member) error {
+	f.calls.Add(1)
+	if f.heartbeat == nil {
+		return nil
+	}
+	return f.heartbeat(ctx, m)
+}
+
+// logBuf collects a server's log lines so tests can check what was logged.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startServer serves h on a loopback port until the test ends and returns
+// the address and the server's log.
+func startServer(t *testing.T, h Handler, opts ...ServerOption) (string, *logBuf) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuf{}
+	opts = append([]ServerOption{WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, opts...)
+	s, err := NewServer(testSecret, h, opts...)
+	if err != nil {
+		lis.Close()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(lis) }()
+	t.Cleanup(func() {
+		s.Stop()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return lis.Addr().String(), logs
+}
+
+// testPool returns a pool closed when the test ends (before the servers
+// started earlier stop, cleanups running in reverse).
+func testPool(t *testing.T, secret string) *Pool {
+	t.Helper()
+	p := NewPool(secret)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// asAPIErr requires err to be exactly an *apierr.Error, as every Pool
+// method promises.
+func asAPIErr(t *testing.T, err error) *apierr.Error {
+	t.Helper()
+	ae, ok := err.(*apierr.Error)
+	if !ok {
+		t.Fatalf("error %v (%T) is not an *apierr.Error", err, err)
+	}
+	return ae
+}
+
+// freeAddr returns a loopback address nobody listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+var errDisk = errors.New("disk on fire")

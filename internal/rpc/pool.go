@@ -1,0 +1,208 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/storage"
+
+	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+)
+
+// Pool is the client side of node RPC: one gRPC connection per peer
+// address, created on first use and reused by every later call (a
+// connection multiplexes calls, so more would only cost handshakes). Every
+// method returns nil or an *apierr.Error.
+type Pool struct {
+	secret string
+	extra  []grpc.DialOption // tests only: e.g. a counting dialer
+
+	mu     sync.Mutex
+	conns  map[string]*grpc.ClientConn
+	closed bool
+}
+
+// NewPool returns a pool whose calls present secret. An empty secret sends
+// none, which every server refuses (NewServer requires one).
+func NewPool(secret string) *Pool { return newPool(secret) }
+
+func newPool(secret string, extra ...grpc.DialOption) *Pool {
+	return &Pool{secret: secret, extra: extra, conns: make(map[string]*grpc.ClientConn)}
+}
+
+// Close closes every connection. Calls after Close fail with a 503; calls
+// in flight are cut off (also a 503).
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.closed = true
+	p.mu.Unlock()
+	var errs []error
+	for _, cc := range conns {
+		errs = append(errs, cc.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// conn returns the connection to addr, creating it (without dialling: gRPC
+// connects on the first call, and reconnects by itself after a failure).
+func (p *Pool) conn(addr string) (*grpc.ClientConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, apierr.Unavailable(unreachableRetry, "node %s unreachable: this node's rpc pool is closed", addr)
+	}
+	if cc, ok := p.conns[addr]; ok {
+		return cc, nil
+	}
+	opts := []grpc.DialOption{
+		// Plaintext for now; mTLS (07-security.md) will replace this.
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
+			grpc.MaxCallSendMsgSize(MaxMessageBytes),
+		),
+		// gRPC's default reconnect backoff grows to 2 minutes, during which
+		// every call to a restarted peer fails fast. Capping it at the
+		// 503's Retry-After means a caller that honours it meets a fresh
+		// attempt.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{
+				BaseDelay:  100 * time.Millisecond,
+				Multiplier: 1.6,
+				Jitter:     0.2,
+				MaxDelay:   unreachableRetry,
+			},
+			MinConnectTimeout: DefaultTimeout,
+		}),
+	}
+	if p.secret != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(secretCreds{value: authScheme + p.secret}))
+	}
+	opts = append(opts, p.extra...)
+	cc, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, apierr.New(http.StatusInternalServerError, "node rpc address %q: %v", addr, err)
+	}
+	p.conns[addr] = cc
+	return cc, nil
+}
+
+// secretCreds attaches the cluster secret to every call.
+type secretCreds struct{ value string }
+
+func (c secretCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{authKey: c.value}, nil
+}
+
+// RequireTransportSecurity is false because the cluster plane is plaintext
+// until mTLS is configured; the secret is then visible on the wire, which
+// the operator is warned about at start (07-security.md).
+func (secretCreds) RequireTransportSecurity() bool { return false }
+
+// invoke runs one call to addr within timeout (or the caller's earlier
+// deadline) and maps any failure to an *apierr.Error.
+func invoke[T any](ctx context.Context, p *Pool, addr, method string, timeout time.Duration, call func(context.Context, nodepb.NodeClient) (T, error)) (T, error) {
+	var zero T
+	cc, err := p.conn(addr)
+	if err != nil {
+		return zero, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := call(ctx, nodepb.NewNodeClient(cc))
+	if err != nil {
+		return zero, decodeError(addr, method, err)
+	}
+	return out, nil
+}
+
+// Commit commits recs to topic/partition on the node at addr (its owner).
+func (p *Pool) Commit(ctx context.Context, addr, topic string, partition int, recs []storage.Record) error {
+	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs)}
+	_, err := invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
+		return c.Commit(ctx, req)
+	})
+	return err
+}
+
+// Forward replays a client-API request on the node at addr. A non-nil
+// error means the request could not be replayed; the replayed request's
+// own refusals come back as a response with their status.
+func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (ForwardResponse, error) {
+	in := &nodepb.ForwardRequest{
+		Method:      req.Method,
+		Path:        req.Path,
+		RawQuery:    req.RawQuery,
+		Body:        req.Body,
+		User:        req.User,
+		ContentType: req.ContentType,
+	}
+	out, err := invoke(ctx, p, addr, "Forward", ForwardTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
+		return c.Forward(ctx, in)
+	})
+	if err != nil {
+		return ForwardResponse{}, err
+	}
+	return ForwardResponse{
+		Status:      int(out.GetStatus()),
+		ContentType: out.GetContentType(),
+		Body:        out.GetBody(),
+		RetryAfter:  fromMillis(out.GetRetryAfterMs()),
+	}, nil
+}
+
+// Stats describes partitions of topic on the node at addr.
+func (p *Pool) Stats(ctx context.Context, addr, topic string, partitions []int) ([]PartitionStats, error) {
+	in := &nodepb.StatsRequest{Topic: topic, Partitions: intsToPB(partitions)}
+	out, err := invoke(ctx, p, addr, "Stats", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.StatsResponse, error) {
+		return c.Stats(ctx, in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return statsFromPB(out.GetPartitions()), nil
+}
+
+// ConfirmTopic asks the leader at addr whether topic name exists and
+// whether epoch is its current attach epoch. Only a nil error is an answer.
+func (p *Pool) ConfirmTopic(ctx context.Context, addr, name, epoch string) (exists, epochCurrent bool, err error) {
+	in := &nodepb.ConfirmTopicRequest{Name: name, Epoch: epoch}
+	out, err := invoke(ctx, p, addr, "ConfirmTopic", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ConfirmTopicResponse, error) {
+		return c.ConfirmTopic(ctx, in)
+	})
+	if err != nil {
+		return false, false, err
+	}
+	return out.GetExists(), out.GetEpochCurrent(), nil
+}
+
+// Join asks the node at addr to admit m.
+func (p *Pool) Join(ctx context.Context, addr string, m Member) (JoinResult, error) {
+	in := &nodepb.JoinRequest{Member: memberToPB(m)}
+	out, err := invoke(ctx, p, addr, "Join", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.JoinResponse, error) {
+		return c.Join(ctx, in)
+	})
+	if err != nil {
+		return JoinResult{}, err
+	}
+	return JoinResult{Admitted: out.GetAdmitted(), LeaderID: out.GetLeaderId(), LeaderRPCAddr: out.GetLeaderRpcAddr()}, nil
+}
+
+// Heartbeat tells the node at addr (the leader) that m is alive.
+func (p *Pool) Heartbeat(ctx context.Context, addr string, m Member) error {
+	in := &nodepb.HeartbeatRequest{Member: memberToPB(m)}
+	_, err := invoke(ctx, p, addr, "Heartbeat", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.HeartbeatResponse, error) {
+		return c.Heartbeat(ctx, in)
+	})
+	return err
+}

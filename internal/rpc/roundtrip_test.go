@@ -1,0 +1,136 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+func TestCommitRoundTrip(t *testing.T) {
+	big := bytes.Repeat([]byte{0xAB}, 20<<20) // over gRPC's 4 MiB default
+	sent := []storage.Record{
+		{Key: []byte("k1"), Payload: []byte(`{"a":1}`)},
+		{Key: nil, Payload: []byte{0x00, 0xff, 0x00, '\n'}}, // keyless, binary
+		{Key: []byte{0}, Payload: big},
+	}
+	var got []storage.Record
+	var gotTopic string
+	var gotPart int
+	f := &fake{commit: func(_ context.Context, topic string, p int, recs []storage.Record) error {
+		gotTopic, gotPart, got = topic, p, recs
+		return nil
+	}}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	if err := p.Commit(context.Background(), addr, "orders", 7, sent); err != nil {
+		t.Fatal(err)
+	}
+	if gotTopic != "orders" || gotPart != 7 || len(got) != len(sent) {
+		t.Fatalf("got topic %q partition %d, %d records", gotTopic, gotPart, len(got))
+	}
+	for i := range sent {
+		if !bytes.Equal(got[i].Key, sent[i].Key) || !bytes.Equal(got[i].Payload, sent[i].Payload) {
+			t.Errorf("record %d differs", i)
+		}
+		if len(got[i].Key) == 0 != (len(sent[i].Key) == 0) {
+			t.Errorf("record %d: keyless changed", i)
+		}
+	}
+}
+
+func TestForwardRoundTrip(t *testing.T) {
+	req := ForwardRequest{
+		Method: "POST", Path: "/v1/topics/orders/ack", RawQuery: "receipt_handle=2:0:861651&x=%20",
+		Body: []byte{1, 2, 3, 0}, User: "admin", ContentType: "application/json",
+	}
+	body := bytes.Repeat([]byte("z"), 8<<20) // a response over 4 MiB
+	want := ForwardResponse{Status: 503, ContentType: "application/json", Body: body, RetryAfter: 2 * time.Second}
+	var got ForwardRequest
+	f := &fake{forward: func(_ context.Context, r ForwardRequest) (ForwardResponse, error) {
+		got = r
+		return want, nil
+	}}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	resp, err := p.Forward(context.Background(), addr, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, req) {
+		t.Errorf("handler saw %+v, want %+v", got, req)
+	}
+	if !reflect.DeepEqual(resp, want) {
+		t.Errorf("response %d %q %d bytes %v, want %d %q %d bytes %v",
+			resp.Status, resp.ContentType, len(resp.Body), resp.RetryAfter, want.Status, want.ContentType, len(want.Body), want.RetryAfter)
+	}
+}
+
+func TestStatsRoundTrip(t *testing.T) {
+	want := []PartitionStats{
+		{Partition: 0, Available: true, Segments: 3, OldestOffset: 10, HighWatermark: 1 << 40, SizeBytes: 123456789,
+			OldestSegmentAt: 1700000000, ConsumerFrontier: 99, Exact: true,
+			Cursors: []CursorPosition{{Child: "audit", Epoch: "e1", NextOffset: 42}, {Child: "bi", Epoch: "e7", NextOffset: 0}}},
+		{Partition: 2, Available: false},
+	}
+	var gotParts []int
+	var gotTopic string
+	f := &fake{stats: func(_ context.Context, topic string, parts []int) ([]PartitionStats, error) {
+		gotTopic, gotParts = topic, parts
+		return want, nil
+	}}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	got, err := p.Stats(context.Background(), addr, "orders", []int{0, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotTopic != "orders" || !reflect.DeepEqual(gotParts, []int{0, 2}) {
+		t.Errorf("handler saw %q %v", gotTopic, gotParts)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stats\n got %+v\nwant %+v", got, want)
+	}
+	// No partitions means "the handler decides", and arrives as nil.
+	if _, err := p.Stats(context.Background(), addr, "orders", nil); err != nil || gotParts != nil {
+		t.Errorf("nil partitions: err %v, handler saw %v", err, gotParts)
+	}
+}
+
+func TestConfirmJoinHeartbeatRoundTrip(t *testing.T) {
+	m := Member{ID: "n2", RaftAddr: "10.0.0.2:7946", RPCAddr: "10.0.0.2:7947", HTTPAddr: "10.0.0.2:7942"}
+	var gotName, gotEpoch string
+	var joined, beat Member
+	f := &fake{
+		confirm: func(_ context.Context, name, epoch string) (bool, bool, error) {
+			gotName, gotEpoch = name, epoch
+			return true, false, nil
+		},
+		join: func(_ context.Context, mm Member) (JoinResult, error) {
+			joined = mm
+			return JoinResult{Admitted: false, LeaderID: "n1", LeaderRPCAddr: "10.0.0.1:7947"}, nil
+		},
+		heartbeat: func(_ context.Context, mm Member) error { beat = mm; return nil },
+	}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	ctx := context.Background()
+
+	exists, current, err := p.ConfirmTopic(ctx, addr, "orders", "e3")
+	if err != nil || !exists || current || gotName != "orders" || gotEpoch != "e3" {
+		t.Errorf("confirm: %v %v %v, handler saw %q %q", exists, current, err, gotName, gotEpoch)
+	}
+	res, err := p.Join(ctx, addr, m)
+	if err != nil || joined != m || res != (JoinResult{LeaderID: "n1", LeaderRPCAddr: "10.0.0.1:7947"}) {
+		t.Errorf("join: %+v %v, handler saw %+v", res, err, joined)
+	}
+	if err := p.Heartbeat(ctx, addr, m); err != nil || beat != m {
+		t.Errorf("heartbeat: %v, handler saw %+v", err, beat)
+	}
+	if n := f.calls.Load(); n != 3 {
+		t.Errorf("handler calls = %d, want 3", n)
+	}
+}

@@ -1,0 +1,252 @@
+package rpc
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+)
+
+// The secret travels as per-RPC metadata, not as a connection handshake,
+// so every call is checked (a connection is no proof of anything).
+const (
+	authKey    = "authorization" // gRPC metadata keys are lower case
+	authScheme = "narad-secret "
+)
+
+// defaultStopGrace bounds how long Stop waits for in-flight calls before
+// cutting them off: long enough for a commit's fsync, short enough that a
+// stuck forward cannot hold a shutdown hostage.
+const defaultStopGrace = 10 * time.Second
+
+// Server serves node RPC to the cluster for one Handler.
+type Server struct {
+	g     *grpc.Server
+	want  [sha256.Size]byte // hash of the expected authorization value
+	log   *slog.Logger
+	grace time.Duration
+}
+
+// ServerOption adjusts a Server.
+type ServerOption func(*Server)
+
+// WithLogger sets where internal handler failures and panics are logged
+// (they reach the caller only as a bare 500). Default: slog.Default().
+func WithLogger(l *slog.Logger) ServerOption { return func(s *Server) { s.log = l } }
+
+// WithStopGrace sets how long Stop waits for in-flight calls.
+func WithStopGrace(d time.Duration) ServerOption { return func(s *Server) { s.grace = d } }
+
+// NewServer builds a server that answers only callers presenting secret.
+// An empty secret is an error: a cluster plane open to anyone who can reach
+// the port must never start by accident.
+func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) {
+	if secret == "" {
+		return nil, errors.New("rpc: the cluster secret is empty; node RPC refuses to serve without one")
+	}
+	if !printableASCII(secret) {
+		// It travels as a gRPC header value, which only carries printable
+		// ASCII; better to refuse at start than to fail every call later.
+		return nil, errors.New("rpc: the cluster secret must be printable ASCII")
+	}
+	if h == nil {
+		return nil, errors.New("rpc: nil handler")
+	}
+	s := &Server{
+		want:  sha256.Sum256([]byte(authScheme + secret)),
+		log:   slog.Default(),
+		grace: defaultStopGrace,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.g = grpc.NewServer(
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxSendMsgSize(MaxMessageBytes),
+		grpc.ChainUnaryInterceptor(s.unary),
+		grpc.ChainStreamInterceptor(s.stream),
+		// Without this, gRPC answers an unknown method before any
+		// interceptor runs, so an unauthenticated caller could probe which
+		// methods exist. Routed through the stream interceptor, it is
+		// refused like everything else first.
+		grpc.UnknownServiceHandler(unknownMethod),
+	)
+	nodepb.RegisterNodeServer(s.g, &service{h: h})
+	return s, nil
+}
+
+// Serve accepts connections on lis until Stop; it returns nil after Stop.
+func (s *Server) Serve(lis net.Listener) error { return s.g.Serve(lis) }
+
+// Stop stops accepting, lets in-flight calls finish for at most the grace
+// period, then cancels the rest (their handlers see ctx done). When it
+// returns, no call is running and no server goroutine is left.
+func (s *Server) Stop() {
+	done := make(chan struct{})
+	go func() {
+		s.g.GracefulStop()
+		close(done)
+	}()
+	t := time.NewTimer(s.grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.g.Stop()
+		<-done
+	}
+}
+
+var errRefused = status.Error(codes.Unauthenticated, "cluster secret refused")
+
+// authorized compares hashes so the comparison is constant-time regardless
+// of the presented value's length (ConstantTimeCompare returns early on a
+// length mismatch, which would leak the secret's length).
+func (s *Server) authorized(ctx context.Context) bool {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		return false
+	}
+	vals := md.Get(authKey)
+	if len(vals) != 1 {
+		return false
+	}
+	got := sha256.Sum256([]byte(vals[0]))
+	return subtle.ConstantTimeCompare(got[:], s.want[:]) == 1
+}
+
+func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
+	if !s.authorized(ctx) {
+		return nil, errRefused
+	}
+	defer s.recoverInto(info.FullMethod, &err)
+	resp, err = next(ctx, req)
+	if err != nil {
+		return nil, s.finish(info.FullMethod, err)
+	}
+	return resp, nil
+}
+
+func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) (err error) {
+	if !s.authorized(ss.Context()) {
+		return errRefused
+	}
+	defer s.recoverInto(info.FullMethod, &err)
+	if err = next(srv, ss); err != nil {
+		return s.finish(info.FullMethod, err)
+	}
+	return nil
+}
+
+// finish encodes a handler error for the wire. Errors that already are gRPC
+// statuses (the unknown-method answer) pass through unchanged; a failure
+// that is not an apierr is logged here, because the caller only gets 500.
+func (s *Server) finish(method string, err error) error {
+	if _, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
+		return err
+	}
+	if !isAPIErr(err) {
+		s.log.Error("node rpc handler failed", "method", method, "err", err)
+	}
+	return encodeError(err)
+}
+
+// recoverInto turns a handler panic into a 500 instead of killing the node,
+// as net/http does for a local request.
+func (s *Server) recoverInto(method string, err *error) {
+	if p := recover(); p != nil {
+		s.log.Error("node rpc handler panicked", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		*err = encodeError(fmt.Errorf("panic: %v", p))
+	}
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func unknownMethod(_ any, ss grpc.ServerStream) error {
+	m, _ := grpc.MethodFromServerStream(ss)
+	return status.Errorf(codes.Unimplemented, "unknown method %s", m)
+}
+
+// service adapts the generated server interface to Handler. It returns the
+// handler's errors untouched; the interceptor encodes them.
+type service struct {
+	nodepb.UnimplementedNodeServer
+	h Handler
+}
+
+func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodepb.CommitResponse, error) {
+	if err := s.h.Commit(ctx, req.GetTopic(), int(req.GetPartition()), recordsFromPB(req.GetRecords())); err != nil {
+		return nil, err
+	}
+	return &nodepb.CommitResponse{}, nil
+}
+
+func (s *service) Forward(ctx context.Context, req *nodepb.ForwardRequest) (*nodepb.ForwardResponse, error) {
+	resp, err := s.h.Forward(ctx, ForwardRequest{
+		Method:      req.GetMethod(),
+		Path:        req.GetPath(),
+		RawQuery:    req.GetRawQuery(),
+		Body:        req.GetBody(),
+		ContentType: req.GetContentType(),
+		User:        req.GetUser(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.ForwardResponse{
+		Status:       int32(resp.Status),
+		ContentType:  resp.ContentType,
+		Body:         resp.Body,
+		RetryAfterMs: toMillis(resp.RetryAfter),
+	}, nil
+}
+
+func (s *service) Stats(ctx context.Context, req *nodepb.StatsRequest) (*nodepb.StatsResponse, error) {
+	ss, err := s.h.Stats(ctx, req.GetTopic(), intsFromPB(req.GetPartitions()))
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.StatsResponse{Partitions: statsToPB(ss)}, nil
+}
+
+func (s *service) ConfirmTopic(ctx context.Context, req *nodepb.ConfirmTopicRequest) (*nodepb.ConfirmTopicResponse, error) {
+	exists, current, err := s.h.ConfirmTopic(ctx, req.GetName(), req.GetEpoch())
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.ConfirmTopicResponse{Exists: exists, EpochCurrent: current}, nil
+}
+
+func (s *service) Join(ctx context.Context, req *nodepb.JoinRequest) (*nodepb.JoinResponse, error) {
+	res, err := s.h.Join(ctx, memberFromPB(req.GetMember()))
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.JoinResponse{Admitted: res.Admitted, LeaderId: res.LeaderID, LeaderRpcAddr: res.LeaderRPCAddr}, nil
+}
+
+func (s *service) Heartbeat(ctx context.Context, req *nodepb.HeartbeatRequest) (*nodepb.HeartbeatResponse, error) {
+	if err := s.h.Heartbeat(ctx, memberFromPB(req.GetMember())); err != nil {
+		return nil, err
+	}
+	return &nodepb.HeartbeatResponse{}, nil
+}
