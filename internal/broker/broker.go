@@ -31,6 +31,7 @@ type Broker struct {
 	topics map[string]*topicState
 
 	schemas schemaCache
+	hooks   clusterHooks
 
 	stop chan struct{}
 	wg   sync.WaitGroup

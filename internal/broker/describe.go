@@ -1,7 +1,12 @@
 package broker
 
 import (
+	"context"
+	"sync"
+	"time"
+
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // PartitionStats is one entry of partition_stats. Figures are pointers so
@@ -29,10 +34,46 @@ func (b *Broker) DescribeTopic(name string) (TopicView, error) {
 	}
 	v := view(t)
 	v.PartitionStats = make([]PartitionStats, t.Partitions)
+	remote := map[string][]int{}
 	for p := 0; p < t.Partitions; p++ {
 		v.PartitionStats[p] = b.partitionStats(t, p)
+		if owner := v.PartitionStats[p].OwnerNode; owner != b.cfg.NodeID && owner != "" {
+			remote[owner] = append(remote[owner], p)
+		}
 	}
+	// Remote owners answer concurrently; one that cannot is listed with
+	// "available": false and no figures, not dropped.
+	var wg sync.WaitGroup
+	for owner, parts := range remote {
+		wg.Add(1)
+		go func(owner string, parts []int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			reps, err := b.RemoteStats(ctx, owner, t.Name, parts)
+			if err != nil {
+				return
+			}
+			for _, r := range reps {
+				if r.Partition >= 0 && r.Partition < len(v.PartitionStats) && r.Available {
+					fill(&v.PartitionStats[r.Partition], r.Stats, r.Frontier)
+				}
+			}
+		}(owner, parts)
+	}
+	wg.Wait()
 	return v, nil
+}
+
+func fill(ps *PartitionStats, st storage.Stats, frontier uint64) {
+	ps.Available = nil
+	ps.Segments = &st.Segments
+	ps.OldestOffset = &st.OldestOffset
+	ps.NextOffset = &st.HighWatermark
+	ps.HighWatermark = &st.HighWatermark
+	ps.SizeBytes = &st.SizeBytes
+	ps.OldestSegmentAt = &st.OldestSegmentAt
+	ps.ConsumerFrontier = &frontier
 }
 
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
@@ -50,13 +91,6 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	if err != nil {
 		return unavailable()
 	}
-	frontier := b.frontierOf(t.Name, p)
-	ps.Segments = &st.Segments
-	ps.OldestOffset = &st.OldestOffset
-	ps.NextOffset = &st.HighWatermark
-	ps.HighWatermark = &st.HighWatermark
-	ps.SizeBytes = &st.SizeBytes
-	ps.OldestSegmentAt = &st.OldestSegmentAt
-	ps.ConsumerFrontier = &frontier
+	fill(&ps, st, b.frontierOf(t.Name, p))
 	return ps
 }

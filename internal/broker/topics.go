@@ -174,7 +174,7 @@ func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.Att
 	if err := b.clearOrphanDir(ctx, t.Name); err != nil {
 		return TopicView{}, err
 	}
-	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions), attach)); err != nil {
+	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions, parentOf(attach)), attach)); err != nil {
 		return TopicView{}, err
 	}
 	return b.View(t.Name)
@@ -209,9 +209,15 @@ func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
 	return l.HWM(), nil
 }
 
-// assign places partitions [from, to) of a topic. On one node every
-// partition is this node's; the cluster's controller replaces this.
-func (b *Broker) assign(topic string, from, to int) []meta.Assignment {
+// assign places partitions [from, to) of a topic: the cluster's placement
+// when set, else every partition on this node.
+func (b *Broker) assign(topic string, from, to int, parent string) []meta.Assignment {
+	b.hooks.mu.RLock()
+	placer := b.hooks.placer
+	b.hooks.mu.RUnlock()
+	if placer != nil {
+		return placer(topic, from, to, parent)
+	}
 	as := make([]meta.Assignment, 0, to-from)
 	for p := from; p < to; p++ {
 		as = append(as, meta.Assignment{Topic: topic, Partition: p, Owner: b.cfg.NodeID})
@@ -291,7 +297,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 			return TopicView{}, apierr.BadRequest("partitions may only grow: %q has %d, asked for %d", name, t.Partitions, n)
 		}
 		if n > t.Partitions {
-			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n)
+			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n, t.Parent)
 		}
 		changed = true
 	}
@@ -371,4 +377,11 @@ func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
 func hasSchema(raw json.RawMessage) bool {
 	s := bytes.TrimSpace(raw)
 	return len(s) > 0 && !bytes.Equal(s, []byte("null"))
+}
+
+func parentOf(a *meta.AttachSpec) string {
+	if a == nil {
+		return ""
+	}
+	return a.Parent
 }

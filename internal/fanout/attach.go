@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -153,17 +155,59 @@ func checkLink(parent, child meta.Topic, delayMs int64) error {
 // leaves no link: a guessed offset would skip records or backfill.
 func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int64) (meta.AttachSpec, error) {
 	offs := make([]uint64, parent.Partitions)
+	remote := map[string][]int{}
 	for p := range offs {
 		owner, ok := e.meta.Owner(parent.Name, p)
-		if !ok || owner != e.self {
-			return meta.AttachSpec{}, apierr.Unavailable(time.Second,
-				"cannot ask the owner of partition %d of %q for its high watermark", p, parent.Name)
+		switch {
+		case !ok || owner == "":
+			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q has no owner yet", p, parent.Name)
+		case owner != e.self:
+			remote[owner] = append(remote[owner], p)
+			continue
 		}
 		hwm, err := e.b.CommittedHWM(parent.Name, p)
 		if err != nil {
 			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "high watermark of %q/%d: %v", parent.Name, p, err)
 		}
 		offs[p] = hwm
+	}
+	// Remote owners are asked in parallel; any that cannot answer exactly
+	// fails the attach (F13).
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		fail error
+	)
+	sem := make(chan struct{}, 16)
+	for owner, parts := range remote {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(owner string, parts []int) {
+			defer func() { <-sem; wg.Done() }()
+			cctx, cancel := context.WithTimeout(ctx, attachStatsTimeout)
+			defer cancel()
+			reps, err := e.b.RemoteStats(cctx, owner, parent.Name, parts)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil && len(reps) != len(parts) {
+				err = fmt.Errorf("answered %d of %d partitions", len(reps), len(parts))
+			}
+			for _, r := range reps {
+				if err == nil && (!r.Available || !r.Stats.Exact) {
+					err = fmt.Errorf("partition %d cannot be measured exactly", r.Partition)
+				}
+				if err == nil {
+					offs[r.Partition] = r.Stats.HighWatermark
+				}
+			}
+			if err != nil && fail == nil {
+				fail = apierr.Unavailable(time.Second, "cannot ask %s, owner of partitions %v of %q, for its high watermark: %v", owner, parts, parent.Name, err)
+			}
+		}(owner, parts)
+	}
+	wg.Wait()
+	if fail != nil {
+		return meta.AttachSpec{}, fail
 	}
 	return meta.AttachSpec{Parent: parent.Name, Epoch: NewEpoch(), AttachOffsets: offs, DelayMs: delayMs}, nil
 }

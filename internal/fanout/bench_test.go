@@ -149,7 +149,7 @@ func BenchmarkFanoutIdleDelayCursor(b *testing.B) {
 			l, _ := n.b.Registry().Get("big", 0)
 			r0, c0 := l.Reads(), cpuTime()
 			time.Sleep(3 * time.Second)
-			b.ReportMetric(float64((cpuTime() - c0).Microseconds())/1000, "cpu-ms/3s")
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000, "cpu-ms/3s")
 			b.ReportMetric(float64(l.Reads()-r0), "reads/3s")
 		})
 	}

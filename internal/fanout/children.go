@@ -1,7 +1,10 @@
 package fanout
 
 import (
+	"context"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
@@ -38,24 +41,121 @@ func (e *Engine) Children(parentName string) (ChildrenView, error) {
 		return ChildrenView{}, apierr.NotFound("topic %q does not exist", parentName)
 	}
 	out := ChildrenView{Parent: parentName, Children: []ChildView{}}
+	remote := e.remoteReports(parent)
 	for _, name := range parent.Children {
 		child, ok := e.meta.Topic(name)
 		if !ok || child.Parent != parentName {
 			continue
 		}
-		out.Children = append(out.Children, e.childView(parent, child))
+		out.Children = append(out.Children, e.childView(parent, child, remote))
 	}
 	return out, nil
 }
 
-func (e *Engine) childView(parent, child meta.Topic) ChildView {
+// remoteReports fetches the reports of the parent's partitions owned
+// elsewhere, from all their owners concurrently (F24).
+func (e *Engine) remoteReports(parent meta.Topic) map[int]broker.PartitionReport {
+	byOwner := map[string][]int{}
+	for p := 0; p < parent.Partitions; p++ {
+		if owner, _ := e.meta.Owner(parent.Name, p); owner != e.self && owner != "" {
+			byOwner[owner] = append(byOwner[owner], p)
+		}
+	}
+	out := map[int]broker.PartitionReport{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for owner, parts := range byOwner {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(owner string, parts []int) {
+			defer func() { <-sem; wg.Done() }()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			reps, err := e.b.RemoteStats(ctx, owner, parent.Name, parts)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			for _, r := range reps {
+				out[r.Partition] = r
+			}
+			mu.Unlock()
+		}(owner, parts)
+	}
+	wg.Wait()
+	return out
+}
+
+// remotePosition is the child's cursor on a remote partition: the cursor
+// of this epoch, else the attach point it would start from.
+func remotePosition(r broker.PartitionReport, child meta.Topic) (uint64, bool) {
+	for _, c := range r.Cursors {
+		if c.Child == child.Name && c.Epoch == child.AttachEpoch {
+			return c.NextOffset, true
+		}
+	}
+	switch offs := child.AttachOffsets; {
+	case r.Partition < len(offs):
+		return offs[r.Partition], true
+	case len(offs) > 0:
+		return 0, true
+	}
+	return 0, false
+}
+
+// CursorPositions reports the cursors of every child on a parent partition
+// this node owns (for a Stats call): never opening the log.
+func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPosition {
+	parent, ok := e.meta.Topic(parentName)
+	if !ok {
+		return nil
+	}
+	var out []broker.CursorPosition
+	for _, name := range parent.Children {
+		child, ok := e.meta.Topic(name)
+		if !ok || child.Parent != parentName {
+			continue
+		}
+		e.mu.Lock()
+		c, running := e.running[cursorKey{parentName, name, p}]
+		e.mu.Unlock()
+		if running && c.started.Load() && c.link.epoch == child.AttachEpoch {
+			out = append(out, broker.CursorPosition{Child: name, Epoch: child.AttachEpoch, NextOffset: c.pos.Load()})
+			continue
+		}
+		dir, err := e.reg.Dir(parentName, p)
+		if err != nil {
+			continue
+		}
+		if st, exists, err := ReadCursorFile(filepath.Join(dir, CursorFileName(name))); err == nil && exists {
+			out = append(out, broker.CursorPosition{Child: name, Epoch: st.Epoch, NextOffset: st.NextOffset})
+		}
+	}
+	return out
+}
+
+func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.PartitionReport) ChildView {
 	v := ChildView{Name: child.Name, DelayMs: child.FanoutDelayMs, AttachEpoch: child.AttachEpoch, LagComplete: true,
 		DroppedMessages: e.droppedCounter(parent.Name, child.Name).Load()}
 	var dueLag float64
 	for p := 0; p < parent.Partitions; p++ {
+		if owner, _ := e.meta.Owner(parent.Name, p); owner != e.self {
+			r, ok := remote[p]
+			if !ok || !r.Available || !r.Stats.Exact {
+				v.LagComplete = false
+				continue
+			}
+			pos, found := remotePosition(r, child)
+			if !found {
+				v.LagComplete = false
+				continue
+			}
+			v.LagMessages += r.Stats.HighWatermark - min(r.Stats.HighWatermark, pos)
+			continue
+		}
 		pos, ok := e.position(parent.Name, child, p)
-		owner, _ := e.meta.Owner(parent.Name, p)
-		if owner != e.self || !ok {
+		if !ok {
 			v.LagComplete = false
 			continue
 		}

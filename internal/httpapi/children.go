@@ -7,7 +7,7 @@ import (
 	"github.com/narad-io/narad/internal/fanout"
 )
 
-func (s *Server) listChildren(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) listChildren(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
@@ -19,7 +19,10 @@ func (s *Server) listChildren(w http.ResponseWriter, r *http.Request, _ string) 
 	return nil
 }
 
-func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, user string) error {
+	if done, err := s.toLeader(w, r, user); done {
+		return err
+	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
@@ -42,7 +45,10 @@ func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, _ string) e
 	return nil
 }
 
-func (s *Server) detachChild(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) detachChild(w http.ResponseWriter, r *http.Request, user string) error {
+	if done, err := s.toLeader(w, r, user); done {
+		return err
+	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}

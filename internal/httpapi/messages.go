@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/lease"
 )
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -95,7 +96,7 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 	return nil
 }
 
-func (s *Server) consume(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query(), "wait", "partition", "offset", "max"); err != nil {
 		return err
 	}
@@ -126,10 +127,23 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, _ string) error
 		}
 		req.Max = *n
 	}
+	if req.Partition != nil {
+		if done, err := s.toOwner(w, r, user, topic, *req.Partition, nil); done {
+			return err
+		}
+	} else if _, fwd := forwardedUser(r); s.cluster != nil && !fwd {
+		return s.consumeAnywhere(w, r, user, req, batch)
+	}
 	msgs, err := s.b.Consume(r.Context(), req)
 	if err != nil {
 		return err
 	}
+	return writeMessages(w, msgs, batch)
+}
+
+// writeMessages answers a consume: 204 for nothing, one message object, or
+// {"messages": [...]} when max was given.
+func writeMessages(w http.ResponseWriter, msgs []broker.Message, batch bool) error {
 	if len(msgs) == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -146,7 +160,7 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, _ string) error
 	return nil
 }
 
-func (s *Server) ack(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) ack(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query(), "receipt_handle", "extend"); err != nil {
 		return err
 	}
@@ -156,7 +170,7 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, _ string) error {
 	}
 	q := r.URL.Query()
 	if !q.Has("receipt_handle") {
-		return s.ackBatch(w, r, topic)
+		return s.ackBatch(w, r, topic, user)
 	}
 	op := broker.Settle
 	if q.Has("extend") {
@@ -169,6 +183,11 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, _ string) error {
 			return badParam("extend", v, `want "true" (extend) or "0" (nack)`)
 		}
 	}
+	if p, _, _, err := lease.ParseHandle(q.Get("receipt_handle")); err == nil {
+		if done, err := s.toOwner(w, r, user, topic, p, nil); done {
+			return err
+		}
+	}
 	if err := s.b.Ack(r.Context(), topic, q.Get("receipt_handle"), op); err != nil {
 		return err
 	}
@@ -176,7 +195,7 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, _ string) error {
 	return nil
 }
 
-func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic string) error {
+func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic, user string) error {
 	body, err := readBody(r, 4<<20, "ack body")
 	if err != nil {
 		return err
@@ -190,7 +209,7 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic string) 
 	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
-	res, err := s.b.AckBatch(r.Context(), topic, req.ReceiptHandles)
+	res, err := s.ackEverywhere(r, topic, user, req.ReceiptHandles)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,12 @@ type Server struct {
 	auth  Authenticator
 	ready Readiness
 	mux   *http.ServeMux
+
+	cluster Cluster // nil on a single node
 }
+
+// SetCluster turns on routing to the leader and to partition owners.
+func (s *Server) SetCluster(c Cluster) { s.cluster = c }
 
 // New builds the handler. auth may be nil (security off).
 func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
@@ -89,8 +94,8 @@ func (s *Server) handle(pattern string, h apiHandler) {
 			s.m.HTTPRequests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 			s.m.HTTPDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		}()
-		user := ""
-		if s.auth != nil {
+		user, forwarded := forwardedUser(r)
+		if s.auth != nil && !forwarded {
 			u, p, ok := r.BasicAuth()
 			principal, good := "", false
 			if ok {

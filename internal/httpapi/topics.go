@@ -9,6 +9,9 @@ import (
 const maxAdminBody = 1 << 20 // topic bodies carry at most a schema
 
 func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string) error {
+	if done, err := s.toLeader(w, r, user); done {
+		return err
+	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
@@ -56,7 +59,7 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) er
 	return nil
 }
 
-func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
@@ -68,7 +71,10 @@ func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, _ string)
 	return nil
 }
 
-func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string) error {
+	if done, err := s.toLeader(w, r, user); done {
+		return err
+	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
@@ -91,7 +97,10 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, _ string) er
 	return nil
 }
 
-func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, _ string) error {
+func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, user string) error {
+	if done, err := s.toLeader(w, r, user); done {
+		return err
+	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}

@@ -46,6 +46,12 @@ type Options struct {
 	// bootstraps a one-member cluster of itself. Ignored when the disk
 	// holds Raft state. Without it an empty node waits to be added.
 	Bootstrap bool
+	// InitialServers, when set, are the members allowed to bootstrap a
+	// brand-new cluster (cluster.initial_members with their addresses from
+	// cluster.peers). Every listed node bootstraps the same configuration,
+	// so the bootstrap converges; a node not in the list never bootstraps
+	// and waits to be added (join). Consulted only on an empty disk.
+	InitialServers []Server
 
 	Logger *slog.Logger // our logs; nil discards
 	// RaftLogOutput, if set, receives hashicorp/raft's own log lines in
@@ -164,7 +170,17 @@ func Open(opts Options) (*Store, error) {
 		cleanup()
 		return nil, fmt.Errorf("meta: start raft: %w", err)
 	}
-	if opts.Bootstrap && !hasState {
+	if !hasState && len(opts.InitialServers) > 0 && inServers(opts.InitialServers, opts.NodeID) {
+		cfg := raft.Configuration{}
+		for _, sv := range opts.InitialServers {
+			cfg.Servers = append(cfg.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(sv.ID), Address: raft.ServerAddress(sv.Addr)})
+		}
+		if err := s.raft.BootstrapCluster(cfg).Error(); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("meta: bootstrap: %w", err)
+		}
+		s.log.Info("metastore: bootstrapped the initial members", "node", opts.NodeID, "members", len(cfg.Servers))
+	} else if opts.Bootstrap && !hasState {
 		cfg := raft.Configuration{Servers: []raft.Server{{
 			Suffrage: raft.Voter,
 			ID:       raft.ServerID(opts.NodeID),

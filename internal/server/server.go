@@ -34,8 +34,13 @@ func Run(ctx context.Context, cfg config.Config) error {
 	if cfg.Dev {
 		log.Warn("developer mode: loopback only, authentication off", "data_dir", cfg.DataDir)
 	}
-	if len(cfg.Cluster.Peers) > 0 {
-		return errors.New("cluster peers are configured, but this build runs single-node only (the cluster issue adds peers)")
+	clustered := len(cfg.Cluster.Peers) > 0
+	if clustered && cfg.Cluster.Secret == "" {
+		return errors.New("cluster peers are configured but NARAD_CLUSTER_SECRET is not: node RPC refuses to run without it")
+	}
+	raftAdvertise := advertise(cfg.Cluster)
+	if raftAdvertise == "" {
+		raftAdvertise = cfg.Cluster.Addr
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data directory: %w", err)
@@ -48,12 +53,13 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 1. The metastore: a node with no peers bootstraps a one-member Raft.
 	ms, err := meta.Open(meta.Options{
-		Dir:       filepath.Join(cfg.DataDir, "metastore"),
-		NodeID:    cfg.NodeID,
-		BindAddr:  cfg.Cluster.Addr,
-		Advertise: advertise(cfg.Cluster),
-		Bootstrap: len(cfg.Cluster.Peers) == 0,
-		Logger:    log.With("component", "meta"),
+		Dir:            filepath.Join(cfg.DataDir, "metastore"),
+		NodeID:         cfg.NodeID,
+		BindAddr:       cfg.Cluster.Addr,
+		Advertise:      advertise(cfg.Cluster),
+		Bootstrap:      !clustered,
+		InitialServers: initialServers(cfg, raftAdvertise),
+		Logger:         log.With("component", "meta"),
 	})
 	if err != nil {
 		return fmt.Errorf("metastore: %w", err)
@@ -89,6 +95,14 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 3. Dispatch from the ingress WAL into the partition logs, through the
 	// same commit seam the cluster and fan-out use.
 	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitLocal)}
+	var cv *clusterView
+	if clustered {
+		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, log); err != nil {
+			return err
+		}
+		defer cv.pool.Close()
+		router.Remote = cv
+	}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
 		Discard:    discarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
@@ -119,6 +133,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return false, "metastore replica not caught up"
 		case !startupDone.Load():
 			return false, "startup reconcile not done"
+		case clustered && !ms.Admitted():
+			return false, "not admitted to the cluster yet"
 		}
 		return true, ""
 	}
@@ -145,6 +161,17 @@ func Run(ctx context.Context, cfg config.Config) error {
 	fan.Start()
 	defer fan.Close()
 	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
+	if clustered {
+		api.SetCluster(cv)
+		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, log)
+		if err != nil {
+			return err
+		}
+		defer stopRPC()
+		// Leadership goes first on a graceful stop, so the others do not
+		// wait out an election timeout.
+		defer ms.TransferLeadership()
+	}
 	return serveHTTP(ctx, cfg, api, log)
 }
 

@@ -1,0 +1,83 @@
+package broker
+
+import (
+	"context"
+	"sync"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Placer decides the owners of partitions [from, to) of a topic; parent is
+// the parent's name for a child created with it (anti-affinity), else "".
+// On a single node every partition is this node's; a cluster sets the
+// controller's placement (cluster.Assign) with SetPlacer.
+type Placer func(topic string, from, to int, parent string) []meta.Assignment
+
+// PartitionReport describes a partition as its owner reports it (node RPC
+// Stats): never by opening a log.
+type PartitionReport struct {
+	Partition int
+	Available bool
+	Stats     storage.Stats
+	Frontier  uint64
+	Cursors   []CursorPosition
+}
+
+// CursorPosition is a fan-out cursor's place on a parent partition.
+type CursorPosition struct {
+	Child, Epoch string
+	NextOffset   uint64
+}
+
+// StatsFunc asks a partition owner for reports (nil on a single node).
+type StatsFunc func(ctx context.Context, owner, topic string, parts []int) ([]PartitionReport, error)
+
+type clusterHooks struct {
+	mu     sync.RWMutex
+	placer Placer
+	stats  StatsFunc
+}
+
+// SetPlacer installs the cluster's placement.
+func (b *Broker) SetPlacer(p Placer) {
+	b.hooks.mu.Lock()
+	b.hooks.placer = p
+	b.hooks.mu.Unlock()
+}
+
+// SetStatsFunc installs the remote stats call.
+func (b *Broker) SetStatsFunc(f StatsFunc) {
+	b.hooks.mu.Lock()
+	b.hooks.stats = f
+	b.hooks.mu.Unlock()
+}
+
+// RemoteStats asks owner for reports of topic's partitions; nil when no
+// cluster transport is set.
+func (b *Broker) RemoteStats(ctx context.Context, owner, topic string, parts []int) ([]PartitionReport, error) {
+	b.hooks.mu.RLock()
+	f := b.hooks.stats
+	b.hooks.mu.RUnlock()
+	if f == nil {
+		return nil, nil
+	}
+	return f(ctx, owner, topic, parts)
+}
+
+// LocalReports describes partitions this node owns, for a Stats call.
+func (b *Broker) LocalReports(topic string, parts []int) []PartitionReport {
+	out := make([]PartitionReport, len(parts))
+	for i, p := range parts {
+		out[i] = PartitionReport{Partition: p}
+		if !b.owned(topic, p) {
+			continue
+		}
+		st, err := b.reg.Describe(topic, p)
+		if err != nil {
+			continue
+		}
+		out[i].Available, out[i].Stats, out[i].Frontier = true, st, b.frontierOf(topic, p)
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/rpc"
+)
+
+// consumeAnywhere serves a consume without partition in a cluster: this
+// node's partitions first (cheapest), then the other owners (a forwarded
+// consume with no wait each), and only then spends the client's wait,
+// long-polling locally in short slices between rounds of remote polls.
+// Owners that cannot be reached are skipped: unpinned consumes route
+// around a dead node (03-consume.md).
+func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user string, req broker.ConsumeRequest, batch bool) error {
+	remote := s.remoteOwners(req.Topic)
+	deadline := time.Now().Add(min(req.Wait, 10*time.Second))
+	q := r.URL.Query()
+	q.Del("wait")
+	for round := 0; ; round++ {
+		now := req
+		now.Wait = 0
+		msgs, err := s.b.Consume(r.Context(), now)
+		if err != nil || len(msgs) > 0 {
+			if err != nil {
+				return err
+			}
+			return writeMessages(w, msgs, batch)
+		}
+		for i := range remote {
+			node := remote[(i+round)%len(remote)]
+			res, err := s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: http.MethodGet,
+				Path: r.URL.Path, RawQuery: q.Encode(), User: user})
+			if err == nil && res.Status == http.StatusOK {
+				writeForwarded(w, res)
+				return nil
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 || r.Context().Err() != nil {
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+		slice := req
+		slice.Wait = min(left, 250*time.Millisecond)
+		if msgs, err = s.b.Consume(r.Context(), slice); err != nil || len(msgs) > 0 {
+			if err != nil {
+				return err
+			}
+			return writeMessages(w, msgs, batch)
+		}
+	}
+}
+
+// remoteOwners lists the other nodes owning partitions of topic.
+func (s *Server) remoteOwners(topic string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for p := 0; p < 108; p++ {
+		o := s.cluster.Owner(topic, p)
+		if o == "" {
+			if p > 0 {
+				break
+			}
+			continue
+		}
+		if o != s.cluster.Self() && !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ackEverywhere settles handles on their partitions' owners: local ones
+// here, the others as one forwarded batch per owner; each result keeps its
+// place and is what the single form would have answered.
+func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []string) ([]broker.AckResult, error) {
+	if s.cluster == nil {
+		return s.b.AckBatch(r.Context(), topic, handles)
+	}
+	if _, fwd := forwardedUser(r); fwd {
+		return s.b.AckBatch(r.Context(), topic, handles)
+	}
+	if len(handles) == 0 || len(handles) > broker.MaxAckBatch {
+		return s.b.AckBatch(r.Context(), topic, handles) // the broker words the refusal
+	}
+	groups := map[string][]int{}
+	for i, h := range handles {
+		node := ""
+		if p, _, _, err := lease.ParseHandle(h); err == nil {
+			if o := s.cluster.Owner(topic, p); o != s.cluster.Self() {
+				node = o
+			}
+		}
+		groups[node] = append(groups[node], i)
+	}
+	out := make([]broker.AckResult, len(handles))
+	for node, idx := range groups {
+		sub := make([]string, len(idx))
+		for k, i := range idx {
+			sub[k] = handles[i]
+		}
+		var res []broker.AckResult
+		var err error
+		if node == "" {
+			res, err = s.b.AckBatch(r.Context(), topic, sub)
+		} else {
+			res, err = s.forwardAcks(r, node, user, sub)
+		}
+		if err != nil {
+			for k, i := range idx {
+				out[i] = broker.AckResult{ReceiptHandle: sub[k], Status: apierr.Status(err), Error: err.Error()}
+			}
+			continue
+		}
+		for k, i := range idx {
+			out[i] = res[k]
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) forwardAcks(r *http.Request, node, user string, handles []string) ([]broker.AckResult, error) {
+	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
+	res, err := s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: http.MethodPost,
+		Path: r.URL.Path, RawQuery: url.Values{}.Encode(), Body: body, ContentType: "application/json", User: user})
+	if err != nil {
+		return nil, err
+	}
+	if res.Status != http.StatusOK {
+		return nil, apierr.New(res.Status, "owner %s answered %d: %s", node, res.Status, res.Body)
+	}
+	var parsed struct {
+		Results []broker.AckResult `json:"results"`
+	}
+	if err := json.Unmarshal(res.Body, &parsed); err != nil || len(parsed.Results) != len(handles) {
+		return nil, apierr.New(http.StatusBadGateway, "owner %s answered an unreadable batch ack", node)
+	}
+	return parsed.Results, nil
+}

@@ -1,0 +1,265 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/cluster"
+	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/fanout"
+	"github.com/narad-io/narad/internal/httpapi"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/rpc"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// rpcAddrOf is a cluster address with its port plus one: node RPC listens
+// beside Raft (06-cluster.md), so peers never need to be told it.
+func rpcAddrOf(raftAddr string) (string, error) {
+	host, port, err := net.SplitHostPort(raftAddr)
+	if err != nil {
+		return "", err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+1)), nil
+}
+
+// nodeHandler serves node RPC from this node's rooms.
+type nodeHandler struct {
+	b    *broker.Broker
+	fan  *fanout.Engine
+	ms   *meta.Store
+	node *cluster.Node
+	api  http.Handler
+}
+
+func (h *nodeHandler) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
+	return h.b.CommitLocal(ctx, topic, p, recs)
+}
+
+// Forward serves a request another node routed here through the same HTTP
+// handlers a local client reaches, marked forwarded (authenticated there,
+// never forwarded again), so it answers exactly like a local request.
+func (h *nodeHandler) Forward(ctx context.Context, req rpc.ForwardRequest) (rpc.ForwardResponse, error) {
+	target := req.Path
+	if req.RawQuery != "" {
+		target += "?" + req.RawQuery
+	}
+	r := httptest.NewRequestWithContext(httpapi.Forwarded(ctx, req.User), req.Method, target, bytes.NewReader(req.Body))
+	if req.ContentType != "" {
+		r.Header.Set("Content-Type", req.ContentType)
+	}
+	w := httptest.NewRecorder()
+	h.api.ServeHTTP(w, r)
+	res := w.Result()
+	body, _ := io.ReadAll(res.Body)
+	out := rpc.ForwardResponse{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"), Body: body}
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil {
+		out.RetryAfter = time.Duration(ra) * time.Second
+	}
+	return out, nil
+}
+
+func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]rpc.PartitionStats, error) {
+	if err := broker.ValidateTopicName(topic); err != nil {
+		return nil, err
+	}
+	reps := h.b.LocalReports(topic, parts)
+	out := make([]rpc.PartitionStats, len(reps))
+	for i, r := range reps {
+		out[i] = rpc.PartitionStats{Partition: r.Partition, Available: r.Available, Segments: r.Stats.Segments,
+			OldestOffset: r.Stats.OldestOffset, HighWatermark: r.Stats.HighWatermark, SizeBytes: r.Stats.SizeBytes,
+			OldestSegmentAt: r.Stats.OldestSegmentAt, ConsumerFrontier: r.Frontier, Exact: r.Stats.Exact}
+		if r.Available {
+			for _, c := range h.fan.CursorPositions(topic, r.Partition) {
+				out[i].Cursors = append(out[i].Cursors, rpc.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (h *nodeHandler) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
+	if !h.ms.IsLeader() {
+		return false, false, apierr.Unavailable(time.Second, "not the leader")
+	}
+	return h.ms.ConfirmTopicAsLeader(ctx, name, epoch)
+}
+
+func (h *nodeHandler) Join(ctx context.Context, m rpc.Member) (rpc.JoinResult, error) {
+	return h.node.HandleJoin(ctx, m)
+}
+
+func (h *nodeHandler) Heartbeat(ctx context.Context, m rpc.Member) error {
+	return h.node.HandleHeartbeat(ctx, m)
+}
+
+// clusterView implements httpapi.Cluster and the remote side of the
+// commit seam over node RPC.
+type clusterView struct {
+	self string
+	ms   *meta.Store
+	node *cluster.Node
+	pool *rpc.Pool
+}
+
+func (c *clusterView) Self() string   { return c.self }
+func (c *clusterView) IsLeader() bool { return c.ms.IsLeader() }
+
+func (c *clusterView) Owner(topic string, p int) string {
+	o, _ := c.ms.Owner(topic, p)
+	return o
+}
+
+func (c *clusterView) addr(node string) (string, error) {
+	if node == "" {
+		if a := c.node.LeaderRPC(); a != "" {
+			return a, nil
+		}
+		return "", apierr.Unavailable(time.Second, "no Raft leader known")
+	}
+	if a, ok := c.node.RPCAddrOf(node); ok {
+		return a, nil
+	}
+	return "", apierr.Unavailable(time.Second, "node %q has no known address", node)
+}
+
+func (c *clusterView) Forward(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error) {
+	addr, err := c.addr(node)
+	if err != nil {
+		return rpc.ForwardResponse{}, err
+	}
+	return c.pool.Forward(ctx, addr, req)
+}
+
+// Commit is the remote committer of the route seam.
+func (c *clusterView) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
+	owner := c.Owner(topic, p)
+	addr, err := c.addr(owner)
+	if err != nil {
+		return err
+	}
+	return c.pool.Commit(ctx, addr, topic, p, recs)
+}
+
+// Stats is the broker's remote stats call.
+func (c *clusterView) Stats(ctx context.Context, owner, topic string, parts []int) ([]broker.PartitionReport, error) {
+	addr, err := c.addr(owner)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.pool.Stats(ctx, addr, topic, parts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]broker.PartitionReport, len(res))
+	for i, r := range res {
+		out[i] = broker.PartitionReport{Partition: r.Partition, Available: r.Available, Frontier: r.ConsumerFrontier,
+			Stats: storage.Stats{Segments: r.Segments, OldestOffset: r.OldestOffset, HighWatermark: r.HighWatermark,
+				SizeBytes: r.SizeBytes, OldestSegmentAt: r.OldestSegmentAt, Exact: r.Exact}}
+		for _, cp := range r.Cursors {
+			out[i].Cursors = append(out[i].Cursors, broker.CursorPosition{Child: cp.Child, Epoch: cp.Epoch, NextOffset: cp.NextOffset})
+		}
+	}
+	return out, nil
+}
+
+// ConfirmTopic is meta's Confirmer: ask the leader over node RPC.
+func (c *clusterView) ConfirmTopic(ctx context.Context, leaderID, _ string, name, epoch string) (bool, bool, error) {
+	addr, ok := c.node.RPCAddrOf(leaderID)
+	if !ok {
+		return false, false, fmt.Errorf("leader %q has no known node-RPC address", leaderID)
+	}
+	return c.pool.ConfirmTopic(ctx, addr, name, epoch)
+}
+
+// placer is the controller's placement for the broker.
+func (c *clusterView) placer(topic string, from, to int, parent string) []meta.Assignment {
+	var parentAs []meta.Assignment
+	if parent != "" {
+		parentAs = c.ms.Assignments(parent)
+	}
+	return cluster.Assign(topic, from, to, cluster.Live(c.ms.Members()), parentAs)
+}
+
+// initialServers maps cluster.initial_members to Raft addresses: the
+// node's own advertised address, the others' from cluster.peers.
+func initialServers(cfg config.Config, self string) []meta.Server {
+	var out []meta.Server
+	for _, id := range cfg.Cluster.InitialMembers {
+		if id == cfg.NodeID {
+			out = append(out, meta.Server{ID: id, Addr: self})
+			continue
+		}
+		for _, p := range cfg.Cluster.Peers {
+			if p.ID == id {
+				out = append(out, meta.Server{ID: id, Addr: p.Addr})
+			}
+		}
+	}
+	return out
+}
+
+// startCluster wires membership, the controller's placement, remote stats,
+// leader confirmation and remote commits.
+func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, ms *meta.Store, b *broker.Broker, log *slog.Logger) (*clusterView, error) {
+	rpcAdvertise, err := rpcAddrOf(raftAdvertise)
+	if err != nil {
+		return nil, fmt.Errorf("cluster address %q: %w", raftAdvertise, err)
+	}
+	var peers []string
+	for _, p := range cfg.Cluster.Peers {
+		if p.ID == cfg.NodeID {
+			continue
+		}
+		if a, err := rpcAddrOf(p.Addr); err == nil {
+			peers = append(peers, a)
+		}
+	}
+	pool := rpc.NewPool(cfg.Cluster.Secret)
+	node := &cluster.Node{
+		Self:  meta.Member{ID: cfg.NodeID, RaftAddr: raftAdvertise, RPCAddr: rpcAdvertise, HTTPAddr: cfg.HTTP.Addr},
+		Meta:  ms,
+		Pool:  pool,
+		Peers: peers,
+		Log:   log.With("component", "cluster"),
+	}
+	cv := &clusterView{self: cfg.NodeID, ms: ms, node: node, pool: pool}
+	ms.SetConfirmer(cv)
+	b.SetPlacer(cv.placer)
+	b.SetStatsFunc(cv.Stats)
+	go node.Run(ctx)
+	return cv, nil
+}
+
+// serveRPC listens for node RPC on the cluster port + 1.
+func serveRPC(cfg config.Config, h rpc.Handler, log *slog.Logger) (func(), error) {
+	addr, err := rpcAddrOf(cfg.Cluster.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster address %q: %w", cfg.Cluster.Addr, err)
+	}
+	srv, err := rpc.NewServer(cfg.Cluster.Secret, h, rpc.WithLogger(log.With("component", "rpc")))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("node RPC listener: %w", err)
+	}
+	log.Info("serving node RPC", "addr", ln.Addr().String())
+	go srv.Serve(ln)
+	return srv.Stop, nil
+}
