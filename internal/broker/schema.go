@@ -53,12 +53,12 @@ func (c *schemaCache) validate(t meta.Topic, payload []byte) error {
 // topic has one already, be an additive evolution of it (409 otherwise).
 // JSON null removes the schema.
 func (b *Broker) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpdate) error {
+	if t.Parent != "" { // setting or clearing alike: the parent manages it while attached
+		return apierr.Conflict("%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
+	}
 	if !hasSchema(raw) {
 		u.ClearSchema = true
 		return nil
-	}
-	if t.Parent != "" {
-		return apierr.Conflict("%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
 	}
 	if _, err := b.schemas.compile(raw); err != nil {
 		return err

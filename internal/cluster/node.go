@@ -45,11 +45,19 @@ func (n *Node) Run(ctx context.Context) {
 		n.DeadAfter = DeadAfter
 	}
 	n.join(ctx)
+	// Until the leader has recorded this node, try often: placement and
+	// routing need every member's record.
+	for ctx.Err() == nil {
+		n.heartbeat(ctx)
+		if _, ok := n.Meta.Member(n.Self.ID); ok {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	hb := time.NewTicker(n.HeartbeatEvery)
 	ctl := time.NewTicker(time.Second)
 	defer hb.Stop()
 	defer ctl.Stop()
-	n.heartbeat(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -115,6 +123,12 @@ func (n *Node) heartbeat(ctx context.Context) {
 	if err := n.Pool.Heartbeat(cctx, addr, n.rpcMember()); err != nil {
 		n.Log.Debug("heartbeat failed", "leader", addr, "err", err)
 	}
+}
+
+// Recorded reports whether this node's member record is in the replica.
+func (n *Node) Recorded() bool {
+	_, ok := n.Meta.Member(n.Self.ID)
+	return ok
 }
 
 // LeaderRPC is the leader's node-RPC address from its member record.

@@ -54,6 +54,12 @@ type Dispatcher struct {
 
 	// Backoff between passes over failing buckets; default 1 s.
 	Backoff time.Duration
+
+	// Reroute, when set, names a live sibling partition for records whose
+	// destination failed passes times in a row (or whose owner membership
+	// says is dead): availability over ordering (06-cluster.md). ok=false
+	// keeps the records waiting for their own partition.
+	Reroute func(topic string, partition int32, failedPasses int) (sibling int32, ok bool)
 }
 
 type bucketKey struct {
@@ -65,6 +71,7 @@ type bucket struct {
 	key    bucketKey
 	recs   []storage.Record
 	minSeq uint64 // lowest WAL seq among recs: the checkpoint may not pass it
+	fails  int    // consecutive failed passes
 }
 
 // Run dispatches until ctx ends.
@@ -195,6 +202,9 @@ func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucke
 		go func(i int, b *bucket) {
 			defer func() { <-sem; wg.Done() }()
 			ok[i] = d.commitOne(ctx, b)
+			if !ok[i] {
+				b.fails++
+			}
 		}(i, b)
 	}
 	wg.Wait()
@@ -210,6 +220,16 @@ func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucke
 func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if d.Reroute != nil {
+		if sib, ok := d.Reroute(b.key.topic, b.key.partition, b.fails); ok && sib != b.key.partition {
+			if err := d.Commit.Commit(cctx, b.key.topic, int(sib), b.recs); err == nil {
+				d.Metrics.DispatchRerouted.Add(float64(len(b.recs)))
+				d.Logger.Warn("dispatch: rerouted records to a live sibling partition", "topic", b.key.topic,
+					"from", b.key.partition, "to", sib, "records", len(b.recs))
+				return true
+			}
+		}
+	}
 	err := d.Commit.Commit(cctx, b.key.topic, int(b.key.partition), b.recs)
 	if err == nil {
 		return true

@@ -180,3 +180,37 @@ func TestVanishedPartitionReroutes(t *testing.T) {
 		t.Fatalf("rerouted to %v", got)
 	}
 }
+
+// Records for a destination that keeps failing go to the sibling the
+// Reroute hook names once it says so (after 3 passes, in the server).
+func TestRerouteAfterFailedPasses(t *testing.T) {
+	w, err := wal.Open(t.TempDir(), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := newFake()
+	fc.setFailing("t/0", apierr.Unavailable(time.Second, "owner dead"))
+	var asked []int
+	var mu sync.Mutex
+	d := &Dispatcher{WAL: w, Commit: fc, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler),
+		Backoff: 10 * time.Millisecond, Partitions: func(string) int { return 2 },
+		Discard: func(context.Context, string) bool { return false },
+		Reroute: func(topic string, p int32, fails int) (int32, bool) {
+			mu.Lock()
+			asked = append(asked, fails)
+			mu.Unlock()
+			return 1, fails >= 3
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	defer func() { cancel(); <-done; w.Close() }()
+	if err := w.Append(context.Background(), []wal.Record{{Topic: "t", Partition: 0, Payload: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "rerouted", func() bool { return w.Checkpoint() == w.LastSeq()+1 })
+	got, calls := fc.snapshot()
+	if fmt.Sprint(got["t/1"]) != "[x]" || calls["t/0"] != 3 {
+		t.Fatalf("committed %v after %d tries of t/0", got, calls["t/0"])
+	}
+}

@@ -42,7 +42,11 @@ func NewEpoch() string {
 // every rule, records the attach point of each parent partition, and
 // commits the link with a fresh epoch in one Raft command.
 func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (broker.TopicView, error) {
-	if req.Remote != nil || req.Start != "" {
+	remote := len(req.Remote) > 0 && string(req.Remote) != "null"
+	if req.Start != "" && !remote {
+		return broker.TopicView{}, apierr.BadRequest("start applies to remote children only")
+	}
+	if remote {
 		return broker.TopicView{}, apierr.New(http.StatusNotImplemented, "remote children are not available in this build yet")
 	}
 	if err := broker.ValidateTopicName(parentName); err != nil {
@@ -92,16 +96,18 @@ func (e *Engine) CreateChild(ctx context.Context, req broker.CreateTopicRequest,
 	if err := validDelay(delay); err != nil {
 		return broker.TopicView{}, err
 	}
+	// Validate the request itself before looking at the parent: a
+	// malformed request is 400 whatever else is wrong.
+	t, err := e.b.PrepareTopic(req, owner)
+	if err != nil {
+		return broker.TopicView{}, err
+	}
 	parent, ok := e.meta.Topic(req.Parent)
 	if !ok {
 		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", req.Parent)
 	}
 	if req.Partitions == 0 {
-		req.Partitions = parent.Partitions
-	}
-	t, err := e.b.PrepareTopic(req, owner)
-	if err != nil {
-		return broker.TopicView{}, err
+		t.Partitions = parent.Partitions // a child defaults to its parent's count
 	}
 	if err := checkLink(parent, t, delay); err != nil {
 		return broker.TopicView{}, err

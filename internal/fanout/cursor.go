@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -155,6 +156,9 @@ func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uin
 	childExists, current, err := e.meta.ConfirmTopic(cctx, c.key.child, c.link.epoch)
 	if err != nil || !childExists || !current {
 		return 0, fmt.Errorf("%w (child %q epoch %s: exists=%v current=%v err=%v)", errDeferred, c.key.child, c.link.epoch, childExists, current, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
+		return 0, err
 	}
 	if err := WriteCursorFileAtomic(path, c.link.epoch, start); err != nil {
 		return 0, err

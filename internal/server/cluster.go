@@ -77,6 +77,15 @@ func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]r
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return nil, err
 	}
+	// The caller may have just committed the topic (create-as-child asks
+	// for attach points at once): give this replica a moment to apply it.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if t, ok := h.ms.Topic(topic); ok && len(parts) > 0 && parts[len(parts)-1] < t.Partitions {
+			if o, _ := h.ms.Owner(topic, parts[len(parts)-1]); o != "" {
+				break
+			}
+		}
+	}
 	reps := h.b.LocalReports(topic, parts)
 	out := make([]rpc.PartitionStats, len(reps))
 	for i, r := range reps {

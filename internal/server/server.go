@@ -135,6 +135,10 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return false, "startup reconcile not done"
 		case clustered && !ms.Admitted():
 			return false, "not admitted to the cluster yet"
+		case clustered && cv.node.LeaderRPC() == "":
+			return false, "the leader's node-RPC address is not known yet"
+		case clustered && !cv.node.Recorded():
+			return false, "this node's member record is not in the metastore yet"
 		}
 		return true, ""
 	}

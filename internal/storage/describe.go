@@ -51,7 +51,10 @@ func Describe(dir string) (Stats, error) {
 	}
 	h, herr := ReadHWMFile(dir)
 	if len(bases) == 0 {
-		return Stats{HighWatermark: h.HWM, OldestOffset: h.HWM, Exact: herr == nil && h.Boundary}, nil
+		// No segment and no hwm file: a directory made before any write
+		// (a fan-out cursor file can come first). Nothing was ever here.
+		exact := (herr == nil && h.Boundary) || errors.Is(herr, os.ErrNotExist)
+		return Stats{HighWatermark: h.HWM, OldestOffset: h.HWM, Exact: exact}, nil
 	}
 	st := Stats{Segments: len(bases), OldestOffset: bases[0]}
 	last := bases[len(bases)-1]

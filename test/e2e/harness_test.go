@@ -93,6 +93,12 @@ func startNode(t testing.TB, extra ...string) *node {
 
 func (n *node) start() {
 	n.t.Helper()
+	n.startNoWait()
+	n.waitReady()
+}
+
+func (n *node) startNoWait() {
+	n.t.Helper()
 	cmd := exec.Command(naradBin, "serve")
 	cmd.Env = append(os.Environ(),
 		"NARAD_NODE_ID="+n.id,
@@ -114,7 +120,6 @@ func (n *node) start() {
 	n.mu.Lock()
 	n.cmd, n.logs, n.done = cmd, logs, done
 	n.mu.Unlock()
-	n.waitReady()
 }
 
 func (n *node) waitReady() {

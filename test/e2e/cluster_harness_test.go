@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/client"
+)
+
+const testSecret = "e2e-cluster-secret"
+
+// freePortPair finds a loopback port p with p+1 free too (Raft on p, node
+// RPC on p+1).
+func freePortPair(t testing.TB) string {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		a, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := a.Addr().(*net.TCPAddr).Port
+		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
+		a.Close()
+		if err == nil {
+			b.Close()
+			return fmt.Sprintf("127.0.0.1:%d", port)
+		}
+	}
+	t.Fatal("no free port pair")
+	return ""
+}
+
+// newClusterNode prepares (does not start) a node of a cluster.
+func newClusterNode(t testing.TB, id string, extra ...string) *node {
+	n := &node{t: t, id: id, dir: t.TempDir(), http: freeAddr(t), cluster: freePortPair(t), env: extra}
+	n.c = client.New("http://"+n.http, "", "", &http.Client{Timeout: 30 * time.Second})
+	t.Cleanup(func() {
+		n.stopWith(syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("logs of %s:\n%s", n.id, tail(n.logs.String(), 3000))
+		}
+	})
+	return n
+}
+
+// startCluster starts size nodes that bootstrap together.
+func startCluster(t testing.TB, size int, extra ...string) []*node {
+	t.Helper()
+	nodes := make([]*node, size)
+	var peers, ids []string
+	for i := range nodes {
+		nodes[i] = newClusterNode(t, fmt.Sprintf("n%d", i+1), extra...)
+		peers = append(peers, nodes[i].id+"@"+nodes[i].cluster)
+		ids = append(ids, nodes[i].id)
+	}
+	for _, n := range nodes {
+		n.env = append(n.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+			"NARAD_CLUSTER_INITIAL_MEMBERS="+strings.Join(ids, ","), "NARAD_CLUSTER_SECRET="+testSecret)
+		n.startAsync()
+	}
+	for _, n := range nodes {
+		n.waitReady()
+	}
+	return nodes
+}
+
+// startAsync starts the process without waiting for readiness (cluster
+// members only become ready together).
+func (n *node) startAsync() {
+	n.t.Helper()
+	saved := n.t
+	n.startNoWait()
+	n.t = saved
+}
