@@ -31,8 +31,8 @@ const (
 	// cycle carry more records for the same fsyncs (measured in the note of
 	// the broker issue). It bounds how long an accepted record waits before
 	// its commit begins.
-	minCycle = 5 * time.Millisecond
-	maxWindowBytes  = 64 << 20
+	minCycle       = 5 * time.Millisecond
+	maxWindowBytes = 64 << 20
 )
 
 // Discarder decides whether records of a topic can never commit: the topic
