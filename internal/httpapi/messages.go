@@ -49,45 +49,19 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 	if err != nil {
 		return err
 	}
-	var raws []json.RawMessage
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-ndjson" {
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(make([]byte, 0, 64<<10), broker.MaxBatchBodySize)
-		for sc.Scan() {
-			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-				raws = append(raws, json.RawMessage(line))
-			}
-		}
-		if len(raws) == 0 {
-			return apierr.BadRequest("the NDJSON body holds no record")
-		}
-	} else {
-		var env struct {
-			Records []json.RawMessage `json:"records"`
-		}
-		if err := decodeStrict(body, &env); err != nil {
+	recs, err := decodeBatch(r, body)
+	if err != nil {
+		return err
+	}
+	if len(recs) > broker.MaxBatchRecords {
+		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), broker.MaxBatchRecords)
+	}
+	if recs == nil {
+		// The one-pass decode refused the body: decode record by record so
+		// the refusal names the first failing index.
+		if recs, err = s.decodeBatchSlowly(r, topic, body); err != nil {
 			return err
 		}
-		if len(env.Records) == 0 {
-			return apierr.BadRequest("records is empty")
-		}
-		raws = env.Records
-	}
-	if len(raws) > broker.MaxBatchRecords {
-		return apierr.TooLarge("batch of %d records is over the cap of %d", len(raws), broker.MaxBatchRecords)
-	}
-	recs := make([]broker.ProduceRecord, 0, len(raws))
-	for i, raw := range raws {
-		rec, err := decodeBatchRecord(i, raw)
-		if err != nil {
-			// Name the first failing index: an earlier record may fail a
-			// check that only the broker makes.
-			if berr := s.b.CheckBatch(topic, recs); berr != nil {
-				return berr
-			}
-			return err
-		}
-		recs = append(recs, rec)
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
 		return err
@@ -238,4 +212,85 @@ func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error)
 		rec.Key = []byte(*br.Key)
 	}
 	return rec, nil
+}
+
+// decodeBatch decodes a batch body in one pass (the hot path). It returns
+// nil records, and no error, when the body has a problem that the slower
+// record-by-record decode must name precisely.
+func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
+	if isNDJSON(r) {
+		return nil, nil
+	}
+	var env struct {
+		Records []batchRecordJSON `json:"records"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&env) != nil || dec.More() || len(env.Records) == 0 || len(env.Records) > broker.MaxBatchRecords {
+		return nil, nil
+	}
+	recs := make([]broker.ProduceRecord, len(env.Records))
+	for i := range env.Records {
+		br := &env.Records[i]
+		p, why := br.payloadBytes()
+		if why != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
+			return nil, nil
+		}
+		recs[i] = broker.ProduceRecord{Partition: br.Partition, Payload: p}
+		if br.Key != nil {
+			recs[i].Key = []byte(*br.Key)
+		}
+	}
+	return recs, nil
+}
+
+func isNDJSON(r *http.Request) bool {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return ct == "application/x-ndjson"
+}
+
+// decodeBatchSlowly splits the body into records (JSON envelope or NDJSON
+// lines) and decodes them one by one, refusing at the first failing index.
+func (s *Server) decodeBatchSlowly(r *http.Request, topic string, body []byte) ([]broker.ProduceRecord, error) {
+	var raws []json.RawMessage
+	if isNDJSON(r) {
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(make([]byte, 0, 64<<10), broker.MaxBatchBodySize)
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				raws = append(raws, json.RawMessage(bytes.Clone(line)))
+			}
+		}
+		if len(raws) == 0 {
+			return nil, apierr.BadRequest("the NDJSON body holds no record")
+		}
+	} else {
+		var env struct {
+			Records []json.RawMessage `json:"records"`
+		}
+		if err := decodeStrict(body, &env); err != nil {
+			return nil, err
+		}
+		if len(env.Records) == 0 {
+			return nil, apierr.BadRequest("records is empty")
+		}
+		raws = env.Records
+	}
+	if len(raws) > broker.MaxBatchRecords {
+		return nil, apierr.TooLarge("batch of %d records is over the cap of %d", len(raws), broker.MaxBatchRecords)
+	}
+	recs := make([]broker.ProduceRecord, 0, len(raws))
+	for i, raw := range raws {
+		rec, err := decodeBatchRecord(i, raw)
+		if err != nil {
+			// Name the first failing index: an earlier record may fail a
+			// check that only the broker makes.
+			if berr := s.b.CheckBatch(topic, recs); berr != nil {
+				return nil, berr
+			}
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
 }

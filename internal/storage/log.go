@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/narad-io/narad/internal/notify"
 )
 
@@ -72,8 +70,14 @@ type Log struct {
 	commitMu sync.Mutex
 	enc      *frameEncoder
 	verify   []byte
-	floor    int64 // newest commit time committed; stamps are raised to it
-	failed   error // a sync or verify failure: the file state is unknown
+	group    []byte // one group commit's frames, written with one write
+	floor    int64  // newest commit time committed; stamps are raised to it
+	failed   error  // a sync or verify failure: the file state is unknown
+
+	// queue holds commits waiting for the group-commit leader (commit.go).
+	gmu     sync.Mutex
+	queue   []*commitReq
+	leading bool
 
 	// mu guards what readers see: segs, hwm, oldest, closed.
 	mu     sync.RWMutex
@@ -209,102 +213,6 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// Commit appends recs as one frame and makes them durable and visible:
-// stamp, encode, write, fdatasync, read back and verify, then move the HWM
-// and wake waiters. All or nothing: on error no record of the batch is
-// visible. On success each record's Offset and CommittedAt are set and the
-// first offset is returned.
-func (l *Log) Commit(recs []Record) (uint64, error) {
-	if len(recs) == 0 {
-		return 0, ErrEmptyBatch
-	}
-	// The clock is read before the lock (04-storage.md); raising it to the
-	// floor under the lock is what keeps commit times non-decreasing.
-	now := l.opts.Now().UnixMilli()
-	l.commitMu.Lock()
-	defer l.commitMu.Unlock()
-	if l.failed != nil {
-		return 0, l.failed
-	}
-	l.mu.RLock()
-	closed, base, active := l.closed, l.hwm, l.segs[len(l.segs)-1]
-	l.mu.RUnlock()
-	if closed {
-		return 0, ErrClosed
-	}
-	stamp := max(now, l.floor)
-	frame, err := l.enc.encode(base, recs, stamp)
-	if err != nil {
-		return 0, err
-	}
-	if active.size > 0 && active.size+int64(len(frame)) > l.opts.SegmentBytes {
-		if active, err = l.roll(); err != nil {
-			return 0, err
-		}
-	}
-	pos := active.size
-	if err := l.writeVerified(active, frame, pos); err != nil {
-		return 0, err
-	}
-	n := uint64(len(recs))
-	l.mu.Lock()
-	active.mu.Lock()
-	active.addIndex(base, pos)
-	if active.oldestAt < 0 {
-		active.oldestAt = stamp
-	}
-	active.newestAt = stamp
-	active.mu.Unlock()
-	active.size = pos + int64(len(frame))
-	active.end = base + n
-	l.hwm = base + n
-	l.mu.Unlock()
-	l.floor = stamp
-	for i := range recs {
-		recs[i].Offset, recs[i].CommittedAt = base+uint64(i), stamp
-	}
-	l.notify.Fire()
-	return base, nil
-}
-
-// writeVerified writes frame at pos, syncs, and reads it back. A write
-// error is undone by truncation; a sync or verify failure leaves the file in
-// an unknown state (the kernel may have dropped dirty pages), so the log
-// refuses further commits until it is reopened and recovered.
-func (l *Log) writeVerified(s *segment, frame []byte, pos int64) error {
-	if _, err := s.f.WriteAt(frame, pos); err != nil {
-		if terr := s.f.Truncate(pos); terr != nil {
-			l.failed = fmt.Errorf("%s: write failed (%v) and truncate failed: %w", s.path, err, terr)
-		}
-		return fmt.Errorf("%s: write frame at %d: %w", s.path, pos, err)
-	}
-	t0 := time.Now()
-	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
-		l.failed = fmt.Errorf("%s: fdatasync: %w", s.path, err)
-		return l.failed
-	}
-	if h := l.opts.Hooks.Fsync; h != nil {
-		h(time.Since(t0))
-	}
-	if cap(l.verify) < len(frame) {
-		l.verify = make([]byte, len(frame))
-	}
-	back := l.verify[:len(frame)]
-	if _, err := s.f.ReadAt(back, pos); err != nil {
-		l.failed = fmt.Errorf("%s: read back frame at %d: %w", s.path, pos, err)
-		return l.failed
-	}
-	h, err := parseHeader(back)
-	if err == nil && frameCRC(back[:FrameHeaderSize], back[FrameHeaderSize:]) != h.crc {
-		err = errors.New("crc mismatch")
-	}
-	if err != nil {
-		l.failed = fmt.Errorf("%s: verify frame at %d: %w", s.path, pos, err)
-		return l.failed
-	}
-	return nil
 }
 
 // roll seals the active segment and opens a new one named by the HWM. Every
