@@ -272,3 +272,26 @@ func serveRPC(cfg config.Config, h rpc.Handler, log *slog.Logger) (func(), error
 	go srv.Serve(ln)
 	return srv.Stop, nil
 }
+
+// reroute names a live sibling partition for records whose owner is dead
+// in membership, or failed three passes in a row: produce stays available
+// while an owner is down; ordering is not promised (06-cluster.md).
+func (c *clusterView) reroute(topic string, p int32, failedPasses int) (int32, bool) {
+	owner := c.Owner(topic, int(p))
+	dead := owner != "" && !c.node.Alive(owner)
+	if !dead && failedPasses < 3 {
+		return 0, false
+	}
+	t, ok := c.ms.Topic(topic)
+	if !ok {
+		return 0, false
+	}
+	for i := 1; i < t.Partitions; i++ {
+		q := (int(p) + i) % t.Partitions
+		o := c.Owner(topic, q)
+		if o != "" && o != owner && (o == c.self || c.node.Alive(o)) {
+			return int32(q), true
+		}
+	}
+	return 0, false
+}

@@ -106,6 +106,9 @@ func Run(ctx context.Context, cfg config.Config) error {
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
 		Discard:    discarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
+	if clustered {
+		d.Reroute = cv.reroute
+	}
 	dctx, stopDispatch := context.WithCancel(context.Background())
 	var dwg sync.WaitGroup
 	dwg.Add(1)

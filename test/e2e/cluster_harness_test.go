@@ -28,7 +28,9 @@ func freePortPair(t testing.TB) string {
 		a.Close()
 		if err == nil {
 			b.Close()
-			return fmt.Sprintf("127.0.0.1:%d", port)
+			if claim(port, port+1) {
+				return fmt.Sprintf("127.0.0.1:%d", port)
+			}
 		}
 	}
 	t.Fatal("no free port pair")

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,4 +134,147 @@ func TestClusterLeaderSIGKILL(t *testing.T) {
 	})
 	t.Logf("topic creation worked again %v after SIGKILL of the leader", time.Since(t0).Round(10*time.Millisecond))
 	nodes[leader].restart()
+}
+
+// TestClusterOwnerSIGKILLUnderLoad: with a partition owner killed, produce
+// keeps answering 202 (records go to live siblings), consumes pinned to the
+// dead owner's partitions answer 503, and after its restart every record
+// answered 202 is delivered.
+func TestClusterOwnerSIGKILLUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills processes")
+	}
+	nodes := startCluster(t, 3)
+	ctx := ctxT(t)
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "load", Partitions: 6}); err != nil {
+		t.Fatal(err)
+	}
+	var d client.TopicDetail
+	eventually(t, 10*time.Second, "the topic applied on n1", func() bool {
+		var err error
+		d, err = nodes[0].c.GetTopic(ctx, "load")
+		return err == nil && len(d.PartitionStats) == 6
+	})
+	victim := nodes[2]
+	var victimPart = -1
+	for _, ps := range d.PartitionStats {
+		if ps.OwnerNode == victim.id {
+			victimPart = ps.Index
+		}
+	}
+	if victimPart < 0 {
+		t.Fatalf("%s owns no partition: %+v", victim.id, d.PartitionStats)
+	}
+	var (
+		mu       sync.Mutex
+		accepted = map[int]bool{}
+		next     = 0
+	)
+	produce := func(n *node, count int) {
+		for i := 0; i < count; i++ {
+			mu.Lock()
+			next++
+			id := next
+			mu.Unlock()
+			if err := n.c.Produce(ctx, "load", []byte(fmt.Sprintf("id-%d", id)), client.ProduceOptions{}); err != nil {
+				t.Errorf("produce to %s while a node is down: %v", n.id, err)
+				return
+			}
+			mu.Lock()
+			accepted[id] = true
+			mu.Unlock()
+		}
+	}
+	produce(nodes[0], 60)
+	victim.kill()
+	produce(nodes[0], 120) // keyless rotation hits the dead owner's partition too
+	produce(nodes[1], 120)
+	_, err := nodes[0].c.Consume(ctx, "load", client.ConsumeOptions{Partition: ptr(victimPart)})
+	if client.StatusOf(err) != http.StatusServiceUnavailable {
+		t.Fatalf("consume pinned to the dead owner's partition: %v, want 503", err)
+	}
+	eventually(t, 30*time.Second, "rerouted records committed", func() bool {
+		return nodes[0].metric("narad_dispatch_rerouted_total") > 0 || nodes[1].metric("narad_dispatch_rerouted_total") > 0
+	})
+	victim.restart()
+	got := map[int]int{}
+	empties := 0
+	for empties < 4 {
+		msgs, err := nodes[1].c.Consume(ctx, "load", client.ConsumeOptions{Max: 200, Wait: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			empties++
+			continue
+		}
+		empties = 0
+		hs := []string{}
+		for _, m := range msgs {
+			b, _ := m.Bytes()
+			var id int
+			fmt.Sscanf(string(b), "id-%d", &id)
+			got[id]++
+			hs = append(hs, m.ReceiptHandle)
+		}
+		nodes[1].c.AckBatch(ctx, "load", hs)
+	}
+	lost, dups := 0, 0
+	for id := range accepted {
+		if got[id] == 0 {
+			lost++
+		}
+	}
+	for _, c := range got {
+		dups += c - 1
+	}
+	t.Logf("accepted %d, delivered %d distinct, duplicates %d, lost %d", len(accepted), len(got), dups, lost)
+	if lost > 0 {
+		t.Fatalf("%d accepted records lost", lost)
+	}
+}
+
+// TestClusterJoinAndSecret: a fourth node, not among the initial members,
+// joins through its peers and becomes ready; a node with the wrong cluster
+// secret is refused by node RPC and never admitted.
+func TestClusterJoinAndSecret(t *testing.T) {
+	nodes := startCluster(t, 3)
+	peers := []string{}
+	for _, n := range nodes {
+		peers = append(peers, n.id+"@"+n.cluster)
+	}
+	join := func(id, secret string) *node {
+		n := newClusterNode(t, id)
+		n.env = append(n.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+			"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+secret)
+		n.startNoWait()
+		return n
+	}
+	n4 := join("n4", testSecret)
+	n4.waitReady()
+	ctx := ctxT(t)
+	if _, err := n4.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "via-n4", Partitions: 8}); err != nil {
+		t.Fatalf("create through the joined node: %v", err)
+	}
+	eventually(t, 10*time.Second, "n4 placed in new topics", func() bool {
+		d, err := n4.c.GetTopic(ctx, "via-n4")
+		if err != nil {
+			return false
+		}
+		for _, ps := range d.PartitionStats {
+			if ps.OwnerNode == "n4" {
+				return true
+			}
+		}
+		return false
+	})
+	bad := join("n5", "not-the-secret")
+	time.Sleep(3 * time.Second) // two join rounds: a refused node must still be out
+	if err := bad.c.Readyz(ctx); err == nil {
+		t.Fatal("a node with the wrong cluster secret became ready")
+	}
+	status, body, _ := nodes[0].do("GET", "/readyz", "", nil)
+	if status != 200 {
+		t.Fatalf("the cluster itself stays ready: %d %s", status, body)
+	}
 }

@@ -211,14 +211,41 @@ func (n *node) metric(series string) float64 {
 	return -1
 }
 
+// handedOut remembers every port given to a node of this test process:
+// a port is free only until its node binds it, so two picks must never
+// return the same one (nor one of a Raft+RPC pair).
+var (
+	portsMu   sync.Mutex
+	handedOut = map[int]bool{}
+)
+
+func claim(ports ...int) bool {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for _, p := range ports {
+		if handedOut[p] {
+			return false
+		}
+	}
+	for _, p := range ports {
+		handedOut[p] = true
+	}
+	return true
+}
+
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().(*net.TCPAddr)
+		ln.Close()
+		if claim(addr.Port) {
+			return addr.String()
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func tail(s string, n int) string {
