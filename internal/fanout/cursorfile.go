@@ -9,12 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // The cursor file (F14) holds one (parent partition, child) cursor:
@@ -494,38 +495,8 @@ func WriteCursorFileAtomic(path, epoch string, next uint64) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := storage.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("write cursor file %s: %w", path, err)
 	}
-	if err := cursorSyncDir(dir); err != nil {
-		return fmt.Errorf("write cursor file %s: sync directory: %w", path, err)
-	}
 	return nil
-}
-
-// cursorSyncDir makes the rename durable.
-func cursorSyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

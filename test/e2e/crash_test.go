@@ -76,32 +76,7 @@ func TestCrashLosesNoAcceptedRecord(t *testing.T) {
 	t.Logf("SIGKILL after %d records answered 202", total)
 
 	n.restart()
-	got := map[int]int{}
-	empties := 0
-	for empties < 3 {
-		msgs, err := n.c.Consume(ctx, "durable", client.ConsumeOptions{Wait: 500 * time.Millisecond, Max: 500})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(msgs) == 0 {
-			empties++
-			continue
-		}
-		empties = 0
-		handles := make([]string, len(msgs))
-		for i, m := range msgs {
-			b, _ := m.Bytes()
-			var id int
-			if _, err := fmt.Sscanf(string(b), "id-%d", &id); err != nil {
-				t.Fatalf("unexpected payload %q", b)
-			}
-			got[id]++
-			handles[i] = m.ReceiptHandle
-		}
-		if _, err := n.c.AckBatch(ctx, "durable", handles); err != nil {
-			t.Fatal(err)
-		}
-	}
+	got := drain(t, n, "durable", 3)
 	lost, dups := 0, 0
 	for id := range accepted {
 		if got[id] == 0 {
