@@ -21,6 +21,11 @@ type Cluster interface {
 	Owner(topic string, partition int) string
 	// Forward replays a request on node (or on the leader when node is "").
 	Forward(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error)
+	// MetaVersion and WaitMetaVersion give a forwarded metadata write
+	// read-your-writes on this node: the answer waits (briefly) until the
+	// local replica applied a change past the version seen before.
+	MetaVersion() uint64
+	WaitMetaVersion(ctx context.Context, after uint64, within time.Duration)
 }
 
 type forwardedKey struct{}
@@ -77,7 +82,37 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string) (
 	if _, ok := forwardedUser(r); ok {
 		return true, apierr.Unavailable(time.Second, "this node is not the leader any more; retry")
 	}
-	return true, s.forward(w, r, "", user, nil)
+	before := s.cluster.MetaVersion()
+	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	buf := &bufferedWriter{header: http.Header{}}
+	if err := s.forward(buf, r, "", user, nil); err != nil {
+		return true, err
+	}
+	if buf.status >= 200 && buf.status < 300 {
+		s.cluster.WaitMetaVersion(r.Context(), before, 2*time.Second)
+	}
+	buf.flushTo(rec)
+	return true, nil
+}
+
+// bufferedWriter holds a forwarded answer until the local replica caught
+// up, so a client that reads right after its write sees it here too.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header         { return b.header }
+func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedWriter) WriteHeader(code int)        { b.status = code }
+
+func (b *bufferedWriter) flushTo(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(b.status)
+	w.Write(b.body.Bytes())
 }
 
 // toOwner forwards a request about one partition to its owner unless it is

@@ -295,3 +295,18 @@ func (c *clusterView) reroute(topic string, p int32, failedPasses int) (int32, b
 	}
 	return 0, false
 }
+
+// MetaVersion is the replica's newest domain version.
+func (c *clusterView) MetaVersion() uint64 { return c.ms.LatestDomainVersion() }
+
+// WaitMetaVersion waits until the replica applied a change past after, or
+// within passes.
+func (c *clusterView) WaitMetaVersion(ctx context.Context, after uint64, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for c.ms.LatestDomainVersion() <= after && time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-c.ms.Watch():
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
