@@ -33,6 +33,11 @@ type Broker struct {
 	schemas schemaCache
 	hooks   clusterHooks
 
+	// createOpen is the create gate of the boot order (06-cluster.md):
+	// closed until the startup reconcile has swept orphan directories, so
+	// a topic cannot be created over data that is about to be judged.
+	createOpen atomic.Bool
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -68,6 +73,9 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	b.reg.onOpenChange = func(n int) { m.OpenPartitionLogs.Set(float64(n)) }
 	return b
 }
+
+// OpenCreateGate lets topic creation in (after the startup reconcile).
+func (b *Broker) OpenCreateGate() { b.createOpen.Store(true) }
 
 // Registry exposes the open-log registry (fan-out cursors read through it).
 func (b *Broker) Registry() *Registry { return b.reg }

@@ -169,6 +169,9 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 // CommitTopic commits a prepared topic, with its attach when it is created
 // as a child, and returns it as the API shows it.
 func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.AttachSpec) (TopicView, error) {
+	if !b.createOpen.Load() {
+		return TopicView{}, apierr.Unavailable(time.Second, "this node is still starting (startup reconcile); topic creation opens when it is done")
+	}
 	// Leftover data of a deleted topic of the same name must go first, or
 	// the new topic would inherit its records.
 	if err := b.clearOrphanDir(ctx, t.Name); err != nil {

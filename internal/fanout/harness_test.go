@@ -122,6 +122,7 @@ func newNode(t testing.TB, cfg Config) *node {
 	m := metrics.New()
 	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: clk.Now}, ms, w, m)
 	b.Start()
+	b.OpenCreateGate()
 	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitLocal), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
 	if cfg.Reconcile == 0 {
 		cfg.Reconcile = 20 * time.Millisecond

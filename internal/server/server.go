@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		if err := ms.WaitLeader(rctx); err == nil {
 			b.ReconcileStartup(rctx)
 		}
+		b.OpenCreateGate()
 		startupDone.Store(true)
 		m.BootDuration.Set(time.Since(start).Seconds())
 		log.Info("node ready", "node_id", cfg.NodeID, "boot_seconds", time.Since(start).Seconds())
