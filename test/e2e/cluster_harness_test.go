@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"net"
+	"math/rand"
 	"net/http"
 	"strings"
 	"syscall"
@@ -18,22 +18,13 @@ const testSecret = "e2e-cluster-secret"
 // RPC on p+1).
 func freePortPair(t testing.TB) string {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		a, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := a.Addr().(*net.TCPAddr).Port
-		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
-		a.Close()
-		if err == nil {
-			b.Close()
-			if claim(port, port+1) {
-				return fmt.Sprintf("127.0.0.1:%d", port)
-			}
+	for i := 0; i < 1000; i++ {
+		p := testPortLow + rand.Intn(testPortHigh-testPortLow-1)
+		if portFree(p) && portFree(p+1) && claim(p, p+1) {
+			return fmt.Sprintf("127.0.0.1:%d", p)
 		}
 	}
-	t.Fatal("no free port pair")
+	t.Fatal("no free test port pair")
 	return ""
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
@@ -233,19 +234,34 @@ func claim(ports ...int) bool {
 	return true
 }
 
+// Test ports come from below the kernel's ephemeral range: a port taken
+// from that range is free only until some outgoing connection picks it as
+// its source port, which happens while a killed node is down and then
+// keeps it from binding again on restart.
+const (
+	testPortLow  = 12000
+	testPortHigh = 32000 // below net.ipv4.ip_local_port_range's usual 32768
+)
+
+func portFree(p int) bool {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().(*net.TCPAddr)
-		ln.Close()
-		if claim(addr.Port) {
-			return addr.String()
+	for i := 0; i < 1000; i++ {
+		p := testPortLow + rand.Intn(testPortHigh-testPortLow)
+		if portFree(p) && claim(p) {
+			return fmt.Sprintf("127.0.0.1:%d", p)
 		}
 	}
+	t.Fatal("no free test port")
+	return ""
 }
 
 func tail(s string, n int) string {
