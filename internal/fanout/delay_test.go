@@ -15,13 +15,14 @@ func TestDelayNeverEarly(t *testing.T) {
 	n.createTopic("later", 1, 0)
 	const delay = time.Hour
 	n.attach("src", "later", delay.Milliseconds())
-	n.e.Start()
 	n.commit("src", 0, "r1")
 	committedAt := n.read("src", 0)[0].CommittedAt
-	// Stop the clock one millisecond before due.
+	// Stop the clock one millisecond before due, then start the cursor:
+	// it must keep finding the record not due.
 	n.now.Freeze(time.UnixMilli(committedAt).Add(delay - time.Millisecond))
 	l, _ := n.b.Registry().Get("src", 0)
 	r0 := l.Reads()
+	n.e.Start()
 	waitFor(t, 10*time.Second, "the cursor to look at the record several times", func() bool { return l.Reads() > r0+5 })
 	if got := len(n.read("later", 0)); got != 0 {
 		t.Fatalf("delivered %d records one millisecond before due", got)
