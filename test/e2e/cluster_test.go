@@ -221,19 +221,7 @@ func TestClusterOwnerSIGKILLUnderLoad(t *testing.T) {
 		}
 		nodes[1].c.AckBatch(ctx, "load", hs)
 	}
-	lost, dups := 0, 0
-	for id := range accepted {
-		if got[id] == 0 {
-			lost++
-		}
-	}
-	for _, c := range got {
-		dups += c - 1
-	}
-	t.Logf("accepted %d, delivered %d distinct, duplicates %d, lost %d", len(accepted), len(got), dups, lost)
-	if lost > 0 {
-		t.Fatalf("%d accepted records lost", lost)
-	}
+	checkLedger(t, "load", accepted, got)
 }
 
 // TestClusterJoinAndSecret: a fourth node, not among the initial members,
@@ -331,19 +319,7 @@ func TestClusterFanoutChildOwnerSIGKILL(t *testing.T) {
 	produce(50)
 	// Every parent record reaches the child: consume it from any node.
 	got := drain(t, nodes[0], "fcopy", 6)
-	lost, dups := 0, 0
-	for i := range accepted {
-		if got[i] == 0 {
-			lost++
-		}
-	}
-	for _, c := range got {
-		dups += c - 1
-	}
-	t.Logf("child: %d parent records, %d delivered distinct, %d duplicates, %d lost", len(accepted), len(got), dups, lost)
-	if lost > 0 {
-		t.Fatalf("%d parent records never reached the child", lost)
-	}
+	checkLedger(t, "fcopy", accepted, got)
 }
 
 // TestClusterStaleReplicaKeepsLiveData: a node restarted with an old

@@ -77,23 +77,7 @@ func TestCrashLosesNoAcceptedRecord(t *testing.T) {
 
 	n.restart()
 	got := drain(t, n, "durable", 3)
-	lost, dups := 0, 0
-	for id := range accepted {
-		if got[id] == 0 {
-			lost++
-			if lost < 10 {
-				t.Errorf("record id-%d was answered 202 but never delivered", id)
-			}
-		}
-	}
-	for _, c := range got {
-		dups += c - 1
-	}
-	t.Logf("accepted %d, delivered %d distinct (%d beyond the accepted: in flight at the kill), duplicates %d",
-		total, len(got), len(got)-total+lost, dups)
-	if lost > 0 {
-		t.Fatalf("%d accepted records lost", lost)
-	}
+	checkLedger(t, "durable", accepted, got)
 }
 
 // TestFrontierSurvivesRestart: acked records are not redelivered after a

@@ -105,19 +105,7 @@ func TestFanoutSurvivesSIGKILL(t *testing.T) {
 	n.restart()
 	for _, topic := range []string{"src", "copy-a", "copy-b", "copy-late"} {
 		got := drain(t, n, topic, 4)
-		lost, dups := 0, 0
-		for id := range accepted {
-			if got[id] == 0 {
-				lost++
-			}
-		}
-		for _, c := range got {
-			dups += c - 1
-		}
-		t.Logf("%s: %d accepted, %d delivered distinct, %d duplicates, %d lost", topic, len(accepted), len(got), dups, lost)
-		if lost > 0 {
-			t.Errorf("%s: %d accepted records missing", topic, lost)
-		}
+		checkLedger(t, topic, accepted, got)
 	}
 }
 

@@ -288,3 +288,24 @@ func ctxT(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// checkLedger is the loss ledger of the durability tests: every record
+// answered 202 must have been delivered at least once. Duplicates are
+// counted and reported, never an error (at least once).
+func checkLedger(t *testing.T, what string, accepted map[int]bool, got map[int]int) {
+	t.Helper()
+	var lost []int
+	for id := range accepted {
+		if got[id] == 0 {
+			lost = append(lost, id)
+		}
+	}
+	dups := 0
+	for _, c := range got {
+		dups += max(c-1, 0)
+	}
+	t.Logf("%s: %d accepted, %d delivered distinct, %d duplicates, %d lost", what, len(accepted), len(got), dups, len(lost))
+	if len(lost) > 0 {
+		t.Errorf("%s: %d records answered 202 were never delivered (for example id-%d)", what, len(lost), lost[0])
+	}
+}
