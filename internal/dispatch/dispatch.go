@@ -239,9 +239,11 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 		switch ae.Status {
 		case http.StatusNotFound:
 			if d.Discard(ctx, b.key.topic) {
+				d.Metrics.DispatchDiscarded.Add(float64(len(b.recs)))
 				d.Logger.Warn("dispatch: discarded records of a deleted topic", "topic", b.key.topic, "records", len(b.recs))
 				return true
 			}
+			d.Metrics.DispatchKept.Inc()
 		case http.StatusBadRequest:
 			// The partition no longer exists (the topic was recreated
 			// with fewer partitions): commit to a live sibling instead.

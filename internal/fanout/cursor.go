@@ -48,6 +48,7 @@ func (e *Engine) startCursor(k cursorKey, l link) *cursor {
 		switch {
 		case err == nil, errors.Is(err, context.Canceled), errors.Is(err, errStopped):
 		case errors.Is(err, errDeferred):
+			e.m.FanoutDeferred.Inc()
 			e.cfg.Logger.Info("fan-out cursor deferred", "parent", k.parent, "child", k.child, "partition", k.partition, "err", err)
 		default:
 			e.m.Errors.WithLabelValues("fanout", "cursor").Inc()

@@ -37,7 +37,9 @@ func TestConfirmTopicSelfLeader(t *testing.T) {
 	}
 }
 
-// The barrier rule: a delete committed but not yet applied on the leader
+// The barrier rule (stale-replica defense 4 of 06-cluster.md: a freshly
+// elected leader has the log, not yet the applied state): a delete
+// committed but not yet applied on the leader
 // must be seen by a confirmation. The FSM goroutine is held inside Apply of
 // the delete; a confirmation that read without a barrier would answer
 // "exists" (from the old state) while it is held.

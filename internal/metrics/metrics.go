@@ -37,6 +37,7 @@ type Metrics struct {
 	FanoutDropped      *prometheus.CounterVec // parent, child
 	FanoutBatchRecords prometheus.Histogram
 	FanoutBatchBytes   prometheus.Histogram
+	FanoutDeferred     prometheus.Counter
 
 	// Storage.
 	FsyncDuration      prometheus.Histogram
@@ -53,6 +54,8 @@ type Metrics struct {
 	IngressWALBytes    prometheus.Gauge
 	DispatchPending    prometheus.Gauge
 	DispatchRerouted   prometheus.Counter
+	DispatchDiscarded  prometheus.Counter
+	DispatchKept       prometheus.Counter
 
 	// Cluster.
 	TopicsTotal      prometheus.Gauge
@@ -101,6 +104,8 @@ func New() *Metrics {
 			sizeBuckets),
 		FanoutBatchBytes: f.histogram("fanout_batch_bytes", "Bytes per fan-out slab.",
 			prometheus.ExponentialBuckets(64, 4, 12)),
+		FanoutDeferred: f.counter("fanout_anchor_deferred_total",
+			"Cursor anchors put off because the leader did not confirm the link's epoch is current."),
 		FsyncDuration:      f.histogram("storage_fsync_duration_seconds", "Partition log fdatasync latency.", latencyBuckets),
 		HWMPersistDuration: f.histogram("storage_high_watermark_persist_duration_seconds", "hwm file write latency.", latencyBuckets),
 		RetentionBytes:     f.counterVec("storage_retention_bytes_deleted_total", "Bytes deleted by retention.", "reason"),
@@ -115,12 +120,15 @@ func New() *Metrics {
 		IngressWALBytes:    f.gauge("ingress_wal_bytes", "Bytes in the ingress write-ahead log."),
 		DispatchPending:    f.gauge("dispatch_pending_records", "WAL records accepted but not yet committed to a partition."),
 		DispatchRerouted:   f.counter("dispatch_rerouted_total", "WAL records committed to a sibling partition."),
-		TopicsTotal:        f.gauge("topics_total", "Topics in the metastore."),
-		PartitionsTotal:    f.gauge("partitions_total", "Partitions in the metastore."),
-		RaftIsLeader:       f.gauge("raft_is_leader", "1 when this node leads Raft."),
-		RaftAppliedIndex:   f.gauge("raft_applied_index", "Last Raft index applied to the FSM."),
-		Errors:             f.counterVec("errors_total", "Internal errors by component and kind.", "component", "kind"),
-		BootDuration:       f.gauge("boot_duration_seconds", "Seconds from start to ready."),
+		DispatchDiscarded:  f.counter("dispatch_discarded_total", "WAL records dropped because the leader confirmed their topic is gone."),
+		DispatchKept: f.counter("dispatch_discard_deferred_total",
+			"Passes that kept WAL records of a topic unknown here, its absence not confirmed."),
+		TopicsTotal:      f.gauge("topics_total", "Topics in the metastore."),
+		PartitionsTotal:  f.gauge("partitions_total", "Partitions in the metastore."),
+		RaftIsLeader:     f.gauge("raft_is_leader", "1 when this node leads Raft."),
+		RaftAppliedIndex: f.gauge("raft_applied_index", "Last Raft index applied to the FSM."),
+		Errors:           f.counterVec("errors_total", "Internal errors by component and kind.", "component", "kind"),
+		BootDuration:     f.gauge("boot_duration_seconds", "Seconds from start to ready."),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

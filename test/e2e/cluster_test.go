@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -320,78 +318,4 @@ func TestClusterFanoutChildOwnerSIGKILL(t *testing.T) {
 	// Every parent record reaches the child: consume it from any node.
 	got := drain(t, nodes[0], "fcopy", 6)
 	checkLedger(t, "fcopy", accepted, got)
-}
-
-// TestClusterStaleReplicaKeepsLiveData: a node restarted with an old
-// metastore (from before a topic existed) must not delete that topic's
-// directory: the startup sweep waits until the replica caught up and the
-// leader confirms, and by then the topic is known again.
-func TestClusterStaleReplicaKeepsLiveData(t *testing.T) {
-	if testing.Short() {
-		t.Skip("restarts processes")
-	}
-	nodes := startCluster(t, 3)
-	ctx := ctxT(t)
-	victim := nodes[2]
-	victim.stop()
-	old := t.TempDir()
-	if err := copyDir(filepath.Join(victim.dir, "data", "metastore"), old); err != nil {
-		t.Fatal(err)
-	}
-	victim.restart()
-	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "live", Partitions: 6}); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 60; i++ {
-		if err := nodes[0].c.Produce(ctx, "live", []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	liveDir := filepath.Join(victim.dir, "data", "topics", "live")
-	eventually(t, 20*time.Second, "the victim holds data of the topic", func() bool {
-		_, err := os.Stat(liveDir)
-		return err == nil
-	})
-	eventually(t, 20*time.Second, "all 60 committed", func() bool {
-		d, err := nodes[0].c.GetTopic(ctx, "live")
-		sum := uint64(0)
-		for _, ps := range d.PartitionStats {
-			sum += ps.HighWatermark
-		}
-		return err == nil && sum == 60
-	})
-	victim.stop()
-	// Put back the metastore from before the topic existed.
-	ms := filepath.Join(victim.dir, "data", "metastore")
-	if err := os.RemoveAll(ms); err != nil {
-		t.Fatal(err)
-	}
-	if err := copyDir(old, ms); err != nil {
-		t.Fatal(err)
-	}
-	victim.restart()
-	if _, err := os.Stat(liveDir); err != nil {
-		t.Fatalf("the stale replica deleted a live topic's directory: %v", err)
-	}
-	if got := drain(t, nodes[1], "live", 4); len(got) != 60 {
-		t.Fatalf("after the stale restart %d of 60 records are deliverable", len(got))
-	}
-}
-
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
 }

@@ -198,10 +198,16 @@ func (n *node) do(method, path, contentType string, body []byte) (int, []byte, h
 }
 
 // metric returns the value of one Prometheus series (exact line match on
-// name and labels), or -1 if absent.
+// name and labels), or -1 if absent or if the node does not answer yet
+// (it may still be starting).
 func (n *node) metric(series string) float64 {
 	n.t.Helper()
-	_, body, _ := n.do("GET", "/metrics", "", nil)
+	resp, err := http.Get(n.url("/metrics"))
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(body), "\n") {
 		if strings.HasPrefix(line, series+" ") {
 			var v float64
@@ -210,6 +216,29 @@ func (n *node) metric(series string) float64 {
 		}
 	}
 	return -1
+}
+
+// series returns the values of every series starting with prefix (a name
+// and the start of its labels); nil if none, or if the node does not answer.
+func (n *node) series(prefix string) []float64 {
+	resp, err := http.Get(n.url("/metrics"))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var vs []float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var v float64
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			fmt.Sscanf(line[i+1:], "%g", &v)
+		}
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // handedOut remembers every port given to a node of this test process:
