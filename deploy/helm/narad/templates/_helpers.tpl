@@ -1,0 +1,148 @@
+{{/*
+The chart name.
+*/}}
+{{- define "narad.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The fully qualified app name. Cut at 52 characters, not 63: StatefulSet pods
+carry a controller-revision-hash label of the name plus 11 characters, and
+the headless Service adds "-headless", both within Kubernetes' 63.
+*/}}
+{{- define "narad.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Chart name and version, for the chart label.
+*/}}
+{{- define "narad.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Common labels.
+*/}}
+{{- define "narad.labels" -}}
+helm.sh/chart: {{ include "narad.chart" . }}
+{{ include "narad.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Selector labels.
+*/}}
+{{- define "narad.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "narad.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+The headless Service that gives every node a stable DNS name.
+*/}}
+{{- define "narad.headlessName" -}}
+{{- printf "%s-headless" (include "narad.fullname" .) }}
+{{- end }}
+
+{{/*
+The Secret holding cluster-secret and admin-password.
+*/}}
+{{- define "narad.secretName" -}}
+{{- .Values.auth.existingSecret | default (include "narad.fullname" .) }}
+{{- end }}
+
+{{/*
+The image reference; the tag defaults to the chart's appVersion.
+*/}}
+{{- define "narad.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- end }}
+
+{{/*
+Fixed ports: the image and the binary use them, and node RPC is always the
+cluster port + 1.
+*/}}
+{{- define "narad.httpPort" -}}7942{{- end }}
+{{- define "narad.clusterPort" -}}7943{{- end }}
+{{- define "narad.rpcPort" -}}7944{{- end }}
+
+{{/*
+The DNS suffix of every node: <pod>.<this>.
+*/}}
+{{- define "narad.podDomain" -}}
+{{- printf "%s.%s.svc.%s" (include "narad.headlessName" .) .Release.Namespace .Values.clusterDomain }}
+{{- end }}
+
+{{/*
+How many replicas are the cluster's initial members: cluster.bootstrapReplicas
+when set, else the count pinned on the existing StatefulSet by the first
+install (upgrades), else replicas (first install, or no cluster access).
+*/}}
+{{- define "narad.bootstrapReplicas" -}}
+{{- $n := int .Values.replicas }}
+{{- if .Values.cluster.bootstrapReplicas }}
+{{- $n = int .Values.cluster.bootstrapReplicas }}
+{{- else }}
+{{- $sts := lookup "apps/v1" "StatefulSet" .Release.Namespace (include "narad.fullname" .) | default dict }}
+{{- $pinned := dig "metadata" "annotations" "narad.io/bootstrap-replicas" "" $sts }}
+{{- if $pinned }}
+{{- $n = int $pinned }}
+{{- end }}
+{{- end }}
+{{- $n }}
+{{- end }}
+
+{{/*
+NARAD_CLUSTER_PEERS: id@host:port for every current replica, this node
+included.
+*/}}
+{{- define "narad.peers" -}}
+{{- $full := include "narad.fullname" . }}
+{{- $domain := include "narad.podDomain" . }}
+{{- $port := include "narad.clusterPort" . }}
+{{- $peers := list }}
+{{- range $i := until (int .Values.replicas) }}
+{{- $peers = append $peers (printf "%s-%d@%s-%d.%s:%s" $full $i $full $i $domain $port) }}
+{{- end }}
+{{- join "," $peers }}
+{{- end }}
+
+{{/*
+NARAD_CLUSTER_INITIAL_MEMBERS: the ids of the first bootstrapReplicas nodes.
+*/}}
+{{- define "narad.initialMembers" -}}
+{{- $full := include "narad.fullname" . }}
+{{- $ids := list }}
+{{- range $i := until (int (include "narad.bootstrapReplicas" .)) }}
+{{- $ids = append $ids (printf "%s-%d" $full $i) }}
+{{- end }}
+{{- join "," $ids }}
+{{- end }}
+
+{{/*
+Refuse values that would render a broken cluster.
+*/}}
+{{- define "narad.validate" -}}
+{{- $replicas := int .Values.replicas }}
+{{- if lt $replicas 1 }}
+{{- fail "replicas must be at least 1" }}
+{{- end }}
+{{- $boot := int (include "narad.bootstrapReplicas" .) }}
+{{- if or (lt $boot 1) (gt $boot $replicas) }}
+{{- fail (printf "cluster.bootstrapReplicas (%d) must be between 1 and replicas (%d): every initial member must be a current peer, and scaling below the initial members is not supported" $boot $replicas) }}
+{{- end }}
+{{- if not (has .Values.podAntiAffinityPreset (list "" "soft" "hard")) }}
+{{- fail "podAntiAffinityPreset must be \"soft\", \"hard\" or \"\"" }}
+{{- end }}
+{{- end }}
