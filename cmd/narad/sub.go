@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/narad-io/narad/internal/client"
@@ -131,59 +130,10 @@ func (s *subscriber) ack(ctx context.Context, msgs []client.Message) int {
 			handles = append(handles, m.ReceiptHandle)
 		}
 	}
-	switch len(handles) {
-	case 0:
-		return 0
-	case 1:
-		err := retry(ctx, ackTries, func() error { return s.c.Ack(ctx, s.topic, handles[0]) })
-		if err != nil {
-			s.warnAck(byHandle[handles[0]], err)
-			return 1
-		}
-		return 0
-	}
-	// Several: one batch request, then retry only the handles whose own
-	// status was transient.
-	pending := handles
-	failed := 0 // across rounds: a retry round must not forget earlier failures
-	for try := 0; ; try++ {
-		results, err := s.c.AckBatch(ctx, s.topic, pending)
-		if err != nil {
-			if client.IsTransient(err) && try < ackTries-1 && pause(ctx, try, err) == nil {
-				continue
-			}
-			for _, h := range pending {
-				s.warnAck(byHandle[h], err)
-			}
-			return failed + len(pending)
-		}
-		var again []string
-		answered := map[string]bool{}
-		for _, r := range results {
-			answered[r.ReceiptHandle] = true
-			switch {
-			case r.Status >= 200 && r.Status < 300:
-			case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && try < ackTries-1:
-				again = append(again, r.ReceiptHandle)
-			default:
-				s.warnAck(byHandle[r.ReceiptHandle], fmt.Errorf("%s (HTTP %d)", http.StatusText(r.Status), r.Status))
-				failed++
-			}
-		}
-		for _, h := range pending {
-			if !answered[h] {
-				s.warnAck(byHandle[h], errors.New("the server did not answer for this handle"))
-				failed++
-			}
-		}
-		if len(again) == 0 {
-			return failed
-		}
-		if pause(ctx, try, nil) != nil {
-			return failed + len(again)
-		}
-		pending = again
-	}
+	failed, _ := ackHandles(ctx, s.c, s.topic, handles, ackTries, func(h string, err error) {
+		s.warnAck(byHandle[h], err)
+	})
+	return failed
 }
 
 func (s *subscriber) warnAck(m client.Message, err error) {
