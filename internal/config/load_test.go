@@ -68,9 +68,10 @@ func TestLoadLayering(t *testing.T) {
 			},
 		},
 		{
-			name:  "flag beats env and file",
-			file:  `{"http":{"addr":":1000"},"cluster":{"peers":["a@h1:1","b@h2:2"]}}`,
-			env:   map[string]string{"NARAD_HTTP_ADDR": ":2000", "NARAD_CLUSTER_PEERS": "c@h3:3", "NARAD_CLUSTER_SECRET": "s"},
+			name: "flag beats env and file",
+			file: `{"http":{"addr":":1000"},"cluster":{"peers":["a@h1:1","b@h2:2"]}}`,
+			env: map[string]string{"NARAD_HTTP_ADDR": ":2000", "NARAD_CLUSTER_PEERS": "c@h3:3", "NARAD_CLUSTER_SECRET": "s",
+				"NARAD_CLUSTER_ADVERTISE": "h0:7943"},
 			flags: map[string]string{"http.addr": ":3000", "cluster.peers": "d@h4:4,e@h5:5"},
 			check: func(t *testing.T, c Config) {
 				eq(t, c.HTTP.Addr, ":3000")
@@ -96,7 +97,7 @@ func TestLoadLayering(t *testing.T) {
 				"NARAD_STORAGE_IDLE_LOG_EVICTION_MS": "0",
 				"NARAD_CLUSTER_INITIAL_MEMBERS":      "n1, n2",
 				"NARAD_NODE_ID":                      "n1",
-				"NARAD_CLUSTER_PEERS":                "n2@10.0.0.2:7943",
+				"NARAD_CLUSTER_PEERS":                "n1@10.0.0.1:7943,n2@10.0.0.2:7943",
 				"NARAD_STORAGE_CODEC":                "zstd",
 				"NARAD_STORAGE_COMPRESSION_LEVEL":    "best",
 				"NARAD_LOG_LEVEL":                    "debug",
@@ -258,6 +259,8 @@ func TestLoadBadValues(t *testing.T) {
 		{"peer without id", map[string]string{"NARAD_CLUSTER_PEERS": "h1:7943"}, `environment NARAD_CLUSTER_PEERS: peer "h1:7943": want id@host:port`},
 		{"initial member unknown", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_INITIAL_MEMBERS": "n1,ghost", "NARAD_SECURITY_ENABLED": "false"}, `"ghost" is neither this node ("n1") nor one of the peers`},
 		{"peers without secret", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_PEERS": "n2@h2:7943"}, "NARAD_CLUSTER_SECRET is empty"},
+		{"joiner without a dialable address", map[string]string{"NARAD_NODE_ID": "n4", "NARAD_CLUSTER_PEERS": "n2@h2:7943",
+			"NARAD_CLUSTER_SECRET": "s"}, `cluster.addr (NARAD_CLUSTER_ADDR) = ":7943" binds every interface, and this node ("n4") is not in cluster.peers (NARAD_CLUSTER_PEERS): set cluster.advertise (NARAD_CLUSTER_ADVERTISE)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

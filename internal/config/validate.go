@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -111,6 +112,14 @@ func (c Config) validatePeers(v *validator) {
 			v.addf("%s: %q is neither this node (%q) nor one of the peers", byEnv("cluster.initial_members"), m, c.NodeID)
 		}
 	}
+	// A node that others must dial needs an address they can dial: its own
+	// peers entry, an advertise address, or a concrete bind host.
+	if others > 0 && !ids[c.NodeID] && c.Cluster.Advertise == "" {
+		if host, _, err := net.SplitHostPort(c.Cluster.Addr); err == nil && unspecifiedHost(host) {
+			v.addf("%s = %q binds every interface, and this node (%q) is not in %s: set %s to the address peers dial",
+				byEnv("cluster.addr"), c.Cluster.Addr, c.NodeID, byEnv("cluster.peers"), byEnv("cluster.advertise"))
+		}
+	}
 	if others > 0 && c.Security.Enabled && c.Cluster.Secret == "" {
 		v.addf("cluster peers are set and security is enabled, but NARAD_CLUSTER_SECRET is empty: cluster traffic would be unauthenticated")
 	}
@@ -150,4 +159,13 @@ func (v *validator) oneOf(key, got string, allowed ...string) {
 	if !slices.Contains(allowed, got) {
 		v.addf("%s must be one of %s, got %q", byEnv(key), strings.Join(allowed, "|"), got)
 	}
+}
+
+// unspecifiedHost reports whether a listen host means "every interface".
+func unspecifiedHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
 }

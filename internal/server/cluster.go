@@ -37,6 +37,25 @@ func rpcAddrOf(raftAddr string) (string, error) {
 	return net.JoinHostPort(host, strconv.Itoa(p+1)), nil
 }
 
+// httpAdvertise is the client API address recorded in this node's member
+// record: the bind address when it names a host, else the advertised
+// cluster host with the HTTP port (":7942" or "0.0.0.0:7942" is not an
+// address anyone can dial).
+func httpAdvertise(httpAddr, raftAdvertise string) string {
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return httpAddr
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return httpAddr
+	}
+	rhost, _, err := net.SplitHostPort(raftAdvertise)
+	if err != nil || rhost == "" {
+		return httpAddr
+	}
+	return net.JoinHostPort(rhost, port)
+}
+
 // nodeHandler serves node RPC from this node's rooms.
 type nodeHandler struct {
 	b    *broker.Broker
@@ -240,7 +259,7 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 	}
 	pool := rpc.NewPool(cfg.Cluster.Secret)
 	node := &cluster.Node{
-		Self:  meta.Member{ID: cfg.NodeID, RaftAddr: raftAdvertise, RPCAddr: rpcAdvertise, HTTPAddr: cfg.HTTP.Addr},
+		Self:  meta.Member{ID: cfg.NodeID, RaftAddr: raftAdvertise, RPCAddr: rpcAdvertise, HTTPAddr: httpAdvertise(cfg.HTTP.Addr, raftAdvertise)},
 		Meta:  ms,
 		Pool:  pool,
 		Peers: peers,

@@ -38,7 +38,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	if clustered && cfg.Cluster.Secret == "" {
 		return errors.New("cluster peers are configured but NARAD_CLUSTER_SECRET is not: node RPC refuses to run without it")
 	}
-	raftAdvertise := advertise(cfg.Cluster)
+	raftAdvertise := advertise(cfg.NodeID, cfg.Cluster)
 	if raftAdvertise == "" {
 		raftAdvertise = cfg.Cluster.Addr
 	}
@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		Dir:            filepath.Join(cfg.DataDir, "metastore"),
 		NodeID:         cfg.NodeID,
 		BindAddr:       cfg.Cluster.Addr,
-		Advertise:      advertise(cfg.Cluster),
+		Advertise:      advertise(cfg.NodeID, cfg.Cluster),
 		Bootstrap:      !clustered,
 		InitialServers: initialServers(cfg, raftAdvertise),
 		Logger:         log.With("component", "meta"),
@@ -225,12 +225,19 @@ func servePprof(addr string, log *slog.Logger) {
 	}
 }
 
-// advertise derives the Raft address peers dial: the configured one, or
-// loopback with the cluster port when binding every interface on a node
-// with no peers (nobody else dials it).
-func advertise(c config.ClusterConfig) string {
+// advertise derives the Raft address peers dial: the configured one; else
+// this node's own entry in cluster.peers (the address the others were told
+// to dial, and the one a bootstrap records); else, binding every interface,
+// loopback with the cluster port (a node with no peers: nobody else dials
+// it); else "" (the bind address is dialable as it is).
+func advertise(nodeID string, c config.ClusterConfig) string {
 	if c.Advertise != "" {
 		return c.Advertise
+	}
+	for _, p := range c.Peers {
+		if p.ID == nodeID {
+			return p.Addr
+		}
 	}
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
