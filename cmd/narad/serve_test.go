@@ -29,10 +29,11 @@ func captureServer(t *testing.T, ret func(ctx context.Context) error) *config.Co
 func TestServeLayersFlagsOverEnvironment(t *testing.T) {
 	cfg := captureServer(t, func(context.Context) error { return nil })
 	c := cli{env: map[string]string{
-		"NARAD_HTTP_ADDR":      ":1111",
-		"NARAD_LOG_LEVEL":      "debug",
-		"NARAD_ADMIN_PASSWORD": "pw",
-		"NARAD_CLUSTER_SECRET": "s",
+		"NARAD_HTTP_ADDR":         ":1111",
+		"NARAD_LOG_LEVEL":         "debug",
+		"NARAD_ADMIN_PASSWORD":    "pw",
+		"NARAD_CLUSTER_SECRET":    "s",
+		"NARAD_CLUSTER_ADVERTISE": "10.0.0.1:7943",
 	}}
 	mustOK(t, c.run(t, "serve", "--http-addr", "127.0.0.1:0", "--data-dir", "/var/lib/narad", "--node-id", "n1",
 		"--peers", "n2@10.0.0.2:7943", "--http-write-timeout", "45s"))
