@@ -55,6 +55,9 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 		}
 	default:
 		err = q.table.Ack(offset, nonce)
+		if err == nil && q.table.TakeFreed() {
+			b.topicState(topic).notify.Fire() // room again: wake consumers held back by a cap
+		}
 	}
 	switch {
 	case err == nil:

@@ -33,13 +33,16 @@
 //     the two never overlap each other or a live lease.
 //  5. The acked-ahead set only grows by Ack while it holds fewer than
 //     MaxAckedAhead entries; while it is full, Reserve hands out only the
-//     frontier record.
+//     frontier record. Reserve keeps leases above the frontier plus
+//     acked-ahead within MaxAckedAhead, so Ack refuses (ErrAckedAheadFull)
+//     only after SetLimits lowered MaxAckedAhead under what was out.
 //  6. Nonces strictly increase per table; an Ack, Extend, Nack or Release
 //     is accepted only with the nonce of the live lease on that offset, so
 //     a stale handle (expired, settled, or superseded) gets ErrGone.
 //  7. Reserve hands out the lowest deliverable offsets, never more than
 //     MaxInFlight leases are live because of it, and every unsettled
-//     offset below the hwm is deliverable whenever it is not leased.
+//     offset below the hwm is deliverable whenever it is not leased and
+//     the ack room of 5 allows.
 //  8. Every offset in [frontier, cursor) is leased, settled, or in the
 //     free list (see freelist.go); that is what spares Reserve a rescan.
 //

@@ -28,6 +28,9 @@ type model struct {
 	issued    []Lease // every lease ever handed out, for stale handles
 	lastNonce uint64
 	expired   int // not yet reported by Expire
+	// lowered: MaxAckedAhead was set below leases-above-frontier plus
+	// acked-ahead at some point; only then may an Ack be refused.
+	lowered bool
 
 	expiredTotal, skippedTotal, retentionDropped uint64
 }
@@ -46,6 +49,14 @@ func (m *model) purge() {
 			m.expiredTotal++
 		}
 	}
+}
+
+// aboveFrontier counts live leases not on the frontier record.
+func (m *model) aboveFrontier() int {
+	if _, ok := m.leases[m.frontier]; ok {
+		return len(m.leases) - 1
+	}
+	return len(m.leases)
 }
 
 func (m *model) settled(x uint64) bool { return x < m.frontier || m.acked[x] || m.skipped[x] }
@@ -70,9 +81,16 @@ func (m *model) expectReserve(hwm uint64, want int) []uint64 {
 		}
 		return nil
 	}
+	room := m.limits.MaxAckedAhead - len(m.acked) - m.aboveFrontier()
 	var out []uint64
 	for x := m.frontier; x < hwm && len(out) < n; x++ {
 		if _, leased := m.leases[x]; !leased && !m.settled(x) {
+			if x != m.frontier {
+				if room <= 0 {
+					break
+				}
+				room--
+			}
 			out = append(out, x)
 		}
 	}
@@ -184,6 +202,9 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 			},
 			"ack": settleOp("Ack", tb.Ack, func(off uint64, _ mLease) error {
 				if off != m.frontier && len(m.acked) >= m.limits.MaxAckedAhead {
+					if !m.lowered {
+						rt.Fatalf("ack of %d would be refused, though no limit was lowered", off)
+					}
 					return ErrAckedAheadFull
 				}
 				delete(m.leases, off)
@@ -275,6 +296,9 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 					VisibilityTimeout: time.Duration(rapid.IntRange(1, 5).Draw(rt, "vt_s")) * time.Second,
 					MaxInFlight:       rapid.IntRange(1, 6).Draw(rt, "max_in_flight"),
 					MaxAckedAhead:     rapid.IntRange(0, 4).Draw(rt, "max_acked_ahead"),
+				}
+				if len(m.acked)+m.aboveFrontier() > m.limits.MaxAckedAhead {
+					m.lowered = true
 				}
 				tb.SetLimits(m.limits)
 			},

@@ -128,23 +128,62 @@ func TestFrontierAdvance(t *testing.T) {
 	}
 }
 
-func TestAckedAheadFullAndUnstick(t *testing.T) {
+// Reserve leaves room for every ack: with MaxAckedAhead 2 it hands out the
+// frontier record and two above it, no more, and every ack is accepted.
+func TestAckRoomBoundsReserve(t *testing.T) {
 	l := defaultLimits
 	l.MaxAckedAhead = 2
 	tb, _ := newTable(t, l)
-	m := byOffset(tb.Reserve(10, 6)) // 0..5
+	first := tb.Reserve(10, 6)
+	if !slices.Equal(offsets(first), []uint64{0, 1, 2}) {
+		t.Fatalf("Reserve = %v, want [0 1 2]: the frontier record and room for two acks above it", offsets(first))
+	}
+	m := byOffset(first)
+	if got := tb.Reserve(10, 6); len(got) != 0 {
+		t.Fatalf("no ack room left: Reserve = %v, want none", offsets(got))
+	}
+	mustNil(t, "ack 2", tb.Ack(2, m[2].Nonce)) // joins acked-ahead: still no room
+	if got := tb.Reserve(10, 6); len(got) != 0 {
+		t.Fatalf("acked-ahead 1 + lease 1 above the frontier: Reserve = %v, want none", offsets(got))
+	}
+	mustNil(t, "ack 0", tb.Ack(0, m[0].Nonce)) // frontier 1, whose lease is now the frontier's
+	got := tb.Reserve(10, 6)
+	if !slices.Equal(offsets(got), []uint64{3}) {
+		t.Fatalf("Reserve = %v, want [3]", offsets(got))
+	}
+	mustNil(t, "ack 3", tb.Ack(3, got[0].Nonce))
+	mustNil(t, "ack 1", tb.Ack(1, m[1].Nonce))
+	if f := tb.Frontier(); f != 4 {
+		t.Fatalf("frontier = %d, want 4", f)
+	}
+	if got := tb.Reserve(10, 6); !slices.Equal(offsets(got), []uint64{4, 5, 6}) {
+		t.Fatalf("Reserve = %v, want [4 5 6]", offsets(got))
+	}
+	checkInternal(t, tb)
+}
+
+// The acked-ahead set can only fill when MaxAckedAhead is lowered under
+// what is already out; then acks above the gap are refused (the lease
+// stays live) and Reserve hands out only the frontier record.
+func TestAckedAheadFullAndUnstick(t *testing.T) {
+	l := defaultLimits
+	l.MaxAckedAhead = 4
+	tb, _ := newTable(t, l)
+	m := byOffset(tb.Reserve(10, 6)) // 0..4
 	mustNil(t, "ack 1", tb.Ack(1, m[1].Nonce))
 	mustNil(t, "ack 2", tb.Ack(2, m[2].Nonce))
+	l.MaxAckedAhead = 2
+	tb.SetLimits(l)
 	if err := tb.Ack(4, m[4].Nonce); !errors.Is(err, ErrAckedAheadFull) {
 		t.Fatalf("third ack above the gap = %v, want ErrAckedAheadFull", err)
 	}
 	// The refused ack leaves the lease live.
 	mustNil(t, "extend after refused ack", tb.Extend(4, m[4].Nonce))
-	if s := tb.Stats(); !s.Unsticking || s.AckedAhead != 2 || s.InFlight != 4 {
-		t.Fatalf("Stats = %+v, want Unsticking, AckedAhead 2, InFlight 4 (0, 3, 4, 5)", s)
+	if s := tb.Stats(); !s.Unsticking || s.AckedAhead != 2 || s.InFlight != 3 {
+		t.Fatalf("Stats = %+v, want Unsticking, AckedAhead 2, InFlight 3 (0, 3, 4)", s)
 	}
 	// Frontier record (0) is leased: nothing at all is handed out, even
-	// though 6..9 are free and in-flight room remains.
+	// though 5..9 are free and in-flight room remains.
 	if got := tb.Reserve(10, 10); len(got) != 0 {
 		t.Fatalf("unstick with frontier leased: Reserve = %v, want none", offsets(got))
 	}
@@ -162,16 +201,20 @@ func TestAckedAheadFullAndUnstick(t *testing.T) {
 	if f := tb.Frontier(); f != 3 {
 		t.Fatalf("frontier = %d, want 3", f)
 	}
-	// Room again: the earlier refused ack now succeeds, normal reserve resumes.
+	// Room again: the earlier refused ack now succeeds; normal reserve
+	// resumes within the ack room (3 at the frontier, 4 acked-ahead).
 	mustNil(t, "retry ack 4", tb.Ack(4, m[4].Nonce))
-	if got := tb.Reserve(10, 10); !slices.Equal(offsets(got), []uint64{6, 7, 8, 9}) {
-		t.Fatalf("after unstick: Reserve = %v, want [6 7 8 9]", offsets(got))
+	if got := tb.Reserve(10, 10); !slices.Equal(offsets(got), []uint64{5}) {
+		t.Fatalf("after unstick: Reserve = %v, want [5]", offsets(got))
 	}
 	// Expiry of the frontier record in unstick mode hands it out again.
+	l.MaxAckedAhead = 4
 	tb2, clk2 := newTable(t, l)
 	m2 := byOffset(tb2.Reserve(10, 4))
 	mustNil(t, "ack 1", tb2.Ack(1, m2[1].Nonce))
 	mustNil(t, "ack 2", tb2.Ack(2, m2[2].Nonce))
+	l.MaxAckedAhead = 2
+	tb2.SetLimits(l)
 	clk2.Advance(vt)
 	if got := tb2.Reserve(10, 10); !slices.Equal(offsets(got), []uint64{0}) {
 		t.Fatalf("unstick after expiry: Reserve = %v, want [0]", offsets(got))
@@ -181,14 +224,14 @@ func TestAckedAheadFullAndUnstick(t *testing.T) {
 }
 
 func TestUnstickRespectsInFlightCap(t *testing.T) {
-	l := Limits{VisibilityTimeout: vt, MaxInFlight: 3, MaxAckedAhead: 1}
+	l := Limits{VisibilityTimeout: vt, MaxInFlight: 3, MaxAckedAhead: 2}
 	tb, _ := newTable(t, l)
 	m := byOffset(tb.Reserve(10, 3)) // 0, 1, 2
 	mustNil(t, "ack 2", tb.Ack(2, m[2].Nonce))
 	mustNil(t, "nack 0", tb.Nack(0, m[0].Nonce))
-	// Acked-ahead full, frontier record free, but the cap is reached: the
-	// spec's flow-control rule wins, nothing is handed out.
-	l.MaxInFlight = 1
+	// Acked-ahead full (lowered to 1), frontier record free, but the cap
+	// is reached: the spec's flow-control rule wins, nothing is handed out.
+	l.MaxAckedAhead, l.MaxInFlight = 1, 1
 	tb.SetLimits(l)
 	if got := tb.Reserve(10, 5); len(got) != 0 {
 		t.Fatalf("at the cap in unstick mode: Reserve = %v, want none", offsets(got))
@@ -371,7 +414,8 @@ func TestSetLimitsLive(t *testing.T) {
 		if f := tb.Frontier(); f != 4 {
 			t.Fatalf("frontier = %d, want 4", f)
 		}
-		if got := tb.Reserve(10, 10); !slices.Equal(offsets(got), []uint64{5, 6, 7, 8, 9}) {
+		// The frontier (4) is leased: one more within the ack room of 1.
+		if got := tb.Reserve(10, 10); !slices.Equal(offsets(got), []uint64{5}) {
 			t.Fatalf("gap closed: got %v", offsets(got))
 		}
 	})
@@ -437,5 +481,31 @@ func TestFrontierVersionOnlyOnMove(t *testing.T) {
 	mustNil(t, "ack 0", tb.Ack(0, m[0].Nonce))
 	if f, v := tb.FrontierVersion(); f != 2 || v != v0+1 {
 		t.Fatalf("FrontierVersion = %d, %d; want 2, %d (one move over a run)", f, v, v0+1)
+	}
+}
+
+// TakeFreed reports once that an ack made room after a Reserve was held
+// back by a cap — and not when nothing was held back.
+func TestTakeFreedAfterCappedReserve(t *testing.T) {
+	tb, _ := newTable(t, Limits{VisibilityTimeout: vt, MaxInFlight: 2, MaxAckedAhead: 10})
+	got := tb.Reserve(10, 1)
+	mustNil(t, "ack 0", tb.Ack(0, got[0].Nonce))
+	if tb.TakeFreed() {
+		t.Fatal("freed reported although no Reserve was held back")
+	}
+	got = tb.Reserve(10, 5) // 1, 2: capped by MaxInFlight
+	if len(got) != 2 {
+		t.Fatalf("Reserve = %v, want 2 leases", offsets(got))
+	}
+	if tb.TakeFreed() {
+		t.Fatal("freed reported before any ack")
+	}
+	mustNil(t, "ack 2", tb.Ack(2, got[1].Nonce))
+	mustNil(t, "ack 1", tb.Ack(1, got[0].Nonce))
+	if !tb.TakeFreed() {
+		t.Fatal("an ack after a capped Reserve did not report freed room")
+	}
+	if tb.TakeFreed() {
+		t.Fatal("freed reported twice for one episode")
 	}
 }

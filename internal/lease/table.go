@@ -55,6 +55,13 @@ type Table struct {
 
 	nextNonce uint64
 
+	// capped: the last Reserve held back because of a cap (in-flight,
+	// ack room, or frontier-only mode), so a consumer may be waiting for
+	// room rather than for records. freed: an Ack has since made room;
+	// TakeFreed reports it once, so the caller wakes waiters once per
+	// episode instead of on every ack.
+	capped, freed bool
+
 	// spare recycles lease entries: a busy partition grants and settles
 	// thousands per second, and reusing them removes the one allocation
 	// per lease. Bounded by spareMax so a burst does not pin memory.
@@ -137,9 +144,12 @@ func (t *Table) SetLimits(l Limits) {
 // (the frame can never be read). Reserving before reading is what makes
 // it impossible for two consumers to hold the same live lease.
 //
-// While the acked-ahead set is full, Reserve hands out only the record
-// blocking the frontier (the frontier offset itself, if not leased), since
-// only settling that record can make room.
+// It hands out a record above the frontier only while its ack would fit
+// in the acked-ahead set (leases above the frontier + acked-ahead ≤
+// MaxAckedAhead), so acks are not refused in steady state. While the set
+// is full — possible once MaxAckedAhead is lowered — Reserve hands out
+// only the record blocking the frontier (the frontier offset itself, if
+// not leased), since only settling that record can make room.
 //
 // Cost: O((k + e) log n) for k leases returned and e leases expired by the
 // purge, plus one step per skipped range crossed. Offsets already leased
@@ -152,11 +162,31 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 
 	room := t.limits.MaxInFlight - len(t.leases)
 	n := min(want, room)
+	t.capped = n < want
 	if n <= 0 {
 		return nil
 	}
 	if t.unsticking() {
+		t.capped = true
 		return t.reserveFrontier(hwm, now)
+	}
+	// Ack room: a lease is handed out only if its ack can be accepted.
+	// An ack above the frontier joins acked-ahead, so the leases above
+	// the frontier plus the acked-ahead set stay within MaxAckedAhead
+	// (the frontier record itself is always ackable). Backpressure thus
+	// shows at consume — fewer records, or none — and an ack is refused
+	// only after MaxAckedAhead was lowered under what is already out.
+	ackRoom := t.limits.MaxAckedAhead - len(t.ackedAhead) - t.leasesAboveFrontier()
+	ackable := func(x uint64) bool {
+		if x == t.frontier {
+			return true
+		}
+		if ackRoom <= 0 {
+			t.capped = true
+			return false
+		}
+		ackRoom--
+		return true
 	}
 
 	var out []Lease
@@ -167,10 +197,14 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 		if !ok || x >= hwm {
 			break
 		}
-		t.free.pop()
 		if !t.isFree(x) {
+			t.free.pop()
 			continue // stale: settled by MarkSkipped since it was freed
 		}
+		if !ackable(x) {
+			return out // the cursor scan below would only find higher offsets
+		}
+		t.free.pop()
 		out = t.grant(out, n, x, now)
 	}
 	// Then offsets never handed out before, from the cursor up.
@@ -186,6 +220,9 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 			// Not expected at or above the cursor, but cheap to respect.
 			x++
 			continue
+		}
+		if !ackable(x) {
+			break
 		}
 		out = t.grant(out, n, x, now)
 		x++
@@ -282,12 +319,25 @@ func (t *Table) Ack(offset, nonce uint64) error {
 	}
 	t.dropLease(e)
 	delete(t.deliveries, offset)
+	t.freed = t.freed || t.capped
+	t.capped = false
 	if offset == t.frontier {
 		t.moveFrontier(offset + 1)
 	} else {
 		t.ackedAhead[offset] = struct{}{}
 	}
 	return nil
+}
+
+// TakeFreed reports, once, that an Ack made room after a Reserve was held
+// back by a cap: consumers parked on this partition should look again
+// (nothing else wakes them when no record arrives).
+func (t *Table) TakeFreed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.freed
+	t.freed = false
+	return f
 }
 
 // Extend renews the live lease (offset, nonce) to expire one visibility
@@ -411,6 +461,15 @@ func (t *Table) isFree(x uint64) bool {
 		return false
 	}
 	return !t.skipped.contains(x)
+}
+
+// leasesAboveFrontier counts live leases other than one on the frontier
+// record: the leases whose acks would join acked-ahead.
+func (t *Table) leasesAboveFrontier() int {
+	if _, ok := t.leases[t.frontier]; ok {
+		return len(t.leases) - 1
+	}
+	return len(t.leases)
 }
 
 // unsticking reports whether the acked-ahead set is full, in which case

@@ -307,11 +307,38 @@ func TestBadInputConsumeAck(t *testing.T) {
 		unchanged(t, s0)
 	})
 
-	// An ack above a gap when the acked-ahead window is full: 503 with
+	// The acked-ahead window bounds what consume hands out, so that every
+	// ack fits: with a window of 2, a consume of 3 gets the frontier record
+	// and two above it, and the next consume gets nothing until the
+	// frontier moves.
+	t.Run("acked-ahead window bounds consume", func(t *testing.T) {
+		biWantStatus(t, biDo(t, n, "POST", "/v1/topics", "application/json",
+			[]byte(`{"name":"aw","partitions":1,"max_acked_ahead_per_partition":2}`)), http.StatusCreated)
+		biWantStatus(t, biDo(t, n, "POST", "/v1/topics/aw/produce/batch", "application/json",
+			[]byte(`{"records":[{"payload":"a0"},{"payload":"a1"},{"payload":"a2"},{"payload":"a3"}]}`)), http.StatusAccepted)
+		biWaitHWMs(t, n, "aw", []uint64{4})
+		ms := biConsume(t, n, "aw", "max=10")
+		if len(ms) != 3 || ms[0].Offset != 0 || ms[2].Offset != 2 {
+			t.Fatalf("consume of aw with a window of 2: %+v, want offsets 0..2", ms)
+		}
+		if more := biConsume(t, n, "aw", "max=10"); len(more) != 0 {
+			t.Fatalf("consume with the window full: %+v, want nothing", more)
+		}
+		for _, m := range ms[1:] {
+			biWantStatus(t, biAck(t, n, "aw", m.ReceiptHandle, ""), http.StatusNoContent) // above the gap at 0: accepted
+		}
+		biWantStatus(t, biAck(t, n, "aw", ms[0].ReceiptHandle, ""), http.StatusNoContent)
+		if more := biConsume(t, n, "aw", "max=10"); len(more) != 1 || more[0].Offset != 3 {
+			t.Fatalf("consume after the frontier moved: %+v, want offset 3", more)
+		}
+	})
+
+	// An ack above a gap when the acked-ahead window is full — possible
+	// once the window was lowered under what is out: 503 with
 	// Retry-After, and the lease survives it.
 	t.Run("acked-ahead window full", func(t *testing.T) {
 		biWantStatus(t, biDo(t, n, "POST", "/v1/topics", "application/json",
-			[]byte(`{"name":"aa","partitions":1,"max_acked_ahead_per_partition":1}`)), http.StatusCreated)
+			[]byte(`{"name":"aa","partitions":1,"max_acked_ahead_per_partition":2}`)), http.StatusCreated)
 		biWantStatus(t, biDo(t, n, "POST", "/v1/topics/aa/produce/batch", "application/json",
 			[]byte(`{"records":[{"payload":"a0"},{"payload":"a1"},{"payload":"a2"}]}`)), http.StatusAccepted)
 		biWaitHWMs(t, n, "aa", []uint64{3})
@@ -320,6 +347,8 @@ func TestBadInputConsumeAck(t *testing.T) {
 			t.Fatalf("consume of aa: %+v", ms)
 		}
 		biWantStatus(t, biAck(t, n, "aa", ms[1].ReceiptHandle, ""), http.StatusNoContent) // above the gap at 0
+		biWantStatus(t, biDo(t, n, "PATCH", "/v1/topics/aa", "application/json",
+			[]byte(`{"max_acked_ahead_per_partition":1}`)), http.StatusOK)
 		biWantError(t, biAck(t, n, "aa", ms[2].ReceiptHandle, ""), http.StatusServiceUnavailable)
 		if got := biFrontiers(t, n, "aa"); !slices.Equal(got, []uint64{0}) {
 			t.Fatalf("frontier after the refused ack: %v", got)
