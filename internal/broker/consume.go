@@ -112,6 +112,27 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 	}
 }
 
+// WaitTopic parks until topic's broadcast fires here — a commit, a lease
+// expiry or a nack on a partition this node serves — or wait (capped like
+// a consume's) ends, and reports whether it was woken. It leases nothing,
+// so the caller may abandon it at any moment: it is what another node's
+// unpinned long-poll parks on (node RPC Wait).
+func (b *Broker) WaitTopic(ctx context.Context, topic string, wait time.Duration) (bool, error) {
+	if _, err := b.topic(topic); err != nil {
+		return false, err
+	}
+	ch := b.topicState(topic).notify.Wait()
+	t := time.NewTimer(min(wait, b.cfg.MaxConsumeWait))
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false, nil
+}
+
 // ownedPartitions lists the partitions this node serves, starting at a
 // rotating index so that no partition starves.
 func (b *Broker) ownedPartitions(t meta.Topic, ts *topicState) []int {

@@ -21,6 +21,9 @@ type Cluster interface {
 	Owner(topic string, partition int) string
 	// Forward replays a request on node (or on the leader when node is "").
 	Forward(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error)
+	// Wait parks on node until topic may have records there, or wait ends;
+	// it leases nothing, so abandoning it is free.
+	Wait(ctx context.Context, node, topic string, wait time.Duration) (woken bool, err error)
 	// MetaVersion and WaitMetaVersion give a forwarded metadata write
 	// read-your-writes on this node: the answer waits (briefly) until the
 	// local replica applied a change past the version seen before.

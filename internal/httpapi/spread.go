@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -16,9 +18,9 @@ import (
 // consumeAnywhere serves a consume without partition in a cluster: this
 // node's partitions first (cheapest), then the other owners (a forwarded
 // consume with no wait each), and only then spends the client's wait,
-// long-polling locally in short slices between rounds of remote polls.
-// Owners that cannot be reached are skipped: unpinned consumes route
-// around a dead node (03-consume.md).
+// parked (see park) until something may have arrived anywhere, then
+// another round. Owners that cannot be reached are skipped: unpinned
+// consumes route around a dead node (03-consume.md).
 func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user string, req broker.ConsumeRequest, batch bool) error {
 	remote := s.remoteOwners(req.Topic)
 	deadline := time.Now().Add(min(req.Wait, 10*time.Second))
@@ -48,15 +50,44 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		}
-		slice := req
-		slice.Wait = min(left, 250*time.Millisecond)
-		if msgs, err = s.b.Consume(r.Context(), slice); err != nil || len(msgs) > 0 {
+		if msgs, err = s.park(r.Context(), req, remote, min(left, parkBackstop)); err != nil || len(msgs) > 0 {
 			if err != nil {
 				return err
 			}
 			return writeMessages(w, msgs, batch)
 		}
 	}
+}
+
+// parkBackstop bounds one park: a commit that lands on a remote owner
+// between its empty answer and the Wait call reaching it wakes nobody, so
+// a round runs at least this often. (Older nodes without Wait answer
+// Unimplemented; the backstop is then the only wake-up.)
+const parkBackstop = 500 * time.Millisecond
+
+// park spends up to d of a consume's wait: a local long-poll, which
+// leases and returns records itself if a local partition gets some, raced
+// against Wait calls on the remote owners. Wait leases nothing, so the
+// first remote wake-up simply cancels the rest and the local poll (which
+// then returns whatever it already leased, never dropping it) and the
+// caller runs another round. No lease can be stranded by the race.
+func (s *Server) park(ctx context.Context, req broker.ConsumeRequest, remote []string, d time.Duration) ([]broker.Message, error) {
+	pctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	s.m.ConsumeParked.Inc()
+	defer s.m.ConsumeParked.Dec()
+	var woken atomic.Bool
+	for _, node := range remote {
+		go func() {
+			if ok, err := s.cluster.Wait(pctx, node, req.Topic, d); err == nil && ok && woken.CompareAndSwap(false, true) {
+				s.m.ConsumeRemoteWakes.Inc()
+				cancel()
+			}
+		}()
+	}
+	local := req
+	local.Wait = d
+	return s.b.Consume(pctx, local)
 }
 
 // remoteOwners lists the other nodes owning partitions of topic.

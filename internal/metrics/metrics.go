@@ -20,6 +20,8 @@ type Metrics struct {
 	ProduceRejections  *prometheus.CounterVec // topic, reason
 	ConsumeWait        prometheus.Histogram
 	ConsumeEmpty       prometheus.Counter
+	ConsumeRemoteWakes prometheus.Counter
+	ConsumeParked      prometheus.Gauge
 	HTTPRequests       *prometheus.CounterVec // route, code
 	HTTPDuration       *prometheus.HistogramVec
 	HTTPInFlight       prometheus.Gauge
@@ -84,7 +86,11 @@ func New() *Metrics {
 		ProduceRejections: f.counterVec("produce_rejections_total", "Produce requests refused.", "topic", "reason"),
 		ConsumeWait:       f.histogram("consume_wait_seconds", "Time consume requests spent long-polling.", latencyBuckets),
 		ConsumeEmpty:      f.counter("consume_empty_total", "Consume requests answered 204."),
-		HTTPRequests:      f.counterVec("http_requests_total", "HTTP requests by route and status.", "route", "code"),
+		ConsumeRemoteWakes: f.counter("consume_remote_wakes_total",
+			"Unpinned long-polls woken by a commit, expiry or nack on another node."),
+		ConsumeParked: f.gauge("consume_parked",
+			"Unpinned consumes parked here right now, waiting on this node and the other owners."),
+		HTTPRequests: f.counterVec("http_requests_total", "HTTP requests by route and status.", "route", "code"),
 		HTTPDuration: f.histogramVec("http_request_duration_seconds", "HTTP request latency by route.",
 			latencyBuckets, "route"),
 		HTTPInFlight:     f.gauge("http_requests_in_flight", "HTTP requests being served."),

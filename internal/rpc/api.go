@@ -38,7 +38,9 @@ const unreachableRetry = time.Second
 type Handler interface {
 	// Commit commits recs to a partition this node owns. Only Key and
 	// Payload are meaningful; the commit stamps offsets and times.
-	Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error
+	// metaVersion is the sender's metastore version (0: unknown); the
+	// handler first lets its own replica catch up to it.
+	Commit(ctx context.Context, topic string, partition int, recs []storage.Record, metaVersion uint64) error
 	// Forward replays a client-API request as if it had arrived here.
 	Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error)
 	// Stats describes partitions of topic without opening their logs.
@@ -49,6 +51,11 @@ type Handler interface {
 	Join(ctx context.Context, m Member) (JoinResult, error)
 	// Heartbeat records that m is alive.
 	Heartbeat(ctx context.Context, m Member) error
+	// Wait parks until topic's broadcast fires on this node (a commit, a
+	// lease expiry or a nack on a partition it serves) or wait ends, and
+	// reports whether it was woken. It leases nothing, so the caller may
+	// abandon it at any time: the cross-node half of a long-poll.
+	Wait(ctx context.Context, topic string, wait time.Duration) (woken bool, err error)
 }
 
 // ForwardRequest is a client-API HTTP request to replay on another node.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -26,20 +27,21 @@ const testSecret = "s3cret-of-the-cluster"
 // functions; a nil function answers with zero values.
 type fake struct {
 	calls     atomic.Int64
-	commit    func(context.Context, string, int, []storage.Record) error
+	commit    func(context.Context, string, int, []storage.Record, uint64) error
 	forward   func(context.Context, ForwardRequest) (ForwardResponse, error)
 	stats     func(context.Context, string, []int) ([]PartitionStats, error)
 	confirm   func(context.Context, string, string) (bool, bool, error)
 	join      func(context.Context, Member) (JoinResult, error)
 	heartbeat func(context.Context, Member) error
+	wait      func(context.Context, string, time.Duration) (bool, error)
 }
 
-func (f *fake) Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error {
+func (f *fake) Commit(ctx context.Context, topic string, partition int, recs []storage.Record, metaVersion uint64) error {
 	f.calls.Add(1)
 	if f.commit == nil {
 		return nil
 	}
-	return f.commit(ctx, topic, partition, recs)
+	return f.commit(ctx, topic, partition, recs, metaVersion)
 }
 
 func (f *fake) Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error) {
@@ -80,6 +82,14 @@ func (f *fake) Heartbeat(ctx context.Context, m Member) error {
 		return nil
 	}
 	return f.heartbeat(ctx, m)
+}
+
+func (f *fake) Wait(ctx context.Context, topic string, wait time.Duration) (bool, error) {
+	f.calls.Add(1)
+	if f.wait == nil {
+		return false, nil
+	}
+	return f.wait(ctx, topic, wait)
 }
 
 // logBuf collects a server's log lines so tests can check what was logged.

@@ -127,8 +127,8 @@ func invoke[T any](ctx context.Context, p *Pool, addr, method string, timeout ti
 }
 
 // Commit commits recs to topic/partition on the node at addr (its owner).
-func (p *Pool) Commit(ctx context.Context, addr, topic string, partition int, recs []storage.Record) error {
-	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs)}
+func (p *Pool) Commit(ctx context.Context, addr, topic string, partition int, recs []storage.Record, metaVersion uint64) error {
+	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs), MetaVersion: metaVersion}
 	_, err := invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
 		return c.Commit(ctx, req)
 	})
@@ -184,6 +184,20 @@ func (p *Pool) ConfirmTopic(ctx context.Context, addr, name, epoch string) (exis
 		return false, false, err
 	}
 	return out.GetExists(), out.GetEpochCurrent(), nil
+}
+
+// Wait parks on the node at addr until topic may have records there, or
+// wait ends (see Handler.Wait). The call's budget is the wait plus the
+// default timeout.
+func (p *Pool) Wait(ctx context.Context, addr, topic string, wait time.Duration) (bool, error) {
+	in := &nodepb.WaitRequest{Topic: topic, WaitMs: toMillis(wait)}
+	out, err := invoke(ctx, p, addr, "Wait", wait+DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.WaitResponse, error) {
+		return c.Wait(ctx, in)
+	})
+	if err != nil {
+		return false, err
+	}
+	return out.GetWoken(), nil
 }
 
 // Join asks the node at addr to admit m.

@@ -3,10 +3,12 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -20,17 +22,18 @@ func TestCommitRoundTrip(t *testing.T) {
 	var got []storage.Record
 	var gotTopic string
 	var gotPart int
-	f := &fake{commit: func(_ context.Context, topic string, p int, recs []storage.Record) error {
-		gotTopic, gotPart, got = topic, p, recs
+	var gotVersion uint64
+	f := &fake{commit: func(_ context.Context, topic string, p int, recs []storage.Record, v uint64) error {
+		gotTopic, gotPart, got, gotVersion = topic, p, recs, v
 		return nil
 	}}
 	addr, _ := startServer(t, f)
 	p := testPool(t, testSecret)
-	if err := p.Commit(context.Background(), addr, "orders", 7, sent); err != nil {
+	if err := p.Commit(context.Background(), addr, "orders", 7, sent, 4242); err != nil {
 		t.Fatal(err)
 	}
-	if gotTopic != "orders" || gotPart != 7 || len(got) != len(sent) {
-		t.Fatalf("got topic %q partition %d, %d records", gotTopic, gotPart, len(got))
+	if gotTopic != "orders" || gotPart != 7 || len(got) != len(sent) || gotVersion != 4242 {
+		t.Fatalf("got topic %q partition %d version %d, %d records", gotTopic, gotPart, gotVersion, len(got))
 	}
 	for i := range sent {
 		if !bytes.Equal(got[i].Key, sent[i].Key) || !bytes.Equal(got[i].Payload, sent[i].Payload) {
@@ -132,5 +135,46 @@ func TestConfirmJoinHeartbeatRoundTrip(t *testing.T) {
 	}
 	if n := f.calls.Load(); n != 3 {
 		t.Errorf("handler calls = %d, want 3", n)
+	}
+}
+
+// Wait carries topic and wait to the handler and its answer back; a
+// refusal keeps its HTTP status; the caller's cancel ends a parked call.
+func TestWaitRoundTrip(t *testing.T) {
+	var gotTopic string
+	var gotWait time.Duration
+	f := &fake{wait: func(ctx context.Context, topic string, wait time.Duration) (bool, error) {
+		gotTopic, gotWait = topic, wait
+		switch topic {
+		case "gone":
+			return false, apierr.NotFound("topic %q does not exist", topic)
+		case "parked":
+			<-ctx.Done()
+			return false, nil
+		}
+		return true, nil
+	}}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	ctx := context.Background()
+
+	woken, err := p.Wait(ctx, addr, "orders", 1500*time.Millisecond)
+	if err != nil || !woken || gotTopic != "orders" || gotWait != 1500*time.Millisecond {
+		t.Fatalf("wait: %v %v, handler saw %q %v", woken, err, gotTopic, gotWait)
+	}
+	if _, err := p.Wait(ctx, addr, "gone", time.Second); apierr.Status(err) != http.StatusNotFound {
+		t.Fatalf("wait on a missing topic: %v, want 404", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := p.Wait(cctx, addr, "parked", time.Minute); done <- err }()
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a cancelled wait answered without error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled wait did not return")
 	}
 }

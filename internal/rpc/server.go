@@ -194,7 +194,7 @@ type service struct {
 }
 
 func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodepb.CommitResponse, error) {
-	if err := s.h.Commit(ctx, req.GetTopic(), int(req.GetPartition()), recordsFromPB(req.GetRecords())); err != nil {
+	if err := s.h.Commit(ctx, req.GetTopic(), int(req.GetPartition()), recordsFromPB(req.GetRecords()), req.GetMetaVersion()); err != nil {
 		return nil, err
 	}
 	return &nodepb.CommitResponse{}, nil
@@ -249,4 +249,12 @@ func (s *service) Heartbeat(ctx context.Context, req *nodepb.HeartbeatRequest) (
 		return nil, err
 	}
 	return &nodepb.HeartbeatResponse{}, nil
+}
+
+func (s *service) Wait(ctx context.Context, req *nodepb.WaitRequest) (*nodepb.WaitResponse, error) {
+	woken, err := s.h.Wait(ctx, req.GetTopic(), fromMillis(req.GetWaitMs()))
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.WaitResponse{Woken: woken}, nil
 }

@@ -65,9 +65,22 @@ type nodeHandler struct {
 	api  http.Handler
 }
 
-func (h *nodeHandler) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
+// Commit commits a batch another node routed here. That node saw the topic
+// and this partition's owner at metaVersion; this replica may trail the
+// leader by a few milliseconds (a topic created a moment ago), so it first
+// catches up to that version — briefly — rather than answer 404 or "not
+// the owner" and send the batch into the sender's retry backoff.
+func (h *nodeHandler) Commit(ctx context.Context, topic string, p int, recs []storage.Record, metaVersion uint64) error {
+	if metaVersion > 0 {
+		waitMetaVersion(ctx, h.ms, metaVersion-1, catchUpForCommit)
+	}
 	return h.b.CommitLocal(ctx, topic, p, recs)
 }
+
+// catchUpForCommit bounds that wait: past it the replica is behind for a
+// reason (partitioned from the leader) and the commit answers from what it
+// knows.
+const catchUpForCommit = 2 * time.Second
 
 // Forward serves a request another node routed here through the same HTTP
 // handlers a local client reaches, marked forwarded (authenticated there,
@@ -135,6 +148,10 @@ func (h *nodeHandler) Heartbeat(ctx context.Context, m rpc.Member) error {
 	return h.node.HandleHeartbeat(ctx, m)
 }
 
+func (h *nodeHandler) Wait(ctx context.Context, topic string, wait time.Duration) (bool, error) {
+	return h.b.WaitTopic(ctx, topic, wait)
+}
+
 // clusterView implements httpapi.Cluster and the remote side of the
 // commit seam over node RPC.
 type clusterView struct {
@@ -173,6 +190,15 @@ func (c *clusterView) Forward(ctx context.Context, node string, req rpc.ForwardR
 	return c.pool.Forward(ctx, addr, req)
 }
 
+// Wait parks on node until topic may have records there (node RPC Wait).
+func (c *clusterView) Wait(ctx context.Context, node, topic string, wait time.Duration) (bool, error) {
+	addr, err := c.addr(node)
+	if err != nil {
+		return false, err
+	}
+	return c.pool.Wait(ctx, addr, topic, wait)
+}
+
 // Commit is the remote committer of the route seam.
 func (c *clusterView) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
 	owner := c.Owner(topic, p)
@@ -180,7 +206,7 @@ func (c *clusterView) Commit(ctx context.Context, topic string, p int, recs []st
 	if err != nil {
 		return err
 	}
-	return c.pool.Commit(ctx, addr, topic, p, recs)
+	return c.pool.Commit(ctx, addr, topic, p, recs, c.ms.LatestDomainVersion())
 }
 
 // Stats is the broker's remote stats call.
@@ -321,11 +347,28 @@ func (c *clusterView) MetaVersion() uint64 { return c.ms.LatestDomainVersion() }
 // WaitMetaVersion waits until the replica applied a change past after, or
 // within passes.
 func (c *clusterView) WaitMetaVersion(ctx context.Context, after uint64, within time.Duration) {
-	deadline := time.Now().Add(within)
-	for c.ms.LatestDomainVersion() <= after && time.Now().Before(deadline) && ctx.Err() == nil {
+	waitMetaVersion(ctx, c.ms, after, within)
+}
+
+// waitMetaVersion waits until ms applied a change past after (domain
+// versions are Raft indexes, so comparable across nodes), or within passes.
+func waitMetaVersion(ctx context.Context, ms *meta.Store, after uint64, within time.Duration) {
+	var t *time.Timer
+	for {
+		ch := ms.Watch() // taken before the check: a change racing it still wakes us
+		if ms.LatestDomainVersion() > after {
+			return
+		}
+		if t == nil {
+			t = time.NewTimer(within)
+			defer t.Stop()
+		}
 		select {
-		case <-c.ms.Watch():
-		case <-time.After(10 * time.Millisecond):
+		case <-ch:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }

@@ -319,3 +319,58 @@ func TestClusterFanoutChildOwnerSIGKILL(t *testing.T) {
 	got := drain(t, nodes[0], "fcopy", 6)
 	checkLedger(t, "fcopy", accepted, got)
 }
+
+// TestClusterUnpinnedConsumeWokenByRemoteCommit: an unpinned consume
+// parked on a node that owns none of the topic's partitions is woken by a
+// commit on the owner (node RPC Wait), not by its own timer: it returns
+// the record, and the wake-up is counted.
+func TestClusterUnpinnedConsumeWokenByRemoteCommit(t *testing.T) {
+	nodes := startCluster(t, 3)
+	ctx := ctxT(t)
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "far", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := nodes[0].c.GetTopic(ctx, "far")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owner, waiter *node
+	for _, n := range nodes {
+		if n.id == d.PartitionStats[0].OwnerNode {
+			owner = n
+		} else if waiter == nil {
+			waiter = n
+		}
+	}
+	if owner == nil {
+		t.Fatalf("owner %q is none of the nodes", d.PartitionStats[0].OwnerNode)
+	}
+	eventually(t, 10*time.Second, waiter.id+" learns the topic", func() bool {
+		_, err := waiter.c.GetTopic(ctx, "far")
+		return err == nil
+	})
+	got := make(chan []client.Message, 1)
+	go func() {
+		msgs, err := waiter.c.Consume(ctx, "far", client.ConsumeOptions{Wait: 10 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- msgs
+	}()
+	eventually(t, 10*time.Second, "the consume parked on "+waiter.id, func() bool {
+		return waiter.metric("narad_consume_parked") == 1
+	})
+	if err := owner.c.Produce(ctx, "far", []byte("id-1"), client.ProduceOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := <-got
+	if len(msgs) != 1 {
+		t.Fatalf("the parked consume returned %d messages, want the one produced", len(msgs))
+	}
+	if b, _ := msgs[0].Bytes(); string(b) != "id-1" {
+		t.Fatalf("payload %q", b)
+	}
+	if w := waiter.metric("narad_consume_remote_wakes_total"); w < 1 {
+		t.Fatalf("narad_consume_remote_wakes_total = %v: the consume was not woken by the owner's commit", w)
+	}
+}

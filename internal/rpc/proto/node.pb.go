@@ -145,10 +145,15 @@ func (x *Record) GetPayload() []byte {
 }
 
 type CommitRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
-	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
-	Records       []*Record              `protobuf:"bytes,3,rep,name=records,proto3" json:"records,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Topic     string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Records   []*Record              `protobuf:"bytes,3,rep,name=records,proto3" json:"records,omitempty"`
+	// The sender's metastore version when it routed the batch: the owner
+	// waits (briefly) until its own replica has applied at least as much,
+	// so a topic or assignment the sender already saw is never refused as
+	// unknown. 0 from an older node: no wait.
+	MetaVersion   uint64 `protobuf:"varint,4,opt,name=meta_version,json=metaVersion,proto3" json:"meta_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +207,13 @@ func (x *CommitRequest) GetRecords() []*Record {
 		return x.Records
 	}
 	return nil
+}
+
+func (x *CommitRequest) GetMetaVersion() uint64 {
+	if x != nil {
+		return x.MetaVersion
+	}
+	return 0
 }
 
 type CommitResponse struct {
@@ -1021,6 +1033,102 @@ func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
 	return file_node_proto_rawDescGZIP(), []int{16}
 }
 
+type WaitRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	WaitMs        int64                  `protobuf:"varint,2,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitRequest) Reset() {
+	*x = WaitRequest{}
+	mi := &file_node_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitRequest) ProtoMessage() {}
+
+func (x *WaitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
+func (*WaitRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WaitRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *WaitRequest) GetWaitMs() int64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+type WaitResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Woken         bool                   `protobuf:"varint,1,opt,name=woken,proto3" json:"woken,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitResponse) Reset() {
+	*x = WaitResponse{}
+	mi := &file_node_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitResponse) ProtoMessage() {}
+
+func (x *WaitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
+func (*WaitResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *WaitResponse) GetWoken() bool {
+	if x != nil {
+		return x.Woken
+	}
+	return false
+}
+
 var File_node_proto protoreflect.FileDescriptor
 
 const file_node_proto_rawDesc = "" +
@@ -1033,11 +1141,12 @@ const file_node_proto_rawDesc = "" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"4\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\"o\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\"\x92\x01\n" +
 	"\rCommitRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12*\n" +
-	"\arecords\x18\x03 \x03(\v2\x10.narad.v1.RecordR\arecords\"\x10\n" +
+	"\arecords\x18\x03 \x03(\v2\x10.narad.v1.RecordR\arecords\x12!\n" +
+	"\fmeta_version\x18\x04 \x01(\x04R\vmetaVersion\"\x10\n" +
 	"\x0eCommitResponse\"\xa4\x01\n" +
 	"\x0eForwardRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
@@ -1097,14 +1206,20 @@ const file_node_proto_rawDesc = "" +
 	"\x0fleader_rpc_addr\x18\x03 \x01(\tR\rleaderRpcAddr\"<\n" +
 	"\x10HeartbeatRequest\x12(\n" +
 	"\x06member\x18\x01 \x01(\v2\x10.narad.v1.MemberR\x06member\"\x13\n" +
-	"\x11HeartbeatResponse2\x89\x03\n" +
+	"\x11HeartbeatResponse\"<\n" +
+	"\vWaitRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x17\n" +
+	"\await_ms\x18\x02 \x01(\x03R\x06waitMs\"$\n" +
+	"\fWaitResponse\x12\x14\n" +
+	"\x05woken\x18\x01 \x01(\bR\x05woken2\xc0\x03\n" +
 	"\x04Node\x12;\n" +
 	"\x06Commit\x12\x17.narad.v1.CommitRequest\x1a\x18.narad.v1.CommitResponse\x12>\n" +
 	"\aForward\x12\x18.narad.v1.ForwardRequest\x1a\x19.narad.v1.ForwardResponse\x128\n" +
 	"\x05Stats\x12\x16.narad.v1.StatsRequest\x1a\x17.narad.v1.StatsResponse\x12M\n" +
 	"\fConfirmTopic\x12\x1d.narad.v1.ConfirmTopicRequest\x1a\x1e.narad.v1.ConfirmTopicResponse\x125\n" +
 	"\x04Join\x12\x15.narad.v1.JoinRequest\x1a\x16.narad.v1.JoinResponse\x12D\n" +
-	"\tHeartbeat\x12\x1a.narad.v1.HeartbeatRequest\x1a\x1b.narad.v1.HeartbeatResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
+	"\tHeartbeat\x12\x1a.narad.v1.HeartbeatRequest\x1a\x1b.narad.v1.HeartbeatResponse\x125\n" +
+	"\x04Wait\x12\x15.narad.v1.WaitRequest\x1a\x16.narad.v1.WaitResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -1118,7 +1233,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -1137,6 +1252,8 @@ var file_node_proto_goTypes = []any{
 	(*JoinResponse)(nil),         // 14: narad.v1.JoinResponse
 	(*HeartbeatRequest)(nil),     // 15: narad.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),    // 16: narad.v1.HeartbeatResponse
+	(*WaitRequest)(nil),          // 17: narad.v1.WaitRequest
+	(*WaitResponse)(nil),         // 18: narad.v1.WaitResponse
 }
 var file_node_proto_depIdxs = []int32{
 	1,  // 0: narad.v1.CommitRequest.records:type_name -> narad.v1.Record
@@ -1150,14 +1267,16 @@ var file_node_proto_depIdxs = []int32{
 	10, // 8: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
 	13, // 9: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
 	15, // 10: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	3,  // 11: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	5,  // 12: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	9,  // 13: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	11, // 14: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	14, // 15: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	16, // 16: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	11, // [11:17] is the sub-list for method output_type
-	5,  // [5:11] is the sub-list for method input_type
+	17, // 11: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	3,  // 12: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	5,  // 13: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	9,  // 14: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	11, // 15: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	14, // 16: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	16, // 17: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	18, // 18: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	12, // [12:19] is the sub-list for method output_type
+	5,  // [5:12] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name
@@ -1174,7 +1293,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

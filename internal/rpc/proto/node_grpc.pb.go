@@ -32,6 +32,7 @@ const (
 	Node_ConfirmTopic_FullMethodName = "/narad.v1.Node/ConfirmTopic"
 	Node_Join_FullMethodName         = "/narad.v1.Node/Join"
 	Node_Heartbeat_FullMethodName    = "/narad.v1.Node/Heartbeat"
+	Node_Wait_FullMethodName         = "/narad.v1.Node/Wait"
 )
 
 // NodeClient is the client API for Node service.
@@ -50,6 +51,9 @@ type NodeClient interface {
 	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinResponse, error)
 	// A member reports that it is alive.
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
+	// Park until a partition of a topic the serving node owns may have
+	// records to deliver, or the wait ends. Leases nothing: cancellable.
+	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error)
 }
 
 type nodeClient struct {
@@ -120,6 +124,16 @@ func (c *nodeClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts .
 	return out, nil
 }
 
+func (c *nodeClient) Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitResponse)
+	err := c.cc.Invoke(ctx, Node_Wait_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -136,6 +150,9 @@ type NodeServer interface {
 	Join(context.Context, *JoinRequest) (*JoinResponse, error)
 	// A member reports that it is alive.
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
+	// Park until a partition of a topic the serving node owns may have
+	// records to deliver, or the wait ends. Leases nothing: cancellable.
+	Wait(context.Context, *WaitRequest) (*WaitResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -163,6 +180,9 @@ func (UnimplementedNodeServer) Join(context.Context, *JoinRequest) (*JoinRespons
 }
 func (UnimplementedNodeServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
+}
+func (UnimplementedNodeServer) Wait(context.Context, *WaitRequest) (*WaitResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Wait not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -293,6 +313,24 @@ func _Node_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_Wait_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).Wait(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_Wait_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).Wait(ctx, req.(*WaitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -323,6 +361,10 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Heartbeat",
 			Handler:    _Node_Heartbeat_Handler,
+		},
+		{
+			MethodName: "Wait",
+			Handler:    _Node_Wait_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
