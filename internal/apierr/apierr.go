@@ -30,6 +30,9 @@ func BadRequest(format string, args ...any) *Error {
 	return New(http.StatusBadRequest, format, args...)
 }
 func NotFound(format string, args ...any) *Error { return New(http.StatusNotFound, format, args...) }
+func Forbidden(format string, args ...any) *Error {
+	return New(http.StatusForbidden, format, args...)
+}
 func Conflict(format string, args ...any) *Error { return New(http.StatusConflict, format, args...) }
 func Gone(format string, args ...any) *Error     { return New(http.StatusGone, format, args...) }
 func TooLarge(format string, args ...any) *Error {

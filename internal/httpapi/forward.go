@@ -78,7 +78,7 @@ func writeForwarded(w http.ResponseWriter, res rpc.ForwardResponse) {
 // toLeader forwards a metadata write to the Raft leader unless this node
 // leads (or the request was forwarded here already). It reports whether
 // the request was handled.
-func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string) (bool, error) {
+func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string, body []byte) (bool, error) {
 	if s.cluster == nil || s.cluster.IsLeader() {
 		return false, nil
 	}
@@ -88,7 +88,7 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string) (
 	before := s.cluster.MetaVersion()
 	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	buf := &bufferedWriter{header: http.Header{}}
-	if err := s.forward(buf, r, "", user, nil); err != nil {
+	if err := s.forward(buf, r, "", user, body); err != nil {
 		return true, err
 	}
 	if buf.status >= 200 && buf.status < 300 {

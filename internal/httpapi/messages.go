@@ -10,6 +10,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/meta"
 )
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -18,6 +19,9 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	if err := s.allow(r, meta.ActionProduce, topic); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -43,6 +47,9 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	if err := s.allow(r, meta.ActionProduce, topic); err != nil {
 		return err
 	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
@@ -76,6 +83,9 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	if err := s.allow(r, meta.ActionConsume, topic); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -140,6 +150,9 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, user string) error 
 	}
 	topic := r.PathValue("topic")
 	if err := broker.ValidateTopicName(topic); err != nil {
+		return err
+	}
+	if err := s.allow(r, meta.ActionConsume, topic); err != nil {
 		return err
 	}
 	q := r.URL.Query()

@@ -8,15 +8,11 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/metrics"
 )
-
-// Authenticator checks HTTP Basic credentials. Nil means security is off.
-type Authenticator interface {
-	Authenticate(user, password string) (principal string, ok bool)
-}
 
 // Readiness reports whether the node may take traffic, and why not.
 type Readiness func() (ready bool, reason string)
@@ -32,6 +28,9 @@ type Server struct {
 	mux   *http.ServeMux
 
 	cluster Cluster // nil on a single node
+
+	users     *auth.Manager // nil until SetUsers
+	userStore auth.Users
 }
 
 // SetCluster turns on routing to the leader and to partition owners.
@@ -97,15 +96,17 @@ func (s *Server) handle(pattern string, h apiHandler) {
 		user, forwarded := forwardedUser(r)
 		if s.auth != nil && !forwarded {
 			u, p, ok := r.BasicAuth()
-			principal, good := "", false
+			var principal auth.Principal
+			good := false
 			if ok {
-				principal, good = s.auth.Authenticate(u, p)
+				principal, good = s.auth.Authenticate(u, p, sourceOf(r))
 			}
 			if !good {
 				s.writeError(sw, r, apierr.New(http.StatusUnauthorized, "missing or wrong credentials"))
 				return
 			}
-			user = principal
+			user = principal.Name
+			r = r.WithContext(withPrincipal(r.Context(), principal))
 		}
 		if err := h(sw, r, user); err != nil {
 			s.writeError(sw, r, err)

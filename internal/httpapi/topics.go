@@ -4,14 +4,12 @@ import (
 	"net/http"
 
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta"
 )
 
 const maxAdminBody = 1 << 20 // topic bodies carry at most a schema
 
 func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string) error {
-	if done, err := s.toLeader(w, r, user); done {
-		return err
-	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
@@ -21,6 +19,23 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 	}
 	var req broker.CreateTopicRequest
 	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if err := broker.ValidateTopicName(req.Name); err != nil {
+		return err
+	}
+	if err := s.allow(r, meta.ActionCreate, req.Name); err != nil {
+		return err
+	}
+	if req.Parent != "" { // created attached: the parent must be the caller's to manage
+		if err := broker.ValidateTopicName(req.Parent); err != nil {
+			return err
+		}
+		if err := s.allowManage(r, req.Parent); err != nil {
+			return err
+		}
+	}
+	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
 		return err
 	}
 	create := s.b.CreateTopic
@@ -72,17 +87,20 @@ func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request, user stri
 }
 
 func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string) error {
-	if done, err := s.toLeader(w, r, user); done {
-		return err
-	}
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
 	if err := broker.ValidateTopicName(r.PathValue("topic")); err != nil {
 		return err
 	}
+	if err := s.allowManage(r, r.PathValue("topic")); err != nil {
+		return err
+	}
 	body, err := readBody(r, maxAdminBody, "request body")
 	if err != nil {
+		return err
+	}
+	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
 		return err
 	}
 	var req broker.AlterTopicRequest
@@ -98,10 +116,16 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string)
 }
 
 func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request, user string) error {
-	if done, err := s.toLeader(w, r, user); done {
+	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
 	}
-	if err := onlyParams(r.URL.Query()); err != nil {
+	if err := broker.ValidateTopicName(r.PathValue("topic")); err != nil {
+		return err
+	}
+	if err := s.allowManage(r, r.PathValue("topic")); err != nil {
+		return err
+	}
+	if done, err := s.toLeader(w, r, user, nil); done {
 		return err
 	}
 	if err := s.b.DeleteTopic(r.Context(), r.PathValue("topic")); err != nil {

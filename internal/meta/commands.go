@@ -18,7 +18,12 @@ const (
 	OpDetach         Op = 5
 	OpSetAssignments Op = 6
 	OpUpsertMember   Op = 7
-	// Reserved for the cluster and auth work: users, schemas, move flips.
+	OpPutUser        Op = 8
+	OpSeedAdmin      Op = 9
+	OpSetGrants      Op = 10
+	OpSetPassword    Op = 11
+	OpDeleteUser     Op = 12
+	// Reserved for the cluster work: move flips.
 )
 
 func (o Op) String() string {
@@ -37,6 +42,16 @@ func (o Op) String() string {
 		return "set-assignments"
 	case OpUpsertMember:
 		return "upsert-member"
+	case OpPutUser:
+		return "put-user"
+	case OpSeedAdmin:
+		return "seed-admin"
+	case OpSetGrants:
+		return "set-grants"
+	case OpSetPassword:
+		return "set-password"
+	case OpDeleteUser:
+		return "delete-user"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -147,6 +162,11 @@ var handlers = map[Op]handler{
 	OpDetach:         applyDetach,
 	OpSetAssignments: applySetAssignments,
 	OpUpsertMember:   applyUpsertMember,
+	OpPutUser:        applyPutUser,
+	OpSeedAdmin:      applySeedAdmin,
+	OpSetGrants:      applySetGrants,
+	OpSetPassword:    applySetPassword,
+	OpDeleteUser:     applyDeleteUser,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

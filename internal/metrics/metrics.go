@@ -22,6 +22,7 @@ type Metrics struct {
 	ConsumeEmpty       prometheus.Counter
 	ConsumeRemoteWakes prometheus.Counter
 	ConsumeParked      prometheus.Gauge
+	AuthFailures       prometheus.Counter
 	HTTPRequests       *prometheus.CounterVec // route, code
 	HTTPDuration       *prometheus.HistogramVec
 	HTTPInFlight       prometheus.Gauge
@@ -88,6 +89,7 @@ func New() *Metrics {
 		ConsumeEmpty:      f.counter("consume_empty_total", "Consume requests answered 204."),
 		ConsumeRemoteWakes: f.counter("consume_remote_wakes_total",
 			"Unpinned long-polls woken by a commit, expiry or nack on another node."),
+		AuthFailures: f.counter("auth_failures_total", "Requests refused for missing or wrong credentials."),
 		ConsumeParked: f.gauge("consume_parked",
 			"Unpinned consumes parked here right now, waiting on this node and the other owners."),
 		HTTPRequests: f.counterVec("http_requests_total", "HTTP requests by route and status.", "route", "code"),

@@ -150,15 +150,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	var authn httpapi.Authenticator
 	if cfg.Security.Enabled {
-		a, err := auth.NewStatic(auth.AdminUser, cfg.Security.AdminPassword)
-		if err != nil {
-			return err
-		}
-		authn = a
-		if cfg.Security.AdminPasswordGenerated {
-			log.Warn("generated the admin password; set NARAD_ADMIN_PASSWORD to choose it",
-				"user", auth.AdminUser, "password", cfg.Security.AdminPassword)
-		}
+		authn = auth.NewAuthenticator(ms, m.AuthFailures.Inc)
+		go seedRoot(ctx, ms, cfg.Security, log)
 	}
 	fan := fanout.New(fanout.Config{
 		MaxBatchRecords: cfg.Fanout.MaxBatchRecords,
@@ -169,6 +162,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	fan.Start()
 	defer fan.Close()
 	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
+	api.SetUsers(auth.NewManager(ms, b.MetaErr), ms)
 	if clustered {
 		api.SetCluster(cv)
 		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, log)
@@ -244,6 +238,27 @@ func advertise(nodeID string, c config.ClusterConfig) string {
 		return ""
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// seedRoot creates the root admin at the cluster's first start (whichever
+// node leads proposes it; the first proposal wins). A generated password
+// is logged by the node whose proposal took effect, so exactly once in the
+// cluster's life; later starts and other nodes never log one.
+func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, log *slog.Logger) {
+	seeded, err := auth.SeedRoot(ctx, ms, sec.AdminPassword, func(err error) {
+		log.Warn("seeding the root admin failed; retrying", "err", err)
+	})
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			log.Error("seeding the root admin", "err", err)
+		}
+	case seeded && sec.AdminPasswordGenerated:
+		log.Warn("created the root admin with a generated password, shown once; set NARAD_ADMIN_PASSWORD before a cluster's first start to choose it",
+			"user", auth.AdminUser, "password", sec.AdminPassword)
+	case seeded:
+		log.Info("created the root admin from NARAD_ADMIN_PASSWORD", "user", auth.AdminUser)
+	}
 }
 
 // discarder drops WAL records of a topic only when it is absent here, the

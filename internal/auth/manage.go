@@ -1,0 +1,196 @@
+package auth
+
+import (
+	"context"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// Store is the users side of the metastore that user management writes.
+type Store interface {
+	Users
+	Users() []meta.User
+	CreateUser(ctx context.Context, u meta.User) error
+	SetGrants(ctx context.Context, name string, gs []meta.Grant) error
+	SetPassword(ctx context.Context, name string, hash []byte) error
+	DeleteUser(ctx context.Context, name string) error
+}
+
+// UserView is a user as the API shows it: never the hash.
+type UserView struct {
+	Username string       `json:"username"`
+	Grants   []meta.Grant `json:"grants"`
+}
+
+// Manager carries out the users API (07-security.md) for an authenticated
+// actor. Managing others needs an admin grant, and covers only users whose
+// grants the actor holds itself (a scoped admin cannot create, change or
+// remove anyone who could do more than it can: no escalation); a user may
+// always read itself and change its own password with the current one.
+type Manager struct {
+	store Store
+	// mapErr turns metastore outcomes into API errors.
+	mapErr func(error) error
+}
+
+// NewManager manages the users of store; mapErr maps metastore errors.
+func NewManager(store Store, mapErr func(error) error) *Manager {
+	return &Manager{store: store, mapErr: mapErr}
+}
+
+// Create makes a user with password and grants.
+func (m *Manager) Create(ctx context.Context, actor Principal, name, password string, gs []meta.Grant) (UserView, error) {
+	if err := checkNew(name, password, gs); err != nil {
+		return UserView{}, err
+	}
+	if err := m.mayGrant(actor, gs); err != nil {
+		return UserView{}, err
+	}
+	hash, err := Hash(password)
+	if err != nil {
+		return UserView{}, err
+	}
+	u := meta.User{Name: name, Hash: hash, Grants: nonNil(gs), CreatedAt: time.Now().Unix()}
+	if err := m.store.CreateUser(ctx, u); err != nil {
+		return UserView{}, m.mapErr(err)
+	}
+	return view(u), nil
+}
+
+// List shows the users the actor may manage (all of them for a root admin).
+func (m *Manager) List(actor Principal) ([]UserView, error) {
+	if !IsAdmin(actor.Grants) {
+		return nil, apierr.Forbidden("listing users needs an admin grant")
+	}
+	out := []UserView{}
+	for _, u := range m.store.Users() {
+		if Covers(actor.Grants, u.Grants) {
+			out = append(out, view(u))
+		}
+	}
+	return out, nil
+}
+
+// Get shows one user: itself, or one the actor may manage.
+func (m *Manager) Get(actor Principal, name string) (UserView, error) {
+	u, err := m.target(actor, name, true)
+	if err != nil {
+		return UserView{}, err
+	}
+	return view(u), nil
+}
+
+// SetGrants replaces a user's grants.
+func (m *Manager) SetGrants(ctx context.Context, actor Principal, name string, gs []meta.Grant) (UserView, error) {
+	if err := meta.CheckGrants(gs); err != nil {
+		return UserView{}, apierr.BadRequest("%v", err)
+	}
+	u, err := m.target(actor, name, false)
+	if err != nil {
+		return UserView{}, err
+	}
+	if err := m.mayGrant(actor, gs); err != nil {
+		return UserView{}, err
+	}
+	if err := m.store.SetGrants(ctx, name, nonNil(gs)); err != nil {
+		return UserView{}, m.mapErr(err)
+	}
+	u.Grants = nonNil(gs)
+	return view(u), nil
+}
+
+// SetPassword changes a password: one's own with the current password, or
+// anyone's the actor may manage (an admin reset, no current password).
+func (m *Manager) SetPassword(ctx context.Context, actor Principal, name, password, current string) error {
+	if err := meta.CheckPassword(password); err != nil {
+		return apierr.BadRequest("%v", err)
+	}
+	u, ok := m.store.User(name)
+	switch {
+	case ok && name == actor.Name && !m.manages(actor, u):
+		if current == "" {
+			return apierr.BadRequest("current_password is required to change your own password")
+		}
+		if !CheckPassword(u, current) {
+			return apierr.Forbidden("current_password does not match")
+		}
+	default:
+		var err error
+		if u, err = m.target(actor, name, false); err != nil {
+			return err
+		}
+	}
+	hash, err := Hash(password)
+	if err != nil {
+		return err
+	}
+	return m.mapErr(m.store.SetPassword(ctx, u.Name, hash))
+}
+
+// Delete removes a user; nobody removes itself (the last admin could
+// otherwise lock everyone out).
+func (m *Manager) Delete(ctx context.Context, actor Principal, name string) error {
+	if name == actor.Name {
+		return apierr.Conflict("a user cannot delete itself")
+	}
+	if _, err := m.target(actor, name, false); err != nil {
+		return err
+	}
+	return m.mapErr(m.store.DeleteUser(ctx, name))
+}
+
+// target reads the user an operation acts on and checks the actor may act
+// on it; self lets a user read its own record.
+func (m *Manager) target(actor Principal, name string, self bool) (meta.User, error) {
+	if err := meta.CheckUsername(name); err != nil {
+		return meta.User{}, apierr.BadRequest("%v", err)
+	}
+	if !(self && name == actor.Name) && !IsAdmin(actor.Grants) {
+		return meta.User{}, apierr.Forbidden("managing users needs an admin grant")
+	}
+	u, ok := m.store.User(name)
+	if !ok {
+		return meta.User{}, apierr.NotFound("user %q does not exist", name)
+	}
+	if self && name == actor.Name {
+		return u, nil
+	}
+	if !m.manages(actor, u) {
+		return meta.User{}, apierr.Forbidden("user %q holds grants beyond yours", name)
+	}
+	return u, nil
+}
+
+func (m *Manager) manages(actor Principal, u meta.User) bool {
+	return IsAdmin(actor.Grants) && Covers(actor.Grants, u.Grants)
+}
+
+func (m *Manager) mayGrant(actor Principal, gs []meta.Grant) error {
+	if !IsAdmin(actor.Grants) {
+		return apierr.Forbidden("managing users needs an admin grant")
+	}
+	if !Covers(actor.Grants, gs) {
+		return apierr.Forbidden("a user can only grant what it holds itself")
+	}
+	return nil
+}
+
+func checkNew(name, password string, gs []meta.Grant) error {
+	for _, err := range []error{meta.CheckUsername(name), meta.CheckPassword(password), meta.CheckGrants(gs)} {
+		if err != nil {
+			return apierr.BadRequest("%v", err)
+		}
+	}
+	return nil
+}
+
+func view(u meta.User) UserView { return UserView{Username: u.Name, Grants: nonNil(u.Grants)} }
+
+func nonNil(gs []meta.Grant) []meta.Grant {
+	if gs == nil {
+		return []meta.Grant{}
+	}
+	return gs
+}

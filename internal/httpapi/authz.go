@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"context"
+	"net"
+	"net/http"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/auth"
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// Authenticator checks HTTP Basic credentials from a client address. Nil
+// means security is off.
+type Authenticator interface {
+	Authenticate(user, password, source string) (auth.Principal, bool)
+}
+
+type principalKey struct{}
+
+// principalOf returns the authenticated caller. false means there is
+// nothing to check here: security is off, or the request was forwarded by
+// the node the client reached, which authorized it before routing
+// (07-security.md).
+func principalOf(r *http.Request) (auth.Principal, bool) {
+	p, ok := r.Context().Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+func withPrincipal(ctx context.Context, p auth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// sourceOf is the client's address without the port: failed logins are
+// slowed per source.
+func sourceOf(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// allow checks a grant: action on topic.
+func (s *Server) allow(r *http.Request, action, topic string) error {
+	p, ok := principalOf(r)
+	if !ok || auth.Allows(p.Grants, action, topic) {
+		return nil
+	}
+	return apierr.Forbidden("user %q may not %s on topic %q", p.Name, action, topic)
+}
+
+// allowManage checks the right to change a topic — alter, delete, attach
+// and detach children: its owner (the user who created it) or an admin
+// of it. A topic unknown here is left to the handler's 404 only for a
+// caller who could manage it if it existed.
+func (s *Server) allowManage(r *http.Request, topic string) error {
+	p, ok := principalOf(r)
+	if !ok || auth.Allows(p.Grants, meta.ActionAdmin, topic) {
+		return nil
+	}
+	if owner, exists := s.b.TopicOwner(topic); exists && owner == p.Name {
+		return nil
+	}
+	return apierr.Forbidden("only the owner of topic %q or an admin of it may change it; user %q is neither", topic, p.Name)
+}
