@@ -142,6 +142,9 @@ func (b *Broker) topic(name string) (meta.Topic, error) {
 	if !ok {
 		return meta.Topic{}, apierr.NotFound("topic %q does not exist", name)
 	}
+	if t.Remote != nil {
+		return meta.Topic{}, apierr.NotFound("topic %q does not exist here: it is a remote child of %q", name, t.Parent)
+	}
 	return t, nil
 }
 

@@ -28,6 +28,8 @@ type PartitionReport struct {
 type CursorPosition struct {
 	Child, Epoch string
 	NextOffset   uint64
+	State        string // remote children: link state ("" before a send)
+	AckedAtMs    int64  // remote children: commit time of the last acknowledged record
 }
 
 // StatsFunc asks a partition owner for reports (nil on a single node).

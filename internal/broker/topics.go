@@ -52,7 +52,8 @@ type TopicView struct {
 }
 
 func view(t meta.Topic) TopicView {
-	role := "plain" // choice: the spec names "parent" and "child"; a topic with neither link is "plain"
+	t.Remote = t.Remote.Public() // credentials are never shown (F30)
+	role := "plain"              // choice: the spec names "parent" and "child"; a topic with neither link is "plain"
 	switch {
 	case t.Parent != "":
 		role = "child"

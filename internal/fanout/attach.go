@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -47,7 +46,7 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 		return broker.TopicView{}, apierr.BadRequest("start applies to remote children only")
 	}
 	if remote {
-		return broker.TopicView{}, apierr.New(http.StatusNotImplemented, "remote children are not available in this build yet")
+		return e.attachRemote(ctx, parentName, req)
 	}
 	if err := broker.ValidateTopicName(parentName); err != nil {
 		return broker.TopicView{}, err
@@ -72,7 +71,7 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 	if err := checkLink(parent, child, req.DelayMs); err != nil {
 		return broker.TopicView{}, err
 	}
-	spec, err := e.attachSpec(ctx, parent, req.DelayMs)
+	spec, err := e.attachSpec(ctx, parent, req.DelayMs, startAttach)
 	if err != nil {
 		return broker.TopicView{}, err
 	}
@@ -112,7 +111,7 @@ func (e *Engine) CreateChild(ctx context.Context, req broker.CreateTopicRequest,
 	if err := checkLink(parent, t, delay); err != nil {
 		return broker.TopicView{}, err
 	}
-	spec, err := e.attachSpec(ctx, parent, delay)
+	spec, err := e.attachSpec(ctx, parent, delay, startAttach)
 	if err != nil {
 		return broker.TopicView{}, err
 	}
@@ -154,12 +153,21 @@ func checkLink(parent, child meta.Topic, delayMs int64) error {
 	return nil
 }
 
+// Start points of a remote child (F25); every other child starts at attach.
+const (
+	startAttach   = "attach"
+	startFrontier = "frontier"
+	startOldest   = "oldest"
+)
+
 // attachSpec records the attach point: each parent partition's committed
 // high watermark, asked of its owner while the attach is being proposed
-// (F13). Records committed after these reads sit at or past them and are
-// delivered. If any owner cannot answer, the attach fails with 503 and
-// leaves no link: a guessed offset would skip records or backfill.
-func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int64) (meta.AttachSpec, error) {
+// (F13) — or, for a remote child started at "frontier" or "oldest", the
+// partition's consumer frontier or oldest retained offset (F25). Records
+// committed after these reads sit at or past them and are delivered. If
+// any owner cannot answer, the attach fails with 503 and leaves no link: a
+// guessed offset would skip records or backfill.
+func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int64, start string) (meta.AttachSpec, error) {
 	offs := make([]uint64, parent.Partitions)
 	remote := map[string][]int{}
 	for p := range offs {
@@ -169,6 +177,14 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q has no owner yet", p, parent.Name)
 		case owner != e.self:
 			remote[owner] = append(remote[owner], p)
+			continue
+		}
+		if start != startAttach {
+			r := e.b.LocalReports(parent.Name, []int{p})[0]
+			if !r.Available {
+				return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q cannot be described", p, parent.Name)
+			}
+			offs[p] = startOf(r, start)
 			continue
 		}
 		hwm, err := e.b.CommittedHWM(parent.Name, p)
@@ -199,11 +215,11 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 				err = fmt.Errorf("answered %d of %d partitions", len(reps), len(parts))
 			}
 			for _, r := range reps {
-				if err == nil && (!r.Available || !r.Stats.Exact) {
+				if err == nil && (!r.Available || (start == startAttach && !r.Stats.Exact)) {
 					err = fmt.Errorf("partition %d cannot be measured exactly", r.Partition)
 				}
 				if err == nil {
-					offs[r.Partition] = r.Stats.HighWatermark
+					offs[r.Partition] = startOf(r, start)
 				}
 			}
 			if err != nil && fail == nil {
@@ -235,4 +251,15 @@ func (e *Engine) Detach(ctx context.Context, parentName, childName string) error
 		return apierr.NotFound("%q is not a child of %q", childName, parentName)
 	}
 	return e.b.MetaErr(e.meta.Detach(ctx, parentName, childName, ""))
+}
+
+// startOf is a partition's start point under a start mode.
+func startOf(r broker.PartitionReport, start string) uint64 {
+	switch start {
+	case startFrontier:
+		return r.Frontier
+	case startOldest:
+		return r.Stats.OldestOffset
+	}
+	return r.Stats.HighWatermark
 }

@@ -20,6 +20,22 @@ type ChildView struct {
 	DueLagSeconds   *float64 `json:"due_lag_seconds,omitempty"`
 	LagComplete     bool     `json:"lag_complete"`
 	DroppedMessages uint64   `json:"dropped_messages"`
+
+	// Remote children (F28, F29): the target without credentials, the
+	// worst state of the link's cursors, and per parent partition the
+	// recovery point: the target holds everything committed before it.
+	Remote        *meta.RemoteTarget `json:"remote,omitempty"`
+	State         string             `json:"state,omitempty"`
+	RecoveryPoint []RecoveryPoint    `json:"recovery_point,omitempty"`
+}
+
+// RecoveryPoint is one parent partition's part of a remote child's
+// recovery point; CommittedAtMs is 0 until the target acknowledged a
+// record since this node started the cursor.
+type RecoveryPoint struct {
+	Partition     int    `json:"partition"`
+	NextOffset    uint64 `json:"next_offset"`
+	CommittedAtMs int64  `json:"committed_at_ms"`
 }
 
 // ChildrenView is the children listing.
@@ -87,6 +103,17 @@ func (e *Engine) remoteReports(parent meta.Topic) map[int]broker.PartitionReport
 	return out
 }
 
+// remoteCursor is the child's cursor entry of this epoch on a remote
+// partition (zero if it has none yet).
+func remoteCursor(r broker.PartitionReport, child meta.Topic) broker.CursorPosition {
+	for _, c := range r.Cursors {
+		if c.Child == child.Name && c.Epoch == child.AttachEpoch {
+			return c
+		}
+	}
+	return broker.CursorPosition{}
+}
+
 // remotePosition is the child's cursor on a remote partition: the cursor
 // of this epoch, else the attach point it would start from.
 func remotePosition(r broker.PartitionReport, child meta.Topic) (uint64, bool) {
@@ -121,7 +148,8 @@ func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPositi
 		c, running := e.running[cursorKey{parentName, name, p}]
 		e.mu.Unlock()
 		if running && c.started.Load() && c.link.epoch == child.AttachEpoch {
-			out = append(out, broker.CursorPosition{Child: name, Epoch: child.AttachEpoch, NextOffset: c.pos.Load()})
+			out = append(out, broker.CursorPosition{Child: name, Epoch: child.AttachEpoch, NextOffset: c.pos.Load(),
+				State: linkState(c), AckedAtMs: c.ackedAt.Load()})
 			continue
 		}
 		dir, err := e.reg.Dir(parentName, p)
@@ -138,6 +166,19 @@ func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPositi
 func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.PartitionReport) ChildView {
 	v := ChildView{Name: child.Name, DelayMs: child.FanoutDelayMs, AttachEpoch: child.AttachEpoch, LagComplete: true,
 		DroppedMessages: e.droppedCounter(parent.Name, child.Name).Load()}
+	if child.Remote != nil {
+		v.Remote, v.State, v.RecoveryPoint = child.Remote.Public(), StateRunning, []RecoveryPoint{}
+	}
+	// recover notes a remote child's partition: its recovery point and state.
+	recover := func(p int, pos uint64, state string, ackedAt int64) {
+		if child.Remote == nil {
+			return
+		}
+		v.RecoveryPoint = append(v.RecoveryPoint, RecoveryPoint{Partition: p, NextOffset: pos, CommittedAtMs: ackedAt})
+		if stateRank(state) > stateRank(v.State) {
+			v.State = state
+		}
+	}
 	var dueLag float64
 	for p := 0; p < parent.Partitions; p++ {
 		if owner, _ := e.meta.Owner(parent.Name, p); owner != e.self {
@@ -151,6 +192,8 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 				v.LagComplete = false
 				continue
 			}
+			cp := remoteCursor(r, child)
+			recover(p, pos, cp.State, cp.AckedAtMs)
 			v.LagMessages += r.Stats.HighWatermark - min(r.Stats.HighWatermark, pos)
 			continue
 		}
@@ -158,6 +201,14 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 		if !ok {
 			v.LagComplete = false
 			continue
+		}
+		e.mu.Lock()
+		c, running := e.running[cursorKey{parent.Name, child.Name, p}]
+		e.mu.Unlock()
+		if running {
+			recover(p, pos, linkState(c), c.ackedAt.Load())
+		} else {
+			recover(p, pos, "", 0)
 		}
 		st, err := e.reg.Describe(parent.Name, p)
 		if err != nil || !st.Exact {

@@ -16,6 +16,9 @@ import (
 // Fan-out never reroutes to a sibling partition: a dead owner stalls its
 // bucket until it returns. It returns nil only when everything committed.
 func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab []storage.Record) error {
+	if c.link.remote {
+		return e.sendRemote(ctx, c, slab)
+	}
 	k := c.key
 	rr := e.rotation(k.child)
 	var held []storage.Record // failed records, copied: set after the first failed round

@@ -24,6 +24,11 @@ type cursor struct {
 	pos      atomic.Uint64 // next parent offset to copy, once known
 	started  atomic.Bool
 	dueLagMs atomic.Int64
+
+	// Remote children only (F28, F29): the link state, and the commit time
+	// of the last record the target acknowledged.
+	state   atomic.Value // string
+	ackedAt atomic.Int64
 }
 
 func (c *cursor) stop() {
@@ -68,6 +73,7 @@ func (e *Engine) labels(k cursorKey) []string {
 func (e *Engine) deleteSeries(k cursorKey) {
 	e.m.FanoutLag.DeleteLabelValues(e.labels(k)...)
 	e.m.FanoutDueLag.DeleteLabelValues(e.labels(k)...)
+	e.refreshLinkState(k.parent, k.child, k)
 }
 
 // run is the cursor loop: read a slab, bucket it, commit every bucket,

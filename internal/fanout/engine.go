@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,8 @@ type Engine struct {
 	rr      map[string]*atomic.Uint64 // keyless rotation per child topic
 	dropped map[linkKey]*atomic.Uint64
 
+	remote *http.Client // remote children's batch produce (F26); verifies TLS
+
 	rec reconcileState
 
 	stop chan struct{}
@@ -105,6 +108,7 @@ type linkKey struct{ parent, child string }
 func New(cfg Config, self string, ms *meta.Store, b *broker.Broker, commit route.Committer, m *metrics.Metrics) *Engine {
 	cfg.withDefaults()
 	return &Engine{cfg: cfg, self: self, meta: ms, b: b, reg: b.Registry(), commit: commit, m: m,
+		remote:  &http.Client{Timeout: remoteTimeout},
 		running: map[cursorKey]*cursor{}, rr: map[string]*atomic.Uint64{}, dropped: map[linkKey]*atomic.Uint64{},
 		stop: make(chan struct{})}
 }

@@ -31,6 +31,7 @@ type link struct {
 	epoch         string
 	delayMs       int64
 	attachOffsets []uint64
+	remote        bool // a remote child: the slab goes to the sender (F26)
 }
 
 // Passes and Skips count full reconcile passes and skipped ticks.
@@ -91,7 +92,8 @@ func (e *Engine) fullPass() bool {
 				continue
 			}
 			if owner == e.self {
-				desired[cursorKey{parent.Name, t.Name, p}] = link{epoch: t.AttachEpoch, delayMs: t.FanoutDelayMs, attachOffsets: t.AttachOffsets}
+				desired[cursorKey{parent.Name, t.Name, p}] = link{epoch: t.AttachEpoch, delayMs: t.FanoutDelayMs,
+					attachOffsets: t.AttachOffsets, remote: t.Remote != nil}
 			}
 		}
 	}

@@ -102,10 +102,13 @@ func (s *Store) ListTopics(after string, limit int) (page []Topic, next string) 
 		limit = 100
 	}
 	all := s.fsm.cache().sorted
-	start := sort.Search(len(all), func(i int) bool { return all[i].Name > after })
-	end := min(start+limit, len(all))
-	page = slices.Clone(all[start:end])
-	if end < len(all) && len(page) > 0 {
+	i := sort.Search(len(all), func(i int) bool { return all[i].Name > after })
+	for ; i < len(all) && len(page) < limit; i++ {
+		if all[i].Remote == nil { // a remote child's link record is not a topic
+			page = append(page, all[i])
+		}
+	}
+	if i < len(all) && len(page) > 0 {
 		next = page[len(page)-1].Name
 	}
 	return page, next

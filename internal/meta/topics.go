@@ -19,7 +19,10 @@ func applyCreateTopic(a *applyTx, payload json.RawMessage) error {
 	if err := checkTopicFields(t); err != nil {
 		return err
 	}
-	if t.Partitions < 1 {
+	switch {
+	case t.Remote != nil && (t.Partitions != 0 || c.Attach == nil):
+		return topicErr(t.Name, ErrInvalid, "a remote child has no partitions and is created attached")
+	case t.Remote == nil && t.Partitions < 1:
 		return topicErr(t.Name, ErrInvalid, "partitions %d < 1", t.Partitions)
 	}
 	// Link fields are the metastore's: they are set from Attach only.
@@ -164,6 +167,12 @@ func applyDeleteTopic(a *applyTx, payload json.RawMessage) error {
 		if !ok || child.Parent != t.Name {
 			continue
 		}
+		if child.Remote != nil { // a remote link is nothing without its parent
+			if err := a.deleteTopic(child.Name); err != nil {
+				return err
+			}
+			continue
+		}
 		clearLink(&child)
 		if err := a.putTopic(child); err != nil {
 			return err
@@ -227,8 +236,22 @@ func applyDetach(a *applyTx, payload json.RawMessage) error {
 	if c.Epoch != "" && c.Epoch != child.AttachEpoch {
 		return topicErr(c.Child, ErrConflict, "attach epoch is %s, not %s", child.AttachEpoch, c.Epoch)
 	}
-	clearLink(&child)
 	parent.Children = removeSorted(parent.Children, child.Name)
+	if child.Remote != nil {
+		// A remote child has no data here to keep: detaching ends it.
+		if err := a.putTopic(parent); err != nil {
+			return err
+		}
+		if err := a.deleteTopic(child.Name); err != nil {
+			return err
+		}
+		if err := a.deleteAssignments(child.Name); err != nil {
+			return err
+		}
+		a.bump(domTopics)
+		return nil
+	}
+	clearLink(&child)
 	if err := a.putTopics(parent, child); err != nil {
 		return err
 	}

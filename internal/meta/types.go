@@ -32,9 +32,32 @@ type Topic struct {
 	FanoutDelayMs int64    `json:"fanout_delay_ms,omitempty"`
 	Children      []string `json:"children,omitempty"` // sorted
 
+	// Remote, set on a remote child (05-fanout.md F25): a link to a topic
+	// of another cluster, with no partitions here. Such a record exists
+	// only while attached, is not a topic anyone can produce to or consume
+	// from, and its credentials are never shown (RemoteTarget.Public).
+	Remote *RemoteTarget `json:"remote,omitempty"`
+
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.
 	Version uint64 `json:"-"`
+}
+
+// RemoteTarget is where a remote child copies to: another cluster's topic,
+// reached through its batch produce with these credentials.
+type RemoteTarget struct {
+	URL      string `json:"url"`
+	Topic    string `json:"topic"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+}
+
+// Public is the target without its credentials: what any API may show.
+func (r *RemoteTarget) Public() *RemoteTarget {
+	if r == nil {
+		return nil
+	}
+	return &RemoteTarget{URL: r.URL, Topic: r.Topic}
 }
 
 // Assignment places one partition. Owner serves it now; Target, when set, is

@@ -41,6 +41,9 @@ type Metrics struct {
 	FanoutBatchRecords prometheus.Histogram
 	FanoutBatchBytes   prometheus.Histogram
 	FanoutDeferred     prometheus.Counter
+	RemoteLinkState    *prometheus.GaugeVec   // parent, child, state
+	RemoteSent         prometheus.Counter     // records a remote target acknowledged
+	RemoteErrors       *prometheus.CounterVec // reason (the link state it caused)
 
 	// Storage.
 	FsyncDuration      prometheus.Histogram
@@ -112,6 +115,10 @@ func New() *Metrics {
 			sizeBuckets),
 		FanoutBatchBytes: f.histogram("fanout_batch_bytes", "Bytes per fan-out slab.",
 			prometheus.ExponentialBuckets(64, 4, 12)),
+		RemoteLinkState: f.gaugeVec("remote_link_state", "1 on a remote child's current state on this node (running, retrying, target_missing, auth_failed, rejected).",
+			"parent", "child", "state"),
+		RemoteSent:   f.counter("remote_sent_records_total", "Records a remote child's target acknowledged."),
+		RemoteErrors: f.counterVec("remote_send_errors_total", "Failed batch sends to remote children, by the state they caused.", "reason"),
 		FanoutDeferred: f.counter("fanout_anchor_deferred_total",
 			"Cursor anchors put off because the leader did not confirm the link's epoch is current."),
 		FsyncDuration:      f.histogram("storage_fsync_duration_seconds", "Partition log fdatasync latency.", latencyBuckets),

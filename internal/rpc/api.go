@@ -100,6 +100,8 @@ type CursorPosition struct {
 	Child      string
 	Epoch      string
 	NextOffset uint64
+	State      string // remote children: link state ("" before a send)
+	AckedAtMs  int64  // remote children: commit time of the last acknowledged record
 }
 
 // Member is a node's addresses, as it announces them.

@@ -65,7 +65,8 @@ func statsToPB(ss []PartitionStats) []*nodepb.PartitionStats {
 			Exact:            s.Exact,
 		}
 		for _, c := range s.Cursors {
-			p.Cursors = append(p.Cursors, &nodepb.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset})
+			p.Cursors = append(p.Cursors, &nodepb.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset,
+				State: c.State, AckedAtMs: c.AckedAtMs})
 		}
 		out[i] = p
 	}
@@ -87,7 +88,8 @@ func statsFromPB(ps []*nodepb.PartitionStats) []PartitionStats {
 			Exact:            p.GetExact(),
 		}
 		for _, c := range p.GetCursors() {
-			s.Cursors = append(s.Cursors, CursorPosition{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset()})
+			s.Cursors = append(s.Cursors, CursorPosition{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset(),
+				State: c.GetState(), AckedAtMs: c.GetAckedAtMs()})
 		}
 		out[i] = s
 	}

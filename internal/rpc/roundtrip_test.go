@@ -76,7 +76,8 @@ func TestStatsRoundTrip(t *testing.T) {
 	want := []PartitionStats{
 		{Partition: 0, Available: true, Segments: 3, OldestOffset: 10, HighWatermark: 1 << 40, SizeBytes: 123456789,
 			OldestSegmentAt: 1700000000, ConsumerFrontier: 99, Exact: true,
-			Cursors: []CursorPosition{{Child: "audit", Epoch: "e1", NextOffset: 42}, {Child: "bi", Epoch: "e7", NextOffset: 0}}},
+			Cursors: []CursorPosition{{Child: "audit", Epoch: "e1", NextOffset: 42},
+				{Child: "dr", Epoch: "e7", NextOffset: 0, State: "retrying", AckedAtMs: 1796004226123}}},
 		{Partition: 2, Available: false},
 	}
 	var gotParts []int

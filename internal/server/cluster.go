@@ -126,7 +126,8 @@ func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]r
 			OldestSegmentAt: r.Stats.OldestSegmentAt, ConsumerFrontier: r.Frontier, Exact: r.Stats.Exact}
 		if r.Available {
 			for _, c := range h.fan.CursorPositions(topic, r.Partition) {
-				out[i].Cursors = append(out[i].Cursors, rpc.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset})
+				out[i].Cursors = append(out[i].Cursors, rpc.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset,
+					State: c.State, AckedAtMs: c.AckedAtMs})
 			}
 		}
 	}
@@ -225,7 +226,8 @@ func (c *clusterView) Stats(ctx context.Context, owner, topic string, parts []in
 			Stats: storage.Stats{Segments: r.Segments, OldestOffset: r.OldestOffset, HighWatermark: r.HighWatermark,
 				SizeBytes: r.SizeBytes, OldestSegmentAt: r.OldestSegmentAt, Exact: r.Exact}}
 		for _, cp := range r.Cursors {
-			out[i].Cursors = append(out[i].Cursors, broker.CursorPosition{Child: cp.Child, Epoch: cp.Epoch, NextOffset: cp.NextOffset})
+			out[i].Cursors = append(out[i].Cursors, broker.CursorPosition{Child: cp.Child, Epoch: cp.Epoch, NextOffset: cp.NextOffset,
+				State: cp.State, AckedAtMs: cp.AckedAtMs})
 		}
 	}
 	return out, nil

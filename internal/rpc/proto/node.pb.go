@@ -458,10 +458,14 @@ func (x *StatsRequest) GetPartitions() []int32 {
 }
 
 type CursorPosition struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Child         string                 `protobuf:"bytes,1,opt,name=child,proto3" json:"child,omitempty"`
-	Epoch         string                 `protobuf:"bytes,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	NextOffset    uint64                 `protobuf:"varint,3,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Child      string                 `protobuf:"bytes,1,opt,name=child,proto3" json:"child,omitempty"`
+	Epoch      string                 `protobuf:"bytes,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	NextOffset uint64                 `protobuf:"varint,3,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
+	// Remote children only: the link state and the commit time (unix ms)
+	// of the last record the target acknowledged.
+	State         string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	AckedAtMs     int64  `protobuf:"varint,5,opt,name=acked_at_ms,json=ackedAtMs,proto3" json:"acked_at_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -513,6 +517,20 @@ func (x *CursorPosition) GetEpoch() string {
 func (x *CursorPosition) GetNextOffset() uint64 {
 	if x != nil {
 		return x.NextOffset
+	}
+	return 0
+}
+
+func (x *CursorPosition) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *CursorPosition) GetAckedAtMs() int64 {
+	if x != nil {
+		return x.AckedAtMs
 	}
 	return 0
 }
@@ -1164,12 +1182,14 @@ const file_node_proto_rawDesc = "" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x02 \x03(\x05R\n" +
-	"partitions\"]\n" +
+	"partitions\"\x93\x01\n" +
 	"\x0eCursorPosition\x12\x14\n" +
 	"\x05child\x18\x01 \x01(\tR\x05child\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12\x1f\n" +
 	"\vnext_offset\x18\x03 \x01(\x04R\n" +
-	"nextOffset\"\xf6\x02\n" +
+	"nextOffset\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x1e\n" +
+	"\vacked_at_ms\x18\x05 \x01(\x03R\tackedAtMs\"\xf6\x02\n" +
 	"\x0ePartitionStats\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\bR\tavailable\x12\x1a\n" +

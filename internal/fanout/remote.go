@@ -1,0 +1,320 @@
+package fanout
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Remote link states (F28), worst last: a child shows the worst state of
+// its cursors.
+const (
+	StateRunning       = "running"
+	StateRetrying      = "retrying"
+	StateTargetMissing = "target_missing"
+	StateAuthFailed    = "auth_failed"
+	StateRejected      = "rejected"
+)
+
+var linkStates = []string{StateRunning, StateRetrying, StateTargetMissing, StateAuthFailed, StateRejected}
+
+func stateRank(s string) int {
+	for i, x := range linkStates {
+		if x == s {
+			return i
+		}
+	}
+	return 0
+}
+
+// Sender constants (F26–F28).
+const (
+	remoteLanes       = 4
+	remoteTimeout     = 30 * time.Second
+	remoteBackoffCap  = 30 // × Config.Backoff: 1 s doubling to 30 s
+	maxRemoteErrorLen = 512
+)
+
+// parseRemote reads and checks the remote target of an attach (F25, F30).
+func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
+	var r meta.RemoteTarget
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, apierr.BadRequest("remote: want {\"url\", \"topic\", \"username\", \"password\"}: %v", err)
+	}
+	u, err := url.Parse(r.URL)
+	switch {
+	case r.URL == "":
+		return r, apierr.BadRequest("remote.url is required")
+	case err != nil:
+		return r, apierr.BadRequest("remote.url %q: %v", r.URL, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return r, apierr.BadRequest("remote.url %q: want an http:// or https:// URL", r.URL)
+	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
+		return r, apierr.BadRequest("remote.url %q: want scheme://host[:port] only (credentials go in username and password)", r.URL)
+	case (r.Username == "") != (r.Password == ""):
+		return r, apierr.BadRequest("remote: give both username and password, or neither")
+	}
+	if err := broker.ValidateTopicName(r.Topic); err != nil {
+		return r, apierr.BadRequest("remote.topic: %v", err)
+	}
+	r.URL = u.Scheme + "://" + u.Host
+	return r, nil
+}
+
+// attachRemote creates a remote child: a link record with no partitions,
+// created attached in one Raft command (F25).
+func (e *Engine) attachRemote(ctx context.Context, parentName string, req AttachRequest) (broker.TopicView, error) {
+	for _, n := range []string{parentName, req.Child} {
+		if err := broker.ValidateTopicName(n); err != nil {
+			return broker.TopicView{}, err
+		}
+	}
+	target, err := parseRemote(req.Remote)
+	if err != nil {
+		return broker.TopicView{}, err
+	}
+	if req.DelayMs != 0 {
+		return broker.TopicView{}, apierr.BadRequest("a remote child has no delay")
+	}
+	start := req.Start
+	switch start {
+	case "":
+		start = startAttach
+	case startAttach, startFrontier, startOldest:
+	default:
+		return broker.TopicView{}, apierr.BadRequest("start %q: want attach, frontier or oldest", req.Start)
+	}
+	parent, ok := e.meta.Topic(parentName)
+	if !ok || parent.Remote != nil {
+		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", parentName)
+	}
+	if existing, ok := e.meta.Topic(req.Child); ok {
+		if existing.Remote != nil {
+			return broker.TopicView{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
+		}
+		return broker.TopicView{}, apierr.Conflict("a topic named %q exists here; a remote child needs a name of its own", req.Child)
+	}
+	child := meta.Topic{Name: req.Child, Remote: &target, CreatedAt: time.Now().Unix()}
+	if err := checkLink(parent, child, 0); err != nil {
+		return broker.TopicView{}, err
+	}
+	spec, err := e.attachSpec(ctx, parent, 0, start)
+	if err != nil {
+		return broker.TopicView{}, err
+	}
+	if err := e.b.MetaErr(e.meta.CreateTopic(ctx, child, nil, &spec)); err != nil {
+		return broker.TopicView{}, err
+	}
+	return e.b.View(req.Child)
+}
+
+// sendRemote delivers a slab to a remote child (F26–F28): split into lanes
+// by key (one key, one lane; keyless records together, in slab order),
+// each lane one batch produce to the target, all lanes at once. It returns
+// nil only when the target answered 202 for every record; lanes that
+// failed are retried alone, forever, backing off 1 s doubling to 30 s, the
+// link's epoch re-checked each time (F8). The held records are copied off
+// the parent log after the first failure, so a long outage does not pin
+// its buffers; they stay bounded by one slab (F27).
+func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab []storage.Record) error {
+	k := c.key
+	lanes := laneize(slab)
+	backoff := e.cfg.Backoff
+	for round := 0; ; round++ {
+		child, ok := e.meta.Topic(k.child)
+		if !ok || child.AttachEpoch != c.link.epoch || child.Parent != k.parent || child.Remote == nil {
+			return errStopped
+		}
+		target := *child.Remote // fresh each round: credentials may have changed
+		errs := make([]*sendError, len(lanes))
+		var wg sync.WaitGroup
+		for i, lane := range lanes {
+			if len(lane) == 0 {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = e.postBatch(ctx, target, lane)
+			}()
+		}
+		wg.Wait()
+		var worst *sendError
+		for i, err := range errs {
+			if err == nil {
+				if len(lanes[i]) > 0 {
+					e.m.RemoteSent.Add(float64(len(lanes[i])))
+				}
+				lanes[i] = nil // delivered: never sent again
+				continue
+			}
+			e.m.RemoteErrors.WithLabelValues(err.state).Inc()
+			if worst == nil || stateRank(err.state) > stateRank(worst.state) {
+				worst = err
+			}
+		}
+		if worst == nil {
+			c.ackedAt.Store(slab[len(slab)-1].CommittedAt)
+			e.setLinkState(c, StateRunning)
+			return nil
+		}
+		e.setLinkState(c, worst.state)
+		e.cfg.Logger.Warn("remote child: send failing; retrying the failed lanes", "parent", k.parent, "child", k.child,
+			"partition", k.partition, "state", worst.state, "target", target.URL, "err", worst.msg)
+		if round == 0 {
+			for i := range lanes {
+				lanes[i] = detach(lanes[i])
+			}
+		}
+		if !sleepCtx(ctx, backoff) {
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, remoteBackoffCap*e.cfg.Backoff)
+	}
+}
+
+// laneize splits a slab into lanes by key, preserving order within a lane.
+func laneize(slab []storage.Record) [][]storage.Record {
+	lanes := make([][]storage.Record, remoteLanes)
+	for _, r := range slab {
+		i := 0
+		if len(r.Key) > 0 {
+			h := fnv.New32a()
+			h.Write(r.Key)
+			i = int(h.Sum32() % remoteLanes)
+		}
+		lanes[i] = append(lanes[i], r)
+	}
+	return lanes
+}
+
+// sendError is a failed batch produce, classified into a link state.
+type sendError struct {
+	state string
+	msg   string
+}
+
+type remoteRecord struct {
+	Key           *string `json:"key,omitempty"`
+	PayloadBase64 string  `json:"payload_base64"`
+}
+
+var failingIndex = regexp.MustCompile(`records\[(\d+)\]`)
+
+// postBatch sends one lane through the target's batch produce. Payloads
+// go as payload_base64, so the bytes arrive exactly; keys as JSON strings
+// (a key that is not UTF-8 arrives with replacement characters).
+func (e *Engine) postBatch(ctx context.Context, target meta.RemoteTarget, lane []storage.Record) *sendError {
+	recs := make([]remoteRecord, len(lane))
+	for i, r := range lane {
+		recs[i].PayloadBase64 = base64.StdEncoding.EncodeToString(r.Payload)
+		if len(r.Key) > 0 {
+			k := string(r.Key)
+			recs[i].Key = &k
+		}
+	}
+	body, err := json.Marshal(map[string]any{"records": recs})
+	if err != nil {
+		return &sendError{StateRejected, err.Error()}
+	}
+	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost,
+		target.URL+"/v1/topics/"+url.PathEscape(target.Topic)+"/produce/batch", bytes.NewReader(body))
+	if err != nil {
+		return &sendError{StateRejected, err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if target.Username != "" {
+		req.SetBasicAuth(target.Username, target.Password)
+	}
+	resp, err := e.remote.Do(req)
+	if err != nil {
+		return &sendError{StateRetrying, err.Error()}
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxRemoteErrorLen))
+	if resp.StatusCode == http.StatusAccepted {
+		return nil
+	}
+	msg := fmt.Sprintf("target answered %d: %s", resp.StatusCode, bytes.TrimSpace(answer))
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return &sendError{StateAuthFailed, msg}
+	case http.StatusNotFound:
+		return &sendError{StateTargetMissing, msg}
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusConflict:
+		// The target refuses a record: name its parent offset. The link
+		// stops there; nothing is skipped without an operator.
+		if m := failingIndex.FindSubmatch(answer); m != nil {
+			if i, err := strconv.Atoi(string(m[1])); err == nil && i < len(lane) {
+				msg = fmt.Sprintf("the target refuses the record at parent offset %d: %s", lane[i].Offset, msg)
+			}
+		}
+		return &sendError{StateRejected, msg}
+	}
+	return &sendError{StateRetrying, msg}
+}
+
+// setLinkState records a cursor's link state and re-exports the link's.
+func (e *Engine) setLinkState(c *cursor, state string) {
+	if old, _ := c.state.Load().(string); old == state {
+		return
+	}
+	c.state.Store(state)
+	e.refreshLinkState(c.key.parent, c.key.child, cursorKey{})
+}
+
+// refreshLinkState exports narad_remote_link_state for a link: 1 on the
+// worst state over this node's cursors of it (except gone, one that is
+// exiting), 0 on the others; no series once none of them runs here.
+func (e *Engine) refreshLinkState(parent, child string, gone cursorKey) {
+	worst, any := StateRunning, false
+	e.mu.Lock()
+	for k, x := range e.running {
+		if k.parent != parent || k.child != child || k == gone {
+			continue
+		}
+		if s, ok := x.state.Load().(string); ok {
+			any = true
+			if stateRank(s) > stateRank(worst) {
+				worst = s
+			}
+		}
+	}
+	e.mu.Unlock()
+	for _, s := range linkStates {
+		if !any {
+			e.m.RemoteLinkState.DeleteLabelValues(parent, child, s)
+			continue
+		}
+		v := 0.0
+		if s == worst {
+			v = 1
+		}
+		e.m.RemoteLinkState.WithLabelValues(parent, child, s).Set(v)
+	}
+}
+
+// linkState is a cursor's link state; "" before its first send.
+func linkState(c *cursor) string {
+	s, _ := c.state.Load().(string)
+	return s
+}
