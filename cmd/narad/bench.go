@@ -37,9 +37,13 @@ the requests. --batch N sends N records per request with the batch API.
 			if f.producers < 1 || f.messages < 1 || f.batch < 1 || f.size < 0 {
 				return errors.New("--producers, --messages and --batch must be at least 1, --size at least 0")
 			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
-			b := bencher{c: a.client(), topic: args[0], f: f, prog: a.newProgress()}
+			b := bencher{c: c, topic: args[0], f: f, prog: a.newProgress()}
 			res, err := b.produce(ctx)
 			if err != nil {
 				return err

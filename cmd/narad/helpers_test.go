@@ -77,22 +77,26 @@ type result struct {
 }
 
 // cli runs the narad command line in-process against env (NARAD_ADDR is
-// how tests point it at a fake) with stdin.
+// how tests point it at a fake) with stdin. home is also where contexts
+// live (home/.config/narad) unless env sets XDG_CONFIG_HOME; empty means
+// no home, so no saved contexts.
 type cli struct {
-	env   map[string]string
-	stdin string
-	tty   bool
-	home  string
+	env      map[string]string
+	stdin    string
+	tty      bool
+	stdinTTY bool
+	home     string
 }
 
 func (c cli) run(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	a := &app{
-		stdin:  strings.NewReader(c.stdin),
-		stdout: &out,
-		stderr: &errOut,
-		tty:    c.tty,
+		stdin:    strings.NewReader(c.stdin),
+		stdout:   &out,
+		stderr:   &errOut,
+		tty:      c.tty,
+		stdinTTY: c.stdinTTY,
 		lookupEnv: func(k string) (string, bool) {
 			v, ok := c.env[k]
 			return v, ok

@@ -22,12 +22,16 @@ type app struct {
 	stderr io.Writer
 	// tty is true when stdout is a terminal: only then is progress shown,
 	// so piped output stays clean.
-	tty       bool
+	tty bool
+	// stdinTTY is true when stdin is a terminal: a password is then
+	// prompted for rather than silently waited for.
+	stdinTTY  bool
 	lookupEnv func(string) (string, bool)
 	home      func() (string, error)
 
 	// Global client flags, as typed; see target.go for how they resolve.
 	server, user, password string
+	contextName            string // --context: a saved context by name
 }
 
 func main() {
@@ -36,6 +40,7 @@ func main() {
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		tty:       isTerminal(os.Stdout),
+		stdinTTY:  isTerminal(os.Stdin),
 		lookupEnv: os.LookupEnv,
 		home:      os.UserHomeDir,
 	}
@@ -62,8 +67,10 @@ func (a *app) run(ctx context.Context, args []string) int {
 func (a *app) explain(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return fmt.Errorf("cannot reach a broker at %s: %v\n(start one with \"narad server start --dev\", or point --server or NARAD_ADDR at one)",
-			a.resolveTarget().server, op.Err)
+		// Resolution succeeded once already, or nothing would have dialled.
+		t, _ := a.resolveTarget()
+		return fmt.Errorf("cannot reach a broker at %s: %v\n(start one with \"narad server start --dev\", or point --server, NARAD_ADDR or a context at one)",
+			t.server, op.Err)
 	}
 	return err
 }
@@ -76,8 +83,10 @@ func (a *app) rootCmd() *cobra.Command {
 
 Run a broker with "narad server start --dev" (one machine, no auth) or
 "narad serve" (production; configured by flags, NARAD_* variables and an
-optional --config file). Everything else talks to a broker over HTTP:
---server, NARAD_ADDR or http://127.0.0.1:7942.`,
+optional --config file). Everything else talks to a broker over HTTP.
+Each of server, user and password comes from its flag, else NARAD_ADDR,
+NARAD_USER, NARAD_PASS, else the saved context (--context, or the one
+chosen with "narad ctx select"), else http://127.0.0.1:7942 without auth.`,
 		SilenceErrors: true, // run prints errors itself, in one format
 		SilenceUsage:  true, // a failed request is not a usage mistake
 		Version:       version,
@@ -87,6 +96,7 @@ optional --config file). Everything else talks to a broker over HTTP:
 	pf.StringVarP(&a.server, "server", "s", "", "broker URL (env NARAD_ADDR, default "+defaultServer+")")
 	pf.StringVarP(&a.user, "user", "u", "", "user name (env NARAD_USER)")
 	pf.StringVarP(&a.password, "password", "p", "", "password (env NARAD_PASS)")
+	pf.StringVar(&a.contextName, "context", "", `saved context to use instead of the selected one (see "narad ctx")`)
 
 	root.AddCommand(
 		a.serveCmd(),
@@ -96,6 +106,8 @@ optional --config file). Everything else talks to a broker over HTTP:
 		a.subCmd(),
 		a.replayCmd(),
 		a.benchCmd(),
+		a.userCmd(),
+		a.ctxCmd(),
 		a.versionCmd(),
 	)
 	return root

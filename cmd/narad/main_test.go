@@ -48,8 +48,8 @@ func TestTargetResolution(t *testing.T) {
 		t.Errorf("auth %q then %q", got[2].Auth, got[3].Auth)
 	}
 
-	if tg := (&app{}).resolveTarget(); tg.server != defaultServer {
-		t.Errorf("default server %q", tg.server)
+	if tg, err := (&app{}).resolveTarget(); err != nil || tg.server != defaultServer {
+		t.Errorf("default server %q, %v", tg.server, err)
 	}
 }
 

@@ -80,7 +80,10 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 	// argument; a single message, a file or stdin is sent as typed.
 	expand := fromArg && cmd.Flags().Changed("count")
 
-	c := a.client()
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
 	total := f.count * len(payloads)
 	prog := a.newProgress()
 	pace := newPacer(f.rate)

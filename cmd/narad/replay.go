@@ -37,19 +37,23 @@ offset: nothing is acknowledged and consumers are not affected.`,
 			if fs.Changed("from") && fs.Changed("to") && f.to < f.from {
 				return fmt.Errorf("--to %d is before --from %d", f.to, f.from)
 			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
 			out := bufio.NewWriter(a.stdout)
 			defer out.Flush()
 			r := replayer{
-				c:       a.client(),
+				c:       c,
 				topic:   args[0],
 				f:       f,
 				hasFrom: fs.Changed("from"),
 				hasTo:   fs.Changed("to"),
 				printer: messagePrinter{w: out, raw: f.raw},
 			}
-			err := r.run(ctx)
+			err = r.run(ctx)
 			if ctx.Err() != nil && cmd.Context().Err() == nil {
 				return nil // interrupted by the user
 			}

@@ -103,7 +103,7 @@ func (a *app) serveCmd() *cobra.Command {
 func (a *app) serverCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Run a broker node",
+		Short: "Run a broker node; report on the topics of a running one",
 	}
 	var f serverFlags
 	var dev bool
@@ -121,7 +121,7 @@ off, keeps data in ~/.narad/data and logs text. Explicit settings still win.`,
 	}
 	f.register(start)
 	start.Flags().BoolVar(&dev, "dev", false, "developer mode: loopback, no auth, data in ~/.narad/data")
-	cmd.AddCommand(start)
+	cmd.AddCommand(start, a.serverReportCmd())
 	return cmd
 }
 

@@ -37,19 +37,22 @@ offset, acknowledges nothing and so takes nothing away from consumers.`,
 			if f.max < 0 || f.count < 0 {
 				return errors.New("--max and --count must not be negative")
 			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
 			out := bufio.NewWriter(a.stdout)
 			defer out.Flush()
 			s := &subscriber{
-				c:       a.client(),
+				c:       c,
 				topic:   args[0],
 				f:       f,
 				printer: messagePrinter{w: out, raw: f.raw},
 				flush:   out.Flush,
 				warn:    func(format string, args ...any) { fmt.Fprintf(a.stderr, "narad: "+format+"\n", args...) },
 			}
-			var err error
 			if f.peek {
 				err = s.peek(ctx)
 			} else {

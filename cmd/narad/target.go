@@ -12,16 +12,24 @@ type target struct {
 }
 
 // resolveTarget picks each of server, user and password independently:
-// flag, then environment, then default.
-//
-// Seam for named contexts: a saved context (server + credentials, chosen
-// by --context or a current-context file) slots in between the environment
-// and the defaults here, and nothing else has to change.
-func (a *app) resolveTarget() target {
+// flag, then environment, then the saved context (--context, else the
+// selected one; see contexts.go), then default. The contexts file is read
+// only when flags and environment leave a field open or --context is
+// given, so a broken file cannot get in the way of a fully explicit call.
+func (a *app) resolveTarget() (target, error) {
 	t := target{
 		server:   first(a.server, a.env("NARAD_ADDR")),
 		user:     first(a.user, a.env("NARAD_USER")),
 		password: first(a.password, a.env("NARAD_PASS")),
+	}
+	if a.contextName != "" || t.server == "" || t.user == "" || t.password == "" {
+		saved, err := a.activeContext()
+		if err != nil {
+			return target{}, err
+		}
+		t.server = first(t.server, saved.Server)
+		t.user = first(t.user, saved.User)
+		t.password = first(t.password, saved.Password)
 	}
 	if t.server == "" {
 		t.server = defaultServer
@@ -31,12 +39,21 @@ func (a *app) resolveTarget() target {
 		// its own means that one.
 		t.user = "admin"
 	}
-	return t
+	return t, nil
 }
 
 // client builds the API client for the resolved target.
-func (a *app) client() *client.Client {
-	t := a.resolveTarget()
+func (a *app) client() (*client.Client, error) {
+	t, err := a.resolveTarget()
+	if err != nil {
+		return nil, err
+	}
+	return t.client(), nil
+}
+
+// client builds the API client for t, for a command that also needs the
+// resolved fields themselves.
+func (t target) client() *client.Client {
 	return client.New(t.server, t.user, t.password, nil)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -93,7 +94,11 @@ func (a *app) topicAddCmd() *cobra.Command {
 			if req.FanoutDelayMs, err = millis("delay", f.delay); err != nil {
 				return err
 			}
-			t, err := a.client().CreateTopic(cmd.Context(), req)
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.CreateTopic(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
@@ -146,7 +151,11 @@ func (a *app) topicEditCmd() *cobra.Command {
 			if !changed {
 				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --delay")
 			}
-			t, err := a.client().AlterTopic(cmd.Context(), args[0], req)
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.AlterTopic(cmd.Context(), args[0], req)
 			if err != nil {
 				return err
 			}
@@ -166,24 +175,15 @@ func (a *app) topicListCmd() *cobra.Command {
 		Short:   "List topics",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c := a.client()
-			var all []client.Topic
-			token := ""
-			for {
-				page, next, err := c.ListTopics(cmd.Context(), 100, token)
-				if err != nil {
-					return err
-				}
-				all = append(all, page...)
-				if next == "" || next == token {
-					break
-				}
-				token = next
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			all, err := allTopics(cmd.Context(), c)
+			if err != nil {
+				return err
 			}
 			if asJSON {
-				if all == nil {
-					all = []client.Topic{}
-				}
 				return printJSON(a.stdout, all)
 			}
 			tw := newTable(a.stdout)
@@ -206,7 +206,11 @@ func (a *app) topicInfoCmd() *cobra.Command {
 		Short: "Show a topic and its partitions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.client().GetTopic(cmd.Context(), args[0])
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			t, err := c.GetTopic(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -227,10 +231,14 @@ func (a *app) topicRemoveCmd() *cobra.Command {
 		Short:   "Delete a topic and its records",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.client().DeleteTopic(cmd.Context(), args[0]); err != nil {
+			c, err := a.client()
+			if err != nil {
 				return err
 			}
-			_, err := fmt.Fprintf(a.stdout, "deleted topic %s\n", args[0])
+			if err := c.DeleteTopic(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "deleted topic %s\n", args[0])
 			return err
 		},
 	}
@@ -247,7 +255,11 @@ func (a *app) topicAttachCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.client().Attach(cmd.Context(), args[0], client.AttachRequest{Child: args[1], DelayMs: ms}); err != nil {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := c.Attach(cmd.Context(), args[0], client.AttachRequest{Child: args[1], DelayMs: ms}); err != nil {
 				return err
 			}
 			msg := fmt.Sprintf("attached %s to %s", args[1], args[0])
@@ -268,10 +280,14 @@ func (a *app) topicDetachCmd() *cobra.Command {
 		Short: "Stop fanning out PARENT to CHILD",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.client().Detach(cmd.Context(), args[0], args[1]); err != nil {
+			c, err := a.client()
+			if err != nil {
 				return err
 			}
-			_, err := fmt.Fprintf(a.stdout, "detached %s from %s\n", args[1], args[0])
+			if err := c.Detach(cmd.Context(), args[0], args[1]); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "detached %s from %s\n", args[1], args[0])
 			return err
 		},
 	}
@@ -284,7 +300,11 @@ func (a *app) topicChildrenCmd() *cobra.Command {
 		Short: "List the topics attached to PARENT",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kids, err := a.client().Children(cmd.Context(), args[0])
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			kids, err := c.Children(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -309,6 +329,25 @@ func (a *app) topicChildrenCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// allTopics follows ListTopics' pages to the end. It never returns a nil
+// slice, so --json prints [] for no topics rather than null.
+func allTopics(ctx context.Context, c *client.Client) ([]client.Topic, error) {
+	all := []client.Topic{}
+	token := ""
+	for {
+		page, next, err := c.ListTopics(ctx, 100, token)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		// A token that repeats would loop forever; treat it as the end.
+		if next == "" || next == token {
+			return all, nil
+		}
+		token = next
+	}
 }
 
 // topicSummary is the one-line description printed after add and edit.

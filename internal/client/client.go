@@ -127,7 +127,13 @@ func (c *Client) doJSON(ctx context.Context, method, path string, query url.Valu
 
 // topicPath escapes name so a topic called "a/b" or "a b" stays one segment.
 func topicPath(name string, rest ...string) string {
-	p := "/v1/topics/" + url.PathEscape(name)
+	return namedPath("/v1/topics/", name, rest)
+}
+
+// namedPath is prefix + the escaped name + rest, which the caller has
+// already escaped.
+func namedPath(prefix, name string, rest []string) string {
+	p := prefix + url.PathEscape(name)
 	for _, r := range rest {
 		p += "/" + r
 	}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) ctxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ctx",
+		Short: "Save brokers and credentials as named contexts, and pick one",
+		Long: `Save a broker URL and the credentials to use there under a name, then
+select one so client commands use it without --server, --user, --password.
+
+Each of server, user and password is taken from its flag, else from
+NARAD_ADDR, NARAD_USER, NARAD_PASS, else from the context named by
+--context, else from the selected context, else http://127.0.0.1:7942.
+
+Contexts live in $XDG_CONFIG_HOME/narad/contexts.json (by default
+~/.config/narad/contexts.json), readable by you alone (mode 0600): it holds
+the passwords in clear.`,
+	}
+	cmd.AddCommand(a.ctxAddCmd(), a.ctxSelectCmd(), a.ctxListCmd(), a.ctxRemoveCmd())
+	return cmd
+}
+
+func (a *app) ctxAddCmd() *cobra.Command {
+	var ctx savedContext
+	var withPassword bool
+	cmd := &cobra.Command{
+		Use:   "add NAME --server URL [--user USER] [--password-stdin]",
+		Short: "Save a context (replacing one of the same name)",
+		Long: `Save the context NAME: a broker URL, and optionally a user and a password.
+The password is read from standard input with --password-stdin, one line;
+it is never taken from a flag. Saving does not select the context: run
+"narad ctx select NAME" for that.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "" {
+				return errors.New("a context needs a name")
+			}
+			if ctx.Server == "" {
+				return errors.New("--server is required")
+			}
+			if a.password != "" {
+				return errors.New("a saved password is read with --password-stdin, not given with --password")
+			}
+			cf, err := a.loadContexts()
+			if err != nil {
+				return err
+			}
+			if withPassword {
+				prompt := "Password to save for " + args[0]
+				if ctx.User != "" {
+					prompt = "Password of " + ctx.User + " to save for " + args[0]
+				}
+				if ctx.Password, err = a.readSecret(prompt, false); err != nil {
+					return err
+				}
+			}
+			verb := "saved"
+			if _, ok := cf.Contexts[args[0]]; ok {
+				verb = "replaced"
+			}
+			cf.Contexts[args[0]] = ctx
+			if err := cf.save(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "%s context %s (%s)\n", verb, args[0], describeContext(ctx))
+			return err
+		},
+	}
+	// These shadow the global --server and --user: here they are what is
+	// saved, not what this command talks to (it talks to nothing).
+	fs := cmd.Flags()
+	fs.StringVarP(&ctx.Server, "server", "s", "", "broker URL to save (required)")
+	fs.StringVarP(&ctx.User, "user", "u", "", "user name to save")
+	fs.BoolVar(&withPassword, "password-stdin", false, "read a password to save from standard input")
+	return cmd
+}
+
+func (a *app) ctxSelectCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "select NAME",
+		Short: "Make NAME the context client commands use",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cf, err := a.loadContexts()
+			if err != nil {
+				return err
+			}
+			ctx, err := cf.lookup(args[0])
+			if err != nil {
+				return err
+			}
+			cf.Current = args[0]
+			if err := cf.save(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "selected context %s (%s)\n", args[0], describeContext(ctx))
+			return err
+		},
+	}
+}
+
+func (a *app) ctxListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List contexts; * marks the selected one",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cf, err := a.loadContexts()
+			if err != nil {
+				return err
+			}
+			names := make([]string, 0, len(cf.Contexts))
+			for name := range cf.Contexts {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			tw := newTable(a.stdout)
+			// Passwords stay in the file: the listing only says if one is saved.
+			fmt.Fprintln(tw, "CURRENT\tNAME\tSERVER\tUSER\tPASSWORD")
+			for _, name := range names {
+				c := cf.Contexts[name]
+				mark := ""
+				if name == cf.Current {
+					mark = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, name, c.Server, orDash(c.User), savedOrDash(c.Password))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func (a *app) ctxRemoveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "rm NAME",
+		Aliases: []string{"delete"},
+		Short:   "Delete a context (and unselect it if it was selected)",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cf, err := a.loadContexts()
+			if err != nil {
+				return err
+			}
+			if _, err := cf.lookup(args[0]); err != nil {
+				return err
+			}
+			delete(cf.Contexts, args[0])
+			if cf.Current == args[0] {
+				cf.Current = ""
+			}
+			if err := cf.save(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "removed context %s\n", args[0])
+			return err
+		},
+	}
+}
+
+// describeContext is a context without its password:
+// "http://h:7942, user alice, password saved".
+func describeContext(c savedContext) string {
+	s := c.Server + ", no user"
+	if c.User != "" {
+		s = c.Server + ", user " + c.User
+	}
+	if c.Password != "" {
+		s += ", password saved"
+	}
+	return s
+}
+
+func savedOrDash(secret string) string {
+	if secret == "" {
+		return "-"
+	}
+	return "saved"
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/narad-io/narad/internal/client"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+func (a *app) userCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "user",
+		Short: "Manage users, their grants and passwords",
+		Long: `Manage the broker's users.
+
+A grant is written ACTION:PATTERN[,PATTERN...]. ACTION is produce, consume,
+create or admin; a PATTERN is a topic name or a prefix ending in "*". So
+"produce:orders-*" allows producing to every topic whose name starts with
+"orders-", and "consume:a,b.*" consuming from "a" and from every "b.*".
+
+Passwords are read from standard input, one line, and never from a flag:
+pipe one in, or type it at the prompt (not echoed).`,
+	}
+	cmd.AddCommand(
+		a.userAddCmd(),
+		a.userGrantCmd(),
+		a.userListCmd(),
+		a.userRemoveCmd(),
+		a.userPasswdCmd(),
+	)
+	return cmd
+}
+
+const grantFlagHelp = "ACTION:PATTERN[,PATTERN...] to allow; repeatable (ACTION: produce, consume, create, admin)"
+
+// registerGrants adds the repeatable --grant flag. It is a string array,
+// not a slice: a slice would split "consume:a,b" at the comma.
+func registerGrants(fs *pflag.FlagSet, dst *[]string) {
+	fs.StringArrayVar(dst, "grant", nil, grantFlagHelp)
+}
+
+func (a *app) userAddCmd() *cobra.Command {
+	var grants []string
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "add NAME [--grant ACTION:PATTERN[,PATTERN...]]...",
+		Short: "Create a user; the password is read from standard input",
+		Long: `Create the user NAME with the grants given.
+
+The password is read from standard input, one line: pipe it in, or type it
+at the prompt (not echoed). It is never taken from a flag.
+
+  narad user add billing --grant produce:invoices.* --grant consume:orders,refunds`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			gs, err := parseGrants(grants)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			pw, err := a.readSecret("Password for new user "+args[0], quiet)
+			if err != nil {
+				return err
+			}
+			u, err := c.CreateUser(cmd.Context(), client.CreateUserRequest{Username: args[0], Password: pw, Grants: gs})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "created user %s: %s\n", u.Username, grantsOrNone(u.Grants))
+			return err
+		},
+	}
+	registerGrants(cmd.Flags(), &grants)
+	cmd.Flags().BoolVar(&quiet, "password-stdin", false, passwordFromStdinHelp)
+	return cmd
+}
+
+func (a *app) userGrantCmd() *cobra.Command {
+	var grants []string
+	var none bool
+	cmd := &cobra.Command{
+		Use:   "grant NAME (--grant ACTION:PATTERN[,PATTERN...]... | --none)",
+		Short: "Replace a user's grants",
+		Long: `Replace every grant of NAME with the ones given. The old grants are not
+kept: list them all. --none removes every grant; without it, a call with no
+--grant is refused, so grants are never dropped by a forgotten flag.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case none && len(grants) > 0:
+				return errors.New("--none and --grant contradict each other")
+			case !none && len(grants) == 0:
+				return errors.New("no grants given: use --grant ACTION:PATTERN, or --none to remove every grant")
+			}
+			gs, err := parseGrants(grants)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			u, err := c.SetGrants(cmd.Context(), args[0], gs)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "grants of %s: %s\n", u.Username, grantsOrNone(u.Grants))
+			return err
+		},
+	}
+	registerGrants(cmd.Flags(), &grants)
+	cmd.Flags().BoolVar(&none, "none", false, "remove every grant")
+	return cmd
+}
+
+func (a *app) userListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List users and their grants",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			users, err := c.ListUsers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			slices.SortFunc(users, func(x, y client.User) int { return strings.Compare(x.Username, y.Username) })
+			if asJSON {
+				if users == nil {
+					users = []client.User{}
+				}
+				return printJSON(a.stdout, users)
+			}
+			tw := newTable(a.stdout)
+			fmt.Fprintln(tw, "USER\tGRANTS")
+			for _, u := range users {
+				fmt.Fprintf(tw, "%s\t%s\n", u.Username, orDash(formatGrants(u.Grants)))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (a *app) userRemoveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "rm NAME",
+		Aliases: []string{"delete"},
+		Short:   "Delete a user",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteUser(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "deleted user %s\n", args[0])
+			return err
+		},
+	}
+}
+
+func (a *app) userPasswdCmd() *cobra.Command {
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "passwd [NAME]",
+		Short: "Change a password (yours by default); the new one is read from standard input",
+		Long: `Change the password of NAME, by default the user you are signed in as
+(--user, NARAD_USER or the saved context).
+
+Changing your own password proves it is you: the password you sign in with
+(--password, NARAD_PASS or the saved context) is sent as the current one.
+For anyone else it is an admin reset, and no current password is sent.
+
+The new password is read from standard input, one line: pipe it in, or type
+it at the prompt (not echoed). It is never taken from a flag.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := a.resolveTarget()
+			if err != nil {
+				return err
+			}
+			name := t.user
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if name == "" {
+				return errors.New("whose password? Give NAME, or sign in with --user, NARAD_USER or a context")
+			}
+			current := ""
+			if name == t.user {
+				current = t.password
+			}
+			pw, err := a.readSecret("New password for "+name, quiet)
+			if err != nil {
+				return err
+			}
+			if err := t.client().SetPassword(cmd.Context(), name, pw, current); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "changed the password of %s\n", name)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&quiet, "password-stdin", false, passwordFromStdinHelp)
+	return cmd
+}
+
+// grantActions are the actions the server knows (07-security.md); checking
+// here turns a typo into an error before anything is sent.
+var grantActions = []string{client.ActionProduce, client.ActionConsume, client.ActionCreate, client.ActionAdmin}
+
+// parseGrants reads --grant values: "ACTION:PATTERN[,PATTERN...]", the
+// action before the first colon. It never returns nil, so "no grants"
+// reaches the server as an explicit empty list.
+func parseGrants(specs []string) ([]client.Grant, error) {
+	gs := []client.Grant{}
+	for _, spec := range specs {
+		bad := func(why string) error {
+			return fmt.Errorf("--grant %q: %s (want ACTION:PATTERN[,PATTERN...], e.g. produce:orders-*)", spec, why)
+		}
+		action, list, ok := strings.Cut(spec, ":")
+		if !ok {
+			return nil, bad("no colon after the action")
+		}
+		if !slices.Contains(grantActions, action) {
+			return nil, bad(fmt.Sprintf("unknown action %q; the actions are %s", action, strings.Join(grantActions, ", ")))
+		}
+		var patterns []string
+		for _, p := range strings.Split(list, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				return nil, bad("empty pattern")
+			}
+			if i := strings.IndexByte(p, '*'); i >= 0 && i != len(p)-1 {
+				return nil, bad(fmt.Sprintf("pattern %q: \"*\" may only end a pattern", p))
+			}
+			patterns = append(patterns, p)
+		}
+		gs = append(gs, client.Grant{Action: action, Patterns: patterns})
+	}
+	return gs, nil
+}
+
+// formatGrants writes grants the way --grant takes them, joined by "; ":
+// "produce:orders-*; consume:a,b.*".
+func formatGrants(gs []client.Grant) string {
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = g.Action + ":" + strings.Join(g.Patterns, ",")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func grantsOrNone(gs []client.Grant) string {
+	if len(gs) == 0 {
+		return "no grants"
+	}
+	return formatGrants(gs)
+}
