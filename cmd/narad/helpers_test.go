@@ -86,6 +86,7 @@ type cli struct {
 	tty      bool
 	stdinTTY bool
 	home     string
+	now      time.Time // what the clock reads
 }
 
 func (c cli) run(t *testing.T, args ...string) result {
@@ -102,6 +103,7 @@ func (c cli) run(t *testing.T, args ...string) result {
 			return v, ok
 		},
 		home: func() (string, error) { return c.home, nil },
+		now:  func() time.Time { return c.now },
 	}
 	// A deadline turns a command that never ends (a loop that stopped
 	// making progress) into a failed test instead of a hung one.

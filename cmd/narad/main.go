@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,7 @@ type app struct {
 	stdinTTY  bool
 	lookupEnv func(string) (string, bool)
 	home      func() (string, error)
+	now       func() time.Time // the clock, for "2s ago"
 
 	// Global client flags, as typed; see target.go for how they resolve.
 	server, user, password string
@@ -43,6 +45,7 @@ func main() {
 		stdinTTY:  isTerminal(os.Stdin),
 		lookupEnv: os.LookupEnv,
 		home:      os.UserHomeDir,
+		now:       time.Now,
 	}
 	os.Exit(a.run(context.Background(), os.Args[1:]))
 }
@@ -107,6 +110,7 @@ chosen with "narad ctx select"), else http://127.0.0.1:7942 without auth.`,
 		a.replayCmd(),
 		a.benchCmd(),
 		a.userCmd(),
+		a.clusterCmd(),
 		a.ctxCmd(),
 		a.versionCmd(),
 	)

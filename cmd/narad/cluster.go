@@ -1,0 +1,194 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/narad-io/narad/internal/client"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) clusterCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Show the cluster's members and partition moves; decommission a node",
+		Long: `Show the members of the cluster and the partition moves between them, and
+decommission a node. Every command here needs the admin grant.
+
+Decommissioning drains a node: it receives no new partitions, its
+partitions move to the other nodes, and once it owns none it is removed
+from the Raft voters (never below 3). See "narad cluster decommission --help".`,
+	}
+	cmd.AddCommand(
+		a.clusterMembersCmd(),
+		a.clusterMovesCmd(),
+		a.clusterDecommissionCmd(),
+	)
+	return cmd
+}
+
+func (a *app) clusterMembersCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "members",
+		Short: "List the cluster's nodes: state, Raft role, partitions, last heartbeat",
+		Long: `List every member of the cluster, one row each, by id:
+
+  STATE       alive or dead; ",draining" is added while it is being
+              decommissioned
+  ROLE        leader (the Raft leader), voter (a Raft voter), or - (neither)
+  PARTITIONS  how many partitions it owns
+  HEARTBEAT   how long ago it was last heard from; - if never
+  HTTP        the address of its HTTP API
+
+--json prints each member whole: its Raft, RPC and HTTP addresses, the
+voter and leader flags, and the heartbeat in Unix milliseconds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			members, err := c.Members(cmd.Context())
+			if err != nil {
+				return err
+			}
+			slices.SortFunc(members, func(x, y client.Member) int { return strings.Compare(x.ID, y.ID) })
+			if asJSON {
+				if members == nil {
+					members = []client.Member{}
+				}
+				return printJSON(a.stdout, members)
+			}
+			return printMembers(a.stdout, members, a.now())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printMembers(w io.Writer, members []client.Member, now time.Time) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "ID\tSTATE\tROLE\tPARTITIONS\tHEARTBEAT\tHTTP")
+	for _, m := range members {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, memberState(m), memberRole(m), m.Partitions,
+			heartbeatAge(m.LastHeartbeatMs, now), orDash(m.HTTPAddr))
+	}
+	return tw.Flush()
+}
+
+// memberState is "alive" or "dead", with ",draining" while decommissioned.
+func memberState(m client.Member) string {
+	s := orDash(m.State)
+	if m.Draining {
+		s += ",draining"
+	}
+	return s
+}
+
+// memberRole is the member's place in Raft: the leader is also a voter, so
+// it shows as leader only.
+func memberRole(m client.Member) string {
+	switch {
+	case m.Leader:
+		return "leader"
+	case m.Voter:
+		return "voter"
+	}
+	return "-"
+}
+
+// heartbeatAge is "2s ago", in whole seconds; "-" for a member never heard
+// from. A heartbeat ahead of this machine's clock counts as just now.
+func heartbeatAge(ms int64, now time.Time) string {
+	if ms == 0 {
+		return "-"
+	}
+	age := max(now.Sub(time.UnixMilli(ms)).Truncate(time.Second), 0)
+	return formatDuration(age) + " ago"
+}
+
+func (a *app) clusterMovesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "moves",
+		Short: "List the partition moves in flight",
+		Long: `List the partition moves in flight, by topic and partition: each hands one
+partition of TOPIC from the node FROM to the node TO. Decommissioning a node
+is done through such moves, so this shows how far a drain has got.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			moves, err := c.Moves(cmd.Context())
+			if err != nil {
+				return err
+			}
+			slices.SortFunc(moves, func(x, y client.Move) int {
+				return cmp.Or(strings.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
+			})
+			if asJSON {
+				if moves == nil {
+					moves = []client.Move{}
+				}
+				return printJSON(a.stdout, moves)
+			}
+			if len(moves) == 0 {
+				_, err := fmt.Fprintln(a.stdout, "no moves in flight")
+				return err
+			}
+			tw := newTable(a.stdout)
+			fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO")
+			for _, m := range moves {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Topic, m.Partition, m.From, m.To)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (a *app) clusterDecommissionCmd() *cobra.Command {
+	var cancel bool
+	cmd := &cobra.Command{
+		Use:   "decommission ID [--cancel]",
+		Short: "Drain a node of its partitions and remove it from the Raft voters",
+		Long: `Decommission the node ID: mark it draining. From then on it receives no
+new partitions, its partitions move to the other nodes (follow them with
+"narad cluster moves"), and once it owns none it is removed from the Raft
+voters, unless that would leave fewer than 3: the cluster never goes below
+3 voters.
+
+--cancel stops a decommission while ID is still a member: it is no longer
+draining and may receive partitions again.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			id := args[0]
+			if cancel {
+				if _, err := c.CancelDecommission(cmd.Context(), id); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(a.stdout, "cancelled decommission of %s\n", id)
+				return err
+			}
+			if _, err := c.Decommission(cmd.Context(), id); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "draining %s: its partitions move to the other nodes; it leaves the Raft voters once empty\n", id)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&cancel, "cancel", false, "stop decommissioning ID while it is still a member")
+	return cmd
+}
