@@ -25,6 +25,8 @@ type Broker struct {
 	m    *metrics.Metrics
 
 	qmu    sync.Mutex
+	gmu    sync.Mutex
+	gates  map[partKey]*gate // move freezes (move.go)
 	queues map[partKey]*queue
 
 	tmu    sync.Mutex
@@ -55,7 +57,7 @@ type topicState struct {
 func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	cfg.withDefaults()
 	b := &Broker{cfg: cfg, meta: ms, wal: w, m: m,
-		queues: make(map[partKey]*queue), topics: make(map[string]*topicState),
+		queues: make(map[partKey]*queue), topics: make(map[string]*topicState), gates: make(map[partKey]*gate),
 		stop: make(chan struct{})}
 	opts := storage.Options{
 		SegmentBytes:       cfg.SegmentBytes,
@@ -82,6 +84,7 @@ func (b *Broker) Registry() *Registry { return b.reg }
 
 // Start runs the background loops until Close.
 func (b *Broker) Start() {
+	b.loadFreezes()
 	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
 	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
 	b.loop(b.cfg.RetentionSweep, b.sweepRetention)

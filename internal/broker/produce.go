@@ -164,6 +164,11 @@ func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, r
 	if !b.owned(topic, partition) {
 		return apierr.Unavailable(time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
+	done, err := b.enterCommit(topic, partition)
+	if err != nil {
+		return err
+	}
+	defer done()
 	for attempt := 0; ; attempt++ {
 		l, err := b.reg.Get(topic, partition)
 		if err != nil {

@@ -167,6 +167,19 @@ func (r *Registry) CloseTopic(topic string) {
 	}
 }
 
+// ClosePartition closes and forgets one partition's log, if open.
+func (r *Registry) ClosePartition(topic string, partition int) {
+	k := partKey{topic, partition}
+	r.mu.Lock()
+	ol, ok := r.logs[k]
+	delete(r.logs, k)
+	r.changed()
+	r.mu.Unlock()
+	if ok {
+		ol.log.Close()
+	}
+}
+
 // RemoveTopicData closes the topic's logs and deletes its directory. The
 // caller must hold a leader confirmation that the topic is gone.
 func (r *Registry) RemoveTopicData(topic string) error {

@@ -158,10 +158,12 @@ func (n *Node) Alive(id string) bool {
 	return ok && m.State != meta.MemberDead
 }
 
-// record upserts a member as alive with a fresh heartbeat (leader only).
+// record upserts a member as alive with a fresh heartbeat (leader only),
+// keeping its drain flag: a decommission survives the node's restarts.
 func (n *Node) record(ctx context.Context, m rpc.Member) error {
+	old, _ := n.Meta.Member(m.ID)
 	return n.Meta.UpsertMember(ctx, meta.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr,
-		HTTPAddr: m.HTTPAddr, LastHeartbeatMs: n.Now().UnixMilli(), State: meta.MemberAlive})
+		HTTPAddr: m.HTTPAddr, LastHeartbeatMs: n.Now().UnixMilli(), State: meta.MemberAlive, Draining: old.Draining})
 }
 
 // HandleJoin answers a joining node: the leader admits it (AddVoter is
@@ -226,4 +228,6 @@ func (n *Node) control(ctx context.Context) {
 			n.Meta.SetAssignments(ctx, fix)
 		}
 	}
+	n.planMoves(ctx)
+	n.retire(ctx)
 }

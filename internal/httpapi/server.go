@@ -31,6 +31,8 @@ type Server struct {
 
 	users     *auth.Manager // nil until SetUsers
 	userStore auth.Users
+
+	clusterAdmin ClusterAdmin // nil until SetClusterAdmin
 }
 
 // SetCluster turns on routing to the leader and to partition owners.

@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -24,6 +25,13 @@ func (c *fakeConfirmer) ConfirmTopic(_ context.Context, leaderID, leaderAddr, na
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" "+name+"/"+epoch)
 	return c.exists, c.epochActive, c.err
+}
+
+func (c *fakeConfirmer) ConfirmOwner(_ context.Context, leaderID, leaderAddr, topic string, p int) (string, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, fmt.Sprintf("%s@%s owner %s/%d", leaderID, leaderAddr, topic, p))
+	return "n1", "", c.err
 }
 
 // A two-member cluster: n1 bootstraps, n2 starts join-only and n1 adds it

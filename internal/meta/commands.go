@@ -23,7 +23,9 @@ const (
 	OpSetGrants      Op = 10
 	OpSetPassword    Op = 11
 	OpDeleteUser     Op = 12
-	// Reserved for the cluster work: move flips.
+	OpSetTarget      Op = 13
+	OpFlipOwner      Op = 14
+	OpSetDraining    Op = 15
 )
 
 func (o Op) String() string {
@@ -52,6 +54,12 @@ func (o Op) String() string {
 		return "set-password"
 	case OpDeleteUser:
 		return "delete-user"
+	case OpSetTarget:
+		return "set-target"
+	case OpFlipOwner:
+		return "flip-owner"
+	case OpSetDraining:
+		return "set-draining"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -167,6 +175,9 @@ var handlers = map[Op]handler{
 	OpSetGrants:      applySetGrants,
 	OpSetPassword:    applySetPassword,
 	OpDeleteUser:     applyDeleteUser,
+	OpSetTarget:      applySetTarget,
+	OpFlipOwner:      applyFlipOwner,
+	OpSetDraining:    applySetDraining,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

@@ -12,6 +12,7 @@ import (
 // ConfirmTopicAsLeader on the leader.
 type Confirmer interface {
 	ConfirmTopic(ctx context.Context, leaderID, leaderAddr, name, epoch string) (exists, epochCurrent bool, err error)
+	ConfirmOwner(ctx context.Context, leaderID, leaderAddr, topic string, partition int) (owner, target string, err error)
 }
 
 type confirmerBox struct{ c Confirmer }

@@ -56,7 +56,25 @@ type Handler interface {
 	// reports whether it was woken. It leases nothing, so the caller may
 	// abandon it at any time: the cross-node half of a long-poll.
 	Wait(ctx context.Context, topic string, wait time.Duration) (woken bool, err error)
+	// ConfirmOwner is leader confirmation of a partition's owner and target.
+	ConfirmOwner(ctx context.Context, topic string, partition int) (owner, target string, err error)
+	// Flip completes a move on the leader (compare-and-swap).
+	Flip(ctx context.Context, topic string, partition int, from, to string) error
+	// The move copy session, on the source: freeze (ttl 0 lifts it), list
+	// the partition directory's files, read one.
+	MoveFreeze(ctx context.Context, topic string, partition int, ttl time.Duration) (hwm uint64, err error)
+	MoveFiles(ctx context.Context, topic string, partition int) ([]MoveFile, uint64, error)
+	MoveRead(ctx context.Context, topic string, partition int, name string, offset, length int64) ([]byte, error)
 }
+
+// MoveFile is one file of a partition directory.
+type MoveFile struct {
+	Name string
+	Size int64
+}
+
+// MaxMoveRead bounds one MoveRead answer.
+const MaxMoveRead = 4 << 20
 
 // ForwardRequest is a client-API HTTP request to replay on another node.
 type ForwardRequest struct {

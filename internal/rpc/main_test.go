@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -90,6 +91,31 @@ func (f *fake) Wait(ctx context.Context, topic string, wait time.Duration) (bool
 		return false, nil
 	}
 	return f.wait(ctx, topic, wait)
+}
+
+func (f *fake) ConfirmOwner(ctx context.Context, topic string, p int) (string, string, error) {
+	f.calls.Add(1)
+	return "n1", "n2", nil
+}
+
+func (f *fake) Flip(ctx context.Context, topic string, p int, from, to string) error {
+	f.calls.Add(1)
+	return nil
+}
+
+func (f *fake) MoveFreeze(ctx context.Context, topic string, p int, ttl time.Duration) (uint64, error) {
+	f.calls.Add(1)
+	return uint64(ttl.Milliseconds()), nil
+}
+
+func (f *fake) MoveFiles(ctx context.Context, topic string, p int) ([]MoveFile, uint64, error) {
+	f.calls.Add(1)
+	return []MoveFile{{Name: topic, Size: int64(p)}}, 7, nil
+}
+
+func (f *fake) MoveRead(ctx context.Context, topic string, p int, name string, offset, length int64) ([]byte, error) {
+	f.calls.Add(1)
+	return []byte(fmt.Sprintf("%s/%d/%s@%d+%d", topic, p, name, offset, length)), nil
 }
 
 // logBuf collects a server's log lines so tests can check what was logged.

@@ -220,3 +220,64 @@ func (p *Pool) Heartbeat(ctx context.Context, addr string, m Member) error {
 	})
 	return err
 }
+
+// ConfirmOwner asks the leader at addr who owns topic/partition.
+func (p *Pool) ConfirmOwner(ctx context.Context, addr, topic string, partition int) (owner, target string, err error) {
+	in := &nodepb.ConfirmOwnerRequest{Topic: topic, Partition: int32(partition)}
+	out, err := invoke(ctx, p, addr, "ConfirmOwner", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ConfirmOwnerResponse, error) {
+		return c.ConfirmOwner(ctx, in)
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return out.GetOwner(), out.GetTarget(), nil
+}
+
+// Flip asks the leader at addr to complete a move.
+func (p *Pool) Flip(ctx context.Context, addr, topic string, partition int, from, to string) error {
+	in := &nodepb.FlipRequest{Topic: topic, Partition: int32(partition), From: from, To: to}
+	_, err := invoke(ctx, p, addr, "Flip", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.FlipResponse, error) {
+		return c.Flip(ctx, in)
+	})
+	return err
+}
+
+// MoveFreeze freezes (ttl > 0) or thaws (ttl 0) a partition on its owner.
+func (p *Pool) MoveFreeze(ctx context.Context, addr, topic string, partition int, ttl time.Duration) (uint64, error) {
+	in := &nodepb.MoveFreezeRequest{Topic: topic, Partition: int32(partition), TtlMs: toMillis(ttl)}
+	out, err := invoke(ctx, p, addr, "MoveFreeze", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.MoveFreezeResponse, error) {
+		return c.MoveFreeze(ctx, in)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return out.GetHighWatermark(), nil
+}
+
+// MoveFiles lists a partition directory on its owner.
+func (p *Pool) MoveFiles(ctx context.Context, addr, topic string, partition int) ([]MoveFile, uint64, error) {
+	in := &nodepb.MoveFilesRequest{Topic: topic, Partition: int32(partition)}
+	out, err := invoke(ctx, p, addr, "MoveFiles", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.MoveFilesResponse, error) {
+		return c.MoveFiles(ctx, in)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	files := make([]MoveFile, len(out.GetFiles()))
+	for i, f := range out.GetFiles() {
+		files[i] = MoveFile{Name: f.GetName(), Size: f.GetSize()}
+	}
+	return files, out.GetHighWatermark(), nil
+}
+
+// MoveRead reads part of a file of a partition directory on its owner.
+func (p *Pool) MoveRead(ctx context.Context, addr, topic string, partition int, name string, offset, length int64) ([]byte, error) {
+	in := &nodepb.MoveReadRequest{Topic: topic, Partition: int32(partition), Name: name, Offset: offset, Length: length}
+	out, err := invoke(ctx, p, addr, "MoveRead", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.MoveReadResponse, error) {
+		return c.MoveRead(ctx, in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.GetData(), nil
+}

@@ -179,3 +179,31 @@ func TestWaitRoundTrip(t *testing.T) {
 		t.Fatal("a cancelled wait did not return")
 	}
 }
+
+// The move session and owner confirmation carry their arguments and
+// answers; a read over the cap is refused before the handler.
+func TestMoveCallsRoundTrip(t *testing.T) {
+	addr, _ := startServer(t, &fake{})
+	p := testPool(t, testSecret)
+	ctx := context.Background()
+	if owner, target, err := p.ConfirmOwner(ctx, addr, "orders", 3); err != nil || owner != "n1" || target != "n2" {
+		t.Fatalf("ConfirmOwner = %q %q %v", owner, target, err)
+	}
+	if err := p.Flip(ctx, addr, "orders", 3, "n1", "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if hwm, err := p.MoveFreeze(ctx, addr, "orders", 3, 1500*time.Millisecond); err != nil || hwm != 1500 {
+		t.Fatalf("MoveFreeze = %d %v", hwm, err)
+	}
+	files, hwm, err := p.MoveFiles(ctx, addr, "orders", 3)
+	if err != nil || hwm != 7 || len(files) != 1 || files[0] != (MoveFile{Name: "orders", Size: 3}) {
+		t.Fatalf("MoveFiles = %v %d %v", files, hwm, err)
+	}
+	data, err := p.MoveRead(ctx, addr, "orders", 3, "00000000000000000000.log", 10, 20)
+	if err != nil || string(data) != "orders/3/00000000000000000000.log@10+20" {
+		t.Fatalf("MoveRead = %q %v", data, err)
+	}
+	if _, err := p.MoveRead(ctx, addr, "orders", 3, "x", 0, MaxMoveRead+1); apierr.Status(err) != http.StatusBadRequest {
+		t.Fatalf("oversized read: %v, want 400", err)
+	}
+}

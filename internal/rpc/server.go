@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/narad-io/narad/internal/apierr"
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 )
 
@@ -257,4 +258,50 @@ func (s *service) Wait(ctx context.Context, req *nodepb.WaitRequest) (*nodepb.Wa
 		return nil, err
 	}
 	return &nodepb.WaitResponse{Woken: woken}, nil
+}
+
+func (s *service) ConfirmOwner(ctx context.Context, req *nodepb.ConfirmOwnerRequest) (*nodepb.ConfirmOwnerResponse, error) {
+	owner, target, err := s.h.ConfirmOwner(ctx, req.GetTopic(), int(req.GetPartition()))
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.ConfirmOwnerResponse{Owner: owner, Target: target}, nil
+}
+
+func (s *service) Flip(ctx context.Context, req *nodepb.FlipRequest) (*nodepb.FlipResponse, error) {
+	if err := s.h.Flip(ctx, req.GetTopic(), int(req.GetPartition()), req.GetFrom(), req.GetTo()); err != nil {
+		return nil, err
+	}
+	return &nodepb.FlipResponse{}, nil
+}
+
+func (s *service) MoveFreeze(ctx context.Context, req *nodepb.MoveFreezeRequest) (*nodepb.MoveFreezeResponse, error) {
+	hwm, err := s.h.MoveFreeze(ctx, req.GetTopic(), int(req.GetPartition()), fromMillis(req.GetTtlMs()))
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.MoveFreezeResponse{HighWatermark: hwm}, nil
+}
+
+func (s *service) MoveFiles(ctx context.Context, req *nodepb.MoveFilesRequest) (*nodepb.MoveFilesResponse, error) {
+	files, hwm, err := s.h.MoveFiles(ctx, req.GetTopic(), int(req.GetPartition()))
+	if err != nil {
+		return nil, err
+	}
+	out := &nodepb.MoveFilesResponse{HighWatermark: hwm}
+	for _, f := range files {
+		out.Files = append(out.Files, &nodepb.MoveFile{Name: f.Name, Size: f.Size})
+	}
+	return out, nil
+}
+
+func (s *service) MoveRead(ctx context.Context, req *nodepb.MoveReadRequest) (*nodepb.MoveReadResponse, error) {
+	if req.GetLength() < 0 || req.GetLength() > MaxMoveRead || req.GetOffset() < 0 {
+		return nil, apierr.BadRequest("move read: offset %d length %d out of range", req.GetOffset(), req.GetLength())
+	}
+	data, err := s.h.MoveRead(ctx, req.GetTopic(), int(req.GetPartition()), req.GetName(), req.GetOffset(), req.GetLength())
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.MoveReadResponse{Data: data}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/move"
 	"github.com/narad-io/narad/internal/rpc"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -153,6 +154,37 @@ func (h *nodeHandler) Wait(ctx context.Context, topic string, wait time.Duration
 	return h.b.WaitTopic(ctx, topic, wait)
 }
 
+func (h *nodeHandler) ConfirmOwner(ctx context.Context, topic string, p int) (string, string, error) {
+	if !h.ms.IsLeader() {
+		return "", "", apierr.Unavailable(time.Second, "not the leader")
+	}
+	return h.ms.ConfirmOwnerAsLeader(ctx, topic, p)
+}
+
+func (h *nodeHandler) Flip(ctx context.Context, topic string, p int, from, to string) error {
+	if !h.ms.IsLeader() {
+		return apierr.Unavailable(time.Second, "not the leader")
+	}
+	return h.b.MetaErr(h.ms.FlipOwner(ctx, topic, p, from, to))
+}
+
+func (h *nodeHandler) MoveFreeze(_ context.Context, topic string, p int, ttl time.Duration) (uint64, error) {
+	return h.b.Freeze(topic, p, ttl)
+}
+
+func (h *nodeHandler) MoveFiles(_ context.Context, topic string, p int) ([]rpc.MoveFile, uint64, error) {
+	files, hwm, err := h.b.PartitionFiles(topic, p)
+	out := make([]rpc.MoveFile, len(files))
+	for i, f := range files {
+		out[i] = rpc.MoveFile{Name: f.Name, Size: f.Size}
+	}
+	return out, hwm, err
+}
+
+func (h *nodeHandler) MoveRead(_ context.Context, topic string, p int, name string, off, n int64) ([]byte, error) {
+	return h.b.ReadPartitionFile(topic, p, name, off, n)
+}
+
 // clusterView implements httpapi.Cluster and the remote side of the
 // commit seam over node RPC.
 type clusterView struct {
@@ -160,6 +192,9 @@ type clusterView struct {
 	ms   *meta.Store
 	node *cluster.Node
 	pool *rpc.Pool
+	// stopMoves ends the move worker and waits for its sessions: before
+	// the broker closes, so no copy lands in a closed data directory.
+	stopMoves func()
 }
 
 func (c *clusterView) Self() string   { return c.self }
@@ -189,6 +224,53 @@ func (c *clusterView) Forward(ctx context.Context, node string, req rpc.ForwardR
 		return rpc.ForwardResponse{}, err
 	}
 	return c.pool.Forward(ctx, addr, req)
+}
+
+// ConfirmOwner asks the leader who owns a partition (meta.Confirmer).
+func (c *clusterView) ConfirmOwner(ctx context.Context, leaderID, _ string, topic string, p int) (string, string, error) {
+	addr, ok := c.node.RPCAddrOf(leaderID)
+	if !ok {
+		return "", "", fmt.Errorf("leader %q has no known node-RPC address", leaderID)
+	}
+	return c.pool.ConfirmOwner(ctx, addr, topic, p)
+}
+
+// The move.Remote side: the source's copy session and the flip.
+
+func (c *clusterView) MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration) (uint64, error) {
+	addr, err := c.addr(node)
+	if err != nil {
+		return 0, err
+	}
+	return c.pool.MoveFreeze(ctx, addr, topic, p, ttl)
+}
+
+func (c *clusterView) MoveFiles(ctx context.Context, node, topic string, p int) ([]rpc.MoveFile, uint64, error) {
+	addr, err := c.addr(node)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.pool.MoveFiles(ctx, addr, topic, p)
+}
+
+func (c *clusterView) MoveRead(ctx context.Context, node, topic string, p int, name string, off, n int64) ([]byte, error) {
+	addr, err := c.addr(node)
+	if err != nil {
+		return nil, err
+	}
+	return c.pool.MoveRead(ctx, addr, topic, p, name, off, n)
+}
+
+// Flip completes a move on the leader (here, or by node RPC).
+func (c *clusterView) Flip(ctx context.Context, topic string, p int, from, to string) error {
+	if c.ms.IsLeader() {
+		return c.ms.FlipOwner(ctx, topic, p, from, to)
+	}
+	addr := c.node.LeaderRPC()
+	if addr == "" {
+		return apierr.Unavailable(time.Second, "no leader known")
+	}
+	return c.pool.Flip(ctx, addr, topic, p, from, to)
 }
 
 // Wait parks on node until topic may have records there (node RPC Wait).
@@ -298,6 +380,11 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 	b.SetPlacer(cv.placer)
 	b.SetStatsFunc(cv.Stats)
 	go node.Run(ctx)
+	mover := &move.Worker{Self: cfg.NodeID, Meta: ms, Broker: b, Remote: cv, Log: log.With("component", "move")}
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); mover.Run(mctx) }()
+	cv.stopMoves = func() { stop(); <-done }
 	return cv, nil
 }
 

@@ -101,6 +101,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return err
 		}
 		defer cv.pool.Close()
+		defer cv.stopMoves()
 		router.Remote = cv
 	}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
@@ -163,6 +164,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	defer fan.Close()
 	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
 	api.SetUsers(auth.NewManager(ms, b.MetaErr), ms)
+	api.SetClusterAdmin(&clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr})
 	if clustered {
 		api.SetCluster(cv)
 		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, log)

@@ -1147,6 +1147,595 @@ func (x *WaitResponse) GetWoken() bool {
 	return false
 }
 
+type ConfirmOwnerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfirmOwnerRequest) Reset() {
+	*x = ConfirmOwnerRequest{}
+	mi := &file_node_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmOwnerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmOwnerRequest) ProtoMessage() {}
+
+func (x *ConfirmOwnerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmOwnerRequest.ProtoReflect.Descriptor instead.
+func (*ConfirmOwnerRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ConfirmOwnerRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *ConfirmOwnerRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+type ConfirmOwnerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfirmOwnerResponse) Reset() {
+	*x = ConfirmOwnerResponse{}
+	mi := &file_node_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmOwnerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmOwnerResponse) ProtoMessage() {}
+
+func (x *ConfirmOwnerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmOwnerResponse.ProtoReflect.Descriptor instead.
+func (*ConfirmOwnerResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ConfirmOwnerResponse) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ConfirmOwnerResponse) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+type FlipRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	From          string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlipRequest) Reset() {
+	*x = FlipRequest{}
+	mi := &file_node_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlipRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlipRequest) ProtoMessage() {}
+
+func (x *FlipRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlipRequest.ProtoReflect.Descriptor instead.
+func (*FlipRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *FlipRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *FlipRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *FlipRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *FlipRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+type FlipResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlipResponse) Reset() {
+	*x = FlipResponse{}
+	mi := &file_node_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlipResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlipResponse) ProtoMessage() {}
+
+func (x *FlipResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlipResponse.ProtoReflect.Descriptor instead.
+func (*FlipResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{22}
+}
+
+type MoveFreezeRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Topic     string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Freeze for this long (auto-lifts if the destination dies); 0 lifts it.
+	TtlMs         int64 `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveFreezeRequest) Reset() {
+	*x = MoveFreezeRequest{}
+	mi := &file_node_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveFreezeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveFreezeRequest) ProtoMessage() {}
+
+func (x *MoveFreezeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveFreezeRequest.ProtoReflect.Descriptor instead.
+func (*MoveFreezeRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *MoveFreezeRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *MoveFreezeRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *MoveFreezeRequest) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+type MoveFreezeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HighWatermark uint64                 `protobuf:"varint,1,opt,name=high_watermark,json=highWatermark,proto3" json:"high_watermark,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveFreezeResponse) Reset() {
+	*x = MoveFreezeResponse{}
+	mi := &file_node_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveFreezeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveFreezeResponse) ProtoMessage() {}
+
+func (x *MoveFreezeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveFreezeResponse.ProtoReflect.Descriptor instead.
+func (*MoveFreezeResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *MoveFreezeResponse) GetHighWatermark() uint64 {
+	if x != nil {
+		return x.HighWatermark
+	}
+	return 0
+}
+
+type MoveFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Size          int64                  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveFile) Reset() {
+	*x = MoveFile{}
+	mi := &file_node_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveFile) ProtoMessage() {}
+
+func (x *MoveFile) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveFile.ProtoReflect.Descriptor instead.
+func (*MoveFile) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *MoveFile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MoveFile) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type MoveFilesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveFilesRequest) Reset() {
+	*x = MoveFilesRequest{}
+	mi := &file_node_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveFilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveFilesRequest) ProtoMessage() {}
+
+func (x *MoveFilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveFilesRequest.ProtoReflect.Descriptor instead.
+func (*MoveFilesRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *MoveFilesRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *MoveFilesRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+type MoveFilesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Files         []*MoveFile            `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	HighWatermark uint64                 `protobuf:"varint,2,opt,name=high_watermark,json=highWatermark,proto3" json:"high_watermark,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveFilesResponse) Reset() {
+	*x = MoveFilesResponse{}
+	mi := &file_node_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveFilesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveFilesResponse) ProtoMessage() {}
+
+func (x *MoveFilesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveFilesResponse.ProtoReflect.Descriptor instead.
+func (*MoveFilesResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *MoveFilesResponse) GetFiles() []*MoveFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *MoveFilesResponse) GetHighWatermark() uint64 {
+	if x != nil {
+		return x.HighWatermark
+	}
+	return 0
+}
+
+type MoveReadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Offset        int64                  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        int64                  `protobuf:"varint,5,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveReadRequest) Reset() {
+	*x = MoveReadRequest{}
+	mi := &file_node_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveReadRequest) ProtoMessage() {}
+
+func (x *MoveReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveReadRequest.ProtoReflect.Descriptor instead.
+func (*MoveReadRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *MoveReadRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *MoveReadRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *MoveReadRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MoveReadRequest) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *MoveReadRequest) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+type MoveReadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveReadResponse) Reset() {
+	*x = MoveReadResponse{}
+	mi := &file_node_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveReadResponse) ProtoMessage() {}
+
+func (x *MoveReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveReadResponse.ProtoReflect.Descriptor instead.
+func (*MoveReadResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *MoveReadResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_node_proto protoreflect.FileDescriptor
 
 const file_node_proto_rawDesc = "" +
@@ -1231,7 +1820,42 @@ const file_node_proto_rawDesc = "" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x17\n" +
 	"\await_ms\x18\x02 \x01(\x03R\x06waitMs\"$\n" +
 	"\fWaitResponse\x12\x14\n" +
-	"\x05woken\x18\x01 \x01(\bR\x05woken2\xc0\x03\n" +
+	"\x05woken\x18\x01 \x01(\bR\x05woken\"I\n" +
+	"\x13ConfirmOwnerRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\"D\n" +
+	"\x14ConfirmOwnerResponse\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\"e\n" +
+	"\vFlipRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\"\x0e\n" +
+	"\fFlipResponse\"^\n" +
+	"\x11MoveFreezeRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x15\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x03R\x05ttlMs\";\n" +
+	"\x12MoveFreezeResponse\x12%\n" +
+	"\x0ehigh_watermark\x18\x01 \x01(\x04R\rhighWatermark\"2\n" +
+	"\bMoveFile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\"F\n" +
+	"\x10MoveFilesRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\"d\n" +
+	"\x11MoveFilesResponse\x12(\n" +
+	"\x05files\x18\x01 \x03(\v2\x12.narad.v1.MoveFileR\x05files\x12%\n" +
+	"\x0ehigh_watermark\x18\x02 \x01(\x04R\rhighWatermark\"\x89\x01\n" +
+	"\x0fMoveReadRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12\x16\n" +
+	"\x06length\x18\x05 \x01(\x03R\x06length\"&\n" +
+	"\x10MoveReadResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data2\x98\x06\n" +
 	"\x04Node\x12;\n" +
 	"\x06Commit\x12\x17.narad.v1.CommitRequest\x1a\x18.narad.v1.CommitResponse\x12>\n" +
 	"\aForward\x12\x18.narad.v1.ForwardRequest\x1a\x19.narad.v1.ForwardResponse\x128\n" +
@@ -1239,7 +1863,13 @@ const file_node_proto_rawDesc = "" +
 	"\fConfirmTopic\x12\x1d.narad.v1.ConfirmTopicRequest\x1a\x1e.narad.v1.ConfirmTopicResponse\x125\n" +
 	"\x04Join\x12\x15.narad.v1.JoinRequest\x1a\x16.narad.v1.JoinResponse\x12D\n" +
 	"\tHeartbeat\x12\x1a.narad.v1.HeartbeatRequest\x1a\x1b.narad.v1.HeartbeatResponse\x125\n" +
-	"\x04Wait\x12\x15.narad.v1.WaitRequest\x1a\x16.narad.v1.WaitResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
+	"\x04Wait\x12\x15.narad.v1.WaitRequest\x1a\x16.narad.v1.WaitResponse\x12M\n" +
+	"\fConfirmOwner\x12\x1d.narad.v1.ConfirmOwnerRequest\x1a\x1e.narad.v1.ConfirmOwnerResponse\x125\n" +
+	"\x04Flip\x12\x15.narad.v1.FlipRequest\x1a\x16.narad.v1.FlipResponse\x12G\n" +
+	"\n" +
+	"MoveFreeze\x12\x1b.narad.v1.MoveFreezeRequest\x1a\x1c.narad.v1.MoveFreezeResponse\x12D\n" +
+	"\tMoveFiles\x12\x1a.narad.v1.MoveFilesRequest\x1a\x1b.narad.v1.MoveFilesResponse\x12A\n" +
+	"\bMoveRead\x12\x19.narad.v1.MoveReadRequest\x1a\x1a.narad.v1.MoveReadResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -1253,7 +1883,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -1274,6 +1904,17 @@ var file_node_proto_goTypes = []any{
 	(*HeartbeatResponse)(nil),    // 16: narad.v1.HeartbeatResponse
 	(*WaitRequest)(nil),          // 17: narad.v1.WaitRequest
 	(*WaitResponse)(nil),         // 18: narad.v1.WaitResponse
+	(*ConfirmOwnerRequest)(nil),  // 19: narad.v1.ConfirmOwnerRequest
+	(*ConfirmOwnerResponse)(nil), // 20: narad.v1.ConfirmOwnerResponse
+	(*FlipRequest)(nil),          // 21: narad.v1.FlipRequest
+	(*FlipResponse)(nil),         // 22: narad.v1.FlipResponse
+	(*MoveFreezeRequest)(nil),    // 23: narad.v1.MoveFreezeRequest
+	(*MoveFreezeResponse)(nil),   // 24: narad.v1.MoveFreezeResponse
+	(*MoveFile)(nil),             // 25: narad.v1.MoveFile
+	(*MoveFilesRequest)(nil),     // 26: narad.v1.MoveFilesRequest
+	(*MoveFilesResponse)(nil),    // 27: narad.v1.MoveFilesResponse
+	(*MoveReadRequest)(nil),      // 28: narad.v1.MoveReadRequest
+	(*MoveReadResponse)(nil),     // 29: narad.v1.MoveReadResponse
 }
 var file_node_proto_depIdxs = []int32{
 	1,  // 0: narad.v1.CommitRequest.records:type_name -> narad.v1.Record
@@ -1281,25 +1922,36 @@ var file_node_proto_depIdxs = []int32{
 	8,  // 2: narad.v1.StatsResponse.partitions:type_name -> narad.v1.PartitionStats
 	12, // 3: narad.v1.JoinRequest.member:type_name -> narad.v1.Member
 	12, // 4: narad.v1.HeartbeatRequest.member:type_name -> narad.v1.Member
-	2,  // 5: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
-	4,  // 6: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
-	6,  // 7: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
-	10, // 8: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
-	13, // 9: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
-	15, // 10: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	17, // 11: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
-	3,  // 12: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	5,  // 13: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	9,  // 14: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	11, // 15: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	14, // 16: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	16, // 17: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	18, // 18: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	12, // [12:19] is the sub-list for method output_type
-	5,  // [5:12] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	25, // 5: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
+	2,  // 6: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
+	4,  // 7: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
+	6,  // 8: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
+	10, // 9: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
+	13, // 10: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
+	15, // 11: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
+	17, // 12: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	19, // 13: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
+	21, // 14: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
+	23, // 15: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
+	26, // 16: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
+	28, // 17: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
+	3,  // 18: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	5,  // 19: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	9,  // 20: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	11, // 21: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	14, // 22: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	16, // 23: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	18, // 24: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	20, // 25: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	22, // 26: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	24, // 27: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	27, // 28: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	29, // 29: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	18, // [18:30] is the sub-list for method output_type
+	6,  // [6:18] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -1313,7 +1965,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

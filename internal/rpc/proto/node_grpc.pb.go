@@ -33,6 +33,11 @@ const (
 	Node_Join_FullMethodName         = "/narad.v1.Node/Join"
 	Node_Heartbeat_FullMethodName    = "/narad.v1.Node/Heartbeat"
 	Node_Wait_FullMethodName         = "/narad.v1.Node/Wait"
+	Node_ConfirmOwner_FullMethodName = "/narad.v1.Node/ConfirmOwner"
+	Node_Flip_FullMethodName         = "/narad.v1.Node/Flip"
+	Node_MoveFreeze_FullMethodName   = "/narad.v1.Node/MoveFreeze"
+	Node_MoveFiles_FullMethodName    = "/narad.v1.Node/MoveFiles"
+	Node_MoveRead_FullMethodName     = "/narad.v1.Node/MoveRead"
 )
 
 // NodeClient is the client API for Node service.
@@ -54,6 +59,14 @@ type NodeClient interface {
 	// Park until a partition of a topic the serving node owns may have
 	// records to deliver, or the wait ends. Leases nothing: cancellable.
 	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error)
+	// Leader confirmation of a partition's owner and move target.
+	ConfirmOwner(ctx context.Context, in *ConfirmOwnerRequest, opts ...grpc.CallOption) (*ConfirmOwnerResponse, error)
+	// Ask the leader to complete a move: owner := to, if from still owns.
+	Flip(ctx context.Context, in *FlipRequest, opts ...grpc.CallOption) (*FlipResponse, error)
+	// Partition-move copy session, served by the source (06-cluster.md Moves).
+	MoveFreeze(ctx context.Context, in *MoveFreezeRequest, opts ...grpc.CallOption) (*MoveFreezeResponse, error)
+	MoveFiles(ctx context.Context, in *MoveFilesRequest, opts ...grpc.CallOption) (*MoveFilesResponse, error)
+	MoveRead(ctx context.Context, in *MoveReadRequest, opts ...grpc.CallOption) (*MoveReadResponse, error)
 }
 
 type nodeClient struct {
@@ -134,6 +147,56 @@ func (c *nodeClient) Wait(ctx context.Context, in *WaitRequest, opts ...grpc.Cal
 	return out, nil
 }
 
+func (c *nodeClient) ConfirmOwner(ctx context.Context, in *ConfirmOwnerRequest, opts ...grpc.CallOption) (*ConfirmOwnerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConfirmOwnerResponse)
+	err := c.cc.Invoke(ctx, Node_ConfirmOwner_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nodeClient) Flip(ctx context.Context, in *FlipRequest, opts ...grpc.CallOption) (*FlipResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FlipResponse)
+	err := c.cc.Invoke(ctx, Node_Flip_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nodeClient) MoveFreeze(ctx context.Context, in *MoveFreezeRequest, opts ...grpc.CallOption) (*MoveFreezeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveFreezeResponse)
+	err := c.cc.Invoke(ctx, Node_MoveFreeze_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nodeClient) MoveFiles(ctx context.Context, in *MoveFilesRequest, opts ...grpc.CallOption) (*MoveFilesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveFilesResponse)
+	err := c.cc.Invoke(ctx, Node_MoveFiles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nodeClient) MoveRead(ctx context.Context, in *MoveReadRequest, opts ...grpc.CallOption) (*MoveReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveReadResponse)
+	err := c.cc.Invoke(ctx, Node_MoveRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -153,6 +216,14 @@ type NodeServer interface {
 	// Park until a partition of a topic the serving node owns may have
 	// records to deliver, or the wait ends. Leases nothing: cancellable.
 	Wait(context.Context, *WaitRequest) (*WaitResponse, error)
+	// Leader confirmation of a partition's owner and move target.
+	ConfirmOwner(context.Context, *ConfirmOwnerRequest) (*ConfirmOwnerResponse, error)
+	// Ask the leader to complete a move: owner := to, if from still owns.
+	Flip(context.Context, *FlipRequest) (*FlipResponse, error)
+	// Partition-move copy session, served by the source (06-cluster.md Moves).
+	MoveFreeze(context.Context, *MoveFreezeRequest) (*MoveFreezeResponse, error)
+	MoveFiles(context.Context, *MoveFilesRequest) (*MoveFilesResponse, error)
+	MoveRead(context.Context, *MoveReadRequest) (*MoveReadResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -183,6 +254,21 @@ func (UnimplementedNodeServer) Heartbeat(context.Context, *HeartbeatRequest) (*H
 }
 func (UnimplementedNodeServer) Wait(context.Context, *WaitRequest) (*WaitResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Wait not implemented")
+}
+func (UnimplementedNodeServer) ConfirmOwner(context.Context, *ConfirmOwnerRequest) (*ConfirmOwnerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmOwner not implemented")
+}
+func (UnimplementedNodeServer) Flip(context.Context, *FlipRequest) (*FlipResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Flip not implemented")
+}
+func (UnimplementedNodeServer) MoveFreeze(context.Context, *MoveFreezeRequest) (*MoveFreezeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveFreeze not implemented")
+}
+func (UnimplementedNodeServer) MoveFiles(context.Context, *MoveFilesRequest) (*MoveFilesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveFiles not implemented")
+}
+func (UnimplementedNodeServer) MoveRead(context.Context, *MoveReadRequest) (*MoveReadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveRead not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -331,6 +417,96 @@ func _Node_Wait_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_ConfirmOwner_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfirmOwnerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).ConfirmOwner(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_ConfirmOwner_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).ConfirmOwner(ctx, req.(*ConfirmOwnerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Node_Flip_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FlipRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).Flip(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_Flip_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).Flip(ctx, req.(*FlipRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Node_MoveFreeze_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveFreezeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).MoveFreeze(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_MoveFreeze_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).MoveFreeze(ctx, req.(*MoveFreezeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Node_MoveFiles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveFilesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).MoveFiles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_MoveFiles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).MoveFiles(ctx, req.(*MoveFilesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Node_MoveRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).MoveRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_MoveRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).MoveRead(ctx, req.(*MoveReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -365,6 +541,26 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Wait",
 			Handler:    _Node_Wait_Handler,
+		},
+		{
+			MethodName: "ConfirmOwner",
+			Handler:    _Node_ConfirmOwner_Handler,
+		},
+		{
+			MethodName: "Flip",
+			Handler:    _Node_Flip_Handler,
+		},
+		{
+			MethodName: "MoveFreeze",
+			Handler:    _Node_MoveFreeze_Handler,
+		},
+		{
+			MethodName: "MoveFiles",
+			Handler:    _Node_MoveFiles_Handler,
+		},
+		{
+			MethodName: "MoveRead",
+			Handler:    _Node_MoveRead_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

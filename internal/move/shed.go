@@ -1,0 +1,52 @@
+package move
+
+import (
+	"context"
+	"time"
+)
+
+// shed deletes this node's copies of partitions another node owns now —
+// what a move leaves behind on its source. Each deletion needs the
+// leader's confirmation (barrier rule) that another node owns the
+// partition and that no move targets this node; any doubt keeps the copy.
+// A partition of a topic that no longer exists is not this loop's: topic
+// deletion and the startup sweep handle it.
+func (w *Worker) shed(ctx context.Context) {
+	for topic, parts := range w.Broker.PartitionDirs() {
+		as := w.Meta.Assignments(topic)
+		for _, p := range parts {
+			if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.Self || as[p].Target == w.Self {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			owner, target, err := w.Meta.ConfirmOwner(cctx, topic, p)
+			cancel()
+			if err != nil || owner == "" || owner == w.Self || target == w.Self {
+				continue
+			}
+			if err := w.Broker.DropPartition(topic, p); err != nil {
+				w.Log.Warn("move: dropping a partition moved away", "topic", topic, "partition", p, "err", err)
+				continue
+			}
+			w.Log.Info("dropped the copy of a partition now owned elsewhere", "topic", topic, "partition", p, "owner", owner)
+		}
+	}
+}
+
+// liftExpired lifts freezes whose TTL passed — a move whose destination
+// died before flipping — but only when the leader confirms this node still
+// owns the partition. After a flip the answer is another owner and the
+// freeze stays until the copy is shed: a stale copy never takes a commit.
+func (w *Worker) liftExpired(ctx context.Context) {
+	for _, r := range w.Broker.ExpiredFreezes() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		owner, _, err := w.Meta.ConfirmOwner(cctx, r.Topic, r.Partition)
+		cancel()
+		if err != nil || owner != w.Self {
+			continue
+		}
+		if _, err := w.Broker.Freeze(r.Topic, r.Partition, 0); err == nil {
+			w.Log.Info("lifted an expired move freeze: this node still owns the partition", "topic", r.Topic, "partition", r.Partition)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/httpapi"
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// clusterOps answers the /v1/cluster routes from the local replica; on a
+// single node (no member records) it shows this node alone.
+type clusterOps struct {
+	self string
+	ms   *meta.Store
+	mapE func(error) error
+}
+
+func (c *clusterOps) Members() []httpapi.MemberView {
+	voters := map[string]bool{}
+	if servers, err := c.ms.Servers(); err == nil {
+		for _, s := range servers {
+			voters[s.ID] = true
+		}
+	}
+	leader, _ := c.ms.Leader()
+	owned := map[string]int{}
+	for _, t := range c.ms.Topics() {
+		for _, a := range c.ms.Assignments(t.Name) {
+			owned[a.Owner]++
+		}
+	}
+	members := c.ms.Members()
+	if len(members) == 0 {
+		members = []meta.Member{{ID: c.self, State: meta.MemberAlive}}
+	}
+	out := make([]httpapi.MemberView, 0, len(members))
+	for _, m := range members {
+		out = append(out, httpapi.MemberView{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr,
+			State: m.State, Draining: m.Draining, Voter: voters[m.ID], Leader: leader == m.ID,
+			Partitions: owned[m.ID], LastHeartbeatMs: m.LastHeartbeatMs})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (c *clusterOps) Moves() []httpapi.MoveView {
+	out := []httpapi.MoveView{}
+	for _, t := range c.ms.Topics() {
+		for _, a := range c.ms.Assignments(t.Name) {
+			if a.Target != "" {
+				out = append(out, httpapi.MoveView{Topic: a.Topic, Partition: a.Partition, From: a.Owner, To: a.Target})
+			}
+		}
+	}
+	return out
+}
+
+func (c *clusterOps) SetDraining(ctx context.Context, id string, draining bool) (httpapi.MemberView, error) {
+	if _, ok := c.ms.Member(id); !ok {
+		return httpapi.MemberView{}, apierr.NotFound("member %q does not exist", id)
+	}
+	if err := c.ms.SetDraining(ctx, id, draining); err != nil {
+		if errors.Is(err, meta.ErrNotFound) {
+			return httpapi.MemberView{}, apierr.NotFound("member %q does not exist", id)
+		}
+		return httpapi.MemberView{}, c.mapE(err)
+	}
+	for _, m := range c.Members() {
+		if m.ID == id {
+			return m, nil
+		}
+	}
+	return httpapi.MemberView{}, apierr.NotFound("member %q does not exist", id)
+}

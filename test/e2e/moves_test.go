@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/client"
+)
+
+type memberView struct {
+	ID         string `json:"id"`
+	Draining   bool   `json:"draining"`
+	Voter      bool   `json:"voter"`
+	Partitions int    `json:"partitions"`
+}
+
+func clusterMembers(t *testing.T, n *node) map[string]memberView {
+	t.Helper()
+	status, body, _ := n.do("GET", "/v1/cluster/members", "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("members: %d %s", status, body)
+	}
+	var out struct {
+		Members []memberView `json:"members"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]memberView{}
+	for _, v := range out.Members {
+		m[v.ID] = v
+	}
+	return m
+}
+
+func movesInFlight(t *testing.T, n *node) int {
+	t.Helper()
+	status, body, _ := n.do("GET", "/v1/cluster/moves", "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("moves: %d %s", status, body)
+	}
+	var out struct {
+		Moves []json.RawMessage `json:"moves"`
+	}
+	json.Unmarshal(body, &out)
+	return len(out.Moves)
+}
+
+// TestClusterMovesRebalanceAndDecommission (06-cluster.md Moves): a fourth
+// node joins a loaded cluster and the planner moves partitions to it —
+// each copied while produce flows, frozen, verified and flipped — until
+// every node owns its share; then that node is decommissioned, sheds them
+// all and leaves the Raft voters. Produce never stops; every accepted
+// record is delivered from the parent and from its replica child
+// (duplicates allowed, no loss).
+func TestClusterMovesRebalanceAndDecommission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and moves a cluster")
+	}
+	nodes := startCluster(t, 3)
+	ctx := ctxT(t)
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "mv", Partitions: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "mv-copy", Parent: "mv"}); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	accepted := map[int]bool{}
+	pctx, stopProduce := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; pctx.Err() == nil; i += 2 {
+				via := nodes[i%len(nodes)]
+				if err := via.c.Produce(pctx, "mv", []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err == nil {
+					mu.Lock()
+					accepted[i] = true
+					mu.Unlock()
+				}
+				time.Sleep(2 * time.Millisecond) // a steady trickle, not a flood: the test is about moves
+			}
+		}(w)
+	}
+
+	peers := []string{}
+	for _, n := range nodes {
+		peers = append(peers, n.id+"@"+n.cluster)
+	}
+	n4 := newClusterNode(t, "n4")
+	n4.env = append(n4.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
+	n4.startNoWait()
+	n4.waitReady()
+	eventually(t, 60*time.Second, "n4 owns its share (3 of 12) and no move is in flight", func() bool {
+		return clusterMembers(t, nodes[0])["n4"].Partitions == 3 && movesInFlight(t, nodes[0]) == 0
+	})
+	for id, m := range clusterMembers(t, nodes[0]) {
+		if m.Partitions != 3 {
+			t.Fatalf("after the rebalance %s owns %d partitions", id, m.Partitions)
+		}
+	}
+
+	status, body, _ := nodes[1].do("POST", "/v1/cluster/members/n4/decommission", "", nil)
+	if status != http.StatusOK || !strings.Contains(string(body), `"draining":true`) {
+		t.Fatalf("decommission: %d %s", status, body)
+	}
+	eventually(t, 60*time.Second, "n4 empty and out of the voters", func() bool {
+		m := clusterMembers(t, nodes[0])["n4"]
+		return m.Partitions == 0 && !m.Voter && movesInFlight(t, nodes[0]) == 0
+	})
+
+	stopProduce()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	checkLedger(t, "mv", accepted, drain(t, nodes[2], "mv", 4))
+	checkLedger(t, "mv-copy", accepted, drain(t, nodes[0], "mv-copy", 4))
+}
