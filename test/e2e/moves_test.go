@@ -126,3 +126,103 @@ func TestClusterMovesRebalanceAndDecommission(t *testing.T) {
 	checkLedger(t, "mv", accepted, drain(t, nodes[2], "mv", 4))
 	checkLedger(t, "mv-copy", accepted, drain(t, nodes[0], "mv-copy", 4))
 }
+
+type moveView struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+}
+
+func moves(t *testing.T, n *node) []moveView {
+	t.Helper()
+	resp, err := http.Get(n.url("/v1/cluster/moves"))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Moves []moveView `json:"moves"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	return out.Moves
+}
+
+// TestClusterMovesSurviveSIGKILL: the destination, then a source, is
+// SIGKILLed while moves are in flight, under produce. Sessions start over,
+// the source's freeze survives its restart until the leader says it still
+// owns the partition, and no accepted record is lost.
+func TestClusterMovesSurviveSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills processes")
+	}
+	nodes := startCluster(t, 3)
+	ctx := ctxT(t)
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "km", Partitions: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "km-copy", Parent: "km"}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	accepted := map[int]bool{}
+	pctx, stopProduce := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; pctx.Err() == nil; i++ {
+			via := nodes[2] // never killed here
+			if err := via.c.Produce(pctx, "km", []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err == nil {
+				mu.Lock()
+				accepted[i] = true
+				mu.Unlock()
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+
+	peers := []string{}
+	for _, n := range nodes {
+		peers = append(peers, n.id+"@"+n.cluster)
+	}
+	n4 := newClusterNode(t, "n4")
+	n4.env = append(n4.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
+	n4.startNoWait()
+	n4.waitReady()
+	eventually(t, 30*time.Second, "moves to n4 in flight", func() bool { return len(moves(t, nodes[2])) > 0 })
+	n4.kill() // the destination dies mid-move
+	n4.start()
+
+	var victim *node
+	eventually(t, 30*time.Second, "a move in flight from n1 or n2", func() bool {
+		for _, m := range moves(t, nodes[2]) {
+			for _, n := range nodes[:2] {
+				if m.From == n.id {
+					victim = n
+					return true
+				}
+			}
+		}
+		return false
+	})
+	victim.kill() // a source dies mid-move
+	victim.start()
+
+	eventually(t, 90*time.Second, "balanced (3 of 12 each) with no move in flight", func() bool {
+		ms := clusterMembers(t, nodes[2])
+		for _, id := range []string{"n1", "n2", "n3", "n4"} {
+			if ms[id].Partitions != 3 {
+				return false
+			}
+		}
+		return movesInFlight(t, nodes[2]) == 0
+	})
+	stopProduce()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	checkLedger(t, "km", accepted, drain(t, nodes[2], "km", 4))
+	checkLedger(t, "km-copy", accepted, drain(t, nodes[2], "km-copy", 4))
+}
