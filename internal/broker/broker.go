@@ -151,6 +151,10 @@ func (b *Broker) topic(name string) (meta.Topic, error) {
 	return t, nil
 }
 
+// Metrics is the registry this broker reports to, for the rooms wired
+// around it.
+func (b *Broker) Metrics() *metrics.Metrics { return b.m }
+
 // owned reports whether this node serves topic/partition now.
 func (b *Broker) owned(topic string, partition int) bool {
 	owner, ok := b.meta.Owner(topic, partition)

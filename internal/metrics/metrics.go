@@ -23,6 +23,8 @@ type Metrics struct {
 	ConsumeRemoteWakes prometheus.Counter
 	ConsumeParked      prometheus.Gauge
 	AuthFailures       prometheus.Counter
+	MovesInFlight      prometheus.Gauge
+	MovesCompleted     prometheus.Counter
 	HTTPRequests       *prometheus.CounterVec // route, code
 	HTTPDuration       *prometheus.HistogramVec
 	HTTPInFlight       prometheus.Gauge
@@ -92,7 +94,10 @@ func New() *Metrics {
 		ConsumeEmpty:      f.counter("consume_empty_total", "Consume requests answered 204."),
 		ConsumeRemoteWakes: f.counter("consume_remote_wakes_total",
 			"Unpinned long-polls woken by a commit, expiry or nack on another node."),
-		AuthFailures: f.counter("auth_failures_total", "Requests refused for missing or wrong credentials."),
+		AuthFailures:  f.counter("auth_failures_total", "Requests refused for missing or wrong credentials."),
+		MovesInFlight: f.gauge("moves_in_flight", "Partition moves in flight (assignments with a target), as this node's replica sees them."),
+		MovesCompleted: f.counter("moves_completed_total",
+			"Partition moves this node completed as the destination (copied, verified, installed, flipped)."),
 		ConsumeParked: f.gauge("consume_parked",
 			"Unpinned consumes parked here right now, waiting on this node and the other owners."),
 		HTTPRequests: f.counterVec("http_requests_total", "HTTP requests by route and status.", "route", "code"),

@@ -43,6 +43,10 @@ type Worker struct {
 	Broker *broker.Broker
 	Remote Remote
 	Log    *slog.Logger
+	// InFlight and Completed are the moves_in_flight gauge and the
+	// moves_completed_total counter; either may be nil.
+	InFlight  interface{ Set(float64) }
+	Completed interface{ Inc() }
 
 	mu      sync.Mutex
 	running map[key]bool
@@ -71,6 +75,9 @@ func (w *Worker) Run(ctx context.Context) {
 			w.shed(ctx)
 			w.liftExpired(ctx)
 		case <-t.C:
+			if w.InFlight != nil {
+				w.InFlight.Set(float64(w.inFlight()))
+			}
 			for _, a := range w.wanted() {
 				k := key{a.Topic, a.Partition}
 				w.mu.Lock()
@@ -102,6 +109,19 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// inFlight counts the moves in flight anywhere, per the local replica.
+func (w *Worker) inFlight() int {
+	n := 0
+	for _, t := range w.Meta.Topics() {
+		for _, a := range w.Meta.Assignments(t.Name) {
+			if a.Target != "" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // wanted lists the moves that target this node, per the local replica.
@@ -204,6 +224,9 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 		}
 	}
 	flipped = true
+	if w.Completed != nil {
+		w.Completed.Inc()
+	}
 	w.Log.Info("partition moved here", "topic", topic, "partition", p, "from", src, "high_watermark", hwm,
 		"seconds", time.Since(start).Seconds())
 	return nil

@@ -380,7 +380,8 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 	b.SetPlacer(cv.placer)
 	b.SetStatsFunc(cv.Stats)
 	go node.Run(ctx)
-	mover := &move.Worker{Self: cfg.NodeID, Meta: ms, Broker: b, Remote: cv, Log: log.With("component", "move")}
+	mover := &move.Worker{Self: cfg.NodeID, Meta: ms, Broker: b, Remote: cv, Log: log.With("component", "move"),
+		InFlight: b.Metrics().MovesInFlight, Completed: b.Metrics().MovesCompleted}
 	mctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mover.Run(mctx) }()

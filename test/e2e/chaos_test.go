@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -13,9 +14,11 @@ import (
 )
 
 // TestChaos kills and restarts random nodes of a 3-node cluster (SIGKILL,
-// one at a time so the quorum stays) under produce, consume and fan-out,
-// and keeps a loss ledger: every record answered 202 must be consumed at
-// least once from the parent and from each child.
+// one at a time so the quorum stays) under produce, consume, fan-out and
+// partition moves (a random node is decommissioned and the decommission
+// cancelled again and again, so its partitions move away and back), and
+// keeps a loss ledger: every record answered 202 must be consumed at least
+// once from the parent and from each child.
 //
 // CI runs a short version; NARAD_CHAOS_DURATION=10m runs a long one.
 func TestChaos(t *testing.T) {
@@ -115,6 +118,22 @@ func TestChaos(t *testing.T) {
 			}
 		}(rand.New(rand.NewSource(seed + 100 + int64(c))))
 	}
+	// The mover: drain a random node, later cancel it (with 3 voters a
+	// decommission never removes one, so the partitions come back).
+	toggles := 0
+	wg.Add(1)
+	go func(r *rand.Rand) {
+		defer wg.Done()
+		for cctx.Err() == nil {
+			sleepFor(cctx, time.Duration(3000+r.Intn(3000))*time.Millisecond)
+			id := nodes[r.Intn(len(nodes))].id
+			if chaosDecommission(live(r), id, http.MethodPost) {
+				toggles++
+			}
+			sleepFor(cctx, time.Duration(3000+r.Intn(3000))*time.Millisecond)
+			chaosDecommission(live(r), id, http.MethodDelete)
+		}
+	}(rand.New(rand.NewSource(seed + 200)))
 	kills := 0
 	for cctx.Err() == nil {
 		sleepFor(cctx, time.Duration(2000+rng.Intn(2000))*time.Millisecond)
@@ -135,7 +154,19 @@ func TestChaos(t *testing.T) {
 	}
 	stop()
 	wg.Wait()
-	t.Logf("%d SIGKILLs, %d records accepted", kills, len(accepted))
+	t.Logf("%d SIGKILLs, %d decommissions (each cancelled), %d records accepted", kills, toggles, len(accepted))
+	// Calm: no node draining, every move done, before the ledger drains.
+	for _, n := range nodes {
+		eventually(t, 30*time.Second, "cancel the decommission of "+n.id, func() bool {
+			return chaosDecommission(nodes[0], n.id, http.MethodDelete)
+		})
+	}
+	eventually(t, 90*time.Second, "no move in flight", func() bool { return movesInFlight(t, nodes[0]) == 0 })
+	completed := 0.0
+	for _, n := range nodes {
+		completed += max(n.metric("narad_moves_completed_total"), 0)
+	}
+	t.Logf("%v moves completed since the nodes' last restarts", completed)
 
 	// The ledger: drain the parent (adding to what chaos-time consumers
 	// got) and each child.
@@ -152,4 +183,19 @@ func sleepFor(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// chaosDecommission drains (POST) or undrains (DELETE) a member through a
+// node that may be down: it reports whether the request was answered 200.
+func chaosDecommission(via *node, id, method string) bool {
+	req, err := http.NewRequest(method, via.url("/v1/cluster/members/"+id+"/decommission"), nil)
+	if err != nil {
+		return false
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
