@@ -48,6 +48,9 @@ type ClusterConfig struct {
 	InitialMembers []string
 	// Secret authenticates cluster traffic. Environment only.
 	Secret string
+	// TLS files for mutual TLS on Raft and node RPC: all three or none
+	// (07-security.md). Paths may be in the file; the files are secrets.
+	TLSCertFile, TLSKeyFile, TLSCAFile string
 }
 
 // TopicDefaults apply to topics created without the matching field.

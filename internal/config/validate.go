@@ -46,6 +46,10 @@ func (c Config) Validate() error {
 		v.check(checkDialAddr(c.Cluster.Advertise), "cluster.advertise")
 	}
 	c.validatePeers(&v)
+	if set := countSet(c.Cluster.TLSCertFile, c.Cluster.TLSKeyFile, c.Cluster.TLSCAFile); set != 0 && set != 3 {
+		v.addf("%s, %s and %s go together: set all three for mutual TLS, or none", byEnv("cluster.tls_cert_file"),
+			byEnv("cluster.tls_key_file"), byEnv("cluster.tls_ca_file"))
+	}
 
 	if strings.TrimSpace(c.DataDir) == "" {
 		v.addf("%s must not be empty", byEnv("data_dir"))
@@ -168,4 +172,14 @@ func unspecifiedHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsUnspecified()
+}
+
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/narad-io/narad/internal/clustertls"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -38,6 +39,8 @@ type Options struct {
 	// address is recorded in the Raft configuration at bootstrap, so a
 	// node must come back on the same address.
 	BindAddr string
+	// TLS, when set, runs Raft over mutual TLS (07-security.md).
+	TLS *clustertls.Config
 	// Advertise is the address peers dial, when it differs from BindAddr
 	// (BindAddr on 0.0.0.0, or behind NAT). Must be a concrete host:port.
 	Advertise string
@@ -159,7 +162,14 @@ func Open(opts Options) (*Store, error) {
 			return nil, fmt.Errorf("meta: advertise address %q: %w", opts.Advertise, err)
 		}
 	}
-	s.trans, err = raft.NewTCPTransportWithLogger(opts.BindAddr, advertise, 3, 10*time.Second, hlog.Named("transport"))
+	if opts.TLS != nil {
+		var stream *clustertls.StreamLayer
+		if stream, err = opts.TLS.Listen(opts.BindAddr, advertise); err == nil {
+			s.trans = raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hlog.Named("transport"))
+		}
+	} else {
+		s.trans, err = raft.NewTCPTransportWithLogger(opts.BindAddr, advertise, 3, 10*time.Second, hlog.Named("transport"))
+	}
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("meta: listen %s: %w", opts.BindAddr, err)

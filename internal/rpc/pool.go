@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -23,6 +25,7 @@ import (
 // method returns nil or an *apierr.Error.
 type Pool struct {
 	secret string
+	creds  credentials.TransportCredentials
 	extra  []grpc.DialOption // tests only: e.g. a counting dialer
 
 	mu     sync.Mutex
@@ -34,8 +37,17 @@ type Pool struct {
 // none, which every server refuses (NewServer requires one).
 func NewPool(secret string) *Pool { return newPool(secret) }
 
+// NewTLSPool is NewPool over mutual TLS: it presents the client
+// certificate of c and verifies servers against its CA.
+func NewTLSPool(secret string, c *tls.Config) *Pool {
+	p := newPool(secret)
+	p.creds = credentials.NewTLS(c)
+	return p
+}
+
 func newPool(secret string, extra ...grpc.DialOption) *Pool {
-	return &Pool{secret: secret, extra: extra, conns: make(map[string]*grpc.ClientConn)}
+	return &Pool{secret: secret, extra: extra, conns: make(map[string]*grpc.ClientConn),
+		creds: insecure.NewCredentials()}
 }
 
 // Close closes every connection. Calls after Close fail with a 503; calls
@@ -65,8 +77,8 @@ func (p *Pool) conn(addr string) (*grpc.ClientConn, error) {
 		return cc, nil
 	}
 	opts := []grpc.DialOption{
-		// Plaintext for now; mTLS (07-security.md) will replace this.
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(p.creds), // plaintext unless NewTLSPool
+
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -38,6 +40,7 @@ type Server struct {
 	want  [sha256.Size]byte // hash of the expected authorization value
 	log   *slog.Logger
 	grace time.Duration
+	tls   *tls.Config // mutual TLS when set
 }
 
 // ServerOption adjusts a Server.
@@ -46,6 +49,10 @@ type ServerOption func(*Server)
 // WithLogger sets where internal handler failures and panics are logged
 // (they reach the caller only as a bare 500). Default: slog.Default().
 func WithLogger(l *slog.Logger) ServerOption { return func(s *Server) { s.log = l } }
+
+// WithTLS serves over mutual TLS (07-security.md): a caller without a
+// certificate from the cluster CA never reaches the secret check.
+func WithTLS(c *tls.Config) ServerOption { return func(s *Server) { s.tls = c } }
 
 // WithStopGrace sets how long Stop waits for in-flight calls.
 func WithStopGrace(d time.Duration) ServerOption { return func(s *Server) { s.grace = d } }
@@ -73,7 +80,11 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 	for _, o := range opts {
 		o(s)
 	}
-	s.g = grpc.NewServer(
+	gopts := []grpc.ServerOption{}
+	if s.tls != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.tls)))
+	}
+	s.g = grpc.NewServer(append(gopts,
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.ChainUnaryInterceptor(s.unary),
@@ -83,7 +94,7 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 		// methods exist. Routed through the stream interceptor, it is
 		// refused like everything else first.
 		grpc.UnknownServiceHandler(unknownMethod),
-	)
+	)...)
 	nodepb.RegisterNodeServer(s.g, &service{h: h})
 	return s, nil
 }

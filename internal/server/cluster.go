@@ -15,6 +15,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/cluster"
+	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/httpapi"
@@ -353,7 +354,8 @@ func initialServers(cfg config.Config, self string) []meta.Server {
 
 // startCluster wires membership, the controller's placement, remote stats,
 // leader confirmation and remote commits.
-func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, ms *meta.Store, b *broker.Broker, log *slog.Logger) (*clusterView, error) {
+func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, ms *meta.Store, b *broker.Broker,
+	tlsCfg *clustertls.Config, log *slog.Logger) (*clusterView, error) {
 	rpcAdvertise, err := rpcAddrOf(raftAdvertise)
 	if err != nil {
 		return nil, fmt.Errorf("cluster address %q: %w", raftAdvertise, err)
@@ -368,6 +370,9 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 		}
 	}
 	pool := rpc.NewPool(cfg.Cluster.Secret)
+	if tlsCfg != nil {
+		pool = rpc.NewTLSPool(cfg.Cluster.Secret, tlsCfg.Client)
+	}
 	node := &cluster.Node{
 		Self:  meta.Member{ID: cfg.NodeID, RaftAddr: raftAdvertise, RPCAddr: rpcAdvertise, HTTPAddr: httpAdvertise(cfg.HTTP.Addr, raftAdvertise)},
 		Meta:  ms,
@@ -390,12 +395,16 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 }
 
 // serveRPC listens for node RPC on the cluster port + 1.
-func serveRPC(cfg config.Config, h rpc.Handler, log *slog.Logger) (func(), error) {
+func serveRPC(cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Config, log *slog.Logger) (func(), error) {
 	addr, err := rpcAddrOf(cfg.Cluster.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster address %q: %w", cfg.Cluster.Addr, err)
 	}
-	srv, err := rpc.NewServer(cfg.Cluster.Secret, h, rpc.WithLogger(log.With("component", "rpc")))
+	opts := []rpc.ServerOption{rpc.WithLogger(log.With("component", "rpc"))}
+	if tlsCfg != nil {
+		opts = append(opts, rpc.WithTLS(tlsCfg.Server))
+	}
+	srv, err := rpc.NewServer(cfg.Cluster.Secret, h, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/dispatch"
 	"github.com/narad-io/narad/internal/fanout"
@@ -51,8 +52,13 @@ func Run(ctx context.Context, cfg config.Config) error {
 	}
 	m := metrics.New()
 
+	tlsCfg, err := clusterTLS(cfg, clustered, log)
+	if err != nil {
+		return err
+	}
 	// 1. The metastore: a node with no peers bootstraps a one-member Raft.
 	ms, err := meta.Open(meta.Options{
+		TLS:            tlsCfg,
 		Dir:            filepath.Join(cfg.DataDir, "metastore"),
 		NodeID:         cfg.NodeID,
 		BindAddr:       cfg.Cluster.Addr,
@@ -97,7 +103,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitLocal)}
 	var cv *clusterView
 	if clustered {
-		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, log); err != nil {
+		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, tlsCfg, log); err != nil {
 			return err
 		}
 		defer cv.pool.Close()
@@ -167,7 +173,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	api.SetClusterAdmin(&clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr})
 	if clustered {
 		api.SetCluster(cv)
-		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, log)
+		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, tlsCfg, log)
 		if err != nil {
 			return err
 		}
@@ -240,6 +246,25 @@ func advertise(nodeID string, c config.ClusterConfig) string {
 		return ""
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// clusterTLS loads the cluster plane's mutual TLS, or says loudly that it
+// runs in plaintext (07-security.md).
+func clusterTLS(cfg config.Config, clustered bool, log *slog.Logger) (*clustertls.Config, error) {
+	c := cfg.Cluster
+	if c.TLSCertFile == "" {
+		if clustered {
+			log.Warn("the cluster plane (Raft and node RPC) is PLAINTEXT: anyone on the network path can read it; " +
+				"set NARAD_CLUSTER_TLS_CERT_FILE, NARAD_CLUSTER_TLS_KEY_FILE and NARAD_CLUSTER_TLS_CA_FILE for mutual TLS")
+		}
+		return nil, nil
+	}
+	t, err := clustertls.Load(c.TLSCertFile, c.TLSKeyFile, c.TLSCAFile)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("cluster plane on mutual TLS")
+	return t, nil
 }
 
 // seedRoot creates the root admin at the cluster's first start (whichever
