@@ -3,6 +3,7 @@ package meta
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -49,6 +50,61 @@ func (f *fsm) cache() *topicCache {
 		f.state.CompareAndSwap(st, &ns)
 	}
 	return c
+}
+
+// cacheChange is one topic as a command left it (exists false: deleted).
+type cacheChange struct {
+	name   string
+	exists bool
+	t      Topic
+	as     []Assignment
+}
+
+// readChanges reads the touched topics inside the applying transaction.
+func readChanges(tx *bolt.Tx, touched map[string]bool) ([]cacheChange, error) {
+	out := make([]cacheChange, 0, len(touched))
+	for name := range touched {
+		t, ok, err := readTopic(tx, name)
+		if err != nil {
+			return nil, err
+		}
+		c := cacheChange{name: name, exists: ok, t: t}
+		if ok {
+			if c.as, err = readAssignments(tx, name); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// patch derives the cache after a change from the one before it: only the
+// topics the command touched were re-read; every other record is shared.
+// (Rebuilding meant decoding every topic on every change, which made
+// creating n topics O(n²) decodes: 5,000 topics took minutes.)
+func (c *topicCache) patch(changes []cacheChange, vTop, vAsg uint64) *topicCache {
+	n := &topicCache{sorted: slices.Clone(c.sorted), assign: slices.Clone(c.assign), vTop: vTop, vAsg: vAsg}
+	for _, ch := range changes {
+		i, found := slices.BinarySearchFunc(n.sorted, ch.name, func(t Topic, name string) int {
+			return strings.Compare(t.Name, name)
+		})
+		switch {
+		case ch.exists && found:
+			n.sorted[i], n.assign[i] = ch.t, ch.as
+		case ch.exists:
+			n.sorted = slices.Insert(n.sorted, i, ch.t)
+			n.assign = slices.Insert(n.assign, i, ch.as)
+		case found:
+			n.sorted = slices.Delete(n.sorted, i, i+1)
+			n.assign = slices.Delete(n.assign, i, i+1)
+		}
+	}
+	n.index = make(map[string]int, len(n.sorted))
+	for i, t := range n.sorted {
+		n.index[t.Name] = i
+	}
+	return n
 }
 
 func (f *fsm) buildCache() (*topicCache, error) {

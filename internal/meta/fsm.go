@@ -134,6 +134,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 	}
 
 	var next Versions
+	var changes []cacheChange
 	f.mu.RLock()
 	err = f.db.Update(func(tx *bolt.Tx) error {
 		a := &applyTx{tx: tx, index: l.Index, v: st.v}
@@ -142,6 +143,12 @@ func (f *fsm) Apply(l *raft.Log) any {
 		}
 		if !a.dirty {
 			return errNoChange
+		}
+		if st.cache != nil {
+			var err error
+			if changes, err = readChanges(tx, a.touched); err != nil {
+				return err
+			}
 		}
 		// The applied index commits with the change: after a crash, fsm.db
 		// and its applied index always agree.
@@ -165,8 +172,11 @@ func (f *fsm) Apply(l *raft.Log) any {
 	}
 
 	ns := &fsmState{v: next, applied: l.Index}
-	if next.Topics == st.v.Topics && next.Assignments == st.v.Assignments {
+	switch {
+	case next.Topics == st.v.Topics && next.Assignments == st.v.Assignments:
 		ns.cache = st.cache // the cache depends on these two versions only
+	case st.cache != nil:
+		ns.cache = st.cache.patch(changes, next.Topics, next.Assignments)
 	}
 	f.state.Store(ns)
 	f.notify()

@@ -117,6 +117,16 @@ type applyTx struct {
 	index uint64
 	v     Versions
 	dirty bool
+	// touched names the topics whose record or assignments the command
+	// wrote: the topic cache re-reads only those (cache.go).
+	touched map[string]bool
+}
+
+func (a *applyTx) touch(topic string) {
+	if a.touched == nil {
+		a.touched = map[string]bool{}
+	}
+	a.touched[topic] = true
 }
 
 func (a *applyTx) bump(d domain) {
@@ -134,11 +144,13 @@ func (a *applyTx) putTopic(t Topic) error {
 		return err
 	}
 	a.dirty = true
+	a.touch(t.Name)
 	return a.tx.Bucket(bucketTopics).Put([]byte(t.Name), raw)
 }
 
 func (a *applyTx) deleteTopic(name string) error {
 	a.dirty = true
+	a.touch(name)
 	return a.tx.Bucket(bucketTopics).Delete([]byte(name))
 }
 
@@ -152,11 +164,13 @@ func (a *applyTx) putAssignments(topic string, as []Assignment) error {
 		return err
 	}
 	a.dirty = true
+	a.touch(topic)
 	return a.tx.Bucket(bucketAssignments).Put([]byte(topic), raw)
 }
 
 func (a *applyTx) deleteAssignments(topic string) error {
 	a.dirty = true
+	a.touch(topic)
 	return a.tx.Bucket(bucketAssignments).Delete([]byte(topic))
 }
 
