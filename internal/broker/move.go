@@ -36,6 +36,8 @@ type gate struct {
 	mu     sync.RWMutex
 	frozen bool
 	until  time.Time
+	holder string // the move session that froze it last ("" after a restart)
+	gen    uint64 // bumped by every freeze: an expiry sweep lifts only the freeze it saw
 }
 
 // movingMarker marks a frozen partition directory across restarts.
@@ -65,42 +67,34 @@ func (b *Broker) enterCommit(topic string, p int) (func(), error) {
 	return g.mu.RUnlock, nil
 }
 
-// Freeze refuses commits into topic/p for ttl (0 lifts a freeze): the
+// Freeze refuses commits into topic/p, for at least ttl, on behalf of
+// holder (a move session); calling it again renews. The
 // dispatcher and fan-out keep their records and commit them at the new
 // owner after the flip. It returns the partition's high watermark, fixed
 // while the freeze holds; the consumer frontier is written first so the
 // copy carries it.
-func (b *Broker) Freeze(topic string, p int, ttl time.Duration) (uint64, error) {
-	if ttl > 0 && !b.owned(topic, p) {
+func (b *Broker) Freeze(topic string, p int, ttl time.Duration, holder string) (uint64, error) {
+	if !b.owned(topic, p) {
 		return 0, apierr.Unavailable(time.Second, "partition %d of %q is not owned by this node", p, topic)
 	}
 	dir, err := b.reg.Dir(topic, p)
 	if err != nil {
 		return 0, err
 	}
-	marker := filepath.Join(dir, movingMarker)
 	g := b.gate(topic, p)
 	g.mu.Lock()
-	if ttl <= 0 {
-		g.frozen, g.until = false, time.Time{}
-		err := os.Remove(marker)
-		g.mu.Unlock()
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return 0, err
-		}
-		return 0, nil
-	}
 	if !g.frozen {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			g.mu.Unlock()
 			return 0, err
 		}
-		if err := writeMarker(marker); err != nil {
+		if err := writeMarker(filepath.Join(dir, movingMarker)); err != nil {
 			g.mu.Unlock()
 			return 0, err
 		}
 	}
-	g.frozen, g.until = true, time.Now().Add(ttl)
+	g.frozen, g.until, g.holder = true, time.Now().Add(ttl), holder
+	g.gen++
 	g.mu.Unlock()
 	if q := b.peekQueue(topic, p); q != nil {
 		if err := q.persist(); err != nil {
@@ -112,6 +106,48 @@ func (b *Broker) Freeze(topic string, p int, ttl time.Duration) (uint64, error) 
 		return 0, err
 	}
 	return l.HWM(), nil
+}
+
+// Thaw lifts the freeze that holder set — a move that gave up before its
+// flip. A freeze set (or renewed) since by another session stays: a
+// cancelled session's late thaw must not open a partition that a newer
+// move is about to flip. The caller must have the leader's confirmation
+// that this node still owns the partition.
+func (b *Broker) Thaw(topic string, p int, holder string) (bool, error) {
+	g := b.gate(topic, p)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.frozen || g.holder != holder {
+		return false, nil
+	}
+	return true, b.lift(topic, p, g)
+}
+
+// LiftExpired lifts a freeze found expired at generation gen, if it is
+// still that freeze and still expired (not renewed meanwhile). The caller
+// must have the leader's confirmation that this node still owns the
+// partition.
+func (b *Broker) LiftExpired(r PartitionRef) (bool, error) {
+	g := b.gate(r.Topic, r.Partition)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.frozen || g.gen != r.gen || time.Now().Before(g.until) {
+		return false, nil
+	}
+	return true, b.lift(r.Topic, r.Partition, g)
+}
+
+// lift removes the marker and opens the gate; g.mu is held.
+func (b *Broker) lift(topic string, p int, g *gate) error {
+	dir, err := b.reg.Dir(topic, p)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, movingMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	g.frozen, g.until, g.holder = false, time.Time{}, ""
+	return nil
 }
 
 func writeMarker(path string) error {
@@ -132,24 +168,30 @@ func writeMarker(path string) error {
 // ExpiredFreezes lists frozen partitions whose TTL has passed: each may be
 // lifted once the leader confirms this node still owns it.
 func (b *Broker) ExpiredFreezes() []PartitionRef {
-	now := time.Now()
 	b.gmu.Lock()
-	defer b.gmu.Unlock()
-	var out []PartitionRef
+	gates := make(map[partKey]*gate, len(b.gates))
 	for k, g := range b.gates {
+		gates[k] = g
+	}
+	b.gmu.Unlock()
+	now := time.Now()
+	var out []PartitionRef
+	for k, g := range gates { // not under gmu: a gate's lock waits for a commit's fsync
 		g.mu.RLock()
 		if g.frozen && !now.Before(g.until) {
-			out = append(out, PartitionRef{Topic: k.topic, Partition: k.partition})
+			out = append(out, PartitionRef{Topic: k.topic, Partition: k.partition, gen: g.gen})
 		}
 		g.mu.RUnlock()
 	}
 	return out
 }
 
-// PartitionRef names a partition.
+// PartitionRef names a partition (and, from ExpiredFreezes, the freeze
+// generation seen).
 type PartitionRef struct {
 	Topic     string
 	Partition int
+	gen       uint64
 }
 
 // loadFreezes re-freezes the partitions whose directory carries the
@@ -186,20 +228,27 @@ func (b *Broker) PartitionFiles(topic string, p int) ([]PartitionFile, uint64, e
 		return nil, 0, err
 	}
 	dir, _ := b.reg.Dir(topic, p)
+	activeFile, published := l.Published() // before the listing: the segment can only grow after
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, 0, err
 	}
 	var out []PartitionFile
 	for _, e := range ents {
-		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".tmp") || e.Name() == movingMarker {
+		// Skip temporaries of atomic writes (name.tmp<random>, renamed
+		// away at any moment) and the freeze marker.
+		if !e.Type().IsRegular() || strings.Contains(e.Name(), ".tmp") || e.Name() == movingMarker {
 			continue
 		}
 		fi, err := e.Info()
 		if err != nil {
 			continue // deleted meanwhile (retention)
 		}
-		out = append(out, PartitionFile{Name: e.Name(), Size: fi.Size()})
+		size := fi.Size()
+		if e.Name() == activeFile {
+			size = min(size, published) // only verified frames
+		}
+		out = append(out, PartitionFile{Name: e.Name(), Size: size})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, l.HWM(), nil
@@ -239,8 +288,16 @@ func (b *Broker) ReadPartitionFile(topic string, p int, name string, off, n int6
 // whatever was there (a stale copy from an earlier ownership) is closed
 // and removed first; then one rename.
 func (b *Broker) InstallPartition(topic string, p int, staged string) error {
+	if b.owned(topic, p) {
+		// This node serves the partition already (a move it completed
+		// before): wiping it would lose what it took since.
+		return apierr.Conflict("install %s/%d: this node owns it already", topic, p)
+	}
 	dir, err := b.reg.Dir(topic, p)
 	if err != nil {
+		return err
+	}
+	if err := syncDir(staged); err != nil { // the copy's entries, before it becomes the partition
 		return err
 	}
 	b.forgetPartition(topic, p)
@@ -317,13 +374,38 @@ func (b *Broker) StagingDir(topic string, p int) (string, error) {
 	return filepath.Join(b.cfg.DataDir, "moves", topic, fmt.Sprintf("p%05d", p)), nil
 }
 
-// VerifyCopy opens a staged copy as a partition log — recovery included —
-// and reports the high watermark it recovers to.
+// VerifyCopy opens a staged copy as a partition log — recovery included,
+// never skipping a corrupt range — reads every record of every segment
+// (opening checks only the active one), and reports the high watermark it
+// recovers to. Any unreadable frame fails it.
 func (b *Broker) VerifyCopy(dir string) (uint64, error) {
-	l, err := storage.Open(dir, b.reg.opts)
+	opts := b.reg.opts
+	opts.SkipCorrupt = false
+	l, err := storage.Open(dir, opts)
 	if err != nil {
 		return 0, err
 	}
+	hwm, err := scanAll(l)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	return hwm, err
+}
+
+func scanAll(l *storage.Log) (uint64, error) {
 	hwm := l.HWM()
-	return hwm, l.Close()
+	for from := l.Oldest(); from < hwm; {
+		res, err := l.Read(from, 4096, 64<<20, storage.NoDueLimit)
+		if err != nil {
+			return 0, fmt.Errorf("verify the copy at offset %d: %w", from, err)
+		}
+		if res.Skipped > 0 {
+			return 0, fmt.Errorf("verify the copy: %d unreadable records from offset %d", res.Skipped, res.SkippedFrom)
+		}
+		if len(res.Records) == 0 {
+			return 0, fmt.Errorf("verify the copy: no record at offset %d below the high watermark %d", from, hwm)
+		}
+		from = res.Records[len(res.Records)-1].Offset + 1
+	}
+	return hwm, nil
 }

@@ -18,25 +18,48 @@ func (w *Worker) shed(ctx context.Context) {
 			if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.Self || as[p].Target == w.Self {
 				continue
 			}
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			owner, target, err := w.Meta.ConfirmOwner(cctx, topic, p)
-			cancel()
-			if err != nil || owner == "" || owner == w.Self || target == w.Self {
+			// Never under a running session (it may have installed a copy
+			// the leader is about to make the partition); the slot is held
+			// while dropping, so none starts meanwhile.
+			k := key{topic, p}
+			w.mu.Lock()
+			busy := w.running[k]
+			if !busy {
+				w.running[k] = true
+			}
+			w.mu.Unlock()
+			if busy {
 				continue
 			}
-			if err := w.Broker.DropPartition(topic, p); err != nil {
-				w.Log.Warn("move: dropping a partition moved away", "topic", topic, "partition", p, "err", err)
-				continue
-			}
-			w.Log.Info("dropped the copy of a partition now owned elsewhere", "topic", topic, "partition", p, "owner", owner)
+			w.shedOne(ctx, topic, p)
+			w.mu.Lock()
+			delete(w.running, k)
+			w.mu.Unlock()
 		}
 	}
 }
 
+// shedOne drops one copy once the leader confirms another node owns it.
+func (w *Worker) shedOne(ctx context.Context, topic string, p int) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	owner, target, err := w.Meta.ConfirmOwner(cctx, topic, p)
+	cancel()
+	if err != nil || owner == "" || owner == w.Self || target == w.Self {
+		return
+	}
+	if err := w.Broker.DropPartition(topic, p); err != nil {
+		w.Log.Warn("move: dropping a partition moved away", "topic", topic, "partition", p, "err", err)
+		return
+	}
+	w.Log.Info("dropped the copy of a partition now owned elsewhere", "topic", topic, "partition", p, "owner", owner)
+}
+
 // liftExpired lifts freezes whose TTL passed — a move whose destination
 // died before flipping — but only when the leader confirms this node still
-// owns the partition. After a flip the answer is another owner and the
-// freeze stays until the copy is shed: a stale copy never takes a commit.
+// owns the partition, and only the very freeze it saw expire (a session
+// that renewed it meanwhile keeps it). After a flip the answer is another
+// owner and the freeze stays until the copy is shed: a stale copy never
+// takes a commit.
 func (w *Worker) liftExpired(ctx context.Context) {
 	for _, r := range w.Broker.ExpiredFreezes() {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -45,7 +68,7 @@ func (w *Worker) liftExpired(ctx context.Context) {
 		if err != nil || owner != w.Self {
 			continue
 		}
-		if _, err := w.Broker.Freeze(r.Topic, r.Partition, 0); err == nil {
+		if lifted, err := w.Broker.LiftExpired(r); err == nil && lifted {
 			w.Log.Info("lifted an expired move freeze: this node still owns the partition", "topic", r.Topic, "partition", r.Partition)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/rpc"
 )
@@ -20,6 +21,7 @@ import (
 const (
 	lagBytes    = 1 << 20          // catch-up ends when a pass copies less
 	maxPasses   = 20               // or after this many passes
+	maxTail     = 64 << 20         // never freeze with more than this left to copy
 	freezeTTL   = 30 * time.Second // the freeze lifts by itself if we die
 	chunk       = rpc.MaxMoveRead
 	maxSessions = 4 // copy sessions at once on one destination
@@ -29,7 +31,7 @@ const (
 // Remote is what a session needs of other nodes: the source's copy
 // session, and the flip on the leader.
 type Remote interface {
-	MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration) (uint64, error)
+	MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration, holder string) (uint64, error)
 	MoveFiles(ctx context.Context, node, topic string, p int) ([]rpc.MoveFile, uint64, error)
 	MoveRead(ctx context.Context, node, topic string, p int, name string, off, n int64) ([]byte, error)
 	Flip(ctx context.Context, topic string, p int, from, to string) error
@@ -51,6 +53,10 @@ type Worker struct {
 	mu      sync.Mutex
 	running map[key]bool
 	failed  map[key]time.Time // last failure, to space retries
+	// flipped remembers the source of each move this node completed until
+	// the local replica shows the flip: no second session may start (and
+	// freeze, then thaw) on a view that still names the old owner.
+	flipped map[key]string
 }
 
 type key struct {
@@ -60,7 +66,7 @@ type key struct {
 
 // Run scans the assignments every second until ctx ends.
 func (w *Worker) Run(ctx context.Context) {
-	w.running, w.failed = map[key]bool{}, map[key]time.Time{}
+	w.running, w.failed, w.flipped = map[key]bool{}, map[key]time.Time{}, map[key]string{}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	shed := time.NewTicker(10 * time.Second)
@@ -124,11 +130,21 @@ func (w *Worker) inFlight() int {
 	return n
 }
 
-// wanted lists the moves that target this node, per the local replica.
+// wanted lists the moves that target this node, per the local replica,
+// except those it already completed and the replica has not caught up on.
 func (w *Worker) wanted() []meta.Assignment {
 	var out []meta.Assignment
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for _, t := range w.Meta.Topics() {
 		for _, a := range w.Meta.Assignments(t.Name) {
+			k := key{a.Topic, a.Partition}
+			if src, ok := w.flipped[k]; ok {
+				if a.Owner == src {
+					continue
+				}
+				delete(w.flipped, k)
+			}
 			if a.Target == w.Self && a.Owner != "" && a.Owner != w.Self {
 				out = append(out, a)
 			}
@@ -141,6 +157,7 @@ func (w *Worker) wanted() []meta.Assignment {
 // install, flip.
 func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 	src, topic, p := a.Owner, a.Topic, a.Partition
+	holder := fmt.Sprintf("%s#%d", w.Self, time.Now().UnixNano()) // this session's freezes
 	staged, err := w.Broker.StagingDir(topic, p)
 	if err != nil {
 		return err
@@ -156,9 +173,9 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 	// Catch up while produce flows: passes until one copies little, or
 	// stops shrinking, or the pass cap.
 	prev := int64(-1)
+	var copied int64
 	for pass := 0; pass < maxPasses; pass++ {
-		copied, err := w.copyPass(ctx, src, topic, p, staged, false)
-		if err != nil {
+		if copied, err = w.copyPass(ctx, src, topic, p, staged, false); err != nil {
 			return fmt.Errorf("catch-up pass %d: %w", pass, err)
 		}
 		if copied <= lagBytes || (prev >= 0 && copied >= prev) {
@@ -166,10 +183,15 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 		}
 		prev = copied
 	}
+	if copied > maxTail {
+		// Produce keeps pace with the copy: freezing now would hold
+		// commits back for as long as the tail takes. Try again later.
+		return fmt.Errorf("the tail still grows by %d bytes a pass; not freezing", copied)
+	}
 	if !w.stillTarget(topic, p, src) {
 		return errors.New("the move was cancelled or re-planned")
 	}
-	hwm, err := w.Remote.MoveFreeze(ctx, src, topic, p, freezeTTL)
+	hwm, err := w.Remote.MoveFreeze(ctx, src, topic, p, freezeTTL, holder)
 	if err != nil {
 		return fmt.Errorf("freeze the source: %w", err)
 	}
@@ -178,15 +200,19 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 		if !flipped { // the source stays authoritative: let it take commits again
 			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			w.Remote.MoveFreeze(tctx, src, topic, p, 0)
+			w.Remote.MoveFreeze(tctx, src, topic, p, 0, holder)
 		}
 	}()
-	if _, err := w.copyPass(ctx, src, topic, p, staged, true); err != nil {
-		return fmt.Errorf("final copy: %w", err)
+	// Keep the freeze from lapsing while the tail is copied and checked.
+	stopRenew := w.renew(ctx, src, topic, p, holder)
+	_, err = w.copyPass(ctx, src, topic, p, staged, true)
+	var got uint64
+	if err == nil {
+		got, err = w.Broker.VerifyCopy(staged)
 	}
-	got, err := w.Broker.VerifyCopy(staged)
+	stopRenew()
 	if err != nil {
-		return fmt.Errorf("verify the copy: %w", err)
+		return fmt.Errorf("final copy: %w", err)
 	}
 	if got != hwm {
 		return fmt.Errorf("the copy recovers to high watermark %d, the source has %d", got, hwm)
@@ -197,7 +223,7 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 	// The freeze must still hold at the flip: renew it, and make sure
 	// nothing was committed since the copy (a lapsed freeze would have
 	// let commits in that the copy lacks).
-	if again, err := w.Remote.MoveFreeze(ctx, src, topic, p, freezeTTL); err != nil || again != hwm {
+	if again, err := w.Remote.MoveFreeze(ctx, src, topic, p, freezeTTL, holder); err != nil || again != hwm {
 		return fmt.Errorf("re-freezing the source before the flip: high watermark %d (copied %d), %v", again, hwm, err)
 	}
 	if err := w.Broker.InstallPartition(topic, p, staged); err != nil {
@@ -220,10 +246,12 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 			// later session (if the flip did not happen) reinstalls, and
 			// the freeze lifts only with the leader's word.
 			flipped = true
+			w.remember(topic, p, src)
 			return fmt.Errorf("flip, outcome unknown: %w", err)
 		}
 	}
 	flipped = true
+	w.remember(topic, p, src)
 	if w.Completed != nil {
 		w.Completed.Inc()
 	}
@@ -268,6 +296,21 @@ func (w *Worker) copyPass(ctx context.Context, src, topic string, p int, staged 
 		copied += n
 		if err != nil {
 			return copied, err
+		}
+		if isCursorFile(f.Name) {
+			// The source's cursors keep running and rewrite their files in
+			// place: a copy may catch one mid-write. Read it back as a
+			// cursor file and fetch again until it is whole.
+			for try := 0; ; try++ {
+				if _, _, err := fanout.ReadCursorFile(path); err == nil {
+					break
+				} else if try == 4 {
+					return copied, fmt.Errorf("cursor file %s: %w", f.Name, err)
+				}
+				if _, err := w.fetch(ctx, src, topic, p, f.Name, path, 0, f.Size); err != nil {
+					return copied, err
+				}
+			}
 		}
 	}
 	if final {
@@ -327,4 +370,40 @@ func (w *Worker) confirmOwner(ctx context.Context, topic string, p int) (string,
 		}
 	}
 	return "", false
+}
+
+// remember notes a completed (or possibly completed) flip, see flipped.
+func (w *Worker) remember(topic string, p int, src string) {
+	w.mu.Lock()
+	if w.flipped == nil {
+		w.flipped = map[key]string{}
+	}
+	w.flipped[key{topic, p}] = src
+	w.mu.Unlock()
+}
+
+// renew re-freezes the source every third of the TTL until the returned
+// func is called, so a long final copy never lets the freeze lapse.
+func (w *Worker) renew(ctx context.Context, src, topic string, p int, holder string) func() {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(freezeTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-t.C:
+				w.Remote.MoveFreeze(rctx, src, topic, p, freezeTTL, holder)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// isCursorFile reports whether name is a fan-out cursor file.
+func isCursorFile(name string) bool {
+	return strings.HasPrefix(name, "fanout-") && strings.HasSuffix(name, ".offset")
 }

@@ -45,8 +45,14 @@ type fakeRemote struct {
 	flipDoes bool   // with flipErr: flip anyway (the answer was lost)
 }
 
-func (f *fakeRemote) MoveFreeze(_ context.Context, _ string, topic string, p int, ttl time.Duration) (uint64, error) {
-	hwm, err := f.src.Freeze(topic, p, ttl)
+func (f *fakeRemote) MoveFreeze(_ context.Context, _ string, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
+	var hwm uint64
+	var err error
+	if ttl > 0 {
+		hwm, err = f.src.Freeze(topic, p, ttl, holder)
+	} else {
+		_, err = f.src.Thaw(topic, p, holder)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.freezes = append(f.freezes, ttl)
@@ -230,5 +236,59 @@ func TestSessionAbortsWhenTheSourceMoved(t *testing.T) {
 	}
 	if _, err := os.Stat(p.dstDir()); !os.IsNotExist(err) {
 		t.Fatalf("something was installed: %v", err)
+	}
+}
+
+// A freeze belongs to the session that set it last: another session's
+// late thaw leaves it; an expiry sweep lifts only the freeze it saw expire;
+// the marker on disk follows.
+func TestFreezeHoldersAndExpiry(t *testing.T) {
+	p := newPair(t)
+	p.fill(10)
+	commit := func() error {
+		return p.src.CommitLocal(p.ctx(), "orders", 0, []storage.Record{{Payload: []byte("x")}})
+	}
+	srcDir, _ := p.src.Registry().Dir("orders", 0)
+	marker := filepath.Join(srcDir, "moving")
+	if _, err := p.src.Freeze("orders", 0, time.Hour, "A"); err != nil {
+		t.Fatal(err)
+	}
+	if commit() == nil {
+		t.Fatal("a frozen partition took a commit")
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("no marker while frozen: %v", err)
+	}
+	if _, err := p.src.Freeze("orders", 0, time.Hour, "B"); err != nil { // B renews it: B's now
+		t.Fatal(err)
+	}
+	if ok, _ := p.src.Thaw("orders", 0, "A"); ok || commit() == nil {
+		t.Fatal("an earlier session's thaw lifted a freeze another session holds")
+	}
+	if len(p.src.ExpiredFreezes()) != 0 {
+		t.Fatal("a live freeze listed as expired")
+	}
+	// Expiry: only the very freeze seen expired is lifted.
+	if _, err := p.src.Freeze("orders", 0, time.Nanosecond, "B"); err != nil {
+		t.Fatal(err)
+	}
+	seen := p.src.ExpiredFreezes()
+	if len(seen) != 1 {
+		t.Fatalf("expired freezes %v", seen)
+	}
+	if _, err := p.src.Freeze("orders", 0, time.Nanosecond, "C"); err != nil { // renewed after the sweep looked
+		t.Fatal(err)
+	}
+	if ok, _ := p.src.LiftExpired(seen[0]); ok || commit() == nil {
+		t.Fatal("the sweep lifted a freeze renewed after it looked")
+	}
+	if ok, err := p.src.LiftExpired(p.src.ExpiredFreezes()[0]); !ok || err != nil {
+		t.Fatalf("lifting the expired freeze: %v %v", ok, err)
+	}
+	if err := commit(); err != nil {
+		t.Fatalf("a thawed partition refuses commits: %v", err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the marker outlived the freeze: %v", err)
 	}
 }

@@ -62,7 +62,7 @@ type Handler interface {
 	Flip(ctx context.Context, topic string, partition int, from, to string) error
 	// The move copy session, on the source: freeze (ttl 0 lifts it), list
 	// the partition directory's files, read one.
-	MoveFreeze(ctx context.Context, topic string, partition int, ttl time.Duration) (hwm uint64, err error)
+	MoveFreeze(ctx context.Context, topic string, partition int, ttl time.Duration, holder string) (hwm uint64, err error)
 	MoveFiles(ctx context.Context, topic string, partition int) ([]MoveFile, uint64, error)
 	MoveRead(ctx context.Context, topic string, partition int, name string, offset, length int64) ([]byte, error)
 }

@@ -103,9 +103,9 @@ func (f *fake) Flip(ctx context.Context, topic string, p int, from, to string) e
 	return nil
 }
 
-func (f *fake) MoveFreeze(ctx context.Context, topic string, p int, ttl time.Duration) (uint64, error) {
+func (f *fake) MoveFreeze(ctx context.Context, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
 	f.calls.Add(1)
-	return uint64(ttl.Milliseconds()), nil
+	return uint64(ttl.Milliseconds()) + uint64(len(holder)), nil
 }
 
 func (f *fake) MoveFiles(ctx context.Context, topic string, p int) ([]MoveFile, uint64, error) {

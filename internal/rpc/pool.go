@@ -255,8 +255,8 @@ func (p *Pool) Flip(ctx context.Context, addr, topic string, partition int, from
 }
 
 // MoveFreeze freezes (ttl > 0) or thaws (ttl 0) a partition on its owner.
-func (p *Pool) MoveFreeze(ctx context.Context, addr, topic string, partition int, ttl time.Duration) (uint64, error) {
-	in := &nodepb.MoveFreezeRequest{Topic: topic, Partition: int32(partition), TtlMs: toMillis(ttl)}
+func (p *Pool) MoveFreeze(ctx context.Context, addr, topic string, partition int, ttl time.Duration, holder string) (uint64, error) {
+	in := &nodepb.MoveFreezeRequest{Topic: topic, Partition: int32(partition), TtlMs: toMillis(ttl), Holder: holder}
 	out, err := invoke(ctx, p, addr, "MoveFreeze", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.MoveFreezeResponse, error) {
 		return c.MoveFreeze(ctx, in)
 	})

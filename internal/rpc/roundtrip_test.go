@@ -192,7 +192,7 @@ func TestMoveCallsRoundTrip(t *testing.T) {
 	if err := p.Flip(ctx, addr, "orders", 3, "n1", "n2"); err != nil {
 		t.Fatal(err)
 	}
-	if hwm, err := p.MoveFreeze(ctx, addr, "orders", 3, 1500*time.Millisecond); err != nil || hwm != 1500 {
+	if hwm, err := p.MoveFreeze(ctx, addr, "orders", 3, 1500*time.Millisecond, "n2/7"); err != nil || hwm != 1504 {
 		t.Fatalf("MoveFreeze = %d %v", hwm, err)
 	}
 	files, hwm, err := p.MoveFiles(ctx, addr, "orders", 3)

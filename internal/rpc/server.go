@@ -287,7 +287,7 @@ func (s *service) Flip(ctx context.Context, req *nodepb.FlipRequest) (*nodepb.Fl
 }
 
 func (s *service) MoveFreeze(ctx context.Context, req *nodepb.MoveFreezeRequest) (*nodepb.MoveFreezeResponse, error) {
-	hwm, err := s.h.MoveFreeze(ctx, req.GetTopic(), int(req.GetPartition()), fromMillis(req.GetTtlMs()))
+	hwm, err := s.h.MoveFreeze(ctx, req.GetTopic(), int(req.GetPartition()), fromMillis(req.GetTtlMs()), req.GetHolder())
 	if err != nil {
 		return nil, err
 	}

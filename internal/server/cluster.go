@@ -169,8 +169,22 @@ func (h *nodeHandler) Flip(ctx context.Context, topic string, p int, from, to st
 	return h.b.MetaErr(h.ms.FlipOwner(ctx, topic, p, from, to))
 }
 
-func (h *nodeHandler) MoveFreeze(_ context.Context, topic string, p int, ttl time.Duration) (uint64, error) {
-	return h.b.Freeze(topic, p, ttl)
+// MoveFreeze freezes for a move session, or (ttl 0) thaws that session's
+// freeze — only if the leader confirms this node still owns the
+// partition: after a flip the old copy stays frozen whatever anyone asks.
+func (h *nodeHandler) MoveFreeze(ctx context.Context, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
+	if ttl > 0 {
+		return h.b.Freeze(topic, p, ttl, holder)
+	}
+	owner, _, err := h.ms.ConfirmOwner(ctx, topic, p)
+	if err != nil {
+		return 0, apierr.Unavailable(time.Second, "thaw %s/%d: %v", topic, p, err)
+	}
+	if owner != h.node.Self.ID {
+		return 0, apierr.Conflict("thaw %s/%d: %q owns it now; the freeze stays", topic, p, owner)
+	}
+	_, err = h.b.Thaw(topic, p, holder)
+	return 0, err
 }
 
 func (h *nodeHandler) MoveFiles(_ context.Context, topic string, p int) ([]rpc.MoveFile, uint64, error) {
@@ -238,12 +252,12 @@ func (c *clusterView) ConfirmOwner(ctx context.Context, leaderID, _ string, topi
 
 // The move.Remote side: the source's copy session and the flip.
 
-func (c *clusterView) MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration) (uint64, error) {
+func (c *clusterView) MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
 	addr, err := c.addr(node)
 	if err != nil {
 		return 0, err
 	}
-	return c.pool.MoveFreeze(ctx, addr, topic, p, ttl)
+	return c.pool.MoveFreeze(ctx, addr, topic, p, ttl, holder)
 }
 
 func (c *clusterView) MoveFiles(ctx context.Context, node, topic string, p int) ([]rpc.MoveFile, uint64, error) {

@@ -309,6 +309,17 @@ func (l *Log) closeFiles() error {
 func (l *Log) Dir() string { return l.dir }
 
 // HWM is the exclusive upper bound of committed records.
+// Published names the active segment's file and how many of its bytes hold
+// verified, published frames. A copy of the log (a partition move) must not
+// take bytes past it: they may be a write in progress, or a failed one the
+// log truncates and writes again.
+func (l *Log) Published() (file string, size int64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	a := l.segs[len(l.segs)-1]
+	return filepath.Base(a.path), a.size
+}
+
 func (l *Log) HWM() uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

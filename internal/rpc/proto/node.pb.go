@@ -1360,7 +1360,9 @@ type MoveFreezeRequest struct {
 	Topic     string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
 	Partition int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
 	// Freeze for this long (auto-lifts if the destination dies); 0 lifts it.
-	TtlMs         int64 `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	TtlMs int64 `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	// The move session asking: a lift undoes only that session's freeze.
+	Holder        string `protobuf:"bytes,4,opt,name=holder,proto3" json:"holder,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1414,6 +1416,13 @@ func (x *MoveFreezeRequest) GetTtlMs() int64 {
 		return x.TtlMs
 	}
 	return 0
+}
+
+func (x *MoveFreezeRequest) GetHolder() string {
+	if x != nil {
+		return x.Holder
+	}
+	return ""
 }
 
 type MoveFreezeResponse struct {
@@ -1832,11 +1841,12 @@ const file_node_proto_rawDesc = "" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\"\x0e\n" +
-	"\fFlipResponse\"^\n" +
+	"\fFlipResponse\"v\n" +
 	"\x11MoveFreezeRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x15\n" +
-	"\x06ttl_ms\x18\x03 \x01(\x03R\x05ttlMs\";\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x03R\x05ttlMs\x12\x16\n" +
+	"\x06holder\x18\x04 \x01(\tR\x06holder\";\n" +
 	"\x12MoveFreezeResponse\x12%\n" +
 	"\x0ehigh_watermark\x18\x01 \x01(\x04R\rhighWatermark\"2\n" +
 	"\bMoveFile\x12\x12\n" +
