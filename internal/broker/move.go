@@ -374,6 +374,12 @@ func (b *Broker) StagingDir(topic string, p int) (string, error) {
 	return filepath.Join(b.cfg.DataDir, "moves", topic, fmt.Sprintf("p%05d", p)), nil
 }
 
+// ClearStaging removes every staged copy: at start, before any session
+// runs, what is there belongs to sessions a crash or a cancel ended.
+func (b *Broker) ClearStaging() error {
+	return os.RemoveAll(filepath.Join(b.cfg.DataDir, "moves"))
+}
+
 // VerifyCopy opens a staged copy as a partition log — recovery included,
 // never skipping a corrupt range — reads every record of every segment
 // (opening checks only the active one), and reports the high watermark it

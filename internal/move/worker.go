@@ -67,6 +67,9 @@ type key struct {
 // Run scans the assignments every second until ctx ends.
 func (w *Worker) Run(ctx context.Context) {
 	w.running, w.failed, w.flipped = map[key]bool{}, map[key]time.Time{}, map[key]string{}
+	if err := w.Broker.ClearStaging(); err != nil {
+		w.Log.Warn("move: clearing old staged copies", "err", err)
+	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	shed := time.NewTicker(10 * time.Second)
