@@ -226,3 +226,81 @@ func TestClusterMovesSurviveSIGKILL(t *testing.T) {
 	checkLedger(t, "km", accepted, drain(t, nodes[2], "km", 4))
 	checkLedger(t, "km-copy", accepted, drain(t, nodes[2], "km-copy", 4))
 }
+
+// TestClusterDecommissionTheLeader: decommissioning the node that leads
+// Raft moves its partitions away, hands leadership over, and the new
+// leader removes it from the voters; the cluster keeps serving.
+func TestClusterDecommissionTheLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	nodes := startCluster(t, 3)
+	peers := []string{}
+	for _, n := range nodes {
+		peers = append(peers, n.id+"@"+n.cluster)
+	}
+	n4 := newClusterNode(t, "n4")
+	n4.env = append(n4.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
+	n4.startNoWait()
+	n4.waitReady()
+	all := append(append([]*node{}, nodes...), n4)
+	ctx := ctxT(t)
+	if _, err := n4.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "lead", Partitions: 8}); err != nil {
+		t.Fatal(err)
+	}
+	var leader string
+	var others []*node
+	eventually(t, 10*time.Second, "a leader among the voters", func() bool {
+		status, body, _ := n4.do("GET", "/v1/cluster/members", "", nil)
+		var out struct {
+			Members []struct {
+				ID     string `json:"id"`
+				Leader bool   `json:"leader"`
+			} `json:"members"`
+		}
+		json.Unmarshal(body, &out)
+		for _, m := range out.Members {
+			if m.Leader {
+				leader = m.ID
+			}
+		}
+		return status == http.StatusOK && leader != ""
+	})
+	for _, n := range all {
+		if n.id != leader {
+			others = append(others, n)
+		}
+	}
+	status, body, _ := others[0].do("POST", "/v1/cluster/members/"+leader+"/decommission", "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("decommission the leader %s: %d %s", leader, status, body)
+	}
+	eventually(t, 90*time.Second, leader+" empty and out of the voters", func() bool {
+		m, ok := clusterMembers(t, others[0])[leader]
+		return ok && m.Partitions == 0 && !m.Voter && movesInFlight(t, others[0]) == 0
+	})
+	// The three remaining voters serve: a topic created now lands on them.
+	if _, err := others[1].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "after", Partitions: 6}); err != nil {
+		t.Fatalf("create after the leader left: %v", err)
+	}
+	var d client.TopicDetail
+	eventually(t, 10*time.Second, "the new topic seen elsewhere", func() bool {
+		var err error
+		d, err = others[2].c.GetTopic(ctx, "after")
+		return err == nil
+	})
+	for _, ps := range d.PartitionStats {
+		if ps.OwnerNode == leader {
+			t.Fatalf("a new partition went to the decommissioned %s", leader)
+		}
+	}
+	accepted := map[int]bool{}
+	for i := 0; i < 30; i++ {
+		if err := others[i%3].c.Produce(ctx, "lead", []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		accepted[i] = true
+	}
+	checkLedger(t, "lead", accepted, drain(t, others[0], "lead", 4))
+}
