@@ -34,6 +34,7 @@ type app struct {
 	// Global client flags, as typed; see target.go for how they resolve.
 	server, user, password string
 	contextName            string // --context: a saved context by name
+	caFile                 string // --ca-file
 }
 
 func main() {
@@ -100,6 +101,7 @@ chosen with "narad ctx select"), else http://127.0.0.1:7942 without auth.`,
 	pf.StringVarP(&a.user, "user", "u", "", "user name (env NARAD_USER)")
 	pf.StringVarP(&a.password, "password", "p", "", "password (env NARAD_PASS)")
 	pf.StringVar(&a.contextName, "context", "", `saved context to use instead of the selected one (see "narad ctx")`)
+	pf.StringVar(&a.caFile, "ca-file", "", "CA certificate (PEM) to verify an https:// broker with (env NARAD_CA_FILE; default: the system's roots)")
 
 	root.AddCommand(
 		a.serveCmd(),

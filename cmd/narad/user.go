@@ -210,7 +210,11 @@ it at the prompt (not echoed). It is never taken from a flag.`,
 			if err != nil {
 				return err
 			}
-			if err := t.client().SetPassword(cmd.Context(), name, pw, current); err != nil {
+			c, err := a.clientFor(t)
+			if err != nil {
+				return err
+			}
+			if err := c.SetPassword(cmd.Context(), name, pw, current); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(a.stdout, "changed the password of %s\n", name)

@@ -36,6 +36,9 @@ type HTTPConfig struct {
 	MaxConsumeWait time.Duration
 	// PprofAddr, when not empty, serves net/http/pprof on its own listener.
 	PprofAddr string
+	// TLSCertFile and TLSKeyFile, both or neither, serve the client API
+	// over HTTPS (07-security.md extension).
+	TLSCertFile, TLSKeyFile string
 }
 
 // ClusterConfig is the node-to-node side.

@@ -46,6 +46,9 @@ func (c Config) Validate() error {
 		v.check(checkDialAddr(c.Cluster.Advertise), "cluster.advertise")
 	}
 	c.validatePeers(&v)
+	if set := countSet(c.HTTP.TLSCertFile, c.HTTP.TLSKeyFile); set == 1 {
+		v.addf("%s and %s go together: set both to serve HTTPS, or neither", byEnv("http.tls_cert_file"), byEnv("http.tls_key_file"))
+	}
 	if set := countSet(c.Cluster.TLSCertFile, c.Cluster.TLSKeyFile, c.Cluster.TLSCAFile); set != 0 && set != 3 {
 		v.addf("%s, %s and %s go together: set all three for mutual TLS, or none", byEnv("cluster.tls_cert_file"),
 			byEnv("cluster.tls_key_file"), byEnv("cluster.tls_ca_file"))

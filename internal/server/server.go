@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,10 @@ func Run(ctx context.Context, cfg config.Config) error {
 	m := metrics.New()
 
 	tlsCfg, err := clusterTLS(cfg, clustered, log)
+	if err != nil {
+		return err
+	}
+	httpTLS, err := clientTLS(cfg.HTTP)
 	if err != nil {
 		return err
 	}
@@ -182,21 +187,24 @@ func Run(ctx context.Context, cfg config.Config) error {
 		// wait out an election timeout.
 		defer ms.TransferLeadership()
 	}
-	return serveHTTP(ctx, cfg, api, log)
+	return serveHTTP(ctx, cfg, api, httpTLS, log)
 }
 
 // serveHTTP serves until ctx ends, then drains within the grace period.
-func serveHTTP(ctx context.Context, cfg config.Config, h http.Handler, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, cfg config.Config, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http listener: %w", err)
 	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
 	srv := &http.Server{Handler: h, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
-		IdleTimeout: cfg.HTTP.IdleTimeout, ReadHeaderTimeout: cfg.HTTP.ReadTimeout}
+		IdleTimeout: cfg.HTTP.IdleTimeout, ReadHeaderTimeout: cfg.HTTP.ReadTimeout, TLSConfig: tlsCfg}
 	if cfg.HTTP.PprofAddr != "" {
 		go servePprof(cfg.HTTP.PprofAddr, log)
 	}
-	log.Info("serving the client API", "addr", ln.Addr().String())
+	log.Info("serving the client API", "addr", ln.Addr().String(), "https", tlsCfg != nil)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -246,6 +254,20 @@ func advertise(nodeID string, c config.ClusterConfig) string {
 		return ""
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// clientTLS loads the client API's certificate, if one is configured:
+// loaded at start, so a bad file stops the node before it joins anything.
+func clientTLS(c config.HTTPConfig) (*tls.Config, error) {
+	if c.TLSCertFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("client API certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"}}, nil
 }
 
 // clusterTLS loads the cluster plane's mutual TLS, or says loudly that it
