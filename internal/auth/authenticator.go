@@ -71,7 +71,7 @@ func (a *Authenticator) Authenticate(user, password, source string) (Principal, 
 		a.remember(key, c)
 		return c.p, true
 	}
-	if !ok || bcrypt.CompareHashAndPassword(u.Hash, []byte(password)) != nil {
+	if !ok || !PasswordMatches(u, password) {
 		if hit {
 			a.forget(key)
 		}
@@ -108,7 +108,7 @@ func Hash(password string) ([]byte, error) {
 	return bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 }
 
-// CheckPassword reports whether password matches u's hash.
-func CheckPassword(u meta.User, password string) bool {
+// PasswordMatches reports whether password matches u's hash.
+func PasswordMatches(u meta.User, password string) bool {
 	return bcrypt.CompareHashAndPassword(u.Hash, []byte(password)) == nil
 }

@@ -113,7 +113,7 @@ func (m *Manager) SetPassword(ctx context.Context, actor Principal, name, passwo
 		if current == "" {
 			return apierr.BadRequest("current_password is required to change your own password")
 		}
-		if !CheckPassword(u, current) {
+		if !PasswordMatches(u, current) {
 			return apierr.Forbidden("current_password does not match")
 		}
 	default:

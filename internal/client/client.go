@@ -42,9 +42,6 @@ func New(baseURL, user, pass string, httpClient *http.Client) *Client {
 	return &Client{base: strings.TrimRight(baseURL, "/"), user: user, pass: pass, hc: httpClient}
 }
 
-// BaseURL is the server URL the client was built for, normalised.
-func (c *Client) BaseURL() string { return c.base }
-
 // request is one API call.
 type request struct {
 	method      string

@@ -169,8 +169,8 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 	if child.Remote != nil {
 		v.Remote, v.State, v.RecoveryPoint = child.Remote.Public(), StateRunning, []RecoveryPoint{}
 	}
-	// recover notes a remote child's partition: its recovery point and state.
-	recover := func(p int, pos uint64, state string, ackedAt int64) {
+	// notePoint notes a remote child's partition: its recovery point and state.
+	notePoint := func(p int, pos uint64, state string, ackedAt int64) {
 		if child.Remote == nil {
 			return
 		}
@@ -193,7 +193,7 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 				continue
 			}
 			cp := remoteCursor(r, child)
-			recover(p, pos, cp.State, cp.AckedAtMs)
+			notePoint(p, pos, cp.State, cp.AckedAtMs)
 			v.LagMessages += r.Stats.HighWatermark - min(r.Stats.HighWatermark, pos)
 			continue
 		}
@@ -206,9 +206,9 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 		c, running := e.running[cursorKey{parent.Name, child.Name, p}]
 		e.mu.Unlock()
 		if running {
-			recover(p, pos, linkState(c), c.ackedAt.Load())
+			notePoint(p, pos, linkState(c), c.ackedAt.Load())
 		} else {
-			recover(p, pos, "", 0)
+			notePoint(p, pos, "", 0)
 		}
 		st, err := e.reg.Describe(parent.Name, p)
 		if err != nil || !st.Exact {

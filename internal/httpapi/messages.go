@@ -14,14 +14,8 @@ import (
 )
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
-	if err := onlyParams(r.URL.Query(), "key", "partition"); err != nil {
-		return err
-	}
-	topic := r.PathValue("topic")
-	if err := broker.ValidateTopicName(topic); err != nil {
-		return err
-	}
-	if err := s.allow(r, meta.ActionProduce, topic); err != nil {
+	topic, err := s.messageTopic(r, meta.ActionProduce, "key", "partition")
+	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -42,14 +36,8 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 }
 
 func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) error {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		return err
-	}
-	topic := r.PathValue("topic")
-	if err := broker.ValidateTopicName(topic); err != nil {
-		return err
-	}
-	if err := s.allow(r, meta.ActionProduce, topic); err != nil {
+	topic, err := s.messageTopic(r, meta.ActionProduce)
+	if err != nil {
 		return err
 	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
@@ -78,19 +66,12 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 }
 
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {
-	if err := onlyParams(r.URL.Query(), "wait", "partition", "offset", "max"); err != nil {
-		return err
-	}
-	topic := r.PathValue("topic")
-	if err := broker.ValidateTopicName(topic); err != nil {
-		return err
-	}
-	if err := s.allow(r, meta.ActionConsume, topic); err != nil {
+	topic, err := s.messageTopic(r, meta.ActionConsume, "wait", "partition", "offset", "max")
+	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
 	req := broker.ConsumeRequest{Topic: topic}
-	var err error
 	if req.Partition, err = optInt(q, "partition"); err != nil {
 		return err
 	}
@@ -145,14 +126,8 @@ func writeMessages(w http.ResponseWriter, msgs []broker.Message, batch bool) err
 }
 
 func (s *Server) ack(w http.ResponseWriter, r *http.Request, user string) error {
-	if err := onlyParams(r.URL.Query(), "receipt_handle", "extend"); err != nil {
-		return err
-	}
-	topic := r.PathValue("topic")
-	if err := broker.ValidateTopicName(topic); err != nil {
-		return err
-	}
-	if err := s.allow(r, meta.ActionConsume, topic); err != nil {
+	topic, err := s.messageTopic(r, meta.ActionConsume, "receipt_handle", "extend")
+	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -306,4 +281,18 @@ func (s *Server) decodeBatchSlowly(r *http.Request, topic string, body []byte) (
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// messageTopic is the front of every message route: only the given query
+// parameters, a valid topic name in the path, and the grant for action
+// on it — in that order, so a malformed request is 400 whoever sends it.
+func (s *Server) messageTopic(r *http.Request, action string, params ...string) (string, error) {
+	if err := onlyParams(r.URL.Query(), params...); err != nil {
+		return "", err
+	}
+	topic := r.PathValue("topic")
+	if err := broker.ValidateTopicName(topic); err != nil {
+		return "", err
+	}
+	return topic, s.allow(r, action, topic)
 }

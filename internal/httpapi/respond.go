@@ -82,10 +82,6 @@ func badParam(name, value, want string) error {
 	return apierr.BadRequest("query parameter %s=%q: %s", name, value, want)
 }
 
-func errorf(status int, format string, args ...any) error {
-	return apierr.New(status, "%s", fmt.Sprintf(format, args...))
-}
-
 // jsonProblem says what is wrong with a body in the API's words rather than
 // in Go's (no struct or type names).
 func jsonProblem(err error) string {

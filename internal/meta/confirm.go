@@ -38,19 +38,31 @@ func (s *Store) ConfirmTopic(ctx context.Context, name, epoch string) (exists, e
 	if s.IsLeader() {
 		return s.ConfirmTopicAsLeader(ctx, name, epoch)
 	}
+	err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, id, addr string) (err error) {
+		exists, epochCurrent, err = c.ConfirmTopic(ctx, id, addr, name, epoch)
+		return err
+	})
+	if err != nil {
+		return false, false, err
+	}
+	return exists, epochCurrent, nil
+}
+
+// askLeader runs a confirmation on the remote leader through the
+// Confirmer. Any failure wraps ErrNotConfirmed: it is not an answer.
+func (s *Store) askLeader(what string, ask func(c Confirmer, leaderID, leaderAddr string) error) error {
 	box := s.confirmer.Load()
 	if box == nil {
-		return false, false, fmt.Errorf("meta: confirm topic %q: %w: not the leader and no confirmer", name, ErrNotConfirmed)
+		return fmt.Errorf("meta: confirm %s: %w: not the leader and no confirmer", what, ErrNotConfirmed)
 	}
 	id, addr := s.Leader()
 	if addr == "" {
-		return false, false, fmt.Errorf("meta: confirm topic %q: %w: no leader known", name, ErrNotConfirmed)
+		return fmt.Errorf("meta: confirm %s: %w: no leader known", what, ErrNotConfirmed)
 	}
-	exists, epochCurrent, err = box.c.ConfirmTopic(ctx, id, addr, name, epoch)
-	if err != nil {
-		return false, false, fmt.Errorf("meta: confirm topic %q with %s: %w: %w", name, id, ErrNotConfirmed, err)
+	if err := ask(box.c, id, addr); err != nil {
+		return fmt.Errorf("meta: confirm %s with %s: %w: %w", what, id, ErrNotConfirmed, err)
 	}
-	return exists, epochCurrent, nil
+	return nil
 }
 
 // ConfirmTopicAsLeader answers a confirmation on this node, which must be

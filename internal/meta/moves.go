@@ -170,17 +170,12 @@ func (s *Store) ConfirmOwner(ctx context.Context, topic string, p int) (owner, t
 	if s.IsLeader() {
 		return s.ConfirmOwnerAsLeader(ctx, topic, p)
 	}
-	box := s.confirmer.Load()
-	if box == nil {
-		return "", "", fmt.Errorf("meta: confirm owner: %w: not the leader and no confirmer", ErrNotConfirmed)
-	}
-	id, addr := s.Leader()
-	if addr == "" {
-		return "", "", fmt.Errorf("meta: confirm owner: %w: no leader known", ErrNotConfirmed)
-	}
-	owner, target, err = box.c.ConfirmOwner(ctx, id, addr, topic, p)
+	err = s.askLeader(fmt.Sprintf("the owner of %s/%d", topic, p), func(c Confirmer, id, addr string) (err error) {
+		owner, target, err = c.ConfirmOwner(ctx, id, addr, topic, p)
+		return err
+	})
 	if err != nil {
-		return "", "", fmt.Errorf("meta: confirm owner of %s/%d with %s: %w: %w", topic, p, id, ErrNotConfirmed, err)
+		return "", "", err
 	}
 	return owner, target, nil
 }

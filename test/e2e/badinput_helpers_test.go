@@ -222,14 +222,6 @@ func biFrontiers(t testing.TB, n *node, topic string) []uint64 {
 	return out
 }
 
-func biSum(v []uint64) uint64 {
-	s := uint64(0)
-	for _, x := range v {
-		s += x
-	}
-	return s
-}
-
 // biWaitHWMs waits until every partition's high watermark equals want
 // (accepted produces are durable at 202 and become visible when the
 // dispatcher commits them).

@@ -161,7 +161,7 @@ func TestChaos(t *testing.T) {
 			return chaosDecommission(nodes[0], n.id, http.MethodDelete)
 		})
 	}
-	eventually(t, 90*time.Second, "no move in flight", func() bool { return movesInFlight(t, nodes[0]) == 0 })
+	eventually(t, 90*time.Second, "no move in flight", func() bool { return movesInFlight(nodes[0]) == 0 })
 	completed := 0.0
 	for _, n := range nodes {
 		completed += max(n.metric("narad_moves_completed_total"), 0)

@@ -70,3 +70,19 @@ func (n *node) startAsync() {
 	n.startNoWait()
 	n.t = saved
 }
+
+// joinNode starts (without waiting) a node that is not an initial member
+// of nodes' cluster: it joins through their peers list, presenting secret.
+func joinNode(t testing.TB, nodes []*node, id, secret string, extra ...string) *node {
+	t.Helper()
+	var peers, ids []string
+	for _, n := range nodes {
+		peers = append(peers, n.id+"@"+n.cluster)
+		ids = append(ids, n.id)
+	}
+	n := newClusterNode(t, id, extra...)
+	n.env = append(n.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+		"NARAD_CLUSTER_INITIAL_MEMBERS="+strings.Join(ids, ","), "NARAD_CLUSTER_SECRET="+secret)
+	n.startNoWait()
+	return n
+}

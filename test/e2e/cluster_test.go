@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,18 +226,7 @@ func TestClusterOwnerSIGKILLUnderLoad(t *testing.T) {
 // secret is refused by node RPC and never admitted.
 func TestClusterJoinAndSecret(t *testing.T) {
 	nodes := startCluster(t, 3)
-	peers := []string{}
-	for _, n := range nodes {
-		peers = append(peers, n.id+"@"+n.cluster)
-	}
-	join := func(id, secret string) *node {
-		n := newClusterNode(t, id)
-		n.env = append(n.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
-			"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+secret)
-		n.startNoWait()
-		return n
-	}
-	n4 := join("n4", testSecret)
+	n4 := joinNode(t, nodes, "n4", testSecret)
 	n4.waitReady()
 	ctx := ctxT(t)
 	if _, err := n4.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "via-n4", Partitions: 8}); err != nil {
@@ -256,7 +244,7 @@ func TestClusterJoinAndSecret(t *testing.T) {
 		}
 		return false
 	})
-	bad := join("n5", "not-the-secret")
+	bad := joinNode(t, nodes, "n5", "not-the-secret")
 	time.Sleep(3 * time.Second) // two join rounds: a refused node must still be out
 	if err := bad.c.Readyz(ctx); err == nil {
 		t.Fatal("a node with the wrong cluster secret became ready")

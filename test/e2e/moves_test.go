@@ -39,19 +39,6 @@ func clusterMembers(t *testing.T, n *node) map[string]memberView {
 	return m
 }
 
-func movesInFlight(t *testing.T, n *node) int {
-	t.Helper()
-	status, body, _ := n.do("GET", "/v1/cluster/moves", "", nil)
-	if status != http.StatusOK {
-		t.Fatalf("moves: %d %s", status, body)
-	}
-	var out struct {
-		Moves []json.RawMessage `json:"moves"`
-	}
-	json.Unmarshal(body, &out)
-	return len(out.Moves)
-}
-
 // TestClusterMovesRebalanceAndDecommission (06-cluster.md Moves): a fourth
 // node joins a loaded cluster and the planner moves partitions to it —
 // each copied while produce flows, frozen, verified and flipped — until
@@ -72,37 +59,12 @@ func TestClusterMovesRebalanceAndDecommission(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var mu sync.Mutex
-	accepted := map[int]bool{}
-	pctx, stopProduce := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; pctx.Err() == nil; i += 2 {
-				via := nodes[i%len(nodes)]
-				if err := via.c.Produce(pctx, "mv", []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err == nil {
-					mu.Lock()
-					accepted[i] = true
-					mu.Unlock()
-				}
-				time.Sleep(2 * time.Millisecond) // a steady trickle, not a flood: the test is about moves
-			}
-		}(w)
-	}
+	stopProduce := trickle(ctx, "mv", func(i int) *node { return nodes[i%len(nodes)] })
 
-	peers := []string{}
-	for _, n := range nodes {
-		peers = append(peers, n.id+"@"+n.cluster)
-	}
-	n4 := newClusterNode(t, "n4")
-	n4.env = append(n4.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
-		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
-	n4.startNoWait()
+	n4 := joinNode(t, nodes, "n4", testSecret)
 	n4.waitReady()
 	eventually(t, 60*time.Second, "n4 owns its share (3 of 12) and no move is in flight", func() bool {
-		return clusterMembers(t, nodes[0])["n4"].Partitions == 3 && movesInFlight(t, nodes[0]) == 0
+		return clusterMembers(t, nodes[0])["n4"].Partitions == 3 && movesInFlight(nodes[0]) == 0
 	})
 	for id, m := range clusterMembers(t, nodes[0]) {
 		if m.Partitions != 3 {
@@ -116,15 +78,68 @@ func TestClusterMovesRebalanceAndDecommission(t *testing.T) {
 	}
 	eventually(t, 60*time.Second, "n4 empty and out of the voters", func() bool {
 		m := clusterMembers(t, nodes[0])["n4"]
-		return m.Partitions == 0 && !m.Voter && movesInFlight(t, nodes[0]) == 0
+		return m.Partitions == 0 && !m.Voter && movesInFlight(nodes[0]) == 0
 	})
 
-	stopProduce()
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	accepted := stopProduce()
 	checkLedger(t, "mv", accepted, drain(t, nodes[2], "mv", 4))
 	checkLedger(t, "mv-copy", accepted, drain(t, nodes[0], "mv-copy", 4))
+}
+
+// moves lists the moves in flight as n sees them; ok is false when n does
+// not answer (it may be down).
+func moves(n *node) (list []moveView, ok bool) {
+	resp, err := http.Get(n.url("/v1/cluster/moves"))
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Moves []moveView `json:"moves"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&out) != nil {
+		return nil, false
+	}
+	return out.Moves, true
+}
+
+// movesInFlight counts them; -1 when n does not answer, so a wait for
+// "no move in flight" cannot pass on a silent node.
+func movesInFlight(n *node) int {
+	list, ok := moves(n)
+	if !ok {
+		return -1
+	}
+	return len(list)
+}
+
+// trickle produces id-0, id-1, … to topic through via(i), one at a time
+// with a short pause (a steady load, not a flood: these tests are about
+// moves), until the returned stop is called; stop returns the ids
+// answered 202.
+func trickle(ctx context.Context, topic string, via func(i int) *node) (stop func() map[int]bool) {
+	var mu sync.Mutex
+	accepted := map[int]bool{}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; pctx.Err() == nil; i++ {
+			if err := via(i).c.Produce(pctx, topic, []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err == nil {
+				mu.Lock()
+				accepted[i] = true
+				mu.Unlock()
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return func() map[int]bool {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return accepted
+	}
 }
 
 type moveView struct {
@@ -132,20 +147,6 @@ type moveView struct {
 	Partition int    `json:"partition"`
 	From      string `json:"from"`
 	To        string `json:"to"`
-}
-
-func moves(t *testing.T, n *node) []moveView {
-	t.Helper()
-	resp, err := http.Get(n.url("/v1/cluster/moves"))
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Moves []moveView `json:"moves"`
-	}
-	json.NewDecoder(resp.Body).Decode(&out)
-	return out.Moves
 }
 
 // TestClusterMovesSurviveSIGKILL: the destination, then a source, is
@@ -164,40 +165,18 @@ func TestClusterMovesSurviveSIGKILL(t *testing.T) {
 	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "km-copy", Parent: "km"}); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	accepted := map[int]bool{}
-	pctx, stopProduce := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; pctx.Err() == nil; i++ {
-			via := nodes[2] // never killed here
-			if err := via.c.Produce(pctx, "km", []byte(fmt.Sprintf("id-%d", i)), client.ProduceOptions{}); err == nil {
-				mu.Lock()
-				accepted[i] = true
-				mu.Unlock()
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	stopProduce := trickle(ctx, "km", func(int) *node { return nodes[2] }) // nodes[2] is never killed here
 
-	peers := []string{}
-	for _, n := range nodes {
-		peers = append(peers, n.id+"@"+n.cluster)
-	}
-	n4 := newClusterNode(t, "n4")
-	n4.env = append(n4.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
-		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
-	n4.startNoWait()
+	n4 := joinNode(t, nodes, "n4", testSecret)
 	n4.waitReady()
-	eventually(t, 30*time.Second, "moves to n4 in flight", func() bool { return len(moves(t, nodes[2])) > 0 })
+	eventually(t, 30*time.Second, "moves to n4 in flight", func() bool { return movesInFlight(nodes[2]) > 0 })
 	n4.kill() // the destination dies mid-move
 	n4.start()
 
 	var victim *node
 	eventually(t, 30*time.Second, "a move in flight from n1 or n2", func() bool {
-		for _, m := range moves(t, nodes[2]) {
+		list, _ := moves(nodes[2])
+		for _, m := range list {
 			for _, n := range nodes[:2] {
 				if m.From == n.id {
 					victim = n
@@ -217,12 +196,9 @@ func TestClusterMovesSurviveSIGKILL(t *testing.T) {
 				return false
 			}
 		}
-		return movesInFlight(t, nodes[2]) == 0
+		return movesInFlight(nodes[2]) == 0
 	})
-	stopProduce()
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	accepted := stopProduce()
 	checkLedger(t, "km", accepted, drain(t, nodes[2], "km", 4))
 	checkLedger(t, "km-copy", accepted, drain(t, nodes[2], "km-copy", 4))
 }
@@ -235,14 +211,7 @@ func TestClusterDecommissionTheLeader(t *testing.T) {
 		t.Skip("starts a cluster")
 	}
 	nodes := startCluster(t, 3)
-	peers := []string{}
-	for _, n := range nodes {
-		peers = append(peers, n.id+"@"+n.cluster)
-	}
-	n4 := newClusterNode(t, "n4")
-	n4.env = append(n4.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
-		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
-	n4.startNoWait()
+	n4 := joinNode(t, nodes, "n4", testSecret)
 	n4.waitReady()
 	all := append(append([]*node{}, nodes...), n4)
 	ctx := ctxT(t)
@@ -278,7 +247,7 @@ func TestClusterDecommissionTheLeader(t *testing.T) {
 	}
 	eventually(t, 90*time.Second, leader+" empty and out of the voters", func() bool {
 		m, ok := clusterMembers(t, others[0])[leader]
-		return ok && m.Partitions == 0 && !m.Voter && movesInFlight(t, others[0]) == 0
+		return ok && m.Partitions == 0 && !m.Voter && movesInFlight(others[0]) == 0
 	})
 	// The three remaining voters serve: a topic created now lands on them.
 	if _, err := others[1].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "after", Partitions: 6}); err != nil {

@@ -101,14 +101,7 @@ func TestClusterMutualTLS(t *testing.T) {
 	}
 	checkLedger(t, "sealed", accepted, drain(t, nodes[1], "sealed", 4))
 
-	peers := []string{}
-	for _, n := range nodes {
-		peers = append(peers, n.id+"@"+n.cluster)
-	}
-	rogue := newClusterNode(t, "n5", append(testCA(t, dir, "rogue"), "NARAD_LOG_LEVEL=debug")...)
-	rogue.env = append(rogue.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
-		"NARAD_CLUSTER_INITIAL_MEMBERS=n1,n2,n3", "NARAD_CLUSTER_SECRET="+testSecret)
-	rogue.startNoWait()
+	rogue := joinNode(t, nodes, "n5", testSecret, append(testCA(t, dir, "rogue"), "NARAD_LOG_LEVEL=debug")...)
 	eventually(t, 30*time.Second, "two join rounds of the rogue node refused", func() bool {
 		return strings.Count(rogue.logs.String(), "join attempt failed") >= 6
 	})
