@@ -48,20 +48,26 @@ func forwardedUser(r *http.Request) (string, bool) {
 // forward replays r on node and writes the answer as the local one would
 // have been written: same status, body and Retry-After.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, node, user string, body []byte) error {
-	if body == nil && r.Body != nil {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 17<<20))
-		if err != nil {
-			return apierr.BadRequest("reading the body: %v", err)
-		}
-		body = b
-	}
-	res, err := s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: r.Method, Path: r.URL.Path,
-		RawQuery: r.URL.RawQuery, Body: body, ContentType: r.Header.Get("Content-Type"), User: user})
+	res, err := s.replay(r, node, user, body)
 	if err != nil {
 		return err
 	}
 	writeForwarded(w, res)
 	return nil
+}
+
+// replay sends r to node (the leader when node is "") and returns its
+// answer unwritten.
+func (s *Server) replay(r *http.Request, node, user string, body []byte) (rpc.ForwardResponse, error) {
+	if body == nil && r.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 17<<20))
+		if err != nil {
+			return rpc.ForwardResponse{}, apierr.BadRequest("reading the body: %v", err)
+		}
+		body = b
+	}
+	return s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: r.Method, Path: r.URL.Path,
+		RawQuery: r.URL.RawQuery, Body: body, ContentType: r.Header.Get("Content-Type"), User: user})
 }
 
 func writeForwarded(w http.ResponseWriter, res rpc.ForwardResponse) {
@@ -86,36 +92,22 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string, b
 		return true, apierr.Unavailable(time.Second, "this node is not the leader any more; retry")
 	}
 	before := s.cluster.MetaVersion()
-	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	buf := &bufferedWriter{header: http.Header{}}
-	if err := s.forward(buf, r, "", user, body); err != nil {
+	res, err := s.replay(r, "", user, body)
+	if err != nil {
 		return true, err
 	}
-	if buf.status >= 200 && buf.status < 300 {
-		s.cluster.WaitMetaVersion(r.Context(), before, 2*time.Second)
+	if res.Status >= 200 && res.Status < 300 {
+		// Answer only once this replica has what the leader had after the
+		// write (any other change moving the version meanwhile must not
+		// count; an older leader that sends no version: any change does).
+		after := before
+		if res.MetaVersion > 0 {
+			after = res.MetaVersion - 1
+		}
+		s.cluster.WaitMetaVersion(r.Context(), after, 2*time.Second)
 	}
-	buf.flushTo(rec)
+	writeForwarded(w, res)
 	return true, nil
-}
-
-// bufferedWriter holds a forwarded answer until the local replica caught
-// up, so a client that reads right after its write sees it here too.
-type bufferedWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (b *bufferedWriter) Header() http.Header         { return b.header }
-func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
-func (b *bufferedWriter) WriteHeader(code int)        { b.status = code }
-
-func (b *bufferedWriter) flushTo(w http.ResponseWriter) {
-	for k, v := range b.header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(b.status)
-	w.Write(b.body.Bytes())
 }
 
 // toOwner forwards a request about one partition to its owner unless it is

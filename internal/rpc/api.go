@@ -96,6 +96,7 @@ type ForwardResponse struct {
 	ContentType string
 	Body        []byte
 	RetryAfter  time.Duration
+	MetaVersion uint64 // the serving node's metastore version after the request
 }
 
 // PartitionStats describes one partition as its owner sees it.

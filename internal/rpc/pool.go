@@ -170,6 +170,7 @@ func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (Fo
 		ContentType: out.GetContentType(),
 		Body:        out.GetBody(),
 		RetryAfter:  fromMillis(out.GetRetryAfterMs()),
+		MetaVersion: out.GetMetaVersion(),
 	}, nil
 }
 

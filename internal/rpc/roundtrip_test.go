@@ -51,7 +51,7 @@ func TestForwardRoundTrip(t *testing.T) {
 		Body: []byte{1, 2, 3, 0}, User: "admin", ContentType: "application/json",
 	}
 	body := bytes.Repeat([]byte("z"), 8<<20) // a response over 4 MiB
-	want := ForwardResponse{Status: 503, ContentType: "application/json", Body: body, RetryAfter: 2 * time.Second}
+	want := ForwardResponse{Status: 503, ContentType: "application/json", Body: body, RetryAfter: 2 * time.Second, MetaVersion: 4711}
 	var got ForwardRequest
 	f := &fake{forward: func(_ context.Context, r ForwardRequest) (ForwardResponse, error) {
 		got = r

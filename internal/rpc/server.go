@@ -229,6 +229,7 @@ func (s *service) Forward(ctx context.Context, req *nodepb.ForwardRequest) (*nod
 		ContentType:  resp.ContentType,
 		Body:         resp.Body,
 		RetryAfterMs: toMillis(resp.RetryAfter),
+		MetaVersion:  resp.MetaVersion,
 	}, nil
 }
 

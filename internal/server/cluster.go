@@ -100,7 +100,8 @@ func (h *nodeHandler) Forward(ctx context.Context, req rpc.ForwardRequest) (rpc.
 	h.api.ServeHTTP(w, r)
 	res := w.Result()
 	body, _ := io.ReadAll(res.Body)
-	out := rpc.ForwardResponse{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"), Body: body}
+	out := rpc.ForwardResponse{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"), Body: body,
+		MetaVersion: h.ms.LatestDomainVersion()}
 	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil {
 		out.RetryAfter = time.Duration(ra) * time.Second
 	}

@@ -338,11 +338,15 @@ func (x *ForwardRequest) GetContentType() string {
 }
 
 type ForwardResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
-	ContentType   string                 `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
-	Body          []byte                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
-	RetryAfterMs  int64                  `protobuf:"varint,4,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Status       int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
+	ContentType  string                 `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	Body         []byte                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	RetryAfterMs int64                  `protobuf:"varint,4,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	// The serving node's metastore version after the request: a node that
+	// forwarded a metadata write waits until its own replica has it before
+	// answering (read-your-writes). 0 from an older node.
+	MetaVersion   uint64 `protobuf:"varint,5,opt,name=meta_version,json=metaVersion,proto3" json:"meta_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -401,6 +405,13 @@ func (x *ForwardResponse) GetBody() []byte {
 func (x *ForwardResponse) GetRetryAfterMs() int64 {
 	if x != nil {
 		return x.RetryAfterMs
+	}
+	return 0
+}
+
+func (x *ForwardResponse) GetMetaVersion() uint64 {
+	if x != nil {
+		return x.MetaVersion
 	}
 	return 0
 }
@@ -1770,12 +1781,13 @@ const file_node_proto_rawDesc = "" +
 	"\traw_query\x18\x03 \x01(\tR\brawQuery\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x12\x12\n" +
 	"\x04user\x18\x05 \x01(\tR\x04user\x12!\n" +
-	"\fcontent_type\x18\x06 \x01(\tR\vcontentType\"\x86\x01\n" +
+	"\fcontent_type\x18\x06 \x01(\tR\vcontentType\"\xa9\x01\n" +
 	"\x0fForwardResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +
 	"\x04body\x18\x03 \x01(\fR\x04body\x12$\n" +
-	"\x0eretry_after_ms\x18\x04 \x01(\x03R\fretryAfterMs\"D\n" +
+	"\x0eretry_after_ms\x18\x04 \x01(\x03R\fretryAfterMs\x12!\n" +
+	"\fmeta_version\x18\x05 \x01(\x04R\vmetaVersion\"D\n" +
 	"\fStatsRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1e\n" +
 	"\n" +
