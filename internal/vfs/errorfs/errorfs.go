@@ -1,0 +1,342 @@
+package errorfs
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/narad-io/narad/internal/vfs"
+)
+
+// Op is a set of call kinds a Rule matches.
+type Op uint16
+
+const (
+	OpOpen     Op = 1 << iota // OpenFile, CreateTemp
+	OpRead                    // Read, ReadAt
+	OpWrite                   // Write, WriteAt
+	OpSync                    // Sync, Datasync, SyncDir
+	OpRename                  // Rename (matched on either path)
+	OpRemove                  // Remove, RemoveAll
+	OpTruncate                // Truncate
+	OpMkdir                   // MkdirAll
+	OpStat                    // Stat, ReadDir, File.Stat
+	OpLock                    // Lock
+
+	OpAll Op = 1<<iota - 1
+)
+
+var opNames = []string{"open", "read", "write", "sync", "rename", "remove", "truncate", "mkdir", "stat", "lock"}
+
+func (o Op) String() string {
+	var parts []string
+	for i, n := range opNames {
+		if o&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// Rule says which calls fail and how.
+type Rule struct {
+	Ops Op
+	// Path, when set, must be a substring of the call's path (for a
+	// rename, of either path).
+	Path string
+	// After lets this many matching calls through before the first
+	// failure.
+	After int
+	// Times is how many matching calls fail once After is spent; 0 means
+	// every one from then on (a sticky fault, like a full disk).
+	Times int
+	// Err is the error returned, wrapped in an *fs.PathError.
+	Err error
+	// Torn, for a failing write, writes this fraction of the buffer
+	// (rounded down) before failing, as a write cut short by a full disk.
+	Torn float64
+	// LoseUnsynced, for a failing Sync/Datasync, truncates the file back
+	// to its size at its last successful sync first: the pages the kernel
+	// could not write are gone (fsyncgate), which an append-only file
+	// sees as a shorter file.
+	LoseUnsynced bool
+}
+
+// Injection is a rule in force; it reports how often it fired.
+type Injection struct {
+	fs    *FS
+	rule  Rule
+	seen  int
+	fired int
+}
+
+// Fired is how many calls this rule failed.
+func (in *Injection) Fired() int {
+	in.fs.mu.Lock()
+	defer in.fs.mu.Unlock()
+	return in.fired
+}
+
+// Remove lifts the rule: the fault heals (space was freed, the disk came
+// back).
+func (in *Injection) Remove() {
+	in.fs.mu.Lock()
+	defer in.fs.mu.Unlock()
+	for i, r := range in.fs.rules {
+		if r == in {
+			in.fs.rules = append(in.fs.rules[:i], in.fs.rules[i+1:]...)
+			return
+		}
+	}
+}
+
+// FS is the fault-injecting filesystem.
+type FS struct {
+	inner vfs.FS
+	mu    sync.Mutex
+	rules []*Injection
+}
+
+// New wraps inner.
+func New(inner vfs.FS) *FS { return &FS{inner: inner} }
+
+// Inject puts r in force and returns its handle.
+func (f *FS) Inject(r Rule) *Injection {
+	if r.Err == nil {
+		panic("errorfs: a rule needs an Err")
+	}
+	in := &Injection{fs: f, rule: r}
+	f.mu.Lock()
+	f.rules = append(f.rules, in)
+	f.mu.Unlock()
+	return in
+}
+
+// Clear lifts every rule.
+func (f *FS) Clear() {
+	f.mu.Lock()
+	f.rules = nil
+	f.mu.Unlock()
+}
+
+// check reports the rule that fails this call, if any. Every matching
+// rule counts the call, so rules are independent of each other.
+func (f *FS) check(op Op, paths ...string) *Rule {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var hit *Rule
+	for _, in := range f.rules {
+		if in.rule.Ops&op == 0 || !matches(in.rule.Path, paths) {
+			continue
+		}
+		in.seen++
+		if in.seen <= in.rule.After {
+			continue
+		}
+		if in.rule.Times > 0 && in.fired >= in.rule.Times {
+			continue
+		}
+		in.fired++
+		if hit == nil {
+			r := in.rule
+			hit = &r
+		}
+	}
+	return hit
+}
+
+func matches(sub string, paths []string) bool {
+	if sub == "" {
+		return true
+	}
+	for _, p := range paths {
+		if strings.Contains(p, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func fail(op Op, path string, r *Rule) error {
+	return &fs.PathError{Op: "errorfs " + op.String(), Path: path, Err: r.Err}
+}
+
+func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	if r := f.check(OpOpen, name); r != nil {
+		return nil, fail(OpOpen, name, r)
+	}
+	inner, err := f.inner.OpenFile(name, flag, perm)
+	return f.wrap(inner, err)
+}
+
+func (f *FS) CreateTemp(dir, pattern string) (vfs.File, error) {
+	if r := f.check(OpOpen, dir+"/"+pattern); r != nil {
+		return nil, fail(OpOpen, dir, r)
+	}
+	inner, err := f.inner.CreateTemp(dir, pattern)
+	return f.wrap(inner, err)
+}
+
+func (f *FS) wrap(inner vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	ff := &file{File: inner, fs: f}
+	if fi, err := inner.Stat(); err == nil {
+		ff.synced = fi.Size() // what is already there survived whatever came before
+	}
+	return ff, nil
+}
+
+func (f *FS) Remove(name string) error {
+	if r := f.check(OpRemove, name); r != nil {
+		return fail(OpRemove, name, r)
+	}
+	return f.inner.Remove(name)
+}
+
+func (f *FS) RemoveAll(name string) error {
+	if r := f.check(OpRemove, name); r != nil {
+		return fail(OpRemove, name, r)
+	}
+	return f.inner.RemoveAll(name)
+}
+
+func (f *FS) Rename(o, n string) error {
+	if r := f.check(OpRename, o, n); r != nil {
+		return fail(OpRename, o, r)
+	}
+	return f.inner.Rename(o, n)
+}
+
+func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
+	if r := f.check(OpMkdir, name); r != nil {
+		return fail(OpMkdir, name, r)
+	}
+	return f.inner.MkdirAll(name, perm)
+}
+
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if r := f.check(OpStat, name); r != nil {
+		return nil, fail(OpStat, name, r)
+	}
+	return f.inner.ReadDir(name)
+}
+
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	if r := f.check(OpStat, name); r != nil {
+		return nil, fail(OpStat, name, r)
+	}
+	return f.inner.Stat(name)
+}
+
+func (f *FS) SyncDir(name string) error {
+	if r := f.check(OpSync, name); r != nil {
+		return fail(OpSync, name, r)
+	}
+	return f.inner.SyncDir(name)
+}
+
+func (f *FS) Lock(name string) (io.Closer, error) {
+	if r := f.check(OpLock, name); r != nil {
+		return nil, fail(OpLock, name, r)
+	}
+	return f.inner.Lock(name)
+}
+
+// file is an open file of the errorfs; synced is its size at its last
+// successful sync, for LoseUnsynced.
+type file struct {
+	vfs.File
+	fs     *FS
+	mu     sync.Mutex
+	synced int64
+}
+
+func (f *file) Read(p []byte) (int, error) {
+	if r := f.fs.check(OpRead, f.Name()); r != nil {
+		return 0, fail(OpRead, f.Name(), r)
+	}
+	return f.File.Read(p)
+}
+
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	if r := f.fs.check(OpRead, f.Name()); r != nil {
+		return 0, fail(OpRead, f.Name(), r)
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *file) Write(p []byte) (int, error) {
+	if r := f.fs.check(OpWrite, f.Name()); r != nil {
+		n := 0
+		if k := int(float64(len(p)) * r.Torn); k > 0 {
+			n, _ = f.File.Write(p[:k])
+		}
+		return n, fail(OpWrite, f.Name(), r)
+	}
+	return f.File.Write(p)
+}
+
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	if r := f.fs.check(OpWrite, f.Name()); r != nil {
+		n := 0
+		if k := int(float64(len(p)) * r.Torn); k > 0 {
+			n, _ = f.File.WriteAt(p[:k], off)
+		}
+		return n, fail(OpWrite, f.Name(), r)
+	}
+	return f.File.WriteAt(p, off)
+}
+
+func (f *file) Truncate(size int64) error {
+	if r := f.fs.check(OpTruncate, f.Name()); r != nil {
+		return fail(OpTruncate, f.Name(), r)
+	}
+	if err := f.File.Truncate(size); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if size < f.synced {
+		f.synced = size
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *file) Stat() (fs.FileInfo, error) {
+	if r := f.fs.check(OpStat, f.Name()); r != nil {
+		return nil, fail(OpStat, f.Name(), r)
+	}
+	return f.File.Stat()
+}
+
+func (f *file) Sync() error     { return f.sync(f.File.Sync) }
+func (f *file) Datasync() error { return f.sync(f.File.Datasync) }
+
+func (f *file) sync(do func() error) error {
+	if r := f.fs.check(OpSync, f.Name()); r != nil {
+		if r.LoseUnsynced {
+			f.mu.Lock()
+			size := f.synced
+			f.mu.Unlock()
+			if fi, err := f.File.Stat(); err == nil && fi.Size() > size {
+				if err := f.File.Truncate(size); err != nil {
+					return fmt.Errorf("errorfs: losing unsynced bytes: %w", err)
+				}
+			}
+		}
+		return fail(OpSync, f.Name(), r)
+	}
+	if err := do(); err != nil {
+		return err
+	}
+	if fi, err := f.File.Stat(); err == nil {
+		f.mu.Lock()
+		f.synced = fi.Size()
+		f.mu.Unlock()
+	}
+	return nil
+}

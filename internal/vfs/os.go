@@ -1,0 +1,70 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLocked is returned by Lock when the lock is held elsewhere.
+var ErrLocked = errors.New("vfs: file is locked by another process")
+
+type osFS struct{}
+
+// osFile keeps the descriptor beside the *os.File: Fd() on every call
+// would be a syscall-free accessor too, but caching it keeps fdatasync on
+// the hot path one call away.
+type osFile struct {
+	*os.File
+	fd int
+}
+
+func wrap(f *os.File, err error) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &osFile{File: f, fd: int(f.Fd())}, nil
+}
+
+func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	return wrap(os.OpenFile(name, flag, perm))
+}
+
+func (osFS) CreateTemp(dir, pattern string) (File, error) { return wrap(os.CreateTemp(dir, pattern)) }
+func (osFS) Remove(name string) error                    { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error                 { return os.RemoveAll(name) }
+func (osFS) Rename(o, n string) error                    { return os.Rename(o, n) }
+func (osFS) MkdirAll(name string, perm fs.FileMode) error {
+	return os.MkdirAll(name, perm)
+}
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+
+func (osFS) SyncDir(name string) error {
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+func (osFS) Lock(name string) (io.Closer, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrLocked
+		}
+		return nil, err
+	}
+	return f, nil // closing the descriptor drops the flock
+}
+
+func (f *osFile) Datasync() error { return unix.Fdatasync(f.fd) }
