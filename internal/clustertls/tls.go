@@ -5,11 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // Config is one node's side of mutual TLS: what it serves with and what it
@@ -37,34 +33,4 @@ func Load(certFile, keyFile, caFile string) (*Config, error) {
 			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12},
 		Client: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12},
 	}, nil
-}
-
-// StreamLayer is Raft's transport over mutual TLS.
-type StreamLayer struct {
-	net.Listener
-	advertise net.Addr
-	client    *tls.Config
-}
-
-// Listen opens Raft's TLS listener on bind; advertise (may be nil) is the
-// address peers dial.
-func (c *Config) Listen(bind string, advertise net.Addr) (*StreamLayer, error) {
-	ln, err := tls.Listen("tcp", bind, c.Server)
-	if err != nil {
-		return nil, err
-	}
-	return &StreamLayer{Listener: ln, advertise: advertise, client: c.Client}, nil
-}
-
-// Dial connects to a peer's Raft port, verifying its certificate.
-func (s *StreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", string(addr), s.client)
-}
-
-// Addr is the advertised address when set, else the listener's.
-func (s *StreamLayer) Addr() net.Addr {
-	if s.advertise != nil {
-		return s.advertise
-	}
-	return s.Listener.Addr()
 }

@@ -31,6 +31,7 @@ func testOptions(dir, addr string) Options {
 		NodeID:        "n1",
 		BindAddr:      addr,
 		Bootstrap:     true,
+		Secret:        []byte("meta-test-secret"), // the Raft stream layer admits only nodes that share it
 		Logger:        quietLogger(),
 		RaftLogOutput: io.Discard,
 	}

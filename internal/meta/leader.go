@@ -21,6 +21,12 @@ const (
 // IsLeader reports whether this node is the Raft leader now.
 func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
 
+// Term is this node's current Raft term.
+func (s *Store) Term() uint64 { return s.raft.CurrentTerm() }
+
+// AppliedIndex is the last Raft index applied to the FSM.
+func (s *Store) AppliedIndex() uint64 { return s.raft.AppliedIndex() }
+
 // Leader returns the current leader's ID and Raft address; empty when no
 // leader is known.
 func (s *Store) Leader() (id, addr string) {

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/narad-io/narad/internal/clustertls"
+	"github.com/narad-io/narad/internal/peerauth"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -41,6 +42,14 @@ type Options struct {
 	BindAddr string
 	// TLS, when set, runs Raft over mutual TLS (07-security.md).
 	TLS *clustertls.Config
+	// Secret keys the handshake every Raft connection runs before Raft
+	// reads a byte of it (package peerauth). Empty: a key of this
+	// process only, so no other node can connect — right for a node with
+	// no peers; a cluster's nodes share NARAD_CLUSTER_SECRET.
+	Secret []byte
+	// StreamRefused, if set, is told the reason of every refused incoming
+	// Raft connection (for the metric).
+	StreamRefused func(reason string)
 	// Advertise is the address peers dial, when it differs from BindAddr
 	// (BindAddr on 0.0.0.0, or behind NAT). Must be a concrete host:port.
 	Advertise string
@@ -162,13 +171,13 @@ func Open(opts Options) (*Store, error) {
 			return nil, fmt.Errorf("meta: advertise address %q: %w", opts.Advertise, err)
 		}
 	}
+	door := peerauth.Config{Plane: "raft", Secret: opts.Secret, Refused: opts.StreamRefused, Logger: s.log}
 	if opts.TLS != nil {
-		var stream *clustertls.StreamLayer
-		if stream, err = opts.TLS.Listen(opts.BindAddr, advertise); err == nil {
-			s.trans = raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hlog.Named("transport"))
-		}
-	} else {
-		s.trans, err = raft.NewTCPTransportWithLogger(opts.BindAddr, advertise, 3, 10*time.Second, hlog.Named("transport"))
+		door.TLSServer, door.TLSClient = opts.TLS.Server, opts.TLS.Client
+	}
+	stream, err := peerauth.ListenRaft(opts.BindAddr, advertise, door)
+	if err == nil {
+		s.trans = raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hlog.Named("transport"))
 	}
 	if err != nil {
 		cleanup()

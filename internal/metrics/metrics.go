@@ -23,6 +23,7 @@ type Metrics struct {
 	ConsumeRemoteWakes prometheus.Counter
 	ConsumeParked      prometheus.Gauge
 	AuthFailures       prometheus.Counter
+	ClusterRefused     *prometheus.CounterVec // plane, reason
 	MovesInFlight      prometheus.Gauge
 	MovesCompleted     prometheus.Counter
 	HTTPRequests       *prometheus.CounterVec // route, code
@@ -66,12 +67,10 @@ type Metrics struct {
 	DispatchKept       prometheus.Counter
 
 	// Cluster.
-	TopicsTotal      prometheus.Gauge
-	PartitionsTotal  prometheus.Gauge
-	RaftIsLeader     prometheus.Gauge
-	RaftAppliedIndex prometheus.Gauge
-	Errors           *prometheus.CounterVec // component, kind
-	BootDuration     prometheus.Gauge
+	TopicsTotal     prometheus.Gauge
+	PartitionsTotal prometheus.Gauge
+	Errors          *prometheus.CounterVec // component, kind
+	BootDuration    prometheus.Gauge
 }
 
 var (
@@ -94,7 +93,9 @@ func New() *Metrics {
 		ConsumeEmpty:      f.counter("consume_empty_total", "Consume requests answered 204."),
 		ConsumeRemoteWakes: f.counter("consume_remote_wakes_total",
 			"Unpinned long-polls woken by a commit, expiry or nack on another node."),
-		AuthFailures:  f.counter("auth_failures_total", "Requests refused for missing or wrong credentials."),
+		AuthFailures: f.counter("auth_failures_total", "Requests refused for missing or wrong credentials."),
+		ClusterRefused: f.counterVec("cluster_connections_refused_total",
+			"Connections to a cluster port (raft, rpc) closed because they did not prove they belong to the cluster.", "plane", "reason"),
 		MovesInFlight: f.gauge("moves_in_flight", "Partition moves in flight (assignments with a target), as this node's replica sees them."),
 		MovesCompleted: f.counter("moves_completed_total",
 			"Partition moves this node completed as the destination (copied, verified, installed, flipped)."),
@@ -143,15 +144,38 @@ func New() *Metrics {
 		DispatchDiscarded:  f.counter("dispatch_discarded_total", "WAL records dropped because the leader confirmed their topic is gone."),
 		DispatchKept: f.counter("dispatch_discard_deferred_total",
 			"Passes that kept WAL records of a topic unknown here, its absence not confirmed."),
-		TopicsTotal:      f.gauge("topics_total", "Topics in the metastore."),
-		PartitionsTotal:  f.gauge("partitions_total", "Partitions in the metastore."),
-		RaftIsLeader:     f.gauge("raft_is_leader", "1 when this node leads Raft."),
-		RaftAppliedIndex: f.gauge("raft_applied_index", "Last Raft index applied to the FSM."),
-		Errors:           f.counterVec("errors_total", "Internal errors by component and kind.", "component", "kind"),
-		BootDuration:     f.gauge("boot_duration_seconds", "Seconds from start to ready."),
+		TopicsTotal:     f.gauge("topics_total", "Topics in the metastore."),
+		PartitionsTotal: f.gauge("partitions_total", "Partitions in the metastore."),
+		Errors:          f.counterVec("errors_total", "Internal errors by component and kind.", "component", "kind"),
+		BootDuration:    f.gauge("boot_duration_seconds", "Seconds from start to ready."),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// RaftSource is what the Raft gauges read.
+type RaftSource interface {
+	IsLeader() bool
+	Term() uint64
+	AppliedIndex() uint64
+}
+
+// ObserveRaft registers the Raft gauges, read from src at scrape time so
+// they are never stale (a term that jumps is an election, or an attack).
+func (m *Metrics) ObserveRaft(src RaftSource) {
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name("raft_is_leader"), Help: "1 when this node leads Raft."},
+			func() float64 {
+				if src.IsLeader() {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name("raft_term"), Help: "This node's current Raft term."},
+			func() float64 { return float64(src.Term()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name("raft_applied_index"), Help: "Last Raft index applied to the FSM."},
+			func() float64 { return float64(src.AppliedIndex()) }),
+	)
 }
 
 // Handler serves the registry in the Prometheus text format.

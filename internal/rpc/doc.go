@@ -11,6 +11,11 @@
 //
 // Invariants:
 //
+//   - No byte of a stranger reaches gRPC: Serve puts the cluster port's
+//     door (package peerauth) in front of the listener and the Pool dials
+//     through it, so every connection first proves both ends hold the
+//     cluster's key (a peer with another secret gets a 503 naming the
+//     handshake, and is counted on the server).
 //   - No call is served without the cluster secret. A server interceptor
 //     checks the "authorization: narad-secret <secret>" metadata of every
 //     call, unary or stream, known method or not, before any handler runs,

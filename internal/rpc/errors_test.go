@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,12 +28,36 @@ func TestNewServerRefusesBadConfig(t *testing.T) {
 	}
 }
 
+// A peer with another secret never gets past the door: its connection
+// fails the handshake, so gRPC parses none of its bytes, and the refusal is
+// counted on the server.
+func TestWrongSecretStoppedAtTheDoor(t *testing.T) {
+	f := &fake{}
+	var refused atomic.Int64
+	addr, _ := startServer(t, f, WithRefused(func(string) { refused.Add(1) }))
+	for name, secret := range map[string]string{"wrong": "not-the-secret", "none": "", "prefix": testSecret[:5]} {
+		err := testPool(t, secret).Heartbeat(context.Background(), addr, Member{ID: "n9"})
+		ae := asAPIErr(t, err)
+		if ae.Status != http.StatusServiceUnavailable || !strings.Contains(ae.Message, "did not prove it belongs to the cluster") {
+			t.Errorf("%s secret: %d %q", name, ae.Status, ae.Message)
+		}
+	}
+	if n := f.calls.Load(); n != 0 {
+		t.Fatalf("handler called %d times without the secret", n)
+	}
+	if refused.Load() == 0 {
+		t.Fatal("no refusal counted at the door")
+	}
+}
+
+// Past the door, every call is checked again: a connection is no proof of
+// anything the call claims.
 func TestSecretRefused(t *testing.T) {
 	f := &fake{}
 	addr, _ := startServer(t, f)
 	ctx := context.Background()
 	for name, secret := range map[string]string{"wrong": "not-the-secret", "none": "", "prefix": testSecret[:5]} {
-		p := testPool(t, secret)
+		p := insiderPool(t, secret)
 		errs := []error{
 			p.Commit(ctx, addr, "t", 0, []storage.Record{{Payload: []byte("x")}}, 0),
 			p.Heartbeat(ctx, addr, Member{ID: "n9"}),
@@ -138,7 +163,7 @@ func TestUnknownMethodIs501OnlyWithTheSecret(t *testing.T) {
 			secret string
 			want   int
 		}{{testSecret, 501}, {"wrong", 401}} {
-			p := testPool(t, c.secret)
+			p := insiderPool(t, c.secret)
 			cc, err := p.conn(addr)
 			if err != nil {
 				t.Fatal(err)

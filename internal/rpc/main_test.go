@@ -171,6 +171,15 @@ func testPool(t *testing.T, secret string) *Pool {
 	return p
 }
 
+// insiderPool passes the door with the cluster's key but presents secret
+// on every call: a peer that got in and then lies, for the per-call check.
+func insiderPool(t *testing.T, secret string) *Pool {
+	t.Helper()
+	p := testPool(t, testSecret)
+	p.secret = secret
+	return p
+}
+
 // asAPIErr requires err to be exactly an *apierr.Error, as every Pool
 // method promises.
 func asAPIErr(t *testing.T, err error) *apierr.Error {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/peerauth"
 	"github.com/narad-io/narad/internal/storage"
 
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
@@ -25,6 +26,7 @@ import (
 // method returns nil or an *apierr.Error.
 type Pool struct {
 	secret string
+	door   *peerauth.Dialer // the handshake every connection runs first
 	creds  credentials.TransportCredentials
 	extra  []grpc.DialOption // tests only: e.g. a counting dialer
 
@@ -46,7 +48,12 @@ func NewTLSPool(secret string, c *tls.Config) *Pool {
 }
 
 func newPool(secret string, extra ...grpc.DialOption) *Pool {
-	return &Pool{secret: secret, extra: extra, conns: make(map[string]*grpc.ClientConn),
+	// An empty secret gets a random key: it opens no door, as it should.
+	door, err := peerauth.NewDialer(peerauth.Config{Plane: Plane, Secret: []byte(secret)})
+	if err != nil {
+		panic(err) // only when the system's random source fails
+	}
+	return &Pool{secret: secret, door: door, extra: extra, conns: make(map[string]*grpc.ClientConn),
 		creds: insecure.NewCredentials()}
 }
 
@@ -78,6 +85,7 @@ func (p *Pool) conn(addr string) (*grpc.ClientConn, error) {
 	}
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(p.creds), // plaintext unless NewTLSPool
+		grpc.WithContextDialer(p.door.DialContext),
 
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),

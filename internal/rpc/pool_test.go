@@ -19,11 +19,11 @@ func TestPoolReusesOneConnectionPerAddress(t *testing.T) {
 	addrA, _ := startServer(t, &fake{})
 	addrB, _ := startServer(t, &fake{})
 	var dials atomic.Int64
-	p := newPool(testSecret, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+	p := newPool(testSecret)
+	p.extra = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 		dials.Add(1)
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", addr)
-	}))
+		return p.door.DialContext(ctx, addr)
+	})}
 	t.Cleanup(func() { p.Close() })
 	ctx := context.Background()
 

@@ -19,11 +19,14 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/peerauth"
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 )
 
-// The secret travels as per-RPC metadata, not as a connection handshake,
-// so every call is checked (a connection is no proof of anything).
+// Every connection first passes the cluster port's door (package
+// peerauth: a challenge–response keyed by the secret, before gRPC parses a
+// byte); the secret then also travels as per-RPC metadata, so every call is
+// checked as well.
 const (
 	authKey    = "authorization" // gRPC metadata keys are lower case
 	authScheme = "narad-secret "
@@ -36,11 +39,13 @@ const defaultStopGrace = 10 * time.Second
 
 // Server serves node RPC to the cluster for one Handler.
 type Server struct {
-	g     *grpc.Server
-	want  [sha256.Size]byte // hash of the expected authorization value
-	log   *slog.Logger
-	grace time.Duration
-	tls   *tls.Config // mutual TLS when set
+	g       *grpc.Server
+	secret  string
+	want    [sha256.Size]byte // hash of the expected authorization value
+	log     *slog.Logger
+	grace   time.Duration
+	tls     *tls.Config        // mutual TLS when set
+	refused func(reason string) // told of every connection the door refused
 }
 
 // ServerOption adjusts a Server.
@@ -53,6 +58,10 @@ func WithLogger(l *slog.Logger) ServerOption { return func(s *Server) { s.log = 
 // WithTLS serves over mutual TLS (07-security.md): a caller without a
 // certificate from the cluster CA never reaches the secret check.
 func WithTLS(c *tls.Config) ServerOption { return func(s *Server) { s.tls = c } }
+
+// WithRefused sets the callback told the reason of every connection
+// refused at the door (for the metric).
+func WithRefused(f func(reason string)) ServerOption { return func(s *Server) { s.refused = f } }
 
 // WithStopGrace sets how long Stop waits for in-flight calls.
 func WithStopGrace(d time.Duration) ServerOption { return func(s *Server) { s.grace = d } }
@@ -73,7 +82,8 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 		return nil, errors.New("rpc: nil handler")
 	}
 	s := &Server{
-		want:  sha256.Sum256([]byte(authScheme + secret)),
+		secret: secret,
+		want:   sha256.Sum256([]byte(authScheme + secret)),
 		log:   slog.Default(),
 		grace: defaultStopGrace,
 	}
@@ -99,8 +109,20 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 	return s, nil
 }
 
-// Serve accepts connections on lis until Stop; it returns nil after Stop.
-func (s *Server) Serve(lis net.Listener) error { return s.g.Serve(lis) }
+// Serve accepts connections on lis until Stop, each only once it passed
+// the door; it returns nil after Stop.
+func (s *Server) Serve(lis net.Listener) error {
+	door, err := peerauth.Wrap(lis, peerauth.Config{Plane: Plane, Secret: []byte(s.secret), Refused: s.refused, Logger: s.log})
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	return s.g.Serve(door)
+}
+
+// Plane is node RPC's name at the door: it labels its key and its
+// refusals.
+const Plane = "rpc"
 
 // Stop stops accepting, lets in-flight calls finish for at most the grace
 // period, then cancels the rest (their handlers see ctx done). When it

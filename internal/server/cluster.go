@@ -410,12 +410,12 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 }
 
 // serveRPC listens for node RPC on the cluster port + 1.
-func serveRPC(cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Config, log *slog.Logger) (func(), error) {
+func serveRPC(cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Config, refused func(string), log *slog.Logger) (func(), error) {
 	addr, err := rpcAddrOf(cfg.Cluster.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster address %q: %w", cfg.Cluster.Addr, err)
 	}
-	opts := []rpc.ServerOption{rpc.WithLogger(log.With("component", "rpc"))}
+	opts := []rpc.ServerOption{rpc.WithLogger(log.With("component", "rpc")), rpc.WithRefused(refused)}
 	if tlsCfg != nil {
 		opts = append(opts, rpc.WithTLS(tlsCfg.Server))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/route"
+	"github.com/narad-io/narad/internal/rpc"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -64,9 +65,11 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 1. The metastore: a node with no peers bootstraps a one-member Raft.
 	ms, err := meta.Open(meta.Options{
 		TLS:            tlsCfg,
+		Secret:         []byte(cfg.Cluster.Secret),
+		StreamRefused:  refusedCounter(m, "raft"),
 		Dir:            filepath.Join(cfg.DataDir, "metastore"),
 		NodeID:         cfg.NodeID,
-		BindAddr:       cfg.Cluster.Addr,
+		BindAddr:       raftBind(cfg.Cluster, clustered, log),
 		Advertise:      advertise(cfg.NodeID, cfg.Cluster),
 		Bootstrap:      !clustered,
 		InitialServers: initialServers(cfg, raftAdvertise),
@@ -76,6 +79,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("metastore: %w", err)
 	}
 	defer ms.Close()
+	m.ObserveRaft(ms)
 
 	// 2. Storage and the broker.
 	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{})
@@ -158,7 +162,6 @@ func Run(ctx context.Context, cfg config.Config) error {
 		}
 		return true, ""
 	}
-	go watchRaft(ctx, ms, m)
 
 	var authn httpapi.Authenticator
 	if cfg.Security.Enabled {
@@ -178,7 +181,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	api.SetClusterAdmin(&clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr})
 	if clustered {
 		api.SetCluster(cv)
-		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, tlsCfg, log)
+		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, tlsCfg, refusedCounter(m, rpc.Plane), log)
 		if err != nil {
 			return err
 		}
@@ -256,6 +259,25 @@ func advertise(nodeID string, c config.ClusterConfig) string {
 	return net.JoinHostPort("127.0.0.1", port)
 }
 
+// raftBind is where Raft listens: cluster.addr, except that a node with no
+// peers binds loopback when cluster.addr names every interface (the
+// default), since nobody else has a reason to dial it. Its port still
+// authenticates (package peerauth).
+func raftBind(c config.ClusterConfig, clustered bool, log *slog.Logger) string {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if clustered || err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
+		return c.Addr
+	}
+	bind := net.JoinHostPort("127.0.0.1", port)
+	log.Info("no cluster peers configured: the Raft port listens on loopback only", "addr", bind)
+	return bind
+}
+
+// refusedCounter counts the connections a cluster port's door refused.
+func refusedCounter(m *metrics.Metrics, plane string) func(string) {
+	return func(reason string) { m.ClusterRefused.WithLabelValues(plane, reason).Inc() }
+}
+
 // clientTLS loads the client API's certificate, if one is configured:
 // loaded at start, so a bad file stops the node before it joins anything.
 func clientTLS(c config.HTTPConfig) (*tls.Config, error) {
@@ -321,22 +343,5 @@ func discarder(ms *meta.Store) dispatch.Discarder {
 		defer cancel()
 		exists, _, err := ms.ConfirmTopic(cctx, topic, "")
 		return err == nil && !exists
-	}
-}
-
-func watchRaft(ctx context.Context, ms *meta.Store, m *metrics.Metrics) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if ms.IsLeader() {
-				m.RaftIsLeader.Set(1)
-			} else {
-				m.RaftIsLeader.Set(0)
-			}
-		}
 	}
 }
