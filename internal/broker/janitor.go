@@ -176,14 +176,23 @@ func (b *Broker) reconcileTopics() {
 // ReconcileStartup is the boot-time sweep of 06-cluster.md: wait (bounded)
 // for the replica to catch up, then remove topic directories that belong
 // to no topic, each deletion leader-confirmed. On timeout the sweep is
-// skipped, never rushed.
-func (b *Broker) ReconcileStartup(ctx context.Context) {
+// skipped, never rushed. With adopt (a lost metastore, recovered on the
+// operator's word) the directories are first re-registered as topics; if
+// any cannot be, the sweep is skipped so its data stays.
+func (b *Broker) ReconcileStartup(ctx context.Context, adopt bool) {
 	for !b.meta.AppliedCaughtUp() {
 		select {
 		case <-ctx.Done():
 			b.cfg.Logger.Warn("startup reconcile skipped: replica not caught up")
 			return
 		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if adopt {
+		if _, err := b.AdoptOrphans(ctx); err != nil {
+			b.cfg.Logger.Error("adopting topic data from disk: some topics were not re-registered; their data is kept and the orphan sweep skipped",
+				"err", err)
+			return
 		}
 	}
 	b.reconcileTopics()

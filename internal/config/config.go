@@ -18,6 +18,12 @@ type Config struct {
 	Storage  StorageConfig
 	Log      LogConfig
 	Security SecurityConfig
+	Recovery RecoveryConfig
+
+	// NodeIDDefaulted is true when no layer set node_id, so NodeID is the
+	// host name: a data directory's stored id then wins over it (package
+	// datadir), since host names change when containers are recreated.
+	NodeIDDefaulted bool
 
 	// Dev is true when the developer preset was applied (ApplyDev), so the
 	// server can say so loudly at start.
@@ -90,6 +96,14 @@ type LogConfig struct {
 }
 
 // SecurityConfig is API authentication.
+// RecoveryConfig holds the operator's deliberate choices for damaged or
+// incomplete data directories.
+type RecoveryConfig struct {
+	// OrphanData is what a start does with topic data when the metastore
+	// has no state (package datadir): refuse (default), adopt, discard.
+	OrphanData string
+}
+
 type SecurityConfig struct {
 	Enabled bool
 	// AdminPassword is environment only. When security is on and none was
@@ -131,6 +145,7 @@ func Default() Config {
 			MaxBatchBytes:   4 << 20,
 			Linger:          25 * time.Millisecond,
 		},
+		Recovery: RecoveryConfig{OrphanData: "refuse"},
 		Storage: StorageConfig{
 			Codec:            "none",
 			CompressionLevel: "fastest",

@@ -30,6 +30,8 @@ type LoadArgs struct {
 // in that order, then fills the admin password if needed and validates.
 func Load(args LoadArgs) (Config, error) {
 	cfg := Default()
+	host := cfg.NodeID
+	cfg.NodeID = "" // so the layers below show whether anyone set it
 	if args.Dev {
 		if args.Home == "" {
 			return Config{}, errors.New("dev mode needs a home directory for its data")
@@ -50,6 +52,9 @@ func Load(args LoadArgs) (Config, error) {
 	}
 	if err := applyFlags(&cfg, args.Flags); err != nil {
 		return Config{}, err
+	}
+	if cfg.NodeID == "" {
+		cfg.NodeID, cfg.NodeIDDefaulted = host, true
 	}
 	if cfg.Security.Enabled && cfg.Security.AdminPassword == "" {
 		// A fixed default password would be the same on every install;

@@ -42,9 +42,18 @@ func TestLoadLayering(t *testing.T) {
 				want := Default()
 				want.Security.AdminPassword = c.Security.AdminPassword
 				want.Security.AdminPasswordGenerated = true
+				want.NodeIDDefaulted = true
 				if !reflect.DeepEqual(c, want) {
 					t.Errorf("got %+v\nwant %+v", c, want)
 				}
+			},
+		},
+		{
+			name: "a configured node id is not defaulted",
+			env:  map[string]string{"NARAD_NODE_ID": "n7"},
+			check: func(t *testing.T, c Config) {
+				eq(t, c.NodeID, "n7")
+				eq(t, c.NodeIDDefaulted, false)
 			},
 		},
 		{
@@ -243,6 +252,7 @@ func TestLoadBadValues(t *testing.T) {
 		{"unknown codec", map[string]string{"NARAD_STORAGE_CODEC": "lz4"}, `storage.codec (NARAD_STORAGE_CODEC) must be one of none|zstd, got "lz4"`},
 		{"unknown level", map[string]string{"NARAD_LOG_LEVEL": "loud"}, "log.level (NARAD_LOG_LEVEL) must be one of debug|info|warn|error"},
 		{"unknown format", map[string]string{"NARAD_LOG_FORMAT": "xml"}, "log.format (NARAD_LOG_FORMAT) must be one of json|text"},
+		{"unknown orphan policy", map[string]string{"NARAD_RECOVERY_ORPHAN_DATA": "delete"}, `recovery.orphan_data (NARAD_RECOVERY_ORPHAN_DATA) must be one of refuse|adopt|discard, got "delete"`},
 		{"compression level", map[string]string{"NARAD_STORAGE_COMPRESSION_LEVEL": "max"}, "storage.compression_level"},
 		{"write timeout not above consume wait", map[string]string{"NARAD_HTTP_WRITE_TIMEOUT": "10s"}, "http.write_timeout (NARAD_HTTP_WRITE_TIMEOUT) = 10s must exceed http.max_consume_wait = 10s"},
 		{"consume wait raised past write timeout", map[string]string{"NARAD_HTTP_MAX_CONSUME_WAIT": "45s"}, "must exceed http.max_consume_wait = 45s"},

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/narad-io/narad/internal/datadir"
 )
 
 // ValidationError lists every problem found, so an operator fixes them all
@@ -75,6 +77,8 @@ func (c Config) Validate() error {
 	v.intRange("storage.segment_bytes", c.Storage.SegmentBytes, 1<<10, 1<<30)
 	v.nonNegative("storage.idle_log_eviction_ms", c.Storage.IdleLogEviction)
 	v.positive("storage.retention_sweep_ms", c.Storage.RetentionSweep)
+
+	v.oneOf("recovery.orphan_data", c.Recovery.OrphanData, datadir.Policies...)
 
 	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	v.oneOf("log.format", c.Log.Format, "json", "text")

@@ -236,3 +236,18 @@ func TestNotLeaderErrorMatches(t *testing.T) {
 		t.Fatalf("message lacks the leader address: %v", err)
 	}
 }
+
+func TestHasState(t *testing.T) {
+	dir := t.TempDir()
+	if has, err := HasState(dir); err != nil || has {
+		t.Fatalf("empty dir: %v %v", has, err)
+	}
+	if has, err := HasState(filepath.Join(dir, "missing")); err != nil || has {
+		t.Fatalf("missing dir: %v %v", has, err)
+	}
+	s := openLeader(t, testOptions(dir, "127.0.0.1:0"))
+	must(t, s.Close())
+	if has, err := HasState(dir); err != nil || !has {
+		t.Fatalf("after a bootstrap: %v %v", has, err)
+	}
+}

@@ -44,7 +44,7 @@ type Server struct {
 	want    [sha256.Size]byte // hash of the expected authorization value
 	log     *slog.Logger
 	grace   time.Duration
-	tls     *tls.Config        // mutual TLS when set
+	tls     *tls.Config         // mutual TLS when set
 	refused func(reason string) // told of every connection the door refused
 }
 
@@ -84,8 +84,8 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 	s := &Server{
 		secret: secret,
 		want:   sha256.Sum256([]byte(authScheme + secret)),
-		log:   slog.Default(),
-		grace: defaultStopGrace,
+		log:    slog.Default(),
+		grace:  defaultStopGrace,
 	}
 	for _, o := range opts {
 		o(s)

@@ -19,6 +19,7 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/datadir"
 	"github.com/narad-io/narad/internal/dispatch"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/httpapi"
@@ -41,12 +42,16 @@ func Run(ctx context.Context, cfg config.Config) error {
 	if clustered && cfg.Cluster.Secret == "" {
 		return errors.New("cluster peers are configured but NARAD_CLUSTER_SECRET is not: node RPC refuses to run without it")
 	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	adopt, err := checkDataDir(&cfg, log)
+	if err != nil {
+		return err
+	}
 	raftAdvertise := advertise(cfg.NodeID, cfg.Cluster)
 	if raftAdvertise == "" {
 		raftAdvertise = cfg.Cluster.Addr
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("data directory: %w", err)
 	}
 	codec, err := storage.ParseCodec(cfg.Storage.Codec)
 	if err != nil {
@@ -137,7 +142,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		if err := ms.WaitLeader(rctx); err == nil {
-			b.ReconcileStartup(rctx)
+			b.ReconcileStartup(rctx, adopt)
 		}
 		b.OpenCreateGate()
 		startupDone.Store(true)
@@ -257,6 +262,30 @@ func advertise(nodeID string, c config.ClusterConfig) string {
 		return ""
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// checkDataDir binds the data directory to this node's id and refuses a
+// start that would treat topic data as orphans because the metastore is
+// gone (package datadir); adopt says the operator chose to re-register it.
+func checkDataDir(cfg *config.Config, log *slog.Logger) (adopt bool, err error) {
+	id, fromFile, err := datadir.Claim(cfg.DataDir, cfg.NodeID, !cfg.NodeIDDefaulted)
+	if err != nil {
+		return false, err
+	}
+	if fromFile {
+		log.Info("node id taken from the data directory (none configured; the host name default differs)",
+			"node_id", id, "host_name", cfg.NodeID, "file", datadir.IDFile)
+	}
+	cfg.NodeID = id
+	hasState, err := meta.HasState(filepath.Join(cfg.DataDir, "metastore"))
+	if err != nil {
+		return false, err
+	}
+	adopt, err = datadir.CheckOrphans(cfg.DataDir, hasState, cfg.Recovery.OrphanData)
+	if err == nil && !hasState && cfg.Recovery.OrphanData == datadir.OrphanDiscard {
+		log.Warn("no metastore state: topic data on disk will be deleted by the startup reconcile (recovery.orphan_data=discard)")
+	}
+	return adopt, err
 }
 
 // raftBind is where Raft listens: cluster.addr, except that a node with no

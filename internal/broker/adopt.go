@@ -1,0 +1,79 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// AdoptOrphans re-registers, as topics owned by this node, the topic
+// directories on disk that the metastore does not know: the operator's
+// deliberate recovery from a lost metastore (recovery.orphan_data=adopt,
+// package datadir). Each gets the partition count its directory shows and
+// the default settings, no owner (so only admins may manage it), and
+// every partition on this node; its records, consumer frontier and hwm
+// are what the directory holds. Fan-out links and schemas are not on disk
+// and are not recovered.
+//
+// It returns the adopted names; any topic it could not register (this
+// node does not lead the metastore, a name that is no longer valid) is in
+// the error, and the caller must then skip the orphan sweep so that data
+// stays where it is.
+func (b *Broker) AdoptOrphans(ctx context.Context) ([]string, error) {
+	dirs, err := b.reg.TopicDirs()
+	if err != nil {
+		return nil, err
+	}
+	var adopted []string
+	var errs []error
+	for _, name := range dirs {
+		if _, ok := b.meta.Topic(name); ok {
+			continue
+		}
+		n, err := partitionsOnDisk(filepath.Join(b.reg.root, name))
+		if err != nil || n == 0 {
+			errs = append(errs, fmt.Errorf("topic %q: no partition directories to adopt (%v)", name, err))
+			continue
+		}
+		t, err := b.PrepareTopic(CreateTopicRequest{Name: name, Partitions: n}, "")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("topic %q: %w", name, err))
+			continue
+		}
+		as := make([]meta.Assignment, n)
+		for p := range as {
+			as[p] = meta.Assignment{Topic: name, Partition: p, Owner: b.cfg.NodeID}
+		}
+		if err := b.meta.CreateTopic(ctx, t, as, nil); err != nil {
+			errs = append(errs, fmt.Errorf("topic %q: %w", name, err))
+			continue
+		}
+		b.cfg.Logger.Warn("adopted a topic from its data on disk (recovery.orphan_data=adopt): default settings, no owner, every partition here",
+			"topic", name, "partitions", n)
+		adopted = append(adopted, name)
+	}
+	return adopted, errors.Join(errs...)
+}
+
+// partitionsOnDisk is one more than the highest pNNNNN directory under
+// dir: a partition with no directory is simply empty.
+func partitionsOnDisk(dir string) (int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		var p int
+		if e.IsDir() && len(e.Name()) == 6 {
+			if _, err := fmt.Sscanf(e.Name(), "p%05d", &p); err == nil && p+1 > n {
+				n = p + 1
+			}
+		}
+	}
+	return n, nil
+}

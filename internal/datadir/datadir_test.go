@@ -1,0 +1,105 @@
+package datadir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestClaimRecordsThenHolds(t *testing.T) {
+	dir := t.TempDir()
+	id, stored, err := Claim(dir, "n1", true)
+	if err != nil || id != "n1" || stored {
+		t.Fatalf("first claim = %q %v %v", id, stored, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, IDFile)); strings.TrimSpace(string(b)) != "n1" {
+		t.Fatalf("%s holds %q", IDFile, b)
+	}
+	if id, _, err := Claim(dir, "n1", true); err != nil || id != "n1" {
+		t.Fatalf("same id again = %q %v", id, err)
+	}
+}
+
+func TestClaimRefusesAnotherConfiguredID(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := Claim(dir, "n1", true); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Claim(dir, "n2", true)
+	if err == nil {
+		t.Fatal("a different configured id was accepted")
+	}
+	for _, want := range []string{`"n1"`, `"n2"`, IDFile, "NARAD_NODE_ID"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
+
+// The default id is the host name, which changes when a container is
+// recreated: the stored id wins over a defaulted one.
+func TestClaimDefaultedIDYieldsToStored(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := Claim(dir, "old-host", false); err != nil {
+		t.Fatal(err)
+	}
+	id, stored, err := Claim(dir, "new-host", false)
+	if err != nil || id != "old-host" || !stored {
+		t.Fatalf("defaulted claim = %q %v %v, want the stored old-host", id, stored, err)
+	}
+}
+
+func TestClaimEmptyFileIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, IDFile), []byte("\n"), 0o644)
+	if _, _, err := Claim(dir, "n1", false); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("empty id file: %v", err)
+	}
+}
+
+func withTopic(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "topics", name, "p00000"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckOrphans(t *testing.T) {
+	empty := t.TempDir()
+	full := t.TempDir()
+	withTopic(t, full, "orders")
+	withTopic(t, full, "events")
+	cases := []struct {
+		name      string
+		dir       string
+		hasState  bool
+		policy    string
+		wantAdopt bool
+		wantErr   string
+	}{
+		{"fresh install", empty, false, "", false, ""},
+		{"metastore intact", full, true, "", false, ""},
+		{"lost metastore refused by default", full, false, "", false, "no metastore state"},
+		{"lost metastore refused explicitly", full, false, OrphanRefuse, false, "recovery.orphan_data"},
+		{"adopt", full, false, OrphanAdopt, true, ""},
+		{"discard", full, false, OrphanDiscard, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			adopt, err := CheckOrphans(c.dir, c.hasState, c.policy)
+			if adopt != c.wantAdopt {
+				t.Errorf("adopt = %v, want %v", adopt, c.wantAdopt)
+			}
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("error = %v, want one containing %q", err, c.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "events, orders") {
+				t.Errorf("error does not name the topics: %v", err)
+			}
+		})
+	}
+}

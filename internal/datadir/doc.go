@@ -1,0 +1,20 @@
+// Package datadir guards what a data directory is before a node uses it.
+//
+// # The invariants
+//
+//   - A data directory belongs to one node id, forever. The first start
+//     writes the id to the file node-id (write-temp, fsync, rename, fsync
+//     of the directory); every later start reads it back. A node started
+//     with a different configured id refuses with an error naming both ids
+//     and the file, instead of joining Raft under a name the cluster does
+//     not know and waiting forever for a leader. A node whose id was not
+//     configured (it defaults to the host name, which changes when a
+//     container is recreated) takes the stored one.
+//   - Topic data is never deleted because its metadata is missing. A data
+//     directory that holds topic data but no metastore state lost its
+//     metastore (a deleted or unmounted directory, a bad restore): starting
+//     there would bootstrap an empty cluster whose startup reconcile then
+//     deletes every topic's data as an orphan. Such a start is refused
+//     unless the operator chose, with recovery.orphan_data, to adopt the
+//     data (re-register the topics found on disk) or to discard it.
+package datadir
