@@ -31,7 +31,7 @@ func TestServeLayersFlagsOverEnvironment(t *testing.T) {
 	c := cli{env: map[string]string{
 		"NARAD_HTTP_ADDR":         ":1111",
 		"NARAD_LOG_LEVEL":         "debug",
-		"NARAD_ADMIN_PASSWORD":    "pw",
+		"NARAD_ADMIN_PASSWORD":    "admin-pw-1",
 		"NARAD_CLUSTER_SECRET":    "s",
 		"NARAD_CLUSTER_ADVERTISE": "10.0.0.1:7943",
 	}}
@@ -42,7 +42,7 @@ func TestServeLayersFlagsOverEnvironment(t *testing.T) {
 		cfg.HTTP.WriteTimeout != 45*time.Second {
 		t.Errorf("flags not applied: %+v", cfg)
 	}
-	if cfg.Log.Level != "debug" || cfg.Security.AdminPassword != "pw" || cfg.Cluster.Secret != "s" {
+	if cfg.Log.Level != "debug" || cfg.Security.AdminPassword != "admin-pw-1" || cfg.Cluster.Secret != "s" {
 		t.Errorf("environment lost under unset flags: %+v", cfg)
 	}
 	if cfg.Dev {

@@ -3,10 +3,10 @@ package auth
 import (
 	"crypto/sha256"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/meta"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Users is what authentication reads from the metastore (its local replica:
@@ -14,11 +14,16 @@ import (
 type Users interface {
 	User(name string) (meta.User, bool)
 	UsersVersion() uint64
+	// HasUsers reports whether the replica holds any user yet.
+	HasUsers() bool
 }
 
 // Principal is an authenticated user with the grants it had when verified.
+// ID tells this user from an earlier one of the same name (meta.User.ID):
+// ownership checks compare both.
 type Principal struct {
 	Name   string
+	ID     uint64
 	Grants []meta.Grant
 }
 
@@ -31,6 +36,14 @@ type Authenticator struct {
 	failures *failures
 	metric   func()              // counts a failed attempt; may be nil
 	sleep    func(time.Duration) // time.Sleep; tests replace it
+	// verify checks a password against a stored hash (VerifyHash); tests
+	// count its calls.
+	verify func(hash []byte, password string) bool
+
+	// startedWhen, if set, says when start-up is over (the node is ready);
+	// started latches the first time it holds and users exist here.
+	startedWhen func() bool
+	started     atomic.Bool
 
 	mu    sync.Mutex
 	cache map[[32]byte]cached
@@ -49,8 +62,39 @@ const maxCached = 10_000
 // NewAuthenticator authenticates against users; onFailure, if not nil, is
 // called on every failed attempt (a metric).
 func NewAuthenticator(users Users, onFailure func()) *Authenticator {
+	go dummyHash() // paid once, off the first unknown user's request
 	return &Authenticator{users: users, failures: newFailures(), metric: onFailure, sleep: time.Sleep,
-		cache: make(map[[32]byte]cached)}
+		verify: VerifyHash, cache: make(map[[32]byte]cached)}
+}
+
+// CountFailuresOnceReady makes start-up end when ready first holds (and
+// this replica holds a user): until then failed logins are answered 401
+// but do not feed the per-source slowdown, since a client retrying good
+// credentials against a node that cannot check them yet is no attacker.
+// Without it start-up ends at the first user this replica holds.
+func (a *Authenticator) CountFailuresOnceReady(ready func() bool) { a.startedWhen = ready }
+
+// Ready reports whether this node can authenticate anyone: its replica
+// holds a user, which after the cluster's first start always includes
+// the root admin's seeding (nobody can delete itself, so the users never
+// run out again).
+func (a *Authenticator) Ready() (bool, string) {
+	if !a.users.HasUsers() {
+		return false, "the root admin is not in this node's metastore replica yet (seeding or catch-up pending)"
+	}
+	return true, ""
+}
+
+// counting reports whether start-up is over, so that failures count.
+func (a *Authenticator) counting() bool {
+	if a.started.Load() {
+		return true
+	}
+	if !a.users.HasUsers() || (a.startedWhen != nil && !a.startedWhen()) {
+		return false
+	}
+	a.started.Store(true)
+	return true
 }
 
 // Authenticate verifies user and password from source (the client's
@@ -71,19 +115,28 @@ func (a *Authenticator) Authenticate(user, password, source string) (Principal, 
 		a.remember(key, c)
 		return c.p, true
 	}
-	if !ok || !PasswordMatches(u, password) {
+	// An unknown name pays the same bcrypt as a wrong password, against a
+	// dummy hash of the same format and cost: the answer's timing does not
+	// tell which names exist.
+	hash := u.Hash
+	if !ok {
+		hash = dummyHash()
+	}
+	if match := a.verify(hash, password); !ok || !match {
 		if hit {
 			a.forget(key)
 		}
 		if a.metric != nil {
 			a.metric()
 		}
-		if d := a.failures.fail(source); d > 0 {
-			a.sleep(d)
+		if a.counting() {
+			if d := a.failures.fail(source); d > 0 {
+				a.sleep(d)
+			}
 		}
 		return Principal{}, false
 	}
-	p := Principal{Name: u.Name, Grants: u.Grants}
+	p := Principal{Name: u.Name, ID: u.ID, Grants: u.Grants}
 	a.remember(key, cached{domainVersion: v, userVersion: u.Version, p: p})
 	return p, true
 }
@@ -101,14 +154,4 @@ func (a *Authenticator) forget(key [32]byte) {
 	a.mu.Lock()
 	delete(a.cache, key)
 	a.mu.Unlock()
-}
-
-// Hash hashes a new password for storage.
-func Hash(password string) ([]byte, error) {
-	return bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
-}
-
-// PasswordMatches reports whether password matches u's hash.
-func PasswordMatches(u meta.User, password string) bool {
-	return bcrypt.CompareHashAndPassword(u.Hash, []byte(password)) == nil
 }

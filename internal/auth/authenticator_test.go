@@ -26,7 +26,11 @@ func (f *fakeUsers) put(t *testing.T, name, password string, gs ...meta.Grant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.v++
-	f.byName[name] = meta.User{Name: name, Hash: h, Grants: gs, Version: f.v}
+	id := f.v
+	if old, ok := f.byName[name]; ok {
+		id = old.ID
+	}
+	f.byName[name] = meta.User{Name: name, Hash: h, Grants: gs, ID: id, Version: f.v}
 }
 
 func (f *fakeUsers) remove(name string) {
@@ -42,6 +46,12 @@ func (f *fakeUsers) User(name string) (meta.User, bool) {
 	f.lookups++
 	u, ok := f.byName[name]
 	return u, ok
+}
+
+func (f *fakeUsers) HasUsers() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.byName) > 0
 }
 
 func (f *fakeUsers) UsersVersion() uint64 {

@@ -8,5 +8,10 @@
 // that verified; a cached pair stops working as soon as its user's record
 // changes or the user is deleted (the cache is checked against the user's
 // record version on every users-domain change); a user can never grant
-// more than it holds.
+// more than it holds; a topic's owner is a user's incarnation (name and
+// ID), so a re-created name owns nothing of the deleted user's; a
+// password is checked whole (all of its up to 256 bytes count, see
+// password.go), and an unknown name costs the same bcrypt as a wrong
+// password; failed logins during start-up, while this node cannot check
+// credentials yet, do not slow their source.
 package auth

@@ -18,9 +18,12 @@ type Store interface {
 	DeleteUser(ctx context.Context, name string) error
 }
 
-// UserView is a user as the API shows it: never the hash.
+// UserView is a user as the API shows it: never the hash. ID is the
+// user's incarnation (a topic's owner_id names it); absent for a user
+// created before IDs existed.
 type UserView struct {
 	Username string       `json:"username"`
+	ID       uint64       `json:"id,omitempty"`
 	Grants   []meta.Grant `json:"grants"`
 }
 
@@ -55,6 +58,10 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 	u := meta.User{Name: name, Hash: hash, Grants: nonNil(gs), CreatedAt: time.Now().Unix()}
 	if err := m.store.CreateUser(ctx, u); err != nil {
 		return UserView{}, m.mapErr(err)
+	}
+	// The metastore assigned the ID; this node leads, so it has applied it.
+	if created, ok := m.store.User(name); ok {
+		u = created
 	}
 	return view(u), nil
 }
@@ -186,7 +193,9 @@ func checkNew(name, password string, gs []meta.Grant) error {
 	return nil
 }
 
-func view(u meta.User) UserView { return UserView{Username: u.Name, Grants: nonNil(u.Grants)} }
+func view(u meta.User) UserView {
+	return UserView{Username: u.Name, ID: u.ID, Grants: nonNil(u.Grants)}
+}
 
 func nonNil(gs []meta.Grant) []meta.Grant {
 	if gs == nil {

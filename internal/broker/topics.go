@@ -193,11 +193,9 @@ func (b *Broker) View(name string) (TopicView, error) {
 	return view(t), nil
 }
 
-// TopicOwner names the user who created topic, from the local replica.
-func (b *Broker) TopicOwner(name string) (owner string, ok bool) {
-	t, ok := b.meta.Topic(name)
-	return t.Owner, ok
-}
+// TopicRecord is topic's metadata record from the local replica (its
+// owner, for authorization).
+func (b *Broker) TopicRecord(name string) (meta.Topic, bool) { return b.meta.Topic(name) }
 
 // MetaErr maps metastore outcomes onto the HTTP vocabulary.
 func (b *Broker) MetaErr(err error) error { return metaErr(err) }

@@ -270,6 +270,8 @@ func TestLoadBadValues(t *testing.T) {
 		{"initial member unknown", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_INITIAL_MEMBERS": "n1,ghost", "NARAD_SECURITY_ENABLED": "false"}, `"ghost" is neither this node ("n1") nor one of the peers`},
 		{"tls half set", map[string]string{"NARAD_CLUSTER_TLS_CERT_FILE": "/etc/narad/node.pem"}, "go together"},
 		{"peers without secret", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_PEERS": "n2@h2:7943"}, "NARAD_CLUSTER_SECRET is empty"},
+		{"admin password too short", map[string]string{"NARAD_ADMIN_PASSWORD": "short"}, "NARAD_ADMIN_PASSWORD is 5 bytes; a password is 8..256 bytes"},
+		{"admin password too long", map[string]string{"NARAD_ADMIN_PASSWORD": strings.Repeat("p", 257)}, "NARAD_ADMIN_PASSWORD is 257 bytes; a password is 8..256 bytes"},
 		{"joiner without a dialable address", map[string]string{"NARAD_NODE_ID": "n4", "NARAD_CLUSTER_PEERS": "n2@h2:7943",
 			"NARAD_CLUSTER_SECRET": "s"}, `cluster.addr (NARAD_CLUSTER_ADDR) = ":7943" binds every interface, and this node ("n4") is not in cluster.peers (NARAD_CLUSTER_PEERS): set cluster.advertise (NARAD_CLUSTER_ADVERTISE)`},
 	}
@@ -288,7 +290,7 @@ func TestLoadBadValues(t *testing.T) {
 
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := Default()
-	c.Security.AdminPassword = "x"
+	c.Security.AdminPassword = "long-enough"
 	c.Log.Level = "loud"
 	c.Storage.Codec = "lz4"
 	c.HTTP.WriteTimeout = time.Second
@@ -301,10 +303,23 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Fatalf("want 3 problems, got %d: %q", len(ve.Problems), ve.Problems)
 	}
 	if good := Default(); good.Security.AdminPassword == "" {
-		good.Security.AdminPassword = "x"
+		good.Security.AdminPassword = "long-enough"
 		if err := good.Validate(); err != nil {
 			t.Fatalf("defaults plus a password must validate: %v", err)
 		}
+	}
+}
+
+// Every length a password may have is a good NARAD_ADMIN_PASSWORD, the
+// bounds included; security off needs none, so any value passes then.
+func TestAdminPasswordBounds(t *testing.T) {
+	for _, n := range []int{8, 72, 73, 256} {
+		if _, err := Load(LoadArgs{LookupEnv: env(map[string]string{"NARAD_ADMIN_PASSWORD": strings.Repeat("p", n)})}); err != nil {
+			t.Errorf("a %d-byte admin password: %v", n, err)
+		}
+	}
+	if _, err := Load(LoadArgs{LookupEnv: env(map[string]string{"NARAD_SECURITY_ENABLED": "false", "NARAD_ADMIN_PASSWORD": "x"})}); err != nil {
+		t.Errorf("security off with a short admin password: %v", err)
 	}
 }
 

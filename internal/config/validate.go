@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/datadir"
+	"github.com/narad-io/narad/internal/meta"
 )
 
 // ValidationError lists every problem found, so an operator fixes them all
@@ -85,6 +86,12 @@ func (c Config) Validate() error {
 
 	if c.Security.Enabled && c.Security.AdminPassword == "" {
 		v.addf("security is enabled but NARAD_ADMIN_PASSWORD is empty")
+	} else if n := len(c.Security.AdminPassword); c.Security.Enabled && (n < meta.MinPasswordBytes || n > meta.MaxPasswordBytes) {
+		// Refused here, not when seeding: a seeding that cannot hash the
+		// password would leave the cluster with no user at all.
+		v.addf("NARAD_ADMIN_PASSWORD is %d bytes; a password is %d..%d bytes (07-security.md): set one in that range "+
+			"(it seeds the root admin at a cluster's first start only, so on a seeded cluster it may also be unset)",
+			n, meta.MinPasswordBytes, meta.MaxPasswordBytes)
 	}
 
 	if len(v.problems) > 0 {

@@ -14,6 +14,9 @@ import (
 // means security is off.
 type Authenticator interface {
 	Authenticate(user, password, source string) (auth.Principal, bool)
+	// Ready reports whether it can authenticate anyone yet (the root
+	// admin is in this node's replica): until then the node is not ready.
+	Ready() (bool, string)
 }
 
 type principalKey struct{}
@@ -50,15 +53,16 @@ func (s *Server) allow(r *http.Request, action, topic string) error {
 }
 
 // allowManage checks the right to change a topic — alter, delete, attach
-// and detach children: its owner (the user who created it) or an admin
-// of it. A topic unknown here is left to the handler's 404 only for a
-// caller who could manage it if it existed.
+// and detach children: its owner (the user who created it: that user, not
+// a later one of the same name) or an admin of it. A topic unknown here
+// is left to the handler's 404 only for a caller who could manage it if
+// it existed.
 func (s *Server) allowManage(r *http.Request, topic string) error {
 	p, ok := principalOf(r)
 	if !ok || auth.Allows(p.Grants, meta.ActionAdmin, topic) {
 		return nil
 	}
-	if owner, exists := s.b.TopicOwner(topic); exists && owner == p.Name {
+	if t, exists := s.b.TopicRecord(topic); exists && t.OwnedBy(p.Name, p.ID) {
 		return nil
 	}
 	return apierr.Forbidden("only the owner of topic %q or an admin of it may change it; user %q is neither", topic, p.Name)

@@ -127,7 +127,13 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if ok, why := s.ready(); !ok {
+	ok, why := s.ready()
+	if ok && s.auth != nil {
+		// Ready means usable: with security on, a node that cannot
+		// authenticate the root admin yet would answer every request 401.
+		ok, why = s.auth.Ready()
+	}
+	if !ok {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": why})
 		return
 	}

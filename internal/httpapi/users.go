@@ -37,7 +37,7 @@ func (s *Server) actor(r *http.Request, user string) (auth.Principal, error) {
 	if !ok {
 		return auth.Principal{}, apierr.New(http.StatusUnauthorized, "user %q no longer exists", user)
 	}
-	return auth.Principal{Name: u.Name, Grants: u.Grants}, nil
+	return auth.Principal{Name: u.Name, ID: u.ID, Grants: u.Grants}, nil
 }
 
 // userWrite is the common front of a users write: refuse query

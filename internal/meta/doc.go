@@ -26,6 +26,12 @@
 //     Children lists the child, and vice versa. There are no chains (a parent
 //     is never a child, a child never has children) and a parent has at most
 //     MaxChildren children.
+//   - A user's ID is the Raft index of the command that created it, set by
+//     the FSM and never changed; a topic's OwnerID is its creator's ID, bound
+//     when the create applies. Ownership is the pair (name, ID), so deleting a
+//     user and creating another of the same name hands over nothing. Records
+//     written before IDs existed read as ID 0 and keep matching by name only
+//     while the user of that name is still that legacy record (Topic.OwnedBy).
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

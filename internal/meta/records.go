@@ -14,7 +14,7 @@ import (
 //	topics       name → 8-byte big-endian version ‖ Topic JSON
 //	assignments  topic name → []Assignment JSON, index = partition
 //	members      member id → Member JSON
-//	users        user name → User JSON with its version
+//	users        user name → User JSON with its version and ID (no "id": LegacyUserID)
 //	schemas      reserved
 //	meta         applied_index, format, version.<domain> → uint64 big-endian
 var (

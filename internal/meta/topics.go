@@ -42,6 +42,9 @@ func applyCreateTopic(a *applyTx, payload json.RawMessage) error {
 		return err
 	}
 	clearLink(&t)
+	if err := a.bindOwner(&t); err != nil {
+		return err
+	}
 	if c.Attach != nil {
 		parent, err := a.existingTopic(c.Attach.Parent, "parent of "+t.Name)
 		if err != nil {
@@ -375,11 +378,31 @@ func mergeAssignments(topic string, old []Assignment, partitions, from int, set 
 	return out, nil
 }
 
+// bindOwner records which incarnation of the owner's name created t: the
+// ID of the user of that name in the state the create applies to. A name
+// with no user (deleted since the request was authorized, or a topic
+// created with security off under a name) binds to no one who can log in
+// later: every user created from now on has a non-zero ID.
+func (a *applyTx) bindOwner(t *Topic) error {
+	t.OwnerID = 0
+	if t.Owner == "" {
+		return nil
+	}
+	u, ok, err := a.user(t.Owner)
+	if err != nil {
+		return err
+	}
+	if ok {
+		t.OwnerID = u.ID
+	}
+	return nil
+}
+
 func topicEqual(a, b Topic) bool {
 	return a.Name == b.Name && a.Partitions == b.Partitions && a.RetentionMs == b.RetentionMs &&
 		a.VisibilityTimeoutMs == b.VisibilityTimeoutMs && a.MaxInFlight == b.MaxInFlight &&
 		a.MaxAckedAhead == b.MaxAckedAhead && bytes.Equal(a.Schema, b.Schema) &&
-		a.CreatedAt == b.CreatedAt && a.Owner == b.Owner && a.Parent == b.Parent &&
+		a.CreatedAt == b.CreatedAt && a.Owner == b.Owner && a.OwnerID == b.OwnerID && a.Parent == b.Parent &&
 		a.AttachEpoch == b.AttachEpoch && slices.Equal(a.AttachOffsets, b.AttachOffsets) &&
 		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children)
 }

@@ -23,7 +23,11 @@ type Topic struct {
 	MaxAckedAhead       int             `json:"max_acked_ahead_per_partition"`
 	Schema              json.RawMessage `json:"schema,omitempty"`
 	CreatedAt           int64           `json:"created_at"`      // unix seconds
-	Owner               string          `json:"owner,omitempty"` // creating user
+	Owner               string          `json:"owner,omitempty"` // creating user's name, for display
+	// OwnerID is the creating user's User.ID, bound by the FSM when the
+	// create applies (a proposer's value is ignored and never sent): the
+	// owner is this incarnation of the name, not whoever holds it later.
+	OwnerID uint64 `json:"owner_id,omitempty"`
 
 	// Fan-out link, set when this topic is a child.
 	Parent        string   `json:"parent,omitempty"`
@@ -41,6 +45,15 @@ type Topic struct {
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.
 	Version uint64 `json:"-"`
+}
+
+// OwnedBy reports whether the user named user, of ID id, is the topic's
+// owner. The name alone is not enough: a user deleted and created again
+// has a new ID and owns nothing of the old one's. A topic recorded before
+// IDs existed (OwnerID 0) is owned by its name while that user is still
+// the legacy one (ID 0, created before the upgrade and never deleted since).
+func (t Topic) OwnedBy(user string, id uint64) bool {
+	return t.Owner != "" && t.Owner == user && t.OwnerID == id
 }
 
 // RemoteTarget is where a remote child copies to: another cluster's topic,

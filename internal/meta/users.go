@@ -18,10 +18,26 @@ type User struct {
 	Hash      []byte  `json:"hash"`
 	Grants    []Grant `json:"grants"`
 	CreatedAt int64   `json:"created_at"`
+	// ID is this incarnation of the name: the Raft index of the command
+	// that created the user, assigned by the FSM, never changed. A user
+	// deleted and created again under the same name gets another ID, so
+	// nothing recorded for the old one (topic ownership) passes to the
+	// new one. 0 is LegacyUserID: a record written before IDs existed.
+	// Like Version it is stored beside the JSON and never travels in a
+	// command, so a command's payload is the same for every binary.
+	ID uint64 `json:"-"`
 	// Version is the Raft index of the last change to this record: a
 	// credential cache can tell "this user changed" from "some user did".
 	Version uint64 `json:"-"`
 }
+
+// LegacyUserID is the ID of a user created by a binary that did not
+// assign IDs. Such a user keeps it until deleted; every user created
+// since has a non-zero ID (a Raft index), so a re-created name never
+// reads as legacy again. A node still running such a binary neither
+// assigns nor keeps IDs in its replica: upgrade every node before
+// deleting and re-creating users.
+const LegacyUserID = 0
 
 // Grant allows one action on the topics matching any of its patterns: an
 // exact topic name, or a prefix ending in '*' ("invoices.*", or "*" for
@@ -155,7 +171,7 @@ func applyPutUser(a *applyTx, payload json.RawMessage) error {
 		}
 		return fmt.Errorf("meta: user %q: %w", c.User.Name, ErrExists)
 	}
-	return a.putUser(c.User)
+	return a.putNewUser(c.User)
 }
 
 func applySeedAdmin(a *applyTx, payload json.RawMessage) error {
@@ -169,7 +185,7 @@ func applySeedAdmin(a *applyTx, payload json.RawMessage) error {
 	if k, _ := a.tx.Bucket(bucketUsers).Cursor().First(); k != nil {
 		return fmt.Errorf("meta: seed admin: users exist already: %w", ErrExists)
 	}
-	return a.putUser(c.User)
+	return a.putNewUser(c.User)
 }
 
 func applySetGrants(a *applyTx, payload json.RawMessage) error {
@@ -221,15 +237,21 @@ func readUser(tx *bolt.Tx, name string) (User, bool, error) {
 	if raw == nil {
 		return User{}, false, nil
 	}
-	var rec struct {
-		User
-		Version uint64 `json:"version"`
-	}
+	var rec userRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return User{}, false, fmt.Errorf("user %q: %w", name, err)
 	}
-	rec.User.Version = rec.Version
+	rec.User.Version, rec.User.ID = rec.Version, rec.ID
 	return rec.User, true, nil
+}
+
+// userRecord is a user as stored: the record's JSON with the fields that
+// the FSM assigns. A record written before IDs existed has no "id" and
+// reads as LegacyUserID.
+type userRecord struct {
+	User
+	Version uint64 `json:"version"`
+	ID      uint64 `json:"id,omitempty"`
 }
 
 func (a *applyTx) user(name string) (User, bool, error) { return readUser(a.tx, name) }
@@ -245,12 +267,17 @@ func (a *applyTx) existingUser(name string) (User, error) {
 	return u, nil
 }
 
-// putUser stamps the record with this command's index and stores it.
+// putNewUser stores a user created by this command: its ID is the
+// command's index, whatever the payload said.
+func (a *applyTx) putNewUser(u User) error {
+	u.ID = a.index
+	return a.putUser(u)
+}
+
+// putUser stamps the record with this command's index and stores it,
+// keeping the ID it has.
 func (a *applyTx) putUser(u User) error {
-	raw, err := json.Marshal(struct {
-		User
-		Version uint64 `json:"version"`
-	}{u, a.index})
+	raw, err := json.Marshal(userRecord{User: u, Version: a.index, ID: u.ID})
 	if err != nil {
 		return err
 	}
@@ -300,6 +327,20 @@ func (s *Store) User(name string) (User, bool) {
 		return User{}, false
 	}
 	return u, ok
+}
+
+// HasUsers reports whether the local replica holds any user: with
+// security on, a node whose replica has none cannot authenticate anyone
+// yet (the root admin's seeding has not reached it).
+func (s *Store) HasUsers() bool {
+	has := false
+	// The only error is a closed store, which holds nobody.
+	_ = s.fsm.view(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketUsers).Cursor().First()
+		has = k != nil
+		return nil
+	})
+	return has
 }
 
 // Users returns every user, sorted by name.

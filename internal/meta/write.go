@@ -108,6 +108,9 @@ func (s *Store) CreateTopic(ctx context.Context, t Topic, assignments []Assignme
 	if t.CreatedAt == 0 {
 		t.CreatedAt = time.Now().Unix()
 	}
+	// The FSM binds the owner's ID at apply; left out of the payload, the
+	// command reads the same to a binary that does not know the field.
+	t.OwnerID = 0
 	return s.propose(ctx, OpCreateTopic, CreateTopicCmd{Topic: t, Assignments: assignments, Attach: attach})
 }
 

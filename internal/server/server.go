@@ -170,7 +170,9 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	var authn httpapi.Authenticator
 	if cfg.Security.Enabled {
-		authn = auth.NewAuthenticator(ms, m.AuthFailures.Inc)
+		a := auth.NewAuthenticator(ms, m.AuthFailures.Inc)
+		a.CountFailuresOnceReady(func() bool { ok, _ := ready(); return ok })
+		authn = a
 		go seedRoot(ctx, ms, cfg.Security, log)
 	}
 	fan := fanout.New(fanout.Config{
@@ -213,6 +215,7 @@ func serveHTTP(ctx context.Context, cfg config.Config, h http.Handler, tlsCfg *t
 		go servePprof(cfg.HTTP.PprofAddr, log)
 	}
 	log.Info("serving the client API", "addr", ln.Addr().String(), "https", tlsCfg != nil)
+	warnBasicAuthInClear(cfg.Security.Enabled, tlsCfg != nil, ln.Addr().String(), log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
