@@ -65,6 +65,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		Level:              cfg.Level,
 		Now:                cfg.Now,
 		HWMPersistInterval: cfg.HWMPersistPeriod,
+		FS:                 cfg.FS,
 		Hooks: storage.Hooks{
 			Fsync:          func(d time.Duration) { m.FsyncDuration.Observe(d.Seconds()) },
 			HWMPersist:     func(d time.Duration) { m.HWMPersistDuration.Observe(d.Seconds()) },

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Config is what the broker needs from the node configuration.
@@ -31,6 +32,9 @@ type Config struct {
 	MaxConsumeWait   time.Duration // default 10 s
 	Now              func() time.Time
 	Logger           *slog.Logger
+	// FS is the filesystem of the partition logs and their state files;
+	// nil (production) is the real disk. Tests inject faults here.
+	FS vfs.FS
 }
 
 func (c *Config) withDefaults() {

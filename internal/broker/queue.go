@@ -10,6 +10,7 @@ import (
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // queue is the queue state of one owned partition: its lease table and
@@ -17,6 +18,7 @@ import (
 // restart every record at or above it is available again.
 type queue struct {
 	key     partKey
+	fs      vfs.FS
 	path    string // consumer.offset
 	table   *lease.Table
 	version atomic.Uint64 // topic record version the limits came from
@@ -52,7 +54,7 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, storage.ConsumerOffsetFile)
-	frontier, _, err := storage.ReadOffsetFile(path)
+	frontier, _, err := storage.ReadOffsetFileFS(b.reg.fs, path)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 	if q, ok := b.queues[k]; ok {
 		return q, nil
 	}
-	q = &queue{key: k, path: path, persisted: frontier,
+	q = &queue{key: k, fs: b.reg.fs, path: path, persisted: frontier,
 		table: lease.New(partition, frontier, limitsOf(t), clockFunc(b.cfg.Now))}
 	q.version.Store(t.Version)
 	b.queues[k] = q
@@ -107,7 +109,7 @@ func (q *queue) persist() error {
 	if f == q.persisted {
 		return nil
 	}
-	if err := storage.WriteOffsetFile(q.path, f); err != nil {
+	if err := storage.WriteOffsetFileFS(q.fs, q.path, f); err != nil {
 		return err
 	}
 	q.persisted = f
@@ -124,7 +126,7 @@ func (b *Broker) frontierOf(topic string, partition int) uint64 {
 	if err != nil {
 		return 0
 	}
-	f, _, _ := storage.ReadOffsetFile(filepath.Join(dir, storage.ConsumerOffsetFile))
+	f, _, _ := storage.ReadOffsetFileFS(b.reg.fs, filepath.Join(dir, storage.ConsumerOffsetFile))
 	return f
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Registry holds the partition logs open on this node. Logs open lazily on
@@ -19,6 +20,7 @@ import (
 type Registry struct {
 	root string // <data_dir>/topics
 	opts storage.Options
+	fs   vfs.FS // opts.FS, or the real disk
 	now  func() time.Time
 
 	mu   sync.Mutex
@@ -38,7 +40,7 @@ type openLog struct {
 }
 
 func newRegistry(root string, opts storage.Options, now func() time.Time) *Registry {
-	return &Registry{root: root, opts: opts, now: now, logs: make(map[partKey]*openLog)}
+	return &Registry{root: root, opts: opts, fs: vfs.Or(opts.FS), now: now, logs: make(map[partKey]*openLog)}
 }
 
 // TopicDir is topics/<topic>. The name is validated again here: no path
@@ -106,7 +108,7 @@ func (r *Registry) Describe(topic string, partition int) (storage.Stats, error) 
 	if err != nil {
 		return storage.Stats{}, err
 	}
-	st, err := storage.Describe(dir)
+	st, err := storage.DescribeFS(r.fs, dir)
 	if errors.Is(err, storage.ErrClosed) {
 		return storage.Stats{}, err
 	}
@@ -188,10 +190,10 @@ func (r *Registry) RemoveTopicData(topic string) error {
 		return err
 	}
 	r.CloseTopic(topic)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := r.fs.RemoveAll(dir); err != nil {
 		return err
 	}
-	return syncDir(r.root)
+	return r.fs.SyncDir(r.root)
 }
 
 // CloseAll closes every log cleanly (hwm boundaries written).
@@ -219,7 +221,7 @@ func (r *Registry) changed() {
 
 // TopicDirs lists the topic directories on disk.
 func (r *Registry) TopicDirs() ([]string, error) {
-	ents, err := os.ReadDir(r.root)
+	ents, err := r.fs.ReadDir(r.root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

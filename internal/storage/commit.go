@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // commitReq is one caller's batch waiting in the group commit.
@@ -178,7 +176,7 @@ func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) err
 		return fmt.Errorf("%s: write frames at %d: %w", s.path, pos, err)
 	}
 	t0 := time.Now()
-	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+	if err := s.f.Datasync(); err != nil {
 		l.failed = fmt.Errorf("%s: fdatasync: %w", s.path, err)
 		return l.failed
 	}

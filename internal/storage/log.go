@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/notify"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Options configure a Log. The zero value is usable.
@@ -30,6 +31,9 @@ type Options struct {
 	SkipCorrupt bool
 	// Hooks receive measurements; nil fields are skipped.
 	Hooks Hooks
+	// FS is the filesystem every file call goes through; nil is the real
+	// disk (vfs.Default). Tests put an errorfs here.
+	FS vfs.FS
 }
 
 // Hooks let the caller observe the log without this package knowing any
@@ -64,6 +68,7 @@ var (
 type Log struct {
 	dir  string
 	opts Options
+	fs   vfs.FS
 
 	// commitMu is the produce lock: it serialises commits, rolls and
 	// retention, and guards enc, floor and failed.
@@ -104,10 +109,11 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fsys := vfs.Or(opts.FS)
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts, enc: enc, notify: notify.New(),
+	l := &Log{dir: dir, opts: opts, fs: fsys, enc: enc, notify: notify.New(),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.cache.init()
 	if err := l.load(); err != nil {
@@ -116,7 +122,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	// Clear the boundary before anything can be appended: from now until a
 	// clean close, the directory no longer describes itself exactly.
-	if l.hwmw, err = openHWMWriter(dir); err == nil {
+	if l.hwmw, err = openHWMWriter(fsys, dir); err == nil {
 		err = l.hwmw.write(HWMFile{HWM: l.hwm})
 	}
 	if err != nil {
@@ -130,7 +136,7 @@ func Open(dir string, opts Options) (*Log, error) {
 
 // load opens the segment files and recovers the active one.
 func (l *Log) load() error {
-	bases, err := listSegments(l.dir)
+	bases, err := listSegments(l.fs, l.dir)
 	if err != nil {
 		return err
 	}
@@ -138,10 +144,10 @@ func (l *Log) load() error {
 		// A fresh directory. If an hwm file survives a wiped segment set,
 		// start there so offsets never go backwards.
 		start := uint64(0)
-		if h, err := ReadHWMFile(l.dir); err == nil {
+		if h, err := ReadHWMFileFS(l.fs, l.dir); err == nil {
 			start = h.HWM
 		}
-		s, err := createSegment(l.dir, start)
+		s, err := createSegment(l.fs, l.dir, start)
 		if err != nil {
 			return err
 		}
@@ -155,7 +161,7 @@ func (l *Log) load() error {
 			flag = os.O_RDWR
 		}
 		path := filepath.Join(l.dir, segmentName(b))
-		f, err := os.OpenFile(path, flag, 0)
+		f, err := l.fs.OpenFile(path, flag, 0)
 		if err != nil {
 			return err
 		}
@@ -192,27 +198,17 @@ func (l *Log) load() error {
 	return nil
 }
 
-func createSegment(dir string, base uint64) (*segment, error) {
+func createSegment(fsys vfs.FS, dir string, base uint64) (*segment, error) {
 	path := filepath.Join(dir, segmentName(base))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsys.SyncDir(dir); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return &segment{base: base, path: path, f: f, end: base, idxBuilt: true, newestAt: -1, oldestAt: -1}, nil
-}
-
-// syncDir makes a file creation, rename or removal in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // roll seals the active segment and opens a new one named by the HWM. Every
@@ -222,7 +218,7 @@ func (l *Log) roll() (*segment, error) {
 	l.mu.RLock()
 	base := l.hwm
 	l.mu.RUnlock()
-	s, err := createSegment(l.dir, base)
+	s, err := createSegment(l.fs, l.dir, base)
 	if err != nil {
 		return nil, fmt.Errorf("roll %s at offset %d: %w", l.dir, base, err)
 	}

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrCorrupt is wrapped by Open when a bad frame in the active segment is
@@ -52,7 +49,7 @@ func recoverActive(s *segment, skipCorrupt bool) (newest int64, err error) {
 				if err := s.f.Truncate(pos); err != nil {
 					return -1, fmt.Errorf("truncate torn tail of %s at %d: %w", s.path, pos, err)
 				}
-				if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+				if err := s.f.Datasync(); err != nil {
 					return -1, err
 				}
 				break
@@ -116,7 +113,7 @@ func scanFrame(br *bufio.Reader, hdr []byte, stored *[]byte, pos, fileSize int64
 // offset is at least minBase: proof that a bad frame before it sits in the
 // middle of the log rather than at its torn end. It reads the rest of the
 // file into memory; it runs only when something is already wrong.
-func hunt(f *os.File, from, fileSize int64, minBase uint64) (int64, frameHeader, bool) {
+func hunt(f io.ReaderAt, from, fileSize int64, minBase uint64) (int64, frameHeader, bool) {
 	if from >= fileSize {
 		return 0, frameHeader{}, false
 	}

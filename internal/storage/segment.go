@@ -2,12 +2,13 @@ package storage
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 const (
@@ -32,8 +33,8 @@ func parseSegmentName(name string) (uint64, bool) {
 }
 
 // listSegments returns the bases of the segment files in dir, ascending.
-func listSegments(dir string) ([]uint64, error) {
-	ents, err := os.ReadDir(dir)
+func listSegments(fsys vfs.FS, dir string) ([]uint64, error) {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ type indexEntry struct {
 type segment struct {
 	base uint64
 	path string
-	f    *os.File
+	f    vfs.File
 
 	size int64
 	end  uint64
