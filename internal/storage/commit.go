@@ -65,6 +65,8 @@ func (l *Log) Commit(recs []Record) (uint64, error) {
 // commitGroup commits the queued batches in order. A batch that cannot be
 // encoded fails alone; a failed write, sync or verify fails the batches of
 // that flush and every later one (their offsets assumed the earlier ones).
+// Every batch of the group is answered exactly once, whatever fails: a
+// caller left unanswered would block forever.
 func (l *Log) commitGroup(group []*commitReq) {
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
@@ -111,6 +113,7 @@ func (l *Log) commitGroup(group []*commitReq) {
 		}
 		if used := active.size + int64(len(buf)); used > 0 && used+int64(len(frame)) > l.opts.SegmentBytes {
 			if err := flush(); err != nil {
+				fail(pending, err) // encoded into the failed flush
 				fail(group[i:], err)
 				return
 			}
