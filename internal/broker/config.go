@@ -23,6 +23,9 @@ type Config struct {
 	SegmentBytes int64
 	Codec        storage.Codec
 	Level        string
+	// SkipCorrupt opens partition logs past mid-segment damage, skipping
+	// the damaged records (storage.skip_corrupt, an operator's decision).
+	SkipCorrupt bool
 
 	IdleEviction     time.Duration // 0 disables
 	RetentionSweep   time.Duration // default 60 s

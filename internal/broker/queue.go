@@ -19,6 +19,7 @@ import (
 type queue struct {
 	key     partKey
 	fs      vfs.FS
+	reg     *Registry
 	path    string // consumer.offset
 	table   *lease.Table
 	version atomic.Uint64 // topic record version the limits came from
@@ -54,7 +55,11 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, storage.ConsumerOffsetFile)
-	frontier, _, err := storage.ReadOffsetFileFS(b.reg.fs, path)
+	stored, _, err := storage.ReadOffsetFileFS(b.reg.fs, path)
+	if err != nil {
+		return nil, err
+	}
+	frontier, err := b.clampFrontier(t.Name, partition, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +68,39 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 	if q, ok := b.queues[k]; ok {
 		return q, nil
 	}
-	q = &queue{key: k, fs: b.reg.fs, path: path, persisted: frontier,
+	q = &queue{key: k, fs: b.reg.fs, reg: b.reg, path: path, persisted: stored,
 		table: lease.New(partition, frontier, limitsOf(t), clockFunc(b.cfg.Now))}
 	q.version.Store(t.Version)
 	b.queues[k] = q
 	return q, nil
+}
+
+// clampFrontier checks a frontier read from its file against the log. The
+// hwm file is kept at or above every frontier persisted (persist), so a
+// frontier above the high watermark is damage or a mistake: left alone it
+// would hide every record committed below it. It is clamped to the high
+// watermark the log recovered to when it opened — records committed since
+// are new and must be delivered — logged and counted. Only a frontier the
+// directory cannot vouch for opens the log.
+func (b *Broker) clampFrontier(topic string, p int, frontier uint64) (uint64, error) {
+	if frontier == 0 {
+		return 0, nil
+	}
+	if st, err := b.reg.Describe(topic, p); err == nil && st.HighWatermark >= frontier {
+		return frontier, nil
+	}
+	l, err := b.reg.Get(topic, p)
+	if err != nil {
+		return 0, err
+	}
+	if frontier <= l.HWM() {
+		return frontier, nil
+	}
+	to := l.OpenHWM()
+	b.m.Errors.WithLabelValues("broker", "frontier_above_hwm").Inc()
+	b.cfg.Logger.Error("consumer frontier is above the partition's high watermark: clamped to it, so no record below it is hidden",
+		"topic", topic, "partition", p, "frontier", frontier, "high_watermark", l.HWM(), "clamped_to", to)
+	return to, nil
 }
 
 // peekQueue returns the queue only if it is loaded.
@@ -102,12 +135,20 @@ func (b *Broker) dropQueues(topic string) {
 
 // persist writes the frontier file if the frontier moved. The directory
 // exists: a frontier can only move after the log was opened and read.
+// The hwm file goes first, so it is never behind a durable frontier (a
+// closed log's hwm file is exact already): after any crash, a frontier
+// above the recorded high watermark is never a stale hwm file.
 func (q *queue) persist() error {
 	q.pmu.Lock()
 	defer q.pmu.Unlock()
 	f := q.table.Frontier()
 	if f == q.persisted {
 		return nil
+	}
+	if l := q.reg.Peek(q.key.topic, q.key.partition); l != nil {
+		if err := l.PersistHWM(f); err != nil {
+			return err
+		}
 	}
 	if err := storage.WriteOffsetFileFS(q.fs, q.path, f); err != nil {
 		return err
