@@ -161,3 +161,45 @@ func TestDamagedPartitionAnswers503UntilSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 9 §4 "truncated active segment", through the broker: recovery
+// reports the shortfall (narad_storage_recovery_shortfalls_total), new
+// records get offsets above everything published before, and consumers
+// get them.
+func TestTruncatedActiveSegmentKeepsOffsetsMoving(t *testing.T) {
+	n := newTestNode(t, Config{})
+	n.createTopic("orders", 1)
+	for _, b := range []string{"a", "b"} {
+		if err := n.commit("orders", 0, b+"0", b+"1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.b.Close()
+	seg := filepath.Join(n.partDir("orders", 0), "00000000000000000000.log")
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(seg, int64(frameEnd(t, data, 0)+10)); err != nil { // into the second frame
+		t.Fatal(err)
+	}
+	n.start()
+	if err := n.commit("orders", 0, "new"); err != nil {
+		t.Fatal(err)
+	}
+	if v := n.metric("narad_storage_recovery_shortfalls_total"); v != 1 {
+		t.Fatalf("narad_storage_recovery_shortfalls_total = %v", v)
+	}
+	msgs, err := n.consume("orders", 0, 10)
+	if err == nil && len(msgs) == 2 { // the first read stops before the gap
+		var more []Message
+		more, err = n.consume("orders", 0, 10)
+		msgs = append(msgs, more...)
+	}
+	if err != nil || len(msgs) != 3 || msgs[2].Offset != 4 || string(msgs[2].Payload) != "new" {
+		t.Fatalf("consume: %v %v; want a0, a1 and the new record at offset 4", payloadsOf(msgs), err)
+	}
+	if !strings.Contains(n.logs.String(), "lost_from_offset=2") {
+		t.Fatalf("the shortfall is not logged with its offsets:\n%s", n.logs)
+	}
+}
