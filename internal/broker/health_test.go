@@ -83,9 +83,25 @@ func TestFullDiskHealsWithoutRestart(t *testing.T) {
 }
 
 // frameEnd returns where the frame starting at pos ends.
-func frameEnd(t *testing.T, seg []byte, pos int) int {
-	t.Helper()
+func frameEnd(seg []byte, pos int) int {
 	return pos + 27 + int(binary.BigEndian.Uint32(seg[pos+19:pos+23]))
+}
+
+// stopAndDamage stops the broker and lets damage rewrite the first segment
+// of topic/p on disk (it returns the new content), as an operator's or a
+// disk's mistake would while the node is down.
+func (n *testNode) stopAndDamage(topic string, p int, damage func(seg []byte) []byte) string {
+	n.t.Helper()
+	n.b.Close()
+	seg := filepath.Join(n.partDir(topic, p), "00000000000000000000.log")
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if err := os.WriteFile(seg, damage(data), 0o644); err != nil {
+		n.t.Fatal(err)
+	}
+	return seg
 }
 
 // Issue 9 §4 "mid-segment damage": a bad frame with valid frames after it
@@ -104,20 +120,14 @@ func TestDamagedPartitionAnswers503UntilSkipped(t *testing.T) {
 	if err := n.commit("orders", 1, "other"); err != nil {
 		t.Fatal(err)
 	}
-	n.b.Close()
-	seg := filepath.Join(n.partDir("orders", 0), "00000000000000000000.log")
-	data, err := os.ReadFile(seg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[frameEnd(t, data, 0)+30] ^= 0x40 // a payload byte of the second frame
-	if err := os.WriteFile(seg, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	seg := n.stopAndDamage("orders", 0, func(data []byte) []byte {
+		data[frameEnd(data, 0)+30] ^= 0x40 // a payload byte of the second frame
+		return data
+	})
 	n.start()
 
 	reason := []string{"damaged", "offsets 3..5", "NARAD_STORAGE_SKIP_CORRUPT=true"}
-	_, err = n.consume("orders", 0, 10)
+	_, err := n.consume("orders", 0, 10)
 	n.want503("pinned consume of the damaged partition", err, reason...)
 	_, err = n.replay("orders", 0, 0, 10)
 	n.want503("replay of the damaged partition", err, reason...)
@@ -174,15 +184,9 @@ func TestTruncatedActiveSegmentKeepsOffsetsMoving(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n.b.Close()
-	seg := filepath.Join(n.partDir("orders", 0), "00000000000000000000.log")
-	data, err := os.ReadFile(seg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(seg, int64(frameEnd(t, data, 0)+10)); err != nil { // into the second frame
-		t.Fatal(err)
-	}
+	n.stopAndDamage("orders", 0, func(data []byte) []byte {
+		return data[:frameEnd(data, 0)+10] // truncated into the second frame
+	})
 	n.start()
 	if err := n.commit("orders", 0, "new"); err != nil {
 		t.Fatal(err)
