@@ -65,14 +65,23 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		Level:              cfg.Level,
 		Now:                cfg.Now,
 		HWMPersistInterval: cfg.HWMPersistPeriod,
+		FS:                 cfg.FS,
+		SkipCorrupt:        cfg.SkipCorrupt,
 		Hooks: storage.Hooks{
-			Fsync:          func(d time.Duration) { m.FsyncDuration.Observe(d.Seconds()) },
-			HWMPersist:     func(d time.Duration) { m.HWMPersistDuration.Observe(d.Seconds()) },
-			CorruptSkipped: func(n uint64) { m.CorruptSkipped.Add(float64(n)) },
+			Fsync:            func(d time.Duration) { m.FsyncDuration.Observe(d.Seconds()) },
+			HWMPersist:       func(d time.Duration) { m.HWMPersistDuration.Observe(d.Seconds()) },
+			CorruptSkipped:   func(n uint64) { m.CorruptSkipped.Add(float64(n)) },
+			Fenced:           func() { m.Errors.WithLabelValues("storage", "fenced").Inc() },
+			HWMPersistFailed: func() { m.Errors.WithLabelValues("storage", "hwm_persist").Inc() },
+			Shortfall:        m.RecoveryShortfalls.Inc,
 		},
 	}
-	b.reg = newRegistry(filepath.Join(cfg.DataDir, "topics"), opts, cfg.Now)
+	if cfg.SkipCorrupt {
+		cfg.Logger.Warn("storage.skip_corrupt is on: partition logs with mid-segment damage open, and readers skip the damaged records (recorded loss, counted in narad_consumer_corrupt_skipped_total); turn it off once the damaged partitions have been read past")
+	}
+	b.reg = newRegistry(filepath.Join(cfg.DataDir, "topics"), opts, cfg.Now, cfg.Logger)
 	b.reg.onOpenChange = func(n int) { m.OpenPartitionLogs.Set(float64(n)) }
+	b.reg.onError = func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() }
 	return b
 }
 

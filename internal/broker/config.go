@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Config is what the broker needs from the node configuration.
@@ -22,6 +23,9 @@ type Config struct {
 	SegmentBytes int64
 	Codec        storage.Codec
 	Level        string
+	// SkipCorrupt opens partition logs past mid-segment damage, skipping
+	// the damaged records (storage.skip_corrupt, an operator's decision).
+	SkipCorrupt bool
 
 	IdleEviction     time.Duration // 0 disables
 	RetentionSweep   time.Duration // default 60 s
@@ -31,6 +35,9 @@ type Config struct {
 	MaxConsumeWait   time.Duration // default 10 s
 	Now              func() time.Time
 	Logger           *slog.Logger
+	// FS is the filesystem of the partition logs and their state files;
+	// nil (production) is the real disk. Tests inject faults here.
+	FS vfs.FS
 }
 
 func (c *Config) withDefaults() {

@@ -147,7 +147,10 @@ func (b *Broker) ownedPartitions(t meta.Topic, ts *topicState) []int {
 	return out
 }
 
-// lease reserves and reads up to want records across parts.
+// lease reserves and reads up to want records across parts. A partition
+// that cannot serve (its 503 names why) fails a consume pinned to it; an
+// unpinned one passes it by and takes records from the others (the
+// describe, the log and errors_total report the broken partition).
 func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 	var out []Message
 	for _, p := range parts {
@@ -155,26 +158,13 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 			break
 		}
 		q, err := b.queue(t, p)
-		if err != nil {
-			return out, err
-		}
-		l, err := b.logWithWork(t.Name, p, q)
-		if err != nil || l == nil {
-			if err != nil {
-				return out, err
+		if err == nil {
+			var l *storage.Log
+			if l, err = b.logWithWork(t.Name, p, q); err == nil && l != nil {
+				out, err = b.leaseFrom(t, q, l, out, want)
 			}
-			continue
 		}
-		if oldest := l.Oldest(); q.table.Frontier() < oldest {
-			q.table.AdvanceTo(oldest)
-		}
-		leases := q.table.Reserve(l.HWM(), want-len(out))
-		if len(leases) == 0 {
-			continue
-		}
-		got, err := b.readLeased(t.Name, q, l, leases)
-		out = append(out, got...)
-		if err != nil {
+		if err != nil && len(parts) == 1 {
 			return out, err
 		}
 	}
@@ -187,6 +177,26 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 		b.m.BytesConsumed.Add(float64(bytes))
 	}
 	return out, nil
+}
+
+// leaseFrom reserves and reads records of one partition into out. A read
+// that only stepped over unreadable records (settled as skipped) reserves
+// again: a gap is not the end of the partition.
+func (b *Broker) leaseFrom(t meta.Topic, q *queue, l *storage.Log, out []Message, want int) ([]Message, error) {
+	for {
+		if oldest := l.Oldest(); q.table.Frontier() < oldest {
+			q.table.AdvanceTo(oldest)
+		}
+		leases := q.table.Reserve(l.HWM(), want-len(out))
+		if len(leases) == 0 {
+			return out, nil
+		}
+		got, skipped, err := b.readLeased(t.Name, q, l, leases)
+		out = append(out, got...)
+		if err != nil || len(got) > 0 || !skipped {
+			return out, err
+		}
+	}
 }
 
 // logWithWork returns the partition's log if there may be something to
@@ -206,9 +216,9 @@ func (b *Broker) logWithWork(topic string, p int, q *queue) (*storage.Log, error
 // then read: a lease whose record turns out unreadable is marked skipped
 // (recorded loss), one below retention is dropped by moving the frontier,
 // and one that cannot be read for another reason is released.
-func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lease.Lease) ([]Message, error) {
+func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lease.Lease) (out []Message, skipped bool, err error) {
 	sort.Slice(leases, func(i, j int) bool { return leases[i].Offset < leases[j].Offset })
-	out := make([]Message, 0, len(leases))
+	out = make([]Message, 0, len(leases))
 	for i := 0; i < len(leases); {
 		// A run of consecutive offsets is one read.
 		j := i + 1
@@ -226,9 +236,10 @@ func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lea
 			for _, ls := range leases[i:] {
 				q.table.Release(ls.Offset, ls.Nonce)
 			}
-			return out, err
+			return out, skipped, err
 		case res.Skipped > 0:
 			q.table.MarkSkipped(res.SkippedFrom, res.SkippedFrom+res.Skipped)
+			skipped = true
 		}
 		k := 0
 		for _, r := range res.Records {
@@ -252,7 +263,7 @@ func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lea
 		}
 		i = j
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // replay reads records by position with no lease and no queue effect.
@@ -269,6 +280,12 @@ func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message
 		return nil, err
 	}
 	res, err := l.Read(offset, want, math.MaxInt, storage.NoDueLimit)
+	for err == nil && len(res.Records) == 0 && res.Skipped > 0 {
+		// Unreadable or lost records: a gap, not the end of the log. The
+		// answer starts at the first record after it, whose offset tells
+		// the reader what was skipped (the log counted it).
+		res, err = l.Read(res.Next, want, math.MaxInt, storage.NoDueLimit)
+	}
 	var below *storage.BelowOldestError
 	if errors.As(err, &below) {
 		return nil, nil

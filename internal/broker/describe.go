@@ -11,10 +11,14 @@ import (
 
 // PartitionStats is one entry of partition_stats. Figures are pointers so
 // that an unavailable partition is listed with none (not dropped, not 0).
+// A partition whose log cannot serve (damaged, fenced, failing disk) is
+// listed with "available": false, the figures its directory gives, and
+// Error saying why and what the operator can do.
 type PartitionStats struct {
 	Index            int     `json:"index"`
 	OwnerNode        string  `json:"owner_node"`
 	Available        *bool   `json:"available,omitempty"`
+	Error            string  `json:"error,omitempty"`
 	Segments         *int    `json:"segments,omitempty"`
 	OldestOffset     *uint64 `json:"oldest_offset,omitempty"`
 	NextOffset       *uint64 `json:"next_offset,omitempty"`
@@ -92,5 +96,9 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 		return unavailable()
 	}
 	fill(&ps, st, b.frontierOf(t.Name, p))
+	if ps.Error = b.reg.Unavailable(t.Name, p); ps.Error != "" {
+		f := false
+		ps.Available = &f
+	}
 	return ps
 }

@@ -11,7 +11,14 @@
 //     consumers never hold the same live lease;
 //   - describing a topic never opens a partition log (Peek or directory);
 //   - no directory is deleted on this node's word alone: the leader must
-//     confirm the topic is gone (the barrier rule when this node leads).
+//     confirm the topic is gone (the barrier rule when this node leads);
+//   - a partition whose log cannot serve (damaged, fenced, failing disk)
+//     answers 503 with a reason that names no server path, and the describe
+//     says why; a fenced log is recovered on its next use, so a full disk
+//     heals without a restart (health.go);
+//   - the hwm file is written before any consumer frontier it would be
+//     behind, and a frontier found above the high watermark is clamped to
+//     it, so it never hides records (queue.go).
 //
 // It knows nothing of HTTP: errors are apierr values the HTTP layer writes
 // as they are.

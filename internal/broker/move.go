@@ -387,6 +387,7 @@ func (b *Broker) ClearStaging() error {
 func (b *Broker) VerifyCopy(dir string) (uint64, error) {
 	opts := b.reg.opts
 	opts.SkipCorrupt = false
+	opts.Hooks = storage.Hooks{} // a staged copy's troubles fail the move; they are not this node's data
 	l, err := storage.Open(dir, opts)
 	if err != nil {
 		return 0, err

@@ -179,7 +179,7 @@ func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, r
 			continue // lost a race with idle eviction: reopen once
 		}
 		if err != nil {
-			return err
+			return storageErr(topic, partition, err)
 		}
 		break
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // queue is the queue state of one owned partition: its lease table and
@@ -17,6 +18,8 @@ import (
 // restart every record at or above it is available again.
 type queue struct {
 	key     partKey
+	fs      vfs.FS
+	reg     *Registry
 	path    string // consumer.offset
 	table   *lease.Table
 	version atomic.Uint64 // topic record version the limits came from
@@ -52,7 +55,11 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, storage.ConsumerOffsetFile)
-	frontier, _, err := storage.ReadOffsetFile(path)
+	stored, _, err := storage.ReadOffsetFileFS(b.reg.fs, path)
+	if err != nil {
+		return nil, err
+	}
+	frontier, err := b.clampFrontier(t.Name, partition, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +68,39 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 	if q, ok := b.queues[k]; ok {
 		return q, nil
 	}
-	q = &queue{key: k, path: path, persisted: frontier,
+	q = &queue{key: k, fs: b.reg.fs, reg: b.reg, path: path, persisted: stored,
 		table: lease.New(partition, frontier, limitsOf(t), clockFunc(b.cfg.Now))}
 	q.version.Store(t.Version)
 	b.queues[k] = q
 	return q, nil
+}
+
+// clampFrontier checks a frontier read from its file against the log. The
+// hwm file is kept at or above every frontier persisted (persist), so a
+// frontier above the high watermark is damage or a mistake: left alone it
+// would hide every record committed below it. It is clamped to the high
+// watermark the log recovered to when it opened — records committed since
+// are new and must be delivered — logged and counted. Only a frontier the
+// directory cannot vouch for opens the log.
+func (b *Broker) clampFrontier(topic string, p int, frontier uint64) (uint64, error) {
+	if frontier == 0 {
+		return 0, nil
+	}
+	if st, err := b.reg.Describe(topic, p); err == nil && st.HighWatermark >= frontier {
+		return frontier, nil
+	}
+	l, err := b.reg.Get(topic, p)
+	if err != nil {
+		return 0, err
+	}
+	if frontier <= l.HWM() {
+		return frontier, nil
+	}
+	to := l.OpenHWM()
+	b.m.Errors.WithLabelValues("broker", "frontier_above_hwm").Inc()
+	b.cfg.Logger.Error("consumer frontier is above the partition's high watermark: clamped to it, so no record below it is hidden",
+		"topic", topic, "partition", p, "frontier", frontier, "high_watermark", l.HWM(), "clamped_to", to)
+	return to, nil
 }
 
 // peekQueue returns the queue only if it is loaded.
@@ -100,6 +135,9 @@ func (b *Broker) dropQueues(topic string) {
 
 // persist writes the frontier file if the frontier moved. The directory
 // exists: a frontier can only move after the log was opened and read.
+// The hwm file goes first, so it is never behind a durable frontier (a
+// closed log's hwm file is exact already): after any crash, a frontier
+// above the recorded high watermark is never a stale hwm file.
 func (q *queue) persist() error {
 	q.pmu.Lock()
 	defer q.pmu.Unlock()
@@ -107,7 +145,12 @@ func (q *queue) persist() error {
 	if f == q.persisted {
 		return nil
 	}
-	if err := storage.WriteOffsetFile(q.path, f); err != nil {
+	if l := q.reg.Peek(q.key.topic, q.key.partition); l != nil {
+		if err := l.PersistHWM(f); err != nil {
+			return err
+		}
+	}
+	if err := storage.WriteOffsetFileFS(q.fs, q.path, f); err != nil {
 		return err
 	}
 	q.persisted = f
@@ -124,7 +167,7 @@ func (b *Broker) frontierOf(topic string, partition int) uint64 {
 	if err != nil {
 		return 0
 	}
-	f, _, _ := storage.ReadOffsetFile(filepath.Join(dir, storage.ConsumerOffsetFile))
+	f, _, _ := storage.ReadOffsetFileFS(b.reg.fs, filepath.Join(dir, storage.ConsumerOffsetFile))
 	return f
 }
 

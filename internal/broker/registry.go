@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Registry holds the partition logs open on this node. Logs open lazily on
@@ -19,12 +21,16 @@ import (
 type Registry struct {
 	root string // <data_dir>/topics
 	opts storage.Options
+	fs   vfs.FS // opts.FS, or the real disk
 	now  func() time.Time
+	log  *slog.Logger
 
-	mu   sync.Mutex
-	logs map[partKey]*openLog
+	mu       sync.Mutex
+	logs     map[partKey]*openLog
+	failures map[partKey]*openFailure // partitions whose last open failed (health.go)
 
 	onOpenChange func(open int)
+	onError      func(kind string) // errors_total{component="storage"}
 }
 
 type partKey struct {
@@ -35,10 +41,13 @@ type partKey struct {
 type openLog struct {
 	log        *storage.Log
 	lastAccess atomic.Int64 // unix nanos
+	recoverAt  atomic.Int64 // unix nanos: when a fenced log may next try Recover
 }
 
-func newRegistry(root string, opts storage.Options, now func() time.Time) *Registry {
-	return &Registry{root: root, opts: opts, now: now, logs: make(map[partKey]*openLog)}
+func newRegistry(root string, opts storage.Options, now func() time.Time, log *slog.Logger) *Registry {
+	return &Registry{root: root, opts: opts, fs: vfs.Or(opts.FS), now: now, log: log,
+		logs: make(map[partKey]*openLog), failures: make(map[partKey]*openFailure),
+		onError: func(string) {}}
 }
 
 // TopicDir is topics/<topic>. The name is validated again here: no path
@@ -63,21 +72,36 @@ func (r *Registry) Dir(topic string, partition int) (string, error) {
 }
 
 // Get returns the open log, opening it if needed, and stamps its access.
+// A log that cannot be opened answers a 503 naming the reason (health.go);
+// a fenced one is recovered first when its retry time has come.
 func (r *Registry) Get(topic string, partition int) (*storage.Log, error) {
 	k := partKey{topic, partition}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if ol, ok := r.logs[k]; ok {
 		ol.lastAccess.Store(r.now().UnixNano())
+		r.mu.Unlock()
+		if ol.log.Fenced() {
+			r.recoverFenced(k, ol)
+		}
 		return ol.log, nil
+	}
+	defer r.mu.Unlock()
+	if err := r.failedOpen(k); err != nil {
+		return nil, err
 	}
 	dir, err := r.Dir(topic, partition)
 	if err != nil {
 		return nil, err
 	}
-	l, err := storage.Open(dir, r.opts)
+	opts := r.opts
+	opts.Logger = r.log.With("topic", topic, "partition", partition)
+	l, err := storage.Open(dir, opts)
 	if err != nil {
-		return nil, err
+		return nil, r.openFailed(k, dir, err)
+	}
+	if _, failed := r.failures[k]; failed {
+		delete(r.failures, k)
+		r.log.Info("partition log opened again", "topic", topic, "partition", partition)
 	}
 	ol := &openLog{log: l}
 	ol.lastAccess.Store(r.now().UnixNano())
@@ -106,7 +130,7 @@ func (r *Registry) Describe(topic string, partition int) (storage.Stats, error) 
 	if err != nil {
 		return storage.Stats{}, err
 	}
-	st, err := storage.Describe(dir)
+	st, err := storage.DescribeFS(r.fs, dir)
 	if errors.Is(err, storage.ErrClosed) {
 		return storage.Stats{}, err
 	}
@@ -160,6 +184,11 @@ func (r *Registry) CloseTopic(topic string) {
 			delete(r.logs, k)
 		}
 	}
+	for k := range r.failures {
+		if k.topic == topic {
+			delete(r.failures, k)
+		}
+	}
 	r.changed()
 	r.mu.Unlock()
 	for _, l := range doomed {
@@ -173,6 +202,7 @@ func (r *Registry) ClosePartition(topic string, partition int) {
 	r.mu.Lock()
 	ol, ok := r.logs[k]
 	delete(r.logs, k)
+	delete(r.failures, k)
 	r.changed()
 	r.mu.Unlock()
 	if ok {
@@ -188,10 +218,10 @@ func (r *Registry) RemoveTopicData(topic string) error {
 		return err
 	}
 	r.CloseTopic(topic)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := r.fs.RemoveAll(dir); err != nil {
 		return err
 	}
-	return syncDir(r.root)
+	return r.fs.SyncDir(r.root)
 }
 
 // CloseAll closes every log cleanly (hwm boundaries written).
@@ -219,7 +249,7 @@ func (r *Registry) changed() {
 
 // TopicDirs lists the topic directories on disk.
 func (r *Registry) TopicDirs() ([]string, error) {
-	ents, err := os.ReadDir(r.root)
+	ents, err := r.fs.ReadDir(r.root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -87,6 +87,12 @@ type StorageConfig struct {
 	// IdleLogEviction closes partition logs unused for this long; 0 disables.
 	IdleLogEviction time.Duration
 	RetentionSweep  time.Duration
+	// SkipCorrupt is the operator's switch for mid-segment damage: a
+	// partition whose active segment holds an unreadable frame followed by
+	// valid ones refuses to open (503 naming the damaged offsets) unless
+	// this is on; then it opens and readers skip the damaged records,
+	// counting and logging them. Off by default: skipping is a loss.
+	SkipCorrupt bool
 }
 
 // LogConfig is the process logger.

@@ -68,6 +68,22 @@ func TestLoadLayering(t *testing.T) {
 			},
 		},
 		{
+			name:  "the skip-corrupt switch from file, environment or flag",
+			file:  `{"storage":{"skip_corrupt":true}}`,
+			check: func(t *testing.T, c Config) { eq(t, c.Storage.SkipCorrupt, true) },
+		},
+		{
+			name:  "skip-corrupt: flag beats env",
+			env:   map[string]string{"NARAD_STORAGE_SKIP_CORRUPT": "true"},
+			flags: map[string]string{"storage.skip_corrupt": "false"},
+			check: func(t *testing.T, c Config) { eq(t, c.Storage.SkipCorrupt, false) },
+		},
+		{
+			name:  "skip-corrupt from env",
+			env:   map[string]string{"NARAD_STORAGE_SKIP_CORRUPT": "true"},
+			check: func(t *testing.T, c Config) { eq(t, c.Storage.SkipCorrupt, true) },
+		},
+		{
 			name: "env beats file",
 			file: `{"http":{"addr":":1000"},"topic":{"default_retention_age_ms":"1h"}}`,
 			env:  map[string]string{"NARAD_HTTP_ADDR": ":2000", "NARAD_TOPIC_DEFAULT_RETENTION_AGE_MS": "90m"},

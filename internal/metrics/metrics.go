@@ -60,6 +60,7 @@ type Metrics struct {
 	PartitionSize      *prometheus.GaugeVec // topic, partition
 	Segments           *prometheus.GaugeVec // topic, partition
 	IdleLogsEvicted    prometheus.Counter
+	RecoveryShortfalls prometheus.Counter
 	IngressWALBytes    prometheus.Gauge
 	DispatchPending    prometheus.Gauge
 	DispatchRerouted   prometheus.Counter
@@ -138,10 +139,12 @@ func New() *Metrics {
 		PartitionSize:      f.gaugeVec("partition_size_bytes", "Bytes of a partition log (as last seen open).", "topic", "partition"),
 		Segments:           f.gaugeVec("segments", "Segment files of a partition log (as last seen open).", "topic", "partition"),
 		IdleLogsEvicted:    f.counter("idle_logs_evicted_total", "Partition logs closed for idleness."),
-		IngressWALBytes:    f.gauge("ingress_wal_bytes", "Bytes in the ingress write-ahead log."),
-		DispatchPending:    f.gauge("dispatch_pending_records", "WAL records accepted but not yet committed to a partition."),
-		DispatchRerouted:   f.counter("dispatch_rerouted_total", "WAL records committed to a sibling partition."),
-		DispatchDiscarded:  f.counter("dispatch_discarded_total", "WAL records dropped because the leader confirmed their topic is gone."),
+		RecoveryShortfalls: f.counter("storage_recovery_shortfalls_total",
+			"Partition log recoveries that found fewer records than the hwm file says were published (acknowledged data lost to damage or removal; the log names the file and offsets)."),
+		IngressWALBytes:   f.gauge("ingress_wal_bytes", "Bytes in the ingress write-ahead log."),
+		DispatchPending:   f.gauge("dispatch_pending_records", "WAL records accepted but not yet committed to a partition."),
+		DispatchRerouted:  f.counter("dispatch_rerouted_total", "WAL records committed to a sibling partition."),
+		DispatchDiscarded: f.counter("dispatch_discarded_total", "WAL records dropped because the leader confirmed their topic is gone."),
 		DispatchKept: f.counter("dispatch_discard_deferred_total",
 			"Passes that kept WAL records of a topic unknown here, its absence not confirmed."),
 		TopicsTotal:     f.gauge("topics_total", "Topics in the metastore."),

@@ -104,6 +104,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		SegmentBytes:         cfg.Storage.SegmentBytes,
 		Codec:                codec,
 		Level:                cfg.Storage.CompressionLevel,
+		SkipCorrupt:          cfg.Storage.SkipCorrupt,
 		IdleEviction:         cfg.Storage.IdleLogEviction,
 		RetentionSweep:       cfg.Storage.RetentionSweep,
 		MaxConsumeWait:       cfg.HTTP.MaxConsumeWait,

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // commitReq is one caller's batch waiting in the group commit.
@@ -67,6 +65,8 @@ func (l *Log) Commit(recs []Record) (uint64, error) {
 // commitGroup commits the queued batches in order. A batch that cannot be
 // encoded fails alone; a failed write, sync or verify fails the batches of
 // that flush and every later one (their offsets assumed the earlier ones).
+// Every batch of the group is answered exactly once, whatever fails: a
+// caller left unanswered would block forever.
 func (l *Log) commitGroup(group []*commitReq) {
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
@@ -113,6 +113,7 @@ func (l *Log) commitGroup(group []*commitReq) {
 		}
 		if used := active.size + int64(len(buf)); used > 0 && used+int64(len(frame)) > l.opts.SegmentBytes {
 			if err := flush(); err != nil {
+				fail(pending, err) // encoded into the failed flush
 				fail(group[i:], err)
 				return
 			}
@@ -166,21 +167,19 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 }
 
 // writeVerified writes frames at pos, syncs, reads them back and checks
-// every frame's CRC. A write error is undone by truncation; a sync or
-// verify failure leaves the file in an unknown state (the kernel may have
-// dropped dirty pages), so the log refuses further commits until it is
-// reopened and recovered.
+// every frame's CRC. A write error is undone by truncation and can be
+// retried; a sync or verify failure, or an undo that fails, fences the log
+// (fence.go).
 func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) error {
 	if _, err := s.f.WriteAt(frames, pos); err != nil {
 		if terr := s.f.Truncate(pos); terr != nil {
-			l.failed = fmt.Errorf("%s: write failed (%v) and truncate failed: %w", s.path, err, terr)
+			return l.fence(s, pos, "undo a failed write", fmt.Errorf("%w (the write failed first: %v)", terr, err))
 		}
-		return fmt.Errorf("%s: write frames at %d: %w", s.path, pos, err)
+		return &IOError{Op: "write", Path: s.path, Err: err}
 	}
 	t0 := time.Now()
-	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
-		l.failed = fmt.Errorf("%s: fdatasync: %w", s.path, err)
-		return l.failed
+	if err := s.f.Datasync(); err != nil {
+		return l.fence(s, pos, "fdatasync", err)
 	}
 	if h := l.opts.Hooks.Fsync; h != nil {
 		h(time.Since(t0))
@@ -190,8 +189,7 @@ func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) err
 	}
 	back := l.verify[:len(frames)]
 	if _, err := s.f.ReadAt(back, pos); err != nil {
-		l.failed = fmt.Errorf("%s: read back frames at %d: %w", s.path, pos, err)
-		return l.failed
+		return l.fence(s, pos, "read back", err)
 	}
 	for i, off := 0, 0; i < count; i++ {
 		h, err := parseHeader(back[off:])
@@ -202,8 +200,7 @@ func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) err
 			err = errors.New("crc mismatch")
 		}
 		if err != nil {
-			l.failed = fmt.Errorf("%s: verify frame at %d: %w", s.path, pos+int64(off), err)
-			return l.failed
+			return l.fence(s, pos, "verify", fmt.Errorf("frame at byte %d: %w", pos+int64(off), err))
 		}
 		off += int(h.frameLen())
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Stats describe a partition log for `partition_stats` and lag figures.
@@ -41,15 +43,18 @@ func (l *Log) Stats() Stats {
 // Describe describes a closed log from its directory alone — segment file
 // names and sizes plus the hwm file — without opening or recovering it.
 // A directory that does not exist describes an empty, never-used log.
-func Describe(dir string) (Stats, error) {
-	bases, err := listSegments(dir)
+func Describe(dir string) (Stats, error) { return DescribeFS(vfs.Default, dir) }
+
+// DescribeFS is Describe through fsys.
+func DescribeFS(fsys vfs.FS, dir string) (Stats, error) {
+	bases, err := listSegments(fsys, dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return Stats{Exact: true}, nil
 	}
 	if err != nil {
 		return Stats{}, err
 	}
-	h, herr := ReadHWMFile(dir)
+	h, herr := ReadHWMFileFS(fsys, dir)
 	if len(bases) == 0 {
 		// No segment and no hwm file: a directory made before any write
 		// (a fan-out cursor file can come first). Nothing was ever here.
@@ -59,7 +64,7 @@ func Describe(dir string) (Stats, error) {
 	st := Stats{Segments: len(bases), OldestOffset: bases[0]}
 	last := bases[len(bases)-1]
 	for _, b := range bases {
-		fi, err := os.Stat(filepath.Join(dir, segmentName(b)))
+		fi, err := fsys.Stat(filepath.Join(dir, segmentName(b)))
 		if err != nil {
 			return Stats{}, err
 		}
@@ -78,7 +83,7 @@ func Describe(dir string) (Stats, error) {
 		st.HighWatermark = last // nothing better without opening the log
 	}
 	if st.HighWatermark > st.OldestOffset {
-		if t, err := firstRecordTime(filepath.Join(dir, segmentName(bases[0]))); err == nil {
+		if t, err := firstRecordTime(fsys, filepath.Join(dir, segmentName(bases[0]))); err == nil {
 			st.OldestSegmentAt = t / 1000
 		}
 	}
@@ -87,8 +92,8 @@ func Describe(dir string) (Stats, error) {
 
 // firstRecordTime reads one frame of a segment file for its first record's
 // commit time.
-func firstRecordTime(path string) (int64, error) {
-	f, err := os.Open(path)
+func firstRecordTime(fsys vfs.FS, path string) (int64, error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return 0, err
 	}

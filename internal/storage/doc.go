@@ -10,6 +10,14 @@
 // A commit's batch becomes visible all at once or not at all, and commit
 // times never decrease along a partition — not within a process and not
 // across a reopen, because Open recovers the floor from the newest record.
+// Every caller of Commit gets an answer, whatever fails.
+//
+// Offsets never go backwards, not even after damage: recovery compares what
+// the segments hold with the hwm file (written only after records were
+// published) and, when records are missing, logs the loss naming the file
+// and offsets, reports it (Hooks.Shortfall) and continues at the recorded
+// high watermark; readers see the lost range as a gap (Read's Skipped), not
+// as the end of the log.
 //
 // Layout of a partition directory:
 //
@@ -18,8 +26,21 @@
 //	hwm                        durable high watermark (+ boundary on clean close)
 //	consumer.offset            consumer frontier (written by the broker)
 //
-// Recovery truncates a torn tail of the active segment and refuses to open
-// when a bad frame is followed by valid ones (acknowledged data must never be
-// truncated). Readers verify every frame they decode and can skip an
-// unreadable range, counting it, instead of wedging.
+// Recovery truncates a torn tail of the active segment — bytes past the
+// recorded high watermark, never acknowledged — and refuses to open
+// (*CorruptError) when a bad frame is followed by valid ones (acknowledged
+// data must never be truncated), unless Options.SkipCorrupt. Readers verify
+// every frame they decode and skip an unreadable range instead of wedging,
+// counting and logging each skipped record once.
+//
+// I/O errors follow the sticky-failure rule (fence.go): a failed write is
+// undone and may be retried (a full disk heals once space exists); a failed
+// fdatasync or read-back fences the log — commits are refused with
+// ErrFenced, the unverified tail is cut, and Recover continues in a fresh
+// segment file, never writing the fenced one again. The hwm file and
+// consumer.offset are rewritten whole each time, so their failures fence
+// nothing: the next write replaces them.
+//
+// Every file call goes through Options.FS (package vfs), so tests can fail
+// any of them through errorfs.
 package storage

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // The hwm file, rewritten in place with one small write and an fdatasync:
@@ -72,8 +72,11 @@ func decodeHWM(b []byte) (HWMFile, error) {
 // ReadHWMFile reads dir's hwm file. A missing file reports os.ErrNotExist;
 // a torn or foreign one reports an error wrapping errBadHWM — either way the
 // caller knows nothing exact about the directory.
-func ReadHWMFile(dir string) (HWMFile, error) {
-	b, err := os.ReadFile(filepath.Join(dir, hwmFileName))
+func ReadHWMFile(dir string) (HWMFile, error) { return ReadHWMFileFS(vfs.Default, dir) }
+
+// ReadHWMFileFS is ReadHWMFile through fsys.
+func ReadHWMFileFS(fsys vfs.FS, dir string) (HWMFile, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, hwmFileName))
 	if err != nil {
 		return HWMFile{}, err
 	}
@@ -82,11 +85,11 @@ func ReadHWMFile(dir string) (HWMFile, error) {
 
 // hwmWriter owns the open hwm file of a log.
 type hwmWriter struct {
-	f *os.File
+	f vfs.File
 }
 
-func openHWMWriter(dir string) (*hwmWriter, error) {
-	f, err := os.OpenFile(filepath.Join(dir, hwmFileName), os.O_RDWR|os.O_CREATE, 0o644)
+func openHWMWriter(fsys vfs.FS, dir string) (*hwmWriter, error) {
+	f, err := fsys.OpenFile(filepath.Join(dir, hwmFileName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +102,7 @@ func (w *hwmWriter) write(h HWMFile) error {
 	if _, err := w.f.WriteAt(encodeHWM(h), 0); err != nil {
 		return err
 	}
-	return unix.Fdatasync(int(w.f.Fd()))
+	return w.f.Datasync()
 }
 
 func (w *hwmWriter) close() error { return w.f.Close() }

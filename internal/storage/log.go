@@ -3,13 +3,14 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/notify"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Options configure a Log. The zero value is usable.
@@ -28,16 +29,32 @@ type Options struct {
 	// SkipCorrupt lets Open proceed past corruption in the middle of the
 	// active segment (operator opt-in); readers then skip the bad range.
 	SkipCorrupt bool
+	// Logger receives what an operator must know: recovery shortfalls,
+	// skipped ranges, fences. Default: discard.
+	Logger *slog.Logger
 	// Hooks receive measurements; nil fields are skipped.
 	Hooks Hooks
+	// FS is the filesystem every file call goes through; nil is the real
+	// disk (vfs.Default). Tests put an errorfs here.
+	FS vfs.FS
 }
 
 // Hooks let the caller observe the log without this package knowing any
 // metrics library.
 type Hooks struct {
-	Fsync          func(time.Duration)
-	HWMPersist     func(time.Duration)
+	Fsync      func(time.Duration)
+	HWMPersist func(time.Duration)
+	// CorruptSkipped counts unreadable records readers stepped over, once
+	// per record for the life of the Log.
 	CorruptSkipped func(n uint64)
+	// Fenced is called when an fdatasync or read-back failure fences the
+	// log (fence.go).
+	Fenced func()
+	// HWMPersistFailed is called when the hwm file could not be written.
+	HWMPersistFailed func()
+	// Shortfall is called when recovery finds fewer records than the
+	// directory says were published (open.go).
+	Shortfall func()
 }
 
 func (o *Options) withDefaults() {
@@ -49,6 +66,9 @@ func (o *Options) withDefaults() {
 	}
 	if o.HWMPersistInterval <= 0 {
 		o.HWMPersistInterval = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
@@ -64,15 +84,19 @@ var (
 type Log struct {
 	dir  string
 	opts Options
+	fs   vfs.FS
 
-	// commitMu is the produce lock: it serialises commits, rolls and
-	// retention, and guards enc, floor and failed.
-	commitMu sync.Mutex
-	enc      *frameEncoder
-	verify   []byte
-	group    []byte // one group commit's frames, written with one write
-	floor    int64  // newest commit time committed; stamps are raised to it
-	failed   error  // a sync or verify failure: the file state is unknown
+	// commitMu is the produce lock: it serialises commits, rolls,
+	// retention, fence recovery and hwm writes, and guards enc, floor,
+	// failed and hwmFailing.
+	commitMu   sync.Mutex
+	enc        *frameEncoder
+	verify     []byte
+	group      []byte // one group commit's frames, written with one write
+	floor      int64  // newest commit time committed; stamps are raised to it
+	failed     error  // the fence (fence.go): a sync or verify failure, the file state is unknown
+	hwmFailing bool   // the last hwm write failed (logged once per failing spell)
+	fenced     atomic.Bool
 
 	// queue holds commits waiting for the group-commit leader (commit.go).
 	gmu     sync.Mutex
@@ -86,6 +110,12 @@ type Log struct {
 	oldest uint64
 	closed bool
 
+	// openHWM is the high watermark recovery ended at: every record below
+	// it was published before this Log existed. It never changes.
+	openHWM uint64
+	log     *slog.Logger
+	skips   skipCounter // read.go: what readers skipped, counted once
+
 	cache     frameCache
 	notify    *notify.Broadcast
 	hwmw      *hwmWriter
@@ -95,141 +125,6 @@ type Log struct {
 
 	stop chan struct{}
 	done chan struct{}
-}
-
-// Open opens (creating if needed) the log in dir and recovers it.
-func Open(dir string, opts Options) (*Log, error) {
-	opts.withDefaults()
-	enc, err := newEncoder(opts.Codec, opts.Level)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	l := &Log{dir: dir, opts: opts, enc: enc, notify: notify.New(),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	l.cache.init()
-	if err := l.load(); err != nil {
-		l.closeFiles()
-		return nil, err
-	}
-	// Clear the boundary before anything can be appended: from now until a
-	// clean close, the directory no longer describes itself exactly.
-	if l.hwmw, err = openHWMWriter(dir); err == nil {
-		err = l.hwmw.write(HWMFile{HWM: l.hwm})
-	}
-	if err != nil {
-		l.closeFiles()
-		return nil, fmt.Errorf("open %s: hwm file: %w", dir, err)
-	}
-	l.persisted.Store(l.hwm)
-	go l.persistLoop()
-	return l, nil
-}
-
-// load opens the segment files and recovers the active one.
-func (l *Log) load() error {
-	bases, err := listSegments(l.dir)
-	if err != nil {
-		return err
-	}
-	if len(bases) == 0 {
-		// A fresh directory. If an hwm file survives a wiped segment set,
-		// start there so offsets never go backwards.
-		start := uint64(0)
-		if h, err := ReadHWMFile(l.dir); err == nil {
-			start = h.HWM
-		}
-		s, err := createSegment(l.dir, start)
-		if err != nil {
-			return err
-		}
-		l.segs = []*segment{s}
-		l.hwm, l.oldest = start, start
-		return nil
-	}
-	for i, b := range bases {
-		flag := os.O_RDONLY
-		if i == len(bases)-1 {
-			flag = os.O_RDWR
-		}
-		path := filepath.Join(l.dir, segmentName(b))
-		f, err := os.OpenFile(path, flag, 0)
-		if err != nil {
-			return err
-		}
-		s := &segment{base: b, path: path, f: f, newestAt: -1, oldestAt: -1}
-		l.segs = append(l.segs, s)
-		if i > 0 {
-			prev := l.segs[i-1]
-			if b <= prev.base {
-				return fmt.Errorf("open %s: segments out of order", l.dir)
-			}
-			prev.end = b
-			fi, err := prev.f.Stat()
-			if err != nil {
-				return err
-			}
-			prev.size = fi.Size()
-		}
-	}
-	active := l.segs[len(l.segs)-1]
-	newest, err := recoverActive(active, l.opts.SkipCorrupt)
-	if err != nil {
-		return err
-	}
-	if newest < 0 && len(l.segs) > 1 {
-		// The active segment is empty (a roll just happened): the floor is
-		// in the newest record of the sealed segment before it.
-		if newest, err = l.segs[len(l.segs)-2].newestTime(); err != nil {
-			return fmt.Errorf("open %s: recover commit-time floor: %w", l.dir, err)
-		}
-	}
-	l.floor = max(newest, 0)
-	l.hwm = active.end
-	l.oldest = l.segs[0].base
-	return nil
-}
-
-func createSegment(dir string, base uint64) (*segment, error) {
-	path := filepath.Join(dir, segmentName(base))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syncDir(dir); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &segment{base: base, path: path, f: f, end: base, idxBuilt: true, newestAt: -1, oldestAt: -1}, nil
-}
-
-// syncDir makes a file creation, rename or removal in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// roll seals the active segment and opens a new one named by the HWM. Every
-// commit already fsynced the old file, so sealing is only bookkeeping.
-// Called under commitMu.
-func (l *Log) roll() (*segment, error) {
-	l.mu.RLock()
-	base := l.hwm
-	l.mu.RUnlock()
-	s, err := createSegment(l.dir, base)
-	if err != nil {
-		return nil, fmt.Errorf("roll %s at offset %d: %w", l.dir, base, err)
-	}
-	l.mu.Lock()
-	l.segs = append(l.segs, s)
-	l.mu.Unlock()
-	return s, nil
 }
 
 // persistLoop rewrites the hwm file when the HWM moved, at a bounded
@@ -252,19 +147,66 @@ func (l *Log) persistLoop() {
 func (l *Log) persistHWM() {
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
+	l.persistHWMLocked()
+}
+
+// PersistHWM makes sure the hwm file says at least atLeast, writing it now
+// if it is behind. The broker calls it before it persists a consumer
+// frontier, so that the hwm file is never behind a durable frontier: a
+// frontier above the recorded high watermark can then only be damage or a
+// mistake (broker/queue.go clamps it), never a stale hwm file.
+func (l *Log) PersistHWM(atLeast uint64) error {
+	if l.persisted.Load() >= atLeast {
+		return nil
+	}
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if err := l.persistHWMLocked(); err != nil {
+		return err
+	}
+	if p := l.persisted.Load(); p < atLeast {
+		return fmt.Errorf("partition log %s: high watermark %d is below %d", l.dir, p, atLeast)
+	}
+	return nil
+}
+
+// persistHWMLocked writes the hwm file if the HWM moved. The file is
+// rewritten whole and in place each time, so a failed write or fdatasync
+// leaves nothing to fence: the next write replaces all of it and syncs
+// again. Meanwhile the file is only behind, which is safe (it is a lower
+// bound and a description), and the failure is reported once per spell.
+// Called under commitMu.
+func (l *Log) persistHWMLocked() error {
 	l.mu.RLock()
 	hwm, closed := l.hwm, l.closed
 	l.mu.RUnlock()
-	if closed || hwm == l.persisted.Load() {
-		return
+	if closed {
+		return ErrClosed
+	}
+	if hwm == l.persisted.Load() {
+		return nil
 	}
 	t0 := time.Now()
-	if err := l.hwmw.write(HWMFile{HWM: hwm}); err == nil {
-		l.persisted.Store(hwm)
-		if h := l.opts.Hooks.HWMPersist; h != nil {
-			h(time.Since(t0))
+	if err := l.hwmw.write(HWMFile{HWM: hwm}); err != nil {
+		if h := l.opts.Hooks.HWMPersistFailed; h != nil {
+			h()
 		}
+		if !l.hwmFailing {
+			l.log.Error("hwm file not written; the partition keeps serving and the write is retried every interval",
+				"file", l.hwmw.f.Name(), "err", err)
+		}
+		l.hwmFailing = true
+		return fmt.Errorf("partition log %s: hwm file: %w", l.dir, err)
 	}
+	if l.hwmFailing {
+		l.log.Info("hwm file written again", "file", l.hwmw.f.Name(), "hwm", hwm)
+	}
+	l.hwmFailing = false
+	l.persisted.Store(hwm)
+	if h := l.opts.Hooks.HWMPersist; h != nil {
+		h(time.Since(t0))
+	}
+	return nil
 }
 
 // Close writes the hwm file with its boundary and closes the files. After
@@ -281,6 +223,12 @@ func (l *Log) Close() error {
 	active := l.segs[len(l.segs)-1]
 	h := HWMFile{HWM: l.hwm, Boundary: l.failed == nil, Segment: active.base, Position: active.size}
 	l.mu.Unlock()
+	if l.failed != nil {
+		// Fenced and never recovered: drop what was not verified, so that
+		// the next Open cannot publish it (best effort; no boundary either
+		// way, so the next Open scans).
+		cutTail(active, active.size)
+	}
 	l.commitMu.Unlock()
 	close(l.stop)
 	<-l.done
@@ -308,7 +256,6 @@ func (l *Log) closeFiles() error {
 // Dir is the partition directory.
 func (l *Log) Dir() string { return l.dir }
 
-// HWM is the exclusive upper bound of committed records.
 // Published names the active segment's file and how many of its bytes hold
 // verified, published frames. A copy of the log (a partition move) must not
 // take bytes past it: they may be a write in progress, or a failed one the
@@ -320,6 +267,7 @@ func (l *Log) Published() (file string, size int64) {
 	return filepath.Base(a.path), a.size
 }
 
+// HWM is the exclusive upper bound of committed records.
 func (l *Log) HWM() uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -343,6 +291,10 @@ func (l *Log) Wake() { l.notify.Fire() }
 // Reads counts Read calls: how tests prove an idle delay cursor costs
 // O(1) however long its backlog.
 func (l *Log) Reads() uint64 { return l.reads.Load() }
+
+// OpenHWM is the high watermark the log recovered to when it was opened:
+// every record below it was published before this Log existed.
+func (l *Log) OpenHWM() uint64 { return l.openHWM }
 
 // CorruptSkipped counts records readers skipped as unreadable.
 func (l *Log) CorruptSkipped() uint64 { return l.corrupt.Load() }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // ConsumerOffsetFile is the name of the consumer frontier file in a
@@ -15,16 +17,24 @@ const ConsumerOffsetFile = "consumer.offset"
 // WriteOffsetFile durably replaces path with v as 8 big-endian bytes: write a
 // temp file, fsync it, rename it over path, fsync the directory. A crash
 // leaves either the old value or the new one, never a mix.
-func WriteOffsetFile(path string, v uint64) error {
+func WriteOffsetFile(path string, v uint64) error { return WriteOffsetFileFS(vfs.Default, path, v) }
+
+// WriteOffsetFileFS is WriteOffsetFile through fsys.
+func WriteOffsetFileFS(fsys vfs.FS, path string, v uint64) error {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], v)
-	return writeFileAtomic(path, b[:])
+	return WriteFileAtomicFS(fsys, path, b[:])
 }
 
 // ReadOffsetFile reads a file written by WriteOffsetFile. ok is false when
 // the file does not exist.
 func ReadOffsetFile(path string) (v uint64, ok bool, err error) {
-	b, err := os.ReadFile(path)
+	return ReadOffsetFileFS(vfs.Default, path)
+}
+
+// ReadOffsetFileFS is ReadOffsetFile through fsys.
+func ReadOffsetFileFS(fsys vfs.FS, path string) (v uint64, ok bool, err error) {
+	b, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -37,10 +47,20 @@ func ReadOffsetFile(path string) (v uint64, ok bool, err error) {
 	return binary.BigEndian.Uint64(b), true, nil
 }
 
-// writeFileAtomic is the temp + fsync + rename + directory fsync idiom.
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic is the temp + fsync + rename + directory fsync idiom, for
+// sibling files of a partition (the fan-out cursor's first anchor, for
+// instance).
+func WriteFileAtomic(path string, data []byte) error {
+	return WriteFileAtomicFS(vfs.Default, path, data)
+}
+
+// WriteFileAtomicFS is WriteFileAtomic through fsys. Every attempt writes a
+// fresh temp file, so a failed write or fsync dooms only that temp file
+// (removed), never the file it would have replaced: the next attempt
+// starts clean, and there is nothing to fence.
+func WriteFileAtomicFS(fsys vfs.FS, path string, data []byte) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	f, err := fsys.CreateTemp(dir, filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
@@ -53,15 +73,11 @@ func writeFileAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = fsys.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		fsys.Remove(tmp)
 		return err
 	}
-	return syncDir(dir)
+	return fsys.SyncDir(dir)
 }
-
-// WriteFileAtomic exposes the idiom for sibling files of a partition (the
-// fan-out cursor's first anchor, for instance).
-func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 )
 
 // NoDueLimit as maxCommittedAt reads regardless of commit time.
@@ -23,7 +24,9 @@ type ReadResult struct {
 	NotDueAt int64
 	// Skipped counts unreadable records in [SkippedFrom, SkippedFrom+Skipped)
 	// that this read stepped over (then Records is empty and Next is past
-	// them). The log counts them too (CorruptSkipped).
+	// them): damaged frames, or a range recovery found lost. It is a gap,
+	// not the end of the log — records may follow; read again from Next.
+	// The log counts each such record once (CorruptSkipped).
 	SkippedFrom uint64
 	Skipped     uint64
 }
@@ -60,7 +63,7 @@ func (l *Log) Read(from uint64, maxRecords, maxBytes int, maxCommittedAt int64) 
 			if len(res.Records) > 0 {
 				return res, nil // hand out what is good; the next read reports the gap
 			}
-			to := l.skipRange(s, res.Next)
+			to := l.skipRange(s, res.Next, err)
 			res.SkippedFrom, res.Skipped = res.Next, to-res.Next
 			res.Next = to
 			return res, nil
@@ -122,10 +125,9 @@ func (l *Log) frameFor(s *segment, o uint64) (*cachedFrame, error) {
 
 // skipRange finds where readable records resume after an unreadable frame
 // holding o: the next CRC-valid frame in the segment, or the segment's end.
-// The range is remembered so every reader skips the same records, and it
-// is counted once per reader that steps over it (each such read is a
-// recorded loss for that reader).
-func (l *Log) skipRange(s *segment, o uint64) uint64 {
+// The range is remembered so every reader skips the same records; it is
+// counted and logged once per record, however many readers step over it.
+func (l *Log) skipRange(s *segment, o uint64, cause error) uint64 {
 	to, ok := l.cache.skip(o)
 	if !ok {
 		to = s.end
@@ -134,10 +136,41 @@ func (l *Log) skipRange(s *segment, o uint64) uint64 {
 		}
 		l.cache.putSkip(o, to)
 	}
-	n := to - o
-	l.corrupt.Add(n)
-	if h := l.opts.Hooks.CorruptSkipped; h != nil {
-		h(n)
+	if n := l.skips.add(o, to); n > 0 {
+		l.corrupt.Add(n)
+		if h := l.opts.Hooks.CorruptSkipped; h != nil {
+			h(n)
+		}
+		l.log.Error("unreadable records skipped by readers (recorded loss)",
+			"file", s.path, "from_offset", o, "to_offset", to, "records", n, "err", cause)
 	}
 	return to
+}
+
+// skipCounter remembers the unreadable ranges readers stepped over, so each
+// record is counted once for the life of the Log. Every skip over one
+// damaged stretch ends at the same offset (the next valid frame, or the
+// segment's end) and starts somewhere inside it, so ranges are kept by
+// their end with the lowest start counted so far.
+type skipCounter struct {
+	mu   sync.Mutex
+	from map[uint64]uint64 // end → lowest start counted
+}
+
+// add counts [from, to) and returns how many of its records were new.
+func (c *skipCounter) add(from, to uint64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.from == nil {
+		c.from = make(map[uint64]uint64)
+	}
+	low, seen := c.from[to]
+	if seen && low <= from {
+		return 0
+	}
+	c.from[to] = from
+	if seen {
+		return low - from
+	}
+	return to - from
 }

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-
-	"golang.org/x/sys/unix"
+	"log/slog"
 )
 
 // ErrCorrupt is wrapped by Open when a bad frame in the active segment is
@@ -16,15 +14,37 @@ import (
 // records and move offsets backwards, so the log refuses to open.
 var ErrCorrupt = errors.New("corrupt frame followed by valid frames")
 
+// CorruptError is Open's refusal of mid-segment damage. It names the file
+// and byte positions (for the operator's log) and the offsets (for clients,
+// who must never see server paths).
+type CorruptError struct {
+	Path         string // the segment file
+	Pos          int64  // byte position of the bad frame
+	From         uint64 // first offset the damaged range holds
+	ResumePos    int64  // byte position of the next valid frame
+	ResumeOffset uint64 // its first offset: the range is [From, ResumeOffset)
+	Reason       error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("open %s: frame at %d: %v: %v (next valid frame at byte %d, offset %d)",
+		e.Path, e.Pos, e.Reason, ErrCorrupt, e.ResumePos, e.ResumeOffset)
+}
+
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
 // recoverActive scans the active segment frame by frame, verifying CRCs,
 // rebuilds its sparse index and finds where the valid frames end.
 //
 //   - A torn tail — an incomplete or failing last frame — is truncated: those
-//     bytes were never acknowledged (the HWM moves only after verify).
+//     bytes were never acknowledged (the HWM moves only after verify). But a
+//     bad last frame at an offset below published (the hwm file's claim)
+//     held acknowledged records: that is damage, and its bytes are kept;
+//     the caller reports the loss and continues past it.
 //   - A bad frame with valid frames after it is corruption in the middle:
-//     ErrCorrupt naming the file and byte position, unless skipCorrupt, in
-//     which case the bad range is kept on disk and readers skip it.
-func recoverActive(s *segment, skipCorrupt bool) (newest int64, err error) {
+//     a *CorruptError naming the file and byte position, unless skipCorrupt,
+//     in which case the bad range is kept on disk and readers skip it.
+func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Logger) (newest int64, err error) {
 	fi, err := s.f.Stat()
 	if err != nil {
 		return -1, err
@@ -47,22 +67,28 @@ func recoverActive(s *segment, skipCorrupt bool) (newest int64, err error) {
 		}
 		if ferr != nil {
 			resume, rh, found := hunt(s.f, pos+1, fileSize, next)
+			if !found && next < published {
+				log.Error("partition log recovery: the last frame of the active segment is unreadable but holds acknowledged records; its bytes are kept",
+					"file", s.path, "byte", pos, "first_offset", next, "err", ferr)
+				break
+			}
 			if !found {
 				// Torn tail: nothing valid follows.
 				if err := s.f.Truncate(pos); err != nil {
 					return -1, fmt.Errorf("truncate torn tail of %s at %d: %w", s.path, pos, err)
 				}
-				if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+				if err := s.f.Datasync(); err != nil {
 					return -1, err
 				}
 				break
 			}
 			if !skipCorrupt {
-				return -1, fmt.Errorf("open %s: frame at %d: %v: %w (next valid frame at byte %d, offset %d)",
-					s.path, pos, ferr, ErrCorrupt, resume, rh.base)
+				return -1, &CorruptError{Path: s.path, Pos: pos, From: next, ResumePos: resume, ResumeOffset: rh.base, Reason: ferr}
 			}
 			// Operator opted in: keep the bad bytes, resume at the next
 			// valid frame; readers skip [next, rh.base) and count it.
+			log.Warn("partition log recovery: skipping a damaged range of the active segment (storage.skip_corrupt is on); readers step over it and count it",
+				"file", s.path, "byte", pos, "from_offset", next, "to_offset", rh.base, "err", ferr)
 			pos, next = resume, rh.base
 			br.Reset(io.NewSectionReader(s.f, pos, fileSize-pos))
 			continue
@@ -116,7 +142,7 @@ func scanFrame(br *bufio.Reader, hdr []byte, stored *[]byte, pos, fileSize int64
 // offset is at least minBase: proof that a bad frame before it sits in the
 // middle of the log rather than at its torn end. It reads the rest of the
 // file into memory; it runs only when something is already wrong.
-func hunt(f *os.File, from, fileSize int64, minBase uint64) (int64, frameHeader, bool) {
+func hunt(f io.ReaderAt, from, fileSize int64, minBase uint64) (int64, frameHeader, bool) {
 	if from >= fileSize {
 		return 0, frameHeader{}, false
 	}

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"os"
 )
 
 // RetentionResult counts what one retention pass deleted.
@@ -68,9 +67,9 @@ func (l *Log) ApplyRetention(retentionMs int64) (RetentionResult, error) {
 		res.Bytes += s.size
 		res.Records += s.end - s.base
 		s.f.Close()
-		if err := os.Remove(s.path); err != nil {
+		if err := l.fs.Remove(s.path); err != nil {
 			return res, fmt.Errorf("retention: remove %s: %w", s.path, err)
 		}
 	}
-	return res, syncDir(l.dir)
+	return res, l.fs.SyncDir(l.dir)
 }

@@ -2,12 +2,13 @@ package storage
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 const (
@@ -32,8 +33,8 @@ func parseSegmentName(name string) (uint64, bool) {
 }
 
 // listSegments returns the bases of the segment files in dir, ascending.
-func listSegments(dir string) ([]uint64, error) {
-	ents, err := os.ReadDir(dir)
+func listSegments(fsys vfs.FS, dir string) ([]uint64, error) {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ type indexEntry struct {
 type segment struct {
 	base uint64
 	path string
-	f    *os.File
+	f    vfs.File
 
 	size int64
 	end  uint64
@@ -180,9 +181,11 @@ func (s *segment) readFrame(pos int64) (frameHeader, []Record, error) {
 	return h, recs, err
 }
 
-// lastFrameTime returns the commit time of the segment's newest record,
+// newestTime returns the commit time of the segment's newest record,
 // found by walking headers to the last frame and decoding it. Commit times
-// never decrease, so that is the newest in the segment.
+// never decrease, so that is the newest in the segment. A segment sealed
+// after a recovery shortfall ends (s.end) past its last frame; then the
+// last frame is found by walking its headers.
 func (s *segment) newestTime() (int64, error) {
 	s.mu.Lock()
 	known := s.newestAt
@@ -195,7 +198,10 @@ func (s *segment) newestTime() (int64, error) {
 	}
 	pos, _, err := s.seek(s.end - 1)
 	if err != nil {
-		return -1, fmt.Errorf("%s: %w", s.name(), err)
+		var ok bool
+		if pos, ok = s.lastFrame(); !ok {
+			return -1, fmt.Errorf("%s: %w", s.name(), err)
+		}
 	}
 	_, recs, err := s.readFrame(pos)
 	if err != nil {
@@ -206,6 +212,32 @@ func (s *segment) newestTime() (int64, error) {
 	s.newestAt = t
 	s.mu.Unlock()
 	return t, nil
+}
+
+// lastFrame returns the position of the last frame a header walk reaches
+// from the last index entry.
+func (s *segment) lastFrame() (int64, bool) {
+	s.ensureIndex()
+	s.mu.Lock()
+	pos := int64(0)
+	if n := len(s.idx); n > 0 {
+		pos = s.idx[n-1].pos
+	}
+	s.mu.Unlock()
+	last, found := int64(0), false
+	var hdr [FrameHeaderSize]byte
+	for pos+FrameHeaderSize <= s.size {
+		if _, err := s.f.ReadAt(hdr[:], pos); err != nil {
+			break
+		}
+		h, err := parseHeader(hdr[:])
+		if err != nil || pos+h.frameLen() > s.size {
+			break
+		}
+		last, found = pos, true
+		pos += h.frameLen()
+	}
+	return last, found
 }
 
 // oldestTime returns the commit time of the segment's first record.

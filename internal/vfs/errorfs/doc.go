@@ -8,7 +8,8 @@
 // A call no rule matches behaves exactly as the inner FS; a call a rule
 // matches returns an error wrapping the rule's error (so errors.Is(err,
 // syscall.ENOSPC) holds) and, unless the rule asks for a torn write or for
-// unsynced data to be lost, leaves the disk as it was before the call.
+// unsynced data to be lost, leaves the disk as it was before the call (a
+// Corrupt rule instead lets a read succeed with one bit flipped).
 // Rules count only the calls they match, so "the third fdatasync of the
 // active segment" is expressible and repeatable.
 package errorfs

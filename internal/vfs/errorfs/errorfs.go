@@ -54,6 +54,11 @@ type Rule struct {
 	Times int
 	// Err is the error returned, wrapped in an *fs.PathError.
 	Err error
+	// Corrupt, for a matching read, lets the read succeed but flips a bit
+	// of the first byte it returns: a disk or cache handing back other
+	// bytes than were written, which only a checksum notices. Err is not
+	// needed (nor returned) with Corrupt.
+	Corrupt bool
 	// Torn, for a failing write, writes this fraction of the buffer
 	// (rounded down) before failing, as a write cut short by a full disk.
 	Torn float64
@@ -104,8 +109,8 @@ func New(inner vfs.FS) *FS { return &FS{inner: inner} }
 
 // Inject puts r in force and returns its handle.
 func (f *FS) Inject(r Rule) *Injection {
-	if r.Err == nil {
-		panic("errorfs: a rule needs an Err")
+	if r.Err == nil && !r.Corrupt {
+		panic("errorfs: a rule needs an Err (or Corrupt)")
 	}
 	in := &Injection{fs: f, rule: r}
 	f.mu.Lock()
@@ -256,17 +261,29 @@ type file struct {
 }
 
 func (f *file) Read(p []byte) (int, error) {
-	if r := f.fs.check(OpRead, f.Name()); r != nil {
+	r := f.fs.check(OpRead, f.Name())
+	if r != nil && !r.Corrupt {
 		return 0, fail(OpRead, f.Name(), r)
 	}
-	return f.File.Read(p)
+	n, err := f.File.Read(p)
+	return n, corrupt(r, p[:n], err)
 }
 
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	if r := f.fs.check(OpRead, f.Name()); r != nil {
+	r := f.fs.check(OpRead, f.Name())
+	if r != nil && !r.Corrupt {
 		return 0, fail(OpRead, f.Name(), r)
 	}
-	return f.File.ReadAt(p, off)
+	n, err := f.File.ReadAt(p, off)
+	return n, corrupt(r, p[:n], err)
+}
+
+// corrupt flips a bit of what a Corrupt rule's read returned.
+func corrupt(r *Rule, got []byte, err error) error {
+	if r != nil && len(got) > 0 {
+		got[0] ^= 0x01
+	}
+	return err
 }
 
 func (f *file) Write(p []byte) (int, error) {

@@ -134,3 +134,22 @@ func TestOpenAndReadFaults(t *testing.T) {
 		t.Fatalf("after the fault: %q, %v", b, err)
 	}
 }
+
+func TestCorruptReadSucceedsWithOtherBytes(t *testing.T) {
+	fsys := New(vfs.Default)
+	f := open(t, fsys, filepath.Join(t.TempDir(), "seg"))
+	if _, err := f.WriteAt([]byte("abc"), 0); err != nil {
+		t.Fatal(err)
+	}
+	in := fsys.Inject(Rule{Ops: OpRead, Path: "seg", Times: 1, Corrupt: true})
+	got := make([]byte, 3)
+	if _, err := f.ReadAt(got, 0); err != nil || string(got) == "abc" {
+		t.Fatalf("corrupt read = %q, %v; want other bytes and no error", got, err)
+	}
+	if _, err := f.ReadAt(got, 0); err != nil || string(got) != "abc" {
+		t.Fatalf("read after the rule spent = %q, %v", got, err)
+	}
+	if in.Fired() != 1 {
+		t.Fatalf("Fired = %d", in.Fired())
+	}
+}

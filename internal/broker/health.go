@@ -1,0 +1,132 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Partition health: what the registry does when a partition log cannot be
+// opened or has fenced itself, and how that reaches clients (503 with a
+// reason that names no server path), the topic describe and the log.
+//
+//   - A log that cannot be opened — mid-segment damage (*storage.
+//     CorruptError), a full or failing disk — answers 503 on every use. The
+//     reason is kept for the describe, the open is retried at most once per
+//     retry interval (opening scans the active segment), and it comes back
+//     on its own once the cause is gone: the disk has space again, or the
+//     node was restarted with storage.skip_corrupt.
+//   - A fenced log (an fdatasync or read-back failed) keeps serving reads;
+//     its commits answer 503, and the next use after the retry interval
+//     runs its Recover, so a full disk heals without a restart.
+const (
+	openRetry    = time.Second
+	corruptRetry = 5 * time.Second
+	recoverRetry = time.Second
+)
+
+// openFailure is a partition whose last open failed.
+type openFailure struct {
+	err     error // the apierr answered while it lasts
+	reason  string
+	retryAt time.Time
+}
+
+// failedOpen answers a use of a partition whose recent open failed, without
+// trying again before its retry time. Called under r.mu.
+func (r *Registry) failedOpen(k partKey) error {
+	if f, ok := r.failures[k]; ok && r.now().Before(f.retryAt) {
+		return f.err
+	}
+	return nil
+}
+
+// openFailed records and reports a failed open. Called under r.mu.
+func (r *Registry) openFailed(k partKey, dir string, err error) error {
+	retry := openRetry
+	var reason string
+	var ce *storage.CorruptError
+	if errors.As(err, &ce) {
+		retry = corruptRetry
+		reason = fmt.Sprintf("damaged: an unreadable frame holds offsets %d..%d of the active segment and valid records follow it, so nothing was truncated; "+
+			"to serve the partition again, restart the node with NARAD_STORAGE_SKIP_CORRUPT=true (storage.skip_corrupt), which skips the damaged records "+
+			"(recorded loss, counted in narad_consumer_corrupt_skipped_total)", ce.From, ce.ResumeOffset-1)
+		r.onError("corrupt")
+	} else {
+		reason = "cannot be opened: " + publicCause(err)
+		r.onError("open")
+	}
+	if _, seen := r.failures[k]; !seen {
+		r.log.Error("partition log cannot be opened; it answers 503 until this is fixed",
+			"topic", k.topic, "partition", k.partition, "dir", dir, "err", err)
+	}
+	e := apierr.Unavailable(retry, "partition %d of %q is %s", k.partition, k.topic, reason)
+	r.failures[k] = &openFailure{err: e, reason: reason, retryAt: r.now().Add(retry)}
+	return e
+}
+
+// recoverFenced runs a fenced log's Recover, at most once per retry
+// interval, outside the registry lock (it writes and fsyncs).
+func (r *Registry) recoverFenced(k partKey, ol *openLog) {
+	now := r.now().UnixNano()
+	next := ol.recoverAt.Load()
+	if now < next || !ol.recoverAt.CompareAndSwap(next, now+int64(recoverRetry)) {
+		return
+	}
+	if err := ol.log.Recover(); err != nil {
+		r.onError("fence_recover")
+		r.log.Warn("fenced partition log not recovered yet; retrying on next use",
+			"topic", k.topic, "partition", k.partition, "err", err)
+	}
+}
+
+// Unavailable says why a partition cannot serve now ("" when it can): its
+// open failed, or its log is fenced.
+func (r *Registry) Unavailable(topic string, partition int) string {
+	k := partKey{topic, partition}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ol, ok := r.logs[k]; ok {
+		if ol.log.Fenced() {
+			return "fenced after an I/O error on its active segment: it serves reads, refuses commits, and recovers on next use"
+		}
+		return ""
+	}
+	if f, ok := r.failures[k]; ok {
+		return f.reason
+	}
+	return ""
+}
+
+// storageErr maps a partition log's commit failure onto a 503 whose message
+// names no server path.
+func storageErr(topic string, p int, err error) error {
+	var ioe *storage.IOError
+	if errors.As(err, &ioe) {
+		return apierr.Unavailable(time.Second, "partition %d of %q cannot commit now: %s", p, topic, ioe.Reason())
+	}
+	return err
+}
+
+// publicCause is the part of a file error a client may see: the errno's
+// text, never the path that *fs.PathError and storage wrap around it.
+func publicCause(err error) string {
+	var ioe *storage.IOError
+	if errors.As(err, &ioe) {
+		return ioe.Reason()
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return "unexpected error (the node's log has the details)"
+}
