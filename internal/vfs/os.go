@@ -34,9 +34,9 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 }
 
 func (osFS) CreateTemp(dir, pattern string) (File, error) { return wrap(os.CreateTemp(dir, pattern)) }
-func (osFS) Remove(name string) error                    { return os.Remove(name) }
-func (osFS) RemoveAll(name string) error                 { return os.RemoveAll(name) }
-func (osFS) Rename(o, n string) error                    { return os.Rename(o, n) }
+func (osFS) Remove(name string) error                     { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error                  { return os.RemoveAll(name) }
+func (osFS) Rename(o, n string) error                     { return os.Rename(o, n) }
 func (osFS) MkdirAll(name string, perm fs.FileMode) error {
 	return os.MkdirAll(name, perm)
 }
