@@ -156,7 +156,7 @@ func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPositi
 		if err != nil {
 			continue
 		}
-		if st, exists, err := ReadCursorFile(filepath.Join(dir, CursorFileName(name))); err == nil && exists {
+		if st, exists, err := readCursorFile(e.cfg.FS, filepath.Join(dir, CursorFileName(name))); err == nil && exists {
 			out = append(out, broker.CursorPosition{Child: name, Epoch: st.Epoch, NextOffset: st.NextOffset})
 		}
 	}
@@ -242,7 +242,7 @@ func (e *Engine) position(parent string, child meta.Topic, p int) (uint64, bool)
 	if err != nil {
 		return 0, false
 	}
-	if st, exists, err := ReadCursorFile(filepath.Join(dir, CursorFileName(child.Name))); err == nil && exists && st.Epoch == child.AttachEpoch {
+	if st, exists, err := readCursorFile(e.cfg.FS, filepath.Join(dir, CursorFileName(child.Name))); err == nil && exists && st.Epoch == child.AttachEpoch {
 		return st.NextOffset, true
 	}
 	switch offs := child.AttachOffsets; {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -89,7 +88,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 	if err != nil {
 		return err
 	}
-	cf, err := OpenCursorFile(path)
+	cf, err := OpenCursorFile(e.cfg.FS, path)
 	if err != nil {
 		return err
 	}
@@ -142,10 +141,10 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 // anchors at the attach point (F15) — which overwrites whatever file is
 // there, so it needs the leader to confirm the epoch is current (F16).
 func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uint64, error) {
-	st, exists, err := ReadCursorFile(path)
+	st, exists, err := readCursorFile(e.cfg.FS, path)
 	if err == nil && exists && st.Epoch == c.link.epoch {
 		if st.Legacy { // migrate the older variable-length form (same value: not an anchor)
-			if err := WriteCursorFileAtomic(path, st.Epoch, st.NextOffset); err != nil {
+			if err := WriteCursorFileAtomic(e.cfg.FS, path, st.Epoch, st.NextOffset); err != nil {
 				return 0, err
 			}
 		}
@@ -164,10 +163,10 @@ func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uin
 	if err != nil || !childExists || !current {
 		return 0, fmt.Errorf("%w (child %q epoch %s: exists=%v current=%v err=%v)", errDeferred, c.key.child, c.link.epoch, childExists, current, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
+	if err := e.cfg.FS.MkdirAll(filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
 		return 0, err
 	}
-	if err := WriteCursorFileAtomic(path, c.link.epoch, start); err != nil {
+	if err := WriteCursorFileAtomic(e.cfg.FS, path, c.link.epoch, start); err != nil {
 		return 0, err
 	}
 	e.cfg.Logger.Info("fan-out cursor anchored", "parent", c.key.parent, "child", c.key.child,

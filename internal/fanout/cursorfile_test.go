@@ -16,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/vfs"
+	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
 const testEpoch = "67953471cc57a32a"
@@ -202,10 +205,10 @@ func TestCursorRoundTrip(t *testing.T) {
 
 				// Through the file: the atomic anchor, then in place.
 				path := cursorPath(t)
-				if err := WriteCursorFileAtomic(path, epoch, next/2); err != nil {
+				if err := WriteCursorFileAtomic(nil, path, epoch, next/2); err != nil {
 					t.Fatal(err)
 				}
-				cf, err := OpenCursorFile(path)
+				cf, err := OpenCursorFile(nil, path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -258,7 +261,7 @@ func TestCursorFlippedByte(t *testing.T) {
 			if n := reads.Load(); n != 4 {
 				t.Fatalf("%d reads, want 1 + 3 re-reads", n)
 			}
-			if _, err := OpenCursorFile(path); !errors.Is(err, ErrCursorCorrupt) {
+			if _, err := OpenCursorFile(nil, path); !errors.Is(err, ErrCursorCorrupt) {
 				t.Fatalf("OpenCursorFile: %v, want ErrCursorCorrupt", err)
 			}
 		})
@@ -327,35 +330,37 @@ func TestCursorTornWrite(t *testing.T) {
 
 func TestCursorConcurrentAdvanceRead(t *testing.T) {
 	// With the real fdatasync the writer manages a few hundred advances a
-	// second; without it, it rewrites the record back to back, which is
-	// when a reader catches a write half done and must re-read.
+	// second. With every fdatasync failing at once (errorfs), it rewrites
+	// the record back to back, which is when a reader catches a write half
+	// done and must re-read; the writer ignores the injected failure.
 	for _, mode := range []struct {
 		name       string
 		sync       bool
 		minAdvance uint64
 	}{{"fdatasync", true, 2}, {"back-to-back", false, 2000}} {
 		t.Run(mode.name, func(t *testing.T) {
+			fsys := errorfs.New(vfs.Default)
 			if !mode.sync {
-				old := cursorDatasync
-				cursorDatasync = func(int) error { return nil }
-				t.Cleanup(func() { cursorDatasync = old })
+				fsys.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".offset", Err: errSkipSync})
 			}
-			testConcurrentAdvanceRead(t, 2000, mode.minAdvance)
+			testConcurrentAdvanceRead(t, fsys, 2000, mode.minAdvance)
 		})
 	}
 }
 
-func testConcurrentAdvanceRead(t *testing.T, minReads int, minAdvances uint64) {
+var errSkipSync = errors.New("test: fdatasync skipped")
+
+func testConcurrentAdvanceRead(t *testing.T, fsys vfs.FS, minReads int, minAdvances uint64) {
 	// Values a torn read would mix visibly: the epoch is a function of the
 	// offset, and consecutive epochs differ in length.
 	epochs := []string{testEpoch, "x", strings.Repeat("e", 150)}
 	epochFor := func(n uint64) string { return epochs[n%uint64(len(epochs))] }
 
 	path := cursorPath(t)
-	if err := WriteCursorFileAtomic(path, epochFor(0), 0); err != nil {
+	if err := WriteCursorFileAtomic(vfs.Default, path, epochFor(0), 0); err != nil {
 		t.Fatal(err)
 	}
-	cf, err := OpenCursorFile(path)
+	cf, err := OpenCursorFile(fsys, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +379,7 @@ func testConcurrentAdvanceRead(t *testing.T, minReads int, minAdvances uint64) {
 			default:
 			}
 			started.Store(n)
-			if err := cf.Advance(epochFor(n), n); err != nil {
+			if err := cf.Advance(epochFor(n), n); err != nil && !errors.Is(err, errSkipSync) {
 				werr = err
 				return
 			}
@@ -445,7 +450,7 @@ func TestCursorLegacy(t *testing.T) {
 
 			// Advance on a legacy file goes atomic (a new inode), the
 			// result is the fixed form, and the next one is in place.
-			cf, err := OpenCursorFile(path)
+			cf, err := OpenCursorFile(nil, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -546,7 +551,7 @@ func TestCursorLongEpoch(t *testing.T) {
 	for _, epoch := range []string{long, edge, strings.Repeat("M", cursorMaxEpoch)} {
 		t.Run(strconv.Itoa(len(epoch)), func(t *testing.T) {
 			path := cursorPath(t)
-			if err := WriteCursorFileAtomic(path, epoch, 5); err != nil {
+			if err := WriteCursorFileAtomic(nil, path, epoch, 5); err != nil {
 				t.Fatal(err)
 			}
 			raw := readRaw(t, path)
@@ -566,7 +571,7 @@ func TestCursorLongEpoch(t *testing.T) {
 				t.Fatalf("ReadCursorFile = %.60v, %v, %v", st, exists, err)
 			}
 
-			cf, err := OpenCursorFile(path)
+			cf, err := OpenCursorFile(nil, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -623,17 +628,17 @@ func TestCursorInvalidEpoch(t *testing.T) {
 				t.Fatalf("EncodeCursor: %v, want ErrCursorEpoch", err)
 			}
 			path := cursorPath(t)
-			if err := WriteCursorFileAtomic(path, epoch, 1); !errors.Is(err, ErrCursorEpoch) {
+			if err := WriteCursorFileAtomic(nil, path, epoch, 1); !errors.Is(err, ErrCursorEpoch) {
 				t.Fatalf("WriteCursorFileAtomic: %v, want ErrCursorEpoch", err)
 			}
 			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("a refused first anchor left a file: %v", err)
 			}
-			if err := WriteCursorFileAtomic(path, testEpoch, 1); err != nil {
+			if err := WriteCursorFileAtomic(nil, path, testEpoch, 1); err != nil {
 				t.Fatal(err)
 			}
 			before := readRaw(t, path)
-			cf, err := OpenCursorFile(path)
+			cf, err := OpenCursorFile(nil, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -658,21 +663,21 @@ func TestCursorMissingFile(t *testing.T) {
 	if err != nil || exists || st != (CursorState{}) {
 		t.Fatalf("ReadCursorFile = %+v, %v, %v; want not exists, no error", st, exists, err)
 	}
-	if _, err := OpenCursorFile(path); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := OpenCursorFile(nil, path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("OpenCursorFile: %v, want fs.ErrNotExist", err)
 	}
 }
 
 func TestCursorAdvanceInPlace(t *testing.T) {
 	path := cursorPath(t)
-	if err := WriteCursorFileAtomic(path, testEpoch, 1); err != nil {
+	if err := WriteCursorFileAtomic(nil, path, testEpoch, 1); err != nil {
 		t.Fatal(err)
 	}
 	fi := statFile(t, path)
 	if fi.Size() != CursorFileSize {
 		t.Fatalf("first anchor has %d bytes", fi.Size())
 	}
-	cf, err := OpenCursorFile(path)
+	cf, err := OpenCursorFile(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -760,10 +765,10 @@ func FuzzDecodeCursor(f *testing.F) {
 // allocs/op should be 0.
 func BenchmarkAdvance(b *testing.B) {
 	path := filepath.Join(b.TempDir(), CursorFileName("bench"))
-	if err := WriteCursorFileAtomic(path, testEpoch, 0); err != nil {
+	if err := WriteCursorFileAtomic(nil, path, testEpoch, 0); err != nil {
 		b.Fatal(err)
 	}
-	cf, err := OpenCursorFile(path)
+	cf, err := OpenCursorFile(nil, path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -138,23 +137,37 @@ func (e *Engine) sweepOrphans() {
 		if err != nil {
 			continue
 		}
-		parts, _ := filepath.Glob(filepath.Join(td, "p[0-9][0-9][0-9][0-9][0-9]"))
-		for _, pdir := range parts {
-			p, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(pdir), "p"))
+		for _, pdir := range e.listDir(td, "p[0-9][0-9][0-9][0-9][0-9]") {
+			p, err := strconv.Atoi(strings.TrimPrefix(pdir, "p"))
 			if err != nil {
 				continue
 			}
-			files, _ := filepath.Glob(filepath.Join(pdir, "fanout-*.offset"))
-			for _, f := range files {
-				child := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "fanout-"), ".offset")
-				e.sweepOne(parent, child, p, f)
+			for _, f := range e.listDir(filepath.Join(td, pdir), "fanout-*.offset") {
+				child := strings.TrimSuffix(strings.TrimPrefix(f, "fanout-"), ".offset")
+				e.sweepOne(parent, child, p, filepath.Join(td, pdir, f))
 			}
 		}
 	}
 }
 
+// listDir names the entries of dir that match pattern; an unreadable
+// directory lists nothing (the sweep keeps what it cannot see).
+func (e *Engine) listDir(dir, pattern string) []string {
+	ents, err := e.cfg.FS.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ent := range ents {
+		if ok, _ := filepath.Match(pattern, ent.Name()); ok {
+			out = append(out, ent.Name())
+		}
+	}
+	return out
+}
+
 func (e *Engine) sweepOne(parent, child string, p int, path string) {
-	st, exists, err := ReadCursorFile(path)
+	st, exists, err := readCursorFile(e.cfg.FS, path)
 	if !exists {
 		return
 	}
@@ -174,7 +187,7 @@ func (e *Engine) sweepOne(parent, child string, p int, path string) {
 	if cerr != nil || (childExists && (current || epoch == "")) {
 		return
 	}
-	if os.Remove(path) == nil {
+	if e.cfg.FS.Remove(path) == nil {
 		e.cfg.Logger.Info("removed orphan cursor file", "parent", parent, "child", child, "partition", p, "epoch", st.Epoch)
 	}
 }
