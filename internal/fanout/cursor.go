@@ -45,9 +45,18 @@ func (e *Engine) startCursor(k cursorKey, l link) *cursor {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cursor{key: k, link: l, cancel: cancel, done: make(chan struct{})}
 	go func() {
-		defer close(c.done)
-		defer e.rec.exited.Store(true)
-		defer e.deleteSeries(k)
+		defer func() {
+			e.deleteSeries(k)
+			// done closes before the reconciler hears of the exit: a tick
+			// that sees exited must also find done closed, or its pass
+			// keeps the dead cursor in running, comes out clean, and every
+			// tick after it skips (F3) with this partition uncopied.
+			close(c.done)
+			if h := e.exitHook; h != nil {
+				h(k)
+			}
+			e.rec.exited.Store(true)
+		}()
 		err := e.run(ctx, c)
 		switch {
 		case err == nil, errors.Is(err, context.Canceled), errors.Is(err, errStopped):

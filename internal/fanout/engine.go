@@ -98,6 +98,12 @@ type Engine struct {
 
 	rec reconcileState
 
+	// Test seams, set before Start: exitHook runs in an exiting cursor's
+	// goroutine between closing done and reporting the exit; sweepHook
+	// runs in the sweep between the leader's confirmation and the removal.
+	exitHook  func(cursorKey)
+	sweepHook func(path string)
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
