@@ -93,6 +93,12 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		return err
 	}
 	path := filepath.Join(dir, CursorFileName(k.child))
+	// Owned from before the first read to after the last write: the orphan
+	// sweep never removes a path a running cursor owns (sweep.go).
+	if !e.owned.own(path, c) {
+		return errPathOwned
+	}
+	defer e.owned.release(path, c)
 	pos, err := e.startPosition(ctx, c, path)
 	if err != nil {
 		return err

@@ -14,8 +14,10 @@
 // Around it: attach epochs make "is this my state?" an equality check;
 // attach points recorded inside the Raft attach command say where a cursor
 // without a file starts; anchoring (writing a start position over a file)
-// and deleting cursor files need the Raft leader's confirmation; a delay
-// child's cursor reads only records due on this node's clock and sleeps
-// until the first one that is not, which costs O(1) however long the
-// backlog (commit times never decrease along a partition).
+// and deleting cursor files need the Raft leader's confirmation, and the
+// orphan sweep never deletes a path a running cursor owns (it re-checks,
+// under the lock a cursor takes to own its path, just before removing); a
+// delay child's cursor reads only records due on this node's clock and
+// sleeps until the first one that is not, which costs O(1) however long
+// the backlog (commit times never decrease along a partition).
 package fanout

@@ -96,7 +96,8 @@ type Engine struct {
 
 	remote *http.Client // remote children's batch produce (F26); verifies TLS
 
-	rec reconcileState
+	rec   reconcileState
+	owned ownedPaths // cursor file paths running cursors own (sweep.go)
 
 	// Test seams, set before Start: exitHook runs in an exiting cursor's
 	// goroutine between closing done and reporting the exit; sweepHook

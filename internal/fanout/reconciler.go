@@ -1,10 +1,6 @@
 package fanout
 
 import (
-	"context"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,71 +119,4 @@ func (e *Engine) fullPass() bool {
 		e.running[k] = e.startCursor(k, l)
 	}
 	return clean
-}
-
-// sweepOrphans removes cursor files that belong to no current link (F17),
-// each deletion confirmed by the leader; any doubt keeps the file.
-func (e *Engine) sweepOrphans() {
-	topics, err := e.reg.TopicDirs()
-	if err != nil {
-		return
-	}
-	for _, parent := range topics {
-		td, err := e.reg.TopicDir(parent)
-		if err != nil {
-			continue
-		}
-		for _, pdir := range e.listDir(td, "p[0-9][0-9][0-9][0-9][0-9]") {
-			p, err := strconv.Atoi(strings.TrimPrefix(pdir, "p"))
-			if err != nil {
-				continue
-			}
-			for _, f := range e.listDir(filepath.Join(td, pdir), "fanout-*.offset") {
-				child := strings.TrimSuffix(strings.TrimPrefix(f, "fanout-"), ".offset")
-				e.sweepOne(parent, child, p, filepath.Join(td, pdir, f))
-			}
-		}
-	}
-}
-
-// listDir names the entries of dir that match pattern; an unreadable
-// directory lists nothing (the sweep keeps what it cannot see).
-func (e *Engine) listDir(dir, pattern string) []string {
-	ents, err := e.cfg.FS.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, ent := range ents {
-		if ok, _ := filepath.Match(pattern, ent.Name()); ok {
-			out = append(out, ent.Name())
-		}
-	}
-	return out
-}
-
-func (e *Engine) sweepOne(parent, child string, p int, path string) {
-	st, exists, err := readCursorFile(e.cfg.FS, path)
-	if !exists {
-		return
-	}
-	e.mu.Lock()
-	c, running := e.running[cursorKey{parent, child, p}]
-	e.mu.Unlock()
-	if running && err == nil && c.link.epoch == st.Epoch {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	epoch := st.Epoch
-	if err != nil {
-		epoch = "" // unreadable: delete only if the child itself is gone
-	}
-	childExists, current, cerr := e.meta.ConfirmTopic(ctx, child, epoch)
-	if cerr != nil || (childExists && (current || epoch == "")) {
-		return
-	}
-	if e.cfg.FS.Remove(path) == nil {
-		e.cfg.Logger.Info("removed orphan cursor file", "parent", parent, "child", child, "partition", p, "epoch", st.Epoch)
-	}
 }
