@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -121,4 +122,64 @@ func TestDropBehindCounted(t *testing.T) {
 		return err == nil && len(v.Children) == 1 && v.Children[0].DroppedMessages == 4 &&
 			v.Children[0].LagMessages == 0 && v.Children[0].LagComplete
 	})
+}
+
+// F22: narad_fanout_due_lag_seconds reports how far behind the due
+// frontier a delay cursor runs while it holds an overdue record, and falls
+// to 0 once it has delivered everything due and the parent went quiet.
+// Before the fix it kept the last slab's value forever (a false alert).
+func TestDueLagFallsToZeroAtTheFrontier(t *testing.T) {
+	n := newNode(t, Config{})
+	n.createTopic("src", 1, 0)
+	n.createTopic("later", 1, 0)
+	const delay = time.Hour
+	n.attach("src", "later", delay.Milliseconds())
+	n.commit("src", 0, "r1")
+	committedAt := n.read("src", 0)[0].CommittedAt
+	// On the reading clock the record has been due for 10 s, and the child
+	// refuses it for now: the cursor holds it, 10 s behind the frontier.
+	n.now.Freeze(time.UnixMilli(committedAt).Add(delay + 10*time.Second))
+	n.fc.set("later/0", true)
+	n.e.Start()
+	listed := func() float64 {
+		v, err := n.e.Children("src")
+		if err != nil || len(v.Children) != 1 || v.Children[0].DueLagSeconds == nil {
+			t.Fatalf("listing: %+v, %v", v, err)
+		}
+		return *v.Children[0].DueLagSeconds
+	}
+	waitFor(t, 10*time.Second, "a due lag of 10 s while the record is held", func() bool {
+		return cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == 10 && listed() == 10
+	})
+	n.fc.set("later/0", false)
+	waitFor(t, 10*time.Second, "delivery", func() bool { return len(n.read("later", 0)) == 1 })
+	waitFor(t, 10*time.Second, "a due lag of 0 once caught up with a quiet parent", func() bool {
+		return cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == 0 && listed() == 0
+	})
+}
+
+// cursorGauge reads a cursor's series (parent, child, partition) of a
+// gauge vector from the registry; -1 when the series does not exist.
+func cursorGauge(t testing.TB, m *metrics.Metrics, name, parent, child, partition string) float64 {
+	t.Helper()
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"parent": parent, "child": child, "partition": partition}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			match := len(s.GetLabel()) == len(want)
+			for _, l := range s.GetLabel() {
+				match = match && want[l.GetName()] == l.GetValue()
+			}
+			if match {
+				return s.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
 }
