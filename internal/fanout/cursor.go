@@ -131,8 +131,11 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		if err != nil {
 			return err
 		}
-		if len(slab) > 0 {
-			if err := e.commitSlab(ctx, c, slab); err != nil {
+		n := len(slab)
+		if n > 0 {
+			// The slab is handed over, not kept: across a bucket outage
+			// only commitSlab's copy of the failed records stays live.
+			if err := e.commitSlab(ctx, c, &slab); err != nil {
 				return err
 			}
 		}
@@ -147,7 +150,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		}
 		pos = next
 		c.pos.Store(pos)
-		e.m.FanoutCommitted.WithLabelValues(k.parent, k.child).Add(float64(len(slab)))
+		e.m.FanoutCommitted.WithLabelValues(k.parent, k.child).Add(float64(n))
 	}
 	return ctx.Err()
 }
