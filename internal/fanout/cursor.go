@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -121,7 +122,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 			dropped.Add(n)
 			e.m.FanoutDropped.WithLabelValues(k.parent, k.child).Add(float64(n))
 			e.cfg.Logger.Warn("fan-out drop-behind", "parent", k.parent, "child", k.child, "partition", k.partition, "dropped", n)
-			if err := cf.Advance(c.link.epoch, below.Oldest); err != nil {
+			if err := e.advance(ctx, c, cf, below.Oldest); err != nil {
 				return err
 			}
 			pos = below.Oldest
@@ -145,7 +146,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		// Every bucket of the slab is committed: only now may the durable
 		// offset pass its records. (A skipped unreadable range is advanced
 		// over the same way; storage counted it as recorded loss.)
-		if err := cf.Advance(c.link.epoch, next); err != nil {
+		if err := e.advance(ctx, c, cf, next); err != nil {
 			return err
 		}
 		pos = next
@@ -154,6 +155,51 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 	}
 	return ctx.Err()
 }
+
+// advance durably records next in the cursor file (F9), and does not
+// return until it has, the link stopped, or the error is not the disk's.
+//
+// A failed write or fdatasync (a full disk, an I/O error) leaves the
+// file's durable content unknown: the old record, the new one, or a torn
+// one readers take for corrupt. Each of them is safe — the child has
+// committed everything below next — but the cursor must not report or act
+// on next before it is durable. So it holds its position in memory and
+// rewrites the whole record, backing off 1 s doubling to 30 s, until a
+// write and its fdatasync both succeed: rewriting re-dirties the page, so
+// a retried fdatasync writes it again rather than trusting a page the
+// kernel may have marked clean after the failure. It never exits over it:
+// an exit would restart from the file, re-read and re-commit the slab
+// (duplicates in the child on every try), or, after a torn write, replay
+// from the attach point.
+func (e *Engine) advance(ctx context.Context, c *cursor, cf *CursorFile, next uint64) error {
+	backoff := e.cfg.Backoff
+	for failures := 0; ; failures++ {
+		err := cf.Advance(c.link.epoch, next)
+		switch {
+		case err == nil:
+			if failures > 0 {
+				e.cfg.Logger.Info("fan-out cursor file written again", "parent", c.key.parent, "child", c.key.child,
+					"partition", c.key.partition, "next_offset", next, "failures", failures)
+			}
+			return nil
+		case errors.Is(err, ErrCursorEpoch), errors.Is(err, os.ErrClosed):
+			return err // not the disk: a retry would fail the same way
+		}
+		e.m.Errors.WithLabelValues("fanout", "cursor_file").Inc()
+		if failures == 0 || backoff >= advanceBackoffCap*e.cfg.Backoff {
+			e.cfg.Logger.Warn("fan-out cursor file cannot be written; the cursor keeps its last durable position and retries "+
+				"(free space on the data directory's disk, or check the disk)", "parent", c.key.parent, "child", c.key.child,
+				"partition", c.key.partition, "next_offset", next, "failures", failures+1, "err", err)
+		}
+		if !sleepCtx(ctx, backoff) {
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, advanceBackoffCap*e.cfg.Backoff)
+	}
+}
+
+// advanceBackoffCap bounds advance's backoff: 30 × Config.Backoff (30 s).
+const advanceBackoffCap = 30
 
 // startPosition resumes from a cursor file of this link's epoch, or
 // anchors at the attach point (F15) — which overwrites whatever file is

@@ -11,6 +11,13 @@
 //	committed.
 //
 // A crash repeats the last slab into the child (duplicates), never a gap.
+// A cursor file that cannot be written (a full disk, an I/O error, on the
+// write or its fdatasync) holds the cursor where its file durably stands:
+// it reports no position past that, rewrites the record until the disk
+// takes it, and neither exits nor re-commits meanwhile. A file that cannot
+// be read or first anchored stops the cursor, and the reconciler starts it
+// again on its next tick; an unreadable file is never taken for a missing
+// one. All cursor file I/O goes through Config.FS (the vfs seam).
 // Around it: attach epochs make "is this my state?" an equality check;
 // attach points recorded inside the Raft attach command say where a cursor
 // without a file starts; anchoring (writing a start position over a file)
