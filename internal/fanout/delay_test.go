@@ -183,3 +183,47 @@ func cursorGauge(t testing.TB, m *metrics.Metrics, name, parent, child, partitio
 	}
 	return -1
 }
+
+// F21: after the parent partition moves, the records the old owner
+// stamped are gated by the new owner's clock. Delivery is never early on
+// the clock of the node now owning the partition, and is exactly as early
+// or late as the two clocks disagree: nothing clamps the gate to the
+// stamps (that would only trade lateness on one clock for earliness on
+// the other). Here the broker's clock stamps commits, as the old owner's
+// did, and a second engine with its own clock plays the new owner.
+func TestDelayGateAfterAMoveIsTheNewOwnersClock(t *testing.T) {
+	const delay = time.Hour
+	for _, skew := range []time.Duration{10 * time.Second, -10 * time.Second} { // old owner's clock minus the new owner's
+		t.Run("old owner "+skew.String(), func(t *testing.T) {
+			n := newNode(t, Config{})
+			n.createTopic("src", 1, 0)
+			n.createTopic("later", 1, 0)
+			n.attach("src", "later", delay.Milliseconds())
+			trueCommit := time.UnixMilli(time.Now().UnixMilli()) // commit times are milliseconds
+			n.now.Freeze(trueCommit.Add(skew))                   // the old owner's clock stamps the record
+			n.commit("src", 0, "r1")
+			stamped := time.UnixMilli(n.read("src", 0)[0].CommittedAt)
+
+			newOwner := &clock{}
+			newOwner.Freeze(stamped.Add(delay - time.Millisecond))
+			cfg := n.e.cfg
+			cfg.Now = newOwner.Now
+			e := New(cfg, "n1", n.meta, n.b, n.fc, n.m)
+			t.Cleanup(e.Close)
+			l, _ := n.b.Registry().Get("src", 0)
+			r0 := l.Reads()
+			e.Start()
+			waitFor(t, 10*time.Second, "the new owner's cursor looking at the record", func() bool { return l.Reads() > r0+5 })
+			if got := len(n.read("later", 0)); got != 0 {
+				t.Fatalf("delivered 1 ms before due on the new owner's clock")
+			}
+			newOwner.Advance(time.Millisecond)
+			waitFor(t, 10*time.Second, "delivery once due on the new owner's clock", func() bool { return len(n.read("later", 0)) == 1 })
+			// Measured against the new owner's clock at the commit, the
+			// copy came exactly the skew late (or, negative, early).
+			if off := newOwner.Now().Sub(trueCommit.Add(delay)); off != skew {
+				t.Fatalf("delivered %v off due by the new owner's clock at commit, want the skew %v", off, skew)
+			}
+		})
+	}
+}

@@ -26,5 +26,9 @@
 // under the lock a cursor takes to own its path, just before removing); a
 // delay child's cursor reads only records due on this node's clock and
 // sleeps until the first one that is not, which costs O(1) however long
-// the backlog (commit times never decrease along a partition).
+// the backlog (commit times never decrease along a partition). The gate
+// compares commit times stamped by whichever node committed a record with
+// the clock of the node that owns the parent partition now: after a move,
+// delivery is never early on the new owner's clock, and early or late by
+// the skew between the two clocks otherwise (F21). Nothing clamps it.
 package fanout

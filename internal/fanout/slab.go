@@ -56,6 +56,9 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		ch := l.Notify()
 		gate := int64(storage.NoDueLimit)
 		if delay > 0 {
+			// This node's clock against stamps of whichever node committed
+			// each record: after a move, early or late by the skew, never
+			// early on this clock (F21).
 			gate = e.cfg.Now().Add(-delay).UnixMilli()
 		}
 		res, err := l.Read(next, e.cfg.MaxBatchRecords-len(out), e.cfg.MaxBatchBytes-bytes, gate)
