@@ -49,7 +49,9 @@ func bucketize(recs []storage.Record, childParts, parentParts, parentPartition i
 }
 
 // detach copies records off the parent log's decoded frames, so records
-// held across a long outage do not pin read buffers (F7).
+// held across a long outage do not pin read buffers (F7). Offsets and
+// commit times are kept: a refused record is named by its parent offset
+// (F28), and a remote link's recovery point is a commit time (F29).
 func detach(recs []storage.Record) []storage.Record {
 	size := 0
 	for i := range recs {
@@ -66,7 +68,7 @@ func detach(recs []storage.Record) []storage.Record {
 		}
 		start = len(buf)
 		buf = append(buf, r.Payload...)
-		out[i] = storage.Record{Key: k, Payload: buf[start:len(buf):len(buf)]}
+		out[i] = storage.Record{Offset: r.Offset, CommittedAt: r.CommittedAt, Key: k, Payload: buf[start:len(buf):len(buf)]}
 	}
 	return out
 }

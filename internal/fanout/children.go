@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"time"
@@ -156,7 +157,7 @@ func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPositi
 		if err != nil {
 			continue
 		}
-		if st, exists, err := ReadCursorFile(filepath.Join(dir, CursorFileName(name))); err == nil && exists {
+		if st, exists, err := readCursorFile(e.cfg.FS, filepath.Join(dir, CursorFileName(name))); err == nil && exists {
 			out = append(out, broker.CursorPosition{Child: name, Epoch: st.Epoch, NextOffset: st.NextOffset})
 		}
 	}
@@ -230,7 +231,9 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 
 // position is where the link's cursor on partition p stands: the running
 // cursor's memory, else its file (this epoch only), else the attach point
-// it would start from.
+// it would start from. A file that cannot be read (an I/O error, not a
+// corrupt record) says nothing: the position is unknown, as it is to the
+// cursor, which does not start from anywhere else either.
 func (e *Engine) position(parent string, child meta.Topic, p int) (uint64, bool) {
 	e.mu.Lock()
 	c, running := e.running[cursorKey{parent, child.Name, p}]
@@ -242,7 +245,11 @@ func (e *Engine) position(parent string, child meta.Topic, p int) (uint64, bool)
 	if err != nil {
 		return 0, false
 	}
-	if st, exists, err := ReadCursorFile(filepath.Join(dir, CursorFileName(child.Name))); err == nil && exists && st.Epoch == child.AttachEpoch {
+	st, exists, err := readCursorFile(e.cfg.FS, filepath.Join(dir, CursorFileName(child.Name)))
+	switch {
+	case err != nil && !errors.Is(err, ErrCursorCorrupt):
+		return 0, false
+	case err == nil && exists && st.Epoch == child.AttachEpoch:
 		return st.NextOffset, true
 	}
 	switch offs := child.AttachOffsets; {

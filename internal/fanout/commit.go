@@ -15,14 +15,22 @@ import (
 // re-bucketed under the child's current partition count every time.
 // Fan-out never reroutes to a sibling partition: a dead owner stalls its
 // bucket until it returns. It returns nil only when everything committed.
-func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab []storage.Record) error {
+//
+// It takes the slab over, through a pointer it clears: the records alias
+// the parent log's decoded frames, and once the failed buckets are copied
+// no reference to them is left, so a long outage holds only the copy (F7).
+// (A slice parameter would not do: the compiler may keep a parameter's
+// stack slot live for the whole call to reload its length from it, and
+// that slot holds the slab.)
+func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab *[]storage.Record) error {
 	if c.link.remote {
 		return e.sendRemote(ctx, c, slab)
 	}
 	k := c.key
 	rr := e.rotation(k.child)
-	var held []storage.Record // failed records, copied: set after the first failed round
-	recs := slab
+	recs := *slab
+	*slab = nil // recs is the only reference from here on
+	nrecs, nbytes := len(recs), slabBytes(recs)
 	for round := 0; ; round++ {
 		child, ok := e.meta.Topic(k.child)
 		if !ok || child.AttachEpoch != c.link.epoch || child.Parent != k.parent {
@@ -36,22 +44,22 @@ func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab []storage.Recor
 		}
 		failed := e.commitBuckets(ctx, k, bucketize(recs, child.Partitions, parentParts, k.partition, rr))
 		if len(failed) == 0 {
-			if round == 0 {
-				e.m.FanoutBatchRecords.Observe(float64(len(slab)))
-				e.m.FanoutBatchBytes.Observe(float64(slabBytes(slab)))
-			}
+			e.m.FanoutBatchRecords.Observe(float64(nrecs))
+			e.m.FanoutBatchBytes.Observe(float64(nbytes))
 			return nil
 		}
-		held = held[:0]
+		held := make([]storage.Record, 0, nrecs)
 		for _, b := range failed {
 			held = append(held, b...)
 		}
 		if round == 0 {
+			// Off the parent log: after this the slab is unreachable from
+			// here (recs was its last reference) and its frames can go.
 			held = detach(held)
 		}
-		recs = held
 		e.cfg.Logger.Warn("fan-out commit failing; retrying only the failed buckets", "parent", k.parent,
-			"child", k.child, "partition", k.partition, "records", len(recs), "buckets", len(failed))
+			"child", k.child, "partition", k.partition, "records", len(held), "buckets", len(failed))
+		recs, failed = held, nil
 		if !sleepCtx(ctx, e.cfg.Backoff) {
 			return ctx.Err()
 		}

@@ -46,9 +46,18 @@ func (e *Engine) startCursor(k cursorKey, l link) *cursor {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cursor{key: k, link: l, cancel: cancel, done: make(chan struct{})}
 	go func() {
-		defer close(c.done)
-		defer e.rec.exited.Store(true)
-		defer e.deleteSeries(k)
+		defer func() {
+			e.deleteSeries(k)
+			// done closes before the reconciler hears of the exit: a tick
+			// that sees exited must also find done closed, or its pass
+			// keeps the dead cursor in running, comes out clean, and every
+			// tick after it skips (F3) with this partition uncopied.
+			close(c.done)
+			if h := e.exitHook; h != nil {
+				h(k)
+			}
+			e.rec.exited.Store(true)
+		}()
 		err := e.run(ctx, c)
 		switch {
 		case err == nil, errors.Is(err, context.Canceled), errors.Is(err, errStopped):
@@ -85,11 +94,17 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		return err
 	}
 	path := filepath.Join(dir, CursorFileName(k.child))
+	// Owned from before the first read to after the last write: the orphan
+	// sweep never removes a path a running cursor owns (sweep.go).
+	if !e.owned.own(path, c) {
+		return errPathOwned
+	}
+	defer e.owned.release(path, c)
 	pos, err := e.startPosition(ctx, c, path)
 	if err != nil {
 		return err
 	}
-	cf, err := OpenCursorFile(path)
+	cf, err := OpenCursorFile(e.cfg.FS, path)
 	if err != nil {
 		return err
 	}
@@ -107,7 +122,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 			dropped.Add(n)
 			e.m.FanoutDropped.WithLabelValues(k.parent, k.child).Add(float64(n))
 			e.cfg.Logger.Warn("fan-out drop-behind", "parent", k.parent, "child", k.child, "partition", k.partition, "dropped", n)
-			if err := cf.Advance(c.link.epoch, below.Oldest); err != nil {
+			if err := e.advance(ctx, c, cf, below.Oldest); err != nil {
 				return err
 			}
 			pos = below.Oldest
@@ -117,8 +132,11 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		if err != nil {
 			return err
 		}
-		if len(slab) > 0 {
-			if err := e.commitSlab(ctx, c, slab); err != nil {
+		n := len(slab)
+		if n > 0 {
+			// The slab is handed over, not kept: across a bucket outage
+			// only commitSlab's copy of the failed records stays live.
+			if err := e.commitSlab(ctx, c, &slab); err != nil {
 				return err
 			}
 		}
@@ -128,24 +146,69 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		// Every bucket of the slab is committed: only now may the durable
 		// offset pass its records. (A skipped unreadable range is advanced
 		// over the same way; storage counted it as recorded loss.)
-		if err := cf.Advance(c.link.epoch, next); err != nil {
+		if err := e.advance(ctx, c, cf, next); err != nil {
 			return err
 		}
 		pos = next
 		c.pos.Store(pos)
-		e.m.FanoutCommitted.WithLabelValues(k.parent, k.child).Add(float64(len(slab)))
+		e.m.FanoutCommitted.WithLabelValues(k.parent, k.child).Add(float64(n))
 	}
 	return ctx.Err()
 }
+
+// advance durably records next in the cursor file (F9), and does not
+// return until it has, the link stopped, or the error is not the disk's.
+//
+// A failed write or fdatasync (a full disk, an I/O error) leaves the
+// file's durable content unknown: the old record, the new one, or a torn
+// one readers take for corrupt. Each of them is safe — the child has
+// committed everything below next — but the cursor must not report or act
+// on next before it is durable. So it holds its position in memory and
+// rewrites the whole record, backing off 1 s doubling to 30 s, until a
+// write and its fdatasync both succeed: rewriting re-dirties the page, so
+// a retried fdatasync writes it again rather than trusting a page the
+// kernel may have marked clean after the failure. It never exits over it:
+// an exit would restart from the file, re-read and re-commit the slab
+// (duplicates in the child on every try), or, after a torn write, replay
+// from the attach point.
+func (e *Engine) advance(ctx context.Context, c *cursor, cf *CursorFile, next uint64) error {
+	backoff := e.cfg.Backoff
+	for failures := 0; ; failures++ {
+		err := cf.Advance(c.link.epoch, next)
+		switch {
+		case err == nil:
+			if failures > 0 {
+				e.cfg.Logger.Info("fan-out cursor file written again", "parent", c.key.parent, "child", c.key.child,
+					"partition", c.key.partition, "next_offset", next, "failures", failures)
+			}
+			return nil
+		case errors.Is(err, ErrCursorEpoch), errors.Is(err, os.ErrClosed):
+			return err // not the disk: a retry would fail the same way
+		}
+		e.m.Errors.WithLabelValues("fanout", "cursor_file").Inc()
+		if failures == 0 || backoff >= advanceBackoffCap*e.cfg.Backoff {
+			e.cfg.Logger.Warn("fan-out cursor file cannot be written; the cursor keeps its last durable position and retries "+
+				"(free space on the data directory's disk, or check the disk)", "parent", c.key.parent, "child", c.key.child,
+				"partition", c.key.partition, "next_offset", next, "failures", failures+1, "err", err)
+		}
+		if !sleepCtx(ctx, backoff) {
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, advanceBackoffCap*e.cfg.Backoff)
+	}
+}
+
+// advanceBackoffCap bounds advance's backoff: 30 × Config.Backoff (30 s).
+const advanceBackoffCap = 30
 
 // startPosition resumes from a cursor file of this link's epoch, or
 // anchors at the attach point (F15) — which overwrites whatever file is
 // there, so it needs the leader to confirm the epoch is current (F16).
 func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uint64, error) {
-	st, exists, err := ReadCursorFile(path)
+	st, exists, err := readCursorFile(e.cfg.FS, path)
 	if err == nil && exists && st.Epoch == c.link.epoch {
 		if st.Legacy { // migrate the older variable-length form (same value: not an anchor)
-			if err := WriteCursorFileAtomic(path, st.Epoch, st.NextOffset); err != nil {
+			if err := WriteCursorFileAtomic(e.cfg.FS, path, st.Epoch, st.NextOffset); err != nil {
 				return 0, err
 			}
 		}
@@ -164,10 +227,10 @@ func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uin
 	if err != nil || !childExists || !current {
 		return 0, fmt.Errorf("%w (child %q epoch %s: exists=%v current=%v err=%v)", errDeferred, c.key.child, c.link.epoch, childExists, current, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
+	if err := e.cfg.FS.MkdirAll(filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
 		return 0, err
 	}
-	if err := WriteCursorFileAtomic(path, c.link.epoch, start); err != nil {
+	if err := WriteCursorFileAtomic(e.cfg.FS, path, c.link.epoch, start); err != nil {
 		return 0, err
 	}
 	e.cfg.Logger.Info("fan-out cursor anchored", "parent", c.key.parent, "child", c.key.child,

@@ -13,9 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // The cursor file (F14) holds one (parent partition, child) cursor:
@@ -72,10 +70,6 @@ var (
 	cursorReadRetries = 3
 	cursorRetrySleep  = time.Millisecond
 )
-
-// cursorDatasync is unix.Fdatasync; a test replaces it to run in-place
-// writes back to back, which is when readers catch them half done.
-var cursorDatasync = unix.Fdatasync
 
 // cursorReadHook, when set (tests only), runs before every read attempt of
 // a cursor file, so a test can count re-reads.
@@ -338,15 +332,21 @@ func readCursorRetry(path string, read func() ([]byte, error)) (CursorState, boo
 	}
 }
 
-// ReadCursorFile reads the cursor file at path, either form. A missing file
-// is (zero, false, nil). A file that does not decode after re-reads is
-// (zero, true, error wrapping ErrCursorCorrupt): it exists, and a caller
-// that may delete unreadable files needs to know. Any other I/O error is
-// (zero, false, err): nothing is known about the file.
+// ReadCursorFile reads the cursor file at path on the real disk, either
+// form. A missing file is (zero, false, nil). A file that does not decode
+// after re-reads is (zero, true, error wrapping ErrCursorCorrupt): it
+// exists, and a caller that may delete unreadable files needs to know. Any
+// other I/O error is (zero, false, err): nothing is known about the file,
+// and in particular it must not be taken for a missing one.
 func ReadCursorFile(path string) (CursorState, bool, error) {
+	return readCursorFile(vfs.Default, path)
+}
+
+// readCursorFile is ReadCursorFile through fsys.
+func readCursorFile(fsys vfs.FS, path string) (CursorState, bool, error) {
 	return readCursorRetry(path, func() ([]byte, error) {
 		// Reopened on each attempt: a rename may have replaced the file.
-		f, err := os.Open(path)
+		f, err := vfs.Open(fsys, path)
 		if err != nil {
 			return nil, err
 		}
@@ -360,8 +360,9 @@ func ReadCursorFile(path string) (CursorState, bool, error) {
 // one writer per file: the cursor that owns the parent partition.
 type CursorFile struct {
 	mu     sync.Mutex
+	fs     vfs.FS
 	path   string
-	f      *os.File // open on the file at path iff that file is in the fixed form
+	f      vfs.File // open on the file at path iff that file is in the fixed form
 	closed bool
 	buf    [CursorFileSize]byte
 }
@@ -370,14 +371,15 @@ type CursorFile struct {
 // exist (the first anchor is WriteCursorFileAtomic: a missing file is an
 // error wrapping fs.ErrNotExist) and decode (else ErrCursorCorrupt, after
 // re-reads, as ReadCursorFile: a corrupt file counts as no file, and only a
-// leader-confirmed anchor may replace it).
+// leader-confirmed anchor may replace it). A nil fsys is the real disk.
 //
 // A fixed-form file is kept open and advanced in place. A variable-length
 // file (legacy, or an epoch too long for 256 bytes) is not held open: its
 // next Advance replaces it atomically, with the fixed form if the new record
 // fits, and only then is the file reopened for in-place writes.
-func OpenCursorFile(path string) (*CursorFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func OpenCursorFile(fsys vfs.FS, path string) (*CursorFile, error) {
+	fsys = vfs.Or(fsys)
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +390,7 @@ func OpenCursorFile(path string) (*CursorFile, error) {
 		f.Close()
 		return nil, err
 	}
-	c := &CursorFile{path: path}
+	c := &CursorFile{fs: fsys, path: path}
 	if st.Fixed {
 		c.f = f
 	} else {
@@ -426,7 +428,7 @@ func (c *CursorFile) Advance(epoch string, next uint64) error {
 		err = io.ErrShortWrite
 	}
 	if err == nil {
-		err = cursorDatasync(int(c.f.Fd()))
+		err = c.f.Datasync()
 	}
 	if err != nil {
 		return fmt.Errorf("advance cursor file %s: %w", c.path, err)
@@ -439,7 +441,7 @@ func (c *CursorFile) Advance(epoch string, next uint64) error {
 // the rename: it names the replaced inode, and writes through it would be
 // lost.
 func (c *CursorFile) advanceAtomic(epoch string, next uint64) error {
-	err := WriteCursorFileAtomic(c.path, epoch, next)
+	err := WriteCursorFileAtomic(c.fs, c.path, epoch, next)
 	if c.f != nil {
 		// Even on failure: the rename may have happened, and the atomic
 		// path is right whichever file is there now.
@@ -452,7 +454,7 @@ func (c *CursorFile) advanceAtomic(epoch string, next uint64) error {
 	if !cursorFits(epoch, next) {
 		return nil
 	}
-	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	f, err := c.fs.OpenFile(c.path, os.O_RDWR, 0)
 	if err != nil {
 		// The record is durable; only the handle is missing, and the next
 		// Advance takes the atomic path and tries again.
@@ -483,11 +485,12 @@ func (c *CursorFile) Close() error {
 // directory. A crash leaves the old file or the new one, never a mix. It
 // writes the fixed form when the record fits, else the variable-length one.
 // It serves the first anchor, the migration of a legacy file, and records
-// too long for the fixed form; Advance covers the rest in place.
+// too long for the fixed form; Advance covers the rest in place. A nil
+// fsys is the real disk.
 //
 // A crash between create and rename leaves <name>.tmp<random> behind; the
 // name does not match fanout-*.offset, so no reader takes it for a cursor.
-func WriteCursorFileAtomic(path, epoch string, next uint64) error {
+func WriteCursorFileAtomic(fsys vfs.FS, path, epoch string, next uint64) error {
 	b, err := EncodeCursor(epoch, next)
 	if errors.Is(err, ErrCursorTooLong) {
 		b, err = encodeCursorPlain(epoch, next)
@@ -495,7 +498,7 @@ func WriteCursorFileAtomic(path, epoch string, next uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := storage.WriteFileAtomic(path, b); err != nil {
+	if err := vfs.WriteFileAtomic(vfs.Or(fsys), path, b); err != nil {
 		return fmt.Errorf("write cursor file %s: %w", path, err)
 	}
 	return nil

@@ -10,9 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,10 +200,10 @@ func TestCursorRoundTrip(t *testing.T) {
 
 				// Through the file: the atomic anchor, then in place.
 				path := cursorPath(t)
-				if err := WriteCursorFileAtomic(path, epoch, next/2); err != nil {
+				if err := WriteCursorFileAtomic(nil, path, epoch, next/2); err != nil {
 					t.Fatal(err)
 				}
-				cf, err := OpenCursorFile(path)
+				cf, err := OpenCursorFile(nil, path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -258,7 +256,7 @@ func TestCursorFlippedByte(t *testing.T) {
 			if n := reads.Load(); n != 4 {
 				t.Fatalf("%d reads, want 1 + 3 re-reads", n)
 			}
-			if _, err := OpenCursorFile(path); !errors.Is(err, ErrCursorCorrupt) {
+			if _, err := OpenCursorFile(nil, path); !errors.Is(err, ErrCursorCorrupt) {
 				t.Fatalf("OpenCursorFile: %v, want ErrCursorCorrupt", err)
 			}
 		})
@@ -325,157 +323,6 @@ func TestCursorTornWrite(t *testing.T) {
 	}
 }
 
-func TestCursorConcurrentAdvanceRead(t *testing.T) {
-	// With the real fdatasync the writer manages a few hundred advances a
-	// second; without it, it rewrites the record back to back, which is
-	// when a reader catches a write half done and must re-read.
-	for _, mode := range []struct {
-		name       string
-		sync       bool
-		minAdvance uint64
-	}{{"fdatasync", true, 2}, {"back-to-back", false, 2000}} {
-		t.Run(mode.name, func(t *testing.T) {
-			if !mode.sync {
-				old := cursorDatasync
-				cursorDatasync = func(int) error { return nil }
-				t.Cleanup(func() { cursorDatasync = old })
-			}
-			testConcurrentAdvanceRead(t, 2000, mode.minAdvance)
-		})
-	}
-}
-
-func testConcurrentAdvanceRead(t *testing.T, minReads int, minAdvances uint64) {
-	// Values a torn read would mix visibly: the epoch is a function of the
-	// offset, and consecutive epochs differ in length.
-	epochs := []string{testEpoch, "x", strings.Repeat("e", 150)}
-	epochFor := func(n uint64) string { return epochs[n%uint64(len(epochs))] }
-
-	path := cursorPath(t)
-	if err := WriteCursorFileAtomic(path, epochFor(0), 0); err != nil {
-		t.Fatal(err)
-	}
-	cf, err := OpenCursorFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cf.Close()
-	attempts := withCursorRetries(t, cursorReadRetries, cursorRetrySleep)
-
-	var started atomic.Uint64 // highest offset an Advance has begun to write
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var werr error
-	wg.Go(func() {
-		for n := uint64(1); ; n++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			started.Store(n)
-			if err := cf.Advance(epochFor(n), n); err != nil {
-				werr = err
-				return
-			}
-		}
-	})
-	defer func() {
-		close(stop)
-		wg.Wait()
-		if werr != nil {
-			t.Fatal(werr)
-		}
-	}()
-
-	var reads, corrupt int
-	var last uint64
-	deadline := time.Now().Add(20 * time.Second)
-	for reads < minReads || started.Load() < minAdvances {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d reads the writer has done only %d advances", reads, started.Load())
-		}
-		reads++
-		st, exists, err := ReadCursorFile(path)
-		switch {
-		case errors.Is(err, ErrCursorCorrupt):
-			corrupt++
-			continue
-		case err != nil || !exists:
-			t.Fatalf("ReadCursorFile: %v, exists %v", err, exists)
-		}
-		if st.Epoch != epochFor(st.NextOffset) || !st.Fixed {
-			t.Fatalf("read %.40v: never written", st)
-		}
-		if hi := started.Load(); st.NextOffset > hi {
-			t.Fatalf("read offset %d, highest written %d", st.NextOffset, hi)
-		}
-		if st.NextOffset < last {
-			t.Fatalf("read offset %d after %d", st.NextOffset, last)
-		}
-		last = st.NextOffset
-	}
-	t.Logf("%d reads (%d re-reads), %d corrupt after re-reads; %d advances",
-		reads, attempts.Load()-int64(reads), corrupt, started.Load())
-	if corrupt > reads/100 {
-		t.Fatalf("%d of %d reads corrupt: re-reads do not ride out in-place writes", corrupt, reads)
-	}
-}
-
-func TestCursorLegacy(t *testing.T) {
-	tests := []struct {
-		name, content string
-		epoch         string
-		next          uint64
-	}{
-		{"as older binaries wrote it", `{"epoch":"abc","next_offset":7}` + "\n", "abc", 7},
-		{"no newline", `{"epoch":"abc","next_offset":7}`, "abc", 7},
-		{"whitespace and key order", "\n\t{ \"next_offset\" : 18446744073709551615 ,\r\n \"epoch\" : \"" + testEpoch + "\" }  \n\n", testEpoch, math.MaxUint64},
-		{"escaped epoch", `{"epoch":"\u0061bc","next_offset":0}`, "abc", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := cursorPath(t)
-			writeRaw(t, path, []byte(tt.content))
-			st, exists, err := ReadCursorFile(path)
-			want := CursorState{Epoch: tt.epoch, NextOffset: tt.next, Legacy: true}
-			if err != nil || !exists || st != want {
-				t.Fatalf("ReadCursorFile = %+v, %v, %v; want %+v", st, exists, err, want)
-			}
-
-			// Advance on a legacy file goes atomic (a new inode), the
-			// result is the fixed form, and the next one is in place.
-			cf, err := OpenCursorFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cf.Close()
-			before := statFile(t, path)
-			if err := cf.Advance(tt.epoch, tt.next/2+1); err != nil {
-				t.Fatal(err)
-			}
-			migrated := statFile(t, path)
-			if os.SameFile(before, migrated) {
-				t.Fatal("legacy file rewritten in place, want an atomic replace")
-			}
-			if migrated.Size() != CursorFileSize {
-				t.Fatalf("migrated file has %d bytes", migrated.Size())
-			}
-			if err := cf.Advance(tt.epoch, tt.next/2+2); err != nil {
-				t.Fatal(err)
-			}
-			if !os.SameFile(migrated, statFile(t, path)) {
-				t.Fatal("fixed file replaced, want an in-place write")
-			}
-			st, _, err = ReadCursorFile(path)
-			if want := (CursorState{Epoch: tt.epoch, NextOffset: tt.next/2 + 2, Fixed: true}); err != nil || st != want {
-				t.Fatalf("after advances: %+v, %v; want %+v", st, err, want)
-			}
-			onlyFile(t, path)
-		})
-	}
-}
-
 func TestCursorDecodeRejects(t *testing.T) {
 	tests := []struct {
 		name string
@@ -538,83 +385,6 @@ func TestCursorDecodeRejects(t *testing.T) {
 	}
 }
 
-func TestCursorLongEpoch(t *testing.T) {
-	long := strings.Repeat("L", 300)
-	// Too long for the fixed form by one byte, yet its plain record is
-	// shorter than 256 bytes: the writer pads it past 256.
-	edge := strings.Repeat("E", CursorFileSize-cursorFixedOverhead)
-	for _, epoch := range []string{long, edge, strings.Repeat("M", cursorMaxEpoch)} {
-		t.Run(strconv.Itoa(len(epoch)), func(t *testing.T) {
-			path := cursorPath(t)
-			if err := WriteCursorFileAtomic(path, epoch, 5); err != nil {
-				t.Fatal(err)
-			}
-			raw := readRaw(t, path)
-			if len(raw) <= CursorFileSize {
-				t.Fatalf("plain form of %d bytes, want more than %d", len(raw), CursorFileSize)
-			}
-			var keys map[string]any
-			if err := json.Unmarshal(raw, &keys); err != nil || len(keys) != 2 {
-				t.Fatalf("not the plain record: %v, keys %v", err, keys)
-			}
-			var old oldBinaryRecord
-			if err := json.Unmarshal(raw, &old); err != nil || old.Epoch != epoch || old.NextOffset != 5 {
-				t.Fatalf("an older binary reads %.40v, %v", old, err)
-			}
-			st, exists, err := ReadCursorFile(path)
-			if want := (CursorState{Epoch: epoch, NextOffset: 5}); err != nil || !exists || st != want {
-				t.Fatalf("ReadCursorFile = %.60v, %v, %v", st, exists, err)
-			}
-
-			cf, err := OpenCursorFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cf.Close()
-			// Long to long: atomic.
-			fi := statFile(t, path)
-			if err := cf.Advance(epoch, 6); err != nil {
-				t.Fatal(err)
-			}
-			if os.SameFile(fi, statFile(t, path)) {
-				t.Fatal("plain file advanced in place")
-			}
-			if st, _, err := ReadCursorFile(path); err != nil || st.NextOffset != 6 || st.Fixed {
-				t.Fatalf("after long advance: %.60v, %v", st, err)
-			}
-			// Long to short: atomic, to the fixed form.
-			fi = statFile(t, path)
-			if err := cf.Advance(testEpoch, 7); err != nil {
-				t.Fatal(err)
-			}
-			if fi2 := statFile(t, path); os.SameFile(fi, fi2) || fi2.Size() != CursorFileSize {
-				t.Fatalf("short record: same file %v, %d bytes", os.SameFile(fi, fi2), fi2.Size())
-			}
-			// Short to short: in place.
-			fi = statFile(t, path)
-			if err := cf.Advance(testEpoch, 8); err != nil {
-				t.Fatal(err)
-			}
-			if !os.SameFile(fi, statFile(t, path)) {
-				t.Fatal("fixed file replaced, want in place")
-			}
-			// Short to long from the in-place handle: atomic again, and
-			// the old descriptor must not be written through afterwards.
-			if err := cf.Advance(epoch, 9); err != nil {
-				t.Fatal(err)
-			}
-			if err := cf.Advance(testEpoch, 10); err != nil {
-				t.Fatal(err)
-			}
-			st, _, err = ReadCursorFile(path)
-			if want := (CursorState{Epoch: testEpoch, NextOffset: 10, Fixed: true}); err != nil || st != want {
-				t.Fatalf("final state %+v, %v; want %+v", st, err, want)
-			}
-			onlyFile(t, path)
-		})
-	}
-}
-
 func TestCursorInvalidEpoch(t *testing.T) {
 	bad := []string{"", "a b", "a/b", "a.b", `a"b`, "a\nb", "é", "abc\x00", strings.Repeat("a", cursorMaxEpoch+1)}
 	for _, epoch := range bad {
@@ -623,17 +393,17 @@ func TestCursorInvalidEpoch(t *testing.T) {
 				t.Fatalf("EncodeCursor: %v, want ErrCursorEpoch", err)
 			}
 			path := cursorPath(t)
-			if err := WriteCursorFileAtomic(path, epoch, 1); !errors.Is(err, ErrCursorEpoch) {
+			if err := WriteCursorFileAtomic(nil, path, epoch, 1); !errors.Is(err, ErrCursorEpoch) {
 				t.Fatalf("WriteCursorFileAtomic: %v, want ErrCursorEpoch", err)
 			}
 			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("a refused first anchor left a file: %v", err)
 			}
-			if err := WriteCursorFileAtomic(path, testEpoch, 1); err != nil {
+			if err := WriteCursorFileAtomic(nil, path, testEpoch, 1); err != nil {
 				t.Fatal(err)
 			}
 			before := readRaw(t, path)
-			cf, err := OpenCursorFile(path)
+			cf, err := OpenCursorFile(nil, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -658,21 +428,21 @@ func TestCursorMissingFile(t *testing.T) {
 	if err != nil || exists || st != (CursorState{}) {
 		t.Fatalf("ReadCursorFile = %+v, %v, %v; want not exists, no error", st, exists, err)
 	}
-	if _, err := OpenCursorFile(path); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := OpenCursorFile(nil, path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("OpenCursorFile: %v, want fs.ErrNotExist", err)
 	}
 }
 
 func TestCursorAdvanceInPlace(t *testing.T) {
 	path := cursorPath(t)
-	if err := WriteCursorFileAtomic(path, testEpoch, 1); err != nil {
+	if err := WriteCursorFileAtomic(nil, path, testEpoch, 1); err != nil {
 		t.Fatal(err)
 	}
 	fi := statFile(t, path)
 	if fi.Size() != CursorFileSize {
 		t.Fatalf("first anchor has %d bytes", fi.Size())
 	}
-	cf, err := OpenCursorFile(path)
+	cf, err := OpenCursorFile(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -753,27 +523,4 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("%+v re-encoded decodes to %+v, %v", st, st2, err)
 		}
 	})
-}
-
-// BenchmarkAdvance is the hot path: one in-place 256-byte write and one
-// fdatasync. The number is this filesystem's fdatasync latency plus little;
-// allocs/op should be 0.
-func BenchmarkAdvance(b *testing.B) {
-	path := filepath.Join(b.TempDir(), CursorFileName("bench"))
-	if err := WriteCursorFileAtomic(path, testEpoch, 0); err != nil {
-		b.Fatal(err)
-	}
-	cf, err := OpenCursorFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cf.Close()
-	b.ReportAllocs()
-	var next uint64
-	for b.Loop() {
-		next++
-		if err := cf.Advance(testEpoch, next); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

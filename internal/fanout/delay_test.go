@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -121,4 +122,108 @@ func TestDropBehindCounted(t *testing.T) {
 		return err == nil && len(v.Children) == 1 && v.Children[0].DroppedMessages == 4 &&
 			v.Children[0].LagMessages == 0 && v.Children[0].LagComplete
 	})
+}
+
+// F22: narad_fanout_due_lag_seconds reports how far behind the due
+// frontier a delay cursor runs while it holds an overdue record, and falls
+// to 0 once it has delivered everything due and the parent went quiet.
+// Before the fix it kept the last slab's value forever (a false alert).
+func TestDueLagFallsToZeroAtTheFrontier(t *testing.T) {
+	n := newNode(t, Config{})
+	n.createTopic("src", 1, 0)
+	n.createTopic("later", 1, 0)
+	const delay = time.Hour
+	n.attach("src", "later", delay.Milliseconds())
+	n.commit("src", 0, "r1")
+	committedAt := n.read("src", 0)[0].CommittedAt
+	// On the reading clock the record has been due for 10 s, and the child
+	// refuses it for now: the cursor holds it, 10 s behind the frontier.
+	n.now.Freeze(time.UnixMilli(committedAt).Add(delay + 10*time.Second))
+	n.fc.set("later/0", true)
+	n.e.Start()
+	listed := func() float64 {
+		v, err := n.e.Children("src")
+		if err != nil || len(v.Children) != 1 || v.Children[0].DueLagSeconds == nil {
+			t.Fatalf("listing: %+v, %v", v, err)
+		}
+		return *v.Children[0].DueLagSeconds
+	}
+	waitFor(t, 10*time.Second, "a due lag of 10 s while the record is held", func() bool {
+		return cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == 10 && listed() == 10
+	})
+	n.fc.set("later/0", false)
+	waitFor(t, 10*time.Second, "delivery", func() bool { return len(n.read("later", 0)) == 1 })
+	waitFor(t, 10*time.Second, "a due lag of 0 once caught up with a quiet parent", func() bool {
+		return cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == 0 && listed() == 0
+	})
+}
+
+// cursorGauge reads a cursor's series (parent, child, partition) of a
+// gauge vector from the registry; -1 when the series does not exist.
+func cursorGauge(t testing.TB, m *metrics.Metrics, name, parent, child, partition string) float64 {
+	t.Helper()
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"parent": parent, "child": child, "partition": partition}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			match := len(s.GetLabel()) == len(want)
+			for _, l := range s.GetLabel() {
+				match = match && want[l.GetName()] == l.GetValue()
+			}
+			if match {
+				return s.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
+}
+
+// F21: after the parent partition moves, the records the old owner
+// stamped are gated by the new owner's clock. Delivery is never early on
+// the clock of the node now owning the partition, and is exactly as early
+// or late as the two clocks disagree: nothing clamps the gate to the
+// stamps (that would only trade lateness on one clock for earliness on
+// the other). Here the broker's clock stamps commits, as the old owner's
+// did, and a second engine with its own clock plays the new owner.
+func TestDelayGateAfterAMoveIsTheNewOwnersClock(t *testing.T) {
+	const delay = time.Hour
+	for _, skew := range []time.Duration{10 * time.Second, -10 * time.Second} { // old owner's clock minus the new owner's
+		t.Run("old owner "+skew.String(), func(t *testing.T) {
+			n := newNode(t, Config{})
+			n.createTopic("src", 1, 0)
+			n.createTopic("later", 1, 0)
+			n.attach("src", "later", delay.Milliseconds())
+			trueCommit := time.UnixMilli(time.Now().UnixMilli()) // commit times are milliseconds
+			n.now.Freeze(trueCommit.Add(skew))                   // the old owner's clock stamps the record
+			n.commit("src", 0, "r1")
+			stamped := time.UnixMilli(n.read("src", 0)[0].CommittedAt)
+
+			newOwner := &clock{}
+			newOwner.Freeze(stamped.Add(delay - time.Millisecond))
+			cfg := n.e.cfg
+			cfg.Now = newOwner.Now
+			e := New(cfg, "n1", n.meta, n.b, n.fc, n.m)
+			t.Cleanup(e.Close)
+			l, _ := n.b.Registry().Get("src", 0)
+			r0 := l.Reads()
+			e.Start()
+			waitFor(t, 10*time.Second, "the new owner's cursor looking at the record", func() bool { return l.Reads() > r0+5 })
+			if got := len(n.read("later", 0)); got != 0 {
+				t.Fatalf("delivered 1 ms before due on the new owner's clock")
+			}
+			newOwner.Advance(time.Millisecond)
+			waitFor(t, 10*time.Second, "delivery once due on the new owner's clock", func() bool { return len(n.read("later", 0)) == 1 })
+			// Measured against the new owner's clock at the commit, the
+			// copy came exactly the skew late (or, negative, early).
+			if off := newOwner.Now().Sub(trueCommit.Add(delay)); off != skew {
+				t.Fatalf("delivered %v off due by the new owner's clock at commit, want the skew %v", off, skew)
+			}
+		})
+	}
 }

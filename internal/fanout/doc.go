@@ -11,11 +11,24 @@
 //	committed.
 //
 // A crash repeats the last slab into the child (duplicates), never a gap.
+// A cursor file that cannot be written (a full disk, an I/O error, on the
+// write or its fdatasync) holds the cursor where its file durably stands:
+// it reports no position past that, rewrites the record until the disk
+// takes it, and neither exits nor re-commits meanwhile. A file that cannot
+// be read or first anchored stops the cursor, and the reconciler starts it
+// again on its next tick; an unreadable file is never taken for a missing
+// one. All cursor file I/O goes through Config.FS (the vfs seam).
 // Around it: attach epochs make "is this my state?" an equality check;
 // attach points recorded inside the Raft attach command say where a cursor
 // without a file starts; anchoring (writing a start position over a file)
-// and deleting cursor files need the Raft leader's confirmation; a delay
-// child's cursor reads only records due on this node's clock and sleeps
-// until the first one that is not, which costs O(1) however long the
-// backlog (commit times never decrease along a partition).
+// and deleting cursor files need the Raft leader's confirmation, and the
+// orphan sweep never deletes a path a running cursor owns (it re-checks,
+// under the lock a cursor takes to own its path, just before removing); a
+// delay child's cursor reads only records due on this node's clock and
+// sleeps until the first one that is not, which costs O(1) however long
+// the backlog (commit times never decrease along a partition). The gate
+// compares commit times stamped by whichever node committed a record with
+// the clock of the node that owns the parent partition now: after a move,
+// delivery is never early on the new owner's clock, and early or late by
+// the skew between the two clocks otherwise (F21). Nothing clamps it.
 package fanout

@@ -12,6 +12,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/route"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Config holds the engine's constants (05-fanout.md); zero values take
@@ -30,6 +31,9 @@ type Config struct {
 	Parallel        int           // 16 child-partition commits in flight
 	Now             func() time.Time
 	Logger          *slog.Logger
+	// FS is where cursor files are read and written; nil is the real
+	// disk (vfs.Default). Tests put an errorfs here.
+	FS vfs.FS
 }
 
 func (c *Config) withDefaults() {
@@ -72,6 +76,7 @@ func (c *Config) withDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.FS = vfs.Or(c.FS)
 }
 
 // Engine runs this node's cursors and answers the children API.
@@ -91,7 +96,14 @@ type Engine struct {
 
 	remote *http.Client // remote children's batch produce (F26); verifies TLS
 
-	rec reconcileState
+	rec   reconcileState
+	owned ownedPaths // cursor file paths running cursors own (sweep.go)
+
+	// Test seams, set before Start: exitHook runs in an exiting cursor's
+	// goroutine between closing done and reporting the exit; sweepHook
+	// runs in the sweep between the leader's confirmation and the removal.
+	exitHook  func(cursorKey)
+	sweepHook func(path string)
 
 	stop chan struct{}
 	wg   sync.WaitGroup

@@ -70,6 +70,8 @@ type faultyCommitter struct {
 	fail  map[string]bool
 	tries map[string]int
 	oks   map[string]int
+	// onFail, when set, sees the records of every commit it fails.
+	onFail func(topic string, p int, recs []storage.Record)
 }
 
 func (f *faultyCommitter) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
@@ -77,8 +79,12 @@ func (f *faultyCommitter) Commit(ctx context.Context, topic string, p int, recs 
 	f.mu.Lock()
 	f.tries[k]++
 	bad := f.fail[k]
+	onFail := f.onFail
 	f.mu.Unlock()
 	if bad {
+		if onFail != nil {
+			onFail(topic, p, recs)
+		}
 		return fmt.Errorf("injected failure for %s", k)
 	}
 	if err := f.inner.Commit(ctx, topic, p, recs); err != nil {

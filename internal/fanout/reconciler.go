@@ -1,11 +1,6 @@
 package fanout
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,57 +119,4 @@ func (e *Engine) fullPass() bool {
 		e.running[k] = e.startCursor(k, l)
 	}
 	return clean
-}
-
-// sweepOrphans removes cursor files that belong to no current link (F17),
-// each deletion confirmed by the leader; any doubt keeps the file.
-func (e *Engine) sweepOrphans() {
-	topics, err := e.reg.TopicDirs()
-	if err != nil {
-		return
-	}
-	for _, parent := range topics {
-		td, err := e.reg.TopicDir(parent)
-		if err != nil {
-			continue
-		}
-		parts, _ := filepath.Glob(filepath.Join(td, "p[0-9][0-9][0-9][0-9][0-9]"))
-		for _, pdir := range parts {
-			p, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(pdir), "p"))
-			if err != nil {
-				continue
-			}
-			files, _ := filepath.Glob(filepath.Join(pdir, "fanout-*.offset"))
-			for _, f := range files {
-				child := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "fanout-"), ".offset")
-				e.sweepOne(parent, child, p, f)
-			}
-		}
-	}
-}
-
-func (e *Engine) sweepOne(parent, child string, p int, path string) {
-	st, exists, err := ReadCursorFile(path)
-	if !exists {
-		return
-	}
-	e.mu.Lock()
-	c, running := e.running[cursorKey{parent, child, p}]
-	e.mu.Unlock()
-	if running && err == nil && c.link.epoch == st.Epoch {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	epoch := st.Epoch
-	if err != nil {
-		epoch = "" // unreadable: delete only if the child itself is gone
-	}
-	childExists, current, cerr := e.meta.ConfirmTopic(ctx, child, epoch)
-	if cerr != nil || (childExists && (current || epoch == "")) {
-		return
-	}
-	if os.Remove(path) == nil {
-		e.cfg.Logger.Info("removed orphan cursor file", "parent", parent, "child", child, "partition", p, "epoch", st.Epoch)
-	}
 }

@@ -2,7 +2,13 @@ package fanout
 
 import (
 	"fmt"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/vfs"
+	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
 // F2, F3: with many topics and no changes, ticks skip the full pass; an
@@ -43,4 +49,46 @@ func TestReconcilerSkipsUnchangedAndActsWithinOneTick(t *testing.T) {
 		}
 	}
 	n.e.mu.Unlock()
+}
+
+// F3: a cursor that exits on its own is restarted by the next tick, even
+// when a tick lands while it is exiting (between its done channel and its
+// exit report). Before the fix the exit was reported first: the tick in
+// between ran a full pass, found done still open, kept the dead cursor in
+// running, came out clean — and every tick after it skipped.
+func TestExitingCursorNotKeptByATickMidExit(t *testing.T) {
+	fsys := errorfs.New(vfs.Default)
+	// No forced or sweep passes: only the exit may force the next pass.
+	n := newNode(t, Config{FS: fsys, ForcedPassEvery: time.Hour, SweepEveryTicks: 1 << 30})
+	n.createTopic("src", 1, 0)
+	n.createTopic("dst", 1, 0)
+	n.attach("src", "dst", 0)
+	// The first cursor's read of its file fails: it exits on its own.
+	in := fsys.Inject(errorfs.Rule{Ops: errorfs.OpOpen, Path: CursorFileName("dst"), Times: 1, Err: syscall.EIO})
+	var once sync.Once
+	n.e.exitHook = func(cursorKey) { once.Do(n.e.Tick) } // a tick lands mid-exit
+	k := cursorKey{"src", "dst", 0}
+	n.e.Tick()
+	n.e.mu.Lock()
+	first := n.e.running[k]
+	n.e.mu.Unlock()
+	if first == nil {
+		t.Fatal("no cursor started")
+	}
+	<-first.done
+	if in.Fired() != 1 {
+		t.Fatalf("the injected read fault fired %d times, want 1", in.Fired())
+	}
+	waitFor(t, 5*time.Second, "the exited cursor replaced by the reconciler", func() bool {
+		n.e.Tick()
+		n.e.mu.Lock()
+		defer n.e.mu.Unlock()
+		c := n.e.running[k]
+		return c != nil && c != first
+	})
+	n.commit("src", 0, "a")
+	waitFor(t, 10*time.Second, "the record copied by the restarted cursor", func() bool {
+		n.e.Tick()
+		return n.total("dst", 1) == 1
+	})
 }

@@ -133,9 +133,16 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 // link's epoch re-checked each time (F8). The held records are copied off
 // the parent log after the first failure, so a long outage does not pin
 // its buffers; they stay bounded by one slab (F27).
-func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab []storage.Record) error {
+//
+// Like commitSlab it takes the slab over and clears it: after the copy,
+// nothing references the parent's frames.
+func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab *[]storage.Record) error {
 	k := c.key
-	lanes := laneize(slab)
+	recs := *slab
+	*slab = nil // the lanes are the only reference from here on
+	lastAt := recs[len(recs)-1].CommittedAt
+	lanes := laneize(recs)
+	recs = nil
 	backoff := e.cfg.Backoff
 	for round := 0; ; round++ {
 		child, ok := e.meta.Topic(k.child)
@@ -171,7 +178,7 @@ func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab []storage.Recor
 			}
 		}
 		if worst == nil {
-			c.ackedAt.Store(slab[len(slab)-1].CommittedAt)
+			c.ackedAt.Store(lastAt)
 			e.setLinkState(c, StateRunning)
 			return nil
 		}

@@ -2,10 +2,12 @@ package fanout
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -281,5 +283,67 @@ func TestRemoteAttachRules(t *testing.T) {
 	c = n.attachRemote("orders", "dr", "http://dr.example:7942", "attach")
 	if c.AttachOffsets[0] != 2 {
 		t.Fatalf("start=attach: attach offsets %v", c.AttachOffsets)
+	}
+}
+
+// logLines collects what the engine logs, for tests of what an operator
+// reads there.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logLines) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logLines) WithGroup(string) slog.Handler            { return l }
+func (l *logLines) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *logLines) matching(sub string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// F28: a record the target refuses is named by its parent offset in every
+// retry round, not only the first: the held copy keeps the offsets. Before
+// the fix the copy made after the first round dropped them, and every
+// later round named offset 0.
+func TestRemoteRejectedNamesTheOffsetInEveryRound(t *testing.T) {
+	tg := newTarget(t)
+	logs := &logLines{}
+	n := newNode(t, Config{Linger: time.Millisecond, Backoff: 10 * time.Millisecond})
+	n.e.cfg.Logger = slog.New(logs)
+	n.createTopic("orders", 1, 0)
+	n.attachRemote("orders", "orders-dr", tg.srv.URL, "")
+	n.e.Start()
+	n.commit("orders", 0, "a", "b")
+	waitFor(t, 10*time.Second, "the first 2 sent", func() bool { return len(tg.records()) == 2 })
+	tg.set(http.StatusBadRequest, `{"error":"records[0]: payload is not valid against the schema"}`)
+	n.commit("orders", 0, "c") // parent offset 2
+	var rounds []string
+	waitFor(t, 10*time.Second, "several refused rounds", func() bool {
+		rounds = logs.matching("state=" + StateRejected)
+		return len(rounds) >= 4
+	})
+	for i, line := range rounds {
+		if !strings.Contains(line, "refuses the record at parent offset 2:") {
+			t.Fatalf("round %d does not name offset 2: %s", i, line)
+		}
 	}
 }

@@ -39,6 +39,7 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 			st, err := e.reg.Describe(k.parent, k.partition)
 			if err == nil && st.Exact && st.HighWatermark <= next && st.OldestOffset <= next {
 				e.setLag(c, st.HighWatermark, next)
+				e.setDueLag(c, 0) // nothing unread: at the due frontier
 				left := time.Until(deadline)
 				if left <= 0 || !sleepCtx(ctx, min(left, 100*time.Millisecond)) {
 					return out, next, ctx.Err()
@@ -55,6 +56,9 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		ch := l.Notify()
 		gate := int64(storage.NoDueLimit)
 		if delay > 0 {
+			// This node's clock against stamps of whichever node committed
+			// each record: after a move, early or late by the skew, never
+			// early on this clock (F21).
 			gate = e.cfg.Now().Add(-delay).UnixMilli()
 		}
 		res, err := l.Read(next, e.cfg.MaxBatchRecords-len(out), e.cfg.MaxBatchBytes-bytes, gate)
@@ -78,9 +82,16 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		next = res.Next
 		hwm := l.HWM()
 		e.setLag(c, hwm, next)
-		if delay > 0 && len(out) > 0 {
-			// How far behind the due frontier this cursor runs (F22).
-			c.dueLagMs.Store(max(gate-out[0].CommittedAt, 0))
+		switch {
+		case len(out) > 0:
+			// How far behind the due frontier this cursor runs (F22): the
+			// age past due of the oldest record it has yet to deliver.
+			e.setDueLag(c, max(gate-out[0].CommittedAt, 0))
+		case next >= hwm:
+			// Caught up with nothing unread: at the due frontier, so 0 —
+			// not the lag of the last slab, which would alert on a delay
+			// child whose parent went quiet.
+			e.setDueLag(c, 0)
 		}
 		if len(out) >= e.cfg.MaxBatchRecords || bytes >= e.cfg.MaxBatchBytes {
 			return out, next, nil
@@ -89,8 +100,7 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 			if len(out) > 0 {
 				return out, next, nil
 			}
-			c.dueLagMs.Store(0)
-			e.m.FanoutDueLag.WithLabelValues(e.labels(k)...).Set(0)
+			e.setDueLag(c, 0) // the next record is not due yet: at the frontier
 			// Nothing after the first not-due record is due either:
 			// sleep until it is, never longer than the cap.
 			due := time.UnixMilli(res.NotDueAt).Add(delay)
@@ -123,7 +133,14 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 
 func (e *Engine) setLag(c *cursor, hwm, next uint64) {
 	e.m.FanoutLag.WithLabelValues(e.labels(c.key)...).Set(float64(hwm - min(hwm, next)))
-	if c.link.delayMs > 0 {
-		e.m.FanoutDueLag.WithLabelValues(e.labels(c.key)...).Set(float64(c.dueLagMs.Load()) / 1000)
+}
+
+// setDueLag records how far behind the due frontier a delay child's
+// cursor runs, for the listing and narad_fanout_due_lag_seconds (F22).
+func (e *Engine) setDueLag(c *cursor, ms int64) {
+	if c.link.delayMs <= 0 {
+		return
 	}
+	c.dueLagMs.Store(ms)
+	e.m.FanoutDueLag.WithLabelValues(e.labels(c.key)...).Set(float64(ms) / 1000)
 }

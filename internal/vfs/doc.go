@@ -15,5 +15,7 @@
 // The seam is deliberately small: only the calls the durable rooms make.
 // Datasync is fdatasync(2) (data and size, not other metadata), Sync is
 // fsync(2); SyncDir makes a directory's entries (creates, renames,
-// removes) durable.
+// removes) durable. WriteFileAtomic is the one idiom built on them
+// (temp file, fsync, rename, directory fsync) that more than one room
+// needs.
 package vfs
