@@ -50,26 +50,7 @@ func writeID(dir, id string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	tmp := filepath.Join(dir, IDFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("recording the node id (%s): %w", IDFile, err)
-	}
-	_, err = f.WriteString(id + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, IDFile))
-	}
-	if err == nil {
-		err = vfs.Default.SyncDir(dir)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(dir, IDFile), []byte(id+"\n")); err != nil {
 		return fmt.Errorf("recording the node id (%s): %w", IDFile, err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/narad-io/narad/internal/vfs"
 )
@@ -23,7 +22,10 @@ func WriteOffsetFile(path string, v uint64) error { return WriteOffsetFileFS(vfs
 func WriteOffsetFileFS(fsys vfs.FS, path string, v uint64) error {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], v)
-	return WriteFileAtomicFS(fsys, path, b[:])
+	// A fresh temp file per attempt: a failed write or fsync dooms only
+	// that temp file, never the file it would replace, so there is
+	// nothing to fence and the next attempt starts clean.
+	return vfs.WriteFileAtomic(fsys, path, b[:])
 }
 
 // ReadOffsetFile reads a file written by WriteOffsetFile. ok is false when
@@ -45,39 +47,4 @@ func ReadOffsetFileFS(fsys vfs.FS, path string) (v uint64, ok bool, err error) {
 		return 0, false, fmt.Errorf("%s: %d bytes, want 8", path, len(b))
 	}
 	return binary.BigEndian.Uint64(b), true, nil
-}
-
-// WriteFileAtomic is the temp + fsync + rename + directory fsync idiom, for
-// sibling files of a partition (the fan-out cursor's first anchor, for
-// instance).
-func WriteFileAtomic(path string, data []byte) error {
-	return WriteFileAtomicFS(vfs.Default, path, data)
-}
-
-// WriteFileAtomicFS is WriteFileAtomic through fsys. Every attempt writes a
-// fresh temp file, so a failed write or fsync dooms only that temp file
-// (removed), never the file it would have replaced: the next attempt
-// starts clean, and there is nothing to fence.
-func WriteFileAtomicFS(fsys vfs.FS, path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := fsys.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path)
-	}
-	if err != nil {
-		fsys.Remove(tmp)
-		return err
-	}
-	return fsys.SyncDir(dir)
 }
