@@ -32,6 +32,8 @@ var settings = []setting{
 		field: func(c *Config) any { return &c.HTTP.ShutdownGrace }},
 	{key: "http.max_consume_wait", env: "NARAD_HTTP_MAX_CONSUME_WAIT", usage: "longest long-poll a consume may ask for",
 		field: func(c *Config) any { return &c.HTTP.MaxConsumeWait }},
+	{key: "http.max_consume_bytes", env: "NARAD_HTTP_MAX_CONSUME_BYTES", usage: "most key and payload bytes in one consume or replay answer (one record always fits)",
+		field: func(c *Config) any { return &c.HTTP.MaxConsumeBytes }},
 	{key: "http.pprof_addr", env: "NARAD_HTTP_PPROF_ADDR", usage: "pprof listen address",
 		field: func(c *Config) any { return &c.HTTP.PprofAddr }},
 	{key: "http.tls_cert_file", env: "NARAD_HTTP_TLS_CERT_FILE", usage: "certificate (PEM) to serve the client API over HTTPS",

@@ -36,6 +36,7 @@ func (c Config) Validate() error {
 		v.addf("%s = %s must exceed http.max_consume_wait = %s, or long polls are cut off by the write timeout",
 			byEnv("http.write_timeout"), c.HTTP.WriteTimeout, c.HTTP.MaxConsumeWait)
 	}
+	v.intRange("http.max_consume_bytes", c.HTTP.MaxConsumeBytes, 1, MaxConsumeBytesLimit)
 	if c.HTTP.PprofAddr != "" {
 		v.check(checkListenAddr(c.HTTP.PprofAddr), "http.pprof_addr")
 	}
@@ -131,6 +132,11 @@ func (c Config) validatePeers(v *validator) {
 		v.addf("cluster peers are set and security is enabled, but NARAD_CLUSTER_SECRET is empty: cluster traffic would be unauthenticated")
 	}
 }
+
+// MaxConsumeBytesLimit bounds http.max_consume_bytes: a forwarded answer
+// travels in one node RPC message of at most 64 MiB, and base64 payloads
+// grow by a third in JSON.
+const MaxConsumeBytesLimit = 32 << 20
 
 type validator struct{ problems []string }
 
