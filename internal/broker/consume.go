@@ -76,6 +76,12 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 		}
 	}()
 	for {
+		if ctx.Err() != nil {
+			// Whoever asked is gone — a forwarding node that gave up on a
+			// frozen owner, whose request is served only now: records
+			// leased for it would wait out their visibility timeout.
+			return nil, nil
+		}
 		ch := ts.notify.Wait() // taken before the check: a commit that races it still wakes us
 		var msgs []Message
 		if req.Offset != nil {
@@ -109,6 +115,12 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 			return nil, err // deleted while we waited
 		}
 	}
+}
+
+// ConsumeWait is the long-poll a consume asking for wait gets here: wait
+// capped by the server's longest.
+func (b *Broker) ConsumeWait(wait time.Duration) time.Duration {
+	return max(min(wait, b.cfg.MaxConsumeWait), 0)
 }
 
 // WaitTopic parks until topic's broadcast fires here — a commit, a lease

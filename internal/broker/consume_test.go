@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"testing"
 )
 
@@ -154,4 +155,26 @@ func offsets(msgs []Message) []uint64 {
 		out[i] = m.Offset
 	}
 	return out
+}
+
+// TestConsumeForAGoneCallerLeasesNothing: a consume whose caller has
+// already gone — a forwarded one that a frozen owner serves only after
+// the forwarding node gave up — leases nothing, so the records are there
+// for the next consume instead of waiting out a visibility timeout.
+func TestConsumeForAGoneCallerLeasesNothing(t *testing.T) {
+	b := newTestBroker(t, Config{})
+	createTestTopic(t, b, "gone", 1)
+	commitSized(t, b, "gone", 0, 3, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	msgs, err := b.Consume(ctx, ConsumeRequest{Topic: "gone", Max: 10})
+	if err != nil || len(msgs) != 0 {
+		t.Fatalf("consume for a cancelled caller: %d records, %v; want none", len(msgs), err)
+	}
+	if out := inFlight(b, "gone"); out != 0 {
+		t.Fatalf("consume for a cancelled caller left %d leases out", out)
+	}
+	if msgs, err := b.Consume(testCtx(t), ConsumeRequest{Topic: "gone", Max: 10}); err != nil || len(msgs) != 3 {
+		t.Fatalf("next consume: %d records, %v; want all 3", len(msgs), err)
+	}
 }

@@ -32,7 +32,8 @@ type HTTPConfig struct {
 	IdleTimeout   time.Duration
 	ShutdownGrace time.Duration
 	// MaxConsumeWait caps a long-poll consume; the write timeout must exceed
-	// it or every long poll would be cut off mid-wait.
+	// it plus the node RPC timeout, or a long poll (forwarded to its
+	// partition's owner) would be cut off mid-wait.
 	MaxConsumeWait time.Duration
 	// MaxConsumeBytes caps the keys and payloads of one consume or replay
 	// answer (max=N notwithstanding), so a batch of large records cannot

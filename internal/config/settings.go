@@ -24,7 +24,7 @@ var settings = []setting{
 		field: func(c *Config) any { return &c.HTTP.Addr }},
 	{key: "http.read_timeout", env: "NARAD_HTTP_READ_TIMEOUT", usage: "HTTP read timeout",
 		field: func(c *Config) any { return &c.HTTP.ReadTimeout }},
-	{key: "http.write_timeout", env: "NARAD_HTTP_WRITE_TIMEOUT", usage: "HTTP write timeout (must exceed the max consume wait)",
+	{key: "http.write_timeout", env: "NARAD_HTTP_WRITE_TIMEOUT", usage: "HTTP write timeout (must exceed the max consume wait plus 5s)",
 		field: func(c *Config) any { return &c.HTTP.WriteTimeout }},
 	{key: "http.idle_timeout", env: "NARAD_HTTP_IDLE_TIMEOUT", usage: "HTTP keep-alive idle timeout",
 		field: func(c *Config) any { return &c.HTTP.IdleTimeout }},

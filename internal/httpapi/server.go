@@ -27,7 +27,8 @@ type Server struct {
 	ready Readiness
 	mux   *http.ServeMux
 
-	cluster Cluster // nil on a single node
+	cluster  Cluster  // nil on a single node
+	suspects suspects // owners that did not answer a forward lately
 
 	users     *auth.Manager // nil until SetUsers
 	userStore auth.Users

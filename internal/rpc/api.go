@@ -16,8 +16,12 @@ const (
 	// timing out a commit that is merely slow makes dispatch re-commit it
 	// (duplicates) or reroute it for nothing.
 	CommitTimeout = 30 * time.Second
-	// ForwardTimeout caps a forwarded client request; a forwarded topic
-	// create may legitimately take this long on the leader.
+	// ForwardTimeout caps a metadata write forwarded to the leader: a
+	// forwarded topic create may legitimately take this long there. A
+	// forwarded data-plane request (consume, ack, replay) has the default
+	// timeout plus its long-poll wait instead (ForwardRequest.Timeout), so
+	// a frozen owner costs its client a 503 well within the HTTP write
+	// timeout, not a connection closed with no answer.
 	ForwardTimeout = 75 * time.Second
 )
 
@@ -86,6 +90,9 @@ type ForwardRequest struct {
 	// User was authenticated and authorised by the forwarding node; the
 	// serving node trusts it because the caller proved the cluster secret.
 	User string
+	// Timeout is the call's budget, on the calling side only (it does not
+	// travel; gRPC carries the deadline): 0 means DefaultTimeout.
+	Timeout time.Duration
 }
 
 // ForwardResponse is the replayed request's answer, ready to be written to

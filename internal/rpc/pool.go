@@ -147,9 +147,11 @@ func (p *Pool) Commit(ctx context.Context, addr, topic string, partition int, re
 	return err
 }
 
-// Forward replays a client-API request on the node at addr. A non-nil
-// error means the request could not be replayed; the replayed request's
-// own refusals come back as a response with their status.
+// Forward replays a client-API request on the node at addr within
+// req.Timeout (default 5 s). A non-nil error means the request could not
+// be replayed — an owner that does not answer in time is a 503 with
+// Retry-After — while the replayed request's own refusals come back as a
+// response with their status.
 func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (ForwardResponse, error) {
 	in := &nodepb.ForwardRequest{
 		Method:      req.Method,
@@ -159,7 +161,11 @@ func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (Fo
 		User:        req.User,
 		ContentType: req.ContentType,
 	}
-	out, err := invoke(ctx, p, addr, "Forward", ForwardTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	out, err := invoke(ctx, p, addr, "Forward", timeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
 		return c.Forward(ctx, in)
 	})
 	if err != nil {
