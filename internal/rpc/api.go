@@ -47,8 +47,10 @@ type Handler interface {
 	Commit(ctx context.Context, topic string, partition int, recs []storage.Record, metaVersion uint64) error
 	// Forward replays a client-API request as if it had arrived here.
 	Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error)
-	// Stats describes partitions of topic without opening their logs.
-	Stats(ctx context.Context, topic string, partitions []int) ([]PartitionStats, error)
+	// Stats describes partitions of topic without opening their logs —
+	// unless exact, when a log whose directory cannot give its tail
+	// exactly is opened to read it (an attach point).
+	Stats(ctx context.Context, topic string, partitions []int, exact bool) ([]PartitionStats, error)
 	// ConfirmTopic is leader confirmation: only a nil error is an answer.
 	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error)
 	// Join asks this node to admit m; a non-leader names the leader.

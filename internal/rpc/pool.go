@@ -180,9 +180,10 @@ func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (Fo
 	}, nil
 }
 
-// Stats describes partitions of topic on the node at addr.
-func (p *Pool) Stats(ctx context.Context, addr, topic string, partitions []int) ([]PartitionStats, error) {
-	in := &nodepb.StatsRequest{Topic: topic, Partitions: intsToPB(partitions)}
+// Stats describes partitions of topic on the node at addr; exact asks for
+// exact tails, opening closed logs if need be (Handler.Stats).
+func (p *Pool) Stats(ctx context.Context, addr, topic string, partitions []int, exact bool) ([]PartitionStats, error) {
+	in := &nodepb.StatsRequest{Topic: topic, Partitions: intsToPB(partitions), Exact: exact}
 	out, err := invoke(ctx, p, addr, "Stats", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.StatsResponse, error) {
 		return c.Stats(ctx, in)
 	})

@@ -234,7 +234,7 @@ func (s *service) Forward(ctx context.Context, req *nodepb.ForwardRequest) (*nod
 }
 
 func (s *service) Stats(ctx context.Context, req *nodepb.StatsRequest) (*nodepb.StatsResponse, error) {
-	ss, err := s.h.Stats(ctx, req.GetTopic(), intsFromPB(req.GetPartitions()))
+	ss, err := s.h.Stats(ctx, req.GetTopic(), intsFromPB(req.GetPartitions()), req.GetExact())
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (h *nodeHandler) Forward(ctx context.Context, req rpc.ForwardRequest) (rpc.
 	return out, nil
 }
 
-func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]rpc.PartitionStats, error) {
+func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int, exact bool) ([]rpc.PartitionStats, error) {
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]r
 			}
 		}
 	}
-	reps := h.b.LocalReports(topic, parts)
+	reps := h.b.LocalReports(topic, parts, exact)
 	out := make([]rpc.PartitionStats, len(reps))
 	for i, r := range reps {
 		out[i] = rpc.PartitionStats{Partition: r.Partition, Available: r.Available, Segments: r.Stats.Segments,
@@ -309,12 +309,12 @@ func (c *clusterView) Commit(ctx context.Context, topic string, p int, recs []st
 }
 
 // Stats is the broker's remote stats call.
-func (c *clusterView) Stats(ctx context.Context, owner, topic string, parts []int) ([]broker.PartitionReport, error) {
+func (c *clusterView) Stats(ctx context.Context, owner, topic string, parts []int, exact bool) ([]broker.PartitionReport, error) {
 	addr, err := c.addr(owner)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.pool.Stats(ctx, addr, topic, parts)
+	res, err := c.pool.Stats(ctx, addr, topic, parts, exact)
 	if err != nil {
 		return nil, err
 	}

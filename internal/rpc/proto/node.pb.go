@@ -417,9 +417,14 @@ func (x *ForwardResponse) GetMetaVersion() uint64 {
 }
 
 type StatsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
-	Partitions    []int32                `protobuf:"varint,2,rep,packed,name=partitions,proto3" json:"partitions,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Topic      string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partitions []int32                `protobuf:"varint,2,rep,packed,name=partitions,proto3" json:"partitions,omitempty"`
+	// For an attach point: where a closed log's directory cannot give its
+	// tail exactly (after a crash), open the log to read it, as the local
+	// path does. Describing leaves it false and never opens a log. An older
+	// node ignores it and answers not exact.
+	Exact         bool `protobuf:"varint,3,opt,name=exact,proto3" json:"exact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -466,6 +471,13 @@ func (x *StatsRequest) GetPartitions() []int32 {
 		return x.Partitions
 	}
 	return nil
+}
+
+func (x *StatsRequest) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
 }
 
 type CursorPosition struct {
@@ -1787,12 +1799,13 @@ const file_node_proto_rawDesc = "" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +
 	"\x04body\x18\x03 \x01(\fR\x04body\x12$\n" +
 	"\x0eretry_after_ms\x18\x04 \x01(\x03R\fretryAfterMs\x12!\n" +
-	"\fmeta_version\x18\x05 \x01(\x04R\vmetaVersion\"D\n" +
+	"\fmeta_version\x18\x05 \x01(\x04R\vmetaVersion\"Z\n" +
 	"\fStatsRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x02 \x03(\x05R\n" +
-	"partitions\"\x93\x01\n" +
+	"partitions\x12\x14\n" +
+	"\x05exact\x18\x03 \x01(\bR\x05exact\"\x93\x01\n" +
 	"\x0eCursorPosition\x12\x14\n" +
 	"\x05child\x18\x01 \x01(\tR\x05child\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12\x1f\n" +

@@ -48,7 +48,8 @@ type NodeClient interface {
 	Commit(ctx context.Context, in *CommitRequest, opts ...grpc.CallOption) (*CommitResponse, error)
 	// Replay a client-API HTTP request on the serving node.
 	Forward(ctx context.Context, in *ForwardRequest, opts ...grpc.CallOption) (*ForwardResponse, error)
-	// Describe partitions without opening their logs.
+	// Describe partitions without opening their logs (unless asked for an
+	// exact tail).
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
 	// Leader confirmation: does a topic exist, is an attach epoch current.
 	ConfirmTopic(ctx context.Context, in *ConfirmTopicRequest, opts ...grpc.CallOption) (*ConfirmTopicResponse, error)
@@ -205,7 +206,8 @@ type NodeServer interface {
 	Commit(context.Context, *CommitRequest) (*CommitResponse, error)
 	// Replay a client-API HTTP request on the serving node.
 	Forward(context.Context, *ForwardRequest) (*ForwardResponse, error)
-	// Describe partitions without opening their logs.
+	// Describe partitions without opening their logs (unless asked for an
+	// exact tail).
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
 	// Leader confirmation: does a topic exist, is an attach epoch current.
 	ConfirmTopic(context.Context, *ConfirmTopicRequest) (*ConfirmTopicResponse, error)
