@@ -29,6 +29,11 @@ type Cluster interface {
 	// local replica applied a change past the version seen before.
 	MetaVersion() uint64
 	WaitMetaVersion(ctx context.Context, after uint64, within time.Duration)
+	// CatchUpTopic is read-your-writes for a topic this replica does not
+	// know: it returns once the replica has every write the leader had
+	// acknowledged (or after a short bound), so that a topic created a
+	// moment ago through another node is not answered 404 here.
+	CatchUpTopic(ctx context.Context, topic string)
 }
 
 type forwardedKey struct{}

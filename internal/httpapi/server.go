@@ -111,6 +111,13 @@ func (s *Server) handle(pattern string, h apiHandler) {
 			user = principal.Name
 			r = r.WithContext(withPrincipal(r.Context(), principal))
 		}
+		if s.cluster != nil {
+			// Every route about a topic answers 404 for one it does not
+			// know: first make sure "not known" is not "not known yet".
+			if topic := r.PathValue("topic"); topic != "" && broker.ValidateTopicName(topic) == nil {
+				s.cluster.CatchUpTopic(r.Context(), topic)
+			}
+		}
 		if err := h(sw, r, user); err != nil {
 			s.writeError(sw, r, err)
 		}

@@ -26,6 +26,11 @@
 //     Children lists the child, and vice versa. There are no chains (a parent
 //     is never a child, a child never has children) and a parent has at most
 //     MaxChildren children.
+//   - Read-your-writes across nodes: CatchUp returns only once this replica
+//     has applied every write the leader had acknowledged when asked (a read
+//     index: the leader confirms with a quorum that it still leads, without
+//     writing to the log, and names its applied version). A node about to
+//     answer "no such topic" asks first.
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

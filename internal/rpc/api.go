@@ -71,6 +71,9 @@ type Handler interface {
 	MoveFreeze(ctx context.Context, topic string, partition int, ttl time.Duration, holder string) (hwm uint64, err error)
 	MoveFiles(ctx context.Context, topic string, partition int) ([]MoveFile, uint64, error)
 	MoveRead(ctx context.Context, topic string, partition int, name string, offset, length int64) ([]byte, error)
+	// ReadIndex, on the leader: a metastore version covering every write
+	// acknowledged before the call (meta.Store.ReadIndexAsLeader).
+	ReadIndex(ctx context.Context) (uint64, error)
 }
 
 // MoveFile is one file of a partition directory.

@@ -100,6 +100,11 @@ func (f *fake) ConfirmOwner(ctx context.Context, topic string, p int) (string, s
 	return "n1", "n2", nil
 }
 
+func (f *fake) ReadIndex(ctx context.Context) (uint64, error) {
+	f.calls.Add(1)
+	return 4242, nil
+}
+
 func (f *fake) Flip(ctx context.Context, topic string, p int, from, to string) error {
 	f.calls.Add(1)
 	return nil

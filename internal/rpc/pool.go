@@ -241,6 +241,18 @@ func (p *Pool) Heartbeat(ctx context.Context, addr string, m Member) error {
 	return err
 }
 
+// ReadIndex asks the leader at addr for a metastore version covering every
+// write acknowledged before the call. An older leader answers 501.
+func (p *Pool) ReadIndex(ctx context.Context, addr string) (uint64, error) {
+	out, err := invoke(ctx, p, addr, "ReadIndex", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ReadIndexResponse, error) {
+		return c.ReadIndex(ctx, &nodepb.ReadIndexRequest{})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return out.GetMetaVersion(), nil
+}
+
 // ConfirmOwner asks the leader at addr who owns topic/partition.
 func (p *Pool) ConfirmOwner(ctx context.Context, addr, topic string, partition int) (owner, target string, err error) {
 	in := &nodepb.ConfirmOwnerRequest{Topic: topic, Partition: int32(partition)}

@@ -213,3 +213,12 @@ func TestMoveCallsRoundTrip(t *testing.T) {
 		t.Fatalf("oversized read: %v, want 400", err)
 	}
 }
+
+// The read index carries the leader's version back.
+func TestReadIndexRoundTrip(t *testing.T) {
+	addr, _ := startServer(t, &fake{})
+	p := testPool(t, testSecret)
+	if v, err := p.ReadIndex(context.Background(), addr); err != nil || v != 4242 {
+		t.Fatalf("ReadIndex = %d %v, want 4242", v, err)
+	}
+}

@@ -280,6 +280,14 @@ func (s *service) ConfirmOwner(ctx context.Context, req *nodepb.ConfirmOwnerRequ
 	return &nodepb.ConfirmOwnerResponse{Owner: owner, Target: target}, nil
 }
 
+func (s *service) ReadIndex(ctx context.Context, _ *nodepb.ReadIndexRequest) (*nodepb.ReadIndexResponse, error) {
+	v, err := s.h.ReadIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.ReadIndexResponse{MetaVersion: v}, nil
+}
+
 func (s *service) Flip(ctx context.Context, req *nodepb.FlipRequest) (*nodepb.FlipResponse, error) {
 	if err := s.h.Flip(ctx, req.GetTopic(), int(req.GetPartition()), req.GetFrom(), req.GetTo()); err != nil {
 		return nil, err

@@ -163,6 +163,15 @@ func (h *nodeHandler) ConfirmOwner(ctx context.Context, topic string, p int) (st
 	return h.ms.ConfirmOwnerAsLeader(ctx, topic, p)
 }
 
+// ReadIndex serves a follower's read-your-writes question (leader only).
+func (h *nodeHandler) ReadIndex(ctx context.Context) (uint64, error) {
+	if !h.ms.IsLeader() {
+		return 0, apierr.Unavailable(time.Second, "not the leader")
+	}
+	v, err := h.ms.ReadIndexAsLeader(ctx)
+	return v, h.b.MetaErr(err)
+}
+
 func (h *nodeHandler) Flip(ctx context.Context, topic string, p int, from, to string) error {
 	if !h.ms.IsLeader() {
 		return apierr.Unavailable(time.Second, "not the leader")
@@ -249,6 +258,34 @@ func (c *clusterView) ConfirmOwner(ctx context.Context, leaderID, _ string, topi
 		return "", "", fmt.Errorf("leader %q has no known node-RPC address", leaderID)
 	}
 	return c.pool.ConfirmOwner(ctx, addr, topic, p)
+}
+
+// ReadIndex asks the leader for its read index (meta.Confirmer).
+func (c *clusterView) ReadIndex(ctx context.Context, leaderID, _ string) (uint64, error) {
+	addr, ok := c.node.RPCAddrOf(leaderID)
+	if !ok {
+		return 0, fmt.Errorf("leader %q has no known node-RPC address", leaderID)
+	}
+	return c.pool.ReadIndex(ctx, addr)
+}
+
+// catchUpBound bounds the read-your-writes wait before a "no such topic":
+// past it the replica is behind for a reason (cut off from the leader) and
+// the request is answered from what it knows.
+const catchUpBound = 2 * time.Second
+
+// CatchUpTopic gives a request read-your-writes across nodes: if this
+// replica does not know topic — created a moment ago through another
+// node, perhaps — it first catches up with everything the leader had
+// acknowledged (meta.Store.CatchUp), briefly. A topic that truly does not
+// exist costs one question to the leader, then the 404.
+func (c *clusterView) CatchUpTopic(ctx context.Context, topic string) {
+	if _, ok := c.ms.Topic(topic); ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, catchUpBound)
+	defer cancel()
+	_ = c.ms.CatchUp(ctx) // an error: answer from what the replica knows, as before
 }
 
 // The move.Remote side: the source's copy session and the flip.
@@ -467,22 +504,7 @@ func (c *clusterView) WaitMetaVersion(ctx context.Context, after uint64, within 
 // waitMetaVersion waits until ms applied a change past after (domain
 // versions are Raft indexes, so comparable across nodes), or within passes.
 func waitMetaVersion(ctx context.Context, ms *meta.Store, after uint64, within time.Duration) {
-	var t *time.Timer
-	for {
-		ch := ms.Watch() // taken before the check: a change racing it still wakes us
-		if ms.LatestDomainVersion() > after {
-			return
-		}
-		if t == nil {
-			t = time.NewTimer(within)
-			defer t.Stop()
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	ms.WaitVersion(ctx, after+1)
 }
