@@ -11,23 +11,6 @@ import (
 	"github.com/narad-io/narad/internal/client"
 )
 
-// leaderIndex returns the index of the node that reports itself Raft
-// leader, waiting for one.
-func leaderIndex(t *testing.T, nodes []*node) int {
-	t.Helper()
-	leader := -1
-	eventually(t, 20*time.Second, "a leader shows in metrics", func() bool {
-		for i, n := range nodes {
-			if n.metric("narad_raft_is_leader") == 1 {
-				leader = i
-				return true
-			}
-		}
-		return false
-	})
-	return leader
-}
-
 // TestClusterAttachAfterOwnerCrash: after a SIGKILL, a partition's hwm file
 // has no clean boundary, so its directory cannot tell its exact tail. The
 // leader, measuring an attach point on another node's partition, asks for

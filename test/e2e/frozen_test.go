@@ -14,18 +14,6 @@ import (
 	"github.com/narad-io/narad/internal/client"
 )
 
-// signal sends sig without waiting for the process to exit (SIGSTOP,
-// SIGCONT). A stopped process still dies of the cleanup's SIGKILL.
-func (n *node) signal(sig syscall.Signal) {
-	n.t.Helper()
-	n.mu.Lock()
-	cmd := n.cmd
-	n.mu.Unlock()
-	if err := cmd.Process.Signal(sig); err != nil {
-		n.t.Fatalf("signal %v to %s: %v", sig, n.id, err)
-	}
-}
-
 // timed is one raw request with its answer and how long it took. The
 // client gives up at 25 s, under the nodes' 30 s HTTP write timeout: an
 // answer that needs longer is no answer.
