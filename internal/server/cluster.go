@@ -112,14 +112,13 @@ func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int, exac
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return nil, err
 	}
-	// The caller may have just committed the topic (create-as-child asks
-	// for attach points at once): give this replica a moment to apply it.
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if t, ok := h.ms.Topic(topic); ok && len(parts) > 0 && parts[len(parts)-1] < t.Partitions {
-			if o, _ := h.ms.Owner(topic, parts[len(parts)-1]); o != "" {
-				break
-			}
-		}
+	// The caller saw the topic and its placement, perhaps a moment ago
+	// (create-as-child asks for attach points at once): if this replica
+	// has not, it catches up with the leader first, briefly.
+	if !h.knows(topic, parts) {
+		cctx, cancel := context.WithTimeout(ctx, catchUpBound)
+		_ = h.ms.CatchUp(cctx) // an error: answer from what the replica knows
+		cancel()
 	}
 	reps := h.b.LocalReports(topic, parts, exact)
 	out := make([]rpc.PartitionStats, len(reps))
@@ -135,6 +134,21 @@ func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int, exac
 		}
 	}
 	return out, nil
+}
+
+// knows reports whether this replica has topic and an owner for each of
+// parts.
+func (h *nodeHandler) knows(topic string, parts []int) bool {
+	t, ok := h.ms.Topic(topic)
+	if !ok {
+		return false
+	}
+	for _, p := range parts {
+		if o, _ := h.ms.Owner(topic, p); p >= t.Partitions || o == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *nodeHandler) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
