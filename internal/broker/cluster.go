@@ -32,8 +32,9 @@ type CursorPosition struct {
 	AckedAtMs    int64  // remote children: commit time of the last acknowledged record
 }
 
-// StatsFunc asks a partition owner for reports (nil on a single node).
-type StatsFunc func(ctx context.Context, owner, topic string, parts []int) ([]PartitionReport, error)
+// StatsFunc asks a partition owner for reports (nil on a single node);
+// exact asks for exact tails (see LocalReports).
+type StatsFunc func(ctx context.Context, owner, topic string, parts []int, exact bool) ([]PartitionReport, error)
 
 type clusterHooks struct {
 	mu     sync.RWMutex
@@ -55,20 +56,34 @@ func (b *Broker) SetStatsFunc(f StatsFunc) {
 	b.hooks.mu.Unlock()
 }
 
-// RemoteStats asks owner for reports of topic's partitions; nil when no
-// cluster transport is set.
+// RemoteStats asks owner for reports of topic's partitions, never opening
+// a log there; nil when no cluster transport is set.
 func (b *Broker) RemoteStats(ctx context.Context, owner, topic string, parts []int) ([]PartitionReport, error) {
+	return b.remoteStats(ctx, owner, topic, parts, false)
+}
+
+// RemoteTails is RemoteStats with exact tails: what an attach point needs,
+// the owner opening a log whose directory cannot say (LocalReports).
+func (b *Broker) RemoteTails(ctx context.Context, owner, topic string, parts []int) ([]PartitionReport, error) {
+	return b.remoteStats(ctx, owner, topic, parts, true)
+}
+
+func (b *Broker) remoteStats(ctx context.Context, owner, topic string, parts []int, exact bool) ([]PartitionReport, error) {
 	b.hooks.mu.RLock()
 	f := b.hooks.stats
 	b.hooks.mu.RUnlock()
 	if f == nil {
 		return nil, nil
 	}
-	return f(ctx, owner, topic, parts)
+	return f(ctx, owner, topic, parts, exact)
 }
 
-// LocalReports describes partitions this node owns, for a Stats call.
-func (b *Broker) LocalReports(topic string, parts []int) []PartitionReport {
+// LocalReports describes partitions this node owns, for a Stats call,
+// without opening a log — unless exact: a closed log whose directory has
+// no clean tail (after a crash) is then opened to read it, exactly as
+// CommittedHWM does for a local attach, so an attach point is measured
+// the same whichever node asks.
+func (b *Broker) LocalReports(topic string, parts []int, exact bool) []PartitionReport {
 	out := make([]PartitionReport, len(parts))
 	for i, p := range parts {
 		out[i] = PartitionReport{Partition: p}
@@ -78,6 +93,13 @@ func (b *Broker) LocalReports(topic string, parts []int) []PartitionReport {
 		st, err := b.reg.Describe(topic, p)
 		if err != nil {
 			continue
+		}
+		if exact && !st.Exact {
+			l, err := b.reg.Get(topic, p)
+			if err != nil {
+				continue
+			}
+			st = l.Stats()
 		}
 		out[i].Available, out[i].Stats, out[i].Frontier = true, st, b.frontierOf(topic, p)
 	}

@@ -33,8 +33,11 @@ type Config struct {
 	ExpirySweep      time.Duration // default 1 s
 	HWMPersistPeriod time.Duration // default 1 s
 	MaxConsumeWait   time.Duration // default 10 s
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// MaxConsumeBytes caps the keys and payloads of one consume or replay
+	// answer; one record is always delivered however large. Default 8 MiB.
+	MaxConsumeBytes int
+	Now             func() time.Time
+	Logger          *slog.Logger
 	// FS is the filesystem of the partition logs and their state files;
 	// nil (production) is the real disk. Tests inject faults here.
 	FS vfs.FS
@@ -52,6 +55,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.ExpirySweep, time.Second)
 	setDefault(&c.HWMPersistPeriod, time.Second)
 	setDefault(&c.MaxConsumeWait, 10*time.Second)
+	setDefault(&c.MaxConsumeBytes, 8<<20)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"math"
 	"sort"
 	"time"
 
@@ -77,6 +76,12 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 		}
 	}()
 	for {
+		if ctx.Err() != nil {
+			// Whoever asked is gone — a forwarding node that gave up on a
+			// frozen owner, whose request is served only now: records
+			// leased for it would wait out their visibility timeout.
+			return nil, nil
+		}
 		ch := ts.notify.Wait() // taken before the check: a commit that races it still wakes us
 		var msgs []Message
 		if req.Offset != nil {
@@ -110,6 +115,12 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 			return nil, err // deleted while we waited
 		}
 	}
+}
+
+// ConsumeWait is the long-poll a consume asking for wait gets here: wait
+// capped by the server's longest.
+func (b *Broker) ConsumeWait(wait time.Duration) time.Duration {
+	return max(min(wait, b.cfg.MaxConsumeWait), 0)
 }
 
 // WaitTopic parks until topic's broadcast fires here — a commit, a lease
@@ -147,21 +158,23 @@ func (b *Broker) ownedPartitions(t meta.Topic, ts *topicState) []int {
 	return out
 }
 
-// lease reserves and reads up to want records across parts. A partition
-// that cannot serve (its 503 names why) fails a consume pinned to it; an
-// unpinned one passes it by and takes records from the others (the
-// describe, the log and errors_total report the broken partition).
+// lease reserves and reads up to want records across parts, within one
+// answer's byte budget (answer). A partition that cannot serve (its 503
+// names why) fails a consume pinned to it; an unpinned one passes it by
+// and takes records from the others (the describe, the log and
+// errors_total report the broken partition).
 func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 	var out []Message
+	budget := answer{max: b.cfg.MaxConsumeBytes}
 	for _, p := range parts {
-		if len(out) >= want {
+		if len(out) >= want || budget.full() {
 			break
 		}
 		q, err := b.queue(t, p)
 		if err == nil {
 			var l *storage.Log
 			if l, err = b.logWithWork(t.Name, p, q); err == nil && l != nil {
-				out, err = b.leaseFrom(t, q, l, out, want)
+				out, err = b.leaseFrom(t, q, l, out, want, &budget)
 			}
 		}
 		if err != nil && len(parts) == 1 {
@@ -179,24 +192,73 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 	return out, nil
 }
 
-// leaseFrom reserves and reads records of one partition into out. A read
-// that only stepped over unreadable records (settled as skipped) reserves
-// again: a gap is not the end of the partition.
-func (b *Broker) leaseFrom(t meta.Topic, q *queue, l *storage.Log, out []Message, want int) ([]Message, error) {
-	for {
+// leaseFrom reserves and reads records of one partition into out, in
+// rounds sized by the records last read there (queue.fitting), so leases
+// are reserved only for what is likely to fit; a lease the budget then
+// cannot hold is released at once, never left to its visibility timeout.
+// A round that only stepped over unreadable records (settled as skipped)
+// goes on: a gap is not the end of the partition.
+func (b *Broker) leaseFrom(t meta.Topic, q *queue, l *storage.Log, out []Message, want int, budget *answer) ([]Message, error) {
+	for len(out) < want && !budget.full() {
 		if oldest := l.Oldest(); q.table.Frontier() < oldest {
 			q.table.AdvanceTo(oldest)
 		}
-		leases := q.table.Reserve(l.HWM(), want-len(out))
-		if len(leases) == 0 {
-			return out, nil
+		n := q.fitting(want-len(out), budget)
+		if n == 0 {
+			break
 		}
-		got, skipped, err := b.readLeased(t.Name, q, l, leases)
+		leases := q.table.Reserve(l.HWM(), n)
+		if len(leases) == 0 {
+			break
+		}
+		got, skipped, err := b.readLeased(t.Name, q, l, leases, budget)
 		out = append(out, got...)
-		if err != nil || len(got) > 0 || !skipped {
+		if err != nil {
 			return out, err
 		}
+		if len(got) < len(leases) && (len(got) > 0 || !skipped) {
+			break // the budget cut the round, or records were not readable: the next consume looks again
+		}
 	}
+	return out, nil
+}
+
+// answer is the byte budget of one consume or replay answer: keys and
+// payloads up to max bytes, except that the first record always fits, so
+// an oversized record cannot wedge its partition.
+type answer struct {
+	max, used, n int
+}
+
+func (a *answer) fits(size int) bool { return a.n == 0 || a.used+size <= a.max }
+func (a *answer) add(size int)       { a.used += size; a.n++ }
+func (a *answer) full() bool         { return a.n > 0 && a.used >= a.max }
+
+// left is what a read may still return (storage.Log.Read returns one
+// record past it when it has none yet; fits decides about that one).
+func (a *answer) left() int { return max(a.max-a.used, 1) }
+
+// firstProbe is how many records a partition's first round reserves before
+// anything was read there to learn their size from.
+const firstProbe = 16
+
+// fitting is how many of n records to reserve next: as many as records of
+// the size last read on this partition (else of the answer's so far) fill
+// of what is left of the budget, at least one when the answer is still
+// empty, and none when not even one such record would fit any more.
+func (q *queue) fitting(n int, a *answer) int {
+	size := int(q.recordBytes.Load())
+	if size <= 0 && a.n > 0 {
+		size = a.used / a.n // nothing read here yet: guess from the answer so far
+	}
+	if size <= 0 {
+		return min(n, firstProbe)
+	}
+	left := a.max - a.used
+	if a.n > 0 && left < size {
+		return 0
+	}
+	return min(n, max(left/size, 1))
 }
 
 // logWithWork returns the partition's log if there may be something to
@@ -212,42 +274,73 @@ func (b *Broker) logWithWork(topic string, p int, q *queue) (*storage.Log, error
 	return b.reg.Get(topic, p)
 }
 
-// readLeased reads the records of freshly reserved leases. Reserve first,
-// then read: a lease whose record turns out unreadable is marked skipped
-// (recorded loss), one below retention is dropped by moving the frontier,
-// and one that cannot be read for another reason is released.
-func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lease.Lease) (out []Message, skipped bool, err error) {
+// readLeased reads the records of freshly reserved leases into the answer
+// budget a. Reserve first, then read: a lease whose record turns out
+// unreadable is marked skipped (recorded loss), one below retention is
+// dropped by moving the frontier, and one that cannot be read for another
+// reason — or that the budget cannot hold — is released at once (and
+// waiting consumers are woken to take it). skipped says some lease was
+// settled as unreadable.
+func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lease.Lease, a *answer) (out []Message, skipped bool, err error) {
 	sort.Slice(leases, func(i, j int) bool { return leases[i].Offset < leases[j].Offset })
 	out = make([]Message, 0, len(leases))
+	readBytes, readCount, released := 0, 0, 0
+	release := func(ls []lease.Lease) {
+		for _, x := range ls {
+			// Those MarkSkipped settled are gone already: ErrGone, harmless.
+			if q.table.Release(x.Offset, x.Nonce) == nil {
+				released++
+			}
+		}
+	}
+	defer func() {
+		if readCount > 0 {
+			q.recordBytes.Store(int64(readBytes / readCount))
+		}
+		// Records given back are available now: wake parked consumers.
+		// Only with an answer in hand, so this consume cannot wake itself
+		// into a loop.
+		if released > 0 && len(out) > 0 {
+			b.topicState(topic).notify.Fire()
+		}
+	}()
 	for i := 0; i < len(leases); {
+		if a.full() {
+			release(leases[i:])
+			break
+		}
 		// A run of consecutive offsets is one read.
 		j := i + 1
 		for j < len(leases) && leases[j].Offset == leases[j-1].Offset+1 {
 			j++
 		}
 		run := leases[i:j]
-		res, err := l.Read(run[0].Offset, len(run), math.MaxInt, storage.NoDueLimit)
+		res, err := l.Read(run[0].Offset, len(run), a.left(), storage.NoDueLimit)
 		var below *storage.BelowOldestError
 		switch {
 		case errors.As(err, &below):
 			q.table.AdvanceTo(below.Oldest) // drops the leases under it
 			run = run[:0]
 		case err != nil:
-			for _, ls := range leases[i:] {
-				q.table.Release(ls.Offset, ls.Nonce)
-			}
+			release(leases[i:])
 			return out, skipped, err
 		case res.Skipped > 0:
 			q.table.MarkSkipped(res.SkippedFrom, res.SkippedFrom+res.Skipped)
 			skipped = true
 		}
-		k := 0
+		k, cut := 0, false
 		for _, r := range res.Records {
 			for k < len(run) && run[k].Offset < r.Offset {
-				q.table.Release(run[k].Offset, run[k].Nonce)
+				release(run[k : k+1])
 				k++
 			}
 			if k < len(run) && run[k].Offset == r.Offset {
+				size := len(r.Key) + len(r.Payload)
+				readBytes, readCount = readBytes+size, readCount+1
+				if cut = !a.fits(size); cut {
+					break
+				}
+				a.add(size)
 				ls := run[k]
 				out = append(out, Message{Topic: topic, Partition: ls.Partition, Offset: r.Offset,
 					Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt,
@@ -255,12 +348,13 @@ func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lea
 				k++
 			}
 		}
-		// Leases the read did not reach go back; the next consume takes
-		// them again. (Those MarkSkipped settled are gone already, and
-		// their Release is a harmless no-op.)
-		for ; k < len(run); k++ {
-			q.table.Release(run[k].Offset, run[k].Nonce)
+		// Leases the read did not reach, or the budget could not hold, go
+		// back; the next consume takes them again.
+		if cut {
+			release(leases[i+k:])
+			break
 		}
+		release(run[k:])
 		i = j
 	}
 	return out, skipped, nil
@@ -279,12 +373,14 @@ func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message
 	if err != nil {
 		return nil, err
 	}
-	res, err := l.Read(offset, want, math.MaxInt, storage.NoDueLimit)
+	// Read's byte bound is the answer's: always the first record, then
+	// none that would pass the cap.
+	res, err := l.Read(offset, want, b.cfg.MaxConsumeBytes, storage.NoDueLimit)
 	for err == nil && len(res.Records) == 0 && res.Skipped > 0 {
 		// Unreadable or lost records: a gap, not the end of the log. The
 		// answer starts at the first record after it, whose offset tells
 		// the reader what was skipped (the log counted it).
-		res, err = l.Read(res.Next, want, math.MaxInt, storage.NoDueLimit)
+		res, err = l.Read(res.Next, want, b.cfg.MaxConsumeBytes, storage.NoDueLimit)
 	}
 	var below *storage.BelowOldestError
 	if errors.As(err, &below) {

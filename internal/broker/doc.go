@@ -9,6 +9,11 @@
 //   - produce answers only after the WAL reports the record durable;
 //   - a consumer lease is reserved before the record is read, so two
 //     consumers never hold the same live lease;
+//   - a consume or replay answer holds at most MaxConsumeBytes of keys and
+//     payloads (one record always, however large), and every lease out
+//     is one an answer handed over: a lease the budget cannot hold is
+//     released before the answer leaves, never left to its visibility
+//     timeout;
 //   - describing a topic never opens a partition log (Peek or directory);
 //   - no directory is deleted on this node's word alone: the leader must
 //     confirm the topic is gone (the barrier rule when this node leads);

@@ -23,6 +23,9 @@ type queue struct {
 	path    string // consumer.offset
 	table   *lease.Table
 	version atomic.Uint64 // topic record version the limits came from
+	// recordBytes is the mean key+payload size of the records last read
+	// for a consume here: how many leases a round reserves (fitting).
+	recordBytes atomic.Int64
 
 	pmu       sync.Mutex // serialises frontier writes
 	persisted uint64

@@ -38,8 +38,14 @@ type HTTPConfig struct {
 	IdleTimeout   time.Duration
 	ShutdownGrace time.Duration
 	// MaxConsumeWait caps a long-poll consume; the write timeout must exceed
-	// it or every long poll would be cut off mid-wait.
+	// it plus the node RPC timeout, or a long poll (forwarded to its
+	// partition's owner) would be cut off mid-wait.
 	MaxConsumeWait time.Duration
+	// MaxConsumeBytes caps the keys and payloads of one consume or replay
+	// answer (max=N notwithstanding), so a batch of large records cannot
+	// build an answer of gigabytes; one record is always delivered, however
+	// large. Bounded so that a forwarded answer fits a node RPC message.
+	MaxConsumeBytes int64
 	// PprofAddr, when not empty, serves net/http/pprof on its own listener.
 	PprofAddr string
 	// TLSCertFile and TLSKeyFile, both or neither, serve the client API
@@ -128,12 +134,13 @@ func Default() Config {
 	}
 	return Config{
 		HTTP: HTTPConfig{
-			Addr:           ":7942",
-			ReadTimeout:    10 * time.Second,
-			WriteTimeout:   30 * time.Second,
-			IdleTimeout:    60 * time.Second,
-			ShutdownGrace:  10 * time.Second,
-			MaxConsumeWait: 10 * time.Second,
+			Addr:            ":7942",
+			ReadTimeout:     10 * time.Second,
+			WriteTimeout:    30 * time.Second,
+			IdleTimeout:     60 * time.Second,
+			ShutdownGrace:   10 * time.Second,
+			MaxConsumeWait:  10 * time.Second,
+			MaxConsumeBytes: 8 << 20,
 		},
 		NodeID:  host,
 		Cluster: ClusterConfig{Addr: ":7943"},

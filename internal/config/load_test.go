@@ -104,6 +104,15 @@ func TestLoadLayering(t *testing.T) {
 			},
 		},
 		{
+			name:  "the consume answer cap from the file, the environment and a flag",
+			file:  `{"http":{"max_consume_bytes":1048576}}`,
+			env:   map[string]string{"NARAD_HTTP_MAX_CONSUME_BYTES": "2097152"},
+			flags: map[string]string{"http.max_consume_bytes": "4194304"},
+			check: func(t *testing.T, c Config) {
+				eq(t, c.HTTP.MaxConsumeBytes, int64(4<<20))
+			},
+		},
+		{
 			name:  "an unset flag does not mask the environment",
 			env:   map[string]string{"NARAD_DATA_DIR": "/srv/narad"},
 			flags: map[string]string{"http.addr": ":3000"},
@@ -270,8 +279,11 @@ func TestLoadBadValues(t *testing.T) {
 		{"unknown format", map[string]string{"NARAD_LOG_FORMAT": "xml"}, "log.format (NARAD_LOG_FORMAT) must be one of json|text"},
 		{"unknown orphan policy", map[string]string{"NARAD_RECOVERY_ORPHAN_DATA": "delete"}, `recovery.orphan_data (NARAD_RECOVERY_ORPHAN_DATA) must be one of refuse|adopt|discard, got "delete"`},
 		{"compression level", map[string]string{"NARAD_STORAGE_COMPRESSION_LEVEL": "max"}, "storage.compression_level"},
-		{"write timeout not above consume wait", map[string]string{"NARAD_HTTP_WRITE_TIMEOUT": "10s"}, "http.write_timeout (NARAD_HTTP_WRITE_TIMEOUT) = 10s must exceed http.max_consume_wait = 10s"},
+		{"write timeout not above consume wait", map[string]string{"NARAD_HTTP_WRITE_TIMEOUT": "10s"}, "http.write_timeout (NARAD_HTTP_WRITE_TIMEOUT) = 10s must exceed http.max_consume_wait = 10s plus 5s"},
+		{"write timeout without room for a forward", map[string]string{"NARAD_HTTP_WRITE_TIMEOUT": "15s"}, "= 15s must exceed http.max_consume_wait = 10s plus 5s"},
 		{"consume wait raised past write timeout", map[string]string{"NARAD_HTTP_MAX_CONSUME_WAIT": "45s"}, "must exceed http.max_consume_wait = 45s"},
+		{"consume bytes zero", map[string]string{"NARAD_HTTP_MAX_CONSUME_BYTES": "0"}, "http.max_consume_bytes (NARAD_HTTP_MAX_CONSUME_BYTES) must be between 1 and 33554432, got 0"},
+		{"consume bytes past a node RPC message", map[string]string{"NARAD_HTTP_MAX_CONSUME_BYTES": "67108864"}, "must be between 1 and 33554432, got 67108864"},
 		{"partitions above max", map[string]string{"NARAD_TOPIC_DEFAULT_PARTITIONS": "200"}, "topic.default_partitions (NARAD_TOPIC_DEFAULT_PARTITIONS) must be between 1 and 108, got 200"},
 		{"zero partitions", map[string]string{"NARAD_TOPIC_DEFAULT_PARTITIONS": "0"}, "must be between 1 and 108, got 0"},
 		{"negative linger", map[string]string{"NARAD_FANOUT_LINGER_MS": "-1"}, "fanout.linger_ms (NARAD_FANOUT_LINGER_MS) must not be negative"},

@@ -35,10 +35,11 @@ func (c Config) Validate() error {
 	v.positive("http.idle_timeout", c.HTTP.IdleTimeout)
 	v.nonNegative("http.shutdown_grace", c.HTTP.ShutdownGrace)
 	v.positive("http.max_consume_wait", c.HTTP.MaxConsumeWait)
-	if c.HTTP.WriteTimeout > 0 && c.HTTP.WriteTimeout <= c.HTTP.MaxConsumeWait {
-		v.addf("%s = %s must exceed http.max_consume_wait = %s, or long polls are cut off by the write timeout",
-			byEnv("http.write_timeout"), c.HTTP.WriteTimeout, c.HTTP.MaxConsumeWait)
+	if c.HTTP.WriteTimeout > 0 && c.HTTP.WriteTimeout <= c.HTTP.MaxConsumeWait+forwardMargin {
+		v.addf("%s = %s must exceed http.max_consume_wait = %s plus %s, or long polls (forwarded to a partition's owner: the wait plus the node RPC timeout) are cut off by the write timeout with no answer",
+			byEnv("http.write_timeout"), c.HTTP.WriteTimeout, c.HTTP.MaxConsumeWait, forwardMargin)
 	}
+	v.intRange("http.max_consume_bytes", c.HTTP.MaxConsumeBytes, 1, MaxConsumeBytesLimit)
 	if c.HTTP.PprofAddr != "" {
 		v.check(checkListenAddr(c.HTTP.PprofAddr), "http.pprof_addr")
 	}
@@ -142,6 +143,16 @@ func (c Config) validatePeers(v *validator) {
 		v.addf("cluster peers are set and security is enabled, but NARAD_CLUSTER_SECRET is empty: cluster traffic would be unauthenticated")
 	}
 }
+
+// forwardMargin is what a long-poll forwarded to a partition's owner adds
+// to its wait: the node RPC timeout (06-cluster.md), after which the
+// client gets a 503 — which must still fit in the HTTP write timeout.
+const forwardMargin = 5 * time.Second
+
+// MaxConsumeBytesLimit bounds http.max_consume_bytes: a forwarded answer
+// travels in one node RPC message of at most 64 MiB, and base64 payloads
+// grow by a third in JSON.
+const MaxConsumeBytesLimit = 32 << 20
 
 type validator struct{ problems []string }
 

@@ -180,7 +180,7 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 			continue
 		}
 		if start != startAttach {
-			r := e.b.LocalReports(parent.Name, []int{p})[0]
+			r := e.b.LocalReports(parent.Name, []int{p}, false)[0]
 			if !r.Available {
 				return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q cannot be described", p, parent.Name)
 			}
@@ -208,7 +208,11 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 			defer func() { <-sem; wg.Done() }()
 			cctx, cancel := context.WithTimeout(ctx, attachStatsTimeout)
 			defer cancel()
-			reps, err := e.b.RemoteStats(cctx, owner, parent.Name, parts)
+			ask := e.b.RemoteStats
+			if start == startAttach {
+				ask = e.b.RemoteTails // the high watermark, exactly: the owner opens the log if it must
+			}
+			reps, err := ask(cctx, owner, parent.Name, parts)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil && len(reps) != len(parts) {

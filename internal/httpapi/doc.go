@@ -1,7 +1,14 @@
 // Package httpapi is the client API of 02-http-api.md on net/http's
 // method-pattern ServeMux: parsing and validating every parameter and body,
 // authentication, the payload encoding rules, JSON errors and status codes.
-// It holds no state of its own; the broker does the work.
+// It holds no state of its own — the broker does the work — but a short
+// memory of owners that did not answer a forward (suspects), which only
+// orders an unpinned consume's attempts.
+//
+// Routing: a consume, ack or replay about a partition another node owns is
+// forwarded there within 5 s plus the long-poll's wait, and an owner that
+// does not answer in time is a 503 with Retry-After — never a connection
+// closed with no answer by the HTTP write timeout.
 //
 // Invariants: a malformed request gets 400 and changes nothing; unknown
 // JSON fields are refused; bodies over their cap are refused with 413

@@ -29,6 +29,11 @@ type Cluster interface {
 	// local replica applied a change past the version seen before.
 	MetaVersion() uint64
 	WaitMetaVersion(ctx context.Context, after uint64, within time.Duration)
+	// CatchUpTopic is read-your-writes for a topic this replica does not
+	// know: it returns once the replica has every write the leader had
+	// acknowledged (or after a short bound), so that a topic created a
+	// moment ago through another node is not answered 404 here.
+	CatchUpTopic(ctx context.Context, topic string)
 }
 
 type forwardedKey struct{}
@@ -45,20 +50,9 @@ func forwardedUser(r *http.Request) (string, bool) {
 	return u, ok
 }
 
-// forward replays r on node and writes the answer as the local one would
-// have been written: same status, body and Retry-After.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, node, user string, body []byte) error {
-	res, err := s.replay(r, node, user, body)
-	if err != nil {
-		return err
-	}
-	writeForwarded(w, res)
-	return nil
-}
-
-// replay sends r to node (the leader when node is "") and returns its
-// answer unwritten.
-func (s *Server) replay(r *http.Request, node, user string, body []byte) (rpc.ForwardResponse, error) {
+// replay sends r to node (the leader when node is "") within timeout and
+// returns its answer unwritten.
+func (s *Server) replay(r *http.Request, node, user string, body []byte, timeout time.Duration) (rpc.ForwardResponse, error) {
 	if body == nil && r.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(r.Body, 17<<20))
 		if err != nil {
@@ -67,7 +61,24 @@ func (s *Server) replay(r *http.Request, node, user string, body []byte) (rpc.Fo
 		body = b
 	}
 	return s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: r.Method, Path: r.URL.Path,
-		RawQuery: r.URL.RawQuery, Body: body, ContentType: r.Header.Get("Content-Type"), User: user})
+		RawQuery: r.URL.RawQuery, Body: body, ContentType: r.Header.Get("Content-Type"), User: user, Timeout: timeout})
+}
+
+// toNode forwards a data-plane request to the owner node and remembers
+// whether it answered (suspects).
+func (s *Server) toNode(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error) {
+	res, err := s.cluster.Forward(ctx, node, req)
+	s.suspects.note(node, err)
+	return res, err
+}
+
+// dataPlaneTimeout is a forwarded consume, ack or replay's budget: the
+// node RPC default (06-cluster.md) plus the long-poll wait the owner may
+// spend (capped as the owner caps it). Past it the client gets a 503 with
+// Retry-After — well within the HTTP write timeout, which must exceed the
+// longest wait — instead of a connection closed with no answer.
+func (s *Server) dataPlaneTimeout(wait time.Duration) time.Duration {
+	return rpc.DefaultTimeout + s.b.ConsumeWait(wait)
 }
 
 func writeForwarded(w http.ResponseWriter, res rpc.ForwardResponse) {
@@ -92,7 +103,7 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string, b
 		return true, apierr.Unavailable(time.Second, "this node is not the leader any more; retry")
 	}
 	before := s.cluster.MetaVersion()
-	res, err := s.replay(r, "", user, body)
+	res, err := s.replay(r, "", user, body, rpc.ForwardTimeout)
 	if err != nil {
 		return true, err
 	}
@@ -111,8 +122,9 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string, b
 }
 
 // toOwner forwards a request about one partition to its owner unless it is
-// this node. It reports whether the request was handled.
-func (s *Server) toOwner(w http.ResponseWriter, r *http.Request, user, topic string, partition int, body []byte) (bool, error) {
+// this node, within the data-plane budget for a long-poll of wait. It
+// reports whether the request was handled.
+func (s *Server) toOwner(w http.ResponseWriter, r *http.Request, user, topic string, partition int, wait time.Duration) (bool, error) {
 	if s.cluster == nil {
 		return false, nil
 	}
@@ -123,7 +135,13 @@ func (s *Server) toOwner(w http.ResponseWriter, r *http.Request, user, topic str
 	if _, ok := forwardedUser(r); ok {
 		return true, apierr.Unavailable(time.Second, "partition %d of %q moved; retry", partition, topic)
 	}
-	return true, s.forward(w, r, owner, user, body)
+	res, err := s.toNode(r.Context(), owner, rpc.ForwardRequest{Method: r.Method, Path: r.URL.Path,
+		RawQuery: r.URL.RawQuery, User: user, Timeout: s.dataPlaneTimeout(wait)})
+	if err != nil {
+		return true, err
+	}
+	writeForwarded(w, res)
+	return true, nil
 }
 
 // forwardBody is a helper for handlers that already read their body.

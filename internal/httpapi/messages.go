@@ -93,7 +93,7 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 		req.Max = *n
 	}
 	if req.Partition != nil {
-		if done, err := s.toOwner(w, r, user, topic, *req.Partition, nil); done {
+		if done, err := s.toOwner(w, r, user, topic, *req.Partition, req.Wait); done {
 			return err
 		}
 	} else if _, fwd := forwardedUser(r); s.cluster != nil && !fwd {
@@ -146,7 +146,7 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, user string) error 
 		}
 	}
 	if p, _, _, err := lease.ParseHandle(q.Get("receipt_handle")); err == nil {
-		if done, err := s.toOwner(w, r, user, topic, p, nil); done {
+		if done, err := s.toOwner(w, r, user, topic, p, 0); done {
 			return err
 		}
 	}

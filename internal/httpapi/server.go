@@ -27,7 +27,8 @@ type Server struct {
 	ready Readiness
 	mux   *http.ServeMux
 
-	cluster Cluster // nil on a single node
+	cluster  Cluster  // nil on a single node
+	suspects suspects // owners that did not answer a forward lately
 
 	users     *auth.Manager // nil until SetUsers
 	userStore auth.Users
@@ -109,6 +110,13 @@ func (s *Server) handle(pattern string, h apiHandler) {
 			}
 			user = principal.Name
 			r = r.WithContext(withPrincipal(r.Context(), principal))
+		}
+		if s.cluster != nil {
+			// Every route about a topic answers 404 for one it does not
+			// know: first make sure "not known" is not "not known yet".
+			if topic := r.PathValue("topic"); topic != "" && broker.ValidateTopicName(topic) == nil {
+				s.cluster.CatchUpTopic(r.Context(), topic)
+			}
 		}
 		if err := h(sw, r, user); err != nil {
 			s.writeError(sw, r, err)

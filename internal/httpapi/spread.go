@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,12 +21,16 @@ import (
 // consume with no wait each), and only then spends the client's wait,
 // parked (see park) until something may have arrived anywhere, then
 // another round. Owners that cannot be reached are skipped: unpinned
-// consumes route around a dead node (03-consume.md).
+// consumes route around a dead node (03-consume.md). One that did not
+// answer lately (suspects) is tried after all the others, and one that
+// fails during this request is not tried again in its later rounds, so a
+// frozen owner costs at most one forward timeout per request.
 func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user string, req broker.ConsumeRequest, batch bool) error {
 	remote := s.remoteOwners(req.Topic)
-	deadline := time.Now().Add(min(req.Wait, 10*time.Second))
+	deadline := time.Now().Add(s.b.ConsumeWait(req.Wait))
 	q := r.URL.Query()
 	q.Del("wait")
+	failed := map[string]bool{}
 	for round := 0; ; round++ {
 		now := req
 		now.Wait = 0
@@ -36,11 +41,20 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			}
 			return writeMessages(w, msgs, batch)
 		}
+		order := make([]string, 0, len(remote))
 		for i := range remote {
-			node := remote[(i+round)%len(remote)]
-			res, err := s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: http.MethodGet,
-				Path: r.URL.Path, RawQuery: q.Encode(), User: user})
-			if err == nil && res.Status == http.StatusOK {
+			if node := remote[(i+round)%len(remote)]; !failed[node] {
+				order = append(order, node)
+			}
+		}
+		for _, node := range s.suspects.last(order) {
+			res, err := s.toNode(r.Context(), node, rpc.ForwardRequest{Method: http.MethodGet,
+				Path: r.URL.Path, RawQuery: q.Encode(), User: user, Timeout: s.dataPlaneTimeout(0)})
+			if err != nil {
+				failed[node] = true
+				continue
+			}
+			if res.Status == http.StatusOK {
 				writeForwarded(w, res)
 				return nil
 			}
@@ -50,7 +64,13 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		}
-		if msgs, err = s.park(r.Context(), req, remote, min(left, parkBackstop)); err != nil || len(msgs) > 0 {
+		alive := make([]string, 0, len(remote))
+		for _, node := range remote {
+			if !failed[node] {
+				alive = append(alive, node)
+			}
+		}
+		if msgs, err = s.park(r.Context(), req, alive, min(left, parkBackstop)); err != nil || len(msgs) > 0 {
 			if err != nil {
 				return err
 			}
@@ -134,36 +154,43 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 		}
 		groups[node] = append(groups[node], i)
 	}
+	// The owners are asked at once: one that does not answer costs the
+	// batch one forward timeout, not one per owner. Each group fills its
+	// own places of out.
 	out := make([]broker.AckResult, len(handles))
+	var wg sync.WaitGroup
 	for node, idx := range groups {
-		sub := make([]string, len(idx))
-		for k, i := range idx {
-			sub[k] = handles[i]
-		}
-		var res []broker.AckResult
-		var err error
-		if node == "" {
-			res, err = s.b.AckBatch(r.Context(), topic, sub)
-		} else {
-			res, err = s.forwardAcks(r, node, user, sub)
-		}
-		if err != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sub := make([]string, len(idx))
 			for k, i := range idx {
-				out[i] = broker.AckResult{ReceiptHandle: sub[k], Status: apierr.Status(err), Error: err.Error()}
+				sub[k] = handles[i]
 			}
-			continue
-		}
-		for k, i := range idx {
-			out[i] = res[k]
-		}
+			var res []broker.AckResult
+			var err error
+			if node == "" {
+				res, err = s.b.AckBatch(r.Context(), topic, sub)
+			} else {
+				res, err = s.forwardAcks(r, node, user, sub)
+			}
+			for k, i := range idx {
+				if err != nil {
+					out[i] = broker.AckResult{ReceiptHandle: sub[k], Status: apierr.Status(err), Error: err.Error()}
+				} else {
+					out[i] = res[k]
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	return out, nil
 }
 
 func (s *Server) forwardAcks(r *http.Request, node, user string, handles []string) ([]broker.AckResult, error) {
 	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
-	res, err := s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: http.MethodPost,
-		Path: r.URL.Path, RawQuery: url.Values{}.Encode(), Body: body, ContentType: "application/json", User: user})
+	res, err := s.toNode(r.Context(), node, rpc.ForwardRequest{Method: http.MethodPost, Path: r.URL.Path,
+		RawQuery: url.Values{}.Encode(), Body: body, ContentType: "application/json", User: user, Timeout: s.dataPlaneTimeout(0)})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ type fakeConfirmer struct {
 	mu                  sync.Mutex
 	calls               []string
 	exists, epochActive bool
+	version             uint64
 	err                 error
 }
 
@@ -32,6 +33,13 @@ func (c *fakeConfirmer) ConfirmOwner(_ context.Context, leaderID, leaderAddr, to
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, fmt.Sprintf("%s@%s owner %s/%d", leaderID, leaderAddr, topic, p))
 	return "n1", "", c.err
+}
+
+func (c *fakeConfirmer) ReadIndex(_ context.Context, leaderID, leaderAddr string) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" read index")
+	return c.version, c.err
 }
 
 // A two-member cluster: n1 bootstraps, n2 starts join-only and n1 adds it

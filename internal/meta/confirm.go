@@ -13,6 +13,8 @@ import (
 type Confirmer interface {
 	ConfirmTopic(ctx context.Context, leaderID, leaderAddr, name, epoch string) (exists, epochCurrent bool, err error)
 	ConfirmOwner(ctx context.Context, leaderID, leaderAddr, topic string, partition int) (owner, target string, err error)
+	// ReadIndex asks the leader for ReadIndexAsLeader.
+	ReadIndex(ctx context.Context, leaderID, leaderAddr string) (uint64, error)
 }
 
 type confirmerBox struct{ c Confirmer }

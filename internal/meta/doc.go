@@ -32,6 +32,11 @@
 //     user and creating another of the same name hands over nothing. Records
 //     written before IDs existed read as ID 0 and keep matching by name only
 //     while the user of that name is still that legacy record (Topic.OwnedBy).
+//   - Read-your-writes across nodes: CatchUp returns only once this replica
+//     has applied every write the leader had acknowledged when asked (a read
+//     index: the leader confirms with a quorum that it still leads, without
+//     writing to the log, and names its applied version). A node about to
+//     answer "no such topic" asks first.
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

@@ -16,8 +16,12 @@ const (
 	// timing out a commit that is merely slow makes dispatch re-commit it
 	// (duplicates) or reroute it for nothing.
 	CommitTimeout = 30 * time.Second
-	// ForwardTimeout caps a forwarded client request; a forwarded topic
-	// create may legitimately take this long on the leader.
+	// ForwardTimeout caps a metadata write forwarded to the leader: a
+	// forwarded topic create may legitimately take this long there. A
+	// forwarded data-plane request (consume, ack, replay) has the default
+	// timeout plus its long-poll wait instead (ForwardRequest.Timeout), so
+	// a frozen owner costs its client a 503 well within the HTTP write
+	// timeout, not a connection closed with no answer.
 	ForwardTimeout = 75 * time.Second
 )
 
@@ -43,8 +47,10 @@ type Handler interface {
 	Commit(ctx context.Context, topic string, partition int, recs []storage.Record, metaVersion uint64) error
 	// Forward replays a client-API request as if it had arrived here.
 	Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error)
-	// Stats describes partitions of topic without opening their logs.
-	Stats(ctx context.Context, topic string, partitions []int) ([]PartitionStats, error)
+	// Stats describes partitions of topic without opening their logs —
+	// unless exact, when a log whose directory cannot give its tail
+	// exactly is opened to read it (an attach point).
+	Stats(ctx context.Context, topic string, partitions []int, exact bool) ([]PartitionStats, error)
 	// ConfirmTopic is leader confirmation: only a nil error is an answer.
 	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error)
 	// Join asks this node to admit m; a non-leader names the leader.
@@ -65,6 +71,9 @@ type Handler interface {
 	MoveFreeze(ctx context.Context, topic string, partition int, ttl time.Duration, holder string) (hwm uint64, err error)
 	MoveFiles(ctx context.Context, topic string, partition int) ([]MoveFile, uint64, error)
 	MoveRead(ctx context.Context, topic string, partition int, name string, offset, length int64) ([]byte, error)
+	// ReadIndex, on the leader: a metastore version covering every write
+	// acknowledged before the call (meta.Store.ReadIndexAsLeader).
+	ReadIndex(ctx context.Context) (uint64, error)
 }
 
 // MoveFile is one file of a partition directory.
@@ -86,6 +95,9 @@ type ForwardRequest struct {
 	// User was authenticated and authorised by the forwarding node; the
 	// serving node trusts it because the caller proved the cluster secret.
 	User string
+	// Timeout is the call's budget, on the calling side only (it does not
+	// travel; gRPC carries the deadline): 0 means DefaultTimeout.
+	Timeout time.Duration
 }
 
 // ForwardResponse is the replayed request's answer, ready to be written to

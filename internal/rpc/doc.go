@@ -33,7 +33,9 @@
 //     deadline passed may still have committed. Callers retry, and the
 //     cluster accepts the resulting duplicates (06-cluster.md dispatch).
 //   - Timeouts: 5 s per call, Commit 30 s (a slow fsync is not a dead
-//     node), Forward 75 s; a caller's earlier deadline always wins.
+//     node), Forward the caller's ForwardRequest.Timeout (5 s plus a
+//     long-poll's wait for the data plane, 75 s for a metadata write to
+//     the leader); a caller's earlier deadline always wins.
 //   - Messages up to MaxMessageBytes (64 MiB) either way, on both sides.
 //   - Wire compatibility: fields of proto/node.proto are only ever added,
 //     never renumbered or retyped; a new operation is a new rpc.

@@ -106,7 +106,7 @@ func TestAPIErrRoundTrip(t *testing.T) {
 			addr, logs := startServer(t, f)
 			p := testPool(t, testSecret)
 			ctx := context.Background()
-			_, statsErr := p.Stats(ctx, addr, "t", nil)
+			_, statsErr := p.Stats(ctx, addr, "t", nil, false)
 			for i, err := range []error{p.Commit(ctx, addr, "t", 0, nil, 0), p.Heartbeat(ctx, addr, Member{}), statsErr} {
 				if got := asAPIErr(t, err); !reflect.DeepEqual(got, c.want) {
 					t.Errorf("call %d: got %+v, want %+v", i, got, c.want)

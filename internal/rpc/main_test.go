@@ -28,6 +28,7 @@ const testSecret = "s3cret-of-the-cluster"
 // functions; a nil function answers with zero values.
 type fake struct {
 	calls     atomic.Int64
+	exact     atomic.Bool // the last Stats call asked for exact tails
 	commit    func(context.Context, string, int, []storage.Record, uint64) error
 	forward   func(context.Context, ForwardRequest) (ForwardResponse, error)
 	stats     func(context.Context, string, []int) ([]PartitionStats, error)
@@ -53,8 +54,9 @@ func (f *fake) Forward(ctx context.Context, req ForwardRequest) (ForwardResponse
 	return f.forward(ctx, req)
 }
 
-func (f *fake) Stats(ctx context.Context, topic string, partitions []int) ([]PartitionStats, error) {
+func (f *fake) Stats(ctx context.Context, topic string, partitions []int, exact bool) ([]PartitionStats, error) {
 	f.calls.Add(1)
+	f.exact.Store(exact)
 	if f.stats == nil {
 		return nil, nil
 	}
@@ -96,6 +98,11 @@ func (f *fake) Wait(ctx context.Context, topic string, wait time.Duration) (bool
 func (f *fake) ConfirmOwner(ctx context.Context, topic string, p int) (string, string, error) {
 	f.calls.Add(1)
 	return "n1", "n2", nil
+}
+
+func (f *fake) ReadIndex(ctx context.Context) (uint64, error) {
+	f.calls.Add(1)
+	return 4242, nil
 }
 
 func (f *fake) Flip(ctx context.Context, topic string, p int, from, to string) error {

@@ -155,9 +155,11 @@ func (p *Pool) Commit(ctx context.Context, addr, topic string, partition int, re
 	return err
 }
 
-// Forward replays a client-API request on the node at addr. A non-nil
-// error means the request could not be replayed; the replayed request's
-// own refusals come back as a response with their status.
+// Forward replays a client-API request on the node at addr within
+// req.Timeout (default 5 s). A non-nil error means the request could not
+// be replayed — an owner that does not answer in time is a 503 with
+// Retry-After — while the replayed request's own refusals come back as a
+// response with their status.
 func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (ForwardResponse, error) {
 	in := &nodepb.ForwardRequest{
 		Method:      req.Method,
@@ -167,7 +169,11 @@ func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (Fo
 		User:        req.User,
 		ContentType: req.ContentType,
 	}
-	out, err := invoke(ctx, p, addr, "Forward", ForwardTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	out, err := invoke(ctx, p, addr, "Forward", timeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
 		return c.Forward(ctx, in)
 	})
 	if err != nil {
@@ -182,9 +188,10 @@ func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (Fo
 	}, nil
 }
 
-// Stats describes partitions of topic on the node at addr.
-func (p *Pool) Stats(ctx context.Context, addr, topic string, partitions []int) ([]PartitionStats, error) {
-	in := &nodepb.StatsRequest{Topic: topic, Partitions: intsToPB(partitions)}
+// Stats describes partitions of topic on the node at addr; exact asks for
+// exact tails, opening closed logs if need be (Handler.Stats).
+func (p *Pool) Stats(ctx context.Context, addr, topic string, partitions []int, exact bool) ([]PartitionStats, error) {
+	in := &nodepb.StatsRequest{Topic: topic, Partitions: intsToPB(partitions), Exact: exact}
 	out, err := invoke(ctx, p, addr, "Stats", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.StatsResponse, error) {
 		return c.Stats(ctx, in)
 	})
@@ -240,6 +247,18 @@ func (p *Pool) Heartbeat(ctx context.Context, addr string, m Member) error {
 		return c.Heartbeat(ctx, in)
 	})
 	return err
+}
+
+// ReadIndex asks the leader at addr for a metastore version covering every
+// write acknowledged before the call. An older leader answers 501.
+func (p *Pool) ReadIndex(ctx context.Context, addr string) (uint64, error) {
+	out, err := invoke(ctx, p, addr, "ReadIndex", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ReadIndexResponse, error) {
+		return c.ReadIndex(ctx, &nodepb.ReadIndexRequest{})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return out.GetMetaVersion(), nil
 }
 
 // ConfirmOwner asks the leader at addr who owns topic/partition.

@@ -107,9 +107,17 @@ func TestDeadlines(t *testing.T) {
 	}{
 		{"commit default", 0, func(ctx context.Context) error { return p.Commit(ctx, addr, "t", 0, nil, 0) }, CommitTimeout},
 		{"commit caller earlier", 2 * time.Second, func(ctx context.Context) error { return p.Commit(ctx, addr, "t", 0, nil, 0) }, 2 * time.Second},
-		{"stats default", 0, func(ctx context.Context) error { _, err := p.Stats(ctx, addr, "t", nil); return err }, DefaultTimeout},
-		{"forward default", 0, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, ForwardTimeout},
-		{"forward capped", 10 * time.Minute, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, ForwardTimeout},
+		{"stats default", 0, func(ctx context.Context) error { _, err := p.Stats(ctx, addr, "t", nil, false); return err }, DefaultTimeout},
+		{"forward default", 0, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, DefaultTimeout},
+		{"forward capped", 10 * time.Minute, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, DefaultTimeout},
+		{"forward with a long-poll's wait", 0, func(ctx context.Context) error {
+			_, err := p.Forward(ctx, addr, ForwardRequest{Timeout: DefaultTimeout + 10*time.Second})
+			return err
+		}, DefaultTimeout + 10*time.Second},
+		{"forward to the leader", 0, func(ctx context.Context) error {
+			_, err := p.Forward(ctx, addr, ForwardRequest{Timeout: ForwardTimeout})
+			return err
+		}, ForwardTimeout},
 		{"forward caller earlier", 3 * time.Second, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, 3 * time.Second},
 	}
 	for _, c := range cases {

@@ -88,9 +88,12 @@ func TestStatsRoundTrip(t *testing.T) {
 	}}
 	addr, _ := startServer(t, f)
 	p := testPool(t, testSecret)
-	got, err := p.Stats(context.Background(), addr, "orders", []int{0, 2})
+	got, err := p.Stats(context.Background(), addr, "orders", []int{0, 2}, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.exact.Load() {
+		t.Errorf("a describe's stats arrived asking for exact tails")
 	}
 	if gotTopic != "orders" || !reflect.DeepEqual(gotParts, []int{0, 2}) {
 		t.Errorf("handler saw %q %v", gotTopic, gotParts)
@@ -99,8 +102,11 @@ func TestStatsRoundTrip(t *testing.T) {
 		t.Errorf("stats\n got %+v\nwant %+v", got, want)
 	}
 	// No partitions means "the handler decides", and arrives as nil.
-	if _, err := p.Stats(context.Background(), addr, "orders", nil); err != nil || gotParts != nil {
+	if _, err := p.Stats(context.Background(), addr, "orders", nil, true); err != nil || gotParts != nil {
 		t.Errorf("nil partitions: err %v, handler saw %v", err, gotParts)
+	}
+	if !f.exact.Load() {
+		t.Errorf("an attach point's stats arrived without asking for exact tails")
 	}
 }
 
@@ -205,5 +211,14 @@ func TestMoveCallsRoundTrip(t *testing.T) {
 	}
 	if _, err := p.MoveRead(ctx, addr, "orders", 3, "x", 0, MaxMoveRead+1); apierr.Status(err) != http.StatusBadRequest {
 		t.Fatalf("oversized read: %v, want 400", err)
+	}
+}
+
+// The read index carries the leader's version back.
+func TestReadIndexRoundTrip(t *testing.T) {
+	addr, _ := startServer(t, &fake{})
+	p := testPool(t, testSecret)
+	if v, err := p.ReadIndex(context.Background(), addr); err != nil || v != 4242 {
+		t.Fatalf("ReadIndex = %d %v, want 4242", v, err)
 	}
 }

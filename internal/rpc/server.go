@@ -256,7 +256,7 @@ func (s *service) Forward(ctx context.Context, req *nodepb.ForwardRequest) (*nod
 }
 
 func (s *service) Stats(ctx context.Context, req *nodepb.StatsRequest) (*nodepb.StatsResponse, error) {
-	ss, err := s.h.Stats(ctx, req.GetTopic(), intsFromPB(req.GetPartitions()))
+	ss, err := s.h.Stats(ctx, req.GetTopic(), intsFromPB(req.GetPartitions()), req.GetExact())
 	if err != nil {
 		return nil, err
 	}
@@ -300,6 +300,14 @@ func (s *service) ConfirmOwner(ctx context.Context, req *nodepb.ConfirmOwnerRequ
 		return nil, err
 	}
 	return &nodepb.ConfirmOwnerResponse{Owner: owner, Target: target}, nil
+}
+
+func (s *service) ReadIndex(ctx context.Context, _ *nodepb.ReadIndexRequest) (*nodepb.ReadIndexResponse, error) {
+	v, err := s.h.ReadIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.ReadIndexResponse{MetaVersion: v}, nil
 }
 
 func (s *service) Flip(ctx context.Context, req *nodepb.FlipRequest) (*nodepb.FlipResponse, error) {

@@ -108,20 +108,19 @@ func (h *nodeHandler) Forward(ctx context.Context, req rpc.ForwardRequest) (rpc.
 	return out, nil
 }
 
-func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]rpc.PartitionStats, error) {
+func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int, exact bool) ([]rpc.PartitionStats, error) {
 	if err := broker.ValidateTopicName(topic); err != nil {
 		return nil, err
 	}
-	// The caller may have just committed the topic (create-as-child asks
-	// for attach points at once): give this replica a moment to apply it.
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if t, ok := h.ms.Topic(topic); ok && len(parts) > 0 && parts[len(parts)-1] < t.Partitions {
-			if o, _ := h.ms.Owner(topic, parts[len(parts)-1]); o != "" {
-				break
-			}
-		}
+	// The caller saw the topic and its placement, perhaps a moment ago
+	// (create-as-child asks for attach points at once): if this replica
+	// has not, it catches up with the leader first, briefly.
+	if !h.knows(topic, parts) {
+		cctx, cancel := context.WithTimeout(ctx, catchUpBound)
+		_ = h.ms.CatchUp(cctx) // an error: answer from what the replica knows
+		cancel()
 	}
-	reps := h.b.LocalReports(topic, parts)
+	reps := h.b.LocalReports(topic, parts, exact)
 	out := make([]rpc.PartitionStats, len(reps))
 	for i, r := range reps {
 		out[i] = rpc.PartitionStats{Partition: r.Partition, Available: r.Available, Segments: r.Stats.Segments,
@@ -135,6 +134,21 @@ func (h *nodeHandler) Stats(ctx context.Context, topic string, parts []int) ([]r
 		}
 	}
 	return out, nil
+}
+
+// knows reports whether this replica has topic and an owner for each of
+// parts.
+func (h *nodeHandler) knows(topic string, parts []int) bool {
+	t, ok := h.ms.Topic(topic)
+	if !ok {
+		return false
+	}
+	for _, p := range parts {
+		if o, _ := h.ms.Owner(topic, p); p >= t.Partitions || o == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *nodeHandler) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
@@ -161,6 +175,15 @@ func (h *nodeHandler) ConfirmOwner(ctx context.Context, topic string, p int) (st
 		return "", "", apierr.Unavailable(time.Second, "not the leader")
 	}
 	return h.ms.ConfirmOwnerAsLeader(ctx, topic, p)
+}
+
+// ReadIndex serves a follower's read-your-writes question (leader only).
+func (h *nodeHandler) ReadIndex(ctx context.Context) (uint64, error) {
+	if !h.ms.IsLeader() {
+		return 0, apierr.Unavailable(time.Second, "not the leader")
+	}
+	v, err := h.ms.ReadIndexAsLeader(ctx)
+	return v, h.b.MetaErr(err)
 }
 
 func (h *nodeHandler) Flip(ctx context.Context, topic string, p int, from, to string) error {
@@ -251,6 +274,34 @@ func (c *clusterView) ConfirmOwner(ctx context.Context, leaderID, _ string, topi
 	return c.pool.ConfirmOwner(ctx, addr, topic, p)
 }
 
+// ReadIndex asks the leader for its read index (meta.Confirmer).
+func (c *clusterView) ReadIndex(ctx context.Context, leaderID, _ string) (uint64, error) {
+	addr, ok := c.node.RPCAddrOf(leaderID)
+	if !ok {
+		return 0, fmt.Errorf("leader %q has no known node-RPC address", leaderID)
+	}
+	return c.pool.ReadIndex(ctx, addr)
+}
+
+// catchUpBound bounds the read-your-writes wait before a "no such topic":
+// past it the replica is behind for a reason (cut off from the leader) and
+// the request is answered from what it knows.
+const catchUpBound = 2 * time.Second
+
+// CatchUpTopic gives a request read-your-writes across nodes: if this
+// replica does not know topic — created a moment ago through another
+// node, perhaps — it first catches up with everything the leader had
+// acknowledged (meta.Store.CatchUp), briefly. A topic that truly does not
+// exist costs one question to the leader, then the 404.
+func (c *clusterView) CatchUpTopic(ctx context.Context, topic string) {
+	if _, ok := c.ms.Topic(topic); ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, catchUpBound)
+	defer cancel()
+	_ = c.ms.CatchUp(ctx) // an error: answer from what the replica knows, as before
+}
+
 // The move.Remote side: the source's copy session and the flip.
 
 func (c *clusterView) MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
@@ -309,12 +360,12 @@ func (c *clusterView) Commit(ctx context.Context, topic string, p int, recs []st
 }
 
 // Stats is the broker's remote stats call.
-func (c *clusterView) Stats(ctx context.Context, owner, topic string, parts []int) ([]broker.PartitionReport, error) {
+func (c *clusterView) Stats(ctx context.Context, owner, topic string, parts []int, exact bool) ([]broker.PartitionReport, error) {
 	addr, err := c.addr(owner)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.pool.Stats(ctx, addr, topic, parts)
+	res, err := c.pool.Stats(ctx, addr, topic, parts, exact)
 	if err != nil {
 		return nil, err
 	}
@@ -467,22 +518,7 @@ func (c *clusterView) WaitMetaVersion(ctx context.Context, after uint64, within 
 // waitMetaVersion waits until ms applied a change past after (domain
 // versions are Raft indexes, so comparable across nodes), or within passes.
 func waitMetaVersion(ctx context.Context, ms *meta.Store, after uint64, within time.Duration) {
-	var t *time.Timer
-	for {
-		ch := ms.Watch() // taken before the check: a change racing it still wakes us
-		if ms.LatestDomainVersion() > after {
-			return
-		}
-		if t == nil {
-			t = time.NewTimer(within)
-			defer t.Stop()
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	ms.WaitVersion(ctx, after+1)
 }

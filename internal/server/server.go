@@ -108,6 +108,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		IdleEviction:         cfg.Storage.IdleLogEviction,
 		RetentionSweep:       cfg.Storage.RetentionSweep,
 		MaxConsumeWait:       cfg.HTTP.MaxConsumeWait,
+		MaxConsumeBytes:      int(cfg.HTTP.MaxConsumeBytes),
 		Logger:               log.With("component", "broker"),
 	}, ms, w, m)
 	b.Start()

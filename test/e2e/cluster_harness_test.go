@@ -86,3 +86,32 @@ func joinNode(t testing.TB, nodes []*node, id, secret string, extra ...string) *
 	n.startNoWait()
 	return n
 }
+
+// leaderIndex returns the index of the node that reports itself Raft
+// leader, waiting for one.
+func leaderIndex(t *testing.T, nodes []*node) int {
+	t.Helper()
+	leader := -1
+	eventually(t, 20*time.Second, "a leader shows in metrics", func() bool {
+		for i, n := range nodes {
+			if n.metric("narad_raft_is_leader") == 1 {
+				leader = i
+				return true
+			}
+		}
+		return false
+	})
+	return leader
+}
+
+// signal sends sig without waiting for the process to exit (SIGSTOP,
+// SIGCONT). A stopped process still dies of the cleanup's SIGKILL.
+func (n *node) signal(sig syscall.Signal) {
+	n.t.Helper()
+	n.mu.Lock()
+	cmd := n.cmd
+	n.mu.Unlock()
+	if err := cmd.Process.Signal(sig); err != nil {
+		n.t.Fatalf("signal %v to %s: %v", sig, n.id, err)
+	}
+}

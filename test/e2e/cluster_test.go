@@ -109,21 +109,7 @@ func TestClusterLeaderSIGKILL(t *testing.T) {
 	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "before", Partitions: 3}); err != nil {
 		t.Fatal(err)
 	}
-	leader := -1
-	for i, n := range nodes {
-		if n.metric("narad_raft_is_leader") == 1 {
-			leader = i
-		}
-	}
-	eventually(t, 10*time.Second, "a leader shows in metrics", func() bool {
-		for i, n := range nodes {
-			if n.metric("narad_raft_is_leader") == 1 {
-				leader = i
-				return true
-			}
-		}
-		return false
-	})
+	leader := leaderIndex(t, nodes)
 	nodes[leader].kill()
 	other := nodes[(leader+1)%3]
 	t0 := time.Now()

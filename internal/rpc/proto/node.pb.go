@@ -417,9 +417,14 @@ func (x *ForwardResponse) GetMetaVersion() uint64 {
 }
 
 type StatsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
-	Partitions    []int32                `protobuf:"varint,2,rep,packed,name=partitions,proto3" json:"partitions,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Topic      string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partitions []int32                `protobuf:"varint,2,rep,packed,name=partitions,proto3" json:"partitions,omitempty"`
+	// For an attach point: where a closed log's directory cannot give its
+	// tail exactly (after a crash), open the log to read it, as the local
+	// path does. Describing leaves it false and never opens a log. An older
+	// node ignores it and answers not exact.
+	Exact         bool `protobuf:"varint,3,opt,name=exact,proto3" json:"exact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -466,6 +471,13 @@ func (x *StatsRequest) GetPartitions() []int32 {
 		return x.Partitions
 	}
 	return nil
+}
+
+func (x *StatsRequest) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
 }
 
 type CursorPosition struct {
@@ -1756,6 +1768,88 @@ func (x *MoveReadResponse) GetData() []byte {
 	return nil
 }
 
+type ReadIndexRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadIndexRequest) Reset() {
+	*x = ReadIndexRequest{}
+	mi := &file_node_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadIndexRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadIndexRequest) ProtoMessage() {}
+
+func (x *ReadIndexRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadIndexRequest.ProtoReflect.Descriptor instead.
+func (*ReadIndexRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{30}
+}
+
+type ReadIndexResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The leader's applied metastore version (a Raft index) once it has
+	// confirmed with a quorum that it still leads.
+	MetaVersion   uint64 `protobuf:"varint,1,opt,name=meta_version,json=metaVersion,proto3" json:"meta_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadIndexResponse) Reset() {
+	*x = ReadIndexResponse{}
+	mi := &file_node_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadIndexResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadIndexResponse) ProtoMessage() {}
+
+func (x *ReadIndexResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadIndexResponse.ProtoReflect.Descriptor instead.
+func (*ReadIndexResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ReadIndexResponse) GetMetaVersion() uint64 {
+	if x != nil {
+		return x.MetaVersion
+	}
+	return 0
+}
+
 var File_node_proto protoreflect.FileDescriptor
 
 const file_node_proto_rawDesc = "" +
@@ -1787,12 +1881,13 @@ const file_node_proto_rawDesc = "" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +
 	"\x04body\x18\x03 \x01(\fR\x04body\x12$\n" +
 	"\x0eretry_after_ms\x18\x04 \x01(\x03R\fretryAfterMs\x12!\n" +
-	"\fmeta_version\x18\x05 \x01(\x04R\vmetaVersion\"D\n" +
+	"\fmeta_version\x18\x05 \x01(\x04R\vmetaVersion\"Z\n" +
 	"\fStatsRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x02 \x03(\x05R\n" +
-	"partitions\"\x93\x01\n" +
+	"partitions\x12\x14\n" +
+	"\x05exact\x18\x03 \x01(\bR\x05exact\"\x93\x01\n" +
 	"\x0eCursorPosition\x12\x14\n" +
 	"\x05child\x18\x01 \x01(\tR\x05child\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12\x1f\n" +
@@ -1877,7 +1972,10 @@ const file_node_proto_rawDesc = "" +
 	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06length\x18\x05 \x01(\x03R\x06length\"&\n" +
 	"\x10MoveReadResponse\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data2\x98\x06\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x12\n" +
+	"\x10ReadIndexRequest\"6\n" +
+	"\x11ReadIndexResponse\x12!\n" +
+	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion2\xde\x06\n" +
 	"\x04Node\x12;\n" +
 	"\x06Commit\x12\x17.narad.v1.CommitRequest\x1a\x18.narad.v1.CommitResponse\x12>\n" +
 	"\aForward\x12\x18.narad.v1.ForwardRequest\x1a\x19.narad.v1.ForwardResponse\x128\n" +
@@ -1891,7 +1989,8 @@ const file_node_proto_rawDesc = "" +
 	"\n" +
 	"MoveFreeze\x12\x1b.narad.v1.MoveFreezeRequest\x1a\x1c.narad.v1.MoveFreezeResponse\x12D\n" +
 	"\tMoveFiles\x12\x1a.narad.v1.MoveFilesRequest\x1a\x1b.narad.v1.MoveFilesResponse\x12A\n" +
-	"\bMoveRead\x12\x19.narad.v1.MoveReadRequest\x1a\x1a.narad.v1.MoveReadResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
+	"\bMoveRead\x12\x19.narad.v1.MoveReadRequest\x1a\x1a.narad.v1.MoveReadResponse\x12D\n" +
+	"\tReadIndex\x12\x1a.narad.v1.ReadIndexRequest\x1a\x1b.narad.v1.ReadIndexResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -1905,7 +2004,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -1937,6 +2036,8 @@ var file_node_proto_goTypes = []any{
 	(*MoveFilesResponse)(nil),    // 27: narad.v1.MoveFilesResponse
 	(*MoveReadRequest)(nil),      // 28: narad.v1.MoveReadRequest
 	(*MoveReadResponse)(nil),     // 29: narad.v1.MoveReadResponse
+	(*ReadIndexRequest)(nil),     // 30: narad.v1.ReadIndexRequest
+	(*ReadIndexResponse)(nil),    // 31: narad.v1.ReadIndexResponse
 }
 var file_node_proto_depIdxs = []int32{
 	1,  // 0: narad.v1.CommitRequest.records:type_name -> narad.v1.Record
@@ -1957,20 +2058,22 @@ var file_node_proto_depIdxs = []int32{
 	23, // 15: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
 	26, // 16: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
 	28, // 17: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
-	3,  // 18: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	5,  // 19: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	9,  // 20: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	11, // 21: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	14, // 22: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	16, // 23: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	18, // 24: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	20, // 25: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	22, // 26: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	24, // 27: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	27, // 28: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	29, // 29: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	18, // [18:30] is the sub-list for method output_type
-	6,  // [6:18] is the sub-list for method input_type
+	30, // 18: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
+	3,  // 19: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	5,  // 20: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	9,  // 21: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	11, // 22: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	14, // 23: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	16, // 24: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	18, // 25: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	20, // 26: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	22, // 27: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	24, // 28: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	27, // 29: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	29, // 30: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	31, // 31: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	19, // [19:32] is the sub-list for method output_type
+	6,  // [6:19] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -1987,7 +2090,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	Node_MoveFreeze_FullMethodName   = "/narad.v1.Node/MoveFreeze"
 	Node_MoveFiles_FullMethodName    = "/narad.v1.Node/MoveFiles"
 	Node_MoveRead_FullMethodName     = "/narad.v1.Node/MoveRead"
+	Node_ReadIndex_FullMethodName    = "/narad.v1.Node/ReadIndex"
 )
 
 // NodeClient is the client API for Node service.
@@ -48,7 +49,8 @@ type NodeClient interface {
 	Commit(ctx context.Context, in *CommitRequest, opts ...grpc.CallOption) (*CommitResponse, error)
 	// Replay a client-API HTTP request on the serving node.
 	Forward(ctx context.Context, in *ForwardRequest, opts ...grpc.CallOption) (*ForwardResponse, error)
-	// Describe partitions without opening their logs.
+	// Describe partitions without opening their logs (unless asked for an
+	// exact tail).
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
 	// Leader confirmation: does a topic exist, is an attach epoch current.
 	ConfirmTopic(ctx context.Context, in *ConfirmTopicRequest, opts ...grpc.CallOption) (*ConfirmTopicResponse, error)
@@ -67,6 +69,10 @@ type NodeClient interface {
 	MoveFreeze(ctx context.Context, in *MoveFreezeRequest, opts ...grpc.CallOption) (*MoveFreezeResponse, error)
 	MoveFiles(ctx context.Context, in *MoveFilesRequest, opts ...grpc.CallOption) (*MoveFilesResponse, error)
 	MoveRead(ctx context.Context, in *MoveReadRequest, opts ...grpc.CallOption) (*MoveReadResponse, error)
+	// Read index, served by the leader: a metastore version covering every
+	// write acknowledged before the call, so a follower about to answer
+	// "no such topic" first catches up to it (read-your-writes).
+	ReadIndex(ctx context.Context, in *ReadIndexRequest, opts ...grpc.CallOption) (*ReadIndexResponse, error)
 }
 
 type nodeClient struct {
@@ -197,6 +203,16 @@ func (c *nodeClient) MoveRead(ctx context.Context, in *MoveReadRequest, opts ...
 	return out, nil
 }
 
+func (c *nodeClient) ReadIndex(ctx context.Context, in *ReadIndexRequest, opts ...grpc.CallOption) (*ReadIndexResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadIndexResponse)
+	err := c.cc.Invoke(ctx, Node_ReadIndex_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -205,7 +221,8 @@ type NodeServer interface {
 	Commit(context.Context, *CommitRequest) (*CommitResponse, error)
 	// Replay a client-API HTTP request on the serving node.
 	Forward(context.Context, *ForwardRequest) (*ForwardResponse, error)
-	// Describe partitions without opening their logs.
+	// Describe partitions without opening their logs (unless asked for an
+	// exact tail).
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
 	// Leader confirmation: does a topic exist, is an attach epoch current.
 	ConfirmTopic(context.Context, *ConfirmTopicRequest) (*ConfirmTopicResponse, error)
@@ -224,6 +241,10 @@ type NodeServer interface {
 	MoveFreeze(context.Context, *MoveFreezeRequest) (*MoveFreezeResponse, error)
 	MoveFiles(context.Context, *MoveFilesRequest) (*MoveFilesResponse, error)
 	MoveRead(context.Context, *MoveReadRequest) (*MoveReadResponse, error)
+	// Read index, served by the leader: a metastore version covering every
+	// write acknowledged before the call, so a follower about to answer
+	// "no such topic" first catches up to it (read-your-writes).
+	ReadIndex(context.Context, *ReadIndexRequest) (*ReadIndexResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -269,6 +290,9 @@ func (UnimplementedNodeServer) MoveFiles(context.Context, *MoveFilesRequest) (*M
 }
 func (UnimplementedNodeServer) MoveRead(context.Context, *MoveReadRequest) (*MoveReadResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MoveRead not implemented")
+}
+func (UnimplementedNodeServer) ReadIndex(context.Context, *ReadIndexRequest) (*ReadIndexResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadIndex not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -507,6 +531,24 @@ func _Node_MoveRead_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_ReadIndex_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadIndexRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).ReadIndex(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_ReadIndex_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).ReadIndex(ctx, req.(*ReadIndexRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -561,6 +603,10 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MoveRead",
 			Handler:    _Node_MoveRead_Handler,
+		},
+		{
+			MethodName: "ReadIndex",
+			Handler:    _Node_ReadIndex_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

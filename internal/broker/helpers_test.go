@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// newTestBroker is an in-process single node: a real one-member Raft
+// metastore and a broker over real partition logs in a temporary
+// directory. cfg's DataDir and NodeID are filled in.
+func newTestBroker(t *testing.T, cfg Config) *Broker {
+	t.Helper()
+	dir := t.TempDir()
+	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := ms.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir, cfg.NodeID = dir, "n1"
+	b := New(cfg, ms, w, metrics.New())
+	b.Start()
+	b.OpenCreateGate()
+	t.Cleanup(func() {
+		b.Close()
+		w.Close()
+		ms.Close()
+	})
+	return b
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func createTestTopic(t *testing.T, b *Broker, name string, partitions int) {
+	t.Helper()
+	if _, err := b.CreateTopic(testCtx(t), CreateTopicRequest{Name: name, Partitions: partitions}, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commitSized commits n records of size bytes of payload each to
+// topic/p, each payload filled with its index so a reader can tell them
+// apart.
+func commitSized(t *testing.T, b *Broker, topic string, p, n, size int) {
+	t.Helper()
+	recs := make([]storage.Record, n)
+	for i := range recs {
+		recs[i].Payload = bytes.Repeat([]byte{byte('a' + i%26)}, size)
+	}
+	if err := b.CommitLocal(testCtx(t), topic, p, recs); err != nil {
+		t.Fatal(err)
+	}
+}

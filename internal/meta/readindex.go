@@ -1,0 +1,89 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+)
+
+// Read-your-writes across nodes. Reads are local, and a follower's replica
+// trails the leader by the replication delay: right after a topic create
+// answered 201 on one node, another may not know the topic for a few
+// milliseconds. A node about to answer "no such thing" first asks the
+// leader how far the shared state is (ReadIndex) and waits until its own
+// replica has applied as much (WaitVersion): every write acknowledged
+// before the question is then visible here.
+
+// ReadIndex returns a metastore version that covers every write
+// acknowledged before the call: the leader's LatestDomainVersion, asked of
+// the leader through the Confirmer unless this node leads. Domain versions
+// are Raft indexes, so comparable across nodes (WaitVersion).
+func (s *Store) ReadIndex(ctx context.Context) (uint64, error) {
+	if s.IsLeader() {
+		return s.ReadIndexAsLeader(ctx)
+	}
+	var v uint64
+	err := s.askLeader("read index", func(c Confirmer, id, addr string) (err error) {
+		v, err = c.ReadIndex(ctx, id, addr)
+		return err
+	})
+	return v, err
+}
+
+// ReadIndexAsLeader answers a read index on this node, which must lead. It
+// first confirms with a quorum that it still does (a deposed leader that
+// has not noticed would answer from a stale state), without writing to the
+// log; a leader that has not applied everything committed yet (just
+// elected) passes a barrier first. Its applied version then covers every
+// write any leader acknowledged: an acknowledged write was committed, and
+// a leader's log holds every committed entry.
+func (s *Store) ReadIndexAsLeader(ctx context.Context) (uint64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	if !s.IsLeader() {
+		return 0, s.notLeader()
+	}
+	ctx, cancel := context.WithTimeout(ctx, barrierTimeout)
+	defer cancel()
+	if err := waitFuture(ctx, s.raft.VerifyLeader()); err != nil {
+		return 0, s.raftErr("read index", err)
+	}
+	if s.raft.AppliedIndex() < s.raft.CommitIndex() {
+		if err := s.Barrier(ctx); err != nil {
+			return 0, fmt.Errorf("meta: read index: %w", err)
+		}
+	}
+	return s.LatestDomainVersion(), nil
+}
+
+// WaitVersion waits until this replica's LatestDomainVersion reaches v, or
+// ctx ends; it reports whether it did.
+func (s *Store) WaitVersion(ctx context.Context, v uint64) bool {
+	for {
+		ch := s.Watch() // taken before the check: a change racing it still wakes us
+		if s.LatestDomainVersion() >= v {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// CatchUp is read-your-writes before a "does not exist": it waits until
+// this replica has applied every write acknowledged anywhere before the
+// call (ReadIndex, then WaitVersion), within ctx. An error means it could
+// not tell (no leader, the leader unreachable, ctx ended); the caller then
+// answers from what its replica knows.
+func (s *Store) CatchUp(ctx context.Context) error {
+	v, err := s.ReadIndex(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.WaitVersion(ctx, v) {
+		return fmt.Errorf("meta: catch up to version %d: %w (at %d)", v, ctx.Err(), s.LatestDomainVersion())
+	}
+	return nil
+}
