@@ -11,6 +11,10 @@
 //     of the directory;
 //   - LOCK, flocked while a WAL is open so two processes never share a log.
 //
+// Every file call (segments, checkpoint, LOCK, recovery, reads) goes
+// through the vfs.FS of Options (nil is the real disk), so tests can fail a
+// chosen write, fdatasync, rename or read with errorfs.
+//
 // A produce request is acknowledged once Append returns: its records are then
 // on disk. A dispatcher Reads them from the checkpoint onwards, commits them
 // to their partitions and advances the checkpoint with SetCheckpoint, which

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 var (
@@ -36,9 +36,10 @@ const maxSpareBytes = 4 << 20
 // WAL is the ingress write-ahead log. See the package documentation.
 type WAL struct {
 	dir   string
+	fs    vfs.FS // every file call goes through it
 	opts  Options
 	hooks testHooks
-	lock  *os.File // holds the flock that keeps a second process out
+	lock  io.Closer // holds the flock that keeps a second process out
 
 	// mu guards staging and the shared bookkeeping. It is held only for
 	// memory operations, never across I/O, so appenders never wait on the
@@ -63,8 +64,7 @@ type WAL struct {
 	rotateReq  chan chan error
 
 	// Owned by the syncer goroutine: it is the only writer of segment files.
-	active    *os.File
-	activeFd  int
+	active    vfs.File
 	activeSeg *segment
 	activeOff int64
 	spare     []byte
@@ -310,7 +310,7 @@ func (w *WAL) writeAndSync(b *batch) error {
 		return fmt.Errorf("wal: write seqs %d-%d (%d bytes) to %s at byte %d: %w",
 			b.first, b.last, len(b.buf), w.activeSeg.path, w.activeOff, err)
 	}
-	if err := unix.Fdatasync(w.activeFd); err != nil {
+	if err := w.active.Datasync(); err != nil {
 		return fmt.Errorf("wal: fdatasync %s after writing seqs %d-%d: %w", w.activeSeg.path, b.first, b.last, err)
 	}
 	return nil
@@ -349,7 +349,7 @@ func (w *WAL) fail(err error) error {
 // Called only by the syncer, between batches.
 func (w *WAL) rotate() error {
 	next := w.activeSeg.last + 1
-	f, seg, err := createSegment(w.dir, next)
+	f, seg, err := createSegment(w.fs, w.dir, next)
 	if err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ func (w *WAL) rotate() error {
 	w.mu.Lock()
 	w.segs = append(w.segs, seg)
 	w.mu.Unlock()
-	w.active, w.activeFd, w.activeSeg, w.activeOff = f, int(f.Fd()), seg, 0
+	w.active, w.activeSeg, w.activeOff = f, seg, 0
 	// The old file's data was fdatasynced before rotation, so a close error
 	// cannot lose acknowledged records and does not fail the WAL.
 	_ = old.Close()

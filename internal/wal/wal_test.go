@@ -380,7 +380,7 @@ func TestOptionsValidated(t *testing.T) {
 		}
 	}
 	w := openT(t, t.TempDir(), Options{})
-	want := Options{DefaultSegmentBytes, DefaultRotateDispatchedBytes, DefaultSyncBackstop}
+	want := Options{SegmentBytes: DefaultSegmentBytes, RotateDispatchedBytes: DefaultRotateDispatchedBytes, SyncBackstop: DefaultSyncBackstop}
 	if w.opts != want {
 		t.Fatalf("defaults %+v, want %+v", w.opts, want)
 	}
