@@ -36,8 +36,15 @@
 //     exactly the appenders it covered. Once staged, an append waits for that
 //     real result even if its context ends.
 //   - Nothing is made visible (LastSeq, Read, Notify) before it is durable.
-//   - Any write, sync or rotation failure makes the WAL refuse further appends
-//     (ErrFailed); it must be reopened, which trusts only what is on disk.
+//   - A failed write or sync fails its group (that batch and the one staged
+//     behind it, whose seqs are handed out again) and never anything
+//     acknowledged. A full disk (ErrNoSpace) seals the active segment at its
+//     durable end and appends keep being tried, in a fresh segment, until
+//     space exists. A failed fdatasync or other write error fences the WAL
+//     (ErrFenced, Health): appends are refused until the syncer has re-read
+//     the active segment from disk, cut it at its durable end and fsynced it
+//     and the directory; acknowledged records found damaged keep the fence
+//     until a restart (heal.go).
 //   - Recovery (recover.go) truncates only a torn tail: damage in the last
 //     frames of the last segment with no valid record after it, which is a
 //     write that never completed and so was never acknowledged. Damage

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -26,6 +27,11 @@ type Options struct {
 	// checkpoint, LOCK, recovery, reads); nil is the real disk. Tests put
 	// an errorfs here to fail a chosen write, fdatasync or rename.
 	FS vfs.FS
+	// HealInterval spaces a fenced WAL's attempts to re-open its tail from
+	// what is on disk (heal.go). Default 1 s.
+	HealInterval time.Duration
+	// Logger receives failures, fences and heals; nil discards them.
+	Logger *slog.Logger
 }
 
 // Defaults applied to zero Options fields.
@@ -36,7 +42,7 @@ const (
 )
 
 func (o Options) withDefaults() (Options, error) {
-	if o.SegmentBytes < 0 || o.RotateDispatchedBytes < 0 || o.SyncBackstop < 0 {
+	if o.SegmentBytes < 0 || o.RotateDispatchedBytes < 0 || o.SyncBackstop < 0 || o.HealInterval < 0 {
 		return o, fmt.Errorf("wal: negative option in %+v", o)
 	}
 	if o.SegmentBytes == 0 {
@@ -47,6 +53,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SyncBackstop == 0 {
 		o.SyncBackstop = DefaultSyncBackstop
+	}
+	if o.HealInterval == 0 {
+		o.HealInterval = DefaultHealInterval
 	}
 	return o, nil
 }
@@ -211,8 +220,10 @@ func (w *WAL) Close() error {
 	<-w.syncerDone
 
 	errs := []error{w.rd.drop()}
-	if err := w.active.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("wal: close %s: %w", w.activeSeg.path, err))
+	if w.active != nil {
+		if err := w.active.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("wal: close %s: %w", w.activeSeg.path, err))
+		}
 	}
 	if err := w.lock.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("wal: release lock in %s: %w", w.dir, err))

@@ -119,11 +119,16 @@ func createSegment(fsys vfs.FS, dir string, first uint64) (vfs.File, *segment, e
 	if err := syncDir(fsys, dir); err != nil {
 		// Leaving an empty file named first behind would be read as a
 		// segment on the next open; remove it so the directory stays as it
-		// was. If that fails too the caller treats the WAL as failed.
-		return nil, nil, errors.Join(err, f.Close(), fsys.Remove(seg.path))
+		// was. Whether the create or the remove is durable is unknown after
+		// a failed directory sync, so the caller fences (errDirSync).
+		return nil, nil, fmt.Errorf("%w: %w", errDirSync, errors.Join(err, f.Close(), fsys.Remove(seg.path)))
 	}
 	return f, seg, nil
 }
+
+// errDirSync marks a failed fsync of the WAL directory: which entries are
+// durable is then unknown.
+var errDirSync = errors.New("wal: directory sync failed")
 
 // syncDir fsyncs a directory so that creates, renames and removes in it are
 // durable.
