@@ -77,11 +77,27 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		return apierr.Unavailable(time.Second, "ingress log unavailable: %v", err)
+		return ingressErr(err)
 	}
 	b.m.MessagesProduced.WithLabelValues(topic).Add(float64(len(recs)))
 	b.m.BytesProduced.Add(float64(bytes))
 	return nil
+}
+
+// ingressErr says why the ingress WAL refused records, in the API's words:
+// 503 with Retry-After (02-http-api.md has no 507; a full disk is a
+// temporary unavailability the client retries), naming no file of the
+// server's disk (the WAL logs those).
+func ingressErr(err error) error {
+	switch {
+	case errors.Is(err, wal.ErrNoSpace):
+		return apierr.Unavailable(5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
+	case errors.Is(err, wal.ErrFenced):
+		return apierr.Unavailable(time.Second, "this node's ingress log is re-reading its last segment after a disk error: nothing was stored; retry")
+	case errors.Is(err, wal.ErrClosed):
+		return apierr.Unavailable(time.Second, "this node is shutting down: nothing was stored; retry")
+	}
+	return apierr.Unavailable(time.Second, "this node's ingress log could not store the records after a disk error: nothing was stored; retry")
 }
 
 // CheckBatch validates the leading records of a batch whose next record

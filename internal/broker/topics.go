@@ -371,7 +371,8 @@ func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
 	}
 	exists, _, err := b.meta.ConfirmTopic(ctx, name, "")
 	if err != nil {
-		return apierr.Unavailable(1, "cannot confirm with the leader that old data of %q may go: %v", name, err)
+		b.cfg.Logger.Warn("cannot confirm with the leader that old data of a topic may go", "topic", name, "err", err)
+		return apierr.Unavailable(time.Second, "cannot confirm with the leader that old data of %q may go; retry", name)
 	}
 	if exists {
 		return nil // a live topic's directory: never touched

@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	defer ms.Close()
 
 	// 2. Storage and the broker.
-	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{})
+	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{Logger: log.With("component", "wal")})
 	if err != nil {
 		return fmt.Errorf("ingress log: %w", err)
 	}
@@ -155,6 +155,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return false, "the leader's node-RPC address is not known yet"
 		case clustered && !cv.node.Recorded():
 			return false, "this node's member record is not in the metastore yet"
+		case w.Health() != nil:
+			return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
 		}
 		return true, ""
 	}
@@ -174,6 +176,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	fan.Start()
 	defer fan.Close()
 	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
+	api.SetDataDir(cfg.DataDir)
 	api.SetUsers(auth.NewManager(ms, b.MetaErr), ms)
 	api.SetClusterAdmin(&clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr})
 	if clustered {
