@@ -5,7 +5,9 @@
 // One directory, <data_dir>/ingress/, and everything in it:
 //
 //   - segment files NNNNNNNNNNNNNNNNNNNN.wal, named by the 20-digit seq of
-//     their first record, holding records back to back (layout in record.go);
+//     their first record, holding records back to back (layout in record.go:
+//     version 2, which carries the topic's incarnation, is written; version
+//     1, written by older binaries, is still read, with incarnation 0);
 //   - checkpoint, the first seq not known to be committed to its partition
 //     (layout in checkpoint.go), replaced by write-temp, fsync, rename, fsync
 //     of the directory;
