@@ -13,6 +13,9 @@ import (
 type Confirmer interface {
 	ConfirmTopic(ctx context.Context, leaderID, leaderAddr, name, epoch string) (exists, epochCurrent bool, err error)
 	ConfirmOwner(ctx context.Context, leaderID, leaderAddr, topic string, partition int) (owner, target string, err error)
+	// TopicIncarnation asks whether topic name exists and its incarnation
+	// (0 from a leader that predates incarnations).
+	TopicIncarnation(ctx context.Context, leaderID, leaderAddr, name string) (exists bool, incarnation uint64, err error)
 }
 
 type confirmerBox struct{ c Confirmer }
@@ -69,17 +72,56 @@ func (s *Store) askLeader(what string, ask func(c Confirmer, leaderID, leaderAdd
 // the leader: barrier, then a fresh read of fsm.db (not the cache). It never
 // forwards, so a confirmation RPC cannot bounce between nodes.
 func (s *Store) ConfirmTopicAsLeader(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error) {
-	if err := s.Barrier(ctx); err != nil {
-		return false, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+	t, exists, err := s.confirmedTopic(ctx, name)
+	if err != nil {
+		return false, false, err
 	}
-	var t Topic
+	return exists, exists && epoch != "" && t.AttachEpoch == epoch, nil
+}
+
+// TopicIncarnationAsLeader is ConfirmTopicAsLeader for an incarnation: it
+// reports whether name exists and, if so, its incarnation.
+func (s *Store) TopicIncarnationAsLeader(ctx context.Context, name string) (exists bool, incarnation uint64, err error) {
+	t, exists, err := s.confirmedTopic(ctx, name)
+	return exists, t.Incarnation, err
+}
+
+func (s *Store) confirmedTopic(ctx context.Context, name string) (t Topic, exists bool, err error) {
+	if err := s.Barrier(ctx); err != nil {
+		return Topic{}, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+	}
 	err = s.fsm.view(func(tx *bolt.Tx) error {
 		var err error
 		t, exists, err = readTopic(tx, name)
 		return err
 	})
 	if err != nil {
-		return false, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+		return Topic{}, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
 	}
-	return exists, exists && epoch != "" && t.AttachEpoch == epoch, nil
+	return t, exists, nil
+}
+
+// ConfirmIncarnationGone asks the leader whether incarnation inc of topic
+// name is no longer its current one: the topic is gone, or was re-created
+// (a different, known incarnation). Only a nil error with gone true may
+// authorise discarding records of that incarnation; an incarnation the
+// leader cannot tell (0, a topic or a leader older than incarnations) is
+// never gone while the name exists.
+func (s *Store) ConfirmIncarnationGone(ctx context.Context, name string, inc uint64) (gone bool, err error) {
+	var (
+		exists bool
+		cur    uint64
+	)
+	if s.IsLeader() {
+		exists, cur, err = s.TopicIncarnationAsLeader(ctx, name)
+	} else {
+		err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, id, addr string) (err error) {
+			exists, cur, err = c.TopicIncarnation(ctx, id, addr, name)
+			return err
+		})
+	}
+	if err != nil {
+		return false, err
+	}
+	return !exists || (inc != 0 && cur != 0 && cur != inc), nil
 }
