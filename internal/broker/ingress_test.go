@@ -18,22 +18,30 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/route"
+	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 	"github.com/narad-io/narad/internal/wal"
 )
 
 // node is a one-node broker whose ingress WAL runs on an errorfs, with
-// the dispatcher draining it into the partition logs as in a server.
+// the dispatcher draining it into the partition logs as in a server (the
+// same route and leader-confirmed discard rule).
 type node struct {
 	dir string
 	ms  *meta.Store
 	w   *wal.WAL
 	b   *broker.Broker
+	m   *metrics.Metrics
 	efs *errorfs.FS
+	d   *dispatch.Dispatcher
+
+	stopDispatch func()
 }
 
-func newNode(t *testing.T) *node {
+// newNode builds the node; the dispatcher runs once startDispatch is
+// called (newNode calls it unless held).
+func newNode(t *testing.T, held bool) *node {
 	t.Helper()
 	dir := t.TempDir()
 	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
@@ -56,21 +64,30 @@ func newNode(t *testing.T) *node {
 		Logger: slog.New(slog.DiscardHandler)}, ms, w, m)
 	b.Start()
 	b.OpenCreateGate()
-	d := &dispatch.Dispatcher{WAL: w, Commit: &route.Router{Self: "n1", Owner: ms.Owner, Local: route.CommitFunc(b.CommitLocal)},
+	n := &node{dir: dir, ms: ms, w: w, b: b, m: m, efs: efs}
+	n.d = &dispatch.Dispatcher{WAL: w, Commit: &route.Router{Self: "n1", Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)},
 		Metrics: m, Logger: slog.New(slog.DiscardHandler), Backoff: 20 * time.Millisecond,
-		Discard:    func(context.Context, string) bool { return false },
+		Discard:    dispatch.LeaderDiscarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
-	dctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(dctx) }()
 	t.Cleanup(func() {
-		stop()
-		<-done
+		if n.stopDispatch != nil {
+			n.stopDispatch()
+		}
 		b.Close()
 		w.Close()
 		ms.Close()
 	})
-	return &node{dir: dir, ms: ms, w: w, b: b, efs: efs}
+	if !held {
+		n.startDispatch()
+	}
+	return n
+}
+
+func (n *node) startDispatch() {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); n.d.Run(ctx) }()
+	n.stopDispatch = func() { stop(); <-done }
 }
 
 // consumeAll replays partition 0 of topic from offset 0 until want
@@ -100,7 +117,7 @@ func (n *node) consumeAll(t *testing.T, topic string, want int) []string {
 // and produce resumes by itself once space exists; every acknowledged
 // record reaches its partition, none of the refused ones do.
 func TestProduceOnAFullDiskAnswers503AndResumes(t *testing.T) {
-	n := newNode(t)
+	n := newNode(t, false)
 	ctx := context.Background()
 	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, ""); err != nil {
 		t.Fatal(err)
@@ -148,7 +165,7 @@ func TestProduceOnAFullDiskAnswers503AndResumes(t *testing.T) {
 // A failed fdatasync fences the WAL: produce answers 503 naming no file,
 // Health reports the fence, and it lifts by itself.
 func TestProduceWhileTheWALIsFencedAnswers503(t *testing.T) {
-	n := newNode(t)
+	n := newNode(t, false)
 	ctx := context.Background()
 	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, ""); err != nil {
 		t.Fatal(err)
@@ -172,4 +189,74 @@ func TestProduceWhileTheWALIsFencedAnswers503(t *testing.T) {
 	if got := n.consumeAll(t, "orders", 2); strings.Join(got, ",") != "a,c" {
 		t.Fatalf("partition holds %v, want [a c]", got)
 	}
+}
+
+// Records accepted for a topic that is then deleted and re-created while
+// they still wait in the ingress WAL (their owner was down) belong to the
+// deleted topic: they are discarded under the leader-confirmed rule and
+// never appear in the new topic, whose own records commit.
+func TestRecordsOfADeletedTopicNeverReachItsReincarnation(t *testing.T) {
+	n := newNode(t, true) // the dispatcher is held: as if the owner were down
+	ctx := context.Background()
+	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := n.ms.Topic("orders")
+	for _, p := range []string{"old-1", "old-2"} {
+		if err := n.b.Produce(ctx, "orders", broker.ProduceRecord{Payload: []byte(p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.b.DeleteTopic(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := n.ms.Topic("orders"); cur.Incarnation <= old.Incarnation {
+		t.Fatalf("re-created topic has incarnation %d, the deleted one %d", cur.Incarnation, old.Incarnation)
+	}
+	if err := n.b.Produce(ctx, "orders", broker.ProduceRecord{Payload: []byte("new-1")}); err != nil {
+		t.Fatal(err)
+	}
+	n.startDispatch()
+	deadline := time.Now().Add(10 * time.Second)
+	for n.w.Checkpoint() != n.w.LastSeq()+1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n.w.Checkpoint() != n.w.LastSeq()+1 {
+		t.Fatalf("checkpoint %d, last %d: the deleted topic's records were not settled", n.w.Checkpoint(), n.w.LastSeq())
+	}
+	if got := n.consumeAll(t, "orders", 1); strings.Join(got, ",") != "new-1" {
+		t.Fatalf("the re-created topic holds %v, want only [new-1]", got)
+	}
+}
+
+// The owner's commit checks the incarnation: an earlier one is a deleted
+// topic (404), a later one than the replica knows is not an answer yet
+// (503), 0 commits to the current one.
+func TestCommitIncarnationRefusesAnotherIncarnation(t *testing.T) {
+	n := newNode(t, false)
+	ctx := context.Background()
+	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "t"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := n.ms.Topic("t")
+	recs := []storage.Record{{Payload: []byte("x")}}
+	for _, tc := range []struct {
+		inc  uint64
+		want int
+	}{{cur.Incarnation, 0}, {0, 0}, {cur.Incarnation - 1, http.StatusNotFound}, {cur.Incarnation + 1, http.StatusServiceUnavailable}} {
+		err := n.b.CommitIncarnation(ctx, "t", tc.inc, 0, recs)
+		if got := statusOf(err); got != tc.want {
+			t.Errorf("commit of incarnation %d (current %d): %v, want status %d", tc.inc, cur.Incarnation, err, tc.want)
+		}
+	}
+}
+
+func statusOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	return apierr.Status(err)
 }

@@ -70,7 +70,8 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		default:
 			p = int(ts.produce.Add(1) % uint64(t.Partitions))
 		}
-		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now}
+		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
+			Incarnation: t.Incarnation}
 		bytes += len(r.Payload)
 	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
@@ -166,13 +167,31 @@ func (b *Broker) reject(topic, reason string) {
 	b.m.ProduceRejections.WithLabelValues(topic, reason).Inc()
 }
 
-// CommitLocal commits records into a partition this node owns: the local
-// side of the one commit seam shared by produce dispatch and fan-out.
-// The partition log fsyncs and verifies before the records become visible.
+// CommitLocal commits records into a partition this node owns, to
+// whichever incarnation of the topic is current (CommitIncarnation 0).
 func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, recs []storage.Record) error {
+	return b.CommitIncarnation(ctx, topic, 0, partition, recs)
+}
+
+// CommitIncarnation commits records into a partition this node owns: the
+// local side of the one commit seam shared by produce dispatch and
+// fan-out. The partition log fsyncs and verifies before the records become
+// visible.
+//
+// A non-zero incarnation must be the topic's (when the topic has one):
+// records of an earlier incarnation belong to a deleted topic and answer
+// 404, for the dispatcher to settle with the leader; records of a later one
+// than this replica knows answer 503 until it catches up.
+func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
 	t, err := b.topic(topic)
 	if err != nil {
 		return err
+	}
+	if incarnation != 0 && t.Incarnation != 0 && incarnation != t.Incarnation {
+		if incarnation > t.Incarnation {
+			return apierr.Unavailable(time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
+		}
+		return apierr.NotFound("topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
 	}
 	if partition < 0 || partition >= t.Partitions {
 		return apierr.BadRequest("partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)

@@ -72,33 +72,26 @@ func (s *Store) askLeader(what string, ask func(c Confirmer, leaderID, leaderAdd
 // the leader: barrier, then a fresh read of fsm.db (not the cache). It never
 // forwards, so a confirmation RPC cannot bounce between nodes.
 func (s *Store) ConfirmTopicAsLeader(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error) {
-	t, exists, err := s.confirmedTopic(ctx, name)
-	if err != nil {
-		return false, false, err
-	}
-	return exists, exists && epoch != "" && t.AttachEpoch == epoch, nil
+	exists, epochCurrent, _, err = s.ConfirmTopicIncarnationAsLeader(ctx, name, epoch)
+	return exists, epochCurrent, err
 }
 
-// TopicIncarnationAsLeader is ConfirmTopicAsLeader for an incarnation: it
-// reports whether name exists and, if so, its incarnation.
-func (s *Store) TopicIncarnationAsLeader(ctx context.Context, name string) (exists bool, incarnation uint64, err error) {
-	t, exists, err := s.confirmedTopic(ctx, name)
-	return exists, t.Incarnation, err
-}
-
-func (s *Store) confirmedTopic(ctx context.Context, name string) (t Topic, exists bool, err error) {
+// ConfirmTopicIncarnationAsLeader is ConfirmTopicAsLeader that also
+// reports the topic's incarnation (when it exists), from the same read.
+func (s *Store) ConfirmTopicIncarnationAsLeader(ctx context.Context, name, epoch string) (exists, epochCurrent bool, incarnation uint64, err error) {
 	if err := s.Barrier(ctx); err != nil {
-		return Topic{}, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+		return false, false, 0, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
 	}
+	var t Topic
 	err = s.fsm.view(func(tx *bolt.Tx) error {
 		var err error
 		t, exists, err = readTopic(tx, name)
 		return err
 	})
 	if err != nil {
-		return Topic{}, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+		return false, false, 0, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
 	}
-	return t, exists, nil
+	return exists, exists && epoch != "" && t.AttachEpoch == epoch, t.Incarnation, nil
 }
 
 // ConfirmIncarnationGone asks the leader whether incarnation inc of topic
@@ -113,7 +106,7 @@ func (s *Store) ConfirmIncarnationGone(ctx context.Context, name string, inc uin
 		cur    uint64
 	)
 	if s.IsLeader() {
-		exists, cur, err = s.TopicIncarnationAsLeader(ctx, name)
+		exists, _, cur, err = s.ConfirmTopicIncarnationAsLeader(ctx, name, "")
 	} else {
 		err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, id, addr string) (err error) {
 			exists, cur, err = c.TopicIncarnation(ctx, id, addr, name)

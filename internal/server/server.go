@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 3. Dispatch from the ingress WAL into the partition logs, through the
 	// same commit seam the cluster and fan-out use.
-	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitLocal)}
+	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)}
 	var cv *clusterView
 	if clustered {
 		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, tlsCfg, log); err != nil {
@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		router.Remote = cv
 	}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
-		Discard:    discarder(ms),
+		Discard:    dispatch.LeaderDiscarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
 	if clustered {
 		d.Reroute = cv.reroute
@@ -310,20 +310,6 @@ func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, lo
 			"user", auth.AdminUser, "password", sec.AdminPassword)
 	case seeded:
 		log.Info("created the root admin from NARAD_ADMIN_PASSWORD", "user", auth.AdminUser)
-	}
-}
-
-// discarder drops WAL records of a topic only when it is absent here, the
-// replica is caught up, and the leader confirms it is gone.
-func discarder(ms *meta.Store) dispatch.Discarder {
-	return func(ctx context.Context, topic string) bool {
-		if _, ok := ms.Topic(topic); ok || !ms.AppliedCaughtUp() {
-			return false
-		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		exists, _, err := ms.ConfirmTopic(cctx, topic, "")
-		return err == nil && !exists
 	}
 }
 
