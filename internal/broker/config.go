@@ -31,6 +31,16 @@ type Config struct {
 	MaxConsumeWait   time.Duration // default 10 s
 	Now              func() time.Time
 	Logger           *slog.Logger
+	// Disk, when set, says the data disk is full (its reserve released):
+	// produce and topic create are refused so the room stays for deletes.
+	Disk DiskGuard
+}
+
+// DiskGuard is the data disk's reserve (package reserve).
+type DiskGuard interface {
+	Full() bool
+	// Check re-reads free space now (after an ENOSPC).
+	Check()
 }
 
 func (c *Config) withDefaults() {

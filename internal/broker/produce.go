@@ -56,6 +56,10 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	if err := b.validateRecords(t, schemaOf, recs, indexed); err != nil {
 		return err
 	}
+	if b.diskFull() {
+		b.reject(topic, "disk_full")
+		return errDiskFull
+	}
 	ts := b.topicState(topic)
 	now := b.cfg.Now().UnixMilli()
 	wrecs := make([]wal.Record, len(recs))
@@ -78,12 +82,20 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
+		if errors.Is(err, wal.ErrNoSpace) && b.cfg.Disk != nil {
+			b.cfg.Disk.Check() // release the reserve now, not at the next poll
+		}
 		return ingressErr(err)
 	}
 	b.m.MessagesProduced.WithLabelValues(topic).Add(float64(len(recs)))
 	b.m.BytesProduced.Add(float64(bytes))
 	return nil
 }
+
+// errDiskFull is produce's answer on a full data disk.
+var errDiskFull = apierr.Unavailable(5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
+
+func (b *Broker) diskFull() bool { return b.cfg.Disk != nil && b.cfg.Disk.Full() }
 
 // ingressErr says why the ingress WAL refused records, in the API's words:
 // 503 with Retry-After (02-http-api.md has no 507; a full disk is a
@@ -92,7 +104,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 func ingressErr(err error) error {
 	switch {
 	case errors.Is(err, wal.ErrNoSpace):
-		return apierr.Unavailable(5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
+		return errDiskFull
 	case errors.Is(err, wal.ErrFenced):
 		return apierr.Unavailable(time.Second, "this node's ingress log is re-reading its last segment after a disk error: nothing was stored; retry")
 	case errors.Is(err, wal.ErrClosed):

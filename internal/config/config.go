@@ -81,6 +81,9 @@ type StorageConfig struct {
 	// IdleLogEviction closes partition logs unused for this long; 0 disables.
 	IdleLogEviction time.Duration
 	RetentionSweep  time.Duration
+	// DiskReserveBytes is room kept on the data disk for topic deletes
+	// (package reserve); 0 keeps none.
+	DiskReserveBytes int64
 }
 
 // LogConfig is the process logger.
@@ -137,6 +140,7 @@ func Default() Config {
 			SegmentBytes:     64 << 20,
 			IdleLogEviction:  30 * time.Minute,
 			RetentionSweep:   time.Minute,
+			DiskReserveBytes: 64 << 20,
 		},
 		Log:      LogConfig{Level: "info", Format: "json"},
 		Security: SecurityConfig{Enabled: true},

@@ -21,8 +21,8 @@ func TestSettingsTableIsConsistent(t *testing.T) {
 			t.Errorf("%s has no usage text", s.Key)
 		}
 	}
-	if len(keys) != 37 {
-		t.Errorf("want 37 settings, got %d", len(keys))
+	if len(keys) != 38 {
+		t.Errorf("want 38 settings, got %d", len(keys))
 	}
 }
 

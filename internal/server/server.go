@@ -24,6 +24,7 @@ import (
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/reserve"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
@@ -77,7 +78,11 @@ func Run(ctx context.Context, cfg config.Config) error {
 	}
 	defer ms.Close()
 
-	// 2. Storage and the broker.
+	// 2. Storage and the broker. The disk reserve first: a node that starts
+	// on a full disk refuses new data from its first request.
+	disk := reserve.New(cfg.DataDir, cfg.Storage.DiskReserveBytes, log.With("component", "disk"))
+	disk.Check()
+	go disk.Run(ctx, time.Second)
 	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{Logger: log.With("component", "wal")})
 	if err != nil {
 		return fmt.Errorf("ingress log: %w", err)
@@ -99,6 +104,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		RetentionSweep:       cfg.Storage.RetentionSweep,
 		MaxConsumeWait:       cfg.HTTP.MaxConsumeWait,
 		Logger:               log.With("component", "broker"),
+		Disk:                 disk,
 	}, ms, w, m)
 	b.Start()
 	defer b.Close()
@@ -157,6 +163,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return false, "this node's member record is not in the metastore yet"
 		case w.Health() != nil:
 			return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
+		case disk.Full():
+			return false, "the data disk is full: produce and topic create are refused until space is freed; topic delete works"
 		}
 		return true, ""
 	}
