@@ -11,7 +11,13 @@
 //     consumers never hold the same live lease;
 //   - describing a topic never opens a partition log (Peek or directory);
 //   - no directory is deleted on this node's word alone: the leader must
-//     confirm the topic is gone (the barrier rule when this node leads).
+//     confirm the topic is gone (the barrier rule when this node leads);
+//   - a commit pinned to a topic incarnation lands only in that incarnation
+//     (CommitIncarnation), so a deleted topic's records never reach a
+//     re-created one;
+//   - while the data disk is full (Config.Disk), produce and topic create
+//     are refused with 503 and topic delete still runs, so space can be
+//     freed through the API; error messages name no file of the disk.
 //
 // It knows nothing of HTTP: errors are apierr values the HTTP layer writes
 // as they are.
