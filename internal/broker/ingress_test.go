@@ -16,6 +16,7 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/dispatch"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
@@ -44,15 +45,7 @@ type node struct {
 func newNode(t *testing.T, held bool) *node {
 	t.Helper()
 	dir := t.TempDir()
-	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := ms.WaitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ms := metatest.Leader(t, dir, "n1")
 	efs := errorfs.New(vfs.Default)
 	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{FS: efs, HealInterval: time.Millisecond})
 	if err != nil {
@@ -75,7 +68,6 @@ func newNode(t *testing.T, held bool) *node {
 		}
 		b.Close()
 		w.Close()
-		ms.Close()
 	})
 	if !held {
 		n.startDispatch()

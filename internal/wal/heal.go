@@ -3,7 +3,6 @@ package wal
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -152,9 +151,9 @@ func (w *WAL) fence(err error) {
 // healIfDue tries, on the syncer, to lift a fence that is due.
 func (w *WAL) healIfDue() {
 	w.mu.Lock()
-	fenced, broken := w.fenced != nil, w.broken
+	due := w.fenced != nil && !w.broken && !time.Now().Before(w.nextHeal)
 	w.mu.Unlock()
-	if !fenced || broken || time.Now().Before(w.nextHeal) {
+	if !due {
 		return
 	}
 	err := w.heal()
@@ -241,7 +240,7 @@ func (w *WAL) seal(verify bool) error {
 }
 
 // verify re-reads seg from a fresh descriptor up to end and checks that it
-// holds exactly the records first..last in order.
+// holds exactly the records first..last in order, as recovery would.
 func (w *WAL) verify(seg *segment, end int64) error {
 	f, err := w.fs.OpenFile(seg.path, os.O_RDONLY, 0)
 	if err != nil {
@@ -249,27 +248,13 @@ func (w *WAL) verify(seg *segment, end int64) error {
 	}
 	defer f.Close()
 	var sc scanner
-	sc.reset(f)
-	off, next := int64(0), seg.first
-	for {
-		v, n, err := sc.frame(off, end)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if isFrameErr(err) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return &CorruptError{Path: seg.path, Offset: off, Reason: err}
-			}
-			return fmt.Errorf("wal: re-read %s at byte %d: %w", seg.path, off, err)
-		}
-		if v.seq != next {
-			return &CorruptError{Path: seg.path, Offset: off, Reason: fmt.Errorf("record has seq %d, expected %d", v.seq, next)}
-		}
-		off += int64(n)
-		next++
+	again := newSegment(w.dir, seg.first)
+	if err := scanTo(&sc, f, again, end, false); err != nil {
+		return err
 	}
-	if next != seg.last+1 {
-		return &CorruptError{Path: seg.path, Offset: off, Reason: fmt.Errorf("ends at seq %d, acknowledged up to %d", next-1, seg.last)}
+	if again.last != seg.last {
+		return &CorruptError{Path: seg.path, Offset: again.durable,
+			Reason: fmt.Errorf("ends at seq %d, acknowledged up to %d", again.last, seg.last)}
 	}
 	return nil
 }

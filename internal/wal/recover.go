@@ -102,7 +102,11 @@ func scanSegment(sc *scanner, f vfs.File, seg *segment, tailMayTear bool) error 
 	if err != nil {
 		return fmt.Errorf("wal: stat segment %s: %w", seg.path, err)
 	}
-	size := st.Size()
+	return scanTo(sc, f, seg, st.Size(), tailMayTear)
+}
+
+// scanTo is scanSegment over the file's first size bytes.
+func scanTo(sc *scanner, f vfs.File, seg *segment, size int64, tailMayTear bool) error {
 	sc.reset(f)
 	off, next := int64(0), seg.first
 	for {

@@ -47,6 +47,7 @@ type WAL struct {
 	closed     bool
 	fenced     error         // set while appends are refused (heal.go); matches ErrFenced
 	broken     bool          // the fence stays: acknowledged records are damaged
+	nextHeal   time.Time     // when a fenced WAL next tries to heal
 	segs       []*segment    // retained segments, oldest first; the last is active
 	notify     chan struct{} // closed and replaced after each durable batch
 	stageLimit int
@@ -72,7 +73,6 @@ type WAL struct {
 	// needFresh: the active segment was sealed after a failure; the next
 	// batch first creates a new segment at the next seq (heal.go).
 	needFresh bool
-	nextHeal  time.Time // when a fenced WAL next tries to heal
 
 	readMu sync.Mutex // serialises Read; guards rd
 	rd     cursor
