@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -251,4 +252,20 @@ func statusOf(err error) int {
 		return 0
 	}
 	return apierr.Status(err)
+}
+
+// Metastore writes that fail on the disk or lose their leader are
+// temporary (503 with Retry-After, naming no file), never a 500.
+func TestMetastoreDiskAndLeaderLossAnswer503(t *testing.T) {
+	n := newNode(t, false)
+	for _, err := range []error{
+		fmt.Errorf("meta: create_topic: %w", &fs.PathError{Op: "write", Path: filepath.Join(n.dir, "metastore", "raft.db"), Err: syscall.ENOSPC}),
+		fmt.Errorf("meta: create_topic: %w: %w", meta.ErrOutcomeUnknown, errors.New("leadership lost while committing log")),
+	} {
+		var ae *apierr.Error
+		if got := n.b.MetaErr(err); !errors.As(got, &ae) || ae.Status != http.StatusServiceUnavailable ||
+			ae.RetryAfter < time.Second || strings.Contains(ae.Message, n.dir) {
+			t.Errorf("MetaErr(%v) = %v, want 503 with a Retry-After naming no file", err, got)
+		}
+	}
 }
