@@ -125,6 +125,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		d.Metrics.DispatchPending.Set(float64(d.WAL.LastSeq() + 1 - safe))
 		d.Metrics.IngressWALBytes.Set(float64(d.WAL.SizeBytes()))
+		d.Metrics.IngressWALFenced.Set(boolGauge(d.WAL.Health() != nil))
 		if len(recs) == 0 {
 			if safe > d.WAL.Checkpoint() {
 				d.checkpoint(safe)
@@ -264,6 +265,13 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 	d.Logger.Warn("dispatch: commit failed, will retry", "topic", b.key.topic, "partition", b.key.partition, "err", err)
 	d.Metrics.Errors.WithLabelValues("dispatch", "commit").Inc()
 	return false
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

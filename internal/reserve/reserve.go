@@ -26,6 +26,9 @@ type Reserve struct {
 	// holding dir; tests replace it.
 	free func(dir string) (int64, error)
 
+	// OnChange, when set before Run, hears every change of Full (a gauge).
+	OnChange func(full bool)
+
 	mu   sync.Mutex
 	full bool
 	held bool // the file is there at its whole size
@@ -81,6 +84,12 @@ func (r *Reserve) Check() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	was := r.full
+	defer func() {
+		if r.OnChange != nil && r.full != was {
+			r.OnChange(r.full)
+		}
+	}()
 	free, err := r.free(filepath.Dir(r.path))
 	if err != nil {
 		r.log.Warn("disk reserve: cannot read the data disk's free space", "err", err)

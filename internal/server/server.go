@@ -81,6 +81,13 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 2. Storage and the broker. The disk reserve first: a node that starts
 	// on a full disk refuses new data from its first request.
 	disk := reserve.New(cfg.DataDir, cfg.Storage.DiskReserveBytes, log.With("component", "disk"))
+	disk.OnChange = func(full bool) {
+		if full {
+			m.DataDiskFull.Set(1)
+		} else {
+			m.DataDiskFull.Set(0)
+		}
+	}
 	disk.Check()
 	go disk.Run(ctx, time.Second)
 	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{Logger: log.With("component", "wal")})

@@ -105,6 +105,9 @@ func TestFullDiskHealsWithoutARestart(t *testing.T) {
 		st, body, _ := n.do("GET", "/readyz", "", nil)
 		return st == 503 && strings.Contains(string(body), "disk is full")
 	})
+	if v := n.metric("narad_data_disk_full"); v != 1 {
+		t.Fatalf("narad_data_disk_full = %v on a full disk, want 1", v)
+	}
 	if st, body, h := n.do("POST", "/v1/topics", "application/json", []byte(`{"name":"more","partitions":1}`)); st != 503 || h.Get("Retry-After") == "" {
 		t.Fatalf("create on a full disk: %d %s; want 503 with a Retry-After", st, body)
 	}
@@ -120,6 +123,9 @@ func TestFullDiskHealsWithoutARestart(t *testing.T) {
 		st, _, _ := n.do("GET", "/readyz", "", nil)
 		return st == 200
 	})
+	if v := n.metric("narad_data_disk_full"); v != 0 {
+		t.Fatalf("narad_data_disk_full = %v once space is back, want 0", v)
+	}
 	for i := 0; i < 5; i++ {
 		if st, body, _ := produce(fmt.Sprintf("after-%d", i)); st != 202 {
 			t.Fatalf("produce once space is back: %d %s", st, body)
