@@ -125,7 +125,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		d.Metrics.DispatchPending.Set(float64(d.WAL.LastSeq() + 1 - safe))
 		d.Metrics.IngressWALBytes.Set(float64(d.WAL.SizeBytes()))
-		d.Metrics.IngressWALFenced.Set(boolGauge(d.WAL.Health() != nil))
+		d.Metrics.IngressWALFenced.Set(boolGauge(errors.Is(d.WAL.Health(), wal.ErrFenced)))
 		if len(recs) == 0 {
 			if safe > d.WAL.Checkpoint() {
 				d.checkpoint(safe)

@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return false, "the leader's node-RPC address is not known yet"
 		case clustered && !cv.node.Recorded():
 			return false, "this node's member record is not in the metastore yet"
-		case w.Health() != nil:
+		case errors.Is(w.Health(), wal.ErrFenced):
 			return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
 		case disk.Full():
 			return false, "the data disk is full: produce and topic create are refused until space is freed; topic delete works"

@@ -184,6 +184,8 @@ func (w *WAL) heal() error {
 	if err := w.seal(true); err != nil {
 		return err
 	}
+	// Only when sealed: an empty segment stays active, and its own name is
+	// the one after its last seq.
 	stray := filepath.Join(w.dir, segmentName(w.activeSeg.last+1))
 	if w.needFresh {
 		if err := w.fs.Remove(stray); err != nil && !errors.Is(err, os.ErrNotExist) {
