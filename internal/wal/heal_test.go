@@ -357,18 +357,25 @@ func TestCheckpointFailuresAreNotSticky(t *testing.T) {
 // A failed read is reported (not as corruption) and the next Read, with
 // the disk back, returns everything.
 func TestReadFailureIsNotSticky(t *testing.T) {
-	w, efs, _ := faultyWAL(t, Options{})
-	l := newLedger()
-	for range 4 {
-		l.mustAppend(t, w, 5)
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			w, efs, _ := faultyWAL(t, Options{})
+			l := newLedger()
+			for range 4 {
+				l.mustAppend(t, w, 5)
+			}
+			efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, Times: 1, Err: errno})
+			_, err := w.Read(1, 100, 0)
+			mustErrIs(t, err, errno)
+			if errors.Is(err, ErrCorrupt) {
+				t.Fatalf("a read error reported as corruption: %v", err)
+			}
+			if h := w.Health(); h != nil {
+				t.Fatalf("a read error fenced the WAL: %v", h)
+			}
+			l.check(t, w)
+		})
 	}
-	efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, Times: 1, Err: syscall.EIO})
-	_, err := w.Read(1, 100, 0)
-	mustErrIs(t, err, syscall.EIO)
-	if errors.Is(err, ErrCorrupt) {
-		t.Fatalf("a read error reported as corruption: %v", err)
-	}
-	l.check(t, w)
 }
 
 // Concurrent appenders across full-disk spells and a failed fdatasync:
