@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -184,6 +185,11 @@ func metaErr(err error) error {
 		return apierr.NotFound("%s", trimMeta(err))
 	case errors.Is(err, meta.ErrInvalid):
 		return apierr.BadRequest("%s", trimMeta(err))
+	case errors.Is(err, meta.ErrOutcomeUnknown):
+		return apierr.Unavailable(time.Second, "the metastore could not confirm the change in time (its leader was lost or slow): it may or may not be made; check, then retry")
+	case errors.Is(err, syscall.ENOSPC):
+		// Raft could not write its log: the change is not made.
+		return apierr.Unavailable(5*time.Second, "this node's disk is full: the metastore cannot record the change; free space (delete topics, or grow the disk) and retry")
 	case errors.Is(err, meta.ErrNotLeader), errors.Is(err, meta.ErrNotConfirmed), errors.Is(err, meta.ErrClosed),
 		errors.Is(err, context.DeadlineExceeded):
 		return apierr.Unavailable(time.Second, "metastore unavailable: %v", err)

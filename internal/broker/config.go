@@ -41,6 +41,16 @@ type Config struct {
 	// FS is the filesystem of the partition logs and their state files;
 	// nil (production) is the real disk. Tests inject faults here.
 	FS vfs.FS
+	// Disk, when set, says the data disk is full (its reserve released):
+	// produce and topic create are refused so the room stays for deletes.
+	Disk DiskGuard
+}
+
+// DiskGuard is the data disk's reserve (package reserve).
+type DiskGuard interface {
+	Full() bool
+	// Check re-reads free space now (after an ENOSPC).
+	Check()
 }
 
 func (c *Config) withDefaults() {

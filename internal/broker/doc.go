@@ -24,6 +24,12 @@
 //   - the hwm file is written before any consumer frontier it would be
 //     behind, and a frontier found above the high watermark is clamped to
 //     it, so it never hides records (queue.go).
+//   - a commit pinned to a topic incarnation lands only in that incarnation
+//     (CommitIncarnation), so a deleted topic's records never reach a
+//     re-created one;
+//   - while the data disk is full (Config.Disk), produce and topic create
+//     are refused with 503 and topic delete still runs, so space can be
+//     freed through the API; error messages name no file of the disk.
 //
 // It knows nothing of HTTP: errors are apierr values the HTTP layer writes
 // as they are.

@@ -56,6 +56,10 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	if err := b.validateRecords(t, schemaOf, recs, indexed); err != nil {
 		return err
 	}
+	if b.diskFull() {
+		b.reject(topic, "disk_full")
+		return errDiskFull
+	}
 	ts := b.topicState(topic)
 	now := b.cfg.Now().UnixMilli()
 	wrecs := make([]wal.Record, len(recs))
@@ -70,18 +74,43 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		default:
 			p = int(ts.produce.Add(1) % uint64(t.Partitions))
 		}
-		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now}
+		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
+			Incarnation: t.Incarnation}
 		bytes += len(r.Payload)
 	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		return apierr.Unavailable(time.Second, "ingress log unavailable: %v", err)
+		if errors.Is(err, wal.ErrNoSpace) && b.cfg.Disk != nil {
+			b.cfg.Disk.Check() // release the reserve now, not at the next poll
+		}
+		return ingressErr(err)
 	}
 	b.m.MessagesProduced.WithLabelValues(topic).Add(float64(len(recs)))
 	b.m.BytesProduced.Add(float64(bytes))
 	return nil
+}
+
+// errDiskFull is produce's answer on a full data disk.
+var errDiskFull = apierr.Unavailable(5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
+
+func (b *Broker) diskFull() bool { return b.cfg.Disk != nil && b.cfg.Disk.Full() }
+
+// ingressErr says why the ingress WAL refused records, in the API's words:
+// 503 with Retry-After (02-http-api.md has no 507; a full disk is a
+// temporary unavailability the client retries), naming no file of the
+// server's disk (the WAL logs those).
+func ingressErr(err error) error {
+	switch {
+	case errors.Is(err, wal.ErrNoSpace):
+		return errDiskFull
+	case errors.Is(err, wal.ErrFenced):
+		return apierr.Unavailable(time.Second, "this node's ingress log is re-reading its last segment after a disk error: nothing was stored; retry")
+	case errors.Is(err, wal.ErrClosed):
+		return apierr.Unavailable(time.Second, "this node is shutting down: nothing was stored; retry")
+	}
+	return apierr.Unavailable(time.Second, "this node's ingress log could not store the records after a disk error: nothing was stored; retry")
 }
 
 // CheckBatch validates the leading records of a batch whose next record
@@ -150,13 +179,31 @@ func (b *Broker) reject(topic, reason string) {
 	b.m.ProduceRejections.WithLabelValues(topic, reason).Inc()
 }
 
-// CommitLocal commits records into a partition this node owns: the local
-// side of the one commit seam shared by produce dispatch and fan-out.
-// The partition log fsyncs and verifies before the records become visible.
+// CommitLocal commits records into a partition this node owns, to
+// whichever incarnation of the topic is current (CommitIncarnation 0).
 func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, recs []storage.Record) error {
+	return b.CommitIncarnation(ctx, topic, 0, partition, recs)
+}
+
+// CommitIncarnation commits records into a partition this node owns: the
+// local side of the one commit seam shared by produce dispatch and
+// fan-out. The partition log fsyncs and verifies before the records become
+// visible.
+//
+// A non-zero incarnation must be the topic's (when the topic has one):
+// records of an earlier incarnation belong to a deleted topic and answer
+// 404, for the dispatcher to settle with the leader; records of a later one
+// than this replica knows answer 503 until it catches up.
+func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
 	t, err := b.topic(topic)
 	if err != nil {
 		return err
+	}
+	if incarnation != 0 && t.Incarnation != 0 && incarnation != t.Incarnation {
+		if incarnation > t.Incarnation {
+			return apierr.Unavailable(time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
+		}
+		return apierr.NotFound("topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
 	}
 	if partition < 0 || partition >= t.Partitions {
 		return apierr.BadRequest("partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)

@@ -173,6 +173,9 @@ func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.Att
 	if !b.createOpen.Load() {
 		return TopicView{}, apierr.Unavailable(time.Second, "this node is still starting (startup reconcile); topic creation opens when it is done")
 	}
+	if b.diskFull() {
+		return TopicView{}, apierr.Unavailable(5*time.Second, "this node's disk is full: topic create is refused so the room kept for deletes stays free; delete topics or grow the disk, then retry")
+	}
 	// Leftover data of a deleted topic of the same name must go first, or
 	// the new topic would inherit its records.
 	if err := b.clearOrphanDir(ctx, t.Name); err != nil {
@@ -369,7 +372,8 @@ func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
 	}
 	exists, _, err := b.meta.ConfirmTopic(ctx, name, "")
 	if err != nil {
-		return apierr.Unavailable(1, "cannot confirm with the leader that old data of %q may go: %v", name, err)
+		b.cfg.Logger.Warn("cannot confirm with the leader that old data of a topic may go", "topic", name, "err", err)
+		return apierr.Unavailable(time.Second, "cannot confirm with the leader that old data of %q may go; retry", name)
 	}
 	if exists {
 		return nil // a live topic's directory: never touched

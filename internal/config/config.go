@@ -99,6 +99,9 @@ type StorageConfig struct {
 	// this is on; then it opens and readers skip the damaged records,
 	// counting and logging them. Off by default: skipping is a loss.
 	SkipCorrupt bool
+	// DiskReserveBytes is room kept on the data disk for topic deletes
+	// (package reserve); 0 keeps none.
+	DiskReserveBytes int64
 }
 
 // LogConfig is the process logger.
@@ -165,6 +168,7 @@ func Default() Config {
 			SegmentBytes:     64 << 20,
 			IdleLogEviction:  30 * time.Minute,
 			RetentionSweep:   time.Minute,
+			DiskReserveBytes: 64 << 20,
 		},
 		Log:      LogConfig{Level: "info", Format: "json"},
 		Security: SecurityConfig{Enabled: true},

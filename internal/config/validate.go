@@ -79,6 +79,7 @@ func (c Config) Validate() error {
 	v.intRange("storage.segment_bytes", c.Storage.SegmentBytes, 1<<10, 1<<30)
 	v.nonNegative("storage.idle_log_eviction_ms", c.Storage.IdleLogEviction)
 	v.positive("storage.retention_sweep_ms", c.Storage.RetentionSweep)
+	v.intRange("storage.disk_reserve_bytes", c.Storage.DiskReserveBytes, 0, 1<<34)
 
 	v.oneOf("recovery.orphan_data", c.Recovery.OrphanData, datadir.Policies...)
 

@@ -35,10 +35,13 @@ const (
 	maxWindowBytes = 64 << 20
 )
 
-// Discarder decides whether records of a topic can never commit: the topic
-// is absent here, the replica is caught up and the leader confirms it is
-// gone. Any doubt answers false and the records are kept.
-type Discarder func(ctx context.Context, topic string) bool
+// Discarder decides whether records of a topic incarnation can never
+// commit: the topic is absent here or is another incarnation, the replica
+// is caught up and the leader confirms that incarnation is not current (the
+// topic is gone, or was re-created). incarnation 0 (a version-1 WAL record)
+// is settled by the topic's absence alone. Any doubt answers false and the
+// records are kept.
+type Discarder func(ctx context.Context, topic string, incarnation uint64) bool
 
 // PartitionsFunc returns a topic's current partition count (0 if unknown).
 type PartitionsFunc func(topic string) int
@@ -62,9 +65,12 @@ type Dispatcher struct {
 	Reroute func(topic string, partition int32, failedPasses int) (sibling int32, ok bool)
 }
 
+// bucketKey is a destination: records of two incarnations of one topic
+// name are two destinations, settled apart.
 type bucketKey struct {
-	topic     string
-	partition int32
+	topic       string
+	incarnation uint64
+	partition   int32
 }
 
 type bucket struct {
@@ -119,6 +125,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		d.Metrics.DispatchPending.Set(float64(d.WAL.LastSeq() + 1 - safe))
 		d.Metrics.IngressWALBytes.Set(float64(d.WAL.SizeBytes()))
+		d.Metrics.IngressWALFenced.Set(boolGauge(errors.Is(d.WAL.Health(), wal.ErrFenced)))
 		if len(recs) == 0 {
 			if safe > d.WAL.Checkpoint() {
 				d.checkpoint(safe)
@@ -173,7 +180,7 @@ func bucketize(recs []wal.Record) []*bucket {
 	idx := make(map[bucketKey]int)
 	var out []*bucket
 	for _, r := range recs {
-		k := bucketKey{r.Topic, r.Partition}
+		k := bucketKey{r.Topic, r.Incarnation, r.Partition}
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
@@ -222,7 +229,7 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 	defer cancel()
 	if d.Reroute != nil {
 		if sib, ok := d.Reroute(b.key.topic, b.key.partition, b.fails); ok && sib != b.key.partition {
-			if err := d.Commit.Commit(cctx, b.key.topic, int(sib), b.recs); err == nil {
+			if err := d.Commit.Commit(cctx, b.key.topic, b.key.incarnation, int(sib), b.recs); err == nil {
 				d.Metrics.DispatchRerouted.Add(float64(len(b.recs)))
 				d.Logger.Warn("dispatch: rerouted records to a live sibling partition", "topic", b.key.topic,
 					"from", b.key.partition, "to", sib, "records", len(b.recs))
@@ -230,7 +237,7 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 			}
 		}
 	}
-	err := d.Commit.Commit(cctx, b.key.topic, int(b.key.partition), b.recs)
+	err := d.Commit.Commit(cctx, b.key.topic, b.key.incarnation, int(b.key.partition), b.recs)
 	if err == nil {
 		return true
 	}
@@ -238,9 +245,10 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 	if errors.As(err, &ae) {
 		switch ae.Status {
 		case http.StatusNotFound:
-			if d.Discard(ctx, b.key.topic) {
+			if d.Discard(ctx, b.key.topic, b.key.incarnation) {
 				d.Metrics.DispatchDiscarded.Add(float64(len(b.recs)))
-				d.Logger.Warn("dispatch: discarded records of a deleted topic", "topic", b.key.topic, "records", len(b.recs))
+				d.Logger.Warn("dispatch: discarded records of a deleted topic", "topic", b.key.topic,
+					"incarnation", b.key.incarnation, "records", len(b.recs))
 				return true
 			}
 			d.Metrics.DispatchKept.Inc()
@@ -250,13 +258,20 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 			if n := d.Partitions(b.key.topic); n > 0 && int(b.key.partition) >= n {
 				b.key.partition %= int32(n)
 				d.Metrics.DispatchRerouted.Add(float64(len(b.recs)))
-				return d.Commit.Commit(cctx, b.key.topic, int(b.key.partition), b.recs) == nil
+				return d.Commit.Commit(cctx, b.key.topic, b.key.incarnation, int(b.key.partition), b.recs) == nil
 			}
 		}
 	}
 	d.Logger.Warn("dispatch: commit failed, will retry", "topic", b.key.topic, "partition", b.key.partition, "err", err)
 	d.Metrics.Errors.WithLabelValues("dispatch", "commit").Inc()
 	return false
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

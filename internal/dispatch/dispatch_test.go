@@ -26,8 +26,11 @@ func newFake() *fakeCommitter {
 	return &fakeCommitter{got: map[string][]string{}, calls: map[string]int{}, failing: map[string]error{}}
 }
 
-func (f *fakeCommitter) Commit(_ context.Context, topic string, p int, recs []storage.Record) error {
+func (f *fakeCommitter) Commit(_ context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
 	k := fmt.Sprintf("%s/%d", topic, p)
+	if inc != 0 {
+		k = fmt.Sprintf("%s@%d/%d", topic, inc, p)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[k]++
@@ -79,9 +82,12 @@ func start(t *testing.T) *harness {
 	d := &Dispatcher{WAL: w, Commit: h.fc, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler),
 		Backoff:    20 * time.Millisecond,
 		Partitions: func(string) int { return 4 },
-		Discard: func(_ context.Context, topic string) bool {
+		Discard: func(_ context.Context, topic string, inc uint64) bool {
 			h.mu.Lock()
 			defer h.mu.Unlock()
+			if inc != 0 {
+				return h.gone[fmt.Sprintf("%s@%d", topic, inc)]
+			}
 			return h.gone[topic]
 		}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -93,9 +99,14 @@ func start(t *testing.T) *harness {
 
 func (h *harness) append(t *testing.T, topic string, p int32, payloads ...string) {
 	t.Helper()
+	h.appendInc(t, topic, 0, p, payloads...)
+}
+
+func (h *harness) appendInc(t *testing.T, topic string, inc uint64, p int32, payloads ...string) {
+	t.Helper()
 	recs := make([]wal.Record, len(payloads))
 	for i, s := range payloads {
-		recs[i] = wal.Record{Topic: topic, Partition: p, Payload: []byte(s)}
+		recs[i] = wal.Record{Topic: topic, Incarnation: inc, Partition: p, Payload: []byte(s)}
 	}
 	if err := h.w.Append(context.Background(), recs); err != nil {
 		t.Fatal(err)
@@ -168,6 +179,43 @@ func TestDiscardOnlyWhenConfirmed(t *testing.T) {
 	waitFor(t, "discard after confirmation", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
 }
 
+// Records carry their topic incarnation to the commit. Those of a deleted
+// incarnation (the owner refuses them, 404) wait until the Discarder
+// confirms that incarnation is gone, and never reach the re-created topic;
+// the current incarnation's records and version-1 records (incarnation 0)
+// commit meanwhile, each destination apart.
+func TestRecordsOfADeletedIncarnationAreDiscardedNotCommitted(t *testing.T) {
+	h := start(t)
+	h.fc.setFailing("t@10/0", apierr.NotFound("topic %q: records of incarnation 10, which was deleted", "t"))
+	h.appendInc(t, "t", 10, 0, "old-1")
+	h.appendInc(t, "t", 20, 0, "new-1")
+	h.appendInc(t, "t", 10, 0, "old-2")
+	h.appendInc(t, "t", 0, 0, "legacy")
+	waitFor(t, "the current incarnation to commit", func() bool {
+		got, _ := h.fc.snapshot()
+		return len(got["t@20/0"]) == 1 && len(got["t/0"]) == 1
+	})
+	waitFor(t, "retries of the deleted incarnation", func() bool { _, c := h.fc.snapshot(); return c["t@10/0"] >= 3 })
+	if h.w.Checkpoint() > 1 {
+		t.Fatalf("records of a deleted incarnation dropped without confirmation: checkpoint %d", h.w.Checkpoint())
+	}
+	h.mu.Lock()
+	h.gone["t"] = true // the name alone says nothing about incarnation 10
+	h.mu.Unlock()
+	waitFor(t, "more retries", func() bool { _, c := h.fc.snapshot(); return c["t@10/0"] >= 5 })
+	if h.w.Checkpoint() > 1 {
+		t.Fatalf("incarnation 10 discarded on the name's word: checkpoint %d", h.w.Checkpoint())
+	}
+	h.mu.Lock()
+	h.gone["t@10"] = true
+	h.mu.Unlock()
+	waitFor(t, "discard after confirmation", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
+	got, _ := h.fc.snapshot()
+	if fmt.Sprint(got["t@20/0"]) != "[new-1]" || fmt.Sprint(got["t/0"]) != "[legacy]" || len(got["t@10/0"]) != 0 {
+		t.Fatalf("committed %v", got)
+	}
+}
+
 // A partition that no longer exists (topic recreated smaller) goes to a
 // sibling instead of blocking forever.
 func TestVanishedPartitionReroutes(t *testing.T) {
@@ -194,7 +242,7 @@ func TestRerouteAfterFailedPasses(t *testing.T) {
 	var mu sync.Mutex
 	d := &Dispatcher{WAL: w, Commit: fc, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler),
 		Backoff: 10 * time.Millisecond, Partitions: func(string) int { return 2 },
-		Discard: func(context.Context, string) bool { return false },
+		Discard: func(context.Context, string, uint64) bool { return false },
 		Reroute: func(topic string, p int32, fails int) (int32, bool) {
 			mu.Lock()
 			asked = append(asked, fails)

@@ -6,8 +6,10 @@
 // Invariants:
 //   - the checkpoint never passes a record that is not committed to its
 //     partition (a crash re-commits the window: duplicates, never loss);
-//   - a record is discarded only when its topic is gone by the leader's word
-//     (Discarder), never on this replica's view alone;
+//   - a record is discarded only when its topic incarnation is gone by the
+//     leader's word (Discarder), never on this replica's view alone; records
+//     carry the incarnation they were accepted for, so those of a deleted
+//     topic are never committed into a re-created one of the same name;
 //   - a failing bucket does not block the others: records of healthy
 //     partitions commit and are remembered while the failing one retries.
 package dispatch

@@ -98,7 +98,7 @@ func (e *Engine) commitBuckets(ctx context.Context, k cursorKey, buckets [][]sto
 func (e *Engine) commitWithQuickRetries(ctx context.Context, child string, p int, recs []storage.Record) bool {
 	for try := 0; ; try++ {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := e.commit.Commit(cctx, child, p, recs)
+		err := e.commit.Commit(cctx, child, 0, p, recs) // 0: the child's current incarnation; the cursor checks its link epoch
 		cancel()
 		if err == nil {
 			return true

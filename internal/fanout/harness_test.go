@@ -74,7 +74,7 @@ type faultyCommitter struct {
 	onFail func(topic string, p int, recs []storage.Record)
 }
 
-func (f *faultyCommitter) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
+func (f *faultyCommitter) Commit(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
 	k := fmt.Sprintf("%s/%d", topic, p)
 	f.mu.Lock()
 	f.tries[k]++
@@ -87,7 +87,7 @@ func (f *faultyCommitter) Commit(ctx context.Context, topic string, p int, recs 
 		}
 		return fmt.Errorf("injected failure for %s", k)
 	}
-	if err := f.inner.Commit(ctx, topic, p, recs); err != nil {
+	if err := f.inner.Commit(ctx, topic, inc, p, recs); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -129,7 +129,7 @@ func newNode(t testing.TB, cfg Config) *node {
 	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: clk.Now}, ms, w, m)
 	b.Start()
 	b.OpenCreateGate()
-	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitLocal), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
+	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitIncarnation), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
 	if cfg.Reconcile == 0 {
 		cfg.Reconcile = 20 * time.Millisecond
 	}

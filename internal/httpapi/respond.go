@@ -38,7 +38,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="narad"`)
 	}
-	writeJSON(w, ae.Status, map[string]string{"error": ae.Message})
+	writeJSON(w, ae.Status, map[string]string{"error": scrubPaths(ae.Message, s.diskRoots)})
 }
 
 // readBody reads at most limit bytes. A declared or actual size over the

@@ -34,6 +34,8 @@ type Server struct {
 	userStore auth.Users
 
 	clusterAdmin ClusterAdmin // nil until SetClusterAdmin
+
+	diskRoots []string // the data directory, as configured and absolute (SetDataDir)
 }
 
 // SetCluster turns on routing to the leader and to partition owners.

@@ -18,7 +18,15 @@ type fakeConfirmer struct {
 	calls               []string
 	exists, epochActive bool
 	version             uint64
+	incarnation         uint64
 	err                 error
+}
+
+func (c *fakeConfirmer) TopicIncarnation(_ context.Context, leaderID, leaderAddr, name string) (bool, uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" incarnation "+name)
+	return c.exists, c.incarnation, c.err
 }
 
 func (c *fakeConfirmer) ConfirmTopic(_ context.Context, leaderID, leaderAddr, name, epoch string) (bool, bool, error) {
@@ -105,8 +113,23 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 	if !slices.Equal(fc.calls, want) {
 		t.Fatalf("confirmer calls = %v, want %v", fc.calls, want)
 	}
+	// Incarnations are asked of the leader too; one that cannot tell (0,
+	// an older leader) never makes a live topic's records "gone".
+	for _, tc := range []struct {
+		leaderInc uint64
+		gone      bool
+	}{{0, false}, {5, false}, {9, true}} {
+		fc.incarnation = tc.leaderInc
+		if gone, err := follower.ConfirmIncarnationGone(ctx, "orders", 5); err != nil || gone != tc.gone {
+			t.Fatalf("incarnation 5 with the leader at %d: gone %v, %v; want %v", tc.leaderInc, gone, err, tc.gone)
+		}
+	}
+	fc.calls = nil
 	// A failing confirmer is "could not confirm".
 	fc.err = errors.New("rpc down")
+	if _, err := follower.ConfirmIncarnationGone(ctx, "orders", 5); !errors.Is(err, ErrNotConfirmed) {
+		t.Fatalf("failing confirmer, incarnation: %v", err)
+	}
 	if _, _, err := follower.ConfirmTopic(ctx, "orders", ""); !errors.Is(err, ErrNotConfirmed) {
 		t.Fatalf("failing confirmer: %v", err)
 	}

@@ -15,6 +15,9 @@ type Confirmer interface {
 	ConfirmOwner(ctx context.Context, leaderID, leaderAddr, topic string, partition int) (owner, target string, err error)
 	// ReadIndex asks the leader for ReadIndexAsLeader.
 	ReadIndex(ctx context.Context, leaderID, leaderAddr string) (uint64, error)
+	// TopicIncarnation asks whether topic name exists and its incarnation
+	// (0 from a leader that predates incarnations).
+	TopicIncarnation(ctx context.Context, leaderID, leaderAddr, name string) (exists bool, incarnation uint64, err error)
 }
 
 type confirmerBox struct{ c Confirmer }
@@ -71,8 +74,15 @@ func (s *Store) askLeader(what string, ask func(c Confirmer, leaderID, leaderAdd
 // the leader: barrier, then a fresh read of fsm.db (not the cache). It never
 // forwards, so a confirmation RPC cannot bounce between nodes.
 func (s *Store) ConfirmTopicAsLeader(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error) {
+	exists, epochCurrent, _, err = s.ConfirmTopicIncarnationAsLeader(ctx, name, epoch)
+	return exists, epochCurrent, err
+}
+
+// ConfirmTopicIncarnationAsLeader is ConfirmTopicAsLeader that also
+// reports the topic's incarnation (when it exists), from the same read.
+func (s *Store) ConfirmTopicIncarnationAsLeader(ctx context.Context, name, epoch string) (exists, epochCurrent bool, incarnation uint64, err error) {
 	if err := s.Barrier(ctx); err != nil {
-		return false, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+		return false, false, 0, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
 	}
 	var t Topic
 	err = s.fsm.view(func(tx *bolt.Tx) error {
@@ -81,7 +91,32 @@ func (s *Store) ConfirmTopicAsLeader(ctx context.Context, name, epoch string) (e
 		return err
 	})
 	if err != nil {
-		return false, false, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
+		return false, false, 0, fmt.Errorf("meta: confirm topic %q: %w: %w", name, ErrNotConfirmed, err)
 	}
-	return exists, exists && epoch != "" && t.AttachEpoch == epoch, nil
+	return exists, exists && epoch != "" && t.AttachEpoch == epoch, t.Incarnation, nil
+}
+
+// ConfirmIncarnationGone asks the leader whether incarnation inc of topic
+// name is no longer its current one: the topic is gone, or was re-created
+// (a different, known incarnation). Only a nil error with gone true may
+// authorise discarding records of that incarnation; an incarnation the
+// leader cannot tell (0, a topic or a leader older than incarnations) is
+// never gone while the name exists.
+func (s *Store) ConfirmIncarnationGone(ctx context.Context, name string, inc uint64) (gone bool, err error) {
+	var (
+		exists bool
+		cur    uint64
+	)
+	if s.IsLeader() {
+		exists, _, cur, err = s.ConfirmTopicIncarnationAsLeader(ctx, name, "")
+	} else {
+		err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, id, addr string) (err error) {
+			exists, cur, err = c.TopicIncarnation(ctx, id, addr, name)
+			return err
+		})
+	}
+	if err != nil {
+		return false, err
+	}
+	return !exists || (inc != 0 && cur != 0 && cur != inc), nil
 }

@@ -22,6 +22,10 @@
 //     several domains (LatestDomainVersion) moves whenever any of them moves.
 //     Counters are stored in the FSM database, so they survive restarts,
 //     snapshots and restores.
+//   - A topic's Incarnation is the Raft index of its create, set by the FSM
+//     and never changed: a re-created topic of the same name always has a
+//     larger one. ConfirmIncarnationGone is the leader's word that an
+//     incarnation is no longer current.
 //   - Fan-out links are symmetric: a child's Parent names a topic whose
 //     Children lists the child, and vice versa. There are no chains (a parent
 //     is never a child, a child never has children) and a parent has at most

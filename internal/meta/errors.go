@@ -26,6 +26,9 @@ var (
 	ErrNotConfirmed = errors.New("could not confirm with the leader")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("metastore closed")
+	// ErrOutcomeUnknown: the leader lost leadership (or the wait ended)
+	// before the command was known committed; it may or may not apply.
+	ErrOutcomeUnknown = errors.New("outcome unknown")
 )
 
 // NotLeaderError is returned by writes on a follower. LeaderID and

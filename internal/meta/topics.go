@@ -45,6 +45,7 @@ func applyCreateTopic(a *applyTx, payload json.RawMessage) error {
 	if err := a.bindOwner(&t); err != nil {
 		return err
 	}
+	t.Incarnation = a.index // deterministic on every replica: the command's own log index
 	if c.Attach != nil {
 		parent, err := a.existingTopic(c.Attach.Parent, "parent of "+t.Name)
 		if err != nil {

@@ -42,6 +42,13 @@ type Topic struct {
 	// from, and its credentials are never shown (RemoteTarget.Public).
 	Remote *RemoteTarget `json:"remote,omitempty"`
 
+	// Incarnation tells this life of the name from earlier ones: the Raft
+	// index of the create command, set by the FSM (whatever the command
+	// carried), never changed afterwards. Ingress WAL records carry it, so
+	// records of a deleted topic are never committed into a re-created one.
+	// 0 means a topic created before incarnations existed: it matches any.
+	Incarnation uint64 `json:"incarnation,omitempty"`
+
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.
 	Version uint64 `json:"-"`

@@ -81,7 +81,7 @@ func (s *Store) raftErr(what string, err error) error {
 		return ErrClosed
 	case errors.Is(err, raft.ErrLeadershipLost),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return fmt.Errorf("meta: %s: outcome unknown: %w", what, err)
+		return fmt.Errorf("meta: %s: %w: %w", what, ErrOutcomeUnknown, err)
 	}
 	return fmt.Errorf("meta: %s: %w", what, err)
 }

@@ -62,6 +62,8 @@ type Metrics struct {
 	IdleLogsEvicted    prometheus.Counter
 	RecoveryShortfalls prometheus.Counter
 	IngressWALBytes    prometheus.Gauge
+	IngressWALFenced   prometheus.Gauge
+	DataDiskFull       prometheus.Gauge
 	DispatchPending    prometheus.Gauge
 	DispatchRerouted   prometheus.Counter
 	DispatchDiscarded  prometheus.Counter
@@ -142,6 +144,8 @@ func New() *Metrics {
 		RecoveryShortfalls: f.counter("storage_recovery_shortfalls_total",
 			"Partition log recoveries that found fewer records than the hwm file says were published (acknowledged data lost to damage or removal; the log names the file and offsets)."),
 		IngressWALBytes:   f.gauge("ingress_wal_bytes", "Bytes in the ingress write-ahead log."),
+		IngressWALFenced:  f.gauge("ingress_wal_fenced", "1 while the ingress WAL refuses appends after a failed fdatasync or write, until it has re-read its tail from disk."),
+		DataDiskFull:      f.gauge("data_disk_full", "1 while the data disk's reserve is released: produce and topic create are refused."),
 		DispatchPending:   f.gauge("dispatch_pending_records", "WAL records accepted but not yet committed to a partition."),
 		DispatchRerouted:  f.counter("dispatch_rerouted_total", "WAL records committed to a sibling partition."),
 		DispatchDiscarded: f.counter("dispatch_discarded_total", "WAL records dropped because the leader confirmed their topic is gone."),

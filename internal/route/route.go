@@ -5,7 +5,9 @@
 //
 // Invariant: every path that makes a record visible ends in the owner's
 // partition log commit (fsync + verify before the HWM moves); route only
-// chooses where that commit runs.
+// chooses where that commit runs. A commit pinned to a topic incarnation
+// (non-zero) is carried to the owner with it, which refuses the records
+// when its topic is another incarnation.
 package route
 
 import (
@@ -17,15 +19,17 @@ import (
 )
 
 // Committer commits records to topic/partition on whichever node owns it.
+// incarnation, when not 0, is the topic incarnation the records belong to
+// (meta.Topic.Incarnation); 0 commits to whichever is current.
 type Committer interface {
-	Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error
+	Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error
 }
 
 // CommitFunc adapts a function to Committer.
-type CommitFunc func(ctx context.Context, topic string, partition int, recs []storage.Record) error
+type CommitFunc func(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error
 
-func (f CommitFunc) Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error {
-	return f(ctx, topic, partition, recs)
+func (f CommitFunc) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
+	return f(ctx, topic, incarnation, partition, recs)
 }
 
 // OwnerFunc reports the node owning a partition in this node's replica.
@@ -41,17 +45,17 @@ type Router struct {
 }
 
 // Commit implements Committer.
-func (r *Router) Commit(ctx context.Context, topic string, partition int, recs []storage.Record) error {
+func (r *Router) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
 	owner, ok := r.Owner(topic, partition)
 	switch {
 	case !ok:
 		// Unknown here: the local path answers 404 or 400 with the
 		// broker's own words, which dispatch uses to decide on discard.
-		return r.Local.Commit(ctx, topic, partition, recs)
+		return r.Local.Commit(ctx, topic, incarnation, partition, recs)
 	case owner == r.Self:
-		return r.Local.Commit(ctx, topic, partition, recs)
+		return r.Local.Commit(ctx, topic, incarnation, partition, recs)
 	case r.Remote == nil:
 		return apierr.Unavailable(time.Second, "partition %d of %q is owned by %q, and this node has no cluster transport", partition, topic, owner)
 	}
-	return r.Remote.Commit(ctx, topic, partition, recs)
+	return r.Remote.Commit(ctx, topic, incarnation, partition, recs)
 }

@@ -43,8 +43,9 @@ type Handler interface {
 	// Commit commits recs to a partition this node owns. Only Key and
 	// Payload are meaningful; the commit stamps offsets and times.
 	// metaVersion is the sender's metastore version (0: unknown); the
-	// handler first lets its own replica catch up to it.
-	Commit(ctx context.Context, topic string, partition int, recs []storage.Record, metaVersion uint64) error
+	// handler first lets its own replica catch up to it. incarnation, when
+	// not 0, is the topic incarnation the records belong to.
+	Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, metaVersion uint64) error
 	// Forward replays a client-API request as if it had arrived here.
 	Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error)
 	// Stats describes partitions of topic without opening their logs —
@@ -52,7 +53,8 @@ type Handler interface {
 	// exactly is opened to read it (an attach point).
 	Stats(ctx context.Context, topic string, partitions []int, exact bool) ([]PartitionStats, error)
 	// ConfirmTopic is leader confirmation: only a nil error is an answer.
-	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error)
+	// incarnation is the topic's (when it exists).
+	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, incarnation uint64, err error)
 	// Join asks this node to admit m; a non-leader names the leader.
 	Join(ctx context.Context, m Member) (JoinResult, error)
 	// Heartbeat records that m is alive.

@@ -59,7 +59,7 @@ func TestSecretRefused(t *testing.T) {
 	for name, secret := range map[string]string{"wrong": "not-the-secret", "none": "", "prefix": testSecret[:5]} {
 		p := insiderPool(t, secret)
 		errs := []error{
-			p.Commit(ctx, addr, "t", 0, []storage.Record{{Payload: []byte("x")}}, 0),
+			p.Commit(ctx, addr, "t", 0, 0, []storage.Record{{Payload: []byte("x")}}, 0),
 			p.Heartbeat(ctx, addr, Member{ID: "n9"}),
 		}
 		_, err := p.Forward(ctx, addr, ForwardRequest{Method: "GET", Path: "/v1/topics"})
@@ -99,7 +99,7 @@ func TestAPIErrRoundTrip(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fake{
-				commit:    func(context.Context, string, int, []storage.Record, uint64) error { return c.err },
+				commit:    func(context.Context, string, uint64, int, []storage.Record, uint64) error { return c.err },
 				heartbeat: func(context.Context, Member) error { return c.err },
 				stats:     func(context.Context, string, []int) ([]PartitionStats, error) { return nil, c.err },
 			}
@@ -107,7 +107,7 @@ func TestAPIErrRoundTrip(t *testing.T) {
 			p := testPool(t, testSecret)
 			ctx := context.Background()
 			_, statsErr := p.Stats(ctx, addr, "t", nil, false)
-			for i, err := range []error{p.Commit(ctx, addr, "t", 0, nil, 0), p.Heartbeat(ctx, addr, Member{}), statsErr} {
+			for i, err := range []error{p.Commit(ctx, addr, "t", 0, 0, nil, 0), p.Heartbeat(ctx, addr, Member{}), statsErr} {
 				if got := asAPIErr(t, err); !reflect.DeepEqual(got, c.want) {
 					t.Errorf("call %d: got %+v, want %+v", i, got, c.want)
 				}
@@ -146,7 +146,7 @@ func TestUnreachableIs503(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
-	ae := asAPIErr(t, p.Commit(ctx, addr, "t", 0, nil, 0))
+	ae := asAPIErr(t, p.Commit(ctx, addr, "t", 0, 0, nil, 0))
 	if took := time.Since(start); took > 1500*time.Millisecond {
 		t.Errorf("took %v", took)
 	}

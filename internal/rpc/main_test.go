@@ -29,21 +29,21 @@ const testSecret = "s3cret-of-the-cluster"
 type fake struct {
 	calls     atomic.Int64
 	exact     atomic.Bool // the last Stats call asked for exact tails
-	commit    func(context.Context, string, int, []storage.Record, uint64) error
+	commit    func(context.Context, string, uint64, int, []storage.Record, uint64) error
 	forward   func(context.Context, ForwardRequest) (ForwardResponse, error)
 	stats     func(context.Context, string, []int) ([]PartitionStats, error)
-	confirm   func(context.Context, string, string) (bool, bool, error)
+	confirm   func(context.Context, string, string) (bool, bool, uint64, error)
 	join      func(context.Context, Member) (JoinResult, error)
 	heartbeat func(context.Context, Member) error
 	wait      func(context.Context, string, time.Duration) (bool, error)
 }
 
-func (f *fake) Commit(ctx context.Context, topic string, partition int, recs []storage.Record, metaVersion uint64) error {
+func (f *fake) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, metaVersion uint64) error {
 	f.calls.Add(1)
 	if f.commit == nil {
 		return nil
 	}
-	return f.commit(ctx, topic, partition, recs, metaVersion)
+	return f.commit(ctx, topic, incarnation, partition, recs, metaVersion)
 }
 
 func (f *fake) Forward(ctx context.Context, req ForwardRequest) (ForwardResponse, error) {
@@ -63,10 +63,10 @@ func (f *fake) Stats(ctx context.Context, topic string, partitions []int, exact 
 	return f.stats(ctx, topic, partitions)
 }
 
-func (f *fake) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
+func (f *fake) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, uint64, error) {
 	f.calls.Add(1)
 	if f.confirm == nil {
-		return false, false, nil
+		return false, false, 0, nil
 	}
 	return f.confirm(ctx, name, epoch)
 }

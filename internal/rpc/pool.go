@@ -147,8 +147,10 @@ func invoke[T any](ctx context.Context, p *Pool, addr, method string, timeout ti
 }
 
 // Commit commits recs to topic/partition on the node at addr (its owner).
-func (p *Pool) Commit(ctx context.Context, addr, topic string, partition int, recs []storage.Record, metaVersion uint64) error {
-	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs), MetaVersion: metaVersion}
+// A non-zero incarnation pins the commit to that incarnation of the topic.
+func (p *Pool) Commit(ctx context.Context, addr, topic string, incarnation uint64, partition int, recs []storage.Record, metaVersion uint64) error {
+	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs), MetaVersion: metaVersion,
+		Incarnation: incarnation}
 	_, err := invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
 		return c.Commit(ctx, req)
 	})
@@ -212,6 +214,20 @@ func (p *Pool) ConfirmTopic(ctx context.Context, addr, name, epoch string) (exis
 		return false, false, err
 	}
 	return out.GetExists(), out.GetEpochCurrent(), nil
+}
+
+// TopicIncarnation asks the leader at addr whether topic name exists and
+// its incarnation (0 from a leader older than incarnations). Only a nil
+// error is an answer.
+func (p *Pool) TopicIncarnation(ctx context.Context, addr, name string) (exists bool, incarnation uint64, err error) {
+	in := &nodepb.ConfirmTopicRequest{Name: name}
+	out, err := invoke(ctx, p, addr, "ConfirmTopic", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ConfirmTopicResponse, error) {
+		return c.ConfirmTopic(ctx, in)
+	})
+	if err != nil {
+		return false, 0, err
+	}
+	return out.GetExists(), out.GetIncarnation(), nil
 }
 
 // Wait parks on the node at addr until topic may have records there, or

@@ -35,7 +35,7 @@ func TestPoolReusesOneConnectionPerAddress(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			if err := p.Commit(ctx, addrA, "t", 0, []storage.Record{{Payload: []byte("x")}}, 0); err != nil {
+			if err := p.Commit(ctx, addrA, "t", 0, 0, []storage.Record{{Payload: []byte("x")}}, 0); err != nil {
 				t.Error(err)
 			}
 		})
@@ -86,7 +86,7 @@ func TestDeadlines(t *testing.T) {
 		seen <- time.Until(dl)
 	}
 	f := &fake{
-		commit: func(ctx context.Context, _ string, _ int, _ []storage.Record, _ uint64) error {
+		commit: func(ctx context.Context, _ string, _ uint64, _ int, _ []storage.Record, _ uint64) error {
 			report(ctx)
 			return nil
 		},
@@ -105,8 +105,8 @@ func TestDeadlines(t *testing.T) {
 		call   func(ctx context.Context) error
 		want   time.Duration
 	}{
-		{"commit default", 0, func(ctx context.Context) error { return p.Commit(ctx, addr, "t", 0, nil, 0) }, CommitTimeout},
-		{"commit caller earlier", 2 * time.Second, func(ctx context.Context) error { return p.Commit(ctx, addr, "t", 0, nil, 0) }, 2 * time.Second},
+		{"commit default", 0, func(ctx context.Context) error { return p.Commit(ctx, addr, "t", 0, 0, nil, 0) }, CommitTimeout},
+		{"commit caller earlier", 2 * time.Second, func(ctx context.Context) error { return p.Commit(ctx, addr, "t", 0, 0, nil, 0) }, 2 * time.Second},
 		{"stats default", 0, func(ctx context.Context) error { _, err := p.Stats(ctx, addr, "t", nil, false); return err }, DefaultTimeout},
 		{"forward default", 0, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, DefaultTimeout},
 		{"forward capped", 10 * time.Minute, func(ctx context.Context) error { _, err := p.Forward(ctx, addr, ForwardRequest{}); return err }, DefaultTimeout},

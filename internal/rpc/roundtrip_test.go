@@ -22,18 +22,18 @@ func TestCommitRoundTrip(t *testing.T) {
 	var got []storage.Record
 	var gotTopic string
 	var gotPart int
-	var gotVersion uint64
-	f := &fake{commit: func(_ context.Context, topic string, p int, recs []storage.Record, v uint64) error {
-		gotTopic, gotPart, got, gotVersion = topic, p, recs, v
+	var gotVersion, gotInc uint64
+	f := &fake{commit: func(_ context.Context, topic string, inc uint64, p int, recs []storage.Record, v uint64) error {
+		gotTopic, gotInc, gotPart, got, gotVersion = topic, inc, p, recs, v
 		return nil
 	}}
 	addr, _ := startServer(t, f)
 	p := testPool(t, testSecret)
-	if err := p.Commit(context.Background(), addr, "orders", 7, sent, 4242); err != nil {
+	if err := p.Commit(context.Background(), addr, "orders", 1<<33+5, 7, sent, 4242); err != nil {
 		t.Fatal(err)
 	}
-	if gotTopic != "orders" || gotPart != 7 || len(got) != len(sent) || gotVersion != 4242 {
-		t.Fatalf("got topic %q partition %d version %d, %d records", gotTopic, gotPart, gotVersion, len(got))
+	if gotTopic != "orders" || gotInc != 1<<33+5 || gotPart != 7 || len(got) != len(sent) || gotVersion != 4242 {
+		t.Fatalf("got topic %q incarnation %d partition %d version %d, %d records", gotTopic, gotInc, gotPart, gotVersion, len(got))
 	}
 	for i := range sent {
 		if !bytes.Equal(got[i].Key, sent[i].Key) || !bytes.Equal(got[i].Payload, sent[i].Payload) {
@@ -115,9 +115,9 @@ func TestConfirmJoinHeartbeatRoundTrip(t *testing.T) {
 	var gotName, gotEpoch string
 	var joined, beat Member
 	f := &fake{
-		confirm: func(_ context.Context, name, epoch string) (bool, bool, error) {
+		confirm: func(_ context.Context, name, epoch string) (bool, bool, uint64, error) {
 			gotName, gotEpoch = name, epoch
-			return true, false, nil
+			return true, false, 91, nil
 		},
 		join: func(_ context.Context, mm Member) (JoinResult, error) {
 			joined = mm
@@ -133,6 +133,10 @@ func TestConfirmJoinHeartbeatRoundTrip(t *testing.T) {
 	if err != nil || !exists || current || gotName != "orders" || gotEpoch != "e3" {
 		t.Errorf("confirm: %v %v %v, handler saw %q %q", exists, current, err, gotName, gotEpoch)
 	}
+	exists, inc, err := p.TopicIncarnation(ctx, addr, "orders")
+	if err != nil || !exists || inc != 91 || gotName != "orders" || gotEpoch != "" {
+		t.Errorf("incarnation: %v %d %v, handler saw %q %q", exists, inc, err, gotName, gotEpoch)
+	}
 	res, err := p.Join(ctx, addr, m)
 	if err != nil || joined != m || res != (JoinResult{LeaderID: "n1", LeaderRPCAddr: "10.0.0.1:7947"}) {
 		t.Errorf("join: %+v %v, handler saw %+v", res, err, joined)
@@ -140,8 +144,8 @@ func TestConfirmJoinHeartbeatRoundTrip(t *testing.T) {
 	if err := p.Heartbeat(ctx, addr, m); err != nil || beat != m {
 		t.Errorf("heartbeat: %v, handler saw %+v", err, beat)
 	}
-	if n := f.calls.Load(); n != 3 {
-		t.Errorf("handler calls = %d, want 3", n)
+	if n := f.calls.Load(); n != 4 {
+		t.Errorf("handler calls = %d, want 4", n)
 	}
 }
 

@@ -228,7 +228,7 @@ type service struct {
 }
 
 func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodepb.CommitResponse, error) {
-	if err := s.h.Commit(ctx, req.GetTopic(), int(req.GetPartition()), recordsFromPB(req.GetRecords()), req.GetMetaVersion()); err != nil {
+	if err := s.h.Commit(ctx, req.GetTopic(), req.GetIncarnation(), int(req.GetPartition()), recordsFromPB(req.GetRecords()), req.GetMetaVersion()); err != nil {
 		return nil, err
 	}
 	return &nodepb.CommitResponse{}, nil
@@ -264,11 +264,11 @@ func (s *service) Stats(ctx context.Context, req *nodepb.StatsRequest) (*nodepb.
 }
 
 func (s *service) ConfirmTopic(ctx context.Context, req *nodepb.ConfirmTopicRequest) (*nodepb.ConfirmTopicResponse, error) {
-	exists, current, err := s.h.ConfirmTopic(ctx, req.GetName(), req.GetEpoch())
+	exists, current, inc, err := s.h.ConfirmTopic(ctx, req.GetName(), req.GetEpoch())
 	if err != nil {
 		return nil, err
 	}
-	return &nodepb.ConfirmTopicResponse{Exists: exists, EpochCurrent: current}, nil
+	return &nodepb.ConfirmTopicResponse{Exists: exists, EpochCurrent: current, Incarnation: inc}, nil
 }
 
 func (s *service) Join(ctx context.Context, req *nodepb.JoinRequest) (*nodepb.JoinResponse, error) {

@@ -72,11 +72,11 @@ type nodeHandler struct {
 // leader by a few milliseconds (a topic created a moment ago), so it first
 // catches up to that version — briefly — rather than answer 404 or "not
 // the owner" and send the batch into the sender's retry backoff.
-func (h *nodeHandler) Commit(ctx context.Context, topic string, p int, recs []storage.Record, metaVersion uint64) error {
+func (h *nodeHandler) Commit(ctx context.Context, topic string, incarnation uint64, p int, recs []storage.Record, metaVersion uint64) error {
 	if metaVersion > 0 {
 		waitMetaVersion(ctx, h.ms, metaVersion-1, catchUpForCommit)
 	}
-	return h.b.CommitLocal(ctx, topic, p, recs)
+	return h.b.CommitIncarnation(ctx, topic, incarnation, p, recs)
 }
 
 // catchUpForCommit bounds that wait: past it the replica is behind for a
@@ -151,11 +151,11 @@ func (h *nodeHandler) knows(topic string, parts []int) bool {
 	return true
 }
 
-func (h *nodeHandler) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
+func (h *nodeHandler) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, uint64, error) {
 	if !h.ms.IsLeader() {
-		return false, false, apierr.Unavailable(time.Second, "not the leader")
+		return false, false, 0, apierr.Unavailable(time.Second, "not the leader")
 	}
-	return h.ms.ConfirmTopicAsLeader(ctx, name, epoch)
+	return h.ms.ConfirmTopicIncarnationAsLeader(ctx, name, epoch)
 }
 
 func (h *nodeHandler) Join(ctx context.Context, m rpc.Member) (rpc.JoinResult, error) {
@@ -350,13 +350,13 @@ func (c *clusterView) Wait(ctx context.Context, node, topic string, wait time.Du
 }
 
 // Commit is the remote committer of the route seam.
-func (c *clusterView) Commit(ctx context.Context, topic string, p int, recs []storage.Record) error {
+func (c *clusterView) Commit(ctx context.Context, topic string, incarnation uint64, p int, recs []storage.Record) error {
 	owner := c.Owner(topic, p)
 	addr, err := c.addr(owner)
 	if err != nil {
 		return err
 	}
-	return c.pool.Commit(ctx, addr, topic, p, recs, c.ms.LatestDomainVersion())
+	return c.pool.Commit(ctx, addr, topic, incarnation, p, recs, c.ms.LatestDomainVersion())
 }
 
 // Stats is the broker's remote stats call.
@@ -389,6 +389,16 @@ func (c *clusterView) ConfirmTopic(ctx context.Context, leaderID, _ string, name
 		return false, false, fmt.Errorf("leader %q has no known node-RPC address", leaderID)
 	}
 	return c.pool.ConfirmTopic(ctx, addr, name, epoch)
+}
+
+// TopicIncarnation is meta's Confirmer for incarnations: ask the leader
+// over node RPC.
+func (c *clusterView) TopicIncarnation(ctx context.Context, leaderID, _ string, name string) (bool, uint64, error) {
+	addr, ok := c.node.RPCAddrOf(leaderID)
+	if !ok {
+		return false, 0, fmt.Errorf("leader %q has no known node-RPC address", leaderID)
+	}
+	return c.pool.TopicIncarnation(ctx, addr, name)
 }
 
 // placer is the controller's placement for the broker.

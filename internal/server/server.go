@@ -25,6 +25,7 @@ import (
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/reserve"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/rpc"
 	"github.com/narad-io/narad/internal/storage"
@@ -86,8 +87,19 @@ func Run(ctx context.Context, cfg config.Config) error {
 	defer ms.Close()
 	m.ObserveRaft(ms)
 
-	// 2. Storage and the broker.
-	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{})
+	// 2. Storage and the broker. The disk reserve first: a node that starts
+	// on a full disk refuses new data from its first request.
+	disk := reserve.New(cfg.DataDir, cfg.Storage.DiskReserveBytes, log.With("component", "disk"))
+	disk.OnChange = func(full bool) {
+		if full {
+			m.DataDiskFull.Set(1)
+		} else {
+			m.DataDiskFull.Set(0)
+		}
+	}
+	disk.Check()
+	go disk.Run(ctx, time.Second)
+	w, err := wal.Open(filepath.Join(cfg.DataDir, "ingress"), wal.Options{Logger: log.With("component", "wal")})
 	if err != nil {
 		return fmt.Errorf("ingress log: %w", err)
 	}
@@ -110,13 +122,14 @@ func Run(ctx context.Context, cfg config.Config) error {
 		MaxConsumeWait:       cfg.HTTP.MaxConsumeWait,
 		MaxConsumeBytes:      int(cfg.HTTP.MaxConsumeBytes),
 		Logger:               log.With("component", "broker"),
+		Disk:                 disk,
 	}, ms, w, m)
 	b.Start()
 	defer b.Close()
 
 	// 3. Dispatch from the ingress WAL into the partition logs, through the
 	// same commit seam the cluster and fan-out use.
-	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitLocal)}
+	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)}
 	var cv *clusterView
 	if clustered {
 		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, tlsCfg, log); err != nil {
@@ -127,7 +140,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		router.Remote = cv
 	}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
-		Discard:    discarder(ms),
+		Discard:    dispatch.LeaderDiscarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
 	if clustered {
 		d.Reroute = cv.reroute
@@ -166,6 +179,10 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return false, "the leader's node-RPC address is not known yet"
 		case clustered && !cv.node.Recorded():
 			return false, "this node's member record is not in the metastore yet"
+		case errors.Is(w.Health(), wal.ErrFenced):
+			return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
+		case disk.Full():
+			return false, "the data disk is full: produce and topic create are refused until space is freed; topic delete works"
 		}
 		return true, ""
 	}
@@ -186,6 +203,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	fan.Start()
 	defer fan.Close()
 	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
+	api.SetDataDir(cfg.DataDir)
 	api.SetUsers(auth.NewManager(ms, b.MetaErr), ms)
 	api.SetClusterAdmin(&clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr})
 	if clustered {
@@ -363,19 +381,5 @@ func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, lo
 			"user", auth.AdminUser, "password", sec.AdminPassword)
 	case seeded:
 		log.Info("created the root admin from NARAD_ADMIN_PASSWORD", "user", auth.AdminUser)
-	}
-}
-
-// discarder drops WAL records of a topic only when it is absent here, the
-// replica is caught up, and the leader confirms it is gone.
-func discarder(ms *meta.Store) dispatch.Discarder {
-	return func(ctx context.Context, topic string) bool {
-		if _, ok := ms.Topic(topic); ok || !ms.AppliedCaughtUp() {
-			return false
-		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		exists, _, err := ms.ConfirmTopic(cctx, topic, "")
-		return err == nil && !exists
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // The checkpoint is a 20-byte file replaced atomically: it is written to
@@ -37,9 +39,9 @@ func encodeCheckpoint(seq uint64) []byte {
 
 // readCheckpoint returns the stored checkpoint, or 1 (nothing committed) if
 // the file does not exist yet.
-func readCheckpoint(dir string) (uint64, error) {
+func readCheckpoint(fsys vfs.FS, dir string) (uint64, error) {
 	path := filepath.Join(dir, checkpointName)
-	b, err := os.ReadFile(path)
+	b, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 1, nil
 	}
@@ -60,10 +62,10 @@ func readCheckpoint(dir string) (uint64, error) {
 }
 
 // writeCheckpoint durably replaces the checkpoint with seq.
-func writeCheckpoint(dir string, seq uint64) error {
+func writeCheckpoint(fsys vfs.FS, dir string, seq uint64) error {
 	tmp := filepath.Join(dir, checkpointTmpName)
 	path := filepath.Join(dir, checkpointName)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("wal: create %s: %w", tmp, err)
 	}
@@ -77,10 +79,10 @@ func writeCheckpoint(dir string, seq uint64) error {
 	if err != nil {
 		return fmt.Errorf("wal: write checkpoint %d to %s: %w", seq, tmp, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsys.Rename(tmp, path); err != nil {
 		return fmt.Errorf("wal: rename %s to %s: %w", tmp, path, err)
 	}
-	return syncDir(dir)
+	return syncDir(fsys, dir)
 }
 
 // SetCheckpoint records durably that every record with Seq < seq is committed
@@ -105,7 +107,7 @@ func (w *WAL) SetCheckpoint(seq uint64) error {
 	if last := w.lastSeq.Load(); seq > last+1 {
 		return fmt.Errorf("wal: checkpoint %d is beyond last durable seq %d", seq, last)
 	}
-	if err := writeCheckpoint(w.dir, seq); err != nil {
+	if err := writeCheckpoint(w.fs, w.dir, seq); err != nil {
 		return err
 	}
 	w.checkpoint.Store(seq)
@@ -155,7 +157,7 @@ func (w *WAL) deleteBelow(seq uint64) error {
 		if w.rd.seg == s {
 			w.rd.drop()
 		}
-		if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := w.fs.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			// The segment is already out of the retained set; Open deletes
 			// any leftover below the checkpoint, so this is not fatal.
 			errs = append(errs, fmt.Errorf("wal: delete segment %s: %w", s.path, err))

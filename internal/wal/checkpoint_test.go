@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 func TestCheckpointNeverMovesBackwards(t *testing.T) {
@@ -170,7 +172,7 @@ func TestOpenDeletesSegmentsLeftBelowCheckpoint(t *testing.T) {
 	w.Close()
 	segs := segmentFiles(t, dir)
 	last, _ := parseSegmentName(segs[len(segs)-1])
-	if err := writeCheckpoint(dir, last); err != nil {
+	if err := writeCheckpoint(vfs.Default, dir, last); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, checkpointTmpName), []byte("half-written"), 0o644); err != nil {
@@ -200,12 +202,12 @@ func TestOpenRefusesInconsistentCheckpoint(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, checkpointName), encodeCheckpoint(3)[:12], 0o644)
 		}},
 		{"beyond the last record", func(t *testing.T, dir string) {
-			writeCheckpoint(dir, 50)
+			writeCheckpoint(vfs.Default, dir, 50)
 		}},
 		{"records between checkpoint and oldest segment missing", func(t *testing.T, dir string) {
 			segs := segmentFiles(t, dir)
 			os.Remove(filepath.Join(dir, segs[0]))
-			writeCheckpoint(dir, 2)
+			writeCheckpoint(vfs.Default, dir, 2)
 		}},
 	}
 	for _, tc := range cases {
@@ -232,7 +234,7 @@ func TestOpenWithOnlyCheckpointContinuesNumbering(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeCheckpoint(dir, 1000); err != nil {
+	if err := writeCheckpoint(vfs.Default, dir, 1000); err != nil {
 		t.Fatal(err)
 	}
 	w := openT(t, dir, Options{})

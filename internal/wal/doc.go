@@ -5,11 +5,17 @@
 // One directory, <data_dir>/ingress/, and everything in it:
 //
 //   - segment files NNNNNNNNNNNNNNNNNNNN.wal, named by the 20-digit seq of
-//     their first record, holding records back to back (layout in record.go);
+//     their first record, holding records back to back (layout in record.go:
+//     version 2, which carries the topic's incarnation, is written; version
+//     1, written by older binaries, is still read, with incarnation 0);
 //   - checkpoint, the first seq not known to be committed to its partition
 //     (layout in checkpoint.go), replaced by write-temp, fsync, rename, fsync
 //     of the directory;
 //   - LOCK, flocked while a WAL is open so two processes never share a log.
+//
+// Every file call (segments, checkpoint, LOCK, recovery, reads) goes
+// through the vfs.FS of Options (nil is the real disk), so tests can fail a
+// chosen write, fdatasync, rename or read with errorfs.
 //
 // A produce request is acknowledged once Append returns: its records are then
 // on disk. A dispatcher Reads them from the checkpoint onwards, commits them
@@ -32,8 +38,15 @@
 //     exactly the appenders it covered. Once staged, an append waits for that
 //     real result even if its context ends.
 //   - Nothing is made visible (LastSeq, Read, Notify) before it is durable.
-//   - Any write, sync or rotation failure makes the WAL refuse further appends
-//     (ErrFailed); it must be reopened, which trusts only what is on disk.
+//   - A failed write or sync fails its group (that batch and the one staged
+//     behind it, whose seqs are handed out again) and never anything
+//     acknowledged. A full disk (ErrNoSpace) seals the active segment at its
+//     durable end and appends keep being tried, in a fresh segment, until
+//     space exists. A failed fdatasync or other write error fences the WAL
+//     (ErrFenced, Health): appends are refused until the syncer has re-read
+//     the active segment from disk, cut it at its durable end and fsynced it
+//     and the directory; acknowledged records found damaged keep the fence
+//     until a restart (heal.go).
 //   - Recovery (recover.go) truncates only a torn tail: damage in the last
 //     frames of the last segment with no valid record after it, which is a
 //     write that never completed and so was never acknowledged. Damage

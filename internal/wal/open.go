@@ -3,12 +3,13 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Options tune a WAL. Zero values select the defaults.
@@ -22,6 +23,15 @@ type Options struct {
 	// SyncBackstop bounds how long staged records can wait if a wake-up of
 	// the syncer were ever missed. Default 10 ms.
 	SyncBackstop time.Duration
+	// FS is the filesystem every file call goes through (segments,
+	// checkpoint, LOCK, recovery, reads); nil is the real disk. Tests put
+	// an errorfs here to fail a chosen write, fdatasync or rename.
+	FS vfs.FS
+	// HealInterval spaces a fenced WAL's attempts to re-open its tail from
+	// what is on disk (heal.go). Default 1 s.
+	HealInterval time.Duration
+	// Logger receives failures, fences and heals; nil discards them.
+	Logger *slog.Logger
 }
 
 // Defaults applied to zero Options fields.
@@ -32,7 +42,7 @@ const (
 )
 
 func (o Options) withDefaults() (Options, error) {
-	if o.SegmentBytes < 0 || o.RotateDispatchedBytes < 0 || o.SyncBackstop < 0 {
+	if o.SegmentBytes < 0 || o.RotateDispatchedBytes < 0 || o.SyncBackstop < 0 || o.HealInterval < 0 {
 		return o, fmt.Errorf("wal: negative option in %+v", o)
 	}
 	if o.SegmentBytes == 0 {
@@ -43,6 +53,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SyncBackstop == 0 {
 		o.SyncBackstop = DefaultSyncBackstop
+	}
+	if o.HealInterval == 0 {
+		o.HealInterval = DefaultHealInterval
 	}
 	return o, nil
 }
@@ -65,10 +78,11 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureDir(dir); err != nil {
+	fsys := vfs.Or(opts.FS)
+	if err := ensureDir(fsys, dir); err != nil {
 		return nil, err
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -82,32 +96,32 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 		}
 	}()
 
-	if err := os.Remove(filepath.Join(dir, checkpointTmpName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsys.Remove(filepath.Join(dir, checkpointTmpName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("wal: remove stale %s: %w", checkpointTmpName, err)
 	}
-	ckpt, err := readCheckpoint(dir)
+	ckpt, err := readCheckpoint(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	firsts, err := listSegments(dir)
+	firsts, err := listSegments(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	firsts, err = dropBelow(dir, firsts, ckpt)
+	firsts, err = dropBelow(fsys, dir, firsts, ckpt)
 	if err != nil {
 		return nil, err
 	}
 	if len(firsts) == 0 {
 		// Nothing retained: everything below the checkpoint was committed,
 		// so numbering continues from it and never reuses a seq.
-		f, _, err := createSegment(dir, ckpt)
+		f, _, err := createSegment(fsys, dir, ckpt)
 		if err != nil {
 			return nil, err
 		}
 		f.Close()
 		firsts = []uint64{ckpt}
 	}
-	rec, err = recoverSegments(dir, firsts)
+	rec, err = recoverSegments(fsys, dir, firsts)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +137,7 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 
 	w := &WAL{
 		dir:        dir,
+		fs:         fsys,
 		opts:       opts,
 		hooks:      hooks,
 		lock:       lock,
@@ -136,7 +151,6 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 		syncerDone: make(chan struct{}),
 		rotateReq:  make(chan chan error),
 		active:     rec.active,
-		activeFd:   int(rec.active.Fd()),
 		activeSeg:  active,
 		activeOff:  active.durable,
 	}
@@ -150,11 +164,11 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 // dropBelow deletes segments whose records are all below ckpt, which a crash
 // between writing the checkpoint and deleting them can leave behind. The
 // last segment is always kept: it is where appends continue.
-func dropBelow(dir string, firsts []uint64, ckpt uint64) ([]uint64, error) {
+func dropBelow(fsys vfs.FS, dir string, firsts []uint64, ckpt uint64) ([]uint64, error) {
 	n := 0
 	for n+1 < len(firsts) && firsts[n+1] <= ckpt {
 		path := filepath.Join(dir, segmentName(firsts[n]))
-		if err := os.Remove(path); err != nil {
+		if err := fsys.Remove(path); err != nil {
 			return nil, fmt.Errorf("wal: delete segment %s below checkpoint %d: %w", path, ckpt, err)
 		}
 		n++
@@ -162,31 +176,27 @@ func dropBelow(dir string, firsts []uint64, ckpt uint64) ([]uint64, error) {
 	return firsts[n:], nil
 }
 
-func ensureDir(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
+func ensureDir(fsys vfs.FS, dir string) error {
+	if _, err := fsys.Stat(dir); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("wal: create directory %s: %w", dir, err)
 	}
 	// Make the new directory's own entry durable.
-	return syncDir(filepath.Dir(filepath.Clean(dir)))
+	return syncDir(fsys, filepath.Dir(filepath.Clean(dir)))
 }
 
-func lockDir(dir string) (*os.File, error) {
+func lockDir(fsys vfs.FS, dir string) (io.Closer, error) {
 	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("wal: open lock file %s: %w", path, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("wal: %s is in use by another WAL (lock %s held)", dir, path)
-		}
+	l, err := fsys.Lock(path)
+	switch {
+	case errors.Is(err, vfs.ErrLocked):
+		return nil, fmt.Errorf("wal: %s is in use by another WAL (lock %s held); stop the other process first", dir, path)
+	case err != nil:
 		return nil, fmt.Errorf("wal: lock %s: %w", path, err)
 	}
-	return f, nil
+	return l, nil
 }
 
 // Close flushes staged appends (their callers get the real result), stops the
@@ -210,8 +220,10 @@ func (w *WAL) Close() error {
 	<-w.syncerDone
 
 	errs := []error{w.rd.drop()}
-	if err := w.active.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("wal: close %s: %w", w.activeSeg.path, err))
+	if w.active != nil {
+		if err := w.active.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("wal: close %s: %w", w.activeSeg.path, err))
+		}
 	}
 	if err := w.lock.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("wal: release lock in %s: %w", w.dir, err))

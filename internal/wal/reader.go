@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // ErrNotRetained is returned by Read for a seq whose segment was already
@@ -18,7 +19,7 @@ var errBadSeq = errors.New("seq out of order")
 // its own read-only descriptor: the syncer's file is the syncer's alone.
 type cursor struct {
 	seg  *segment
-	f    *os.File
+	f    vfs.File
 	sc   scanner
 	off  int64  // byte offset of the record with seq next
 	next uint64 // seq expected at off
@@ -34,9 +35,9 @@ func (c *cursor) drop() error {
 	return err
 }
 
-func (c *cursor) open(seg *segment, off int64, next uint64) error {
+func (c *cursor) open(fsys vfs.FS, seg *segment, off int64, next uint64) error {
 	if c.seg != seg {
-		f, err := os.Open(seg.path)
+		f, err := vfs.Open(fsys, seg.path)
 		if err != nil {
 			c.drop()
 			return fmt.Errorf("wal: open segment %s for reading: %w", seg.path, err)
@@ -111,7 +112,7 @@ func (w *WAL) Read(from uint64, maxRecords, maxBytes int) ([]Record, error) {
 			if next == nil {
 				break // reached the durable end of the log
 			}
-			if err := c.open(next, 0, next.first); err != nil {
+			if err := c.open(w.fs, next, 0, next.first); err != nil {
 				return nil, err
 			}
 			limit, next = w.segmentEnd(c.seg)
@@ -174,7 +175,7 @@ func (w *WAL) position(from uint64) error {
 	limit := seg.durable
 	w.mu.Unlock()
 
-	if err := c.open(seg, off, seq); err != nil {
+	if err := c.open(w.fs, seg, off, seq); err != nil {
 		return err
 	}
 	for c.next < from {

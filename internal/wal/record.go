@@ -16,6 +16,11 @@ type Record struct {
 	Partition  int32  // target partition
 	Payload    []byte
 	AcceptedAt int64 // unix milliseconds, as given by the caller
+	// Incarnation is the topic's incarnation (meta.Topic.Incarnation) when
+	// the record was accepted, so a record of a deleted topic is never
+	// committed into a re-created topic of the same name. 0 is unknown: a
+	// version-1 record, or a topic created before incarnations existed.
+	Incarnation uint64
 }
 
 // On-disk frame layout of one record. All integers are big-endian.
@@ -23,13 +28,18 @@ type Record struct {
 //	offset  size  field
 //	0       4     bodyLen   uint32, number of body bytes after this 8-byte header
 //	4       4     crc       CRC-32C (Castagnoli) over bytes [0,4) and the body
-//	8       1     version   recordVersion (1)
+//	8       1     version   recordVersion (2); version-1 frames are still read
 //	9       8     seq       uint64
 //	17      8     accepted  int64, unix ms
 //	25      4     partition int32
 //	29      2     topicLen  uint16
 //	31      4     keyLen    uint32
-//	35      ...   topic, then key, then payload (payloadLen is what remains of the body)
+//	35      8     incarnation uint64 (version 2 only)
+//	43      ...   topic, then key, then payload (payloadLen is what remains of the body)
+//
+// A version-1 frame is the same without the incarnation: its topic starts
+// at offset 35 and it decodes with Incarnation 0. Every frame written now is
+// version 2; version 1 is read so a WAL written by an older binary drains.
 //
 // The length is covered by the CRC so a flipped length bit that still points
 // inside the file cannot make a neighbouring byte range look valid. The
@@ -37,9 +47,12 @@ type Record struct {
 // and so a recovery scan can reject most garbage offsets before hashing.
 const (
 	frameHeaderSize = 8
-	bodyFixedSize   = 27
+	bodyFixedSize   = 35 // version 2
+	bodyFixedSizeV1 = 27
 	minFrameSize    = frameHeaderSize + bodyFixedSize
-	recordVersion   = 1
+	minFrameSizeV1  = frameHeaderSize + bodyFixedSizeV1 // the smallest frame any version has
+	recordVersion   = 2
+	recordVersionV1 = 1
 
 	// MaxRecordBytes bounds one encoded record (header included). Payloads are
 	// at most 1 MiB by product rule; the bound leaves ample headroom for topic
@@ -94,6 +107,7 @@ func appendRecord(dst []byte, r *Record, seq uint64, size int) []byte {
 	binary.BigEndian.PutUint32(b[17:21], uint32(r.Partition))
 	binary.BigEndian.PutUint16(b[21:23], uint16(len(r.Topic)))
 	binary.BigEndian.PutUint32(b[23:27], uint32(len(r.Key)))
+	binary.BigEndian.PutUint64(b[27:35], r.Incarnation)
 	n := bodyFixedSize
 	n += copy(b[n:], r.Topic)
 	n += copy(b[n:], r.Key)
@@ -123,12 +137,13 @@ func frameCRC(frame []byte) uint32 {
 
 // frameView is a decoded record whose byte fields alias the decoded buffer.
 type frameView struct {
-	seq        uint64
-	acceptedAt int64
-	partition  int32
-	topic      []byte
-	key        []byte
-	payload    []byte
+	seq         uint64
+	acceptedAt  int64
+	partition   int32
+	incarnation uint64
+	topic       []byte
+	key         []byte
+	payload     []byte
 }
 
 // frameBodyLen validates the length field at the start of b (which must hold
@@ -137,7 +152,7 @@ type frameView struct {
 // body: this is the check that keeps a corrupt length from allocating.
 func frameBodyLen(b []byte) (int, error) {
 	n := binary.BigEndian.Uint32(b[0:4])
-	if n < bodyFixedSize || uint64(n) > MaxRecordBytes-frameHeaderSize {
+	if n < bodyFixedSizeV1 || uint64(n) > MaxRecordBytes-frameHeaderSize {
 		return 0, fmt.Errorf("%w: body length %d", errBadLength, n)
 	}
 	return frameHeaderSize + int(n), nil
@@ -162,7 +177,16 @@ func decodeFrame(b []byte) (frameView, int, error) {
 		return v, 0, errBadCRC
 	}
 	body := f[frameHeaderSize:]
-	if body[0] != recordVersion {
+	fixed := bodyFixedSize
+	switch body[0] {
+	case recordVersion:
+		if len(body) < bodyFixedSize {
+			return v, 0, fmt.Errorf("%w: version-2 body of %d bytes", errBadFields, len(body))
+		}
+		v.incarnation = binary.BigEndian.Uint64(body[27:35])
+	case recordVersionV1:
+		fixed = bodyFixedSizeV1
+	default:
 		return v, 0, fmt.Errorf("%w: %d", errBadVersion, body[0])
 	}
 	v.seq = binary.BigEndian.Uint64(body[1:9])
@@ -170,11 +194,11 @@ func decodeFrame(b []byte) (frameView, int, error) {
 	v.partition = int32(binary.BigEndian.Uint32(body[17:21]))
 	topicLen := uint64(binary.BigEndian.Uint16(body[21:23]))
 	keyLen := uint64(binary.BigEndian.Uint32(body[23:27]))
-	rest := uint64(len(body) - bodyFixedSize)
+	rest := uint64(len(body) - fixed)
 	if topicLen+keyLen > rest {
 		return v, 0, fmt.Errorf("%w: topic %d + key %d > %d", errBadFields, topicLen, keyLen, rest)
 	}
-	p := uint64(bodyFixedSize)
+	p := uint64(fixed)
 	v.topic = body[p : p+topicLen]
 	p += topicLen
 	if keyLen > 0 {
@@ -230,11 +254,12 @@ func (v *frameView) record(a *arena, prevTopic string) Record {
 		topic = string(v.topic)
 	}
 	return Record{
-		Seq:        v.seq,
-		Topic:      topic,
-		Key:        a.copy(v.key),
-		Partition:  v.partition,
-		AcceptedAt: v.acceptedAt,
-		Payload:    a.copy(v.payload),
+		Seq:         v.seq,
+		Topic:       topic,
+		Key:         a.copy(v.key),
+		Partition:   v.partition,
+		AcceptedAt:  v.acceptedAt,
+		Payload:     a.copy(v.payload),
+		Incarnation: v.incarnation,
 	}
 }

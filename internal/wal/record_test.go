@@ -100,9 +100,13 @@ func TestDecodeRejects(t *testing.T) {
 		{"partial header", good[:5], errShortFrame},
 		{"partial body", good[:len(good)-1], errShortFrame},
 		{"length below fixed body", mut(func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[0:4], bodyFixedSize-1)
+			binary.BigEndian.PutUint32(b[0:4], bodyFixedSizeV1-1)
 			return b
 		}), errBadLength},
+		{"version 2 body shorter than its fixed fields", mut(func(b []byte) []byte {
+			binary.BigEndian.PutUint32(b[0:4], bodyFixedSize-1)
+			return reCRC(b[:frameHeaderSize+bodyFixedSize-1])
+		}), errBadFields},
 		{"length above bound", mut(func(b []byte) []byte {
 			binary.BigEndian.PutUint32(b[0:4], MaxRecordBytes)
 			return b
@@ -118,7 +122,7 @@ func TestDecodeRejects(t *testing.T) {
 			binary.BigEndian.PutUint32(b[0:4], binary.BigEndian.Uint32(b[0:4])-1)
 			return b
 		}), errBadCRC},
-		{"unknown version", mut(func(b []byte) []byte { b[frameHeaderSize] = 2; return reCRC(b) }), errBadVersion},
+		{"unknown version", mut(func(b []byte) []byte { b[frameHeaderSize] = 3; return reCRC(b) }), errBadVersion},
 		{"topic length past body", mut(func(b []byte) []byte {
 			binary.BigEndian.PutUint16(b[frameHeaderSize+21:], 0xffff)
 			return reCRC(b)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // ErrCorrupt matches (with errors.Is) every error about damaged WAL data
@@ -38,7 +40,7 @@ func isFrameErr(err error) bool {
 // recovered is the state rebuilt from the segment files at Open.
 type recovered struct {
 	segs   []*segment
-	active *os.File // the last segment, open for writing at segs[len-1].durable
+	active vfs.File // the last segment, open for writing at segs[len-1].durable
 	size   int64
 }
 
@@ -52,7 +54,7 @@ type recovered struct {
 // is truncated away. Damage anywhere else is corruption of acknowledged data
 // and Open refuses with a CorruptError naming the file and byte position;
 // silently dropping acknowledged records is the one thing the WAL must not do.
-func recoverSegments(dir string, firsts []uint64) (rec recovered, err error) {
+func recoverSegments(fsys vfs.FS, dir string, firsts []uint64) (rec recovered, err error) {
 	defer func() {
 		if err != nil && rec.active != nil {
 			rec.active.Close()
@@ -73,7 +75,7 @@ func recoverSegments(dir string, firsts []uint64) (rec recovered, err error) {
 		if isLast {
 			flag = os.O_RDWR
 		}
-		f, err := os.OpenFile(seg.path, flag, 0)
+		f, err := fsys.OpenFile(seg.path, flag, 0)
 		if err != nil {
 			return rec, fmt.Errorf("wal: open segment %s: %w", seg.path, err)
 		}
@@ -95,12 +97,16 @@ func recoverSegments(dir string, firsts []uint64) (rec recovered, err error) {
 
 // scanSegment decodes seg's file, filling seg.durable, seg.last and the
 // index, and truncates a torn tail when allowed.
-func scanSegment(sc *scanner, f *os.File, seg *segment, tailMayTear bool) error {
+func scanSegment(sc *scanner, f vfs.File, seg *segment, tailMayTear bool) error {
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("wal: stat segment %s: %w", seg.path, err)
 	}
-	size := st.Size()
+	return scanTo(sc, f, seg, st.Size(), tailMayTear)
+}
+
+// scanTo is scanSegment over the file's first size bytes.
+func scanTo(sc *scanner, f vfs.File, seg *segment, size int64, tailMayTear bool) error {
 	sc.reset(f)
 	off, next := int64(0), seg.first
 	for {
@@ -140,7 +146,7 @@ func scanSegment(sc *scanner, f *os.File, seg *segment, tailMayTear bool) error 
 // truncateTail cuts a torn tail at off and makes the new length durable, so
 // the garbage cannot reappear after a later crash and sit between good
 // records.
-func truncateTail(f *os.File, path string, off, size int64) error {
+func truncateTail(f vfs.File, path string, off, size int64) error {
 	if err := f.Truncate(off); err != nil {
 		return fmt.Errorf("wal: truncate torn tail of %s from %d to %d bytes: %w", path, size, off, err)
 	}

@@ -102,8 +102,8 @@ func (s *scanner) frame(off, limit int64) (frameView, int, error) {
 // range a later record of this segment could have.
 func (s *scanner) validFrameAfter(from, limit int64, lastGood uint64) (int64, bool) {
 	const peek = frameHeaderSize + 9 // length, crc, version, seq
-	maxSeq := lastGood + uint64((limit-from)/minFrameSize) + 1
-	for q := from; limit-q >= minFrameSize; q++ {
+	maxSeq := lastGood + uint64((limit-from)/minFrameSizeV1) + 1
+	for q := from; limit-q >= minFrameSizeV1; q++ {
 		b, err := s.bytes(q, peek, limit)
 		if err != nil {
 			return 0, false
@@ -112,7 +112,7 @@ func (s *scanner) validFrameAfter(from, limit int64, lastGood uint64) (int64, bo
 		if err != nil || int64(size) > limit-q {
 			continue
 		}
-		if v, seq := peekSeq(b); v != recordVersion || seq <= lastGood || seq > maxSeq {
+		if v, seq := peekSeq(b); (v != recordVersion && v != recordVersionV1) || seq <= lastGood || seq > maxSeq {
 			continue
 		}
 		if _, _, err := s.frame(q, limit); err == nil {

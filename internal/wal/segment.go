@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Segment files are named by the seq of their first record, zero-padded to
@@ -37,8 +39,8 @@ func parseSegmentName(name string) (uint64, bool) {
 // listSegments returns the first seqs of the segment files in dir, ascending.
 // Files that are not segments are ignored, except leftovers of an interrupted
 // checkpoint write, which the caller removes.
-func listSegments(dir string) ([]uint64, error) {
-	entries, err := os.ReadDir(dir)
+func listSegments(fsys vfs.FS, dir string) ([]uint64, error) {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("wal: list %s: %w", dir, err)
 	}
@@ -108,33 +110,30 @@ func (s *segment) seek(seq uint64) (uint64, int64) {
 
 // createSegment creates the file for a new segment and makes its directory
 // entry durable, so records acknowledged in it cannot vanish with the name.
-func createSegment(dir string, first uint64) (*os.File, *segment, error) {
+func createSegment(fsys vfs.FS, dir string, first uint64) (vfs.File, *segment, error) {
 	seg := newSegment(dir, first)
-	f, err := os.OpenFile(seg.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := fsys.OpenFile(seg.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("wal: create segment %s: %w", seg.path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(fsys, dir); err != nil {
 		// Leaving an empty file named first behind would be read as a
 		// segment on the next open; remove it so the directory stays as it
-		// was. If that fails too the caller treats the WAL as failed.
-		return nil, nil, errors.Join(err, f.Close(), os.Remove(seg.path))
+		// was. Whether the create or the remove is durable is unknown after
+		// a failed directory sync, so the caller fences (errDirSync).
+		return nil, nil, fmt.Errorf("%w: %w", errDirSync, errors.Join(err, f.Close(), fsys.Remove(seg.path)))
 	}
 	return f, seg, nil
 }
 
+// errDirSync marks a failed fsync of the WAL directory: which entries are
+// durable is then unknown.
+var errDirSync = errors.New("wal: directory sync failed")
+
 // syncDir fsyncs a directory so that creates, renames and removes in it are
 // durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("wal: open directory %s for sync: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+func syncDir(fsys vfs.FS, dir string) error {
+	if err := fsys.SyncDir(dir); err != nil {
 		return fmt.Errorf("wal: sync directory %s: %w", dir, err)
 	}
 	return nil

@@ -4,24 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 var (
 	// ErrClosed is returned by calls on a closed WAL.
 	ErrClosed = errors.New("wal: closed")
-	// ErrFailed is matched by every error returned after a write, sync or
-	// rotation failed. Once an fdatasync has failed the kernel may already
-	// have dropped the dirty pages, so retrying could acknowledge lost data;
-	// the WAL refuses all further appends and must be reopened, which
-	// recovers from what is actually on disk.
-	ErrFailed = errors.New("wal: unusable after I/O error")
+	// ErrFailed is matched by every error an append gets because of an I/O
+	// failure; ErrNoSpace or ErrFenced says which kind (heal.go).
+	ErrFailed = errors.New("wal: append failed on an I/O error")
 )
 
 // maxStagedBytes bounds the staging buffer. Appends beyond it wait, before
@@ -36,9 +33,10 @@ const maxSpareBytes = 4 << 20
 // WAL is the ingress write-ahead log. See the package documentation.
 type WAL struct {
 	dir   string
+	fs    vfs.FS // every file call goes through it
 	opts  Options
 	hooks testHooks
-	lock  *os.File // holds the flock that keeps a second process out
+	lock  io.Closer // holds the flock that keeps a second process out
 
 	// mu guards staging and the shared bookkeeping. It is held only for
 	// memory operations, never across I/O, so appenders never wait on the
@@ -47,7 +45,9 @@ type WAL struct {
 	cur        *batch // the batch appenders are staging into
 	nextSeq    uint64 // seq for the next staged record
 	closed     bool
-	failed     error         // sticky; wraps ErrFailed
+	fenced     error         // set while appends are refused (heal.go); matches ErrFenced
+	broken     bool          // the fence stays: acknowledged records are damaged
+	nextHeal   time.Time     // when a fenced WAL next tries to heal
 	segs       []*segment    // retained segments, oldest first; the last is active
 	notify     chan struct{} // closed and replaced after each durable batch
 	stageLimit int
@@ -56,6 +56,9 @@ type WAL struct {
 	checkpoint atomic.Uint64
 	size       atomic.Int64  // durable bytes across retained segments
 	syncs      atomic.Uint64 // batches made durable, for batching diagnostics
+	failures   atomic.Uint64 // failed groups
+	fences     atomic.Uint64
+	heals      atomic.Uint64
 
 	wake       chan struct{} // capacity 1: "the staging buffer became non-empty"
 	quit       chan struct{}
@@ -63,11 +66,13 @@ type WAL struct {
 	rotateReq  chan chan error
 
 	// Owned by the syncer goroutine: it is the only writer of segment files.
-	active    *os.File
-	activeFd  int
+	active    vfs.File // nil while sealed (needFresh) or after Close
 	activeSeg *segment
 	activeOff int64
 	spare     []byte
+	// needFresh: the active segment was sealed after a failure; the next
+	// batch first creates a new segment at the next seq (heal.go).
+	needFresh bool
 
 	readMu sync.Mutex // serialises Read; guards rd
 	rd     cursor
@@ -125,8 +130,8 @@ func (w *WAL) Append(ctx context.Context, recs []Record) error {
 			w.mu.Unlock()
 			return ErrClosed
 		}
-		if w.failed != nil {
-			err := w.failed
+		if w.fenced != nil {
+			err := w.fenced
 			w.mu.Unlock()
 			return err
 		}
@@ -217,6 +222,7 @@ func (w *WAL) syncLoop() {
 			req <- w.rotateIfDispatched()
 		default:
 		}
+		w.healIfDue()
 		b, closing := w.take()
 		if b != nil {
 			w.commit(b)
@@ -275,17 +281,25 @@ func (w *WAL) take() (b *batch, closing bool) {
 // commit makes b durable (or fails it) and releases its appenders.
 func (w *WAL) commit(b *batch) {
 	w.mu.Lock()
-	err := w.failed
+	fenced := w.fenced
 	w.mu.Unlock()
-	if err == nil {
-		if err = w.writeAndSync(b); err != nil {
-			err = w.fail(err)
-		}
+	if fenced != nil {
+		w.failGroup(b, fenced) // staged just before the fence went up
+		return
+	}
+	var err error
+	if w.needFresh {
+		err = w.startFresh(b.first)
 	}
 	if err == nil {
-		w.publish(b)
+		err = w.writeAndSync(b)
 	}
-	b.err = err
+	if err != nil {
+		w.failGroup(b, w.onFailure(err))
+		return
+	}
+	w.publish(b)
+	b.err = nil
 	close(b.done)
 
 	if cap(b.buf) <= maxSpareBytes {
@@ -293,25 +307,24 @@ func (w *WAL) commit(b *batch) {
 	}
 	// Rotate after releasing the appenders: their records are durable in the
 	// old segment, so they need not wait for a file create and dir fsync.
-	if err == nil && w.activeOff >= w.opts.SegmentBytes {
-		if err := w.rotate(); err != nil {
-			w.fail(err)
-		}
+	if w.activeOff >= w.opts.SegmentBytes {
+		w.rotateOrKeep()
 	}
 }
 
 func (w *WAL) writeAndSync(b *batch) error {
 	if h := w.hooks.beforeWrite; h != nil {
 		if err := h(); err != nil {
-			return err
+			return &ioFailure{op: opWrite, err: err}
 		}
 	}
 	if _, err := w.active.WriteAt(b.buf, w.activeOff); err != nil {
-		return fmt.Errorf("wal: write seqs %d-%d (%d bytes) to %s at byte %d: %w",
-			b.first, b.last, len(b.buf), w.activeSeg.path, w.activeOff, err)
+		return &ioFailure{op: opWrite, err: fmt.Errorf("wal: write seqs %d-%d (%d bytes) to %s at byte %d: %w",
+			b.first, b.last, len(b.buf), w.activeSeg.path, w.activeOff, err)}
 	}
-	if err := unix.Fdatasync(w.activeFd); err != nil {
-		return fmt.Errorf("wal: fdatasync %s after writing seqs %d-%d: %w", w.activeSeg.path, b.first, b.last, err)
+	if err := w.active.Datasync(); err != nil {
+		return &ioFailure{op: opSync, err: fmt.Errorf("wal: fdatasync %s after writing seqs %d-%d: %w",
+			w.activeSeg.path, b.first, b.last, err)}
 	}
 	return nil
 }
@@ -335,21 +348,11 @@ func (w *WAL) publish(b *batch) {
 	w.mu.Unlock()
 }
 
-// fail makes err sticky and returns the error to report for it.
-func (w *WAL) fail(err error) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.failed == nil {
-		w.failed = fmt.Errorf("%w: %w", ErrFailed, err)
-	}
-	return w.failed
-}
-
 // rotate seals the active segment and starts a new one at the next seq.
 // Called only by the syncer, between batches.
 func (w *WAL) rotate() error {
 	next := w.activeSeg.last + 1
-	f, seg, err := createSegment(w.dir, next)
+	f, seg, err := createSegment(w.fs, w.dir, next)
 	if err != nil {
 		return err
 	}
@@ -357,11 +360,27 @@ func (w *WAL) rotate() error {
 	w.mu.Lock()
 	w.segs = append(w.segs, seg)
 	w.mu.Unlock()
-	w.active, w.activeFd, w.activeSeg, w.activeOff = f, int(f.Fd()), seg, 0
+	w.active, w.activeSeg, w.activeOff = f, seg, 0
 	// The old file's data was fdatasynced before rotation, so a close error
 	// cannot lose acknowledged records and does not fail the WAL.
 	_ = old.Close()
 	return nil
+}
+
+// rotateOrKeep rotates a full active segment. A create that failed left
+// nothing behind (createSegment removes what it made), so the active
+// segment, whose records are all durable, simply stays active past
+// SegmentBytes and the rotation is tried again after the next batch; only
+// a failed directory sync, whose outcome is unknown, fences the WAL.
+func (w *WAL) rotateOrKeep() {
+	if err := w.rotate(); err != nil {
+		if errors.Is(err, errDirSync) {
+			w.onFailure(&ioFailure{op: opSync, err: err})
+			return
+		}
+		w.logger().Warn("ingress WAL: rotation failed; the active segment stays active and rotation is retried after the next write",
+			"segment", w.activeSeg.path, "err", err)
+	}
 }
 
 // rotateIfDispatched rotates the active segment when every record in it is
@@ -370,16 +389,14 @@ func (w *WAL) rotate() error {
 // the file: nothing is mid-write here.
 func (w *WAL) rotateIfDispatched() error {
 	w.mu.Lock()
-	failed := w.failed
+	fenced := w.fenced
 	w.mu.Unlock()
-	if failed != nil {
-		return failed
+	if fenced != nil || w.needFresh {
+		return nil // the next batch starts a fresh segment anyway
 	}
 	if w.checkpoint.Load() <= w.activeSeg.last || w.activeOff <= w.opts.RotateDispatchedBytes {
 		return nil
 	}
-	if err := w.rotate(); err != nil {
-		return w.fail(err)
-	}
+	w.rotateOrKeep()
 	return nil
 }

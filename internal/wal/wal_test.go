@@ -150,12 +150,14 @@ func TestAppendCancelledAfterStagingReportsTrueResult(t *testing.T) {
 	}
 }
 
-func TestFailedWALRefusesAppendsUntilReopened(t *testing.T) {
+// A write error that is not a full disk leaves the file's state in doubt:
+// the WAL is fenced, refuses appends, and heals without a reopen.
+func TestWriteErrorFencesUntilHealed(t *testing.T) {
 	dir := t.TempDir()
 	injected := errors.New("EIO")
 	var mu sync.Mutex
 	failNext := false
-	w, err := open(dir, Options{}, testHooks{beforeWrite: func() error {
+	w, err := open(dir, Options{HealInterval: time.Millisecond}, testHooks{beforeWrite: func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failNext {
@@ -166,24 +168,24 @@ func TestFailedWALRefusesAppendsUntilReopened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	appendRange(t, w, 0, 5, 1)
 	mu.Lock()
 	failNext = true
 	mu.Unlock()
-	mustErrIs(t, w.Append(context.Background(), []Record{testRecord(5)}), injected)
+	err = w.Append(context.Background(), []Record{testRecord(5)})
+	mustErrIs(t, err, injected)
+	mustErrIs(t, err, ErrFenced)
 	mu.Lock()
 	failNext = false
 	mu.Unlock()
-	// Sticky: even with a healthy disk again, the WAL refuses.
-	err = w.Append(context.Background(), []Record{testRecord(5)})
-	mustErrIs(t, err, ErrFailed)
-	mustErrIs(t, err, injected)
+	waitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
+	appendRange(t, w, 5, 6, 1)
+	checkRecords(t, readAll(t, w, 1), 1, 6)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	w2 := openT(t, dir, Options{})
-	checkRecords(t, readAll(t, w2, 1), 1, 5)
-	appendRange(t, w2, 5, 6, 1)
 	checkRecords(t, readAll(t, w2, 1), 1, 6)
 }
 
@@ -380,7 +382,7 @@ func TestOptionsValidated(t *testing.T) {
 		}
 	}
 	w := openT(t, t.TempDir(), Options{})
-	want := Options{DefaultSegmentBytes, DefaultRotateDispatchedBytes, DefaultSyncBackstop}
+	want := Options{SegmentBytes: DefaultSegmentBytes, RotateDispatchedBytes: DefaultRotateDispatchedBytes, SyncBackstop: DefaultSyncBackstop, HealInterval: DefaultHealInterval}
 	if w.opts != want {
 		t.Fatalf("defaults %+v, want %+v", w.opts, want)
 	}

@@ -109,6 +109,10 @@ func (n *node) startNoWait() {
 		"NARAD_SECURITY_ENABLED=false",
 		"NARAD_LOG_FORMAT=text",
 		"NARAD_LOG_LEVEL=warn",
+		// The disk reserve is real preallocated space; a small one keeps a
+		// whole cluster of test nodes light on CI disks (tests that
+		// exercise it set their own).
+		"NARAD_STORAGE_DISK_RESERVE_BYTES=1048576",
 	)
 	cmd.Env = append(cmd.Env, n.env...)
 	logs := &lockedBuffer{}

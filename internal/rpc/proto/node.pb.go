@@ -153,7 +153,12 @@ type CommitRequest struct {
 	// waits (briefly) until its own replica has applied at least as much,
 	// so a topic or assignment the sender already saw is never refused as
 	// unknown. 0 from an older node: no wait.
-	MetaVersion   uint64 `protobuf:"varint,4,opt,name=meta_version,json=metaVersion,proto3" json:"meta_version,omitempty"`
+	MetaVersion uint64 `protobuf:"varint,4,opt,name=meta_version,json=metaVersion,proto3" json:"meta_version,omitempty"`
+	// The topic's incarnation the records were accepted for: the owner
+	// refuses them (404) when its topic is another incarnation, so records of
+	// a deleted topic never land in a re-created one. 0 from an older node,
+	// or for a version-1 WAL record: not checked.
+	Incarnation   uint64 `protobuf:"varint,5,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -212,6 +217,13 @@ func (x *CommitRequest) GetRecords() []*Record {
 func (x *CommitRequest) GetMetaVersion() uint64 {
 	if x != nil {
 		return x.MetaVersion
+	}
+	return 0
+}
+
+func (x *CommitRequest) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
 	}
 	return 0
 }
@@ -771,9 +783,11 @@ func (x *ConfirmTopicRequest) GetEpoch() string {
 }
 
 type ConfirmTopicResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Exists        bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
-	EpochCurrent  bool                   `protobuf:"varint,2,opt,name=epoch_current,json=epochCurrent,proto3" json:"epoch_current,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Exists       bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
+	EpochCurrent bool                   `protobuf:"varint,2,opt,name=epoch_current,json=epochCurrent,proto3" json:"epoch_current,omitempty"`
+	// The topic's incarnation when it exists; 0 from an older leader.
+	Incarnation   uint64 `protobuf:"varint,3,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -820,6 +834,13 @@ func (x *ConfirmTopicResponse) GetEpochCurrent() bool {
 		return x.EpochCurrent
 	}
 	return false
+}
+
+func (x *ConfirmTopicResponse) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
 }
 
 type Member struct {
@@ -1862,12 +1883,13 @@ const file_node_proto_rawDesc = "" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"4\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\"\x92\x01\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\"\xb4\x01\n" +
 	"\rCommitRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12*\n" +
 	"\arecords\x18\x03 \x03(\v2\x10.narad.v1.RecordR\arecords\x12!\n" +
-	"\fmeta_version\x18\x04 \x01(\x04R\vmetaVersion\"\x10\n" +
+	"\fmeta_version\x18\x04 \x01(\x04R\vmetaVersion\x12 \n" +
+	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"\x10\n" +
 	"\x0eCommitResponse\"\xa4\x01\n" +
 	"\x0eForwardRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
@@ -1914,10 +1936,11 @@ const file_node_proto_rawDesc = "" +
 	"partitions\"?\n" +
 	"\x13ConfirmTopicRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05epoch\x18\x02 \x01(\tR\x05epoch\"S\n" +
+	"\x05epoch\x18\x02 \x01(\tR\x05epoch\"u\n" +
 	"\x14ConfirmTopicResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12#\n" +
-	"\repoch_current\x18\x02 \x01(\bR\fepochCurrent\"m\n" +
+	"\repoch_current\x18\x02 \x01(\bR\fepochCurrent\x12 \n" +
+	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"m\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\traft_addr\x18\x02 \x01(\tR\braftAddr\x12\x19\n" +
