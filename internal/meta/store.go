@@ -302,6 +302,9 @@ func (s *Store) Close() error {
 		if s.raft != nil {
 			errs = append(errs, s.raft.Shutdown().Error())
 		}
+		// Close the pooled outbound connections too: Close alone leaves
+		// them open, and each keeps a peer's handler goroutine reading.
+		s.trans.CloseStreams()
 		errs = append(errs, s.trans.Close(), s.logStore.Close(), s.fsm.close())
 		s.closeErr = errors.Join(errs...)
 	})
