@@ -41,6 +41,16 @@
 // consumer.offset are rewritten whole each time, so their failures fence
 // nothing: the next write replaces them.
 //
+// A partition directory as a whole (partdir.go, stage.go) is this
+// package's too: its name (PartitionDirName, the one place "p%05d" is
+// written), the listing a copy takes (Log.Files: never the active
+// segment's bytes past the published frames), and a Stage that assembles
+// a copy elsewhere, is verified by reopening it and reading every record
+// (Verify: opening alone checks only the active segment), and becomes the
+// partition by one rename (Install: the stage's entries fsynced first, the
+// parent after). Whose partition it is, and when a copy may be taken or
+// installed, is the caller's (package move).
+//
 // Every file call goes through Options.FS (package vfs), so tests can fail
 // any of them through errorfs.
 package storage
