@@ -78,11 +78,9 @@ type Handler interface {
 	ReadIndex(ctx context.Context) (uint64, error)
 }
 
-// MoveFile is one file of a partition directory.
-type MoveFile struct {
-	Name string
-	Size int64
-}
+// MoveFile is one file of a partition directory, as the source lists it
+// for a copy (the storage type: node RPC carries it unchanged).
+type MoveFile = storage.PartitionFile
 
 // MaxMoveRead bounds one MoveRead answer.
 const MaxMoveRead = 4 << 20
