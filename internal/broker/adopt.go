@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // AdoptOrphans re-registers, as topics owned by this node, the topic
@@ -62,18 +62,9 @@ func (b *Broker) AdoptOrphans(ctx context.Context) ([]string, error) {
 // partitionsOnDisk is one more than the highest pNNNNN directory under
 // dir: a partition with no directory is simply empty.
 func partitionsOnDisk(dir string) (int, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	parts, err := storage.PartitionDirs(nil, dir)
+	if err != nil || len(parts) == 0 {
 		return 0, err
 	}
-	n := 0
-	for _, e := range ents {
-		var p int
-		if e.IsDir() && len(e.Name()) == 6 {
-			if _, err := fmt.Sscanf(e.Name(), "p%05d", &p); err == nil && p+1 > n {
-				n = p + 1
-			}
-		}
-	}
-	return n, nil
+	return parts[len(parts)-1] + 1, nil
 }

@@ -26,8 +26,6 @@ type Broker struct {
 	m    *metrics.Metrics
 
 	qmu    sync.Mutex
-	gmu    sync.Mutex
-	gates  map[partKey]*gate // move freezes (move.go)
 	queues map[partKey]*queue
 
 	tmu    sync.Mutex
@@ -58,7 +56,7 @@ type topicState struct {
 func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	cfg.withDefaults()
 	b := &Broker{cfg: cfg, meta: ms, wal: w, m: m,
-		queues: make(map[partKey]*queue), topics: make(map[string]*topicState), gates: make(map[partKey]*gate),
+		queues: make(map[partKey]*queue), topics: make(map[string]*topicState),
 		stop: make(chan struct{})}
 	opts := storage.Options{
 		SegmentBytes:       cfg.SegmentBytes,
@@ -94,7 +92,6 @@ func (b *Broker) Registry() *Registry { return b.reg }
 
 // Start runs the background loops until Close.
 func (b *Broker) Start() {
-	b.loadFreezes()
 	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
 	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
 	b.loop(b.cfg.RetentionSweep, b.sweepRetention)

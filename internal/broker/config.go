@@ -41,6 +41,9 @@ type Config struct {
 	// FS is the filesystem of the partition logs and their state files;
 	// nil (production) is the real disk. Tests inject faults here.
 	FS vfs.FS
+	// Admission, when set, may refuse a commit (a partition frozen for a
+	// move, package move); nil admits every commit (move.go).
+	Admission Admission
 	// Disk, when set, says the data disk is full (its reserve released):
 	// produce and topic create are refused so the room stays for deletes.
 	Disk DiskGuard

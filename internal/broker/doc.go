@@ -31,6 +31,10 @@
 //     are refused with 503 and topic delete still runs, so space can be
 //     freed through the API; error messages name no file of the disk.
 //
+// Of partition moves it knows only the commit-admission hook
+// (Config.Admission, move.go) and the few services a move asks of the data
+// plane; the moves themselves are package move's.
+//
 // It knows nothing of HTTP: errors are apierr values the HTTP layer writes
 // as they are.
 package broker

@@ -68,7 +68,7 @@ func (r *Registry) Dir(topic string, partition int) (string, error) {
 	if partition < 0 {
 		return "", fmt.Errorf("negative partition %d", partition)
 	}
-	return filepath.Join(td, fmt.Sprintf("p%05d", partition)), nil
+	return filepath.Join(td, storage.PartitionDirName(partition)), nil
 }
 
 // Get returns the open log, opening it if needed, and stamps its access.
@@ -263,13 +263,4 @@ func (r *Registry) TopicDirs() ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

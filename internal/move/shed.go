@@ -12,10 +12,10 @@ import (
 // A partition of a topic that no longer exists is not this loop's: topic
 // deletion and the startup sweep handle it.
 func (w *Worker) shed(ctx context.Context) {
-	for topic, parts := range w.Broker.PartitionDirs() {
-		as := w.Meta.Assignments(topic)
+	for topic, parts := range w.data.PartitionDirs() {
+		as := w.meta.Assignments(topic)
 		for _, p := range parts {
-			if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.Self || as[p].Target == w.Self {
+			if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.self || as[p].Target == w.self {
 				continue
 			}
 			// Never under a running session (it may have installed a copy
@@ -42,34 +42,38 @@ func (w *Worker) shed(ctx context.Context) {
 // shedOne drops one copy once the leader confirms another node owns it.
 func (w *Worker) shedOne(ctx context.Context, topic string, p int) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	owner, target, err := w.Meta.ConfirmOwner(cctx, topic, p)
+	owner, target, err := w.meta.ConfirmOwner(cctx, topic, p)
 	cancel()
-	if err != nil || owner == "" || owner == w.Self || target == w.Self {
+	if err != nil || owner == "" || owner == w.self || target == w.self {
 		return
 	}
-	if err := w.Broker.DropPartition(topic, p); err != nil {
-		w.Log.Warn("move: dropping a partition moved away", "topic", topic, "partition", p, "err", err)
+	if err := w.drop(topic, p); err != nil {
+		w.log.Warn("move: dropping a partition moved away", "topic", topic, "partition", p, "err", err)
 		return
 	}
-	w.Log.Info("dropped the copy of a partition now owned elsewhere", "topic", topic, "partition", p, "owner", owner)
+	w.log.Info("dropped the copy of a partition now owned elsewhere", "topic", topic, "partition", p, "owner", owner)
 }
 
 // liftExpired lifts freezes whose TTL passed — a move whose destination
 // died before flipping — but only when the leader confirms this node still
-// owns the partition, and only the very freeze it saw expire (a session
-// that renewed it meanwhile keeps it). After a flip the answer is another
-// owner and the freeze stays until the copy is shed: a stale copy never
-// takes a commit.
+// owns the partition, and only the very freeze it saw expire on this
+// node's clock (a session that renewed it meanwhile keeps it). After a
+// flip the answer is another owner and the freeze stays until the copy is
+// shed: a stale copy never takes a commit.
 func (w *Worker) liftExpired(ctx context.Context) {
-	for _, r := range w.Broker.ExpiredFreezes() {
+	for _, e := range w.freezes.expired() {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		owner, _, err := w.Meta.ConfirmOwner(cctx, r.Topic, r.Partition)
+		owner, _, err := w.meta.ConfirmOwner(cctx, e.topic, e.p)
 		cancel()
-		if err != nil || owner != w.Self {
+		if err != nil || owner != w.self {
 			continue
 		}
-		if lifted, err := w.Broker.LiftExpired(r); err == nil && lifted {
-			w.Log.Info("lifted an expired move freeze: this node still owns the partition", "topic", r.Topic, "partition", r.Partition)
+		dir, err := w.data.PartitionDir(e.topic, e.p)
+		if err != nil {
+			continue
+		}
+		if lifted, err := w.freezes.liftExpired(e, dir); err == nil && lifted {
+			w.log.Info("lifted an expired move freeze: this node still owns the partition", "topic", e.topic, "partition", e.p)
 		}
 	}
 }

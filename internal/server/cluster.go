@@ -14,6 +14,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
@@ -58,8 +59,10 @@ func httpAdvertise(httpAddr, raftAdvertise string) string {
 	return net.JoinHostPort(rhost, port)
 }
 
-// nodeHandler serves node RPC from this node's rooms.
+// nodeHandler serves node RPC from this node's rooms; the move copy
+// calls (MoveFreeze, MoveFiles, MoveRead) are the move Source's.
 type nodeHandler struct {
+	*move.Source
 	b    *broker.Broker
 	fan  *fanout.Engine
 	ms   *meta.Store
@@ -193,37 +196,6 @@ func (h *nodeHandler) Flip(ctx context.Context, topic string, p int, from, to st
 	return h.b.MetaErr(h.ms.FlipOwner(ctx, topic, p, from, to))
 }
 
-// MoveFreeze freezes for a move session, or (ttl 0) thaws that session's
-// freeze — only if the leader confirms this node still owns the
-// partition: after a flip the old copy stays frozen whatever anyone asks.
-func (h *nodeHandler) MoveFreeze(ctx context.Context, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
-	if ttl > 0 {
-		return h.b.Freeze(topic, p, ttl, holder)
-	}
-	owner, _, err := h.ms.ConfirmOwner(ctx, topic, p)
-	if err != nil {
-		return 0, apierr.Unavailable(time.Second, "thaw %s/%d: %v", topic, p, err)
-	}
-	if owner != h.node.Self.ID {
-		return 0, apierr.Conflict("thaw %s/%d: %q owns it now; the freeze stays", topic, p, owner)
-	}
-	_, err = h.b.Thaw(topic, p, holder)
-	return 0, err
-}
-
-func (h *nodeHandler) MoveFiles(_ context.Context, topic string, p int) ([]rpc.MoveFile, uint64, error) {
-	files, hwm, err := h.b.PartitionFiles(topic, p)
-	out := make([]rpc.MoveFile, len(files))
-	for i, f := range files {
-		out[i] = rpc.MoveFile{Name: f.Name, Size: f.Size}
-	}
-	return out, hwm, err
-}
-
-func (h *nodeHandler) MoveRead(_ context.Context, topic string, p int, name string, off, n int64) ([]byte, error) {
-	return h.b.ReadPartitionFile(topic, p, name, off, n)
-}
-
 // clusterView implements httpapi.Cluster and the remote side of the
 // commit seam over node RPC.
 type clusterView struct {
@@ -300,44 +272,6 @@ func (c *clusterView) CatchUpTopic(ctx context.Context, topic string) {
 	ctx, cancel := context.WithTimeout(ctx, catchUpBound)
 	defer cancel()
 	_ = c.ms.CatchUp(ctx) // an error: answer from what the replica knows, as before
-}
-
-// The move.Remote side: the source's copy session and the flip.
-
-func (c *clusterView) MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
-	addr, err := c.addr(node)
-	if err != nil {
-		return 0, err
-	}
-	return c.pool.MoveFreeze(ctx, addr, topic, p, ttl, holder)
-}
-
-func (c *clusterView) MoveFiles(ctx context.Context, node, topic string, p int) ([]rpc.MoveFile, uint64, error) {
-	addr, err := c.addr(node)
-	if err != nil {
-		return nil, 0, err
-	}
-	return c.pool.MoveFiles(ctx, addr, topic, p)
-}
-
-func (c *clusterView) MoveRead(ctx context.Context, node, topic string, p int, name string, off, n int64) ([]byte, error) {
-	addr, err := c.addr(node)
-	if err != nil {
-		return nil, err
-	}
-	return c.pool.MoveRead(ctx, addr, topic, p, name, off, n)
-}
-
-// Flip completes a move on the leader (here, or by node RPC).
-func (c *clusterView) Flip(ctx context.Context, topic string, p int, from, to string) error {
-	if c.ms.IsLeader() {
-		return c.ms.FlipOwner(ctx, topic, p, from, to)
-	}
-	addr := c.node.LeaderRPC()
-	if addr == "" {
-		return apierr.Unavailable(time.Second, "no leader known")
-	}
-	return c.pool.Flip(ctx, addr, topic, p, from, to)
 }
 
 // Wait parks on node until topic may have records there (node RPC Wait).
@@ -431,7 +365,7 @@ func initialServers(cfg config.Config, self string) []meta.Server {
 // startCluster wires membership, the controller's placement, remote stats,
 // leader confirmation and remote commits.
 func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, ms *meta.Store, b *broker.Broker,
-	tlsCfg *clustertls.Config, log *slog.Logger) (*clusterView, error) {
+	moves *move.Source, tlsCfg *clustertls.Config, log *slog.Logger) (*clusterView, error) {
 	rpcAdvertise, err := rpcAddrOf(raftAdvertise)
 	if err != nil {
 		return nil, fmt.Errorf("cluster address %q: %w", raftAdvertise, err)
@@ -461,8 +395,9 @@ func startCluster(ctx context.Context, cfg config.Config, raftAdvertise string, 
 	b.SetPlacer(cv.placer)
 	b.SetStatsFunc(cv.Stats)
 	go node.Run(ctx)
-	mover := &move.Worker{Self: cfg.NodeID, Meta: ms, Broker: b, Remote: cv, Log: log.With("component", "move"),
-		InFlight: b.Metrics().MovesInFlight, Completed: b.Metrics().MovesCompleted}
+	mover := move.NewWorker(moves, move.WorkerConfig{Remote: move.NewNodeRemote(ms, pool, node, rpc.MaxMoveRead),
+		DataDir: cfg.DataDir, Clock: clock.Real, Log: log.With("component", "move"), InPlace: fanout.CopiedCursorFile,
+		InFlight: b.Metrics().MovesInFlight, Completed: b.Metrics().MovesCompleted})
 	mctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); mover.Run(mctx) }()

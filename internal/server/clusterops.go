@@ -8,6 +8,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/move"
 )
 
 // clusterOps answers the /v1/cluster routes from the local replica; on a
@@ -48,12 +49,8 @@ func (c *clusterOps) Members() []httpapi.MemberView {
 
 func (c *clusterOps) Moves() []httpapi.MoveView {
 	out := []httpapi.MoveView{}
-	for _, t := range c.ms.Topics() {
-		for _, a := range c.ms.Assignments(t.Name) {
-			if a.Target != "" {
-				out = append(out, httpapi.MoveView{Topic: a.Topic, Partition: a.Partition, From: a.Owner, To: a.Target})
-			}
-		}
+	for _, a := range move.InFlight(c.ms) {
+		out = append(out, httpapi.MoveView{Topic: a.Topic, Partition: a.Partition, From: a.Owner, To: a.Target})
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/datadir"
@@ -25,6 +26,7 @@ import (
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/move"
 	"github.com/narad-io/narad/internal/reserve"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/rpc"
@@ -104,6 +106,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("ingress log: %w", err)
 	}
 	defer w.Close()
+	freezes := move.NewFreezes(clock.Real, nil)
 	b := broker.New(broker.Config{
 		DataDir:              cfg.DataDir,
 		NodeID:               cfg.NodeID,
@@ -123,7 +126,9 @@ func Run(ctx context.Context, cfg config.Config) error {
 		MaxConsumeBytes:      int(cfg.HTTP.MaxConsumeBytes),
 		Logger:               log.With("component", "broker"),
 		Disk:                 disk,
+		Admission:            freezes,
 	}, ms, w, m)
+	moves := move.NewSource(cfg.NodeID, ms, b, freezes) // loads the freezes on disk: before any commit
 	b.Start()
 	defer b.Close()
 
@@ -132,7 +137,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)}
 	var cv *clusterView
 	if clustered {
-		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, tlsCfg, log); err != nil {
+		if cv, err = startCluster(ctx, cfg, raftAdvertise, ms, b, moves, tlsCfg, log); err != nil {
 			return err
 		}
 		defer cv.pool.Close()
@@ -208,7 +213,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	api.SetClusterAdmin(&clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr})
 	if clustered {
 		api.SetCluster(cv)
-		stopRPC, err := serveRPC(cfg, &nodeHandler{b: b, fan: fan, ms: ms, node: cv.node, api: api}, tlsCfg, refusedCounter(m, rpc.Plane), log)
+		stopRPC, err := serveRPC(cfg, &nodeHandler{Source: moves, b: b, fan: fan, ms: ms, node: cv.node, api: api}, tlsCfg, refusedCounter(m, rpc.Plane), log)
 		if err != nil {
 			return err
 		}
