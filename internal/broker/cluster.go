@@ -105,3 +105,30 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 	}
 	return out
 }
+
+// CommitRouted commits a batch another node routed here. That node saw the
+// topic and this partition's owner at metaVersion (0: unknown); this
+// replica may trail the leader by a few milliseconds (a topic created a
+// moment ago), so it first waits until it applied that version — at most
+// meta.CatchUpBound — rather than answer 404 or "not the owner" and send
+// the batch into the sender's retry backoff. Past the bound the replica is
+// behind for a reason (cut off from the leader) and the commit answers
+// from what it knows.
+func (b *Broker) CommitRouted(ctx context.Context, topic string, incarnation uint64, p int, recs []storage.Record, metaVersion uint64) error {
+	if metaVersion > 0 {
+		b.meta.WaitVersionWithin(ctx, metaVersion, meta.CatchUpBound)
+	}
+	return b.CommitIncarnation(ctx, topic, incarnation, p, recs)
+}
+
+// OwnerReports is LocalReports for another node's Stats call. The caller
+// saw the topic and its placement, perhaps a moment ago (create-as-child
+// asks for attach points at once): if this replica has not, it catches up
+// with the leader first, briefly (meta.Store.CatchUpUnlessKnown).
+func (b *Broker) OwnerReports(ctx context.Context, topic string, parts []int, exact bool) ([]PartitionReport, error) {
+	if err := ValidateTopicName(topic); err != nil {
+		return nil, err
+	}
+	b.meta.CatchUpUnlessKnown(ctx, topic, parts...)
+	return b.LocalReports(topic, parts, exact), nil
+}
