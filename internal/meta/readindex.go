@@ -23,8 +23,8 @@ func (s *Store) ReadIndex(ctx context.Context) (uint64, error) {
 		return s.ReadIndexAsLeader(ctx)
 	}
 	var v uint64
-	err := s.askLeader("read index", func(c Confirmer, id, addr string) (err error) {
-		v, err = c.ReadIndex(ctx, id, addr)
+	err := s.askLeader("read index", func(c Confirmer, leader Member) (err error) {
+		v, err = c.ReadIndex(ctx, leader)
 		return err
 	})
 	return v, err
