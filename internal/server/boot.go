@@ -12,6 +12,7 @@ import (
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/datadir"
+	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/reserve"
@@ -185,6 +186,12 @@ func brokerConfig(cfg config.Config, n boot, disk *reserve.Reserve, log *slog.Lo
 		Logger:               log.With("component", "broker"),
 		Disk:                 disk,
 	}
+}
+
+// fanoutConfig is the fan-out engine's share of the configuration.
+func fanoutConfig(cfg config.Config, log *slog.Logger) fanout.Config {
+	return fanout.Config{MaxBatchRecords: cfg.Fanout.MaxBatchRecords, MaxBatchBytes: int(cfg.Fanout.MaxBatchBytes),
+		Linger: cfg.Fanout.Linger, Logger: log.With("component", "fanout")}
 }
 
 // refusedCounter counts the connections a cluster port's door refused.

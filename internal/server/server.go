@@ -89,22 +89,16 @@ func Run(ctx context.Context, cfg config.Config) error {
 		d.Reroute = cluster.Rerouter{Self: cfg.NodeID, Meta: ms}.Reroute
 	}
 	g.Go("dispatch", d.Run)
-	fan := fanout.New(fanout.Config{MaxBatchRecords: cfg.Fanout.MaxBatchRecords, MaxBatchBytes: int(cfg.Fanout.MaxBatchBytes),
-		Linger: cfg.Fanout.Linger, Logger: log.With("component", "fanout")}, cfg.NodeID, ms, b, router, m)
+	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b, router, m)
 	fan.Start()
 	g.Go("fan-out", func(ctx context.Context) { <-ctx.Done(); fan.Close() })
 
 	// 4. Membership (join, heartbeats, the controller) and the move worker.
 	var node *cluster.Node
 	if n.clustered {
-		rpcAdvertise, err := rpcAddrOf(n.raftAdvertise)
-		if err != nil {
-			return fmt.Errorf("cluster address %q: %w", n.raftAdvertise, err)
+		if node, err = newMembership(cfg, n, ms, pool, log); err != nil {
+			return err
 		}
-		node = &cluster.Node{Meta: ms, Transport: membershipTransport{pool: pool}, Peers: peerRPCAddrs(cfg),
-			Self: meta.Member{ID: cfg.NodeID, RaftAddr: n.raftAdvertise, RPCAddr: rpcAdvertise,
-				HTTPAddr: httpAdvertise(cfg.HTTP.Addr, n.raftAdvertise)},
-			Log: log.With("component", "cluster")}
 		g.Go("membership", node.Run)
 		mover := &move.Worker{Self: cfg.NodeID, Meta: ms, Broker: b, Remote: moveRemote{ms: ms, peers: others},
 			Log: log.With("component", "move"), InFlight: m.MovesInFlight, Completed: m.MovesCompleted}
