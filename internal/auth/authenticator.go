@@ -60,9 +60,9 @@ type cached struct {
 const maxCached = 10_000
 
 // NewAuthenticator authenticates against users; onFailure, if not nil, is
-// called on every failed attempt (a metric).
+// called on every failed attempt (a metric). It starts nothing: a node
+// calls WarmUp in its own run group.
 func NewAuthenticator(users Users, onFailure func()) *Authenticator {
-	go dummyHash() // paid once, off the first unknown user's request
 	return &Authenticator{users: users, failures: newFailures(), metric: onFailure, sleep: time.Sleep,
 		verify: VerifyHash, cache: make(map[[32]byte]cached)}
 }

@@ -73,3 +73,7 @@ var dummyHash = sync.OnceValue(func() []byte {
 	}
 	return h
 })
+
+// WarmUp makes the unknown-user hash now (one bcrypt), so that the first
+// request naming an unknown user does not pay for it.
+func WarmUp() { dummyHash() }

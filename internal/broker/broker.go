@@ -32,7 +32,6 @@ type Broker struct {
 	topics map[string]*topicState
 
 	schemas schemaCache
-	hooks   clusterHooks
 
 	// createOpen is the create gate of the boot order (06-cluster.md):
 	// closed until the startup reconcile has swept orphan directories, so

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"sync"
 
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -10,8 +9,8 @@ import (
 
 // Placer decides the owners of partitions [from, to) of a topic; parent is
 // the parent's name for a child created with it (anti-affinity), else "".
-// On a single node every partition is this node's; a cluster sets the
-// controller's placement (cluster.Assign) with SetPlacer.
+// Nil (a single node): every partition is this node's; a cluster gives
+// the controller's placement (cluster.Placement) in Config.Placer.
 type Placer func(topic string, from, to int, parent string) []meta.Assignment
 
 // PartitionReport describes a partition as its owner reports it (node RPC
@@ -32,29 +31,9 @@ type CursorPosition struct {
 	AckedAtMs    int64  // remote children: commit time of the last acknowledged record
 }
 
-// StatsFunc asks a partition owner for reports (nil on a single node);
-// exact asks for exact tails (see LocalReports).
+// StatsFunc asks a partition owner for reports (Config.RemoteStats; nil
+// on a single node); exact asks for exact tails (see LocalReports).
 type StatsFunc func(ctx context.Context, owner, topic string, parts []int, exact bool) ([]PartitionReport, error)
-
-type clusterHooks struct {
-	mu     sync.RWMutex
-	placer Placer
-	stats  StatsFunc
-}
-
-// SetPlacer installs the cluster's placement.
-func (b *Broker) SetPlacer(p Placer) {
-	b.hooks.mu.Lock()
-	b.hooks.placer = p
-	b.hooks.mu.Unlock()
-}
-
-// SetStatsFunc installs the remote stats call.
-func (b *Broker) SetStatsFunc(f StatsFunc) {
-	b.hooks.mu.Lock()
-	b.hooks.stats = f
-	b.hooks.mu.Unlock()
-}
 
 // RemoteStats asks owner for reports of topic's partitions, never opening
 // a log there; nil when no cluster transport is set.
@@ -69,13 +48,10 @@ func (b *Broker) RemoteTails(ctx context.Context, owner, topic string, parts []i
 }
 
 func (b *Broker) remoteStats(ctx context.Context, owner, topic string, parts []int, exact bool) ([]PartitionReport, error) {
-	b.hooks.mu.RLock()
-	f := b.hooks.stats
-	b.hooks.mu.RUnlock()
-	if f == nil {
+	if b.cfg.RemoteStats == nil {
 		return nil, nil
 	}
-	return f(ctx, owner, topic, parts, exact)
+	return b.cfg.RemoteStats(ctx, owner, topic, parts, exact)
 }
 
 // LocalReports describes partitions this node owns, for a Stats call,
@@ -104,4 +80,31 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 		out[i].Available, out[i].Stats, out[i].Frontier = true, st, b.frontierOf(topic, p)
 	}
 	return out
+}
+
+// CommitRouted commits a batch another node routed here. That node saw the
+// topic and this partition's owner at metaVersion (0: unknown); this
+// replica may trail the leader by a few milliseconds (a topic created a
+// moment ago), so it first waits until it applied that version — at most
+// meta.CatchUpBound — rather than answer 404 or "not the owner" and send
+// the batch into the sender's retry backoff. Past the bound the replica is
+// behind for a reason (cut off from the leader) and the commit answers
+// from what it knows.
+func (b *Broker) CommitRouted(ctx context.Context, topic string, incarnation uint64, p int, recs []storage.Record, metaVersion uint64) error {
+	if metaVersion > 0 {
+		b.meta.WaitVersionWithin(ctx, metaVersion, meta.CatchUpBound)
+	}
+	return b.CommitIncarnation(ctx, topic, incarnation, p, recs)
+}
+
+// OwnerReports is LocalReports for another node's Stats call. The caller
+// saw the topic and its placement, perhaps a moment ago (create-as-child
+// asks for attach points at once): if this replica has not, it catches up
+// with the leader first, briefly (meta.Store.CatchUpUnlessKnown).
+func (b *Broker) OwnerReports(ctx context.Context, topic string, parts []int, exact bool) ([]PartitionReport, error) {
+	if err := ValidateTopicName(topic); err != nil {
+		return nil, err
+	}
+	b.meta.CatchUpUnlessKnown(ctx, topic, parts...)
+	return b.LocalReports(topic, parts, exact), nil
 }

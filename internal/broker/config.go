@@ -47,6 +47,11 @@ type Config struct {
 	// Disk, when set, says the data disk is full (its reserve released):
 	// produce and topic create are refused so the room stays for deletes.
 	Disk DiskGuard
+	// Placer and RemoteStats are the cluster's: placement of new
+	// partitions, and describing partitions other nodes own. Nil on a
+	// single node (every partition here; no remote stats).
+	Placer      Placer
+	RemoteStats StatsFunc
 }
 
 // DiskGuard is the data disk's reserve (package reserve).

@@ -223,11 +223,8 @@ func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
 // assign places partitions [from, to) of a topic: the cluster's placement
 // when set, else every partition on this node.
 func (b *Broker) assign(topic string, from, to int, parent string) []meta.Assignment {
-	b.hooks.mu.RLock()
-	placer := b.hooks.placer
-	b.hooks.mu.RUnlock()
-	if placer != nil {
-		return placer(topic, from, to, parent)
+	if b.cfg.Placer != nil {
+		return b.cfg.Placer(topic, from, to, parent)
 	}
 	as := make([]meta.Assignment, 0, to-from)
 	for p := from; p < to; p++ {

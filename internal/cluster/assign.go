@@ -71,3 +71,18 @@ func avoid(live []string, i int, not string) string {
 	}
 	return live[(i+1)%len(live)]
 }
+
+// Placement is the controller's placement for the broker (its Placer):
+// Assign over this replica's live members, with the parent's assignments
+// for a child created together with its parent.
+type Placement struct{ Meta *meta.Store }
+
+// Place decides the owners of partitions [from, to) of topic; parent is
+// the parent's name for a child created with it, else "".
+func (pl Placement) Place(topic string, from, to int, parent string) []meta.Assignment {
+	var parentAs []meta.Assignment
+	if parent != "" {
+		parentAs = pl.Meta.Assignments(parent)
+	}
+	return Assign(topic, from, to, Live(pl.Meta.Members()), parentAs)
+}

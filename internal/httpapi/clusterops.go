@@ -39,8 +39,8 @@ type MoveView struct {
 	To        string `json:"to"`
 }
 
-// SetClusterAdmin turns on the /v1/cluster routes.
-func (s *Server) SetClusterAdmin(c ClusterAdmin) {
+// clusterRoutes turns on the /v1/cluster routes (Options.ClusterAdmin).
+func (s *Server) clusterRoutes(c ClusterAdmin) {
 	s.clusterAdmin = c
 	s.handle("GET /v1/cluster/members", s.listMembers)
 	s.handle("GET /v1/cluster/moves", s.listMoves)

@@ -37,7 +37,7 @@ func readyz(t *testing.T, s *Server) (int, string) {
 func TestReadyzWaitsForTheRootAdmin(t *testing.T) {
 	us := &users{}
 	nodeReady := func() (bool, string) { return true, "" }
-	s := New(nil, nil, metrics.New(), auth.NewAuthenticator(us, nil), nodeReady, slog.New(slog.DiscardHandler))
+	s := New(nil, nil, metrics.New(), auth.NewAuthenticator(us, nil), nodeReady, slog.New(slog.DiscardHandler), Options{})
 	if code, why := readyz(t, s); code != http.StatusServiceUnavailable || !strings.Contains(why, "root admin") {
 		t.Fatalf("no users yet: /readyz %d %q, want 503 naming the root admin", code, why)
 	}
@@ -46,7 +46,7 @@ func TestReadyzWaitsForTheRootAdmin(t *testing.T) {
 		t.Fatalf("users present: /readyz %d %q, want 200", code, why)
 	}
 	// Security off: nothing to wait for.
-	open := New(nil, nil, metrics.New(), nil, nodeReady, slog.New(slog.DiscardHandler))
+	open := New(nil, nil, metrics.New(), nil, nodeReady, slog.New(slog.DiscardHandler), Options{})
 	if code, why := readyz(t, open); code != http.StatusOK {
 		t.Fatalf("security off: /readyz %d %q", code, why)
 	}

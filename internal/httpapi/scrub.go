@@ -5,13 +5,14 @@ import (
 	"strings"
 )
 
-// SetDataDir names the server's data directory so that no error body ever
-// shows a path under it: messages built from storage, WAL or metastore
-// errors can carry file names, and a client has no business with the
-// server's disk layout (the full error is in the server's log).
-func (s *Server) SetDataDir(dir string) {
+// diskRoots are the forms of the server's data directory that no error
+// body may show a path under (Options.DataDir): messages built from
+// storage, WAL or metastore errors can carry file names, and a client has
+// no business with the server's disk layout (the full error is in the
+// server's log).
+func diskRoots(dir string) []string {
 	if dir == "" {
-		return
+		return nil
 	}
 	roots := []string{filepath.Clean(dir)}
 	if abs, err := filepath.Abs(dir); err == nil && abs != roots[0] {
@@ -22,7 +23,7 @@ func (s *Server) SetDataDir(dir string) {
 	if len(roots) == 2 && len(roots[1]) > len(roots[0]) {
 		roots[0], roots[1] = roots[1], roots[0]
 	}
-	s.diskRoots = roots
+	return roots
 }
 
 // scrubPaths replaces each path under one of roots in msg with a phrase

@@ -30,20 +30,36 @@ type Server struct {
 	cluster  Cluster  // nil on a single node
 	suspects suspects // owners that did not answer a forward lately
 
-	users     *auth.Manager // nil until SetUsers
+	users     *auth.Manager // nil: no users API
 	userStore auth.Users
 
-	clusterAdmin ClusterAdmin // nil until SetClusterAdmin
+	clusterAdmin ClusterAdmin // nil: no /v1/cluster routes
 
-	diskRoots []string // the data directory, as configured and absolute (SetDataDir)
+	diskRoots []string // the data directory, as configured and absolute
 }
 
-// SetCluster turns on routing to the leader and to partition owners.
-func (s *Server) SetCluster(c Cluster) { s.cluster = c }
+// Options are the parts of the API a node may leave out; each nil field
+// turns its routes off. They are fixed at New: a Server never changes its
+// dependencies while it serves.
+type Options struct {
+	// DataDir is the server's data directory: no error body ever shows a
+	// path under it (see scrubPaths).
+	DataDir string
+	// Users carries out the users API; UserStore resolves the actor of a
+	// request forwarded to the leader. Both or neither.
+	Users     *auth.Manager
+	UserStore auth.Users
+	// ClusterAdmin serves the /v1/cluster routes.
+	ClusterAdmin ClusterAdmin
+	// Cluster turns on routing to the leader and to partition owners (nil
+	// on a single node).
+	Cluster Cluster
+}
 
 // New builds the handler. auth may be nil (security off).
-func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
-	s := &Server{b: b, fan: fan, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux()}
+func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger, opts Options) *Server {
+	s := &Server{b: b, fan: fan, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux(),
+		cluster: opts.Cluster, diskRoots: diskRoots(opts.DataDir)}
 	s.handle("POST /v1/topics", s.createTopic)
 	s.handle("GET /v1/topics", s.listTopics)
 	s.handle("GET /v1/topics/{topic}", s.describeTopic)
@@ -61,6 +77,12 @@ func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenti
 	})
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.Handle("GET /metrics", m.Handler())
+	if opts.Users != nil {
+		s.userRoutes(opts.Users, opts.UserStore)
+	}
+	if opts.ClusterAdmin != nil {
+		s.clusterRoutes(opts.ClusterAdmin)
+	}
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, apierr.NotFound("no route %s %s", r.Method, r.URL.Path))
 	})

@@ -20,33 +20,35 @@ type fakeConfirmer struct {
 	version             uint64
 	incarnation         uint64
 	err                 error
+	last                Member // the leader of the last ConfirmTopic
 }
 
-func (c *fakeConfirmer) TopicIncarnation(_ context.Context, leaderID, leaderAddr, name string) (bool, uint64, error) {
+func (c *fakeConfirmer) TopicIncarnation(_ context.Context, leader Member, name string) (bool, uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" incarnation "+name)
+	c.calls = append(c.calls, leader.ID+"@"+leader.RaftAddr+" incarnation "+name)
 	return c.exists, c.incarnation, c.err
 }
 
-func (c *fakeConfirmer) ConfirmTopic(_ context.Context, leaderID, leaderAddr, name, epoch string) (bool, bool, error) {
+func (c *fakeConfirmer) ConfirmTopic(_ context.Context, leader Member, name, epoch string) (bool, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" "+name+"/"+epoch)
+	c.calls = append(c.calls, leader.ID+"@"+leader.RaftAddr+" "+name+"/"+epoch)
+	c.last = leader
 	return c.exists, c.epochActive, c.err
 }
 
-func (c *fakeConfirmer) ConfirmOwner(_ context.Context, leaderID, leaderAddr, topic string, p int) (string, string, error) {
+func (c *fakeConfirmer) ConfirmOwner(_ context.Context, leader Member, topic string, p int) (string, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, fmt.Sprintf("%s@%s owner %s/%d", leaderID, leaderAddr, topic, p))
+	c.calls = append(c.calls, fmt.Sprintf("%s@%s owner %s/%d", leader.ID, leader.RaftAddr, topic, p))
 	return "n1", "", c.err
 }
 
-func (c *fakeConfirmer) ReadIndex(_ context.Context, leaderID, leaderAddr string) (uint64, error) {
+func (c *fakeConfirmer) ReadIndex(_ context.Context, leader Member) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls = append(c.calls, leaderID+"@"+leaderAddr+" read index")
+	c.calls = append(c.calls, leader.ID+"@"+leader.RaftAddr+" read index")
 	return c.version, c.err
 }
 
@@ -59,6 +61,8 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 	o2 := testOptions(t.TempDir(), "127.0.0.1:0")
 	o2.NodeID, o2.Bootstrap = "n2", false
 	o2.HeartbeatTimeout, o2.ElectionTimeout, o2.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
+	fc := &fakeConfirmer{exists: true}
+	o2.Confirmer = fc
 	follower, err := Open(o2)
 	must(t, err)
 	t.Cleanup(func() { _ = follower.Close() })
@@ -97,15 +101,8 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 		t.Fatalf("follower barrier: %v", err)
 	}
 
-	// Confirmation: no Confirmer → an error, never a "gone".
-	ex, cur, err := follower.ConfirmTopic(ctx, "orders", "")
-	if !errors.Is(err, ErrNotConfirmed) || ex || cur {
-		t.Fatalf("confirm without confirmer = %v %v %v", ex, cur, err)
-	}
-	// With one, it is asked about the leader.
-	fc := &fakeConfirmer{exists: true}
-	follower.SetConfirmer(fc)
-	ex, cur, err = follower.ConfirmTopic(ctx, "orders", "e9")
+	// Confirmation: the Confirmer is asked about the leader.
+	ex, cur, err := follower.ConfirmTopic(ctx, "orders", "e9")
 	if err != nil || !ex || cur {
 		t.Fatalf("confirm via confirmer = %v %v %v", ex, cur, err)
 	}
@@ -113,6 +110,17 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 	if !slices.Equal(fc.calls, want) {
 		t.Fatalf("confirmer calls = %v, want %v", fc.calls, want)
 	}
+	if fc.last.RPCAddr != "" {
+		t.Fatalf("a leader with no member record came with addresses: %+v", fc.last)
+	}
+	// Once the leader has recorded itself, the Confirmer gets its record:
+	// the node-RPC address to ask at.
+	must(t, leader.UpsertMember(ctx, Member{ID: "n1", RaftAddr: leader.RaftAddr(), RPCAddr: "rpc-of-n1"}))
+	waitFor(t, "the member record replicates", func() bool { _, ok := follower.Member("n1"); return ok })
+	if _, _, err := follower.ConfirmTopic(ctx, "orders", "e9"); err != nil || fc.last.RPCAddr != "rpc-of-n1" || fc.last.ID != "n1" {
+		t.Fatalf("confirmer got leader %+v, %v", fc.last, err)
+	}
+	fc.calls = nil
 	// Incarnations are asked of the leader too; one that cannot tell (0,
 	// an older leader) never makes a live topic's records "gone".
 	for _, tc := range []struct {
@@ -123,6 +131,19 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 		if gone, err := follower.ConfirmIncarnationGone(ctx, "orders", 5); err != nil || gone != tc.gone {
 			t.Fatalf("incarnation 5 with the leader at %d: gone %v, %v; want %v", tc.leaderInc, gone, err, tc.gone)
 		}
+	}
+	// Read-your-writes: a replica that knows the topic asks nobody; one
+	// that lacks it, or an owner of a partition asked about (orders is
+	// unplaced), asks the leader's read index first.
+	fc.calls = nil
+	follower.CatchUpUnlessKnown(ctx, "orders")
+	if len(fc.calls) != 0 {
+		t.Fatalf("a known topic asked the leader: %v", fc.calls)
+	}
+	follower.CatchUpUnlessKnown(ctx, "orders", 0)
+	follower.CatchUpUnlessKnown(ctx, "nope")
+	if ri := "n1@" + leader.RaftAddr() + " read index"; !slices.Equal(fc.calls, []string{ri, ri}) {
+		t.Fatalf("unknown partition owner and topic: confirmer calls %v", fc.calls)
 	}
 	fc.calls = nil
 	// A failing confirmer is "could not confirm".
@@ -139,4 +160,21 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 	}
 
 	must(t, follower.Close())
+}
+
+// TestConfirmWithoutConfirmerIsNoAnswer: a node that is not the leader
+// and has no Confirmer cannot confirm anything — an error, never a "gone".
+func TestConfirmWithoutConfirmerIsNoAnswer(t *testing.T) {
+	ctx := testCtx(t)
+	o := testOptions(t.TempDir(), "127.0.0.1:0")
+	o.NodeID, o.Bootstrap = "n2", false
+	s, err := Open(o)
+	must(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	if ex, cur, err := s.ConfirmTopic(ctx, "orders", ""); !errors.Is(err, ErrNotConfirmed) || ex || cur {
+		t.Fatalf("confirm without confirmer = %v %v %v", ex, cur, err)
+	}
+	if gone, err := s.ConfirmIncarnationGone(ctx, "orders", 5); !errors.Is(err, ErrNotConfirmed) || gone {
+		t.Fatalf("incarnation without confirmer = %v %v", gone, err)
+	}
 }

@@ -8,28 +8,20 @@ import (
 )
 
 // Confirmer asks a remote leader for a leader confirmation. The cluster
-// layer implements it with the node RPC, whose server side calls
-// ConfirmTopicAsLeader on the leader.
+// layer implements it with the node RPC, whose server side calls the
+// AsLeader methods on the leader. leader is the leader's member record as
+// this replica knows it: ID and RaftAddr always, its node-RPC address once
+// the leader has recorded itself. It is given at Open (Options.Confirmer)
+// and never changes: a confirmer needs the RPC pool, not the store, so it
+// can be built first.
 type Confirmer interface {
-	ConfirmTopic(ctx context.Context, leaderID, leaderAddr, name, epoch string) (exists, epochCurrent bool, err error)
-	ConfirmOwner(ctx context.Context, leaderID, leaderAddr, topic string, partition int) (owner, target string, err error)
+	ConfirmTopic(ctx context.Context, leader Member, name, epoch string) (exists, epochCurrent bool, err error)
+	ConfirmOwner(ctx context.Context, leader Member, topic string, partition int) (owner, target string, err error)
 	// ReadIndex asks the leader for ReadIndexAsLeader.
-	ReadIndex(ctx context.Context, leaderID, leaderAddr string) (uint64, error)
+	ReadIndex(ctx context.Context, leader Member) (uint64, error)
 	// TopicIncarnation asks whether topic name exists and its incarnation
 	// (0 from a leader that predates incarnations).
-	TopicIncarnation(ctx context.Context, leaderID, leaderAddr, name string) (exists bool, incarnation uint64, err error)
-}
-
-type confirmerBox struct{ c Confirmer }
-
-// SetConfirmer installs the remote confirmation path. The node RPC starts
-// after the metastore (06-cluster.md boot order), hence a setter.
-func (s *Store) SetConfirmer(c Confirmer) {
-	if c == nil {
-		s.confirmer.Store(nil)
-		return
-	}
-	s.confirmer.Store(&confirmerBox{c: c})
+	TopicIncarnation(ctx context.Context, leader Member, name string) (exists bool, incarnation uint64, err error)
 }
 
 // ConfirmTopic asks the leader whether topic name exists and, when epoch is
@@ -43,8 +35,8 @@ func (s *Store) ConfirmTopic(ctx context.Context, name, epoch string) (exists, e
 	if s.IsLeader() {
 		return s.ConfirmTopicAsLeader(ctx, name, epoch)
 	}
-	err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, id, addr string) (err error) {
-		exists, epochCurrent, err = c.ConfirmTopic(ctx, id, addr, name, epoch)
+	err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, leader Member) (err error) {
+		exists, epochCurrent, err = c.ConfirmTopic(ctx, leader, name, epoch)
 		return err
 	})
 	if err != nil {
@@ -55,16 +47,17 @@ func (s *Store) ConfirmTopic(ctx context.Context, name, epoch string) (exists, e
 
 // askLeader runs a confirmation on the remote leader through the
 // Confirmer. Any failure wraps ErrNotConfirmed: it is not an answer.
-func (s *Store) askLeader(what string, ask func(c Confirmer, leaderID, leaderAddr string) error) error {
-	box := s.confirmer.Load()
-	if box == nil {
+func (s *Store) askLeader(what string, ask func(c Confirmer, leader Member) error) error {
+	if s.opts.Confirmer == nil {
 		return fmt.Errorf("meta: confirm %s: %w: not the leader and no confirmer", what, ErrNotConfirmed)
 	}
 	id, addr := s.Leader()
 	if addr == "" {
 		return fmt.Errorf("meta: confirm %s: %w: no leader known", what, ErrNotConfirmed)
 	}
-	if err := ask(box.c, id, addr); err != nil {
+	leader, _ := s.Member(id) // its addresses, when it has recorded itself
+	leader.ID, leader.RaftAddr = id, addr
+	if err := ask(s.opts.Confirmer, leader); err != nil {
 		return fmt.Errorf("meta: confirm %s with %s: %w: %w", what, id, ErrNotConfirmed, err)
 	}
 	return nil
@@ -110,8 +103,8 @@ func (s *Store) ConfirmIncarnationGone(ctx context.Context, name string, inc uin
 	if s.IsLeader() {
 		exists, _, cur, err = s.ConfirmTopicIncarnationAsLeader(ctx, name, "")
 	} else {
-		err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, id, addr string) (err error) {
-			exists, cur, err = c.TopicIncarnation(ctx, id, addr, name)
+		err = s.askLeader(fmt.Sprintf("topic %q", name), func(c Confirmer, leader Member) (err error) {
+			exists, cur, err = c.TopicIncarnation(ctx, leader, name)
 			return err
 		})
 	}

@@ -40,7 +40,9 @@
 //     has applied every write the leader had acknowledged when asked (a read
 //     index: the leader confirms with a quorum that it still leads, without
 //     writing to the log, and names its applied version). A node about to
-//     answer "no such topic" asks first.
+//     answer "no such topic" asks first (CatchUpUnlessKnown, bounded by
+//     CatchUpBound). A follower asks the leader through the Confirmer given
+//     at Open, which receives the leader's member record.
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

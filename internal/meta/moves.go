@@ -170,8 +170,8 @@ func (s *Store) ConfirmOwner(ctx context.Context, topic string, p int) (owner, t
 	if s.IsLeader() {
 		return s.ConfirmOwnerAsLeader(ctx, topic, p)
 	}
-	err = s.askLeader(fmt.Sprintf("the owner of %s/%d", topic, p), func(c Confirmer, id, addr string) (err error) {
-		owner, target, err = c.ConfirmOwner(ctx, id, addr, topic, p)
+	err = s.askLeader(fmt.Sprintf("the owner of %s/%d", topic, p), func(c Confirmer, leader Member) (err error) {
+		owner, target, err = c.ConfirmOwner(ctx, leader, topic, p)
 		return err
 	})
 	if err != nil {

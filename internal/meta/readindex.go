@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Read-your-writes across nodes. Reads are local, and a follower's replica
@@ -22,8 +23,8 @@ func (s *Store) ReadIndex(ctx context.Context) (uint64, error) {
 		return s.ReadIndexAsLeader(ctx)
 	}
 	var v uint64
-	err := s.askLeader("read index", func(c Confirmer, id, addr string) (err error) {
-		v, err = c.ReadIndex(ctx, id, addr)
+	err := s.askLeader("read index", func(c Confirmer, leader Member) (err error) {
+		v, err = c.ReadIndex(ctx, leader)
 		return err
 	})
 	return v, err
@@ -86,4 +87,46 @@ func (s *Store) CatchUp(ctx context.Context) error {
 		return fmt.Errorf("meta: catch up to version %d: %w (at %d)", v, ctx.Err(), s.LatestDomainVersion())
 	}
 	return nil
+}
+
+// CatchUpBound bounds a read-your-writes wait: past it the replica is
+// behind for a reason (cut off from the leader) and the caller answers
+// from what it knows.
+const CatchUpBound = 2 * time.Second
+
+// WaitVersionWithin is WaitVersion for at most within.
+func (s *Store) WaitVersionWithin(ctx context.Context, v uint64, within time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	return s.WaitVersion(ctx, v)
+}
+
+// CatchUpUnlessKnown gives a caller that saw topic (and, if parts are
+// given, an owner for each of them) on another node read-your-writes
+// here: unless this replica knows as much already, it catches up with the
+// leader (CatchUp) for at most CatchUpBound. A topic that truly does not
+// exist costs one question to the leader. It returns nothing: on failure
+// the caller answers from what the replica knows, as it would anyway.
+func (s *Store) CatchUpUnlessKnown(ctx context.Context, topic string, parts ...int) {
+	if s.knows(topic, parts) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, CatchUpBound)
+	defer cancel()
+	_ = s.CatchUp(ctx)
+}
+
+// knows reports whether this replica has topic and an owner for each of
+// parts.
+func (s *Store) knows(topic string, parts []int) bool {
+	t, ok := s.Topic(topic)
+	if !ok {
+		return false
+	}
+	for _, p := range parts {
+		if o, _ := s.Owner(topic, p); p >= t.Partitions || o == "" {
+			return false
+		}
+	}
+	return true
 }

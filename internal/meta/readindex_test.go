@@ -16,7 +16,7 @@ type leaderConfirmer struct {
 	leader *Store
 }
 
-func (c *leaderConfirmer) ReadIndex(ctx context.Context, _, _ string) (uint64, error) {
+func (c *leaderConfirmer) ReadIndex(ctx context.Context, _ Member) (uint64, error) {
 	return c.leader.ReadIndexAsLeader(ctx)
 }
 
@@ -31,12 +31,12 @@ func TestCatchUpSeesEveryAcknowledgedWrite(t *testing.T) {
 	o2 := testOptions(t.TempDir(), "127.0.0.1:0")
 	o2.NodeID, o2.Bootstrap = "n2", false
 	o2.HeartbeatTimeout, o2.ElectionTimeout, o2.LeaderLeaseTimeout = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
+	o2.Confirmer = &leaderConfirmer{leader: leader}
 	follower, err := Open(o2)
 	must(t, err)
 	t.Cleanup(func() { _ = follower.Close() })
 	must(t, leader.raft.AddVoter("n2", raft.ServerAddress(follower.RaftAddr()), 0, 5*time.Second).Error())
 	waitFor(t, "follower sees the leader", func() bool { id, _ := follower.Leader(); return id == "n1" })
-	follower.SetConfirmer(&leaderConfirmer{leader: leader})
 	must(t, follower.CatchUp(ctx)) // nothing outstanding: at once
 
 	entered, release := make(chan struct{}), make(chan struct{})

@@ -88,20 +88,19 @@ type Options struct {
 	ApplyTimeout time.Duration
 
 	// Confirmer answers leader confirmations when this node is not the
-	// leader (see ConfirmTopic). May also be set later with SetConfirmer.
+	// leader (see ConfirmTopic); nil on a node that always leads alone.
 	Confirmer Confirmer
 }
 
 // Store is a node's handle on the metastore: the Raft node, its stores and
 // transport, and the FSM.
 type Store struct {
-	opts      Options
-	log       *slog.Logger
-	raft      *raft.Raft
-	trans     *raft.NetworkTransport
-	logStore  *raftboltdb.BoltStore
-	fsm       *fsm
-	confirmer atomic.Pointer[confirmerBox]
+	opts     Options
+	log      *slog.Logger
+	raft     *raft.Raft
+	trans    *raft.NetworkTransport
+	logStore *raftboltdb.BoltStore
+	fsm      *fsm
 
 	closeOnce sync.Once
 	closeErr  error
@@ -117,9 +116,6 @@ func Open(opts Options) (*Store, error) {
 	}
 	opts = withDefaults(opts)
 	s := &Store{opts: opts, log: opts.Logger}
-	if opts.Confirmer != nil {
-		s.SetConfirmer(opts.Confirmer)
-	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("meta: open: %w", err)
 	}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clustertls"
+	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/datadir"
+	"github.com/narad-io/narad/internal/fanout"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/reserve"
+	"github.com/narad-io/narad/internal/rpc"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// boot is what Run derives from the configuration before it builds any
+// room: every check that can refuse a start, done first.
+type boot struct {
+	clustered     bool
+	adopt         bool   // re-register orphan topic data (datadir.CheckOrphans)
+	raftAdvertise string // the Raft address peers dial
+	codec         storage.Codec
+	clusterTLS    *clustertls.Config // nil: plaintext cluster plane
+	httpTLS       *tls.Config        // nil: plain HTTP
+}
+
+// prepare checks the configuration and the data directory. It fixes
+// cfg.NodeID when the data directory knows better (package datadir).
+func prepare(cfg *config.Config, log *slog.Logger) (boot, error) {
+	if cfg.Dev {
+		log.Warn("developer mode: loopback only, authentication off", "data_dir", cfg.DataDir)
+	}
+	n := boot{clustered: len(cfg.Cluster.Peers) > 0}
+	if n.clustered && cfg.Cluster.Secret == "" {
+		return n, errors.New("cluster peers are configured but NARAD_CLUSTER_SECRET is not: node RPC refuses to run without it")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return n, fmt.Errorf("data directory: %w", err)
+	}
+	var err error
+	if n.adopt, err = checkDataDir(cfg, log); err != nil {
+		return n, err
+	}
+	if n.raftAdvertise = advertise(cfg.NodeID, cfg.Cluster); n.raftAdvertise == "" {
+		n.raftAdvertise = cfg.Cluster.Addr
+	}
+	if n.codec, err = storage.ParseCodec(cfg.Storage.Codec); err != nil {
+		return n, err
+	}
+	if n.clusterTLS, err = clusterTLS(*cfg, n.clustered, log); err != nil {
+		return n, err
+	}
+	if n.httpTLS, err = clientTLS(cfg.HTTP); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// checkDataDir binds the data directory to this node's id and refuses a
+// start that would treat topic data as orphans because the metastore is
+// gone (package datadir); adopt says the operator chose to re-register it.
+func checkDataDir(cfg *config.Config, log *slog.Logger) (adopt bool, err error) {
+	id, fromFile, err := datadir.Claim(cfg.DataDir, cfg.NodeID, !cfg.NodeIDDefaulted)
+	if err != nil {
+		return false, err
+	}
+	if fromFile {
+		log.Info("node id taken from the data directory (none configured; the host name default differs)",
+			"node_id", id, "host_name", cfg.NodeID, "file", datadir.IDFile)
+	}
+	cfg.NodeID = id
+	hasState, err := meta.HasState(filepath.Join(cfg.DataDir, "metastore"))
+	if err != nil {
+		return false, err
+	}
+	adopt, err = datadir.CheckOrphans(cfg.DataDir, hasState, cfg.Recovery.OrphanData)
+	if err == nil && !hasState && cfg.Recovery.OrphanData == datadir.OrphanDiscard {
+		log.Warn("no metastore state: topic data on disk will be deleted by the startup reconcile (recovery.orphan_data=discard)")
+	}
+	return adopt, err
+}
+
+// clientTLS loads the client API's certificate, if one is configured:
+// loaded at start, so a bad file stops the node before it joins anything.
+func clientTLS(c config.HTTPConfig) (*tls.Config, error) {
+	if c.TLSCertFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("client API certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"}}, nil
+}
+
+// clusterTLS loads the cluster plane's mutual TLS, or says loudly that it
+// runs in plaintext (07-security.md).
+func clusterTLS(cfg config.Config, clustered bool, log *slog.Logger) (*clustertls.Config, error) {
+	c := cfg.Cluster
+	if c.TLSCertFile == "" {
+		if clustered {
+			log.Warn("the cluster plane (Raft and node RPC) is PLAINTEXT: anyone on the network path can read it; " +
+				"set NARAD_CLUSTER_TLS_CERT_FILE, NARAD_CLUSTER_TLS_KEY_FILE and NARAD_CLUSTER_TLS_CA_FILE for mutual TLS")
+		}
+		return nil, nil
+	}
+	t, err := clustertls.Load(c.TLSCertFile, c.TLSKeyFile, c.TLSCAFile)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("cluster plane on mutual TLS")
+	return t, nil
+}
+
+// newPool is the node RPC client pool, on mutual TLS when configured.
+func newPool(cfg config.Config, t *clustertls.Config) *rpc.Pool {
+	if t != nil {
+		return rpc.NewTLSPool(cfg.Cluster.Secret, t.Client)
+	}
+	return rpc.NewPool(cfg.Cluster.Secret)
+}
+
+// metaOptions configure the metastore: a node with no peers bootstraps a
+// one-member Raft; in a cluster, leader confirmations go out on pool.
+func metaOptions(cfg config.Config, n boot, m *metrics.Metrics, pool *rpc.Pool, log *slog.Logger) meta.Options {
+	o := meta.Options{
+		TLS:            n.clusterTLS,
+		Secret:         []byte(cfg.Cluster.Secret),
+		StreamRefused:  refusedCounter(m, "raft"),
+		Dir:            filepath.Join(cfg.DataDir, "metastore"),
+		NodeID:         cfg.NodeID,
+		BindAddr:       raftBind(cfg.Cluster, n.clustered, log),
+		Advertise:      advertise(cfg.NodeID, cfg.Cluster),
+		Bootstrap:      !n.clustered,
+		InitialServers: initialServers(cfg, n.raftAdvertise),
+		Logger:         log.With("component", "meta"),
+	}
+	if pool != nil {
+		o.Confirmer = leaderConfirmer{pool: pool}
+	}
+	return o
+}
+
+// openDisk is the data disk's reserve, checked once now: a node that
+// starts on a full disk refuses new data from its first request.
+func openDisk(cfg config.Config, m *metrics.Metrics, log *slog.Logger) *reserve.Reserve {
+	disk := reserve.New(cfg.DataDir, cfg.Storage.DiskReserveBytes, log.With("component", "disk"))
+	disk.OnChange = func(full bool) {
+		if full {
+			m.DataDiskFull.Set(1)
+		} else {
+			m.DataDiskFull.Set(0)
+		}
+	}
+	disk.Check()
+	return disk
+}
+
+// brokerConfig is the broker's share of the configuration.
+func brokerConfig(cfg config.Config, n boot, disk *reserve.Reserve, log *slog.Logger) broker.Config {
+	return broker.Config{
+		DataDir:              cfg.DataDir,
+		NodeID:               cfg.NodeID,
+		DefaultPartitions:    cfg.Topic.DefaultPartitions,
+		MaxPartitions:        cfg.Topic.MaxPartitions,
+		DefaultRetentionMs:   cfg.Topic.DefaultRetentionAge.Milliseconds(),
+		DefaultVisibilityMs:  cfg.Topic.DefaultVisibilityTimeout.Milliseconds(),
+		DefaultMaxInFlight:   cfg.Topic.DefaultMaxInFlightPerPartition,
+		DefaultMaxAckedAhead: cfg.Topic.DefaultMaxAckedAheadPerPartition,
+		SegmentBytes:         cfg.Storage.SegmentBytes,
+		Codec:                n.codec,
+		Level:                cfg.Storage.CompressionLevel,
+		SkipCorrupt:          cfg.Storage.SkipCorrupt,
+		IdleEviction:         cfg.Storage.IdleLogEviction,
+		RetentionSweep:       cfg.Storage.RetentionSweep,
+		MaxConsumeWait:       cfg.HTTP.MaxConsumeWait,
+		MaxConsumeBytes:      int(cfg.HTTP.MaxConsumeBytes),
+		Logger:               log.With("component", "broker"),
+		Disk:                 disk,
+	}
+}
+
+// fanoutConfig is the fan-out engine's share of the configuration.
+func fanoutConfig(cfg config.Config, log *slog.Logger) fanout.Config {
+	return fanout.Config{MaxBatchRecords: cfg.Fanout.MaxBatchRecords, MaxBatchBytes: int(cfg.Fanout.MaxBatchBytes),
+		Linger: cfg.Fanout.Linger, Logger: log.With("component", "fanout")}
+}
+
+// refusedCounter counts the connections a cluster port's door refused.
+func refusedCounter(m *metrics.Metrics, plane string) func(string) {
+	return func(reason string) { m.ClusterRefused.WithLabelValues(plane, reason).Inc() }
+}

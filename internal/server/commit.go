@@ -1,0 +1,26 @@
+package server
+
+import (
+	"context"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// remoteCommitter is the remote side of the commit seam (route.Router's
+// Remote): a commit RPC to the partition's owner, carrying this replica's
+// metastore version so the owner can catch up to what the sender saw
+// (broker.Broker.CommitRouted).
+type remoteCommitter struct {
+	ms    *meta.Store
+	peers peers
+}
+
+func (c remoteCommitter) Commit(ctx context.Context, topic string, incarnation uint64, p int, recs []storage.Record) error {
+	owner, _ := c.ms.Owner(topic, p)
+	addr, err := c.peers.addr(owner)
+	if err != nil {
+		return err
+	}
+	return c.peers.pool.Commit(ctx, addr, topic, incarnation, p, recs, c.ms.LatestDomainVersion())
+}
