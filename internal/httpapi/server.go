@@ -10,17 +10,16 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
-	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/metrics"
 )
 
 // Readiness reports whether the node may take traffic, and why not.
 type Readiness func() (ready bool, reason string)
 
-// Server routes the /v1 API to the broker.
+// Server routes the /v1 API to the data plane and fan-out (seams.go).
 type Server struct {
-	b     *broker.Broker
-	fan   *fanout.Engine
+	b     DataPlane
+	fan   Children
 	m     *metrics.Metrics
 	log   *slog.Logger
 	auth  Authenticator
@@ -30,7 +29,7 @@ type Server struct {
 	cluster  Cluster  // nil on a single node
 	suspects suspects // owners that did not answer a forward lately
 
-	users     *auth.Manager // nil until SetUsers
+	users     UserAdmin // nil until SetUsers
 	userStore auth.Users
 
 	clusterAdmin ClusterAdmin // nil until SetClusterAdmin
@@ -42,7 +41,7 @@ type Server struct {
 func (s *Server) SetCluster(c Cluster) { s.cluster = c }
 
 // New builds the handler. auth may be nil (security off).
-func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
+func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger) *Server {
 	s := &Server{b: b, fan: fan, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux()}
 	s.handle("POST /v1/topics", s.createTopic)
 	s.handle("GET /v1/topics", s.listTopics)

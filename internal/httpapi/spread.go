@@ -13,7 +13,6 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/lease"
-	"github.com/narad-io/narad/internal/rpc"
 )
 
 // consumeAnywhere serves a consume without partition in a cluster: this
@@ -48,7 +47,7 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			}
 		}
 		for _, node := range s.suspects.last(order) {
-			res, err := s.toNode(r.Context(), node, rpc.ForwardRequest{Method: http.MethodGet,
+			res, err := s.toNode(r.Context(), node, ForwardRequest{Method: http.MethodGet,
 				Path: r.URL.Path, RawQuery: q.Encode(), User: user, Timeout: s.dataPlaneTimeout(0)})
 			if err != nil {
 				failed[node] = true
@@ -217,7 +216,7 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 
 func (s *Server) forwardAcks(r *http.Request, node, user string, handles []string) ([]AckResult, error) {
 	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
-	res, err := s.toNode(r.Context(), node, rpc.ForwardRequest{Method: http.MethodPost, Path: r.URL.Path,
+	res, err := s.toNode(r.Context(), node, ForwardRequest{Method: http.MethodPost, Path: r.URL.Path,
 		RawQuery: url.Values{}.Encode(), Body: body, ContentType: "application/json", User: user, Timeout: s.dataPlaneTimeout(0)})
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ const maxUserBody = 64 << 10
 
 // SetUsers turns on the users API: m carries it out, users resolves the
 // actor of a request forwarded to the leader.
-func (s *Server) SetUsers(m *auth.Manager, users auth.Users) {
+func (s *Server) SetUsers(m UserAdmin, users auth.Users) {
 	s.users, s.userStore = m, users
 	s.handle("POST /v1/users", s.createUser)
 	s.handle("GET /v1/users", s.listUsers)

@@ -229,12 +229,13 @@ func (c *clusterView) addr(node string) (string, error) {
 	return "", apierr.Unavailable(time.Second, "node %q has no known address", node)
 }
 
-func (c *clusterView) Forward(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error) {
+func (c *clusterView) Forward(ctx context.Context, node string, req httpapi.ForwardRequest) (httpapi.ForwardResponse, error) {
 	addr, err := c.addr(node)
 	if err != nil {
-		return rpc.ForwardResponse{}, err
+		return httpapi.ForwardResponse{}, err
 	}
-	return c.pool.Forward(ctx, addr, req)
+	res, err := c.pool.Forward(ctx, addr, rpc.ForwardRequest(req))
+	return httpapi.ForwardResponse(res), err
 }
 
 // ConfirmOwner asks the leader who owns a partition (meta.Confirmer).
