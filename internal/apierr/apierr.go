@@ -1,8 +1,13 @@
-// Package apierr is the HTTP vocabulary of errors shared by every room that
-// can refuse a client: a status code, a human sentence, and for 503 a
-// Retry-After. The broker returns these, the HTTP layer writes them as
-// {"error": "..."}, and node RPC carries them unchanged, so a forwarded
-// request answers exactly like a local one.
+// Package apierr is the HTTP vocabulary of errors used at the edges — the
+// client API and node RPC — and by the rooms that refuse a client with a
+// sentence no other room acts on (validation, grants, conflicts): a status
+// code, a human sentence, and for 503 a Retry-After. The HTTP layer writes
+// them as {"error": "..."}, and node RPC carries them unchanged, so a
+// forwarded request answers exactly like a local one.
+//
+// Refusals that other rooms act on are typed instead (package refusal:
+// topic not found, partition out of range, frozen, not owner, …); From is
+// the one place they get their HTTP status, and every edge goes through it.
 package apierr
 
 import (
@@ -10,6 +15,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // Error is a client-visible failure.
@@ -46,12 +53,55 @@ func Unavailable(retry time.Duration, format string, args ...any) *Error {
 	return e
 }
 
-// Status returns err's HTTP status: the Error's own, or 500 for anything
-// that is not an *Error (an internal failure the client cannot fix).
+// Status returns err's HTTP status: an Error's own, a refusal's (From), or
+// 500 for anything else (an internal failure the client cannot fix).
 func Status(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := From(err); ok {
 		return e.Status
 	}
 	return http.StatusInternalServerError
+}
+
+// defaultRetry is a 503's Retry-After when the refusal names none.
+const defaultRetry = time.Second
+
+// From returns err as the client sees it: the *Error in its chain, or a
+// typed refusal (package refusal) with its status — 404 for a topic or
+// incarnation that is not here, 400 for a partition out of range, 503
+// with Retry-After for the temporary ones — and the same sentence. false
+// means err is an internal failure (500, its detail kept for the log).
+func From(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	r, ok := refusal.As(err)
+	if !ok {
+		return nil, false
+	}
+	status, ok := statusOf(r.Kind)
+	if !ok {
+		return nil, false
+	}
+	out := &Error{Status: status, Message: r.Message}
+	if status == http.StatusServiceUnavailable {
+		out.RetryAfter = r.RetryAfter
+		if out.RetryAfter <= 0 {
+			out.RetryAfter = defaultRetry
+		}
+	}
+	return out, true
+}
+
+// statusOf is the HTTP status of each refusal kind (02-http-api.md).
+func statusOf(k refusal.Kind) (int, bool) {
+	switch k {
+	case refusal.ErrTopicNotFound, refusal.ErrIncarnationGone:
+		return http.StatusNotFound, true
+	case refusal.ErrPartitionRange:
+		return http.StatusBadRequest, true
+	case refusal.ErrFrozen, refusal.ErrNotOwner, refusal.ErrIncarnationAhead, refusal.ErrDiskFull, refusal.ErrFenced:
+		return http.StatusServiceUnavailable, true
+	}
+	return 0, false
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 func TestStatus(t *testing.T) {
@@ -25,5 +27,43 @@ func TestStatus(t *testing.T) {
 	}
 	if e := NotFound("topic %q does not exist", "a"); e.Error() != `topic "a" does not exist` {
 		t.Fatalf("message: %q", e.Error())
+	}
+}
+
+// Every refusal kind has its status of 02-http-api.md and keeps its
+// sentence; a temporary one keeps its Retry-After, or gets 1 s.
+func TestFromRefusals(t *testing.T) {
+	want := map[refusal.Kind]int{
+		refusal.ErrTopicNotFound:    http.StatusNotFound,
+		refusal.ErrIncarnationGone:  http.StatusNotFound,
+		refusal.ErrPartitionRange:   http.StatusBadRequest,
+		refusal.ErrIncarnationAhead: http.StatusServiceUnavailable,
+		refusal.ErrFrozen:           http.StatusServiceUnavailable,
+		refusal.ErrNotOwner:         http.StatusServiceUnavailable,
+		refusal.ErrDiskFull:         http.StatusServiceUnavailable,
+		refusal.ErrFenced:           http.StatusServiceUnavailable,
+	}
+	for _, k := range refusal.Kinds() {
+		status, ok := want[k]
+		if !ok {
+			t.Fatalf("kind %s has no status in this test: add it to statusOf and here", k)
+		}
+		err := fmt.Errorf("wrapped: %w", refusal.New(k, 5*time.Second, "because %d", 7))
+		e, ok := From(err)
+		if !ok || e.Status != status || e.Message != "because 7" || Status(err) != status {
+			t.Fatalf("From(%s) = %+v, %v; want status %d", k, e, ok, status)
+		}
+		if status == http.StatusServiceUnavailable && e.RetryAfter != 5*time.Second {
+			t.Errorf("%s: Retry-After %v, want 5s", k, e.RetryAfter)
+		}
+		if e, _ := From(refusal.New(k, 0, "x")); status == http.StatusServiceUnavailable && e.RetryAfter != time.Second {
+			t.Errorf("%s without Retry-After: %v, want the 1 s default", k, e.RetryAfter)
+		}
+	}
+	if _, ok := From(refusal.New("a_kind_from_a_newer_peer", 0, "x")); ok {
+		t.Fatal("an unknown kind is an internal failure, not a guess")
+	}
+	if _, ok := From(errors.New("disk on fire")); ok {
+		t.Fatal("a plain error is internal")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // AckOp is what an ack request does with its lease.
@@ -32,10 +33,10 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 		return apierr.BadRequest("receipt_handle %q: %v", handle, err)
 	}
 	if p >= t.Partitions {
-		return apierr.BadRequest("receipt_handle %q names partition %d, but %q has %d partitions", handle, p, topic, t.Partitions)
+		return refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, topic, t.Partitions)
 	}
 	if !b.owned(topic, p) {
-		return apierr.Unavailable(time.Second, "partition %d of %q is not served by this node", p, topic)
+		return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, topic)
 	}
 	q, err := b.queue(t, p)
 	if err != nil {
@@ -71,16 +72,10 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	return err
 }
 
-// AckResult is one entry of a batch ack answer.
-type AckResult struct {
-	ReceiptHandle string `json:"receipt_handle"`
-	Status        int    `json:"status"`
-	Error         string `json:"error,omitempty"`
-}
-
-// AckBatch settles many handles; each result is what the single form would
-// have answered.
-func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) ([]AckResult, error) {
+// AckBatch settles many handles: the error of each (nil: settled) is what
+// the single form would have returned; the second result refuses the
+// whole batch (no topic, no handles, too many).
+func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) ([]error, error) {
 	if _, err := b.topic(topic); err != nil {
 		return nil, err
 	}
@@ -90,12 +85,9 @@ func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) (
 	if len(handles) > MaxAckBatch {
 		return nil, apierr.TooLarge("%d receipt handles is over the cap of %d", len(handles), MaxAckBatch)
 	}
-	out := make([]AckResult, len(handles))
+	out := make([]error, len(handles))
 	for i, h := range handles {
-		out[i] = AckResult{ReceiptHandle: h, Status: 204}
-		if err := b.Ack(ctx, topic, h, Settle); err != nil {
-			out[i].Status, out[i].Error = apierr.Status(err), err.Error()
-		}
+		out[i] = b.Ack(ctx, topic, h, Settle)
 	}
 	return out, nil
 }

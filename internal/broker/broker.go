@@ -13,6 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/notify"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -149,10 +150,10 @@ func (b *Broker) topic(name string) (meta.Topic, error) {
 	}
 	t, ok := b.meta.Topic(name)
 	if !ok {
-		return meta.Topic{}, apierr.NotFound("topic %q does not exist", name)
+		return meta.Topic{}, refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist", name)
 	}
 	if t.Remote != nil {
-		return meta.Topic{}, apierr.NotFound("topic %q does not exist here: it is a remote child of %q", name, t.Parent)
+		return meta.Topic{}, refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist here: it is a remote child of %q", name, t.Parent)
 	}
 	return t, nil
 }
@@ -167,13 +168,15 @@ func (b *Broker) owned(topic string, partition int) bool {
 	return ok && owner == b.cfg.NodeID
 }
 
-// metaErr maps metastore outcomes onto the HTTP vocabulary.
+// metaErr maps metastore outcomes onto the HTTP vocabulary (a full disk
+// onto its typed refusal).
 func metaErr(err error) error {
 	var ae *apierr.Error
+	_, refused := refusal.As(err)
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ae):
+	case errors.As(err, &ae), refused:
 		return err
 	case errors.Is(err, meta.ErrExists), errors.Is(err, meta.ErrConflict):
 		return apierr.Conflict("%s", trimMeta(err))
@@ -185,7 +188,7 @@ func metaErr(err error) error {
 		return apierr.Unavailable(time.Second, "the metastore could not confirm the change in time (its leader was lost or slow): it may or may not be made; check, then retry")
 	case errors.Is(err, syscall.ENOSPC):
 		// Raft could not write its log: the change is not made.
-		return apierr.Unavailable(5*time.Second, "this node's disk is full: the metastore cannot record the change; free space (delete topics, or grow the disk) and retry")
+		return refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: the metastore cannot record the change; free space (delete topics, or grow the disk) and retry")
 	case errors.Is(err, meta.ErrNotLeader), errors.Is(err, meta.ErrNotConfirmed), errors.Is(err, meta.ErrClosed),
 		errors.Is(err, context.DeadlineExceeded):
 		return apierr.Unavailable(time.Second, "metastore unavailable: %v", err)

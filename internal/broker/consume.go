@@ -9,6 +9,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -52,7 +53,7 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 		return nil, apierr.BadRequest("wait must not be negative")
 	}
 	if req.Partition != nil && (*req.Partition < 0 || *req.Partition >= t.Partitions) {
-		return nil, apierr.BadRequest("partition %d is out of range: %q has %d partitions", *req.Partition, t.Name, t.Partitions)
+		return nil, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", *req.Partition, t.Name, t.Partitions)
 	}
 	if req.Offset != nil && req.Partition == nil {
 		return nil, apierr.BadRequest("offset needs partition (replay reads one partition by position)")
@@ -62,7 +63,7 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 	var parts []int
 	if req.Partition != nil {
 		if !b.owned(t.Name, *req.Partition) {
-			return nil, apierr.Unavailable(time.Second, "partition %d of %q is not served by this node", *req.Partition, t.Name)
+			return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", *req.Partition, t.Name)
 		}
 		parts = []int{*req.Partition}
 	}

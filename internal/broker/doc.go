@@ -35,6 +35,10 @@
 // (Config.Admission, move.go) and the few services a move asks of the data
 // plane; the moves themselves are package move's.
 //
-// It knows nothing of HTTP: errors are apierr values the HTTP layer writes
-// as they are.
+// It knows nothing of HTTP. The refusals other rooms act on are typed
+// (package refusal): topic not found (or a deleted incarnation), an
+// incarnation not known yet, partition out of range, not owner, frozen,
+// disk full, fenced — dispatch settles records on them and the edges
+// (client API, node RPC) give them their status. Refusals only a client
+// reads (validation, conflicts) are apierr values, written as they are.
 package broker

@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs"
@@ -54,16 +54,7 @@ func (s *syncBuffer) String() string {
 func newTestNode(t *testing.T, cfg Config) *testNode {
 	t.Helper()
 	dir := t.TempDir()
-	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ms.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := ms.WaitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ms := metatest.Leader(t, dir, "n1")
 	n := &testNode{t: t, dir: dir, ms: ms, fs: errorfs.New(vfs.Default), logs: &syncBuffer{}}
 	cfg.DataDir, cfg.NodeID = dir, "n1"
 	cfg.Logger = slog.New(slog.NewTextHandler(n.logs, nil))

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/binary"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
@@ -50,7 +52,11 @@ func TestFencedPartitionHealsOnNextUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.EIO, LoseUnsynced: true})
-	n.want503("commit on a failing fdatasync", n.commit("orders", 0, "b"), "fenced", "input/output error")
+	err := n.commit("orders", 0, "b")
+	n.want503("commit on a failing fdatasync", err, "fenced", "input/output error")
+	if !errors.Is(err, refusal.ErrFenced) {
+		t.Fatalf("commit on a fenced log: %v is not refusal.ErrFenced", err)
+	}
 	if v := n.metric(`narad_errors_total{component="storage",kind="fenced"}`); v != 1 {
 		t.Fatalf("errors_total{storage,fenced} = %v", v)
 	}
@@ -75,7 +81,11 @@ func TestFullDiskHealsWithoutRestart(t *testing.T) {
 	n := newTestNode(t, Config{})
 	n.createTopic("orders", 1)
 	full := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpWrite, Path: ".log", Err: syscall.ENOSPC})
-	n.want503("commit on a full disk", n.commit("orders", 0, "a"), "no space left on device")
+	err := n.commit("orders", 0, "a")
+	n.want503("commit on a full disk", err, "no space left on device")
+	if !errors.Is(err, refusal.ErrDiskFull) {
+		t.Fatalf("commit on a full disk: %v is not refusal.ErrDiskFull", err)
+	}
 	full.Remove()
 	if err := n.commit("orders", 0, "a"); err != nil {
 		t.Fatalf("commit once space exists: %v", err)

@@ -7,27 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
 
 // newTestBroker is an in-process single node: a real one-member Raft
-// metastore and a broker over real partition logs in a temporary
-// directory. cfg's DataDir and NodeID are filled in.
+// metastore (metatest), an ingress WAL and a broker over real partition
+// logs in a temporary directory. cfg's DataDir and NodeID are filled in.
 func newTestBroker(t *testing.T, cfg Config) *Broker {
 	t.Helper()
 	dir := t.TempDir()
-	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := ms.WaitLeader(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ms := metatest.Leader(t, dir, "n1")
 	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +31,6 @@ func newTestBroker(t *testing.T, cfg Config) *Broker {
 	t.Cleanup(func() {
 		b.Close()
 		w.Close()
-		ms.Close()
 	})
 	return b
 }

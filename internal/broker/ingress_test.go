@@ -19,6 +19,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs"
@@ -132,8 +133,8 @@ func TestProduceOnAFullDiskAnswers503AndResumes(t *testing.T) {
 	full := n.efs.Inject(errorfs.Rule{Ops: errorfs.OpWrite, Path: ".wal", Err: syscall.ENOSPC, Torn: 0.5})
 	for i := 10; i < 15; i++ {
 		err := produce(i)
-		var ae *apierr.Error
-		if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || ae.RetryAfter < time.Second {
+		ae, ok := apierr.From(err) // as the client sees it
+		if !ok || ae.Status != http.StatusServiceUnavailable || ae.RetryAfter < time.Second || !errors.Is(err, refusal.ErrDiskFull) {
 			t.Fatalf("produce on a full disk = %v, want 503 with a Retry-After", err)
 		}
 		if !strings.Contains(ae.Message, "disk is full") || strings.Contains(ae.Message, n.dir) || strings.Contains(ae.Message, ".wal") {
@@ -168,8 +169,8 @@ func TestProduceWhileTheWALIsFencedAnswers503(t *testing.T) {
 	}
 	n.efs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".wal", Times: 1, Err: syscall.EIO, LoseUnsynced: true})
 	err := n.b.Produce(ctx, "orders", broker.ProduceRecord{Payload: []byte("b")})
-	var ae *apierr.Error
-	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || strings.Contains(ae.Message, n.dir) {
+	ae, ok := apierr.From(err)
+	if !ok || ae.Status != http.StatusServiceUnavailable || strings.Contains(ae.Message, n.dir) || !errors.Is(err, refusal.ErrFenced) {
 		t.Fatalf("produce after a failed fdatasync = %v, want 503 naming no file", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -262,8 +263,8 @@ func TestMetastoreDiskAndLeaderLossAnswer503(t *testing.T) {
 		fmt.Errorf("meta: create_topic: %w", &fs.PathError{Op: "write", Path: filepath.Join(n.dir, "metastore", "raft.db"), Err: syscall.ENOSPC}),
 		fmt.Errorf("meta: create_topic: %w: %w", meta.ErrOutcomeUnknown, errors.New("leadership lost while committing log")),
 	} {
-		var ae *apierr.Error
-		if got := n.b.MetaErr(err); !errors.As(got, &ae) || ae.Status != http.StatusServiceUnavailable ||
+		got := n.b.MetaErr(err)
+		if ae, ok := apierr.From(got); !ok || ae.Status != http.StatusServiceUnavailable ||
 			ae.RetryAfter < time.Second || strings.Contains(ae.Message, n.dir) {
 			t.Errorf("MetaErr(%v) = %v, want 503 with a Retry-After naming no file", err, got)
 		}

@@ -3,7 +3,7 @@ package broker
 import (
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -30,7 +30,7 @@ func (b *Broker) enterCommit(topic string, p int) (func(), error) {
 	}
 	done, ok := b.cfg.Admission.Admit(topic, p)
 	if !ok {
-		return nil, apierr.Unavailable(time.Second, "partition %d of %q is being moved; retry", p, topic)
+		return nil, refusal.New(refusal.ErrFrozen, time.Second, "partition %d of %q is being moved; retry", p, topic)
 	}
 	return done, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -44,9 +45,9 @@ func TestCommitAsksTheAdmissionHook(t *testing.T) {
 	adm.closed = true
 	adm.mu.Unlock()
 	err := b.CommitLocal(testCtx(t), "orders", 0, []storage.Record{{Payload: []byte("refused")}})
-	var ae *apierr.Error
-	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || ae.RetryAfter <= 0 {
-		t.Fatalf("a refused commit answered %v, want 503 with Retry-After", err)
+	ae, ok := apierr.From(err) // as a client sees it
+	if !ok || ae.Status != http.StatusServiceUnavailable || ae.RetryAfter <= 0 || !errors.Is(err, refusal.ErrFrozen) {
+		t.Fatalf("a refused commit answered %v, want refusal.ErrFrozen: 503 with Retry-After", err)
 	}
 	l, err := b.PartitionLog("orders", 0)
 	if err != nil || l.HWM() != 3 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -93,7 +94,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 }
 
 // errDiskFull is produce's answer on a full data disk.
-var errDiskFull = apierr.Unavailable(5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
+var errDiskFull = refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
 
 func (b *Broker) diskFull() bool { return b.cfg.Disk != nil && b.cfg.Disk.Full() }
 
@@ -106,7 +107,7 @@ func ingressErr(err error) error {
 	case errors.Is(err, wal.ErrNoSpace):
 		return errDiskFull
 	case errors.Is(err, wal.ErrFenced):
-		return apierr.Unavailable(time.Second, "this node's ingress log is re-reading its last segment after a disk error: nothing was stored; retry")
+		return refusal.New(refusal.ErrFenced, time.Second, "this node's ingress log is re-reading its last segment after a disk error: nothing was stored; retry")
 	case errors.Is(err, wal.ErrClosed):
 		return apierr.Unavailable(time.Second, "this node is shutting down: nothing was stored; retry")
 	}
@@ -165,7 +166,7 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 			return apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload))
 		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
 			b.reject(t.Name, "bad_partition")
-			return apierr.BadRequest("%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions)
+			return refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions)
 		}
 		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
 			b.reject(t.Name, "schema")
@@ -191,9 +192,12 @@ func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, r
 // visible.
 //
 // A non-zero incarnation must be the topic's (when the topic has one):
-// records of an earlier incarnation belong to a deleted topic and answer
-// 404, for the dispatcher to settle with the leader; records of a later one
-// than this replica knows answer 503 until it catches up.
+// records of an earlier incarnation belong to a deleted topic
+// (refusal.ErrIncarnationGone, which is also ErrTopicNotFound), for the
+// dispatcher to settle with the leader; records of a later one than this
+// replica knows are refused with ErrIncarnationAhead until it catches up.
+// Every refusal a caller acts on is typed (package refusal): topic not
+// found, partition out of range, not owner, frozen, disk full, fenced.
 func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
 	t, err := b.topic(topic)
 	if err != nil {
@@ -201,15 +205,15 @@ func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnatio
 	}
 	if incarnation != 0 && t.Incarnation != 0 && incarnation != t.Incarnation {
 		if incarnation > t.Incarnation {
-			return apierr.Unavailable(time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
+			return refusal.New(refusal.ErrIncarnationAhead, time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
 		}
-		return apierr.NotFound("topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
+		return refusal.New(refusal.ErrIncarnationGone, 0, "topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
 	}
 	if partition < 0 || partition >= t.Partitions {
-		return apierr.BadRequest("partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
+		return refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
 	}
 	if !b.owned(topic, partition) {
-		return apierr.Unavailable(time.Second, "partition %d of %q is not owned by this node", partition, topic)
+		return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
 	done, err := b.enterCommit(topic, partition)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // Field bounds of 02-http-api.md.
@@ -174,7 +175,7 @@ func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.Att
 		return TopicView{}, apierr.Unavailable(time.Second, "this node is still starting (startup reconcile); topic creation opens when it is done")
 	}
 	if b.diskFull() {
-		return TopicView{}, apierr.Unavailable(5*time.Second, "this node's disk is full: topic create is refused so the room kept for deletes stays free; delete topics or grow the disk, then retry")
+		return TopicView{}, refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: topic create is refused so the room kept for deletes stays free; delete topics or grow the disk, then retry")
 	}
 	// Leftover data of a deleted topic of the same name must go first, or
 	// the new topic would inherit its records.

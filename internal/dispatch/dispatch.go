@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
@@ -241,25 +240,24 @@ func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
 	if err == nil {
 		return true
 	}
-	var ae *apierr.Error
-	if errors.As(err, &ae) {
-		switch ae.Status {
-		case http.StatusNotFound:
-			if d.Discard(ctx, b.key.topic, b.key.incarnation) {
-				d.Metrics.DispatchDiscarded.Add(float64(len(b.recs)))
-				d.Logger.Warn("dispatch: discarded records of a deleted topic", "topic", b.key.topic,
-					"incarnation", b.key.incarnation, "records", len(b.recs))
-				return true
-			}
-			d.Metrics.DispatchKept.Inc()
-		case http.StatusBadRequest:
-			// The partition no longer exists (the topic was recreated
-			// with fewer partitions): commit to a live sibling instead.
-			if n := d.Partitions(b.key.topic); n > 0 && int(b.key.partition) >= n {
-				b.key.partition %= int32(n)
-				d.Metrics.DispatchRerouted.Add(float64(len(b.recs)))
-				return d.Commit.Commit(cctx, b.key.topic, b.key.incarnation, int(b.key.partition), b.recs) == nil
-			}
+	// The owner's refusal, typed the same whether the commit ran here or
+	// on another node (package refusal; node RPC rebuilds the kind).
+	switch {
+	case errors.Is(err, refusal.ErrTopicNotFound): // absent here, or a deleted incarnation
+		if d.Discard(ctx, b.key.topic, b.key.incarnation) {
+			d.Metrics.DispatchDiscarded.Add(float64(len(b.recs)))
+			d.Logger.Warn("dispatch: discarded records of a deleted topic", "topic", b.key.topic,
+				"incarnation", b.key.incarnation, "records", len(b.recs))
+			return true
+		}
+		d.Metrics.DispatchKept.Inc()
+	case errors.Is(err, refusal.ErrPartitionRange):
+		// The partition no longer exists (the topic was recreated with
+		// fewer partitions): commit to a live sibling instead.
+		if n := d.Partitions(b.key.topic); n > 0 && int(b.key.partition) >= n {
+			b.key.partition %= int32(n)
+			d.Metrics.DispatchRerouted.Add(float64(len(b.recs)))
+			return d.Commit.Commit(cctx, b.key.topic, b.key.incarnation, int(b.key.partition), b.recs) == nil
 		}
 	}
 	d.Logger.Warn("dispatch: commit failed, will retry", "topic", b.key.topic, "partition", b.key.partition, "err", err)

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -140,7 +142,7 @@ func TestCommitsInOrderAndCheckpointsWhenIdle(t *testing.T) {
 // the checkpoint does not pass the failing records until they commit.
 func TestFailingBucketDoesNotBlockOrDuplicateOthers(t *testing.T) {
 	h := start(t)
-	h.fc.setFailing("a/0", apierr.Unavailable(time.Second, "owner down"))
+	h.fc.setFailing("a/0", errors.New("owner down: node unreachable"))
 	h.append(t, "a", 0, "stuck")
 	h.append(t, "a", 1, "fine")
 	h.append(t, "b", 0, "also fine")
@@ -167,7 +169,7 @@ func TestFailingBucketDoesNotBlockOrDuplicateOthers(t *testing.T) {
 // (leader-confirmed absence) agrees they can go.
 func TestDiscardOnlyWhenConfirmed(t *testing.T) {
 	h := start(t)
-	h.fc.setFailing("gone/0", apierr.NotFound("topic %q does not exist", "gone"))
+	h.fc.setFailing("gone/0", refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist", "gone"))
 	h.append(t, "gone", 0, "orphan")
 	waitFor(t, "retries", func() bool { _, c := h.fc.snapshot(); return c["gone/0"] >= 3 })
 	if h.w.Checkpoint() > 1 {
@@ -186,7 +188,7 @@ func TestDiscardOnlyWhenConfirmed(t *testing.T) {
 // commit meanwhile, each destination apart.
 func TestRecordsOfADeletedIncarnationAreDiscardedNotCommitted(t *testing.T) {
 	h := start(t)
-	h.fc.setFailing("t@10/0", apierr.NotFound("topic %q: records of incarnation 10, which was deleted", "t"))
+	h.fc.setFailing("t@10/0", refusal.New(refusal.ErrIncarnationGone, 0, "topic %q: records of incarnation 10, which was deleted", "t"))
 	h.appendInc(t, "t", 10, 0, "old-1")
 	h.appendInc(t, "t", 20, 0, "new-1")
 	h.appendInc(t, "t", 10, 0, "old-2")
@@ -220,7 +222,7 @@ func TestRecordsOfADeletedIncarnationAreDiscardedNotCommitted(t *testing.T) {
 // sibling instead of blocking forever.
 func TestVanishedPartitionReroutes(t *testing.T) {
 	h := start(t)
-	h.fc.setFailing("r/6", apierr.BadRequest("partition 6 is out of range"))
+	h.fc.setFailing("r/6", refusal.New(refusal.ErrPartitionRange, 0, "partition 6 is out of range"))
 	h.append(t, "r", 6, "x")
 	waitFor(t, "reroute", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
 	got, _ := h.fc.snapshot()
@@ -237,7 +239,7 @@ func TestRerouteAfterFailedPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	fc := newFake()
-	fc.setFailing("t/0", apierr.Unavailable(time.Second, "owner dead"))
+	fc.setFailing("t/0", errors.New("owner dead: node unreachable"))
 	var asked []int
 	var mu sync.Mutex
 	d := &Dispatcher{WAL: w, Commit: fc, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler),
@@ -260,5 +262,34 @@ func TestRerouteAfterFailedPasses(t *testing.T) {
 	got, calls := fc.snapshot()
 	if fmt.Sprint(got["t/1"]) != "[x]" || calls["t/0"] != 3 {
 		t.Fatalf("committed %v after %d tries of t/0", got, calls["t/0"])
+	}
+}
+
+// Discard and reroute act on the owner's typed refusal only. An error that
+// merely reads like one — an HTTP 404 or 400 of the API's vocabulary, or any
+// text — is retried and its records kept: dropping or moving records is
+// never decided on a status. (A remote owner's refusals come back typed:
+// package rpc.)
+func TestOnlyTypedRefusalsDiscardOrReroute(t *testing.T) {
+	h := start(t)
+	h.mu.Lock()
+	h.gone["gone"] = true // the leader would confirm: only the refusal's kind is missing
+	h.mu.Unlock()
+	h.fc.setFailing("gone/0", apierr.NotFound("topic %q does not exist", "gone"))
+	h.fc.setFailing("r/6", apierr.BadRequest("partition 6 is out of range"))
+	h.append(t, "gone", 0, "kept")
+	h.append(t, "r", 6, "stays")
+	waitFor(t, "retries of both", func() bool {
+		_, c := h.fc.snapshot()
+		return c["gone/0"] >= 3 && c["r/6"] >= 3
+	})
+	if got, _ := h.fc.snapshot(); h.w.Checkpoint() > 1 || len(got["r/2"]) != 0 {
+		t.Fatalf("untyped errors settled records: checkpoint %d, committed %v", h.w.Checkpoint(), got)
+	}
+	h.fc.setFailing("gone/0", nil)
+	h.fc.setFailing("r/6", nil)
+	waitFor(t, "both committed where they were meant to go", func() bool { return h.w.Checkpoint() == h.w.LastSeq()+1 })
+	if got, _ := h.fc.snapshot(); fmt.Sprint(got["gone/0"]) != "[kept]" || fmt.Sprint(got["r/6"]) != "[stays]" {
+		t.Fatalf("committed %v", got)
 	}
 }

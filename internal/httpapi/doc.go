@@ -1,9 +1,16 @@
 // Package httpapi is the client API of 02-http-api.md on net/http's
 // method-pattern ServeMux: parsing and validating every parameter and body,
 // authentication, the payload encoding rules, JSON errors and status codes.
-// It holds no state of its own — the broker does the work — but a short
-// memory of owners that did not answer a forward (suspects), which only
-// orders an unpinned consume's attempts.
+// It holds no state of its own — the data plane does the work — but a
+// short memory of owners that did not answer a forward (suspects), which
+// only orders an unpinned consume's attempts.
+//
+// Seams (seams.go): it reaches the data plane, fan-out, users and the
+// cluster only through interfaces it declares itself (DataPlane, Children,
+// UserAdmin, Cluster, ClusterAdmin, Authenticator), with value types of
+// broker, fanout and meta crossing them, so its handlers are tested
+// against fakes. It is where refusals get their HTTP status: apierr values
+// as they are, typed refusals (package refusal) through apierr.From.
 //
 // Routing: a consume, ack or replay about a partition another node owns is
 // forwarded there within 5 s plus the long-poll's wait, and an owner that

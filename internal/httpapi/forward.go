@@ -9,32 +9,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
-	"github.com/narad-io/narad/internal/rpc"
 )
-
-// Cluster is what routing needs from the cluster: who leads, who owns a
-// partition, and a way to replay a request on another node. Nil on a
-// single node without peers.
-type Cluster interface {
-	Self() string
-	IsLeader() bool
-	Owner(topic string, partition int) string
-	// Forward replays a request on node (or on the leader when node is "").
-	Forward(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error)
-	// Wait parks on node until topic may have records there, or wait ends;
-	// it leases nothing, so abandoning it is free.
-	Wait(ctx context.Context, node, topic string, wait time.Duration) (woken bool, err error)
-	// MetaVersion and WaitMetaVersion give a forwarded metadata write
-	// read-your-writes on this node: the answer waits (briefly) until the
-	// local replica applied a change past the version seen before.
-	MetaVersion() uint64
-	WaitMetaVersion(ctx context.Context, after uint64, within time.Duration)
-	// CatchUpTopic is read-your-writes for a topic this replica does not
-	// know: it returns once the replica has every write the leader had
-	// acknowledged (or after a short bound), so that a topic created a
-	// moment ago through another node is not answered 404 here.
-	CatchUpTopic(ctx context.Context, topic string)
-}
 
 type forwardedKey struct{}
 
@@ -52,21 +27,21 @@ func forwardedUser(r *http.Request) (string, bool) {
 
 // replay sends r to node (the leader when node is "") within timeout and
 // returns its answer unwritten.
-func (s *Server) replay(r *http.Request, node, user string, body []byte, timeout time.Duration) (rpc.ForwardResponse, error) {
+func (s *Server) replay(r *http.Request, node, user string, body []byte, timeout time.Duration) (ForwardResponse, error) {
 	if body == nil && r.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(r.Body, 17<<20))
 		if err != nil {
-			return rpc.ForwardResponse{}, apierr.BadRequest("reading the body: %v", err)
+			return ForwardResponse{}, apierr.BadRequest("reading the body: %v", err)
 		}
 		body = b
 	}
-	return s.cluster.Forward(r.Context(), node, rpc.ForwardRequest{Method: r.Method, Path: r.URL.Path,
+	return s.cluster.Forward(r.Context(), node, ForwardRequest{Method: r.Method, Path: r.URL.Path,
 		RawQuery: r.URL.RawQuery, Body: body, ContentType: r.Header.Get("Content-Type"), User: user, Timeout: timeout})
 }
 
 // toNode forwards a data-plane request to the owner node and remembers
 // whether it answered (suspects).
-func (s *Server) toNode(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error) {
+func (s *Server) toNode(ctx context.Context, node string, req ForwardRequest) (ForwardResponse, error) {
 	res, err := s.cluster.Forward(ctx, node, req)
 	s.suspects.note(node, err)
 	return res, err
@@ -78,10 +53,10 @@ func (s *Server) toNode(ctx context.Context, node string, req rpc.ForwardRequest
 // Retry-After — well within the HTTP write timeout, which must exceed the
 // longest wait — instead of a connection closed with no answer.
 func (s *Server) dataPlaneTimeout(wait time.Duration) time.Duration {
-	return rpc.DefaultTimeout + s.b.ConsumeWait(wait)
+	return rpcDefaultTimeout + s.b.ConsumeWait(wait)
 }
 
-func writeForwarded(w http.ResponseWriter, res rpc.ForwardResponse) {
+func writeForwarded(w http.ResponseWriter, res ForwardResponse) {
 	if res.ContentType != "" {
 		w.Header().Set("Content-Type", res.ContentType)
 	}
@@ -103,7 +78,7 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request, user string, b
 		return true, apierr.Unavailable(time.Second, "this node is not the leader any more; retry")
 	}
 	before := s.cluster.MetaVersion()
-	res, err := s.replay(r, "", user, body, rpc.ForwardTimeout)
+	res, err := s.replay(r, "", user, body, leaderForwardTimeout)
 	if err != nil {
 		return true, err
 	}
@@ -135,7 +110,7 @@ func (s *Server) toOwner(w http.ResponseWriter, r *http.Request, user, topic str
 	if _, ok := forwardedUser(r); ok {
 		return true, apierr.Unavailable(time.Second, "partition %d of %q moved; retry", partition, topic)
 	}
-	res, err := s.toNode(r.Context(), owner, rpc.ForwardRequest{Method: r.Method, Path: r.URL.Path,
+	res, err := s.toNode(r.Context(), owner, ForwardRequest{Method: r.Method, Path: r.URL.Path,
 		RawQuery: r.URL.RawQuery, User: user, Timeout: s.dataPlaneTimeout(wait)})
 	if err != nil {
 		return true, err

@@ -36,33 +36,50 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 }
 
 func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) error {
+	n, err := s.acceptBatch(r)
+	if err != nil {
+		s.refuseBatch(w, r, err)
+		return nil
+	}
+	writeJSON(w, http.StatusAccepted, map[string]int{"accepted": n})
+	return nil
+}
+
+// refuseBatch writes every refusal of a batch produce (past
+// authentication): the one place its error body is built.
+func (s *Server) refuseBatch(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeError(w, r, err)
+}
+
+// acceptBatch validates, decodes and produces a batch, and says how many
+// records it accepted.
+func (s *Server) acceptBatch(r *http.Request) (int, error) {
 	topic, err := s.messageTopic(r, meta.ActionProduce)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	recs, err := decodeBatch(r, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(recs) > broker.MaxBatchRecords {
-		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), broker.MaxBatchRecords)
+		return 0, apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), broker.MaxBatchRecords)
 	}
 	if recs == nil {
 		// The one-pass decode refused the body: decode record by record so
 		// the refusal names the first failing index.
 		if recs, err = s.decodeBatchSlowly(r, topic, body); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
-		return err
+		return 0, err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]int{"accepted": len(recs)})
-	return nil
+	return len(recs), nil
 }
 
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {

@@ -22,12 +22,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-// writeError answers with the error's status and {"error": ...}. Errors
-// that are not apierr values are internal: 500 with a generic sentence
-// (the detail goes to the log, not to the client).
+// writeError answers with the error's status and {"error": ...}: an apierr
+// value's own, a typed refusal's (apierr.From). Any other error is
+// internal: 500 with a generic sentence (the detail goes to the log, not
+// to the client).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apierr.Error
-	if !errors.As(err, &ae) {
+	ae, ok := apierr.From(err)
+	if !ok {
 		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		ae = apierr.New(http.StatusInternalServerError, "internal error")
 	}

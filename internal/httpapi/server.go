@@ -10,17 +10,16 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
-	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/metrics"
 )
 
 // Readiness reports whether the node may take traffic, and why not.
 type Readiness func() (ready bool, reason string)
 
-// Server routes the /v1 API to the broker.
+// Server routes the /v1 API to the data plane and fan-out (seams.go).
 type Server struct {
-	b     *broker.Broker
-	fan   *fanout.Engine
+	b     DataPlane
+	fan   Children
 	m     *metrics.Metrics
 	log   *slog.Logger
 	auth  Authenticator
@@ -30,7 +29,7 @@ type Server struct {
 	cluster  Cluster  // nil on a single node
 	suspects suspects // owners that did not answer a forward lately
 
-	users     *auth.Manager // nil: no users API
+	users     UserAdmin // nil: no users API
 	userStore auth.Users
 
 	clusterAdmin ClusterAdmin // nil: no /v1/cluster routes
@@ -47,7 +46,7 @@ type Options struct {
 	DataDir string
 	// Users carries out the users API; UserStore resolves the actor of a
 	// request forwarded to the leader. Both or neither.
-	Users     *auth.Manager
+	Users     UserAdmin
 	UserStore auth.Users
 	// ClusterAdmin serves the /v1/cluster routes.
 	ClusterAdmin ClusterAdmin
@@ -57,7 +56,7 @@ type Options struct {
 }
 
 // New builds the handler. auth may be nil (security off).
-func New(b *broker.Broker, fan *fanout.Engine, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger, opts Options) *Server {
+func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger, opts Options) *Server {
 	s := &Server{b: b, fan: fan, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux(),
 		cluster: opts.Cluster, diskRoots: diskRoots(opts.DataDir)}
 	s.handle("POST /v1/topics", s.createTopic)

@@ -13,7 +13,6 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/lease"
-	"github.com/narad-io/narad/internal/rpc"
 )
 
 // consumeAnywhere serves a consume without partition in a cluster: this
@@ -48,7 +47,7 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			}
 		}
 		for _, node := range s.suspects.last(order) {
-			res, err := s.toNode(r.Context(), node, rpc.ForwardRequest{Method: http.MethodGet,
+			res, err := s.toNode(r.Context(), node, ForwardRequest{Method: http.MethodGet,
 				Path: r.URL.Path, RawQuery: q.Encode(), User: user, Timeout: s.dataPlaneTimeout(0)})
 			if err != nil {
 				failed[node] = true
@@ -131,18 +130,46 @@ func (s *Server) remoteOwners(topic string) []string {
 	return out
 }
 
+// AckResult is one entry of a batch ack answer: the status and error
+// sentence the single form would have answered for that handle.
+type AckResult struct {
+	ReceiptHandle string `json:"receipt_handle"`
+	Status        int    `json:"status"`
+	Error         string `json:"error,omitempty"`
+}
+
+func ackResult(handle string, err error) AckResult {
+	if err == nil {
+		return AckResult{ReceiptHandle: handle, Status: http.StatusNoContent}
+	}
+	return AckResult{ReceiptHandle: handle, Status: apierr.Status(err), Error: err.Error()}
+}
+
+// localAcks settles handles on this node.
+func (s *Server) localAcks(r *http.Request, topic string, handles []string) ([]AckResult, error) {
+	errs, err := s.b.AckBatch(r.Context(), topic, handles)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AckResult, len(handles))
+	for i, h := range handles {
+		out[i] = ackResult(h, errs[i])
+	}
+	return out, nil
+}
+
 // ackEverywhere settles handles on their partitions' owners: local ones
 // here, the others as one forwarded batch per owner; each result keeps its
 // place and is what the single form would have answered.
-func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []string) ([]broker.AckResult, error) {
+func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []string) ([]AckResult, error) {
 	if s.cluster == nil {
-		return s.b.AckBatch(r.Context(), topic, handles)
+		return s.localAcks(r, topic, handles)
 	}
 	if _, fwd := forwardedUser(r); fwd {
-		return s.b.AckBatch(r.Context(), topic, handles)
+		return s.localAcks(r, topic, handles)
 	}
 	if len(handles) == 0 || len(handles) > broker.MaxAckBatch {
-		return s.b.AckBatch(r.Context(), topic, handles) // the broker words the refusal
+		return s.localAcks(r, topic, handles) // the broker words the refusal
 	}
 	groups := map[string][]int{}
 	for i, h := range handles {
@@ -157,7 +184,7 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 	// The owners are asked at once: one that does not answer costs the
 	// batch one forward timeout, not one per owner. Each group fills its
 	// own places of out.
-	out := make([]broker.AckResult, len(handles))
+	out := make([]AckResult, len(handles))
 	var wg sync.WaitGroup
 	for node, idx := range groups {
 		wg.Add(1)
@@ -167,16 +194,16 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 			for k, i := range idx {
 				sub[k] = handles[i]
 			}
-			var res []broker.AckResult
+			var res []AckResult
 			var err error
 			if node == "" {
-				res, err = s.b.AckBatch(r.Context(), topic, sub)
+				res, err = s.localAcks(r, topic, sub)
 			} else {
 				res, err = s.forwardAcks(r, node, user, sub)
 			}
 			for k, i := range idx {
 				if err != nil {
-					out[i] = broker.AckResult{ReceiptHandle: sub[k], Status: apierr.Status(err), Error: err.Error()}
+					out[i] = ackResult(sub[k], err)
 				} else {
 					out[i] = res[k]
 				}
@@ -187,9 +214,9 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 	return out, nil
 }
 
-func (s *Server) forwardAcks(r *http.Request, node, user string, handles []string) ([]broker.AckResult, error) {
+func (s *Server) forwardAcks(r *http.Request, node, user string, handles []string) ([]AckResult, error) {
 	body, _ := json.Marshal(map[string][]string{"receipt_handles": handles})
-	res, err := s.toNode(r.Context(), node, rpc.ForwardRequest{Method: http.MethodPost, Path: r.URL.Path,
+	res, err := s.toNode(r.Context(), node, ForwardRequest{Method: http.MethodPost, Path: r.URL.Path,
 		RawQuery: url.Values{}.Encode(), Body: body, ContentType: "application/json", User: user, Timeout: s.dataPlaneTimeout(0)})
 	if err != nil {
 		return nil, err
@@ -198,7 +225,7 @@ func (s *Server) forwardAcks(r *http.Request, node, user string, handles []strin
 		return nil, apierr.New(res.Status, "owner %s answered %d: %s", node, res.Status, res.Body)
 	}
 	var parsed struct {
-		Results []broker.AckResult `json:"results"`
+		Results []AckResult `json:"results"`
 	}
 	if err := json.Unmarshal(res.Body, &parsed); err != nil || len(parsed.Results) != len(handles) {
 		return nil, apierr.New(http.StatusBadGateway, "owner %s answered an unreadable batch ack", node)

@@ -100,11 +100,11 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string)
 	if err != nil {
 		return err
 	}
-	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
+	var req broker.AlterTopicRequest // decoded here: a malformed body is this node's 400, never forwarded
+	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
-	var req broker.AlterTopicRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
 		return err
 	}
 	t, err := s.b.AlterTopic(r.Context(), r.PathValue("topic"), req)

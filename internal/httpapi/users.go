@@ -12,7 +12,7 @@ const maxUserBody = 64 << 10
 
 // userRoutes turns on the users API: m carries it out, users resolves the
 // actor of a request forwarded to the leader.
-func (s *Server) userRoutes(m *auth.Manager, users auth.Users) {
+func (s *Server) userRoutes(m UserAdmin, users auth.Users) {
 	s.users, s.userStore = m, users
 	s.handle("POST /v1/users", s.createUser)
 	s.handle("GET /v1/users", s.listUsers)
@@ -41,10 +41,12 @@ func (s *Server) actor(r *http.Request, user string) (auth.Principal, error) {
 }
 
 // userWrite is the common front of a users write: refuse query
-// parameters, decode the body into req (nil: no body), send the request to
-// the leader, and there resolve the actor. done means the answer was
-// already written (forwarded) or err is to be written.
-func (s *Server) userWrite(w http.ResponseWriter, r *http.Request, user string, req any) (actor auth.Principal, done bool, err error) {
+// parameters, decode the body into req (nil: no body) and check it with
+// valid (nil: nothing more to check) — both here, so a malformed request
+// is this node's 400, never forwarded — then send the request to the
+// leader, and there resolve the actor. done means the answer was already
+// written (forwarded) or err is to be written.
+func (s *Server) userWrite(w http.ResponseWriter, r *http.Request, user string, req any, valid func() error) (actor auth.Principal, done bool, err error) {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return actor, true, err
 	}
@@ -57,6 +59,11 @@ func (s *Server) userWrite(w http.ResponseWriter, r *http.Request, user string, 
 			return actor, true, err
 		}
 		body = forwardBody(body)
+	}
+	if valid != nil {
+		if err := valid(); err != nil {
+			return actor, true, err
+		}
 	}
 	if done, err := s.toLeader(w, r, user, body); done {
 		return actor, true, err
@@ -79,7 +86,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, user string)
 		Password string       `json:"password"`
 		Grants   []meta.Grant `json:"grants"`
 	}
-	actor, done, err := s.userWrite(w, r, user, &req)
+	actor, done, err := s.userWrite(w, r, user, &req, nil)
 	if done {
 		return err
 	}
@@ -121,12 +128,14 @@ func (s *Server) setGrants(w http.ResponseWriter, r *http.Request, user string) 
 	var req struct {
 		Grants *[]meta.Grant `json:"grants"`
 	}
-	actor, done, err := s.userWrite(w, r, user, &req)
+	actor, done, err := s.userWrite(w, r, user, &req, func() error {
+		if req.Grants == nil {
+			return apierr.BadRequest("grants is required (an empty list removes every grant)")
+		}
+		return nil
+	})
 	if done {
 		return err
-	}
-	if req.Grants == nil {
-		return apierr.BadRequest("grants is required (an empty list removes every grant)")
 	}
 	v, err := s.users.SetGrants(r.Context(), actor, r.PathValue("name"), *req.Grants)
 	if err != nil {
@@ -141,7 +150,7 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request, user string
 		Password        string `json:"password"`
 		CurrentPassword string `json:"current_password"`
 	}
-	actor, done, err := s.userWrite(w, r, user, &req)
+	actor, done, err := s.userWrite(w, r, user, &req, nil)
 	if done {
 		return err
 	}
@@ -153,7 +162,7 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request, user string
 }
 
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request, user string) error {
-	actor, done, err := s.userWrite(w, r, user, nil)
+	actor, done, err := s.userWrite(w, r, user, nil, nil)
 	if done {
 		return err
 	}

@@ -5,7 +5,7 @@
 // or the leader), Stats, ConfirmTopic (leader confirmation), Join and
 // Heartbeat are its calls.
 //
-// It depends only on apierr and storage.Record; the broker, the metastore
+// It depends only on apierr, refusal and storage.Record; the broker, the metastore
 // and fan-out plug in through Handler adapters and call out through Pool,
 // so none of them imports gRPC.
 //
@@ -20,11 +20,16 @@
 //     checks the "authorization: narad-secret <secret>" metadata of every
 //     call, unary or stream, known method or not, before any handler runs,
 //     and answers Unauthenticated. NewServer refuses an empty secret.
-//   - Errors speak HTTP, so a forwarded request answers exactly as a local
-//     one: every Pool method returns nil or an *apierr.Error. A handler's
-//     apierr comes back equal (status, message, Retry-After); any other
-//     handler error, or a panic, comes back as 500 "internal error" with
-//     the cause logged on the serving node, as the local HTTP layer does.
+//   - Errors speak HTTP on the wire, so a forwarded request answers exactly
+//     as a local one, and keep their type: every Pool method returns nil, a
+//     *refusal.Error or an *apierr.Error. A handler's typed refusal comes
+//     back as the same refusal (kind, message, Retry-After), so a remote
+//     commit failure is classified exactly like a local one; its apierr
+//     comes back equal (status, message, Retry-After); any other handler
+//     error, or a panic, comes back as 500 "internal error" with the cause
+//     logged on the serving node, as the local HTTP layer does. A node of
+//     a release before kinds sends none: its refusals come back as apierr
+//     values, which dispatch retries (records kept) rather than settles.
 //     Failures around the handler map to: unreachable, deadline or
 //     cancelled -> 503 with Retry-After 1 s; secret refused -> 401; method
 //     unknown to the peer -> 501, which keeps mixed-version rolling

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 )
@@ -19,19 +20,26 @@ import (
 const internalMessage = "internal error"
 
 // encodeError turns a handler error into the gRPC status sent back. The
-// apierr travels as an nodepb.Error detail, which is what the client
-// trusts; the gRPC code is chosen to read sensibly in gRPC tooling only.
+// refusal travels as an nodepb.Error detail, which is what the client
+// trusts: its HTTP form (apierr.From, exactly as the local client API
+// writes it) and, for a typed refusal, its kind; the gRPC code is chosen to
+// read sensibly in gRPC tooling only.
 func encodeError(err error) error {
-	var ae *apierr.Error
-	if !errors.As(err, &ae) {
+	ae, ok := apierr.From(err)
+	if !ok {
 		ae = apierr.New(http.StatusInternalServerError, internalMessage)
 	}
-	st := status.New(codeFor(ae.Status), ae.Message)
-	withDetail, derr := st.WithDetails(&nodepb.Error{
+	detail := &nodepb.Error{
 		Status:       int32(ae.Status),
 		Message:      ae.Message,
 		RetryAfterMs: toMillis(ae.RetryAfter),
-	})
+	}
+	var plain *apierr.Error
+	if r, ok := refusal.As(err); ok && !errors.As(err, &plain) {
+		detail.Kind = string(r.Kind) // From gave it its status: the same refusal
+	}
+	st := status.New(codeFor(ae.Status), ae.Message)
+	withDetail, derr := st.WithDetails(detail)
 	if derr != nil {
 		// Cannot happen for a registered message type; the bare code still
 		// maps to a sensible status on the client.
@@ -67,8 +75,10 @@ func codeFor(httpStatus int) codes.Code {
 	return codes.Unknown
 }
 
-// decodeError turns what a call to addr returned into an *apierr.Error, so
-// callers (and a forwarded request's client) see the HTTP vocabulary only.
+// decodeError turns what a call to addr returned into the error the handler
+// returned: a typed refusal (*refusal.Error) when the detail names a kind
+// this node knows, so callers classify a remote refusal exactly like a
+// local one, else an *apierr.Error.
 //
 // A status with an nodepb.Error detail is a handler's answer and is rebuilt
 // exactly. Without one the failure happened around the handler: the
@@ -84,7 +94,7 @@ func decodeError(addr, method string, err error) error {
 	}
 	for _, d := range st.Details() {
 		if e, ok := d.(*nodepb.Error); ok {
-			return &apierr.Error{Status: int(e.GetStatus()), Message: e.GetMessage(), RetryAfter: fromMillis(e.GetRetryAfterMs())}
+			return fromDetail(e)
 		}
 	}
 	switch st.Code() {
@@ -98,7 +108,21 @@ func decodeError(addr, method string, err error) error {
 	return apierr.New(http.StatusInternalServerError, "rpc %s to node %s failed: %s: %s", method, addr, st.Code(), st.Message())
 }
 
-func isAPIErr(err error) bool {
-	var ae *apierr.Error
-	return errors.As(err, &ae)
+// fromDetail rebuilds a handler's refusal from its detail: typed when it
+// names a kind this node knows, else in the HTTP vocabulary (a node of a
+// release before kinds sends none; its refusals stay untyped, which keeps
+// records, never drops them: dispatch retries what it cannot classify).
+func fromDetail(e *nodepb.Error) error {
+	msg, retry := e.GetMessage(), fromMillis(e.GetRetryAfterMs())
+	if kind, ok := refusal.ParseKind(e.GetKind()); ok {
+		return &refusal.Error{Kind: kind, Message: msg, RetryAfter: retry}
+	}
+	return &apierr.Error{Status: int(e.GetStatus()), Message: msg, RetryAfter: retry}
+}
+
+// isClientErr reports whether err is a refusal meant for the caller (the
+// HTTP vocabulary or a typed refusal), not an internal failure to log.
+func isClientErr(err error) bool {
+	_, ok := apierr.From(err)
+	return ok
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
@@ -183,6 +185,53 @@ func TestToMillisNeverLosesARetryAfter(t *testing.T) {
 	for d, want := range map[time.Duration]int64{0: 0, -time.Second: 0, time.Nanosecond: 1, time.Millisecond: 1, 1500 * time.Microsecond: 2, time.Second: 1000} {
 		if got := toMillis(d); got != want {
 			t.Errorf("toMillis(%v) = %d, want %d", d, got, want)
+		}
+	}
+}
+
+// A handler's typed refusal comes back as the same refusal — kind, words,
+// Retry-After — through any wrapping, so the caller classifies a remote
+// commit failure exactly as it would a local one (dispatch discards and
+// reroutes on errors.Is, never on a status).
+func TestRefusalRoundTripKeepsItsKind(t *testing.T) {
+	for _, kind := range refusal.Kinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			retry := time.Duration(0) // only a temporary refusal says when to come back
+			if apierr.Status(refusal.New(kind, 0, "")) == http.StatusServiceUnavailable {
+				retry = 2500 * time.Millisecond
+			}
+			sent := refusal.New(kind, retry, "partition %d of %q: %s", 3, "orders", kind)
+			f := &fake{
+				commit: func(context.Context, string, uint64, int, []storage.Record, uint64) error {
+					return fmt.Errorf("broker: %w", sent)
+				},
+				heartbeat: func(context.Context, Member) error { return sent },
+			}
+			addr, logs := startServer(t, f)
+			p := testPool(t, testSecret)
+			ctx := context.Background()
+			for i, err := range []error{p.Commit(ctx, addr, "orders", 0, 3, nil, 0), p.Heartbeat(ctx, addr, Member{})} {
+				got, ok := err.(*refusal.Error)
+				if !ok || !reflect.DeepEqual(got, sent) || !errors.Is(err, kind) {
+					t.Errorf("call %d: got %#v (%T), want %#v", i, err, err, sent)
+				}
+			}
+			if strings.Contains(logs.String(), "handler failed") {
+				t.Errorf("a refusal was logged as a handler failure: %s", logs)
+			}
+		})
+	}
+}
+
+// The detail a caller decodes: a kind it knows is rebuilt typed; one it
+// does not know (a newer peer's), or none (an older peer's), leaves the
+// HTTP form exactly — never a guess at the kind from the status.
+func TestDetailWithoutAKnownKindStaysHTTP(t *testing.T) {
+	for _, kind := range []string{"", "a_kind_of_a_newer_release"} {
+		err := fromDetail(&nodepb.Error{Status: 404, Message: `topic "a" does not exist`, RetryAfterMs: 0, Kind: kind})
+		want := &apierr.Error{Status: 404, Message: `topic "a" does not exist`}
+		if !reflect.DeepEqual(err, want) || errors.Is(err, refusal.ErrTopicNotFound) {
+			t.Errorf("kind %q: got %#v, want %#v", kind, err, want)
 		}
 	}
 }

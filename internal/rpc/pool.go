@@ -23,7 +23,8 @@ import (
 // Pool is the client side of node RPC: one gRPC connection per peer
 // address, created on first use and reused by every later call (a
 // connection multiplexes calls, so more would only cost handshakes). Every
-// method returns nil or an *apierr.Error.
+// method returns nil, a typed *refusal.Error the serving node returned, or
+// an *apierr.Error.
 type Pool struct {
 	secret string
 	door   *peerauth.Dialer // the handshake every connection runs first
@@ -130,7 +131,7 @@ func (c secretCreds) GetRequestMetadata(context.Context, ...string) (map[string]
 func (secretCreds) RequireTransportSecurity() bool { return false }
 
 // invoke runs one call to addr within timeout (or the caller's earlier
-// deadline) and maps any failure to an *apierr.Error.
+// deadline) and maps any failure to a *refusal.Error or an *apierr.Error.
 func invoke[T any](ctx context.Context, p *Pool, addr, method string, timeout time.Duration, call func(context.Context, nodepb.NodeClient) (T, error)) (T, error) {
 	var zero T
 	cc, err := p.conn(addr)

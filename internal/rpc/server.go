@@ -186,12 +186,12 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 
 // finish encodes a handler error for the wire. Errors that already are gRPC
 // statuses (the unknown-method answer) pass through unchanged; a failure
-// that is not an apierr is logged here, because the caller only gets 500.
+// that is not a refusal (apierr or typed) is logged here, because the caller only gets 500.
 func (s *Server) finish(method string, err error) error {
 	if _, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
 		return err
 	}
-	if !isAPIErr(err) {
+	if !isClientErr(err) {
 		s.log.Error("node rpc handler failed", "method", method, "err", err)
 	}
 	return encodeError(err)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/narad-io/narad/internal/httpapi"
 	"time"
 
 	"github.com/narad-io/narad/internal/meta"
@@ -24,12 +25,13 @@ func (c httpCluster) Owner(topic string, p int) string {
 	return o
 }
 
-func (c httpCluster) Forward(ctx context.Context, node string, req rpc.ForwardRequest) (rpc.ForwardResponse, error) {
+func (c httpCluster) Forward(ctx context.Context, node string, req httpapi.ForwardRequest) (httpapi.ForwardResponse, error) {
 	addr, err := c.peers.addr(node)
 	if err != nil {
-		return rpc.ForwardResponse{}, err
+		return httpapi.ForwardResponse{}, err
 	}
-	return c.peers.pool.Forward(ctx, addr, req)
+	res, err := c.peers.pool.Forward(ctx, addr, rpc.ForwardRequest(req))
+	return httpapi.ForwardResponse(res), err
 }
 
 func (c httpCluster) Wait(ctx context.Context, node, topic string, wait time.Duration) (bool, error) {

@@ -29,12 +29,17 @@ const (
 )
 
 // Error is the HTTP vocabulary of a refusal, carried as a status detail so
-// the caller rebuilds the exact apierr the serving node produced.
+// the caller rebuilds the exact apierr the serving node produced. kind, when
+// set, names a typed refusal (package refusal: "topic_not_found", "frozen",
+// ...), which the caller rebuilds instead, so a remote refusal is classified
+// exactly like a local one; a kind the caller does not know, or none (a
+// node before kinds), leaves the HTTP form.
 type Error struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
 	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	RetryAfterMs  int64                  `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	Kind          string                 `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -88,6 +93,13 @@ func (x *Error) GetRetryAfterMs() int64 {
 		return x.RetryAfterMs
 	}
 	return 0
+}
+
+func (x *Error) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
 }
 
 // Record carries only what the producer chose; the owner's commit stamps
@@ -1876,11 +1888,12 @@ var File_node_proto protoreflect.FileDescriptor
 const file_node_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"node.proto\x12\bnarad.v1\"_\n" +
+	"node.proto\x12\bnarad.v1\"s\n" +
 	"\x05Error\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
-	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"4\n" +
+	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"4\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\"\xb4\x01\n" +

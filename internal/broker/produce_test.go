@@ -1,0 +1,189 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// walSince returns the ingress WAL's records after seq.
+func walSince(t *testing.T, b *Broker, seq uint64) []wal.Record {
+	t.Helper()
+	if b.wal.LastSeq() == seq {
+		return nil
+	}
+	recs, err := b.wal.Read(seq+1, 100_000, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// Produce validates every record before it stores any (02-http-api.md):
+// each refusal leaves the ingress WAL as it was, a batch names its first
+// failing index, and the refusals other rooms act on are typed.
+func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
+	ctx := testCtx(t)
+	createTestTopic(t, b, "p3", 3)
+	if _, err := b.CreateTopic(ctx, CreateTopicRequest{Name: "typed", Partitions: 1,
+		Schema: json.RawMessage(`{"type":"object","required":["id"]}`)}, ""); err != nil {
+		t.Fatal(err)
+	}
+	createTestTopic(t, b, "parent", 1)
+	delayChild := meta.Topic{Name: "later", Partitions: 1, Parent: "parent", FanoutDelayMs: 60_000, RetentionMs: 0}
+	if err := b.meta.CreateTopic(ctx, delayChild, b.assign("later", 0, 1, "parent"),
+		&meta.AttachSpec{Parent: "parent", Epoch: "e1", AttachOffsets: []uint64{0}, DelayMs: 60_000}); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(payload string) ProduceRecord { return ProduceRecord{Payload: []byte(payload)} }
+	pinned := func(p int) ProduceRecord { return ProduceRecord{Payload: []byte("x"), Partition: &p} }
+	big := ProduceRecord{Payload: bytes.Repeat([]byte("b"), MaxPayloadBytes+1)}
+	many := make([]ProduceRecord, MaxBatchRecords+1)
+	for i := range many {
+		many[i] = rec("m")
+	}
+
+	seq := b.wal.LastSeq()
+	cases := []struct {
+		name   string
+		topic  string
+		recs   []ProduceRecord
+		batch  bool
+		status int
+		kind   refusal.Kind
+		says   string
+	}{
+		{"unknown topic", "nope", []ProduceRecord{rec("x")}, false, 404, refusal.ErrTopicNotFound, `topic "nope" does not exist`},
+		{"bad name", "a b", []ProduceRecord{rec("x")}, false, 400, "", "outside"},
+		{"empty payload", "p3", []ProduceRecord{rec("")}, false, 400, "", "payload is empty"},
+		{"payload over 1 MiB", "p3", []ProduceRecord{big}, false, 413, "", "payload of 1048577 bytes is over the 1 MiB cap"},
+		{"partition out of range", "p3", []ProduceRecord{pinned(3)}, false, 400, refusal.ErrPartitionRange, `partition 3 is out of range: "p3" has 3 partitions`},
+		{"negative partition", "p3", []ProduceRecord{pinned(-1)}, false, 400, refusal.ErrPartitionRange, "partition -1 is out of range"},
+		{"schema violation", "typed", []ProduceRecord{rec(`{"no":"id"}`)}, false, 400, "", `payload does not match the schema of "typed"`},
+		{"not JSON under a schema", "typed", []ProduceRecord{rec(`plain`)}, false, 400, "", "schema"},
+		{"delay child", "later", []ProduceRecord{rec("x")}, false, 409, "", `"later" is a delay child of "parent"`},
+		{"empty batch", "p3", nil, true, 400, "", "no records"},
+		{"batch over the cap", "p3", many, true, 413, "", "batch of 10001 records is over the cap of 10000"},
+		{"batch: first failing index", "p3", []ProduceRecord{rec("a"), rec("b"), rec(""), pinned(9)}, true, 400, "", "record 2: payload is empty"},
+		{"batch: out of range at 1", "p3", []ProduceRecord{rec("a"), pinned(7), rec("")}, true, 400, refusal.ErrPartitionRange, "record 1: partition 7 is out of range"},
+		{"batch: too large at 1", "p3", []ProduceRecord{rec("a"), big}, true, 413, "", "record 1: payload of 1048577 bytes"},
+		{"batch: schema at 1", "typed", []ProduceRecord{rec(`{"id":1}`), rec(`{}`)}, true, 400, "", "record 1: payload does not match"},
+	}
+	for _, c := range cases {
+		var err error
+		if c.batch {
+			err = b.ProduceBatch(ctx, c.topic, c.recs)
+		} else {
+			err = b.Produce(ctx, c.topic, c.recs[0])
+		}
+		refused(t, c.name, err, c.status, c.kind, c.says)
+	}
+	// CheckBatch is the batch's validation alone: the same first index.
+	refused(t, "CheckBatch", b.CheckBatch("p3", []ProduceRecord{rec("a"), pinned(5)}), 400, refusal.ErrPartitionRange, "record 1: partition 5")
+	refused(t, "CheckBatch of an unknown topic", b.CheckBatch("nope", nil), 404, refusal.ErrTopicNotFound, "does not exist")
+
+	disk.full.Store(true)
+	refused(t, "produce on a full disk", b.Produce(ctx, "p3", rec("x")), 503, refusal.ErrDiskFull, "disk is full: nothing was stored")
+	disk.full.Store(false)
+
+	if got := walSince(t, b, seq); len(got) != 0 {
+		t.Fatalf("refused produces stored %d records", len(got))
+	}
+	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full"} {
+		series := fmt.Sprintf(`narad_produce_rejections_total{reason=%q,topic=`, reason)
+		if !strings.Contains(metricsText(b), series) {
+			t.Errorf("no rejection counted as %s", reason)
+		}
+	}
+	if err := b.Produce(ctx, "typed", rec(`{"id":1}`)); err != nil {
+		t.Fatalf("a valid record after the refusals: %v", err)
+	}
+	if got := walSince(t, b, seq); len(got) != 1 {
+		t.Fatalf("%d records stored, want 1", len(got))
+	}
+}
+
+// KeyPartition is FNV-1a 32-bit of the key bytes modulo the partition
+// count (02-http-api.md), checked against the algorithm's published test
+// vectors rather than against itself.
+func TestKeyPartitionIsFNV1a(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		hash uint32
+	}{{"a", 0xe40c292c}, {"foobar", 0xbf9cf968}} {
+		for _, n := range []int{1, 3, 7, 108} {
+			if got, want := KeyPartition([]byte(c.key), n), int(c.hash%uint32(n)); got != want {
+				t.Errorf("KeyPartition(%q, %d) = %d, want %d (FNV-1a %#x)", c.key, n, got, want, c.hash)
+			}
+		}
+	}
+}
+
+// Produce chooses each record's partition: a pinned one as given, a keyed
+// one by its key's hash, keyless ones in rotation over every partition;
+// every record carries the topic's incarnation into the WAL, in order.
+func producePartitionChoice(t *testing.T, b *Broker) {
+	ctx := testCtx(t)
+	createTestTopic(t, b, "seven", 7)
+	seven, _ := b.meta.Topic("seven")
+	inc := seven.Incarnation
+	seq := b.wal.LastSeq()
+	two := 2
+	recs := []ProduceRecord{
+		{Key: []byte("a"), Payload: []byte("k1")},      // FNV-1a 0xe40c292c % 7 = 5
+		{Key: []byte("foobar"), Payload: []byte("k2")}, // 0xbf9cf968 % 7 = 0
+		{Key: []byte("a"), Partition: &two, Payload: []byte("pinned")},
+		{Key: []byte("a"), Payload: []byte("k3")},
+	}
+	if err := b.ProduceBatch(ctx, "seven", recs); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 14 {
+		if err := b.Produce(ctx, "seven", ProduceRecord{Payload: []byte(fmt.Sprint("r", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := walSince(t, b, seq)
+	if len(got) != 18 {
+		t.Fatalf("%d records in the WAL, want 18", len(got))
+	}
+	for i, want := range []int32{5, 0, 2, 5} {
+		if r := got[i]; r.Partition != want || string(r.Payload) != string(recs[i].Payload) || !bytes.Equal(r.Key, recs[i].Key) {
+			t.Errorf("record %d: partition %d key %q payload %q, want partition %d", i, r.Partition, r.Key, r.Payload, want)
+		}
+	}
+	seen := map[int32]int{}
+	for i, r := range got[4:] {
+		seen[r.Partition]++
+		if i > 0 && r.Partition != (got[4+i-1].Partition+1)%7 {
+			t.Fatalf("keyless records went to %d after %d: not a rotation", r.Partition, got[4+i-1].Partition)
+		}
+		if len(r.Key) != 0 || string(r.Payload) != fmt.Sprint("r", i) {
+			t.Fatalf("keyless record %d: key %q payload %q", i, r.Key, r.Payload)
+		}
+	}
+	for p := range int32(7) {
+		if seen[p] != 2 {
+			t.Fatalf("14 keyless records spread %v, want 2 on each of 7 partitions", seen)
+		}
+	}
+	for i, r := range got {
+		if r.Topic != "seven" || r.Incarnation != inc || inc == 0 || r.AcceptedAt == 0 {
+			t.Fatalf("record %d: topic %q incarnation %d (topic's %d) accepted at %d", i, r.Topic, r.Incarnation, inc, r.AcceptedAt)
+		}
+	}
+}
+
+// metricsText is the broker's metrics exposition.
+func metricsText(b *Broker) string {
+	rec := httptest.NewRecorder()
+	b.m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
+}

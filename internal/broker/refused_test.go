@@ -1,0 +1,57 @@
+package broker
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
+)
+
+// TestRefusals runs the broker's refusals — topic administration,
+// produce, the local commit, consume, ack — and the rules they guard
+// (partition choice) against one node, each part on topics of its own: a
+// metastore's bootstrap is most of the cost.
+func TestRefusals(t *testing.T) {
+	disk, moves := &fakeDisk{}, &admission{}
+	b := newTestBroker(t, Config{Disk: disk, Admission: moves})
+	t.Run("topic admin", func(t *testing.T) { topicAdminRefusals(t, b, disk) })
+	t.Run("remote child", func(t *testing.T) { remoteChildIsNotATopicHere(t, b) })
+	t.Run("produce", func(t *testing.T) { produceRefusalsStoreNothing(t, b, disk) })
+	t.Run("partition choice", func(t *testing.T) { producePartitionChoice(t, b) })
+	t.Run("commit", func(t *testing.T) { commitRefusalsAreTyped(t, b, moves) })
+	t.Run("consume", func(t *testing.T) { consumeRefusals(t, b) })
+	t.Run("ack", func(t *testing.T) { ackRefusals(t, b) })
+	t.Run("wait", func(t *testing.T) { waitTopicRefusesAnUnknownTopic(t, b) })
+}
+
+// refused requires err to be what a client is refused with: status, a
+// sentence that says says, and — when kind is not "" — that typed kind
+// (the rooms that act on a refusal find it by kind, never by status).
+func refused(t *testing.T, what string, err error, status int, kind refusal.Kind, says string) {
+	t.Helper()
+	ae, ok := apierr.From(err)
+	if !ok {
+		t.Fatalf("%s: %v (%T), want a %d refusal", what, err, err, status)
+	}
+	if ae.Status != status || !strings.Contains(ae.Message, says) {
+		t.Fatalf("%s: %d %q, want %d saying %q", what, ae.Status, ae.Message, status, says)
+	}
+	if kind != "" && !errors.Is(err, kind) {
+		t.Fatalf("%s: %v is not a refusal of kind %s", what, err, kind)
+	}
+	if r, isTyped := refusal.As(err); kind == "" && isTyped {
+		t.Fatalf("%s: %v is typed %s, want a plain client refusal", what, err, r.Kind)
+	}
+}
+
+// fakeDisk is the data disk's reserve, full when the test says so.
+type fakeDisk struct {
+	full   atomic.Bool
+	checks atomic.Int32
+}
+
+func (d *fakeDisk) Full() bool { return d.full.Load() }
+func (d *fakeDisk) Check()     { d.checks.Add(1) }

@@ -1,0 +1,335 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/auth"
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/fanout"
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// recorder is the fakes' shared log of calls. Each entry is "Op detail";
+// ops that change state (or lease, or forward) are marked so a refusal
+// test can ask that none ran.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string
+	muts  []string
+	fail  map[string]error // op -> error to return
+}
+
+func (r *recorder) note(mutating bool, op, format string, args ...any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := op
+	if format != "" {
+		c += " " + fmt.Sprintf(format, args...)
+	}
+	r.calls = append(r.calls, c)
+	if mutating {
+		r.muts = append(r.muts, c)
+	}
+	return r.fail[op]
+}
+
+func (r *recorder) failWith(op string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail == nil {
+		r.fail = map[string]error{}
+	}
+	r.fail[op] = err
+}
+
+func (r *recorder) mutations() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.muts...)
+}
+
+// last returns the last call whose entry starts with op ("" if none).
+func (r *recorder) last(op string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		if r.calls[i] == op || strings.HasPrefix(r.calls[i], op+" ") {
+			return r.calls[i]
+		}
+	}
+	return ""
+}
+
+func (r *recorder) count(op string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c == op || strings.HasPrefix(c, op+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+// fakePlane is the data plane behind the API: it records what it was
+// asked and answers what the test set.
+type fakePlane struct {
+	*recorder
+	topics  map[string]meta.Topic // TopicRecord
+	msgs    []broker.Message      // what Consume returns
+	ackErrs map[string]error      // per handle, for Ack and AckBatch
+	batches [][]broker.ProduceRecord
+	consume []broker.ConsumeRequest
+}
+
+func (f *fakePlane) CreateTopic(_ context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {
+	err := f.note(true, "CreateTopic", "%s partitions=%d owner=%s", req.Name, req.Partitions, owner)
+	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Partitions: req.Partitions, Owner: owner}, Role: "plain"}, err
+}
+
+func (f *fakePlane) ListTopics(limit int, pageToken string) ([]broker.TopicView, string, error) {
+	err := f.note(false, "ListTopics", "limit=%d token=%q", limit, pageToken)
+	return []broker.TopicView{{Topic: meta.Topic{Name: "orders", Partitions: 3}, Role: "plain"}}, "orders", err
+}
+
+func (f *fakePlane) DescribeTopic(name string) (broker.TopicView, error) {
+	err := f.note(false, "DescribeTopic", "%s", name)
+	return broker.TopicView{Topic: meta.Topic{Name: name, Partitions: 3}, Role: "plain"}, err
+}
+
+func (f *fakePlane) AlterTopic(_ context.Context, name string, req broker.AlterTopicRequest) (broker.TopicView, error) {
+	detail := name
+	if req.RetentionMs != nil {
+		detail += fmt.Sprintf(" retention_ms=%d", *req.RetentionMs)
+	}
+	err := f.note(true, "AlterTopic", "%s", detail)
+	return broker.TopicView{Topic: meta.Topic{Name: name}, Role: "plain"}, err
+}
+
+func (f *fakePlane) DeleteTopic(_ context.Context, name string) error {
+	return f.note(true, "DeleteTopic", "%s", name)
+}
+
+func (f *fakePlane) TopicRecord(name string) (meta.Topic, bool) {
+	f.note(false, "TopicRecord", "%s", name)
+	t, ok := f.topics[name]
+	return t, ok
+}
+
+func (f *fakePlane) Produce(_ context.Context, topic string, rec broker.ProduceRecord) error {
+	return f.note(true, "Produce", "%s %s", topic, recString(rec))
+}
+
+func (f *fakePlane) ProduceBatch(_ context.Context, topic string, recs []broker.ProduceRecord) error {
+	parts := make([]string, len(recs))
+	for i, r := range recs {
+		parts[i] = recString(r)
+	}
+	f.mu.Lock()
+	f.batches = append(f.batches, recs)
+	f.mu.Unlock()
+	return f.note(true, "ProduceBatch", "%s [%s]", topic, strings.Join(parts, " "))
+}
+
+func (f *fakePlane) CheckBatch(topic string, recs []broker.ProduceRecord) error {
+	return f.note(false, "CheckBatch", "%s %d", topic, len(recs))
+}
+
+func (f *fakePlane) Consume(_ context.Context, req broker.ConsumeRequest) ([]broker.Message, error) {
+	f.mu.Lock()
+	f.consume = append(f.consume, req)
+	f.mu.Unlock()
+	err := f.note(true, "Consume", "%s", consumeString(req))
+	if err != nil {
+		return nil, err
+	}
+	return f.msgs, nil
+}
+
+// ConsumeWait caps like a broker configured with a 10 s longest wait.
+func (f *fakePlane) ConsumeWait(wait time.Duration) time.Duration {
+	return max(min(wait, 10*time.Second), 0)
+}
+
+func (f *fakePlane) Ack(_ context.Context, topic, handle string, op broker.AckOp) error {
+	if err := f.note(true, "Ack", "%s %s op=%d", topic, handle, op); err != nil {
+		return err
+	}
+	return f.ackErrs[handle]
+}
+
+func (f *fakePlane) AckBatch(_ context.Context, topic string, handles []string) ([]error, error) {
+	if err := f.note(true, "AckBatch", "%s %v", topic, handles); err != nil {
+		return nil, err
+	}
+	out := make([]error, len(handles))
+	for i, h := range handles {
+		out[i] = f.ackErrs[h]
+	}
+	return out, nil
+}
+
+func recString(r broker.ProduceRecord) string {
+	p := "-"
+	if r.Partition != nil {
+		p = fmt.Sprint(*r.Partition)
+	}
+	return fmt.Sprintf("key=%q p=%s payload=%q", r.Key, p, r.Payload)
+}
+
+func consumeString(r broker.ConsumeRequest) string {
+	s := r.Topic
+	if r.Partition != nil {
+		s += fmt.Sprintf(" p=%d", *r.Partition)
+	}
+	if r.Offset != nil {
+		s += fmt.Sprintf(" offset=%d", *r.Offset)
+	}
+	return s + fmt.Sprintf(" max=%d wait=%v", r.Max, r.Wait)
+}
+
+// fakeFan is fan-out behind the API.
+type fakeFan struct{ *recorder }
+
+func (f *fakeFan) CreateChild(_ context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {
+	err := f.note(true, "CreateChild", "%s parent=%s owner=%s", req.Name, req.Parent, owner)
+	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Parent: req.Parent}, Role: "child"}, err
+}
+
+func (f *fakeFan) Attach(_ context.Context, parent string, req fanout.AttachRequest) (broker.TopicView, error) {
+	err := f.note(true, "Attach", "%s child=%s delay=%d", parent, req.Child, req.DelayMs)
+	return broker.TopicView{Topic: meta.Topic{Name: parent, Children: []string{req.Child}}, Role: "parent"}, err
+}
+
+func (f *fakeFan) Children(parent string) (fanout.ChildrenView, error) {
+	err := f.note(false, "Children", "%s", parent)
+	return fanout.ChildrenView{Parent: parent, Children: []fanout.ChildView{{Name: "audit", LagComplete: true}}}, err
+}
+
+func (f *fakeFan) Detach(_ context.Context, parent, child string) error {
+	return f.note(true, "Detach", "%s %s", parent, child)
+}
+
+// fakeUsers is the users domain behind the API.
+type fakeUsers struct{ *recorder }
+
+func (f *fakeUsers) Create(_ context.Context, actor auth.Principal, name, _ string, gs []meta.Grant) (auth.UserView, error) {
+	err := f.note(true, "CreateUser", "%s by=%s", name, actor.Name)
+	return auth.UserView{Username: name, Grants: gs}, err
+}
+
+func (f *fakeUsers) List(actor auth.Principal) ([]auth.UserView, error) {
+	err := f.note(false, "ListUsers", "by=%s", actor.Name)
+	return []auth.UserView{{Username: "admin"}}, err
+}
+
+func (f *fakeUsers) Get(actor auth.Principal, name string) (auth.UserView, error) {
+	err := f.note(false, "GetUser", "%s by=%s", name, actor.Name)
+	return auth.UserView{Username: name}, err
+}
+
+func (f *fakeUsers) SetGrants(_ context.Context, actor auth.Principal, name string, gs []meta.Grant) (auth.UserView, error) {
+	err := f.note(true, "SetGrants", "%s by=%s n=%d", name, actor.Name, len(gs))
+	return auth.UserView{Username: name, Grants: gs}, err
+}
+
+func (f *fakeUsers) SetPassword(_ context.Context, actor auth.Principal, name, _, _ string) error {
+	return f.note(true, "SetPassword", "%s by=%s", name, actor.Name)
+}
+
+func (f *fakeUsers) Delete(_ context.Context, actor auth.Principal, name string) error {
+	return f.note(true, "DeleteUser", "%s by=%s", name, actor.Name)
+}
+
+// userStore resolves the actor of a forwarded users request.
+type userStore map[string]meta.User
+
+func (u userStore) User(name string) (meta.User, bool) { v, ok := u[name]; return v, ok }
+func (u userStore) UsersVersion() uint64               { return 1 }
+func (u userStore) HasUsers() bool                     { return len(u) > 0 }
+
+// fakeAuth knows users by name and password "pw".
+type fakeAuth map[string]auth.Principal
+
+func (a fakeAuth) Authenticate(user, password, _ string) (auth.Principal, bool) {
+	p, ok := a[user]
+	return p, ok && password == "pw"
+}
+
+func (a fakeAuth) Ready() (bool, string) { return true, "" }
+
+// fakeCluster is the rest of the cluster, as routing sees it.
+type fakeCluster struct {
+	*recorder
+	self      string
+	leader    bool
+	owners    map[string]string // "topic/p" -> node; absent: this node
+	answers   map[string]ForwardResponse
+	errs      map[string]error // node -> Forward error
+	version   uint64
+	sent      []ForwardRequest
+	sentNodes []string
+	t         *testing.T
+}
+
+func (c *fakeCluster) Self() string   { return c.self }
+func (c *fakeCluster) IsLeader() bool { return c.leader }
+
+func (c *fakeCluster) Owner(topic string, p int) string {
+	if o, ok := c.owners[fmt.Sprintf("%s/%d", topic, p)]; ok {
+		return o
+	}
+	if p < 3 {
+		return c.self
+	}
+	return "" // a topic of 3 partitions
+}
+
+func (c *fakeCluster) Forward(_ context.Context, node string, req ForwardRequest) (ForwardResponse, error) {
+	c.mu.Lock()
+	c.sent, c.sentNodes = append(c.sent, req), append(c.sentNodes, node)
+	c.mu.Unlock()
+	c.note(true, "Forward", "%s %s %s?%s user=%s timeout=%v", node, req.Method, req.Path, req.RawQuery, req.User, req.Timeout)
+	if err := c.errs[node]; err != nil {
+		return ForwardResponse{}, err
+	}
+	if res, ok := c.answers[node]; ok {
+		return res, nil
+	}
+	return ForwardResponse{Status: 204}, nil
+}
+
+func (c *fakeCluster) Wait(ctx context.Context, node, topic string, wait time.Duration) (bool, error) {
+	c.note(false, "Wait", "%s %s", node, topic)
+	<-ctx.Done()
+	return false, nil
+}
+
+func (c *fakeCluster) MetaVersion() uint64 { return c.version }
+
+func (c *fakeCluster) WaitMetaVersion(_ context.Context, after uint64, within time.Duration) {
+	c.note(false, "WaitMetaVersion", "after=%d within=%v", after, within)
+}
+
+func (c *fakeCluster) CatchUpTopic(_ context.Context, topic string) {
+	c.note(false, "CatchUpTopic", "%s", topic)
+}
+
+// fakeAdmin is the cluster-operations side.
+type fakeAdmin struct{ *recorder }
+
+func (a *fakeAdmin) Members() []MemberView {
+	a.note(false, "Members", "")
+	return []MemberView{{ID: "n1"}}
+}
+func (a *fakeAdmin) Moves() []MoveView { a.note(false, "Moves", ""); return []MoveView{} }
+func (a *fakeAdmin) SetDraining(_ context.Context, id string, draining bool) (MemberView, error) {
+	err := a.note(true, "SetDraining", "%s %v", id, draining)
+	return MemberView{ID: id, Draining: draining}, err
+}

@@ -1,0 +1,218 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// refusalCase is a request the API itself must refuse: its status, a phrase
+// the sentence must hold, and the env it runs in.
+type refusalCase struct {
+	name string
+	req  request
+	want int
+	says string
+	opts []envOpt
+}
+
+var (
+	big      = strings.Repeat("x", 1<<20+1) // a payload over 1 MiB
+	bigQuote = `"` + strings.Repeat("y", 1<<20+1) + `"`
+)
+
+// manyRecords is a batch of n one-byte records.
+func manyRecords(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"records":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"payload":"a"}`)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// The 400s of 02-http-api.md that the API decides before the data plane
+// is asked anything: malformed parameters, bodies, names and paths.
+var badRequests = []refusalCase{
+	// paths and names
+	{name: "dot segment", req: request{method: "GET", target: "/v1/topics/./consume"}, want: 400, says: "reserved"},
+	{name: "dot-dot segment", req: request{method: "POST", target: "/v1/topics/../produce", body: "x"}, want: 400, says: "reserved"},
+	{name: "empty segment", req: request{method: "POST", target: "/v1/topics//produce", body: "x"}, want: 400, says: "reserved"},
+	{name: "bad name produce", req: request{method: "POST", target: "/v1/topics/a$b/produce", body: "x"}, want: 400, says: "outside [A-Za-z0-9._-]"},
+	{name: "long name consume", req: request{method: "GET", target: "/v1/topics/" + strings.Repeat("a", 250) + "/consume"}, want: 400, says: "1..249"},
+	{name: "bad name ack", req: request{method: "POST", target: "/v1/topics/a$b/ack?receipt_handle=0:0:1"}, want: 400, says: "outside"},
+	{name: "bad name alter", req: request{method: "PATCH", target: "/v1/topics/a$b", body: `{"retention_ms":0}`}, want: 400, says: "outside"},
+	{name: "bad name delete", req: request{method: "DELETE", target: "/v1/topics/a$b"}, want: 400, says: "outside"},
+	{name: "bad name attach", req: request{method: "POST", target: "/v1/topics/a$b/children", body: `{"child":"c"}`}, want: 400, says: "outside"},
+	// topic create
+	{name: "create: query parameter", req: request{method: "POST", target: "/v1/topics?partitions=3", body: `{"name":"a"}`}, want: 400, says: `unknown query parameter "partitions"`},
+	{name: "create: empty body", req: request{method: "POST", target: "/v1/topics"}, want: 400, says: "body is empty"},
+	{name: "create: malformed JSON", req: request{method: "POST", target: "/v1/topics", body: `{"name":`}, want: 400, says: "invalid JSON body"},
+	{name: "create: unknown field", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","partitons":3}`}, want: 400, says: `"partitons"`},
+	{name: "create: trailing data", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a"} {}`}, want: 400, says: "trailing data"},
+	{name: "create: wrong type", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","partitions":"3"}`}, want: 400, says: `field "partitions": want a number`},
+	{name: "create: bad name", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a b"}`}, want: 400, says: "outside"},
+	{name: "create: no name", req: request{method: "POST", target: "/v1/topics", body: `{}`}, want: 400, says: "1..249"},
+	{name: "create: bad parent", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","parent":".."}`}, want: 400, says: "reserved"},
+	// list, describe, alter, delete
+	{name: "list: limit 0", req: request{method: "GET", target: "/v1/topics?limit=0"}, want: 400, says: "1..1000"},
+	{name: "list: limit negative", req: request{method: "GET", target: "/v1/topics?limit=-1"}, want: 400, says: "non-negative"},
+	{name: "list: limit text", req: request{method: "GET", target: "/v1/topics?limit=ten"}, want: 400, says: "non-negative"},
+	{name: "list: unknown parameter", req: request{method: "GET", target: "/v1/topics?page=2"}, want: 400, says: "limit, page_token"},
+	{name: "describe: parameter", req: request{method: "GET", target: "/v1/topics/orders?stats=1"}, want: 400, says: "takes none"},
+	{name: "alter: malformed body", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention_ms":}`}, want: 400, says: "invalid JSON"},
+	{name: "alter: unknown field", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention":1}`}, want: 400, says: `"retention"`},
+	{name: "alter: empty body", req: request{method: "PATCH", target: "/v1/topics/orders"}, want: 400, says: "body is empty"},
+	{name: "delete: parameter", req: request{method: "DELETE", target: "/v1/topics/orders?force=1"}, want: 400, says: "takes none"},
+	// produce
+	{name: "produce: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/produce?keys=a", body: "x"}, want: 400, says: "key, partition"},
+	{name: "produce: negative partition", req: request{method: "POST", target: "/v1/topics/orders/produce?partition=-1", body: "x"}, want: 400, says: "non-negative integer"},
+	{name: "produce: plus partition", req: request{method: "POST", target: "/v1/topics/orders/produce?partition=+1", body: "x"}, want: 400, says: "non-negative integer"},
+	{name: "produce: text partition", req: request{method: "POST", target: "/v1/topics/orders/produce?partition=one", body: "x"}, want: 400, says: "non-negative integer"},
+	// batch produce
+	{name: "batch: parameter", req: request{method: "POST", target: "/v1/topics/orders/produce/batch?key=a", body: `{"records":[{"payload":1}]}`}, want: 400, says: "takes none"},
+	{name: "batch: empty body", req: request{method: "POST", target: "/v1/topics/orders/produce/batch"}, want: 400, says: "body is empty"},
+	{name: "batch: no records", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[]}`}, want: 400, says: "records is empty"},
+	{name: "batch: unknown envelope field", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"record":[]}`}, want: 400, says: `"record"`},
+	{name: "batch: both payloads", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1},{"payload":1,"payload_base64":"AQ=="}]}`}, want: 400, says: "record 1: give payload or payload_base64, not both"},
+	{name: "batch: bad base64", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload_base64":"%%"}]}`}, want: 400, says: "record 0: payload_base64 is not valid base64"},
+	{name: "batch: no payload", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1},{"payload":2},{"key":"k"}]}`}, want: 400, says: "record 2: payload or payload_base64 is required"},
+	{name: "batch: negative partition", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1,"partition":-2}]}`}, want: 400, says: "record 0: partition -2 is negative"},
+	{name: "batch: unknown record field", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1,"partitoin":1}]}`}, want: 400, says: `record 0: invalid JSON body: unknown field "partitoin"`},
+	{name: "batch: record not an object", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1},7]}`}, want: 400, says: "record 1:"},
+	{name: "batch: NDJSON with no record", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "\n \n",
+		header: map[string]string{"Content-Type": "application/x-ndjson"}}, want: 400, says: "holds no record"},
+	{name: "batch: NDJSON bad line", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{\"payload\":1}\n{\"payload\":\n",
+		header: map[string]string{"Content-Type": "application/x-ndjson"}}, want: 400, says: "record 1:"},
+	// consume and replay
+	{name: "consume: unknown parameter", req: request{method: "GET", target: "/v1/topics/orders/consume?limit=3"}, want: 400, says: "wait, partition, offset, max"},
+	{name: "consume: negative wait", req: request{method: "GET", target: "/v1/topics/orders/consume?wait=-5"}, want: 400, says: "must not be negative"},
+	{name: "consume: negative duration", req: request{method: "GET", target: "/v1/topics/orders/consume?wait=-1s"}, want: 400, says: "a duration"},
+	{name: "consume: text wait", req: request{method: "GET", target: "/v1/topics/orders/consume?wait=soon"}, want: 400, says: "a duration"},
+	{name: "consume: max 0", req: request{method: "GET", target: "/v1/topics/orders/consume?max=0"}, want: 400, says: "1..1000"},
+	{name: "consume: max 1001", req: request{method: "GET", target: "/v1/topics/orders/consume?max=1001"}, want: 400, says: "1..1000"},
+	{name: "consume: text max", req: request{method: "GET", target: "/v1/topics/orders/consume?max=all"}, want: 400, says: "non-negative integer"},
+	{name: "consume: text partition", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=a"}, want: 400, says: "non-negative integer"},
+	{name: "replay: negative offset", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=0&offset=-1"}, want: 400, says: "non-negative integer"},
+	{name: "replay: text offset", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=0&offset=end"}, want: 400, says: "non-negative integer"},
+	// ack, extend, nack
+	{name: "ack: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extnd=true"}, want: 400, says: `"extnd"`},
+	{name: "ack: bad extend", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=yes"}, want: 400, says: `"true" (extend) or "0" (nack)`},
+	{name: "ack: no handle, no body", req: request{method: "POST", target: "/v1/topics/orders/ack"}, want: 400, says: "receipt_handle is required"},
+	{name: "ack batch: malformed", req: request{method: "POST", target: "/v1/topics/orders/ack", body: `{"receipt_handles":[1]}`}, want: 400, says: "want a string"},
+	{name: "ack batch: unknown field", req: request{method: "POST", target: "/v1/topics/orders/ack", body: `{"handles":[]}`}, want: 400, says: `"handles"`},
+	// children
+	{name: "attach: parameter", req: request{method: "POST", target: "/v1/topics/orders/children?child=c", body: `{"child":"c"}`}, want: 400, says: "takes none"},
+	{name: "attach: empty body", req: request{method: "POST", target: "/v1/topics/orders/children"}, want: 400, says: "body is empty"},
+	{name: "attach: unknown field", req: request{method: "POST", target: "/v1/topics/orders/children", body: `{"child":"c","delay":5}`}, want: 400, says: `"delay"`},
+	{name: "list children: parameter", req: request{method: "GET", target: "/v1/topics/orders/children?all=1"}, want: 400, says: "takes none"},
+	{name: "detach: parameter", req: request{method: "DELETE", target: "/v1/topics/orders/children/audit?now=1"}, want: 400, says: "takes none"},
+	// users
+	{name: "users: parameter", req: request{method: "GET", target: "/v1/users?all=1"}, want: 400, says: "takes none"},
+	{name: "create user: malformed", req: request{method: "POST", target: "/v1/users", body: `{"username":`}, want: 400, says: "invalid JSON"},
+	{name: "create user: unknown field", req: request{method: "POST", target: "/v1/users", body: `{"user":"x"}`}, want: 400, says: `"user"`},
+	{name: "set grants: none given", req: request{method: "PUT", target: "/v1/users/bob/grants", body: `{}`}, want: 400, says: "grants is required"},
+	{name: "set password: unknown field", req: request{method: "PUT", target: "/v1/users/bob/password", body: `{"pass":"x"}`}, want: 400, says: `"pass"`},
+	// cluster operations
+	{name: "members: parameter", req: request{method: "GET", target: "/v1/cluster/members?id=n1"}, want: 400, says: "takes none"},
+	{name: "decommission: parameter", req: request{method: "POST", target: "/v1/cluster/members/n3/decommission?now=1"}, want: 400, says: "takes none"},
+}
+
+// The 413s: bodies over their caps, refused before the data plane.
+var tooLarge = []refusalCase{
+	{name: "produce: declared", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", contentLength: 1<<20 + 1}, want: 413, says: "over the cap of 1048576"},
+	{name: "produce: actual, length unknown", req: request{method: "POST", target: "/v1/topics/orders/produce", body: big, contentLength: -1}, want: 413, says: "over the cap of 1048576 bytes"},
+	{name: "batch: declared over 16 MiB", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{}", contentLength: 16<<20 + 1}, want: 413, says: "over the cap"},
+	{name: "batch: record over 1 MiB", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1},{"payload":` + bigQuote + `}]}`}, want: 413, says: "record 1: payload of 1048577 bytes is over the 1 MiB cap"},
+	{name: "batch: over 10,000 records", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: manyRecords(10_001)}, want: 413, says: "10001 records is over the cap of 10000"},
+	{name: "create topic body", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","schema":"` + big + `"}`}, want: 413, says: "over the cap"},
+	{name: "ack body", req: request{method: "POST", target: "/v1/topics/orders/ack", body: "{}", contentLength: 4<<20 + 1}, want: 413, says: "over the cap"},
+	{name: "user body", req: request{method: "POST", target: "/v1/users", body: "{}", contentLength: 64<<10 + 1}, want: 413, says: "over the cap"},
+}
+
+// The 401s, 403s and 404s the API decides: credentials, grants, ownership
+// and routes.
+var deniedRequests = []refusalCase{
+	{name: "no credentials", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x"}, want: 401, says: "credentials", opts: []envOpt{secured}},
+	{name: "wrong password", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", user: "producer:nope"}, want: 401, says: "credentials", opts: []envOpt{secured}},
+	{name: "unknown user", req: request{method: "GET", target: "/v1/topics", user: "eve"}, want: 401, says: "credentials", opts: []envOpt{secured}},
+	{name: "no credentials, users", req: request{method: "POST", target: "/v1/users", body: `{"username":"x"}`}, want: 401, says: "credentials", opts: []envOpt{secured}},
+	{name: "no credentials, cluster", req: request{method: "POST", target: "/v1/cluster/members/n3/decommission"}, want: 401, says: "credentials", opts: []envOpt{secured}},
+	{name: "produce without the grant", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", user: "consumer"}, want: 403, says: `user "consumer" may not produce on topic "orders"`, opts: []envOpt{secured}},
+	{name: "batch outside the pattern", req: request{method: "POST", target: "/v1/topics/billing/produce/batch", body: `{"records":[{"payload":1}]}`, user: "producer"}, want: 403, says: "may not produce", opts: []envOpt{secured}},
+	{name: "consume without the grant", req: request{method: "GET", target: "/v1/topics/orders/consume", user: "producer"}, want: 403, says: "may not consume", opts: []envOpt{secured}},
+	{name: "ack without the grant", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1", user: "producer"}, want: 403, says: "may not consume", opts: []envOpt{secured}},
+	{name: "create without the grant", req: request{method: "POST", target: "/v1/topics", body: `{"name":"x"}`, user: "producer"}, want: 403, says: "may not create", opts: []envOpt{secured}},
+	{name: "create under a parent not yours", req: request{method: "POST", target: "/v1/topics", body: `{"name":"x","parent":"mine"}`, user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "alter a topic not yours", req: request{method: "PATCH", target: "/v1/topics/mine", body: `{"retention_ms":0}`, user: "bob"}, want: 403, says: `only the owner of topic "mine"`, opts: []envOpt{secured}},
+	{name: "alter as a later user of the owner's name", req: request{method: "PATCH", target: "/v1/topics/mine", body: `{"retention_ms":0}`, user: "reborn"}, want: 403, says: `user "alice" is neither`, opts: []envOpt{secured}},
+	{name: "delete a topic not yours", req: request{method: "DELETE", target: "/v1/topics/mine", user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "delete a topic nobody owns", req: request{method: "DELETE", target: "/v1/topics/orders", user: "alice"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "attach under a parent not yours", req: request{method: "POST", target: "/v1/topics/mine/children", body: `{"child":"orders"}`, user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "attach a child not yours", req: request{method: "POST", target: "/v1/topics/mine/children", body: `{"child":"orders"}`, user: "alice"}, want: 403, says: `topic "orders"`, opts: []envOpt{secured}},
+	{name: "detach a child not yours", req: request{method: "DELETE", target: "/v1/topics/mine/children/orders", user: "alice"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "members without root", req: request{method: "GET", target: "/v1/cluster/members", user: "alice"}, want: 403, says: "admin:*", opts: []envOpt{secured}},
+	{name: "decommission without root", req: request{method: "POST", target: "/v1/cluster/members/n3/decommission", user: "alice"}, want: 403, says: "admin:*", opts: []envOpt{secured}},
+	{name: "no route", req: request{method: "GET", target: "/v1/queues"}, want: 404, says: "no route GET /v1/queues"},
+	{name: "no route under a topic", req: request{method: "POST", target: "/v1/topics/orders/publish", body: "x"}, want: 404, says: "no route"},
+	{name: "no route, secured", req: request{method: "GET", target: "/v1/nothing", user: "alice"}, want: 404, says: "no route", opts: []envOpt{secured}},
+}
+
+// TestRefusalsChangeNothing sends every refusal the API makes itself and
+// checks the status, the JSON error shape (with WWW-Authenticate on a
+// 401), and that no fake behind the API was asked to change anything —
+// not even to lease a record or to forward.
+func TestRefusalsChangeNothing(t *testing.T) {
+	for _, group := range [][]refusalCase{badRequests, tooLarge, deniedRequests} {
+		for _, c := range group {
+			t.Run(fmt.Sprintf("%d %s", c.want, c.name), func(t *testing.T) {
+				e := newEnv(t, c.opts...)
+				w := e.do(c.req)
+				if w.Code != c.want {
+					t.Fatalf("%s %s: %d %q, want %d", c.req.method, c.req.target, w.Code, w.Body.String(), c.want)
+				}
+				if msg := errorBody(t, w); !strings.Contains(msg, c.says) {
+					t.Errorf("error %q does not say %q", msg, c.says)
+				}
+				if got := w.Header().Get("WWW-Authenticate"); (c.want == http.StatusUnauthorized) != (got != "") {
+					t.Errorf("WWW-Authenticate %q on a %d", got, c.want)
+				}
+				if m := e.rec.mutations(); len(m) > 0 {
+					t.Errorf("a refused request reached the rooms behind the API: %v", m)
+				}
+			})
+		}
+	}
+}
+
+// The same refusals in a cluster, on a node that neither leads nor owns
+// anything: a request the API refuses is refused here, never forwarded
+// (the 400 is the same whoever would have served it).
+func TestRefusalsAreNotForwarded(t *testing.T) {
+	notLeader := func(e *env) {
+		e.cl.leader = false
+		for _, topic := range []string{"orders", "mine"} {
+			for p := range 3 {
+				e.cl.owners[fmt.Sprintf("%s/%d", topic, p)] = "n2"
+			}
+		}
+	}
+	for _, c := range badRequests {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, clustered, notLeader)
+			w := e.do(c.req)
+			if w.Code != c.want {
+				t.Fatalf("%s %s: %d %q, want %d", c.req.method, c.req.target, w.Code, w.Body.String(), c.want)
+			}
+			errorBody(t, w)
+			if m := e.rec.mutations(); len(m) > 0 {
+				t.Errorf("a refused request was carried out or forwarded: %v", m)
+			}
+		})
+	}
+}

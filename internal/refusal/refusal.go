@@ -1,0 +1,87 @@
+package refusal
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind is one class of refusal. It is an error so that errors.Is(err,
+// refusal.ErrFrozen) reads as it means; its text is its wire name.
+type Kind string
+
+func (k Kind) Error() string { return string(k) }
+
+// Is makes a deleted incarnation a topic that is not here: the records of
+// either can never commit where they were meant to.
+func (k Kind) Is(target error) bool {
+	return k == ErrIncarnationGone && target == ErrTopicNotFound
+}
+
+// The kinds. Their names travel between nodes: add, never rename.
+const (
+	// ErrTopicNotFound: the topic does not exist on this node (or is a
+	// remote child, which has no partitions here).
+	ErrTopicNotFound Kind = "topic_not_found"
+	// ErrIncarnationGone: the records belong to an incarnation of the
+	// topic that was deleted (the name now holds a later one).
+	ErrIncarnationGone Kind = "incarnation_gone"
+	// ErrIncarnationAhead: the records belong to an incarnation this
+	// node's metastore replica does not know yet. Temporary.
+	ErrIncarnationAhead Kind = "incarnation_ahead"
+	// ErrPartitionRange: the topic has no such partition.
+	ErrPartitionRange Kind = "partition_out_of_range"
+	// ErrFrozen: the partition is frozen for a move; its commits go to
+	// the new owner after the flip. Temporary.
+	ErrFrozen Kind = "frozen"
+	// ErrNotOwner: this node does not serve the partition. Temporary.
+	ErrNotOwner Kind = "not_owner"
+	// ErrDiskFull: the disk this would be written to is full. Temporary.
+	ErrDiskFull Kind = "disk_full"
+	// ErrFenced: the log that would take the write is fenced after an
+	// I/O error, until it recovers. Temporary.
+	ErrFenced Kind = "fenced"
+)
+
+// Kinds lists every kind, for the edges' mapping tests.
+func Kinds() []Kind {
+	return []Kind{ErrTopicNotFound, ErrIncarnationGone, ErrIncarnationAhead, ErrPartitionRange,
+		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced}
+}
+
+// ParseKind returns the kind named name, as a peer sent it; false for a
+// name this version does not know (a newer peer's).
+func ParseKind(name string) (Kind, bool) {
+	for _, k := range Kinds() {
+		if string(k) == name {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// Error is a refusal: its Kind, the sentence a client sees, and for a
+// temporary one when to try again.
+type Error struct {
+	Kind       Kind
+	Message    string
+	RetryAfter time.Duration // 0: not said (the edge picks its default)
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap exposes the Kind, so errors.Is(err, refusal.ErrX) finds it
+// through any wrapping.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// New builds a refusal of kind with a formatted message.
+func New(kind Kind, retry time.Duration, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), RetryAfter: retry}
+}
+
+// As returns the refusal in err's chain, if there is one.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
