@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -72,7 +73,7 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 		return q, nil
 	}
 	q = &queue{key: k, fs: b.reg.fs, reg: b.reg, path: path, persisted: stored,
-		table: lease.New(partition, frontier, limitsOf(t), clockFunc(b.cfg.Now))}
+		table: lease.New(partition, frontier, limitsOf(t), clockFunc{clock.Real, b.cfg.Now})}
 	q.version.Store(t.Version)
 	b.queues[k] = q
 	return q, nil
@@ -174,8 +175,13 @@ func (b *Broker) frontierOf(topic string, partition int) uint64 {
 	return f
 }
 
-type clockFunc func() time.Time
+// clockFunc is the system clock read through the broker's Now, so a pinned
+// Now reaches the lease table (which uses only Now).
+type clockFunc struct {
+	clock.Clock
+	now func() time.Time
+}
 
-func (c clockFunc) Now() time.Time { return c() }
+func (c clockFunc) Now() time.Time { return c.now() }
 
 func partLabel(p int) string { return strconv.Itoa(p) }

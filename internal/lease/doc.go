@@ -1,7 +1,8 @@
 // Package lease owns the in-memory lease table of one partition: which
 // records are handed out to which consumer until when, which are settled,
 // and where the settled prefix (the frontier) ends. It is pure logic: it
-// does no I/O, reads no records, and takes time from an injected Clock.
+// does no I/O, reads no records, and takes time from an injected
+// clock.Clock (Now only).
 //
 // What it owns, per partition:
 //
@@ -20,7 +21,9 @@
 // caller sweeps with Expire, and wakes consumers when Nack or Release
 // succeed or Expire returns more than zero).
 //
-// Invariants, held between any two method calls:
+// Invariants, held between any two method calls (race builds check the
+// structural ones after every mutating call and panic at the call that
+// broke one; see invariants.go):
 //
 //  1. At most one live lease per offset, and every live lease is at or
 //     above the frontier and below the hwm it was reserved under.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -13,9 +15,9 @@ const vt = 30 * time.Second
 
 var defaultLimits = Limits{VisibilityTimeout: vt, MaxInFlight: 100, MaxAckedAhead: 100}
 
-func newTable(t testing.TB, l Limits) (*Table, *FakeClock) {
+func newTable(t testing.TB, l Limits) (*Table, *clock.Fake) {
 	t.Helper()
-	clk := NewFakeClock(time.Time{})
+	clk := clock.NewFake(time.Time{})
 	return New(7, 0, l, clk), clk
 }
 

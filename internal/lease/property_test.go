@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 // model is a deliberately naive reference implementation of the lease
@@ -15,7 +17,7 @@ import (
 // demands identical observable behaviour.
 type model struct {
 	limits   Limits
-	clk      *FakeClock
+	clk      *clock.Fake
 	hwm      uint64
 	frontier uint64
 
@@ -114,7 +116,7 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 			MaxAckedAhead:     rapid.IntRange(0, 4).Draw(rt, "max_acked_ahead"),
 		}
 		start := rapid.Uint64Range(0, 3).Draw(rt, "frontier")
-		clk := NewFakeClock(time.Time{})
+		clk := clock.NewFake(time.Time{})
 		tb := New(3, start, limits, clk)
 		m := &model{
 			limits: limits, clk: clk, hwm: start, frontier: start,

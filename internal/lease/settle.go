@@ -30,7 +30,7 @@ func (t *Table) FrontierVersion() (frontier, version uint64) {
 // delivery counts held; ranges are stored as ranges, never per offset.
 func (t *Table) MarkSkipped(from, to uint64) int {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	lo := max(from, t.frontier)
 	if lo >= to {
@@ -58,7 +58,7 @@ func (t *Table) MarkSkipped(from, to uint64) int {
 // Cost: O(min(oldest-frontier, n) + log n), like MarkSkipped.
 func (t *Table) AdvanceTo(oldest uint64) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	if oldest <= t.frontier {
 		return

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 // step is one settling action in a frontier scenario. Offsets 0..9 are
@@ -462,7 +464,7 @@ func TestLimitsValidateAndNormalize(t *testing.T) {
 			if err := tc.norm.Validate(); err != nil {
 				t.Fatalf("normalized limits invalid: %v", err)
 			}
-			if got := New(0, 0, tc.l, NewFakeClock(time.Time{})).Limits(); got != tc.norm {
+			if got := New(0, 0, tc.l, clock.NewFake(time.Time{})).Limits(); got != tc.norm {
 				t.Fatalf("New(...).Limits() = %+v, want %+v", got, tc.norm)
 			}
 		})

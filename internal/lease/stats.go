@@ -22,7 +22,7 @@ type Stats struct {
 // InFlight counts only live ones.
 func (t *Table) Stats() Stats {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	return Stats{
 		Partition:        t.partition,

@@ -3,6 +3,8 @@ package lease
 import (
 	"sync"
 	"time"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 // Lease is one delivery of one record: the caller reads the record at
@@ -28,7 +30,7 @@ type Table struct {
 	mu sync.Mutex
 
 	partition int
-	clock     Clock
+	clock     clock.Clock // only Now is used: expiry is lazy, swept by the caller
 	limits    Limits
 
 	// frontier: every offset below it is settled. version counts its moves
@@ -78,7 +80,7 @@ type Table struct {
 // New returns the lease table of partition, whose persisted frontier is
 // frontier (every offset below it is already settled).
 //
-// The nonce counter is seeded from clock.Now() in Unix nanoseconds and
+// The nonce counter is seeded from clk.Now() in Unix nanoseconds and
 // incremented per lease. Within a table nonces never repeat. Across
 // restarts (or a table re-created for a partition that came back) the new
 // seed is later than the old seed by the wall time in between, and no
@@ -89,18 +91,16 @@ type Table struct {
 // previous table's lifetime.
 //
 // Invalid limits are clamped with Limits.Normalize.
-func New(partition int, frontier uint64, limits Limits, clock Clock) *Table {
+func New(partition int, frontier uint64, limits Limits, clk clock.Clock) *Table {
 	limits = limits.Normalize()
-	if clock == nil {
-		clock = RealClock{}
-	}
-	seed := clock.Now().UnixNano()
+	clk = clock.Or(clk)
+	seed := clk.Now().UnixNano()
 	if seed < 1 {
 		seed = 1 // a clock before 1970 is a test artefact; any start works there
 	}
 	return &Table{
 		partition:  partition,
-		clock:      clock,
+		clock:      clk,
 		limits:     limits,
 		frontier:   frontier,
 		cursor:     frontier,
@@ -130,7 +130,7 @@ func (t *Table) Limits() Limits {
 func (t *Table) SetLimits(l Limits) {
 	l = l.Normalize()
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	t.limits = l
 }
@@ -156,7 +156,7 @@ func (t *Table) SetLimits(l Limits) {
 // are never rescanned.
 func (t *Table) Reserve(hwm uint64, want int) []Lease {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	now := t.clock.Now()
 	t.purge(now)
 
@@ -285,7 +285,7 @@ func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
 // returns ErrGone if (offset, nonce) is not a live lease.
 func (t *Table) Release(offset, nonce uint64) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	e, err := t.live(offset, nonce)
 	if err != nil {
@@ -308,7 +308,7 @@ func (t *Table) Release(offset, nonce uint64) error {
 // ErrAckedAheadFull and the lease stays live so the consumer can retry.
 func (t *Table) Ack(offset, nonce uint64) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	e, err := t.live(offset, nonce)
 	if err != nil {
@@ -334,7 +334,7 @@ func (t *Table) Ack(offset, nonce uint64) error {
 // (nothing else wakes them when no record arrives).
 func (t *Table) TakeFreed() bool {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	f := t.freed
 	t.freed = false
 	return f
@@ -344,7 +344,7 @@ func (t *Table) TakeFreed() bool {
 // timeout from now, or returns ErrGone.
 func (t *Table) Extend(offset, nonce uint64) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	now := t.clock.Now()
 	t.purge(now)
 	e, err := t.live(offset, nonce)
@@ -362,7 +362,7 @@ func (t *Table) Extend(offset, nonce uint64) error {
 // consumer. Otherwise it returns ErrGone.
 func (t *Table) Nack(offset, nonce uint64) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	e, err := t.live(offset, nonce)
 	if err != nil {
@@ -384,7 +384,7 @@ func (t *Table) Nack(offset, nonce uint64) error {
 // after it was granted or last extended, not earlier.
 func (t *Table) Expire() int {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	n := t.unreportedExpired
 	t.unreportedExpired = 0
@@ -395,7 +395,7 @@ func (t *Table) Expire() int {
 // when no lease is out.
 func (t *Table) NextExpiry() (at time.Time, ok bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	defer t.unlock()
 	t.purge(t.clock.Now())
 	if e := t.expiries.peek(); e != nil {
 		return e.expiry, true

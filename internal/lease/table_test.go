@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 func TestReserveOrder(t *testing.T) {
@@ -69,7 +71,7 @@ func TestReserveOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := NewFakeClock(time.Time{})
+			clk := clock.NewFake(time.Time{})
 			tb := New(1, tc.frontier, defaultLimits, clk)
 			if tc.setup != nil {
 				tc.setup(t, tb)
@@ -111,16 +113,16 @@ func TestInFlightCap(t *testing.T) {
 	l.MaxInFlight = 3
 	tests := []struct {
 		name     string
-		free     func(tb *Table, clk *FakeClock, ls []Lease) error
+		free     func(tb *Table, clk *clock.Fake, ls []Lease) error
 		freesOne bool
 	}{
-		{"ack", func(tb *Table, _ *FakeClock, ls []Lease) error { return tb.Ack(ls[0].Offset, ls[0].Nonce) }, true},
-		{"ack above gap", func(tb *Table, _ *FakeClock, ls []Lease) error { return tb.Ack(ls[2].Offset, ls[2].Nonce) }, true},
-		{"nack", func(tb *Table, _ *FakeClock, ls []Lease) error { return tb.Nack(ls[1].Offset, ls[1].Nonce) }, true},
-		{"release", func(tb *Table, _ *FakeClock, ls []Lease) error { return tb.Release(ls[1].Offset, ls[1].Nonce) }, true},
-		{"expiry", func(_ *Table, clk *FakeClock, _ []Lease) error { clk.Advance(vt); return nil }, true},
-		{"extend does not free", func(tb *Table, _ *FakeClock, ls []Lease) error { return tb.Extend(ls[0].Offset, ls[0].Nonce) }, false},
-		{"stale ack does not free", func(tb *Table, _ *FakeClock, ls []Lease) error {
+		{"ack", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Ack(ls[0].Offset, ls[0].Nonce) }, true},
+		{"ack above gap", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Ack(ls[2].Offset, ls[2].Nonce) }, true},
+		{"nack", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Nack(ls[1].Offset, ls[1].Nonce) }, true},
+		{"release", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Release(ls[1].Offset, ls[1].Nonce) }, true},
+		{"expiry", func(_ *Table, clk *clock.Fake, _ []Lease) error { clk.Advance(vt); return nil }, true},
+		{"extend does not free", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Extend(ls[0].Offset, ls[0].Nonce) }, false},
+		{"stale ack does not free", func(tb *Table, _ *clock.Fake, ls []Lease) error {
 			if err := tb.Ack(ls[0].Offset, ls[0].Nonce+100); !errors.Is(err, ErrGone) {
 				return err
 			}
@@ -233,14 +235,14 @@ func TestStaleHandlesAreGone(t *testing.T) {
 	// Each stale returns the (offset, nonce) of a handle that must be gone.
 	stales := []struct {
 		name  string
-		stale func(t *testing.T, tb *Table, clk *FakeClock) (uint64, uint64)
+		stale func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64)
 	}{
-		{"late after expiry", func(t *testing.T, tb *Table, clk *FakeClock) (uint64, uint64) {
+		{"late after expiry", func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			clk.Advance(vt)
 			return l.Offset, l.Nonce
 		}},
-		{"offset re-leased under a new nonce", func(t *testing.T, tb *Table, clk *FakeClock) (uint64, uint64) {
+		{"offset re-leased under a new nonce", func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 1)
 			clk.Advance(vt)
 			again := reserveOne(t, tb, 1)
@@ -249,46 +251,46 @@ func TestStaleHandlesAreGone(t *testing.T) {
 			}
 			return l.Offset, l.Nonce
 		}},
-		{"after nack and re-lease", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"after nack and re-lease", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 1)
 			mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 			reserveOne(t, tb, 1)
 			return l.Offset, l.Nonce
 		}},
-		{"after nack", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"after nack", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 			return l.Offset, l.Nonce
 		}},
-		{"after release", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"after release", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			mustNil(t, "release", tb.Release(l.Offset, l.Nonce))
 			return l.Offset, l.Nonce
 		}},
-		{"already acked at frontier", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"already acked at frontier", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			mustNil(t, "ack", tb.Ack(l.Offset, l.Nonce))
 			return l.Offset, l.Nonce
 		}},
-		{"already acked ahead", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"already acked ahead", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			ls := tb.Reserve(10, 3)
 			mustNil(t, "ack", tb.Ack(ls[2].Offset, ls[2].Nonce))
 			return ls[2].Offset, ls[2].Nonce
 		}},
-		{"wrong nonce", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"wrong nonce", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			return l.Offset, l.Nonce + 1
 		}},
-		{"never leased", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"never leased", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			return l.Offset + 5, l.Nonce
 		}},
-		{"dropped by skip", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"dropped by skip", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			tb.MarkSkipped(l.Offset, l.Offset+1)
 			return l.Offset, l.Nonce
 		}},
-		{"dropped by retention", func(t *testing.T, tb *Table, _ *FakeClock) (uint64, uint64) {
+		{"dropped by retention", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			tb.AdvanceTo(l.Offset + 1)
 			return l.Offset, l.Nonce
@@ -424,7 +426,7 @@ func TestDeliveryCount(t *testing.T) {
 }
 
 func TestNoncesStrictlyIncreaseAndSeededFromClock(t *testing.T) {
-	clk := NewFakeClock(time.Time{})
+	clk := clock.NewFake(time.Time{})
 	tb := New(0, 0, defaultLimits, clk)
 	var prev uint64
 	for i := 0; i < 5; i++ {
@@ -436,7 +438,7 @@ func TestNoncesStrictlyIncreaseAndSeededFromClock(t *testing.T) {
 			mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 		}
 	}
-	if seed := uint64(FakeEpoch.UnixNano()); prev < seed || prev > seed+50 {
+	if seed := uint64(clock.Epoch.UnixNano()); prev < seed || prev > seed+50 {
 		t.Fatalf("nonces not seeded from the clock: last %d, seed %d", prev, seed)
 	}
 	// A table re-created a second later (a restart) starts above every
