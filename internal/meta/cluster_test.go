@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 // fakeConfirmer records its calls and answers as told.
@@ -81,10 +83,10 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 	}
 
 	must(t, leader.raft.AddVoter("n2", raft.ServerAddress(follower.RaftAddr()), 0, 5*time.Second).Error())
-	waitFor(t, "follower sees the leader", func() bool { id, _ := follower.Leader(); return id == "n1" })
+	testutil.WaitFor(t, "follower sees the leader", func() bool { id, _ := follower.Leader(); return id == "n1" })
 	must(t, leader.CreateTopic(ctx, plainTopic("orders", 2), nil, nil))
-	waitFor(t, "replication", func() bool { _, ok := follower.Topic("orders"); return ok })
-	waitFor(t, "follower caught up", follower.AppliedCaughtUp)
+	testutil.WaitFor(t, "replication", func() bool { _, ok := follower.Topic("orders"); return ok })
+	testutil.WaitFor(t, "follower caught up", follower.AppliedCaughtUp)
 	if follower.Versions() != leader.Versions() {
 		t.Fatalf("versions differ: %+v vs %+v", follower.Versions(), leader.Versions())
 	}
@@ -116,7 +118,7 @@ func TestFollowerReadsLocallyAndRefusesWrites(t *testing.T) {
 	// Once the leader has recorded itself, the Confirmer gets its record:
 	// the node-RPC address to ask at.
 	must(t, leader.UpsertMember(ctx, Member{ID: "n1", RaftAddr: leader.RaftAddr(), RPCAddr: "rpc-of-n1"}))
-	waitFor(t, "the member record replicates", func() bool { _, ok := follower.Member("n1"); return ok })
+	testutil.WaitFor(t, "the member record replicates", func() bool { _, ok := follower.Member("n1"); return ok })
 	if _, _, err := follower.ConfirmTopic(ctx, "orders", "e9"); err != nil || fc.last.RPCAddr != "rpc-of-n1" || fc.last.ID != "n1" {
 		t.Fatalf("confirmer got leader %+v, %v", fc.last, err)
 	}

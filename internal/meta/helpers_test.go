@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
+
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 // Tests bind Raft on 127.0.0.1:0 and read the real port back from
@@ -45,25 +47,13 @@ func openLeader(t testing.TB, opts Options) *Store {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	waitFor(t, "leadership", s.IsLeader)
+	testutil.WaitFor(t, "leadership", s.IsLeader)
 	return s
 }
 
 func newLeader(t testing.TB) *Store {
 	t.Helper()
 	return openLeader(t, testOptions(t.TempDir(), "127.0.0.1:0"))
-}
-
-// waitFor polls cond every 10 ms for up to 10 s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func testCtx(t testing.TB) context.Context {

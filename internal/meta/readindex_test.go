@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 // leaderConfirmer answers a follower's read index from the leader itself,
@@ -36,7 +38,7 @@ func TestCatchUpSeesEveryAcknowledgedWrite(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { _ = follower.Close() })
 	must(t, leader.raft.AddVoter("n2", raft.ServerAddress(follower.RaftAddr()), 0, 5*time.Second).Error())
-	waitFor(t, "follower sees the leader", func() bool { id, _ := follower.Leader(); return id == "n1" })
+	testutil.WaitFor(t, "follower sees the leader", func() bool { id, _ := follower.Leader(); return id == "n1" })
 	must(t, follower.CatchUp(ctx)) // nothing outstanding: at once
 
 	entered, release := make(chan struct{}), make(chan struct{})

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 // memSink is a raft.SnapshotSink into memory.
@@ -66,7 +68,7 @@ func TestSnapshotThenMoreCommandsSurvivesReopen(t *testing.T) {
 	if got := dump(t, s2.fsm); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reopen: state differs\n got %+v\nwant %+v", got, want)
 	}
-	waitFor(t, "leader", s2.IsLeader)
+	testutil.WaitFor(t, "leader", s2.IsLeader)
 	must(t, s2.Barrier(ctx))
 	if got := dump(t, s2.fsm); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reopen after replay: state differs\n got %+v\nwant %+v", got, want)
@@ -82,7 +84,7 @@ func TestSnapshotThenMoreCommandsSurvivesReopen(t *testing.T) {
 	if _, ok := s3.Topic("a-parent"); !ok {
 		t.Fatal("snapshot state not restored before replay")
 	}
-	waitFor(t, "leader", s3.IsLeader)
+	testutil.WaitFor(t, "leader", s3.IsLeader)
 	must(t, s3.Barrier(ctx))
 	got := dump(t, s3.fsm)
 	if !reflect.DeepEqual(got, want) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 func TestBootstrapElectsItself(t *testing.T) {
@@ -29,7 +31,7 @@ func TestBootstrapElectsItself(t *testing.T) {
 	if strings.HasSuffix(s.RaftAddr(), ":0") {
 		t.Fatalf("RaftAddr %q is not the bound port", s.RaftAddr())
 	}
-	waitFor(t, "caught up", s.AppliedCaughtUp)
+	testutil.WaitFor(t, "caught up", s.AppliedCaughtUp)
 	for _, name := range []string{"raft.db", "fsm.db", "snapshots"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("layout: %v", err)
@@ -84,7 +86,7 @@ func TestRestartKeepsStateWithoutRebootstrap(t *testing.T) {
 	if got := s2.Versions(); got != wantV {
 		t.Fatalf("versions = %+v, want %+v", got, wantV)
 	}
-	waitFor(t, "leadership after restart", s2.IsLeader)
+	testutil.WaitFor(t, "leadership after restart", s2.IsLeader)
 	must(t, s2.Barrier(ctx))
 	if got := s2.Topics(); !reflect.DeepEqual(got, wantTopics) {
 		t.Fatalf("after replay: topics = %+v, want %+v", got, wantTopics)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/testutil"
 	"github.com/narad-io/narad/internal/vfs"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
@@ -15,17 +16,6 @@ func queueLen(l *Log) (int, bool) {
 	l.gmu.Lock()
 	defer l.gmu.Unlock()
 	return len(l.queue), l.leading
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 type commitResult struct {
@@ -59,12 +49,12 @@ func TestFailedFlushBeforeRollFailsEveryWaiter(t *testing.T) {
 			l.commitMu.Lock()
 			lead := make(chan commitResult, 1)
 			go func() { b, err := l.Commit(recs("x", 1, false)); lead <- commitResult{b, err} }()
-			waitFor(t, "the leader to take its group", func() bool { n, leading := queueLen(l); return leading && n == 0 })
+			testutil.WaitFor(t, "the leader to take its group", func() bool { n, leading := queueLen(l); return leading && n == 0 })
 			results := make([]chan commitResult, 3)
 			for i, id := range []string{"b", "c", "d"} {
 				results[i] = make(chan commitResult, 1)
 				go func(ch chan commitResult) { b, err := l.Commit(recs(id, 1, false)); ch <- commitResult{b, err} }(results[i])
-				waitFor(t, "batch "+id+" to queue", func() bool { n, _ := queueLen(l); return n == i+1 })
+				testutil.WaitFor(t, "batch "+id+" to queue", func() bool { n, _ := queueLen(l); return n == i+1 })
 			}
 			l.commitMu.Unlock()
 

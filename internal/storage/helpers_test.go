@@ -4,31 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 )
-
-// manualClock is an injected wall clock that tests move by hand, including
-// backwards.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManualClock(ms int64) *manualClock { return &manualClock{t: time.UnixMilli(ms)} }
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Set(ms int64) {
-	c.mu.Lock()
-	c.t = time.UnixMilli(ms)
-	c.mu.Unlock()
-}
 
 func openT(t testing.TB, dir string, opts Options) *Log {
 	t.Helper()

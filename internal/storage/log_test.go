@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 func TestCommitReadRoundTrip(t *testing.T) {
@@ -63,7 +65,7 @@ func TestMixedCodecsInOneSegment(t *testing.T) {
 }
 
 func TestCommitSetsOffsetsAndTimes(t *testing.T) {
-	clk := newManualClock(1_000_000)
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
 	l := openT(t, t.TempDir(), Options{Now: clk.Now})
 	defer l.Close()
 	rs := recs("x", 3, false)
@@ -121,10 +123,10 @@ func TestSegmentsRollAtCap(t *testing.T) {
 
 func TestCommitTimesNeverDecrease(t *testing.T) {
 	dir := t.TempDir()
-	clk := newManualClock(5_000_000)
+	clk := clock.NewFake(time.UnixMilli(5_000_000))
 	l := openT(t, dir, Options{Now: clk.Now})
 	commitT(t, l, recs("a", 2, false))
-	clk.Set(4_000_000) // the wall clock steps back
+	clk.Set(time.UnixMilli(4_000_000)) // the wall clock steps back
 	rs := recs("b", 2, false)
 	commitT(t, l, rs)
 	if rs[0].CommittedAt != 5_000_000 {
@@ -132,14 +134,14 @@ func TestCommitTimesNeverDecrease(t *testing.T) {
 	}
 	l.Close()
 	// Across a reopen the floor is recovered from the newest record.
-	clk.Set(3_000_000)
+	clk.Set(time.UnixMilli(3_000_000))
 	l = openT(t, dir, Options{Now: clk.Now})
 	rs = recs("c", 1, false)
 	commitT(t, l, rs)
 	if rs[0].CommittedAt != 5_000_000 {
 		t.Fatalf("after reopen with clock behind, stamped %d, want 5000000", rs[0].CommittedAt)
 	}
-	clk.Set(6_000_000)
+	clk.Set(time.UnixMilli(6_000_000))
 	rs = recs("d", 1, false)
 	commitT(t, l, rs)
 	if rs[0].CommittedAt != 6_000_000 {
@@ -156,12 +158,12 @@ func TestCommitTimesNeverDecrease(t *testing.T) {
 
 func TestFloorRecoveredFromSealedSegmentWhenActiveEmpty(t *testing.T) {
 	dir := t.TempDir()
-	clk := newManualClock(9_000_000)
+	clk := clock.NewFake(time.UnixMilli(9_000_000))
 	l := openT(t, dir, Options{Now: clk.Now, SegmentBytes: 200})
 	commitT(t, l, recs("a", 3, false))
 	l.roll() // as if the process died right after rolling
 	l.Close()
-	clk.Set(1_000)
+	clk.Set(time.UnixMilli(1_000))
 	l = openT(t, dir, Options{Now: clk.Now, SegmentBytes: 200})
 	defer l.Close()
 	rs := recs("b", 1, false)
@@ -196,11 +198,11 @@ func TestReadCaps(t *testing.T) {
 }
 
 func TestReadStopsAtFirstNotDue(t *testing.T) {
-	clk := newManualClock(1000)
+	clk := clock.NewFake(time.UnixMilli(1000))
 	l := openT(t, t.TempDir(), Options{Now: clk.Now})
 	defer l.Close()
 	for _, at := range []int64{1000, 2000, 3000} {
-		clk.Set(at)
+		clk.Set(time.UnixMilli(at))
 		commitT(t, l, recs("r", 2, false))
 	}
 	cases := []struct {

@@ -3,18 +3,21 @@ package storage
 import (
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/clock"
 )
 
 func TestRetentionDeletesExpiredSealedSegments(t *testing.T) {
 	dir := t.TempDir()
-	clk := newManualClock(1_000_000)
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
 	l := openT(t, dir, Options{Now: clk.Now, SegmentBytes: 250})
 	defer l.Close()
 	// Old records, then fresh ones, at a segment cap that seals every ~2 commits.
 	for i := 0; i < 6; i++ {
 		commitT(t, l, recs("old", 2, false))
 	}
-	clk.Set(5_000_000)
+	clk.Set(time.UnixMilli(5_000_000))
 	for i := 0; i < 6; i++ {
 		commitT(t, l, recs("new", 2, false))
 	}
@@ -54,15 +57,15 @@ func TestRetentionDeletesExpiredSealedSegments(t *testing.T) {
 
 func TestRetentionRollsAnExpiredActiveSegment(t *testing.T) {
 	dir := t.TempDir()
-	clk := newManualClock(1_000_000)
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
 	l := openT(t, dir, Options{Now: clk.Now})
 	defer l.Close()
 	commitT(t, l, recs("x", 5, false))
-	clk.Set(1_000_000 + 10_000)
+	clk.Set(time.UnixMilli(1_000_000 + 10_000))
 	if res, _ := l.ApplyRetention(20_000); res.Segments != 0 {
 		t.Fatalf("deleted young data: %+v", res)
 	}
-	clk.Set(1_000_000 + 30_000)
+	clk.Set(time.UnixMilli(1_000_000 + 30_000))
 	res, err := l.ApplyRetention(20_000)
 	if err != nil || res.Records != 5 || res.Segments != 1 {
 		t.Fatalf("retention of an idle active segment: %+v %v", res, err)
@@ -76,13 +79,13 @@ func TestRetentionRollsAnExpiredActiveSegment(t *testing.T) {
 }
 
 func TestRetentionZeroKeepsForever(t *testing.T) {
-	clk := newManualClock(1)
+	clk := clock.NewFake(time.UnixMilli(1))
 	l := openT(t, t.TempDir(), Options{Now: clk.Now, SegmentBytes: 100})
 	defer l.Close()
 	for i := 0; i < 5; i++ {
 		commitT(t, l, recs("x", 2, false))
 	}
-	clk.Set(1 << 50)
+	clk.Set(time.UnixMilli(1 << 50))
 	if res, err := l.ApplyRetention(0); err != nil || res.Segments != 0 {
 		t.Fatalf("retention 0 deleted %+v %v", res, err)
 	}
@@ -93,7 +96,7 @@ func TestDescribeClosedLog(t *testing.T) {
 	if st, err := Describe(dir + "/never"); err != nil || st.HighWatermark != 0 || !st.Exact {
 		t.Fatalf("never-used dir: %+v %v", st, err)
 	}
-	clk := newManualClock(7_000_000)
+	clk := clock.NewFake(time.UnixMilli(7_000_000))
 	l := openT(t, dir, Options{Now: clk.Now, SegmentBytes: 200})
 	for i := 0; i < 5; i++ {
 		commitT(t, l, recs("d", 3, true))

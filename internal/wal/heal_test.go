@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/testutil"
 	"github.com/narad-io/narad/internal/vfs"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
@@ -161,7 +162,7 @@ func TestFailedFdatasyncFencesThenHealsFromWhatIsOnDisk(t *testing.T) {
 			w.mu.Lock()
 			w.nextHeal = time.Time{} // due now
 			w.mu.Unlock()
-			waitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
+			testutil.WaitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
 			if w.Heals() != 1 || w.Fences() != 1 {
 				t.Fatalf("fences %d heals %d, want 1 and 1", w.Fences(), w.Heals())
 			}
@@ -183,13 +184,13 @@ func TestHealRetriesWhileTheDiskKeepsFailing(t *testing.T) {
 	bad := efs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: segmentSuffix, Err: syscall.EIO})
 	mustErrIs(t, l.append(w, 1), ErrFenced)
 	// Every heal fsyncs the sealed file and fails again.
-	waitFor(t, "three failed heal attempts", func() bool { return bad.Fired() >= 4 })
+	testutil.WaitFor(t, "three failed heal attempts", func() bool { return bad.Fired() >= 4 })
 	mustErrIs(t, w.Health(), ErrFenced)
 	if w.Heals() != 0 {
 		t.Fatalf("healed %d times while every fsync failed", w.Heals())
 	}
 	bad.Remove()
-	waitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
+	testutil.WaitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
 	l.mustAppend(t, w, 4)
 	l.check(t, w)
 	l.reopenAndCheck(t, w, dir)
@@ -216,7 +217,7 @@ func TestHealThatFindsDamageKeepsTheFence(t *testing.T) {
 	w.mu.Lock()
 	w.nextHeal = time.Time{}
 	w.mu.Unlock()
-	waitFor(t, "the heal to find the damage", func() bool {
+	testutil.WaitFor(t, "the heal to find the damage", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.broken
@@ -257,7 +258,7 @@ func TestSegmentCreateFailureAtRotation(t *testing.T) {
 			noCreate.Remove()
 			l.mustAppend(t, w, 2)
 			// Rotation runs after the appenders are released.
-			waitFor(t, "a rotation once creates work again", func() bool { return len(segmentFiles(t, dir)) > before })
+			testutil.WaitFor(t, "a rotation once creates work again", func() bool { return len(segmentFiles(t, dir)) > before })
 			l.check(t, w)
 			l.reopenAndCheck(t, w, dir)
 		})
@@ -273,8 +274,8 @@ func TestSegmentCreateFailureAtRotation(t *testing.T) {
 			// rotation's directory fsync the second.
 			efs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: filepath.Base(dir), After: 1, Times: 1, Err: errno})
 			l.mustAppend(t, w, 8) // durable before the rotation fails
-			waitFor(t, "the fence", func() bool { return errors.Is(w.Health(), ErrFenced) })
-			waitFor(t, "the heal", func() bool { return w.Health() == nil })
+			testutil.WaitFor(t, "the fence", func() bool { return errors.Is(w.Health(), ErrFenced) })
+			testutil.WaitFor(t, "the heal", func() bool { return w.Health() == nil })
 			l.mustAppend(t, w, 3)
 			l.check(t, w)
 			l.reopenAndCheck(t, w, dir)
@@ -402,10 +403,10 @@ func TestConcurrentAppendsAcrossFailuresLoseNothingAcknowledged(t *testing.T) {
 		base := w.Failures()
 		in := efs.Inject(r)
 		t.Logf("spell %+v: failures %d", r, base)
-		waitFor(t, "failed groups", func() bool { return w.Failures() >= base+2 || (r.Times > 0 && in.Fired() >= r.Times) })
+		testutil.WaitFor(t, "failed groups", func() bool { return w.Failures() >= base+2 || (r.Times > 0 && in.Fired() >= r.Times) })
 		in.Remove()
 		n := acked()
-		waitFor(t, "appends to succeed again", func() bool { return acked() >= n+50 })
+		testutil.WaitFor(t, "appends to succeed again", func() bool { return acked() >= n+50 })
 	}
 	spell(errorfs.Rule{Ops: errorfs.OpWrite, Path: segmentSuffix, Err: syscall.ENOSPC, Torn: 0.5})
 	spell(errorfs.Rule{Ops: errorfs.OpSync, Path: segmentSuffix, Times: 1, Err: syscall.EIO, LoseUnsynced: true})

@@ -102,19 +102,6 @@ func checkRecords(t testing.TB, got []Record, firstSeq, lastSeq uint64) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline. It is a hang detector, not a timing assertion.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // recv waits for a value on ch with the same hang-detecting deadline.
 func recv[T any](t testing.TB, what string, ch <-chan T) T {
 	t.Helper()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 func TestAppendAssignsContiguousSeqsUnderConcurrency(t *testing.T) {
@@ -179,7 +181,7 @@ func TestWriteErrorFencesUntilHealed(t *testing.T) {
 	mu.Lock()
 	failNext = false
 	mu.Unlock()
-	waitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
+	testutil.WaitFor(t, "the fence to lift", func() bool { return w.Health() == nil })
 	appendRange(t, w, 5, 6, 1)
 	checkRecords(t, readAll(t, w, 1), 1, 6)
 	if err := w.Close(); err != nil {
@@ -226,14 +228,14 @@ func TestCloseFlushesStagedAppends(t *testing.T) {
 	recv(t, "first batch taken", g.entered)
 	second := make(chan error, 1)
 	go func() { second <- w.Append(context.Background(), []Record{testRecord(1)}) }()
-	waitFor(t, "second append staged", func() bool {
+	testutil.WaitFor(t, "second append staged", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.cur.appends == 1
 	})
 	closed := make(chan error, 1)
 	go func() { closed <- w.Close() }()
-	waitFor(t, "Close to start", w.isClosed)
+	testutil.WaitFor(t, "Close to start", w.isClosed)
 	mustErrIs(t, w.Append(context.Background(), []Record{testRecord(2)}), ErrClosed)
 	g.release <- nil
 	recv(t, "second batch taken", g.entered)
@@ -336,7 +338,7 @@ func TestBackpressureHonoursContextBeforeStaging(t *testing.T) {
 	recv(t, "first batch taken", g.entered)
 	second := make(chan error, 1)
 	go func() { second <- w.Append(context.Background(), []Record{testRecord(1)}) }()
-	waitFor(t, "second append staged", func() bool {
+	testutil.WaitFor(t, "second append staged", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.cur.appends == 1
@@ -345,7 +347,7 @@ func TestBackpressureHonoursContextBeforeStaging(t *testing.T) {
 	third := make(chan error, 1)
 	recs := []Record{testRecord(99)}
 	go func() { third <- w.Append(ctx, recs) }()
-	waitFor(t, "third append waiting on the bound", func() bool {
+	testutil.WaitFor(t, "third append waiting on the bound", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.cur.taken != nil

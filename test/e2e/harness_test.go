@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/internal/testutil"
 )
 
 // naradBin is the binary under test, built once by TestMain.
@@ -304,16 +305,11 @@ func tail(s string, n int) string {
 	return s
 }
 
-// eventually polls cond until it holds or the deadline passes.
+// eventually is testutil.Eventually, kept under its short name because
+// nearly every e2e file calls it.
 func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, within, what, cond)
 }
 
 func ctxT(t testing.TB) context.Context {
