@@ -2,11 +2,13 @@
 // with Raft (hashicorp/raft) and applied into a bbolt database on every node.
 //
 // It owns the domains topics (configuration, schema, fan-out links),
-// assignments (partition → owner, target), members, and reserves users and
-// schemas for the packages that will fill them. Every write is one Command
-// (an op code plus a JSON payload) committed through Raft and applied
-// identically on every node; reads are served locally from the node's own
-// replica.
+// assignments (partition → owner, move target), members (with draining),
+// and users (credentials, grants, IDs), and reserves schemas (an empty
+// bucket and a version counter) for a schema registry that will fill it;
+// a topic's schema lives in its topic record today. Every write is one
+// Command (an op code plus a JSON payload) committed through Raft and
+// applied identically on every node; reads are served locally from the
+// node's own replica.
 //
 // Invariants kept here:
 //

@@ -8,8 +8,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Layout of fsm.db. One bucket per domain; users and schemas are created now
-// (empty) so that the packages filling them add commands, not a migration.
+// Layout of fsm.db. One bucket per domain; schemas is created now (empty)
+// so that a registry filling it adds commands, not a migration.
 //
 //	topics       name → 8-byte big-endian version ‖ Topic JSON
 //	assignments  topic name → []Assignment JSON, index = partition

@@ -5,9 +5,9 @@
 // or the leader), Stats, ConfirmTopic (leader confirmation), Join and
 // Heartbeat are its calls.
 //
-// It depends only on apierr, refusal and storage.Record; the broker, the metastore
-// and fan-out plug in through Handler adapters and call out through Pool,
-// so none of them imports gRPC.
+// It depends only on apierr, refusal, storage.Record and the door
+// (peerauth); the broker, the metastore and fan-out plug in through Handler
+// adapters and call out through Pool, so none of them imports gRPC.
 //
 // Invariants:
 //
@@ -45,9 +45,12 @@
 //   - Wire compatibility: fields of proto/node.proto are only ever added,
 //     never renumbered or retyped; a new operation is a new rpc.
 //
-// The transport is plaintext for now, so the secret crosses the wire in
-// clear; mutual TLS (07-security.md) comes later and will replace the
-// insecure transport credentials, not the secret check.
+// Transport: mutual TLS when the cluster has certificates (07-security.md;
+// WithTLS on the server, NewTLSPool on the caller), so a peer without a
+// certificate from the cluster CA never reaches the secret check. Without
+// them the plane is plaintext and the secret crosses the wire in clear,
+// which the node warns about at start; TLS adds to the secret check and
+// the door, it replaces neither.
 //
 // The generated code in proto/ is committed, so building needs nothing but
 // Go. Regenerating it (go generate ./internal/rpc) needs protoc and the two

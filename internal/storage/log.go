@@ -285,7 +285,8 @@ func (l *Log) Oldest() uint64 {
 // before re-checking a condition, then block on it.
 func (l *Log) Notify() <-chan struct{} { return l.notify.Wait() }
 
-// Wake wakes every waiter (the lease table calls it on expiry and nack).
+// Wake wakes every Notify waiter without a commit. (The lease table does
+// no I/O and never calls it; the broker wakes its consumers itself.)
 func (l *Log) Wake() { l.notify.Fire() }
 
 // Reads counts Read calls: how tests prove an idle delay cursor costs
