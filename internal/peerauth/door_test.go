@@ -154,7 +154,7 @@ func TestRaftStrangerRefused(t *testing.T) {
 	}
 	defer stranger.Close()
 	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("evil"), Addr: []byte(stranger.LocalAddr())},
-		Term: 1 << 40, Leader: []byte(stranger.LocalAddr())}
+		Term: 1 << 40}
 	var resp raft.AppendEntriesResponse
 	if err := stranger.AppendEntries("victim", raft.ServerAddress(l.Addr().String()), req, &resp); err == nil {
 		t.Fatalf("the stranger's AppendEntries was answered: %+v", resp)

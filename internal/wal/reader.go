@@ -103,9 +103,10 @@ func (w *WAL) Read(from uint64, maxRecords, maxBytes int) ([]Record, error) {
 	// A durable end only grows, so decoding up to a stale limit is correct;
 	// it is refreshed (taking mu, which appenders contend for) only when
 	// reached, not per record.
-	limit, next := w.segmentEnd(c.seg)
+	limit, _ := w.segmentEnd(c.seg)
 	for len(out) < maxRecords {
 		if c.off >= limit {
+			var next *segment
 			if limit, next = w.segmentEnd(c.seg); c.off < limit {
 				continue // the active segment grew meanwhile
 			}
@@ -115,7 +116,7 @@ func (w *WAL) Read(from uint64, maxRecords, maxBytes int) ([]Record, error) {
 			if err := c.open(w.fs, next, 0, next.first); err != nil {
 				return nil, err
 			}
-			limit, next = w.segmentEnd(c.seg)
+			limit, _ = w.segmentEnd(c.seg)
 			continue
 		}
 		v, n, err := c.frame(limit)

@@ -36,7 +36,6 @@ func strangerAppendEntries(t *testing.T, target string) error {
 	req := &raft.AppendEntriesRequest{
 		RPCHeader:    raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("stranger"), Addr: self},
 		Term:         1 << 40,
-		Leader:       self,
 		PrevLogEntry: 0, PrevLogTerm: 0,
 		Entries:           []*raft.Log{{Index: 1, Term: 1 << 40, Type: raft.LogCommand, Data: []byte(`{"op":"user.create"}`)}},
 		LeaderCommitIndex: 1,
