@@ -1,0 +1,185 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
+)
+
+// The decoders a client's produce and ack bodies reach, fuzzed without a
+// server: they are pure functions of the bytes. Each target checks a rule
+// the handlers rely on, not only "no panic".
+
+// clientErr fails t unless err is a refusal the client can act on: an
+// *apierr.Error with status 400 or 413 (never a 500, which would blame the
+// server for a bad body).
+func clientErr(t *testing.T, what string, err error) *apierr.Error {
+	t.Helper()
+	var ae *apierr.Error
+	if !errors.As(err, &ae) || (ae.Status != http.StatusBadRequest && ae.Status != http.StatusRequestEntityTooLarge) {
+		t.Fatalf("%s: refusal %v (%T) is not a 400 or 413", what, err, err)
+	}
+	return ae
+}
+
+var batchSeeds = []string{
+	`{"records":[{"payload":{"n":1}},{"key":"k","payload":"text"}]}`,
+	`{"records":[{"partition":2,"payload_base64":"AAEC"}]}`,
+	`{"records":[{"payload":"a\"quoted\" \u00e9 line"}]}`,
+	`{"records":[{"payload":"ok"},{"payload":1,"payload_base64":"AA=="}]}`,
+	`{"records":[{"partition":-1,"payload":1}]}`,
+	`{"records":[]}`,
+	`{"records":[{"payload":"x","extra":1}]}`,
+	`{"records":[{"payload":"x"}]} {}`,
+	`{"records":[{"payload":  "  padded  "  }]}`,
+	`{"records":[{"payload_base64":"not base64!"}]}`,
+	"{\"payload\":\"one\"}\n{\"key\":\"k\",\"payload\":[1,2]}\n",
+	`{"records":[{"payload":"\ud800"}]}`,
+}
+
+// FuzzDecodeBatch: the one-pass decoder (the hot path) and the
+// record-by-record decoder (which names the failing index) must agree.
+// Whatever the fast path accepts, the slow path accepts with the very same
+// records; whatever either refuses is a 400 or 413 naming the record.
+func FuzzDecodeBatch(f *testing.F) {
+	for _, s := range batchSeeds {
+		f.Add([]byte(s), strings.Contains(s, "\n"))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, ndjson bool) {
+		r := httptest.NewRequest(http.MethodPost, "/v1/topics/t/produce/batch", bytes.NewReader(body))
+		if ndjson {
+			r.Header.Set("Content-Type", "application/x-ndjson")
+		}
+		fast, err := decodeBatch(r, body)
+		if err != nil {
+			t.Fatalf("decodeBatch returned an error (%v); it must leave refusals to the slow path", err)
+		}
+		if ndjson {
+			if fast != nil {
+				t.Fatal("the one-pass decoder took an NDJSON body")
+			}
+			return
+		}
+		// The slow path's envelope split (decodeBatchSlowly, JSON branch).
+		var env struct {
+			Records []json.RawMessage `json:"records"`
+		}
+		if err := decodeStrict(body, &env); err != nil {
+			clientErr(t, "envelope", err)
+			if fast != nil {
+				t.Fatalf("fast path took a body the strict envelope refuses: %v", err)
+			}
+			return
+		}
+		var slow []broker.ProduceRecord
+		for i, raw := range env.Records {
+			rec, err := decodeBatchRecord(i, raw)
+			if err != nil {
+				ae := clientErr(t, "record", err)
+				if !strings.HasPrefix(ae.Message, "record "+strconv.Itoa(i)+": ") {
+					t.Fatalf("refusal of record %d does not name it: %q", i, ae.Message)
+				}
+				if fast != nil {
+					t.Fatalf("fast path took record %d, the slow path refuses it: %v", i, err)
+				}
+				return
+			}
+			slow = append(slow, rec)
+		}
+		if fast == nil {
+			return // empty or over the cap: the handler refuses it by count
+		}
+		if !slices.EqualFunc(fast, slow, sameRecord) {
+			t.Fatalf("fast and slow decoders disagree:\nfast %+v\nslow %+v", fast, slow)
+		}
+	})
+}
+
+func sameRecord(a, b broker.ProduceRecord) bool {
+	samePart := (a.Partition == nil) == (b.Partition == nil) && (a.Partition == nil || *a.Partition == *b.Partition)
+	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil)
+}
+
+// FuzzDecodeBatchRecord is one record of a batch (an NDJSON line or an
+// element of "records"): what is stored must be what the client meant. A
+// JSON string payload is stored as its text — the decoder's shortcut for
+// strings without escapes must give encoding/json's answer — base64 as its
+// bytes, any other JSON value as its JSON text; never over 1 MiB, never a
+// negative partition.
+func FuzzDecodeBatchRecord(f *testing.F) {
+	for _, s := range []string{
+		`{"payload":"plain"}`, `{"payload":"esc\\n\"q\""}`, `{"key":"","payload":{"a":[1,2]}}`,
+		`{"payload_base64":"aGk="}`, `{"partition":0,"payload":" 7 "}`, `{"payload":null}`,
+		`{"payload":"\u0000"}`, `{}`, `[]`, `{"partition":-3,"payload":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		rec, err := decodeBatchRecord(3, raw)
+		if err != nil {
+			if ae := clientErr(t, "record", err); !strings.HasPrefix(ae.Message, "record 3: ") {
+				t.Fatalf("refusal does not name the record: %q", ae.Message)
+			}
+			return
+		}
+		if len(rec.Payload) > broker.MaxPayloadBytes {
+			t.Fatalf("accepted a payload of %d bytes", len(rec.Payload))
+		}
+		if rec.Partition != nil && *rec.Partition < 0 {
+			t.Fatalf("accepted partition %d", *rec.Partition)
+		}
+		var lenient struct {
+			Key           *string         `json:"key"`
+			Payload       json.RawMessage `json:"payload"`
+			PayloadBase64 *string         `json:"payload_base64"`
+		}
+		if err := json.Unmarshal(raw, &lenient); err != nil {
+			t.Fatalf("strict decoder took a record encoding/json refuses: %v", err)
+		}
+		if (lenient.Key == nil) != (rec.Key == nil) || (lenient.Key != nil && *lenient.Key != string(rec.Key)) {
+			t.Fatalf("key %q stored as %q", derefOr(lenient.Key), rec.Key)
+		}
+		if lenient.PayloadBase64 != nil {
+			return // decoded by encoding/base64 itself
+		}
+		p := bytes.TrimSpace(lenient.Payload)
+		if !utf8.Valid(p) {
+			// KNOWN DIVERGENCE, reported, not decided in this round (no
+			// behaviour change): a JSON string holding invalid UTF-8 (not
+			// JSON by RFC 8259, but encoding/json takes it) is stored
+			// byte for byte when it has no escape, and with U+FFFD in
+			// place of the bad bytes when it has one. Remove this skip
+			// once the handler refuses such payloads or stores them one
+			// way.
+			return
+		}
+		want := p
+		if len(p) > 0 && p[0] == '"' {
+			var s string
+			if err := json.Unmarshal(p, &s); err != nil {
+				t.Fatalf("accepted payload %q that is no JSON string", p)
+			}
+			want = []byte(s)
+		}
+		if !bytes.Equal(rec.Payload, want) {
+			t.Fatalf("payload %q stored as %q, want %q", p, rec.Payload, want)
+		}
+	})
+}
+
+func derefOr(s *string) string {
+	if s == nil {
+		return "<none>"
+	}
+	return *s
+}
