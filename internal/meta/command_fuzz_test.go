@@ -78,7 +78,6 @@ func FuzzDecodeCommand(f *testing.F) {
 	})
 }
 
-
 // rawDump is every key of every bucket of the FSM's database, so two
 // states compare byte for byte (users, versions and the applied index
 // included).
