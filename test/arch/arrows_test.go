@@ -1,0 +1,363 @@
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/narad-io/narad"
+
+// everything marks a row that may import every production package of
+// ours (the wiring), but never a test helper.
+const everything = "*"
+
+// allowed is the table: room → the rooms it may import in production
+// code. Names are package paths without the module and the "internal/"
+// prefix. Keep it in step with the architecture document's table.
+var allowed = map[string][]string{
+	// Leaves: nothing of ours.
+	"apierr":     {"refusal"}, // refusal: typed refusals, mapped to statuses here (arrives with the seams work)
+	"refusal":    {},
+	"notify":     {},
+	"clock":      {},
+	"metrics":    {},
+	"schema":     {},
+	"clustertls": {},
+	"vfs":        {},
+	"peerauth":   {},
+	"reserve":    {},
+	"client":     {},
+	"rpc/proto":  {},
+	"lease":      {"clock"},
+	"wal":        {"clock", "vfs"},
+	"datadir":    {"vfs"},
+	// config validates the data-directory policy names, which datadir owns.
+	"config": {"datadir"},
+
+	"storage": {"notify", "clock", "vfs"},
+	"meta":    {"clustertls", "clock", "peerauth"},
+	"auth":    {"meta", "apierr", "clock"},
+	"route":   {"storage", "apierr", "clock"},
+	"rpc":     {"storage", "apierr", "refusal", "clustertls", "peerauth", "rpc/proto"},
+	// topic: a topic's record and partition resolution, shared by the broker
+	// and fan-out (arrives with the fan-out work).
+	"topic":    {"meta", "storage", "refusal"},
+	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "apierr", "refusal", "clock", "vfs", "topic"},
+	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
+	// fanout: vfs for the cursor file; client for the remote-link
+	// Committer built on the public client. Never broker.
+	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal"},
+	"cluster": {"meta", "route", "storage", "metrics", "clock", "refusal"},
+	"move":    {"meta", "route", "storage", "metrics", "clock", "vfs", "refusal"},
+	// httpapi: value types of broker, fanout and meta; behaviour only
+	// through its own interfaces (an import graph cannot tell the two
+	// apart, review does).
+	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta"},
+	"server":  {everything},
+
+	"cmd/narad": {"client", "config", "server"},
+	// Black-box tests: the public client, the on-disk formats (crash tests
+	// read the files) and the node protocol (a stranger speaks it).
+	"test/e2e":  {"client", "storage", "rpc/proto"},
+	"test/arch": {},
+
+	// Test helpers: imported only by _test.go files (see testHelpers).
+	"testutil":      {},
+	"vfs/errorfs":   {"vfs"},
+	"meta/metatest": {"meta"},
+}
+
+// testHelpers may be imported by any package's tests, and by no
+// production code. meta/metatest only by tests of rooms that may import
+// meta, since it is a meta.Store.
+var testHelpers = []string{"testutil", "clock", "vfs", "vfs/errorfs"}
+
+// testAllowed adds edges that only a room's tests may take.
+var testAllowed = map[string][]string{}
+
+// knownViolations are edges today's code has that the table refuses. Each
+// is a debt to remove, not a precedent. The test fails when one is gone
+// (delete its line then, so the list never hides a later return of the
+// same edge); a production entry also covers the same edge in the room's
+// tests, which often keep it a little longer.
+var knownViolations = map[edge]string{
+	// Production code.
+	prod("config", "meta"):     "password length bounds read from meta; they belong in a leaf config can import",
+	prod("cluster", "apierr"):  "join handler answers with HTTP statuses; rooms return typed errors, rpc maps them",
+	prod("cluster", "rpc"):     "Node holds an *rpc.Pool and implements rpc's handler types; should be its own interfaces",
+	prod("dispatch", "apierr"): "discard and reroute decided by switching on 404/400; typed errors instead",
+	prod("dispatch", "meta"):   "LeaderDiscarder takes a *meta.Store; the wiring should pass a narrow interface",
+	prod("fanout", "apierr"):   "fan-out classifies refusals by HTTP status",
+	prod("fanout", "broker"):   "fan-out reads logs and topics through *broker.Broker instead of its own interfaces",
+	prod("httpapi", "rpc"):     "forwarding speaks rpc.ForwardRequest; httpapi should own its forwarding interface",
+	prod("move", "broker"):     "the move worker drives the broker's 12 move methods; moves belong in one room",
+	prod("move", "fanout"):     "the move worker stops and starts fan-out cursors directly",
+	prod("move", "rpc"):        "the move worker calls rpc.Pool directly; should be move.Remote only",
+
+	// Tests only.
+	inTests("broker", "dispatch"): "ingress tests run the real dispatcher over the broker",
+	inTests("broker", "route"):    "ingress tests commit through a real route.Local",
+	inTests("fanout", "wal"):      "the fan-out harness builds a broker with a WAL",
+	inTests("move", "wal"):        "the move tests build a broker with a WAL",
+}
+
+// known returns why e is a known violation: listed as is, or, for an
+// edge of tests, listed for production code (whose tests often keep an
+// edge a little longer).
+func known(e edge) (string, bool) {
+	if why, ok := knownViolations[e]; ok {
+		return why, true
+	}
+	why, ok := knownViolations[prod(e.from, e.to)]
+	return why, ok && e.test
+}
+
+// prod is an edge of production code; inTests one that only _test.go
+// files take.
+func prod(from, to string) edge    { return edge{from, to, false} }
+func inTests(from, to string) edge { return edge{from, to, true} }
+
+type edge struct {
+	from, to string
+	test     bool
+}
+
+func (e edge) String() string {
+	s := e.from + " → " + e.to
+	if e.test {
+		s += " (tests)"
+	}
+	return s
+}
+
+type listedPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func TestArrows(t *testing.T) {
+	pkgs := listModule(t)
+	edges := map[edge]bool{}
+	for _, p := range pkgs {
+		from := room(p.ImportPath)
+		if _, ok := allowed[from]; !ok {
+			t.Errorf("package %s has no row in the table of allowed imports: add one (a design decision) before adding the package", p.ImportPath)
+			continue
+		}
+		for _, imp := range ours(p.Imports) {
+			edges[edge{from, room(imp), false}] = true
+		}
+		for _, imp := range ours(append(p.TestImports, p.XTestImports...)) {
+			if to := room(imp); to != from && !edges[edge{from, to, false}] {
+				edges[edge{from, to, true}] = true
+			}
+		}
+	}
+
+	var bad []string
+	for e := range edges {
+		if permitted(e) {
+			if why, ok := knownViolations[e]; ok {
+				t.Errorf("%v is listed as a known violation (%s) but the table allows it: delete one of the two", e, why)
+			}
+			continue
+		}
+		if _, ok := known(e); !ok {
+			bad = append(bad, e.String())
+		}
+	}
+	sort.Strings(bad)
+	for _, e := range bad {
+		t.Errorf("import %s is not in the table of allowed edges: remove it, or make the design decision in the table first", e)
+	}
+	for e, why := range knownViolations {
+		switch demoted := inTests(e.from, e.to); {
+		case edges[e]:
+		case !e.test && edges[demoted] && !permitted(demoted):
+			// Production code is rid of it; its tests still take it.
+			t.Logf("known violation %v is now only in tests: list it as inTests(%q, %q)", e, e.from, e.to)
+		default:
+			t.Errorf("known violation %v (%s) is gone: delete it from knownViolations", e, why)
+		}
+	}
+	exists := map[string]bool{}
+	for _, p := range pkgs {
+		exists[room(p.ImportPath)] = true
+	}
+	for r := range allowed {
+		if !exists[r] {
+			t.Logf("table row %q names no package of the module (yet)", r)
+		}
+	}
+}
+
+// TestArrowsRefusesANewEdge proves the check is not vacuous: an edge that
+// is neither allowed nor known is refused, and each kind of permission
+// is honoured.
+func TestArrowsRefusesANewEdge(t *testing.T) {
+	cases := []struct {
+		e    edge
+		want bool
+	}{
+		{prod("storage", "broker"), false},           // upward
+		{prod("fanout", "broker"), false},            // a known violation is still no permission
+		{prod("storage", "testutil"), false},         // a test helper in production code
+		{prod("server", "vfs/errorfs"), false},       // not even the wiring may
+		{prod("server", "cluster"), true},            // the wiring
+		{prod("server", "test/e2e"), false},          // the wiring imports no test
+		{prod("broker", "lease"), true},              // a table row
+		{prod("cmd/narad", "server"), true},          // a table row
+		{prod("cmd/narad", "broker"), false},         // the CLI goes through server
+		{prod("client", "apierr"), false},            // the public client imports nothing of ours
+		{inTests("storage", "testutil"), true},       // any test may
+		{inTests("httpapi", "wal"), true},            // below httpapi, through broker
+		{inTests("fanout", "broker"), false},         // beside fan-out, not below it
+		{inTests("storage", "meta"), false},          // above storage
+		{inTests("storage", "meta/metatest"), false}, // only rooms above meta
+		{inTests("httpapi", "meta/metatest"), true},  // httpapi is above meta
+	}
+	for _, c := range cases {
+		if got := permitted(c.e); got != c.want {
+			t.Errorf("permitted(%v) = %v, want %v", c.e, got, c.want)
+		}
+	}
+}
+
+// permitted reports whether the table (not the violation list) allows e.
+// Production code may import its row. Tests may also import the test
+// helpers, and anything below the room — the rooms its row reaches,
+// directly or through theirs — so a test can build the real versions of
+// what its room depends on, never of a room above or beside it.
+func permitted(e edge) bool {
+	if !e.test {
+		if isTestHelper(e.to) {
+			return false
+		}
+		row := allowed[e.from]
+		if slices.Contains(row, everything) {
+			_, known := allowed[e.to]
+			return known && !strings.HasPrefix(e.to, "test/") && !strings.HasPrefix(e.to, "cmd/")
+		}
+		return slices.Contains(row, e.to)
+	}
+	switch {
+	case slices.Contains(testHelpers, e.to):
+		return true
+	case e.to == "meta/metatest":
+		// A meta.Store: only for tests of rooms that sit above meta.
+		return e.from == "meta" || below(e.from)["meta"]
+	}
+	return below(e.from)[e.to] || slices.Contains(testAllowed[e.from], e.to)
+}
+
+// below is every room r's production imports reach, transitively.
+func below(r string) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(from string) {
+		for _, to := range allowed[from] {
+			if to == everything {
+				for all := range allowed {
+					if !seen[all] && permitted(edge{from, all, false}) {
+						seen[all] = true
+						walk(all)
+					}
+				}
+				continue
+			}
+			if !seen[to] {
+				seen[to] = true
+				walk(to)
+			}
+		}
+	}
+	walk(r)
+	return seen
+}
+
+// isTestHelper: packages that exist for tests and never reach production.
+func isTestHelper(r string) bool {
+	return r == "testutil" || r == "vfs/errorfs" || r == "meta/metatest"
+}
+
+// room names a package of ours the way the table does.
+func room(importPath string) string {
+	r := strings.TrimPrefix(importPath, module+"/")
+	return strings.TrimPrefix(r, "internal/")
+}
+
+func ours(imports []string) []string {
+	var out []string
+	for _, imp := range imports {
+		if strings.HasPrefix(imp, module+"/") {
+			out = append(out, imp)
+		}
+	}
+	return out
+}
+
+// listModule runs go list over the whole module, from its root.
+func listModule(t *testing.T) []listedPackage {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	cmd := exec.Command(goBin, "list", "-json=ImportPath,Imports,TestImports,XTestImports", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; the check would be vacuous", len(pkgs))
+	}
+	return pkgs
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
