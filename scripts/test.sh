@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: vet, then every package's tests with the race
-# detector, including the end-to-end and crash tests that build and run the
-# real narad binary. Needs only Go; the race detector also needs a C
+# The whole test suite: the house rules a machine can check (scripts/lint.sh:
+# gofmt, vet, staticcheck, the one-way arrows), then every package's tests
+# with the race detector, including the end-to-end and crash tests that
+# build and run the real narad binary. Needs only Go (staticcheck installs
+# itself from the module proxy, pinned); the race detector also needs a C
 # compiler (cgo), and without one the suite runs without -race, saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,6 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
   race=
 fi
 
-go vet ./...
+./scripts/lint.sh
 # -count=1: never trust a cached pass for durability tests.
 exec go test $race -count=1 -timeout 25m ./... "$@"

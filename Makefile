@@ -1,0 +1,39 @@
+# Every target is a thin door to a script or a go command, so the same
+# thing runs with or without make. See CONTRIBUTING.md.
+
+# Fuzzing: time per target.
+FUZZTIME ?= 10s
+# Benchmarks: which packages, which benchmarks, how many runs (compare
+# before and after a change with benchstat, or by eye over 3+ runs).
+PKG ?= ./...
+BENCH ?= .
+COUNT ?= 3
+# Chaos: how long the random SIGKILL/restart run lasts.
+CHAOS_DURATION ?= 10m
+
+.PHONY: test lint fuzz bench chaos mutate
+
+# The whole suite, exactly what CI runs: lint, then every test with -race.
+test:
+	./scripts/test.sh
+
+# gofmt, go vet, staticcheck (pinned), the one-way arrows.
+lint:
+	./scripts/lint.sh
+
+# Every fuzz target for FUZZTIME each.
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+bench:
+	go test -run '^$$' -bench '$(BENCH)' -count $(COUNT) $(PKG)
+
+# A long chaos run of a 3-node cluster (the suite runs a 40 s one).
+chaos:
+	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) go test -count=1 -run '^TestChaos$$' -timeout 2h -v ./test/e2e/
+
+# The mutation check: breaks rules on purpose, one at a time, and reports
+# which breakages the tests catch (scripts/mutate.sh).
+mutate:
+	@if [ -x scripts/mutate.sh ]; then ./scripts/mutate.sh; \
+	else echo "make mutate: scripts/mutate.sh is not in this checkout" >&2; exit 1; fi
