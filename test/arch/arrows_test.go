@@ -102,14 +102,13 @@ var knownViolations = map[edge]string{
 	prod("fanout", "apierr"):   "fan-out classifies refusals by HTTP status",
 	prod("fanout", "broker"):   "fan-out reads logs and topics through *broker.Broker instead of its own interfaces",
 	prod("httpapi", "rpc"):     "forwarding speaks rpc.ForwardRequest; httpapi should own its forwarding interface",
-	prod("move", "broker"):     "the move worker drives the broker's 12 move methods; moves belong in one room",
-	prod("move", "fanout"):     "the move worker stops and starts fan-out cursors directly",
-	prod("move", "rpc"):        "the move worker calls rpc.Pool directly; should be move.Remote only",
+	prod("move", "apierr"):     "the source and install handlers answer node RPC with HTTP statuses; typed errors, mapped at the rpc edge",
 
 	// Tests only.
 	inTests("broker", "dispatch"): "ingress tests run the real dispatcher over the broker",
 	inTests("broker", "route"):    "ingress tests commit through a real route.Local",
 	inTests("fanout", "wal"):      "the fan-out harness builds a broker with a WAL",
+	inTests("move", "broker"):     "the move tests run a real broker as source and destination",
 	inTests("move", "wal"):        "the move tests build a broker with a WAL",
 }
 
