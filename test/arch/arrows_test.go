@@ -94,15 +94,11 @@ var testAllowed = map[string][]string{}
 // tests, which often keep it a little longer.
 var knownViolations = map[edge]string{
 	// Production code.
-	prod("config", "meta"):     "password length bounds read from meta; they belong in a leaf config can import",
-	prod("cluster", "apierr"):  "join handler answers with HTTP statuses; rooms return typed errors, rpc maps them",
-	prod("cluster", "rpc"):     "Node holds an *rpc.Pool and implements rpc's handler types; should be its own interfaces",
-	prod("dispatch", "apierr"): "discard and reroute decided by switching on 404/400; typed errors instead",
-	prod("dispatch", "meta"):   "LeaderDiscarder takes a *meta.Store; the wiring should pass a narrow interface",
-	prod("fanout", "apierr"):   "fan-out classifies refusals by HTTP status",
-	prod("fanout", "broker"):   "fan-out reads logs and topics through *broker.Broker instead of its own interfaces",
-	prod("httpapi", "rpc"):     "forwarding speaks rpc.ForwardRequest; httpapi should own its forwarding interface",
-	prod("move", "apierr"):     "the source and install handlers answer node RPC with HTTP statuses; typed errors, mapped at the rpc edge",
+	prod("config", "meta"):   "password length bounds read from meta; they belong in a leaf config can import",
+	prod("dispatch", "meta"): "LeaderDiscarder takes a *meta.Store; the wiring should pass a narrow interface",
+	prod("fanout", "apierr"): "fan-out classifies refusals by HTTP status",
+	prod("fanout", "broker"): "fan-out reads logs and topics through *broker.Broker instead of its own interfaces",
+	prod("move", "apierr"):   "the source and install handlers answer node RPC with HTTP statuses; typed errors, mapped at the rpc edge",
 
 	// Tests only.
 	inTests("broker", "dispatch"): "ingress tests run the real dispatcher over the broker",
