@@ -163,6 +163,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			sleep(ctx, minCycle-time.Since(cycleStart))
 		}
 	}
+	// Stopping: checkpoint what is committed, so a graceful stop leaves
+	// nothing of it to replay (only a crash may redeliver: at least once).
+	safe := next
+	for _, b := range pending {
+		safe = min(safe, b.minSeq)
+	}
+	if safe > d.WAL.Checkpoint() {
+		d.checkpoint(safe)
+	}
 }
 
 const lookahead = 16
