@@ -199,7 +199,7 @@ func TestRemoteChildStatesAndNoGap(t *testing.T) {
 		{http.StatusServiceUnavailable, `{"error":"not ready"}`, StateRetrying},
 		{http.StatusUnauthorized, `{"error":"missing or wrong credentials"}`, StateAuthFailed},
 		{http.StatusNotFound, `{"error":"topic \"mirror\" does not exist"}`, StateTargetMissing},
-		{http.StatusBadRequest, `{"error":"records[0]: payload is not valid against the schema"}`, StateRejected},
+		{http.StatusBadRequest, `{"error":"record 0: payload is not valid against the schema","index":0}`, StateRejected},
 	} {
 		tg.set(tc.status, tc.body)
 		n.commit("orders", 0, "c")
@@ -334,7 +334,7 @@ func TestRemoteRejectedNamesTheOffsetInEveryRound(t *testing.T) {
 	n.e.Start()
 	n.commit("orders", 0, "a", "b")
 	waitFor(t, 10*time.Second, "the first 2 sent", func() bool { return len(tg.records()) == 2 })
-	tg.set(http.StatusBadRequest, `{"error":"records[0]: payload is not valid against the schema"}`)
+	tg.set(http.StatusBadRequest, `{"error":"record 0: payload is not valid against the schema","index":0}`)
 	n.commit("orders", 0, "c") // parent offset 2
 	var rounds []string
 	waitFor(t, 10*time.Second, "several refused rounds", func() bool {

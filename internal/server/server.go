@@ -199,7 +199,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		MaxBatchBytes:   int(cfg.Fanout.MaxBatchBytes),
 		Linger:          cfg.Fanout.Linger,
 		Logger:          log.With("component", "fanout"),
-	}, cfg.NodeID, ms, b, router, m)
+	}, cfg.NodeID, ms, b.Registry(), b, b, router, m)
 	fan.Start()
 	defer fan.Close()
 	api := httpapi.New(b, fan, m, authn, ready, log.With("component", "http"))
