@@ -149,6 +149,9 @@ type faultyCommitter struct {
 	oks   map[string]int
 	// onFail, when set, sees the records of every commit it fails.
 	onFail func(topic string, p int, recs []storage.Record)
+	// onTry, when set, runs first in every commit (in the committing
+	// goroutine, so it may block it).
+	onTry func(topic string, p int, recs []storage.Record)
 }
 
 func (f *faultyCommitter) Commit(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
@@ -156,8 +159,11 @@ func (f *faultyCommitter) Commit(ctx context.Context, topic string, inc uint64, 
 	f.mu.Lock()
 	f.tries[k]++
 	bad := f.fail[k]
-	onFail := f.onFail
+	onFail, onTry := f.onFail, f.onTry
 	f.mu.Unlock()
+	if onTry != nil {
+		onTry(topic, p, recs)
+	}
 	if bad {
 		if onFail != nil {
 			onFail(topic, p, recs)
@@ -185,7 +191,29 @@ func (f *faultyCommitter) count(k string) (tries, oks int) {
 	return f.tries[k], f.oks[k]
 }
 
+// newNode builds a node whose engine runs with short test intervals where
+// cfg leaves them zero (reconcile 20 ms, backoff 50 ms, quick tries 5 and
+// 10 ms, long-poll 100 ms).
 func newNode(t testing.TB, cfg Config) *node {
+	t.Helper()
+	if cfg.Reconcile == 0 {
+		cfg.Reconcile = 20 * time.Millisecond
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = 50 * time.Millisecond
+	}
+	if cfg.QuickRetries == nil {
+		cfg.QuickRetries = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond}
+	}
+	if cfg.SlabPoll == 0 {
+		cfg.SlabPoll = 100 * time.Millisecond
+	}
+	return newNodeAsConfigured(t, cfg)
+}
+
+// newNodeAsConfigured builds a node whose engine takes cfg as given: zero
+// values are the engine's own defaults, the constants of 05-fanout.md.
+func newNodeAsConfigured(t testing.TB, cfg Config) *node {
 	t.Helper()
 	dir := t.TempDir()
 	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
@@ -207,18 +235,6 @@ func newNode(t testing.TB, cfg Config) *node {
 	b.Start()
 	b.OpenCreateGate()
 	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitIncarnation), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
-	if cfg.Reconcile == 0 {
-		cfg.Reconcile = 20 * time.Millisecond
-	}
-	if cfg.Backoff == 0 {
-		cfg.Backoff = 50 * time.Millisecond
-	}
-	if cfg.QuickRetries == nil {
-		cfg.QuickRetries = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond}
-	}
-	if cfg.SlabPoll == 0 {
-		cfg.SlabPoll = 100 * time.Millisecond
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
