@@ -281,6 +281,15 @@ func (n *node) attach(parent, child string, delayMs int64) meta.Topic {
 	return c
 }
 
+// link creates topics src (parentParts partitions) and dst (childParts)
+// and attaches dst to src, the setup most tests share.
+func (n *node) link(parentParts, childParts int) meta.Topic {
+	n.t.Helper()
+	n.createTopic("src", parentParts, 0)
+	n.createTopic("dst", childParts, 0)
+	return n.attach("src", "dst", 0)
+}
+
 // commit writes records straight into a parent partition log (the
 // dispatcher's job in a server), so tests control exactly what lands where.
 func (n *node) commit(topic string, p int, keys ...string) {

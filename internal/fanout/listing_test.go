@@ -28,9 +28,7 @@ func inexact(n *node) {
 
 func TestChildrenListingNeverOpensALog(t *testing.T) {
 	n := newNode(t, Config{})
-	n.createTopic("src", 2, 0)
-	n.createTopic("dst", 2, 0)
-	n.attach("src", "dst", 0)
+	n.link(2, 2)
 	n.commit("src", 0, "a", "b")
 	n.commit("src", 1, "c")
 	n.b.Registry().ClosePartition("src", 0)
@@ -50,9 +48,7 @@ func TestChildrenListingNeverOpensALog(t *testing.T) {
 
 func TestChildrenListingLeavesOutAnInexactPartition(t *testing.T) {
 	n := newNode(t, Config{})
-	n.createTopic("src", 2, 0)
-	n.createTopic("dst", 2, 0)
-	n.attach("src", "dst", 0)
+	n.link(2, 2)
 	n.commit("src", 0, "a", "b")
 	n.commit("src", 1, "c")
 	n.b.Registry().ClosePartition("src", 0)
@@ -68,9 +64,7 @@ func TestChildrenListingLeavesOutAnInexactPartition(t *testing.T) {
 
 func TestCursorOpensAClosedParentWhoseDirectoryCannotSay(t *testing.T) {
 	n := newNode(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 1, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 1)
 	n.commit("src", 0, "a", "b")
 	n.b.Registry().ClosePartition("src", 0)
 	inexact(n)

@@ -36,9 +36,7 @@ func commitSizes(n *node) func() []int {
 // F4: a slab holds at most 4,096 records.
 func TestSlabCapsAt4096Records(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 1, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 1)
 	recs := make([]storage.Record, 5000)
 	for i := range recs {
 		recs[i].Payload = []byte("x")
@@ -57,9 +55,7 @@ func TestSlabCapsAt4096Records(t *testing.T) {
 // F4: a slab holds at most 4 MiB of keys and payloads.
 func TestSlabCapsAt4MiB(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 1, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 1)
 	recs := make([]storage.Record, 6)
 	for i := range recs {
 		recs[i].Payload = bytes.Repeat([]byte{'a' + byte(i)}, 1<<20)
@@ -90,9 +86,7 @@ func startOnFake(t *testing.T, n *node, cursors int) *clock.Fake {
 // F4: a partial slab ships once the 25 ms linger is over, not before.
 func TestPartialSlabLingers25ms(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 1, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 1)
 	l, err := n.b.Registry().Get("src", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +108,7 @@ func TestPartialSlabLingers25ms(t *testing.T) {
 // F4: an empty parent is long-polled for 1 s before the cursor looks again.
 func TestEmptyParentLongPolls1s(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 1, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 1)
 	l, err := n.b.Registry().Get("src", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -153,9 +145,7 @@ func TestReconcilerTicksEverySecond(t *testing.T) {
 // failing, it backs off 1 s and the next round starts over.
 func TestQuickTriesAndBackoff(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 1, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 1)
 	n.fc.set("dst/0", true)
 	n.commit("src", 0, "a")
 	var (
@@ -191,9 +181,7 @@ func TestQuickTriesAndBackoff(t *testing.T) {
 // F6: at most 16 child-partition commits of a slab are in flight at once.
 func TestSixteenCommitsInFlight(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
-	n.createTopic("src", 1, 0)
-	n.createTopic("dst", 20, 0)
-	n.attach("src", "dst", 0)
+	n.link(1, 20)
 	var inFlight atomic.Int32
 	release := make(chan struct{})
 	n.fc.onTry = func(string, int, []storage.Record) {
