@@ -24,9 +24,20 @@ type Error struct {
 	Status     int
 	Message    string
 	RetryAfter time.Duration // only with 503
+	// Index, when not nil, is the 0-based index of the batch record the
+	// error refuses: batch produce answers it beside the message as
+	// {"error": "...", "index": 3}, so a client need not parse the text.
+	Index *int
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// AtIndex is a copy of e that names batch record i as the one refused.
+func (e *Error) AtIndex(i int) *Error {
+	c := *e
+	c.Index = &i
+	return &c
+}
 
 // New builds an Error with a formatted message.
 func New(status int, format string, args ...any) *Error {

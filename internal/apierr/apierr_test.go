@@ -67,3 +67,14 @@ func TestFromRefusals(t *testing.T) {
 		t.Fatal("a plain error is internal")
 	}
 }
+
+func TestAtIndexNamesTheRecordAndKeepsTheRest(t *testing.T) {
+	base := TooLarge("record 3: payload of %d bytes is over the 1 MiB cap", 2<<20)
+	e := base.AtIndex(3)
+	if e.Index == nil || *e.Index != 3 || e.Status != http.StatusRequestEntityTooLarge || e.Message != base.Message {
+		t.Fatalf("AtIndex: %+v", e)
+	}
+	if base.Index != nil {
+		t.Fatal("AtIndex changed the error it was called on")
+	}
+}

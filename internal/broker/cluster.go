@@ -5,6 +5,7 @@ import (
 
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // Placer decides the owners of partitions [from, to) of a topic; parent is
@@ -14,22 +15,11 @@ import (
 type Placer func(topic string, from, to int, parent string) []meta.Assignment
 
 // PartitionReport describes a partition as its owner reports it (node RPC
-// Stats): never by opening a log.
-type PartitionReport struct {
-	Partition int
-	Available bool
-	Stats     storage.Stats
-	Frontier  uint64
-	Cursors   []CursorPosition
-}
+// Stats): never by opening a log (topic.PartitionReport).
+type PartitionReport = topic.PartitionReport
 
 // CursorPosition is a fan-out cursor's place on a parent partition.
-type CursorPosition struct {
-	Child, Epoch string
-	NextOffset   uint64
-	State        string // remote children: link state ("" before a send)
-	AckedAtMs    int64  // remote children: commit time of the last acknowledged record
-}
+type CursorPosition = topic.CursorPosition
 
 // StatsFunc asks a partition owner for reports (Config.RemoteStats; nil
 // on a single node); exact asks for exact tails (see LocalReports).

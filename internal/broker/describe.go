@@ -7,26 +7,11 @@ import (
 
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 )
 
-// PartitionStats is one entry of partition_stats. Figures are pointers so
-// that an unavailable partition is listed with none (not dropped, not 0).
-// A partition whose log cannot serve (damaged, fenced, failing disk) is
-// listed with "available": false, the figures its directory gives, and
-// Error saying why and what the operator can do.
-type PartitionStats struct {
-	Index            int     `json:"index"`
-	OwnerNode        string  `json:"owner_node"`
-	Available        *bool   `json:"available,omitempty"`
-	Error            string  `json:"error,omitempty"`
-	Segments         *int    `json:"segments,omitempty"`
-	OldestOffset     *uint64 `json:"oldest_offset,omitempty"`
-	NextOffset       *uint64 `json:"next_offset,omitempty"`
-	HighWatermark    *uint64 `json:"high_watermark,omitempty"`
-	SizeBytes        *int64  `json:"size_bytes,omitempty"`
-	OldestSegmentAt  *int64  `json:"oldest_segment_at,omitempty"`
-	ConsumerFrontier *uint64 `json:"consumer_frontier,omitempty"`
-}
+// PartitionStats is one entry of partition_stats (topic.PartitionStats).
+type PartitionStats = topic.PartitionStats
 
 // DescribeTopic returns the topic with partition_stats. It never opens a
 // partition log: open logs are read through Peek, closed ones from their

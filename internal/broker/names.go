@@ -1,38 +1,15 @@
 package broker
 
-import (
-	"hash/fnv"
+import "github.com/narad-io/narad/internal/topic"
 
-	"github.com/narad-io/narad/internal/apierr"
-)
+// The name and key rules live in topic, where the fan-out engine and the
+// HTTP layer share them; these are the broker's names for them.
 
 // MaxTopicNameLen is the longest topic name (02-http-api.md).
-const MaxTopicNameLen = 249
+const MaxTopicNameLen = topic.MaxNameLen
 
-// ValidateTopicName enforces 1..249 characters of [A-Za-z0-9._-], not "."
-// or "..". These rules are also what make a name a safe single path element
-// under the data directory: no separator can appear and the two dot names
-// that walk the tree are refused.
-func ValidateTopicName(name string) error {
-	if name == "" || len(name) > MaxTopicNameLen {
-		return apierr.BadRequest("topic name must be 1..%d characters, got %d", MaxTopicNameLen, len(name))
-	}
-	if name == "." || name == ".." {
-		return apierr.BadRequest("topic name %q is reserved", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return apierr.BadRequest("topic name %q has a character outside [A-Za-z0-9._-] at position %d", name, i)
-		}
-	}
-	return nil
-}
+// ValidateTopicName is topic.ValidateName.
+func ValidateTopicName(name string) error { return topic.ValidateName(name) }
 
-// KeyPartition is the partition of a keyed record: FNV-1a 32-bit of the key
-// bytes modulo the partition count. Produce and fan-out share it.
-func KeyPartition(key []byte, partitions int) int {
-	h := fnv.New32a()
-	h.Write(key)
-	return int(h.Sum32() % uint32(partitions))
-}
+// KeyPartition is topic.KeyPartition: produce and fan-out share it.
+func KeyPartition(key []byte, partitions int) int { return topic.KeyPartition(key, partitions) }

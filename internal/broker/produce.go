@@ -156,21 +156,31 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		}
 		return fmt.Sprintf("record %d: ", i)
 	}
+	at := func(i int, err error) error { // a batch's refusal names its index (the "index" field)
+		if !indexed {
+			return err
+		}
+		e, ok := apierr.From(err)
+		if !ok {
+			return err
+		}
+		return e.AtIndex(i)
+	}
 	for i, r := range recs {
 		switch {
 		case len(r.Payload) == 0:
 			b.reject(t.Name, "empty")
-			return apierr.BadRequest("%spayload is empty", where(i))
+			return at(i, apierr.BadRequest("%spayload is empty", where(i)))
 		case len(r.Payload) > MaxPayloadBytes:
 			b.reject(t.Name, "too_large")
-			return apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload))
+			return at(i, apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload)))
 		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
 			b.reject(t.Name, "bad_partition")
-			return refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions)
+			return at(i, refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions))
 		}
 		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
 			b.reject(t.Name, "schema")
-			return apierr.New(apierr.Status(err), "%s%s", where(i), err.Error())
+			return at(i, apierr.New(apierr.Status(err), "%s%s", where(i), err.Error()))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // Field bounds of 02-http-api.md.
@@ -21,19 +22,9 @@ const (
 	maxDelayMs      = 365 * 24 * 3600 * 1000
 )
 
-// CreateTopicRequest is the body of POST /v1/topics. Pointer fields tell
-// "absent" (take the default) from an explicit value.
-type CreateTopicRequest struct {
-	Name                string          `json:"name"`
-	Partitions          int             `json:"partitions"`
-	RetentionMs         *int64          `json:"retention_ms"`
-	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
-	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
-	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
-	Schema              json.RawMessage `json:"schema"`
-	Parent              string          `json:"parent"`
-	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
-}
+// CreateTopicRequest is the body of POST /v1/topics (a value type of
+// topic, shared with the fan-out engine's create-as-child).
+type CreateTopicRequest = topic.CreateRequest
 
 // AlterTopicRequest is the body of PATCH /v1/topics/{topic}.
 type AlterTopicRequest struct {
@@ -45,24 +36,10 @@ type AlterTopicRequest struct {
 	Partitions          *int            `json:"partitions"`
 }
 
-// TopicView is a topic as the API shows it.
-type TopicView struct {
-	meta.Topic
-	Role           string           `json:"role"`
-	PartitionStats []PartitionStats `json:"partition_stats,omitempty"`
-}
+// TopicView is a topic as the API shows it (topic.View).
+type TopicView = topic.View
 
-func view(t meta.Topic) TopicView {
-	t.Remote = t.Remote.Public() // credentials are never shown (F30)
-	role := "plain"              // choice: the spec names "parent" and "child"; a topic with neither link is "plain"
-	switch {
-	case t.Parent != "":
-		role = "child"
-	case len(t.Children) > 0:
-		role = "parent"
-	}
-	return TopicView{Topic: t, Role: role}
-}
+func view(t meta.Topic) TopicView { return topic.ViewOf(t) }
 
 func validRetention(v int64) error {
 	if v != 0 && v < minRetentionMs {

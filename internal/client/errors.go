@@ -18,6 +18,10 @@ type APIError struct {
 	Message string
 	// RetryAfter is the server's Retry-After hint; zero when absent.
 	RetryAfter time.Duration
+	// Index, for a refused batch produce, is the 0-based index of the
+	// record the server refused ({"error": "...", "index": 3}); nil when
+	// the answer names none (another route, or an older server).
+	Index *int
 }
 
 func (e *APIError) Error() string {
@@ -28,9 +32,13 @@ func newAPIError(resp *http.Response, body []byte) *APIError {
 	e := &APIError{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var wire struct {
 		Error string `json:"error"`
+		Index *int   `json:"index"`
 	}
 	if json.Unmarshal(body, &wire) == nil && wire.Error != "" {
 		e.Message = wire.Error
+		if wire.Index != nil && *wire.Index >= 0 {
+			e.Index = wire.Index
+		}
 	} else if text := strings.TrimSpace(string(body)); text != "" && len(text) <= 512 {
 		e.Message = text
 	} else {
@@ -69,6 +77,16 @@ func IsTransient(err error) bool {
 		return apiErr.Status == http.StatusTooManyRequests || apiErr.Status >= 500
 	}
 	return true
+}
+
+// RefusedIndex is the index of the batch record an *APIError in err's
+// chain refuses, if the server named one.
+func RefusedIndex(err error) (int, bool) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Index != nil {
+		return *apiErr.Index, true
+	}
+	return 0, false
 }
 
 // StatusOf returns the HTTP status of an *APIError in err's chain, or 0.

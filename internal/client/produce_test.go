@@ -53,6 +53,32 @@ func TestProduceBatch(t *testing.T) {
 		Body: `{"records":[{"key":"c1","payload":{"a":1}},{"payload_base64":"AQL/"},{"partition":2,"payload":"text"}]}`})
 }
 
+// A refused batch names the failing record in a structured field; the
+// client carries it as APIError.Index. An answer without it (another
+// route, an older server) has none, and a negative one is ignored.
+func TestProduceBatchRefusalNamesTheIndex(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		index int
+		named bool
+	}{
+		{`{"error":"record 3: payload is empty","index":3}`, 3, true},
+		{`{"error":"record 0: payload is empty","index":0}`, 0, true},
+		{`{"error":"topic \"orders\" does not exist"}`, 0, false},
+		{`{"error":"odd","index":-1}`, 0, false},
+	} {
+		c, _ := newFake(t, reply{status: 400, body: tc.body})
+		_, err := c.ProduceBatch(ctx, "orders", []BatchRecord{{PayloadBase64: "AQ=="}})
+		i, named := RefusedIndex(err)
+		if StatusOf(err) != 400 || named != tc.named || i != tc.index {
+			t.Errorf("%s: status %d, index %d named %v", tc.body, StatusOf(err), i, named)
+		}
+	}
+	if _, named := RefusedIndex(nil); named {
+		t.Error("nil error names an index")
+	}
+}
+
 // RecordFromBytes and Message.Bytes are inverses for every kind of payload.
 func TestRecordFromBytesRoundTrip(t *testing.T) {
 	tests := []struct {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/route"
@@ -62,6 +62,10 @@ type Dispatcher struct {
 	// says is dead): availability over ordering (06-cluster.md). ok=false
 	// keeps the records waiting for their own partition.
 	Reroute func(topic string, partition int32, failedPasses int) (sibling int32, ok bool)
+
+	// Clock paces the idle poll, the spacing of commit cycles, the retry
+	// backoff and the checkpoint cadence; nil is the system clock.
+	Clock clock.Clock
 }
 
 // bucketKey is a destination: records of two incarnations of one topic
@@ -91,6 +95,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	if d.Backoff <= 0 {
 		d.Backoff = retryBackoff
 	}
+	clk := clock.Or(d.Clock)
 	next := d.WAL.Checkpoint()
 	window := windowBase
 	pending := map[bucketKey]*bucket{}
@@ -103,13 +108,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		// The checkpoint costs fsyncs (temp file, rename, directory): at
 		// most every checkpointEvery while busy, and once more when idle.
-		if safe > d.WAL.Checkpoint() && time.Since(lastCheckpoint) >= checkpointEvery {
+		if safe > d.WAL.Checkpoint() && clock.Since(clk, lastCheckpoint) >= checkpointEvery {
 			d.checkpoint(safe)
-			lastCheckpoint = time.Now()
+			lastCheckpoint = clk.Now()
 		}
-		if len(pending) > 0 && time.Since(lastRetry) >= d.Backoff {
+		if len(pending) > 0 && clock.Since(clk, lastRetry) >= d.Backoff {
 			d.commitAll(ctx, pending)
-			lastRetry = time.Now()
+			lastRetry = clk.Now()
 			continue
 		}
 		var recs []wal.Record
@@ -118,7 +123,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			if recs, err = d.WAL.Read(next, window, maxWindowBytes); err != nil {
 				d.Logger.Error("dispatch: read ingress WAL", "from", next, "err", err)
 				d.Metrics.Errors.WithLabelValues("dispatch", "wal_read").Inc()
-				sleep(ctx, d.Backoff)
+				clock.Sleep(ctx, clk, d.Backoff)
 				continue
 			}
 		}
@@ -128,17 +133,19 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if len(recs) == 0 {
 			if safe > d.WAL.Checkpoint() {
 				d.checkpoint(safe)
-				lastCheckpoint = time.Now()
+				lastCheckpoint = clk.Now()
 			}
 			wait := idlePoll
 			if len(pending) > 0 {
-				wait = min(wait, time.Until(lastRetry.Add(d.Backoff)))
+				wait = min(wait, lastRetry.Add(d.Backoff).Sub(clk.Now()))
 			}
+			t := clk.NewTimer(max(wait, time.Millisecond))
 			select {
 			case <-ctx.Done():
 			case <-ch:
-			case <-time.After(max(wait, time.Millisecond)):
+			case <-t.C():
 			}
+			t.Stop()
 			continue
 		}
 		fresh := map[bucketKey]*bucket{}
@@ -151,16 +158,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		full := len(recs) >= window
 		window = min(max(perPartition*len(fresh), windowBase), windowCap)
-		cycleStart := time.Now()
+		cycleStart := clk.Now()
 		for k, b := range d.commitAll(ctx, fresh) {
 			pending[k] = b
 			if len(pending) == 1 {
-				lastRetry = time.Now()
+				lastRetry = clk.Now()
 			}
 		}
 		next = recs[len(recs)-1].Seq + 1
 		if !full {
-			sleep(ctx, minCycle-time.Since(cycleStart))
+			clock.Sleep(ctx, clk, minCycle-clock.Since(clk, cycleStart))
 		}
 	}
 	// Stopping: checkpoint what is committed, so a graceful stop leaves
@@ -200,36 +207,33 @@ func bucketize(recs []wal.Record) []*bucket {
 	return out
 }
 
-// commitAll commits every bucket once, up to parallel at a time, removes
-// the committed ones from buckets and returns it (the failed ones).
+// commitAll commits every bucket once, up to parallel at a time (one
+// route.Pass, no quick retries: a failed bucket waits for the next pass
+// after Backoff), removes the committed ones from buckets and returns it
+// (the failed ones).
 func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucket) map[bucketKey]*bucket {
-	var wg sync.WaitGroup
 	keys := make([]bucketKey, 0, len(buckets))
 	list := make([]*bucket, 0, len(buckets))
 	for k, b := range buckets {
 		keys, list = append(keys, k), append(list, b)
 	}
-	ok := make([]bool, len(list))
-	sem := make(chan struct{}, parallel)
-	for i, b := range list {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, b *bucket) {
-			defer func() { <-sem; wg.Done() }()
-			ok[i] = d.commitOne(ctx, b)
-			if !ok[i] {
-				b.fails++
-			}
-		}(i, b)
-	}
-	wg.Wait()
+	errs := route.Pass{Parallel: parallel, Clock: d.Clock}.Commit(ctx, len(list), func(ctx context.Context, i int) error {
+		if d.commitOne(ctx, list[i]) {
+			return nil
+		}
+		list[i].fails++
+		return errNotCommitted
+	})
 	for i, k := range keys {
-		if ok[i] {
+		if errs[i] == nil {
 			delete(buckets, k) // by the map key: a reroute changes b.key
 		}
 	}
 	return buckets
 }
+
+// errNotCommitted marks a bucket commitOne left for the next pass.
+var errNotCommitted = errors.New("dispatch: bucket not committed; retried next pass")
 
 // commitOne commits a bucket, or settles what cannot ever commit.
 func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
@@ -279,15 +283,4 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -1,7 +1,9 @@
 // Package dispatch drains the ingress WAL into partition logs: it reads a
 // window of accepted records from the checkpoint, buckets them by
 // (topic, partition), commits each bucket through the route seam (up to 16
-// at once), and moves the WAL checkpoint past what is committed.
+// at once, one route.Pass per window), and moves the WAL checkpoint past
+// what is committed. Its pacing (idle poll, cycle spacing, retry backoff,
+// checkpoint cadence) runs on Dispatcher.Clock.
 //
 // Invariants:
 //   - the checkpoint never passes a record that is not committed to its

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
-	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/schema"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // Link rules (05-fanout.md).
@@ -40,82 +40,82 @@ func NewEpoch() string {
 // Attach links child under parent from now on (no backfill): it checks
 // every rule, records the attach point of each parent partition, and
 // commits the link with a fresh epoch in one Raft command.
-func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (broker.TopicView, error) {
+func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (topic.View, error) {
 	remote := len(req.Remote) > 0 && string(req.Remote) != "null"
 	if req.Start != "" && !remote {
-		return broker.TopicView{}, apierr.BadRequest("start applies to remote children only")
+		return topic.View{}, apierr.BadRequest("start applies to remote children only")
 	}
 	if remote {
 		return e.attachRemote(ctx, parentName, req)
 	}
-	if err := broker.ValidateTopicName(parentName); err != nil {
-		return broker.TopicView{}, err
+	if err := topic.ValidateName(parentName); err != nil {
+		return topic.View{}, err
 	}
 	if req.Child == "" {
-		return broker.TopicView{}, apierr.BadRequest("child is required")
+		return topic.View{}, apierr.BadRequest("child is required")
 	}
-	if err := broker.ValidateTopicName(req.Child); err != nil {
-		return broker.TopicView{}, err
+	if err := topic.ValidateName(req.Child); err != nil {
+		return topic.View{}, err
 	}
 	if err := validDelay(req.DelayMs); err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok {
-		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", parentName)
+		return topic.View{}, apierr.NotFound("parent topic %q does not exist", parentName)
 	}
 	child, ok := e.meta.Topic(req.Child)
 	if !ok {
-		return broker.TopicView{}, apierr.NotFound("child topic %q does not exist", req.Child)
+		return topic.View{}, apierr.NotFound("child topic %q does not exist", req.Child)
 	}
 	if err := checkLink(parent, child, req.DelayMs); err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	spec, err := e.attachSpec(ctx, parent, req.DelayMs, startAttach)
 	if err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
-	if err := e.b.MetaErr(e.meta.Attach(ctx, req.Child, spec)); err != nil {
-		return broker.TopicView{}, err
+	if err := e.topics.MetaErr(e.meta.Attach(ctx, req.Child, spec)); err != nil {
+		return topic.View{}, err
 	}
-	return e.b.View(req.Child)
+	return e.topics.View(req.Child)
 }
 
 // CreateChild creates a topic and attaches it to its parent in one Raft
 // command, so a failed attach leaves no half-linked topic. Partitions
 // default to the parent's.
-func (e *Engine) CreateChild(ctx context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {
-	if err := broker.ValidateTopicName(req.Parent); err != nil {
-		return broker.TopicView{}, err
+func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner string) (topic.View, error) {
+	if err := topic.ValidateName(req.Parent); err != nil {
+		return topic.View{}, err
 	}
 	delay := int64(0)
 	if req.FanoutDelayMs != nil {
 		delay = *req.FanoutDelayMs
 	}
 	if err := validDelay(delay); err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	// Validate the request itself before looking at the parent: a
 	// malformed request is 400 whatever else is wrong.
-	t, err := e.b.PrepareTopic(req, owner)
+	t, err := e.topics.PrepareTopic(req, owner)
 	if err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	parent, ok := e.meta.Topic(req.Parent)
 	if !ok {
-		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", req.Parent)
+		return topic.View{}, apierr.NotFound("parent topic %q does not exist", req.Parent)
 	}
 	if req.Partitions == 0 {
 		t.Partitions = parent.Partitions // a child defaults to its parent's count
 	}
 	if err := checkLink(parent, t, delay); err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	spec, err := e.attachSpec(ctx, parent, delay, startAttach)
 	if err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
-	return e.b.CommitTopic(ctx, t, &spec)
+	return e.topics.CommitTopic(ctx, t, &spec)
 }
 
 func validDelay(d int64) error {
@@ -180,14 +180,14 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 			continue
 		}
 		if start != startAttach {
-			r := e.b.LocalReports(parent.Name, []int{p}, false)[0]
+			r := e.stats.LocalReports(parent.Name, []int{p}, false)[0]
 			if !r.Available {
 				return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q cannot be described", p, parent.Name)
 			}
 			offs[p] = startOf(r, start)
 			continue
 		}
-		hwm, err := e.b.CommittedHWM(parent.Name, p)
+		hwm, err := e.stats.CommittedHWM(parent.Name, p)
 		if err != nil {
 			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "high watermark of %q/%d: %v", parent.Name, p, err)
 		}
@@ -208,9 +208,9 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 			defer func() { <-sem; wg.Done() }()
 			cctx, cancel := context.WithTimeout(ctx, attachStatsTimeout)
 			defer cancel()
-			ask := e.b.RemoteStats
+			ask := e.stats.RemoteStats
 			if start == startAttach {
-				ask = e.b.RemoteTails // the high watermark, exactly: the owner opens the log if it must
+				ask = e.stats.RemoteTails // the high watermark, exactly: the owner opens the log if it must
 			}
 			reps, err := ask(cctx, owner, parent.Name, parts)
 			mu.Lock()
@@ -243,7 +243,7 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 // sweep, leader-confirmed.
 func (e *Engine) Detach(ctx context.Context, parentName, childName string) error {
 	for _, n := range []string{parentName, childName} {
-		if err := broker.ValidateTopicName(n); err != nil {
+		if err := topic.ValidateName(n); err != nil {
 			return err
 		}
 	}
@@ -254,11 +254,11 @@ func (e *Engine) Detach(ctx context.Context, parentName, childName string) error
 	if !ok || child.Parent != parentName {
 		return apierr.NotFound("%q is not a child of %q", childName, parentName)
 	}
-	return e.b.MetaErr(e.meta.Detach(ctx, parentName, childName, ""))
+	return e.topics.MetaErr(e.meta.Detach(ctx, parentName, childName, ""))
 }
 
 // startOf is a partition's start point under a start mode.
-func startOf(r broker.PartitionReport, start string) uint64 {
+func startOf(r topic.PartitionReport, start string) uint64 {
 	switch start {
 	case startFrontier:
 		return r.Frontier

@@ -3,8 +3,8 @@ package fanout
 import (
 	"sync/atomic"
 
-	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // bucketize splits a slab by child partition with a counting sort, so each
@@ -27,7 +27,7 @@ func bucketize(recs []storage.Record, childParts, parentParts, parentPartition i
 		var p int
 		switch {
 		case len(recs[i].Key) > 0:
-			p = broker.KeyPartition(recs[i].Key, childParts)
+			p = topic.KeyPartition(recs[i].Key, childParts)
 		case keepIndex:
 			p = parentPartition
 		default:

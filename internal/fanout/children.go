@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
-	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // ChildView is one entry of GET /v1/topics/{parent}/children.
@@ -50,7 +50,7 @@ type ChildrenView struct {
 // their directory; a closed partition whose hwm file has no boundary is
 // left out and its child's lag_complete reads false.
 func (e *Engine) Children(parentName string) (ChildrenView, error) {
-	if err := broker.ValidateTopicName(parentName); err != nil {
+	if err := topic.ValidateName(parentName); err != nil {
 		return ChildrenView{}, err
 	}
 	parent, ok := e.meta.Topic(parentName)
@@ -71,14 +71,14 @@ func (e *Engine) Children(parentName string) (ChildrenView, error) {
 
 // remoteReports fetches the reports of the parent's partitions owned
 // elsewhere, from all their owners concurrently (F24).
-func (e *Engine) remoteReports(parent meta.Topic) map[int]broker.PartitionReport {
+func (e *Engine) remoteReports(parent meta.Topic) map[int]topic.PartitionReport {
 	byOwner := map[string][]int{}
 	for p := 0; p < parent.Partitions; p++ {
 		if owner, _ := e.meta.Owner(parent.Name, p); owner != e.self && owner != "" {
 			byOwner[owner] = append(byOwner[owner], p)
 		}
 	}
-	out := map[int]broker.PartitionReport{}
+	out := map[int]topic.PartitionReport{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -89,7 +89,7 @@ func (e *Engine) remoteReports(parent meta.Topic) map[int]broker.PartitionReport
 			defer func() { <-sem; wg.Done() }()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			reps, err := e.b.RemoteStats(ctx, owner, parent.Name, parts)
+			reps, err := e.stats.RemoteStats(ctx, owner, parent.Name, parts)
 			if err != nil {
 				return
 			}
@@ -106,18 +106,18 @@ func (e *Engine) remoteReports(parent meta.Topic) map[int]broker.PartitionReport
 
 // remoteCursor is the child's cursor entry of this epoch on a remote
 // partition (zero if it has none yet).
-func remoteCursor(r broker.PartitionReport, child meta.Topic) broker.CursorPosition {
+func remoteCursor(r topic.PartitionReport, child meta.Topic) topic.CursorPosition {
 	for _, c := range r.Cursors {
 		if c.Child == child.Name && c.Epoch == child.AttachEpoch {
 			return c
 		}
 	}
-	return broker.CursorPosition{}
+	return topic.CursorPosition{}
 }
 
 // remotePosition is the child's cursor on a remote partition: the cursor
 // of this epoch, else the attach point it would start from.
-func remotePosition(r broker.PartitionReport, child meta.Topic) (uint64, bool) {
+func remotePosition(r topic.PartitionReport, child meta.Topic) (uint64, bool) {
 	for _, c := range r.Cursors {
 		if c.Child == child.Name && c.Epoch == child.AttachEpoch {
 			return c.NextOffset, true
@@ -134,12 +134,12 @@ func remotePosition(r broker.PartitionReport, child meta.Topic) (uint64, bool) {
 
 // CursorPositions reports the cursors of every child on a parent partition
 // this node owns (for a Stats call): never opening the log.
-func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPosition {
+func (e *Engine) CursorPositions(parentName string, p int) []topic.CursorPosition {
 	parent, ok := e.meta.Topic(parentName)
 	if !ok {
 		return nil
 	}
-	var out []broker.CursorPosition
+	var out []topic.CursorPosition
 	for _, name := range parent.Children {
 		child, ok := e.meta.Topic(name)
 		if !ok || child.Parent != parentName {
@@ -149,22 +149,22 @@ func (e *Engine) CursorPositions(parentName string, p int) []broker.CursorPositi
 		c, running := e.running[cursorKey{parentName, name, p}]
 		e.mu.Unlock()
 		if running && c.started.Load() && c.link.epoch == child.AttachEpoch {
-			out = append(out, broker.CursorPosition{Child: name, Epoch: child.AttachEpoch, NextOffset: c.pos.Load(),
+			out = append(out, topic.CursorPosition{Child: name, Epoch: child.AttachEpoch, NextOffset: c.pos.Load(),
 				State: linkState(c), AckedAtMs: c.ackedAt.Load()})
 			continue
 		}
-		dir, err := e.reg.Dir(parentName, p)
+		dir, err := e.logs.Dir(parentName, p)
 		if err != nil {
 			continue
 		}
 		if st, exists, err := readCursorFile(e.cfg.FS, filepath.Join(dir, CursorFileName(name))); err == nil && exists {
-			out = append(out, broker.CursorPosition{Child: name, Epoch: st.Epoch, NextOffset: st.NextOffset})
+			out = append(out, topic.CursorPosition{Child: name, Epoch: st.Epoch, NextOffset: st.NextOffset})
 		}
 	}
 	return out
 }
 
-func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.PartitionReport) ChildView {
+func (e *Engine) childView(parent, child meta.Topic, remote map[int]topic.PartitionReport) ChildView {
 	v := ChildView{Name: child.Name, DelayMs: child.FanoutDelayMs, AttachEpoch: child.AttachEpoch, LagComplete: true,
 		DroppedMessages: e.droppedCounter(parent.Name, child.Name).Load()}
 	if child.Remote != nil {
@@ -211,7 +211,7 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]broker.Parti
 		} else {
 			notePoint(p, pos, "", 0)
 		}
-		st, err := e.reg.Describe(parent.Name, p)
+		st, err := e.logs.Describe(parent.Name, p)
 		if err != nil || !st.Exact {
 			v.LagComplete = false
 			continue
@@ -241,7 +241,7 @@ func (e *Engine) position(parent string, child meta.Topic, p int) (uint64, bool)
 	if running && c.started.Load() && c.link.epoch == child.AttachEpoch {
 		return c.pos.Load(), true
 	}
-	dir, err := e.reg.Dir(parent, p)
+	dir, err := e.logs.Dir(parent, p)
 	if err != nil {
 		return 0, false
 	}

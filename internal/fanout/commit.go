@@ -2,9 +2,9 @@ package fanout
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -60,54 +60,40 @@ func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab *[]storage.Reco
 		e.cfg.Logger.Warn("fan-out commit failing; retrying only the failed buckets", "parent", k.parent,
 			"child", k.child, "partition", k.partition, "records", len(held), "buckets", len(failed))
 		recs, failed = held, nil
-		if !sleepCtx(ctx, e.cfg.Backoff) {
+		if !e.sleep(ctx, e.cfg.Backoff) {
 			return ctx.Err()
 		}
 	}
 }
 
 // commitBuckets commits the non-empty buckets, up to Parallel at once, each
-// with the quick retries; it returns the records of buckets that still
-// failed.
+// with the quick retries (route.Pass); it returns the records of buckets
+// that still failed.
 func (e *Engine) commitBuckets(ctx context.Context, k cursorKey, buckets [][]storage.Record) [][]storage.Record {
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed [][]storage.Record
-	)
-	sem := make(chan struct{}, e.cfg.Parallel)
+	parts := make([]int, 0, len(buckets))
 	for p, b := range buckets {
-		if len(b) == 0 {
-			continue
+		if len(b) > 0 {
+			parts = append(parts, p)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(p int, b []storage.Record) {
-			defer func() { <-sem; wg.Done() }()
-			if !e.commitWithQuickRetries(ctx, k.child, p, b) {
-				mu.Lock()
-				failed = append(failed, b)
-				mu.Unlock()
-			}
-		}(p, b)
 	}
-	wg.Wait()
+	pass := route.Pass{Parallel: e.cfg.Parallel, Quick: e.cfg.QuickRetries, Clock: e.clk}
+	errs := pass.Commit(ctx, len(parts), func(ctx context.Context, i int) error {
+		cctx, cancel := context.WithTimeout(ctx, commitTimeout)
+		defer cancel()
+		// 0: the child's current incarnation; the cursor checks its link epoch.
+		return e.commit.Commit(cctx, k.child, 0, parts[i], buckets[parts[i]])
+	})
+	var failed [][]storage.Record
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, buckets[parts[i]])
+		}
+	}
 	return failed
 }
 
-func (e *Engine) commitWithQuickRetries(ctx context.Context, child string, p int, recs []storage.Record) bool {
-	for try := 0; ; try++ {
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := e.commit.Commit(cctx, child, 0, p, recs) // 0: the child's current incarnation; the cursor checks its link epoch
-		cancel()
-		if err == nil {
-			return true
-		}
-		if try >= len(e.cfg.QuickRetries) || !sleepCtx(ctx, e.cfg.QuickRetries[try]) {
-			return false
-		}
-	}
-}
+// commitTimeout bounds one try of one bucket's commit.
+const commitTimeout = 30 * time.Second
 
 func hasKeyless(recs []storage.Record) bool {
 	for i := range recs {

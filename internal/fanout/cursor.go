@@ -89,7 +89,7 @@ func (e *Engine) deleteSeries(k cursorKey) {
 // and only then advance the cursor file (F4–F11).
 func (e *Engine) run(ctx context.Context, c *cursor) error {
 	k := c.key
-	dir, err := e.reg.Dir(k.parent, k.partition)
+	dir, err := e.logs.Dir(k.parent, k.partition)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (e *Engine) advance(ctx context.Context, c *cursor, cf *CursorFile, next ui
 				"(free space on the data directory's disk, or check the disk)", "parent", c.key.parent, "child", c.key.child,
 				"partition", c.key.partition, "next_offset", next, "failures", failures+1, "err", err)
 		}
-		if !sleepCtx(ctx, backoff) {
+		if !e.sleep(ctx, backoff) {
 			return ctx.Err()
 		}
 		backoff = min(backoff*2, advanceBackoffCap*e.cfg.Backoff)
@@ -250,7 +250,7 @@ func (e *Engine) attachPoint(c *cursor) (uint64, error) {
 	case len(offs) > 0:
 		return 0, nil
 	}
-	l, err := e.reg.Get(c.key.parent, c.key.partition)
+	l, err := e.logs.Get(c.key.parent, c.key.partition)
 	if err != nil {
 		return 0, err
 	}

@@ -177,7 +177,7 @@ func TestCursorReadFaultsNeverAnchor(t *testing.T) {
 			f.e.Close()
 
 			in := f.fs.Inject(errorfs.Rule{Ops: tc.op, Path: CursorFileName("dst"), Err: syscall.EIO})
-			f.e = New(f.e.cfg, "n1", f.meta, f.b, f.fc, f.m) // the node restarts its engine
+			f.e = f.newEngine(f.e.cfg) // the node restarts its engine
 			t.Cleanup(f.e.Close)
 			f.e.Start()
 			f.commit("src", 0, "c")

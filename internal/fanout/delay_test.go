@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// F18, F20: with an injected clock, a delay child receives nothing one
+// F18, F20: on the engine's clock, a delay child receives nothing one
 // millisecond before parent commit time + delay, and the record once due.
 func TestDelayNeverEarly(t *testing.T) {
 	n := newNode(t, Config{})
@@ -18,18 +19,23 @@ func TestDelayNeverEarly(t *testing.T) {
 	n.attach("src", "later", delay.Milliseconds())
 	n.commit("src", 0, "r1")
 	committedAt := n.read("src", 0)[0].CommittedAt
-	// Stop the clock one millisecond before due, then start the cursor:
-	// it must keep finding the record not due.
-	n.now.Freeze(time.UnixMilli(committedAt).Add(delay - time.Millisecond))
-	l, _ := n.b.Registry().Get("src", 0)
-	r0 := l.Reads()
+	// The engine's clock stands one millisecond before due: the cursor
+	// finds the record not due and sleeps the millisecond.
+	clk := clock.NewFake(time.UnixMilli(committedAt).Add(delay - time.Millisecond))
+	n.e = n.newEngine(withClock(n.e.cfg, clk))
 	n.e.Start()
-	waitFor(t, 10*time.Second, "the cursor to look at the record several times", func() bool { return l.Reads() > r0+5 })
+	parked(t, clk, 2) // the reconciler's ticker and the cursor's sleep
 	if got := len(n.read("later", 0)); got != 0 {
 		t.Fatalf("delivered %d records one millisecond before due", got)
 	}
-	n.now.Advance(time.Millisecond)
-	waitFor(t, 10*time.Second, "delivery once due", func() bool { return len(n.read("later", 0)) == 1 })
+	clk.Advance(time.Millisecond)
+	drive(t, clk, 2, 5*time.Millisecond, "delivery once due", func() bool { return len(n.read("later", 0)) == 1 })
+}
+
+// withClock is cfg on clk.
+func withClock(cfg Config, clk clock.Clock) Config {
+	cfg.Clock = clk
+	return cfg
 }
 
 // F20: with real time and a short delay, delivery lands after due and
@@ -67,9 +73,10 @@ func TestDelayLandsSoonAfterDue(t *testing.T) {
 
 // F19: an idle delay cursor with 100,000 pending records does no reads
 // while it sleeps: it stopped at the first not-due record and sleeps until
-// that one is due, whatever lies behind it.
+// that one is due, whatever lies behind it — capped at 30 s (the due wake
+// cap), after which it reads once and sleeps again.
 func TestIdleDelayCursorDoesNoReads(t *testing.T) {
-	n := newNode(t, Config{})
+	n := newNode(t, Config{Reconcile: time.Hour})
 	n.createTopic("big", 1, 0)
 	n.createTopic("slow", 1, 0)
 	n.attach("big", "slow", time.Hour.Milliseconds())
@@ -83,14 +90,24 @@ func TestIdleDelayCursorDoesNoReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	clk := clock.NewFake(time.Now())
+	n.e = n.newEngine(withClock(n.e.cfg, clk))
 	n.e.Start()
-	waitFor(t, 10*time.Second, "the cursor's first read", func() bool { return l.Reads() > 0 })
-	// Let it settle into its sleep, then watch it sleep.
-	time.Sleep(200 * time.Millisecond)
+	parked(t, clk, 2) // the reconciler's ticker and the cursor's sleep
 	before := l.Reads()
-	time.Sleep(time.Second)
+	if before == 0 {
+		t.Fatal("the cursor parked without reading")
+	}
+	clk.Advance(30*time.Second - time.Millisecond)
+	parked(t, clk, 2)
 	if after := l.Reads(); after != before {
-		t.Fatalf("a sleeping delay cursor read %d times in a second with 100,000 records pending", after-before)
+		t.Fatalf("a sleeping delay cursor read %d times with 100,000 records pending", after-before)
+	}
+	clk.Advance(time.Millisecond) // the 30 s cap: one look, then sleep again
+	waitFor(t, 10*time.Second, "the read at the cap", func() bool { return l.Reads() == before+1 })
+	parked(t, clk, 2)
+	if after := l.Reads(); after != before+1 {
+		t.Fatalf("the wake at the cap read %d times, want once", after-before)
 	}
 	if got := len(n.read("slow", 0)); got != 0 {
 		t.Fatalf("delivered %d records an hour early", got)
@@ -104,8 +121,10 @@ func TestDropBehindCounted(t *testing.T) {
 	n.createTopic("short", 1, 3_600_000)
 	n.createTopic("behind", 1, 0)
 	n.attach("short", "behind", 0)
+	stamps := clock.NewFake(time.Now())
+	n.stamps.set(stamps)
 	n.commit("short", 0, "a", "b", "c", "d")
-	n.now.Advance(2 * time.Hour)
+	stamps.Advance(2 * time.Hour)
 	l, _ := n.b.Registry().Get("short", 0)
 	res, err := l.ApplyRetention(3_600_000)
 	if err != nil || res.Records != 4 {
@@ -138,7 +157,8 @@ func TestDueLagFallsToZeroAtTheFrontier(t *testing.T) {
 	committedAt := n.read("src", 0)[0].CommittedAt
 	// On the reading clock the record has been due for 10 s, and the child
 	// refuses it for now: the cursor holds it, 10 s behind the frontier.
-	n.now.Freeze(time.UnixMilli(committedAt).Add(delay + 10*time.Second))
+	clk := clock.NewFake(time.UnixMilli(committedAt).Add(delay + 10*time.Second))
+	n.e = n.newEngine(withClock(n.e.cfg, clk))
 	n.fc.set("later/0", true)
 	n.e.Start()
 	listed := func() float64 {
@@ -148,12 +168,17 @@ func TestDueLagFallsToZeroAtTheFrontier(t *testing.T) {
 		}
 		return *v.Children[0].DueLagSeconds
 	}
-	waitFor(t, 10*time.Second, "a due lag of 10 s while the record is held", func() bool {
-		return cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == 10 && listed() == 10
+	// The gauge is set at the slab's last read, once the 25 ms linger is
+	// over: the record is then 10.025 s past due, and the held record
+	// keeps it there (no read happens while the slab is being committed).
+	held := (10*time.Second + n.e.cfg.Linger).Seconds()
+	drive(t, clk, 2, 5*time.Millisecond, "a due lag of 10 s while the record is held", func() bool {
+		tries, _ := n.fc.count("later/0")
+		return tries >= 3 && cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == held && listed() == held
 	})
 	n.fc.set("later/0", false)
-	waitFor(t, 10*time.Second, "delivery", func() bool { return len(n.read("later", 0)) == 1 })
-	waitFor(t, 10*time.Second, "a due lag of 0 once caught up with a quiet parent", func() bool {
+	drive(t, clk, 2, 5*time.Millisecond, "delivery", func() bool { return len(n.read("later", 0)) == 1 })
+	drive(t, clk, 2, 5*time.Millisecond, "a due lag of 0 once caught up with a quiet parent", func() bool {
 		return cursorGauge(t, n.m, "narad_fanout_due_lag_seconds", "src", "later", "0") == 0 && listed() == 0
 	})
 }
@@ -200,28 +225,23 @@ func TestDelayGateAfterAMoveIsTheNewOwnersClock(t *testing.T) {
 			n.createTopic("later", 1, 0)
 			n.attach("src", "later", delay.Milliseconds())
 			trueCommit := time.UnixMilli(time.Now().UnixMilli()) // commit times are milliseconds
-			n.now.Freeze(trueCommit.Add(skew))                   // the old owner's clock stamps the record
+			n.stamps.set(clock.NewFake(trueCommit.Add(skew)))    // the old owner's clock stamps the record
 			n.commit("src", 0, "r1")
 			stamped := time.UnixMilli(n.read("src", 0)[0].CommittedAt)
 
-			newOwner := &clock{}
-			newOwner.Freeze(stamped.Add(delay - time.Millisecond))
-			cfg := n.e.cfg
-			cfg.Now = newOwner.Now
-			e := New(cfg, "n1", n.meta, n.b, n.fc, n.m)
+			newOwner := clock.NewFake(stamped.Add(delay - time.Millisecond))
+			e := n.newEngine(withClock(n.e.cfg, newOwner))
 			t.Cleanup(e.Close)
-			l, _ := n.b.Registry().Get("src", 0)
-			r0 := l.Reads()
 			e.Start()
-			waitFor(t, 10*time.Second, "the new owner's cursor looking at the record", func() bool { return l.Reads() > r0+5 })
+			parked(t, newOwner, 2) // the new owner's cursor found the record not due and sleeps
 			if got := len(n.read("later", 0)); got != 0 {
 				t.Fatalf("delivered 1 ms before due on the new owner's clock")
 			}
-			newOwner.Advance(time.Millisecond)
-			waitFor(t, 10*time.Second, "delivery once due on the new owner's clock", func() bool { return len(n.read("later", 0)) == 1 })
+			due := newOwner.Advance(time.Millisecond)
+			drive(t, newOwner, 2, 5*time.Millisecond, "delivery once due on the new owner's clock", func() bool { return len(n.read("later", 0)) == 1 })
 			// Measured against the new owner's clock at the commit, the
 			// copy came exactly the skew late (or, negative, early).
-			if off := newOwner.Now().Sub(trueCommit.Add(delay)); off != skew {
+			if off := due.Sub(trueCommit.Add(delay)); off != skew {
 				t.Fatalf("delivered %v off due by the new owner's clock at commit, want the skew %v", off, skew)
 			}
 		})

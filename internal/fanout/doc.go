@@ -31,4 +31,17 @@
 // the clock of the node that owns the parent partition now: after a move,
 // delivery is never early on the new owner's clock, and early or late by
 // the skew between the two clocks otherwise (F21). Nothing clamps it.
+//
+// # Seams
+//
+// The engine reaches the rest of its node only through interfaces it
+// declares (seams.go): a LogSource of partition logs, a TopicAdmin, Stats
+// and the Metastore; it never imports the broker. Every child commit goes
+// through a route.Committer — the node's router for local children, one
+// built on the public client for remote ones (remotecommit.go) — in
+// route.Pass rounds; the retry policy (epoch checks, re-bucketing, the
+// backoff between rounds) stays here. Every rule that depends on time
+// (linger, long-poll, the delay gate, backoffs, the reconciler's tick, the
+// forced pass) reads Config.Clock, so tests step a clock.Fake instead of
+// sleeping.
 package fanout

@@ -3,13 +3,11 @@ package fanout
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/narad-io/narad/internal/broker"
-	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/vfs"
@@ -29,8 +27,10 @@ type Config struct {
 	QuickRetries    []time.Duration
 	Backoff         time.Duration // 1 s
 	Parallel        int           // 16 child-partition commits in flight
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// Clock is the engine's time: the delay gate, linger, long-poll,
+	// backoffs and the reconciler's ticks; nil is the system clock.
+	Clock  clock.Clock
+	Logger *slog.Logger
 	// FS is where cursor files are read and written; nil is the real
 	// disk (vfs.Default). Tests put an errorfs here.
 	FS vfs.FS
@@ -70,9 +70,7 @@ func (c *Config) withDefaults() {
 	if c.Parallel <= 0 {
 		c.Parallel = 16
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -82,10 +80,12 @@ func (c *Config) withDefaults() {
 // Engine runs this node's cursors and answers the children API.
 type Engine struct {
 	cfg    Config
+	clk    clock.Clock
 	self   string
-	meta   *meta.Store
-	b      *broker.Broker
-	reg    *broker.Registry
+	meta   Metastore
+	logs   LogSource
+	topics TopicAdmin
+	stats  Stats
 	commit route.Committer
 	m      *metrics.Metrics
 
@@ -94,7 +94,7 @@ type Engine struct {
 	rr      map[string]*atomic.Uint64 // keyless rotation per child topic
 	dropped map[linkKey]*atomic.Uint64
 
-	remote *http.Client // remote children's batch produce (F26); verifies TLS
+	remote route.Committer // remote children's batch produce (F26): remoteCommitter
 
 	rec   reconcileState
 	owned ownedPaths // cursor file paths running cursors own (sweep.go)
@@ -116,11 +116,13 @@ type cursorKey struct {
 
 type linkKey struct{ parent, child string }
 
-// New builds the engine; Start runs the reconciler.
-func New(cfg Config, self string, ms *meta.Store, b *broker.Broker, commit route.Committer, m *metrics.Metrics) *Engine {
+// New builds the engine; Start runs the reconciler. Local children commit
+// through commit (the route seam produce uses); remote children through a
+// committer built on the public client (remotecommit.go).
+func New(cfg Config, self string, ms Metastore, logs LogSource, topics TopicAdmin, stats Stats, commit route.Committer, m *metrics.Metrics) *Engine {
 	cfg.withDefaults()
-	return &Engine{cfg: cfg, self: self, meta: ms, b: b, reg: b.Registry(), commit: commit, m: m,
-		remote:  &http.Client{Timeout: remoteTimeout},
+	return &Engine{cfg: cfg, clk: cfg.Clock, self: self, meta: ms, logs: logs, topics: topics, stats: stats, commit: commit, m: m,
+		remote:  newRemoteCommitter(ms),
 		running: map[cursorKey]*cursor{}, rr: map[string]*atomic.Uint64{}, dropped: map[linkKey]*atomic.Uint64{},
 		stop: make(chan struct{})}
 }
@@ -130,14 +132,14 @@ func (e *Engine) Start() {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		t := time.NewTicker(e.cfg.Reconcile)
+		t := e.clk.NewTicker(e.cfg.Reconcile)
 		defer t.Stop()
 		e.Tick()
 		for {
 			select {
 			case <-e.stop:
 				return
-			case <-t.C:
+			case <-t.C():
 				e.Tick()
 			}
 		}
@@ -162,6 +164,9 @@ func (e *Engine) Close() {
 	for _, c := range cs {
 		c.cancel()
 		<-c.done
+	}
+	if rc, ok := e.remote.(*remoteCommitter); ok {
+		rc.close()
 	}
 }
 
@@ -188,16 +193,10 @@ func (e *Engine) droppedCounter(parent, child string) *atomic.Uint64 {
 	return d
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+// sleep waits d on the engine's clock; false when ctx ended first.
+func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return clock.Sleep(ctx, e.clk, d) == nil
 }

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // F5, F13, F15: everything committed after the attach is copied with its
@@ -46,7 +47,7 @@ func TestCopiesFromAttachPointWithKeys(t *testing.T) {
 				fmt.Sscanf(strings.ReplaceAll(string(r.Payload), "|", " "), "orders p%d %s", &pp, &key)
 				switch {
 				case len(r.Key) > 0:
-					if want := broker.KeyPartition(r.Key, child.parts); cp != want {
+					if want := topic.KeyPartition(r.Key, child.parts); cp != want {
 						t.Errorf("%s: key %q in partition %d, want %d", child.name, r.Key, cp, want)
 					}
 					if string(r.Key) != key {
@@ -69,9 +70,11 @@ func TestCopiesFromAttachPointWithKeys(t *testing.T) {
 
 // F7, F8, F9, F10: a failing child partition is the only one retried; the
 // healthy ones get no duplicate; the cursor file does not move until every
-// bucket committed; a detach during the outage stops the retries.
+// bucket committed; a detach during the outage stops the retries. The
+// engine runs on a fake clock: every retry is a step.
 func TestFailingBucketRetriedAloneAndCursorHolds(t *testing.T) {
-	n := newNode(t, Config{})
+	clk := clock.NewFake(time.Now())
+	n := newNode(t, Config{Clock: clk})
 	n.createTopic("src", 1, 0)
 	n.createTopic("dst", 3, 0)
 	child := n.attach("src", "dst", 0)
@@ -79,14 +82,14 @@ func TestFailingBucketRetriedAloneAndCursorHolds(t *testing.T) {
 	keyFor := map[int]string{}
 	for i := 0; len(keyFor) < 3; i++ {
 		k := fmt.Sprintf("key%d", i)
-		if _, ok := keyFor[broker.KeyPartition([]byte(k), 3)]; !ok {
-			keyFor[broker.KeyPartition([]byte(k), 3)] = k
+		if _, ok := keyFor[topic.KeyPartition([]byte(k), 3)]; !ok {
+			keyFor[topic.KeyPartition([]byte(k), 3)] = k
 		}
 	}
 	n.fc.set("dst/1", true)
 	n.e.Start()
 	n.commit("src", 0, keyFor[0], keyFor[1], keyFor[2])
-	waitFor(t, 10*time.Second, "several failed rounds on dst/1", func() bool {
+	drive(t, clk, 2, 5*time.Millisecond, "several failed rounds on dst/1", func() bool {
 		tries, _ := n.fc.count("dst/1")
 		return tries >= 9 // 3 rounds of 3 quick tries
 	})
@@ -102,7 +105,7 @@ func TestFailingBucketRetriedAloneAndCursorHolds(t *testing.T) {
 	}
 	// Recovery: the held record commits, then the cursor advances.
 	n.fc.set("dst/1", false)
-	waitFor(t, 10*time.Second, "cursor at 3", func() bool {
+	drive(t, clk, 2, 5*time.Millisecond, "cursor at 3", func() bool {
 		st, _, _ := ReadCursorFile(path)
 		return st.NextOffset == 3
 	})
@@ -112,19 +115,24 @@ func TestFailingBucketRetriedAloneAndCursorHolds(t *testing.T) {
 	// Outage again, then a detach: retries stop.
 	n.fc.set("dst/1", true)
 	n.commit("src", 0, keyFor[1])
-	waitFor(t, 10*time.Second, "failing again", func() bool { tries, _ := n.fc.count("dst/1"); return tries >= 12 })
+	drive(t, clk, 2, 5*time.Millisecond, "failing again", func() bool { tries, _ := n.fc.count("dst/1"); return tries >= 12 })
 	if err := n.e.Detach(n.ctx(), "src", "dst"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "cursor stopped", func() bool {
+	drive(t, clk, 1, 5*time.Millisecond, "cursor stopped", func() bool {
 		n.e.mu.Lock()
 		defer n.e.mu.Unlock()
 		return len(n.e.running) == 0
 	})
+	// Only the reconciler's ticker is left on the clock: no cursor waits
+	// to retry, so ten backoffs go by with no try.
 	before, _ := n.fc.count("dst/1")
-	time.Sleep(300 * time.Millisecond) // several backoffs: a live cursor would have retried
-	if after, _ := n.fc.count("dst/1"); after != before {
-		t.Fatalf("retries went on after the detach: %d → %d", before, after)
+	for i := 0; i < 10; i++ {
+		step(t, clk, 1, n.e.cfg.Backoff)
+	}
+	parked(t, clk, 1)
+	if after, _ := n.fc.count("dst/1"); after != before || clk.Waiters() != 1 {
+		t.Fatalf("retries went on after the detach: %d → %d (%d waiters on the clock)", before, after, clk.Waiters())
 	}
 }
 
@@ -165,7 +173,7 @@ func TestEpochsAndLostCursorFile(t *testing.T) {
 	if err := removeFile(path); err != nil {
 		t.Fatal(err)
 	}
-	e2 := New(n.e.cfg, "n1", n.meta, n.b, n.fc, n.m)
+	e2 := n.newEngine(n.e.cfg)
 	t.Cleanup(e2.Close)
 	e2.Start()
 	waitFor(t, 10*time.Second, "replay from the attach point", func() bool { return n.total("c", 1) == 4 })

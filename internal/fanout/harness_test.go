@@ -6,60 +6,137 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 	"github.com/narad-io/narad/internal/wal"
 )
 
 // node is an in-process single node: a real one-member Raft metastore, a
-// broker over real partition logs, and the engine under test, whose
-// commits go through a fault-injecting wrapper of the local commit.
+// broker over real partition logs, and the engine under test. The engine
+// reaches them through its seams, each wrapped so a test can make one lie
+// or fail on cue, and commits through a fault-injecting wrapper of the
+// local commit.
 type node struct {
-	t    testing.TB
-	dir  string
-	meta *meta.Store
-	b    *broker.Broker
-	e    *Engine
-	m    *metrics.Metrics
-	fc   *faultyCommitter
-	now  *clock
+	t     testing.TB
+	dir   string
+	meta  *meta.Store
+	b     *broker.Broker
+	e     *Engine
+	m     *metrics.Metrics
+	fc    *faultyCommitter
+	ms    *seamMeta
+	logs  *seamLogs
+	stats *seamStats
+	// stamps is the clock the broker stamps commit times with (the
+	// committing node's clock); the engine's own is Config.Clock.
+	stamps swapClock
 }
 
-// clock is the wall clock plus an offset, or frozen at a chosen time.
-type clock struct {
-	mu     sync.Mutex
-	off    time.Duration
-	frozen time.Time
-}
+// swapClock is a clock.Clock a test can replace while it runs.
+type swapClock struct{ c atomic.Value }
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.frozen.IsZero() {
-		return c.frozen
+func (s *swapClock) set(c clock.Clock) { s.c.Store(&c) }
+func (s *swapClock) Now() time.Time {
+	if c, ok := s.c.Load().(*clock.Clock); ok {
+		return (*c).Now()
 	}
-	return time.Now().Add(c.off)
+	return time.Now()
 }
 
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.off += d
-	if !c.frozen.IsZero() {
-		c.frozen = c.frozen.Add(d)
+// seamMeta is the engine's metastore: the real one, unless a test sets a
+// hook.
+type seamMeta struct {
+	Metastore
+	mu       sync.Mutex
+	confirm  func(name, epoch string) (exists, current bool, err error)
+	caughtUp func() bool
+	owner    func(name string, p int) (string, bool)
+}
+
+func (s *seamMeta) hooks() (func(string, string) (bool, bool, error), func() bool, func(string, int) (string, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.confirm, s.caughtUp, s.owner
+}
+
+func (s *seamMeta) ConfirmTopic(ctx context.Context, name, epoch string) (bool, bool, error) {
+	if f, _, _ := s.hooks(); f != nil {
+		return f(name, epoch)
 	}
-	c.mu.Unlock()
+	return s.Metastore.ConfirmTopic(ctx, name, epoch)
 }
 
-func (c *clock) Freeze(at time.Time) {
-	c.mu.Lock()
-	c.frozen = at
-	c.mu.Unlock()
+func (s *seamMeta) AppliedCaughtUp() bool {
+	if _, f, _ := s.hooks(); f != nil {
+		return f()
+	}
+	return s.Metastore.AppliedCaughtUp()
+}
+
+func (s *seamMeta) Owner(name string, p int) (string, bool) {
+	if _, _, f := s.hooks(); f != nil {
+		return f(name, p)
+	}
+	return s.Metastore.Owner(name, p)
+}
+
+func (s *seamMeta) set(f func(*seamMeta)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
+// seamLogs is the engine's log source: the broker's registry, counting
+// opens (Get), with a hook that can replace what Describe says.
+type seamLogs struct {
+	LogSource
+	gets     atomic.Int64
+	mu       sync.Mutex
+	describe func(name string, p int, st storage.Stats, err error) (storage.Stats, error)
+}
+
+func (s *seamLogs) Get(name string, p int) (*storage.Log, error) {
+	s.gets.Add(1)
+	return s.LogSource.Get(name, p)
+}
+
+func (s *seamLogs) Describe(name string, p int) (storage.Stats, error) {
+	st, err := s.LogSource.Describe(name, p)
+	s.mu.Lock()
+	f := s.describe
+	s.mu.Unlock()
+	if f != nil {
+		return f(name, p, st, err)
+	}
+	return st, err
+}
+
+// seamStats is the engine's stats source: the broker, with a hook that can
+// rewrite local reports.
+type seamStats struct {
+	Stats
+	mu    sync.Mutex
+	local func([]topic.PartitionReport) []topic.PartitionReport
+}
+
+func (s *seamStats) LocalReports(name string, parts []int, exact bool) []topic.PartitionReport {
+	reps := s.Stats.LocalReports(name, parts, exact)
+	s.mu.Lock()
+	f := s.local
+	s.mu.Unlock()
+	if f != nil {
+		return f(reps)
+	}
+	return reps
 }
 
 // faultyCommitter fails commits to chosen child partitions and counts
@@ -72,6 +149,9 @@ type faultyCommitter struct {
 	oks   map[string]int
 	// onFail, when set, sees the records of every commit it fails.
 	onFail func(topic string, p int, recs []storage.Record)
+	// onTry, when set, runs first in every commit (in the committing
+	// goroutine, so it may block it).
+	onTry func(topic string, p int, recs []storage.Record)
 }
 
 func (f *faultyCommitter) Commit(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
@@ -79,8 +159,11 @@ func (f *faultyCommitter) Commit(ctx context.Context, topic string, inc uint64, 
 	f.mu.Lock()
 	f.tries[k]++
 	bad := f.fail[k]
-	onFail := f.onFail
+	onFail, onTry := f.onFail, f.onTry
 	f.mu.Unlock()
+	if onTry != nil {
+		onTry(topic, p, recs)
+	}
 	if bad {
 		if onFail != nil {
 			onFail(topic, p, recs)
@@ -108,7 +191,29 @@ func (f *faultyCommitter) count(k string) (tries, oks int) {
 	return f.tries[k], f.oks[k]
 }
 
+// newNode builds a node whose engine runs with short test intervals where
+// cfg leaves them zero (reconcile 20 ms, backoff 50 ms, quick tries 5 and
+// 10 ms, long-poll 100 ms).
 func newNode(t testing.TB, cfg Config) *node {
+	t.Helper()
+	if cfg.Reconcile == 0 {
+		cfg.Reconcile = 20 * time.Millisecond
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = 50 * time.Millisecond
+	}
+	if cfg.QuickRetries == nil {
+		cfg.QuickRetries = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond}
+	}
+	if cfg.SlabPoll == 0 {
+		cfg.SlabPoll = 100 * time.Millisecond
+	}
+	return newNodeAsConfigured(t, cfg)
+}
+
+// newNodeAsConfigured builds a node whose engine takes cfg as given: zero
+// values are the engine's own defaults, the constants of 05-fanout.md.
+func newNodeAsConfigured(t testing.TB, cfg Config) *node {
 	t.Helper()
 	dir := t.TempDir()
 	ms, err := meta.Open(meta.Options{Dir: filepath.Join(dir, "metastore"), NodeID: "n1", BindAddr: "127.0.0.1:0", Bootstrap: true})
@@ -124,35 +229,33 @@ func newNode(t testing.TB, cfg Config) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{}
-	m := metrics.New()
-	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: clk.Now}, ms, w, m)
+	n := &node{t: t, dir: dir, meta: ms, m: metrics.New()}
+	m := n.m
+	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: n.stamps.Now}, ms, w, m)
 	b.Start()
 	b.OpenCreateGate()
 	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitIncarnation), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
-	if cfg.Reconcile == 0 {
-		cfg.Reconcile = 20 * time.Millisecond
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Backoff == 0 {
-		cfg.Backoff = 50 * time.Millisecond
-	}
-	if cfg.QuickRetries == nil {
-		cfg.QuickRetries = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond}
-	}
-	if cfg.SlabPoll == 0 {
-		cfg.SlabPoll = 100 * time.Millisecond
-	}
-	cfg.Now = clk.Now
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	e := New(cfg, "n1", ms, b, fc, m)
-	n := &node{t: t, dir: dir, meta: ms, b: b, e: e, m: m, fc: fc, now: clk}
+	n.b, n.fc = b, fc
+	n.ms = &seamMeta{Metastore: ms}
+	n.logs = &seamLogs{LogSource: b.Registry()}
+	n.stats = &seamStats{Stats: b}
+	n.e = n.newEngine(cfg)
 	t.Cleanup(func() {
-		e.Close()
+		n.e.Close()
 		b.Close()
 		w.Close()
 		ms.Close()
 	})
 	return n
+}
+
+// newEngine builds an engine over the node's seams, as a restarted node
+// (or another owner) would; Start is the caller's.
+func (n *node) newEngine(cfg Config) *Engine {
+	return New(cfg, "n1", n.ms, n.logs, n.b, n.stats, n.fc, n.m)
 }
 
 func (n *node) ctx() context.Context {
@@ -176,6 +279,15 @@ func (n *node) attach(parent, child string, delayMs int64) meta.Topic {
 	}
 	c, _ := n.meta.Topic(child)
 	return c
+}
+
+// link creates topics src (parentParts partitions) and dst (childParts)
+// and attaches dst to src, the setup most tests share.
+func (n *node) link(parentParts, childParts int) meta.Topic {
+	n.t.Helper()
+	n.createTopic("src", parentParts, 0)
+	n.createTopic("dst", childParts, 0)
+	return n.attach("src", "dst", 0)
 }
 
 // commit writes records straight into a parent partition log (the

@@ -10,8 +10,8 @@ import (
 	"time"
 	"weak"
 
-	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // keysFor finds a key for each partition of an n-partition child.
@@ -20,7 +20,7 @@ func keysFor(n int) []string {
 	found := 0
 	for i := 0; found < n; i++ {
 		k := fmt.Sprintf("key%d", i)
-		if p := broker.KeyPartition([]byte(k), n); keys[p] == "" {
+		if p := topic.KeyPartition([]byte(k), n); keys[p] == "" {
 			keys[p] = k
 			found++
 		}

@@ -50,7 +50,7 @@ func (e *Engine) Tick() {
 		sweep = r.caughtTicks%uint64(e.cfg.SweepEveryTicks) == 0
 	}
 	v := e.meta.LatestDomainVersion()
-	now := time.Now()
+	now := e.clk.Now()
 	force := r.dirty || r.exited.Swap(false) || (caught && !r.wasCaught) || sweep ||
 		now.Sub(r.lastFull) >= e.cfg.ForcedPassEvery || r.passes.Load() == 0
 	r.wasCaught = caught

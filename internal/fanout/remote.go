@@ -3,22 +3,16 @@ package fanout
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"hash/fnv"
-	"io"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strconv"
-	"sync"
-	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
-	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/client"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 )
 
 // Remote link states (F28), worst last: a child shows the worst state of
@@ -44,10 +38,8 @@ func stateRank(s string) int {
 
 // Sender constants (F26–F28).
 const (
-	remoteLanes       = 4
-	remoteTimeout     = 30 * time.Second
-	remoteBackoffCap  = 30 // × Config.Backoff: 1 s doubling to 30 s
-	maxRemoteErrorLen = 512
+	remoteLanes      = 4
+	remoteBackoffCap = 30 // × Config.Backoff: 1 s doubling to 30 s
 )
 
 // parseRemote reads and checks the remote target of an attach (F25, F30).
@@ -71,7 +63,7 @@ func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
 	case (r.Username == "") != (r.Password == ""):
 		return r, apierr.BadRequest("remote: give both username and password, or neither")
 	}
-	if err := broker.ValidateTopicName(r.Topic); err != nil {
+	if err := topic.ValidateName(r.Topic); err != nil {
 		return r, apierr.BadRequest("remote.topic: %v", err)
 	}
 	r.URL = u.Scheme + "://" + u.Host
@@ -80,18 +72,18 @@ func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
 
 // attachRemote creates a remote child: a link record with no partitions,
 // created attached in one Raft command (F25).
-func (e *Engine) attachRemote(ctx context.Context, parentName string, req AttachRequest) (broker.TopicView, error) {
+func (e *Engine) attachRemote(ctx context.Context, parentName string, req AttachRequest) (topic.View, error) {
 	for _, n := range []string{parentName, req.Child} {
-		if err := broker.ValidateTopicName(n); err != nil {
-			return broker.TopicView{}, err
+		if err := topic.ValidateName(n); err != nil {
+			return topic.View{}, err
 		}
 	}
 	target, err := parseRemote(req.Remote)
 	if err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	if req.DelayMs != 0 {
-		return broker.TopicView{}, apierr.BadRequest("a remote child has no delay")
+		return topic.View{}, apierr.BadRequest("a remote child has no delay")
 	}
 	start := req.Start
 	switch start {
@@ -99,30 +91,30 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 		start = startAttach
 	case startAttach, startFrontier, startOldest:
 	default:
-		return broker.TopicView{}, apierr.BadRequest("start %q: want attach, frontier or oldest", req.Start)
+		return topic.View{}, apierr.BadRequest("start %q: want attach, frontier or oldest", req.Start)
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok || parent.Remote != nil {
-		return broker.TopicView{}, apierr.NotFound("parent topic %q does not exist", parentName)
+		return topic.View{}, apierr.NotFound("parent topic %q does not exist", parentName)
 	}
 	if existing, ok := e.meta.Topic(req.Child); ok {
 		if existing.Remote != nil {
-			return broker.TopicView{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
+			return topic.View{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
 		}
-		return broker.TopicView{}, apierr.Conflict("a topic named %q exists here; a remote child needs a name of its own", req.Child)
+		return topic.View{}, apierr.Conflict("a topic named %q exists here; a remote child needs a name of its own", req.Child)
 	}
-	child := meta.Topic{Name: req.Child, Remote: &target, CreatedAt: time.Now().Unix()}
+	child := meta.Topic{Name: req.Child, Remote: &target, CreatedAt: e.clk.Now().Unix()}
 	if err := checkLink(parent, child, 0); err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
 	spec, err := e.attachSpec(ctx, parent, 0, start)
 	if err != nil {
-		return broker.TopicView{}, err
+		return topic.View{}, err
 	}
-	if err := e.b.MetaErr(e.meta.CreateTopic(ctx, child, nil, &spec)); err != nil {
-		return broker.TopicView{}, err
+	if err := e.topics.MetaErr(e.meta.CreateTopic(ctx, child, nil, &spec)); err != nil {
+		return topic.View{}, err
 	}
-	return e.b.View(req.Child)
+	return e.topics.View(req.Child)
 }
 
 // sendRemote delivers a slab to a remote child (F26–F28): split into lanes
@@ -149,32 +141,32 @@ func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab *[]storage.Reco
 		if !ok || child.AttachEpoch != c.link.epoch || child.Parent != k.parent || child.Remote == nil {
 			return errStopped
 		}
-		target := *child.Remote // fresh each round: credentials may have changed
-		errs := make([]*sendError, len(lanes))
-		var wg sync.WaitGroup
+		// One lane per bucket; the committer reads the target (and its
+		// credentials, which may have changed) afresh on every send.
+		active := make([]int, 0, len(lanes))
 		for i, lane := range lanes {
-			if len(lane) == 0 {
-				continue
+			if len(lane) > 0 {
+				active = append(active, i)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = e.postBatch(ctx, target, lane)
-			}()
 		}
-		wg.Wait()
-		var worst *sendError
+		errs := route.Pass{Parallel: remoteLanes, Clock: e.clk}.Commit(ctx, len(active), func(ctx context.Context, i int) error {
+			return e.remote.Commit(ctx, k.child, 0, active[i], lanes[active[i]])
+		})
+		var (
+			worst      error
+			worstState string
+		)
 		for i, err := range errs {
+			lane := active[i]
 			if err == nil {
-				if len(lanes[i]) > 0 {
-					e.m.RemoteSent.Add(float64(len(lanes[i])))
-				}
-				lanes[i] = nil // delivered: never sent again
+				e.m.RemoteSent.Add(float64(len(lanes[lane])))
+				lanes[lane] = nil // delivered: never sent again
 				continue
 			}
-			e.m.RemoteErrors.WithLabelValues(err.state).Inc()
-			if worst == nil || stateRank(err.state) > stateRank(worst.state) {
-				worst = err
+			state := remoteState(err)
+			e.m.RemoteErrors.WithLabelValues(state).Inc()
+			if worst == nil || stateRank(state) > stateRank(worstState) {
+				worst, worstState = err, state
 			}
 		}
 		if worst == nil {
@@ -182,15 +174,15 @@ func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab *[]storage.Reco
 			e.setLinkState(c, StateRunning)
 			return nil
 		}
-		e.setLinkState(c, worst.state)
+		e.setLinkState(c, worstState)
 		e.cfg.Logger.Warn("remote child: send failing; retrying the failed lanes", "parent", k.parent, "child", k.child,
-			"partition", k.partition, "state", worst.state, "target", target.URL, "err", worst.msg)
+			"partition", k.partition, "state", worstState, "err", worst)
 		if round == 0 {
 			for i := range lanes {
 				lanes[i] = detach(lanes[i])
 			}
 		}
-		if !sleepCtx(ctx, backoff) {
+		if !e.sleep(ctx, backoff) {
 			return ctx.Err()
 		}
 		backoff = min(backoff*2, remoteBackoffCap*e.cfg.Backoff)
@@ -203,81 +195,28 @@ func laneize(slab []storage.Record) [][]storage.Record {
 	for _, r := range slab {
 		i := 0
 		if len(r.Key) > 0 {
-			h := fnv.New32a()
-			h.Write(r.Key)
-			i = int(h.Sum32() % remoteLanes)
+			i = topic.KeyPartition(r.Key, remoteLanes)
 		}
 		lanes[i] = append(lanes[i], r)
 	}
 	return lanes
 }
 
-// sendError is a failed batch produce, classified into a link state.
-type sendError struct {
-	state string
-	msg   string
-}
-
-type remoteRecord struct {
-	Key           *string `json:"key,omitempty"`
-	PayloadBase64 string  `json:"payload_base64"`
-}
-
-var failingIndex = regexp.MustCompile(`records\[(\d+)\]`)
-
-// postBatch sends one lane through the target's batch produce. Payloads
-// go as payload_base64, so the bytes arrive exactly; keys as JSON strings
-// (a key that is not UTF-8 arrives with replacement characters).
-func (e *Engine) postBatch(ctx context.Context, target meta.RemoteTarget, lane []storage.Record) *sendError {
-	recs := make([]remoteRecord, len(lane))
-	for i, r := range lane {
-		recs[i].PayloadBase64 = base64.StdEncoding.EncodeToString(r.Payload)
-		if len(r.Key) > 0 {
-			k := string(r.Key)
-			recs[i].Key = &k
-		}
-	}
-	body, err := json.Marshal(map[string]any{"records": recs})
-	if err != nil {
-		return &sendError{StateRejected, err.Error()}
-	}
-	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost,
-		target.URL+"/v1/topics/"+url.PathEscape(target.Topic)+"/produce/batch", bytes.NewReader(body))
-	if err != nil {
-		return &sendError{StateRejected, err.Error()}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if target.Username != "" {
-		req.SetBasicAuth(target.Username, target.Password)
-	}
-	resp, err := e.remote.Do(req)
-	if err != nil {
-		return &sendError{StateRetrying, err.Error()}
-	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxRemoteErrorLen))
-	if resp.StatusCode == http.StatusAccepted {
-		return nil
-	}
-	msg := fmt.Sprintf("target answered %d: %s", resp.StatusCode, bytes.TrimSpace(answer))
-	switch resp.StatusCode {
+// remoteState classifies a failed send into a link state (F28): the
+// target's answer says whether waiting helps.
+func remoteState(err error) string {
+	switch client.StatusOf(err) {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return &sendError{StateAuthFailed, msg}
+		return StateAuthFailed
 	case http.StatusNotFound:
-		return &sendError{StateTargetMissing, msg}
+		return StateTargetMissing
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusConflict:
-		// The target refuses a record: name its parent offset. The link
-		// stops there; nothing is skipped without an operator.
-		if m := failingIndex.FindSubmatch(answer); m != nil {
-			if i, err := strconv.Atoi(string(m[1])); err == nil && i < len(lane) {
-				msg = fmt.Sprintf("the target refuses the record at parent offset %d: %s", lane[i].Offset, msg)
-			}
-		}
-		return &sendError{StateRejected, msg}
+		// The target refuses a record: the committer named its parent
+		// offset. The link stops there; nothing is skipped without an
+		// operator.
+		return StateRejected
 	}
-	return &sendError{StateRetrying, msg}
+	return StateRetrying // timeouts, refused connections, 5xx, 503
 }
 
 // setLinkState records a cursor's link state and re-exports the link's.

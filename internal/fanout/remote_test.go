@@ -17,6 +17,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // target is another cluster's batch produce, in memory: it records what
@@ -121,7 +122,17 @@ func TestRemoteChildCopiesInOrderPerKey(t *testing.T) {
 	n.e.Start()
 	for round := 0; round < 5; round++ {
 		for p := 0; p < 3; p++ {
-			n.commit("orders", p, "a", "b", "", fmt.Sprintf("k%d", round))
+			keys := []string{"a", "b", "", fmt.Sprintf("k%d", round)}
+			recs := make([]storage.Record, len(keys))
+			for i, k := range keys {
+				recs[i] = storage.Record{Key: []byte(k), Payload: []byte(fmt.Sprintf("p%d|%s|%d", p, k, round))}
+				if k == "" {
+					recs[i].Key = nil
+				}
+			}
+			if err := n.b.CommitLocal(n.ctx(), "orders", p, recs); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	waitFor(t, 10*time.Second, "60 records at the target", func() bool { return len(tg.records()) >= 60 })
@@ -129,21 +140,30 @@ func TestRemoteChildCopiesInOrderPerKey(t *testing.T) {
 	if len(got) != 60 {
 		t.Fatalf("target got %d records, want exactly 60 (no failures, so no duplicates)", len(got))
 	}
-	lastRound := map[string]int{} // per parent partition and key: payload order
+	counts := map[string]int{}    // per parent partition and key
+	lastRound := map[string]int{} // per parent partition and key: the round last seen, in arrival order
 	for _, r := range got {
 		if bytes.Contains(r.payload, []byte("before")) {
 			t.Fatal("a record from before the attach was sent")
 		}
-		var p int
-		var key string
-		fmt.Sscanf(strings.ReplaceAll(string(r.payload), "|", " "), "orders p%d %s", &p, &key)
+		f := strings.Split(string(r.payload), "|")
+		if len(f) != 3 {
+			t.Fatalf("payload %q", r.payload)
+		}
+		key, round := f[1], 0
+		fmt.Sscanf(f[2], "%d", &round)
 		if r.keyed != (key != "") || r.key != key {
 			t.Fatalf("key %q (keyed %v) for payload %q", r.key, r.keyed, r.payload)
 		}
-		lastRound[fmt.Sprintf("%d/%s", p, key)]++
+		pk := f[0] + "/" + key
+		if last, seen := lastRound[pk]; seen && round <= last {
+			t.Fatalf("%s: round %d arrived after round %d: order per key lost", pk, round, last)
+		}
+		lastRound[pk] = round
+		counts[pk]++
 	}
-	if lastRound["0/a"] != 5 || lastRound["2/"] != 5 || lastRound["1/k4"] != 1 {
-		t.Fatalf("per partition and key counts: %v", lastRound)
+	if counts["p0/a"] != 5 || counts["p2/"] != 5 || counts["p1/k4"] != 1 {
+		t.Fatalf("per partition and key counts: %v", counts)
 	}
 	for _, a := range tg.auth {
 		if a != "replicator:s3cret-pass" {
@@ -199,7 +219,7 @@ func TestRemoteChildStatesAndNoGap(t *testing.T) {
 		{http.StatusServiceUnavailable, `{"error":"not ready"}`, StateRetrying},
 		{http.StatusUnauthorized, `{"error":"missing or wrong credentials"}`, StateAuthFailed},
 		{http.StatusNotFound, `{"error":"topic \"mirror\" does not exist"}`, StateTargetMissing},
-		{http.StatusBadRequest, `{"error":"records[0]: payload is not valid against the schema"}`, StateRejected},
+		{http.StatusBadRequest, `{"error":"record 0: payload is not valid against the schema","index":0}`, StateRejected},
 	} {
 		tg.set(tc.status, tc.body)
 		n.commit("orders", 0, "c")
@@ -334,7 +354,7 @@ func TestRemoteRejectedNamesTheOffsetInEveryRound(t *testing.T) {
 	n.e.Start()
 	n.commit("orders", 0, "a", "b")
 	waitFor(t, 10*time.Second, "the first 2 sent", func() bool { return len(tg.records()) == 2 })
-	tg.set(http.StatusBadRequest, `{"error":"records[0]: payload is not valid against the schema"}`)
+	tg.set(http.StatusBadRequest, `{"error":"record 0: payload is not valid against the schema","index":0}`)
 	n.commit("orders", 0, "c") // parent offset 2
 	var rounds []string
 	waitFor(t, 10*time.Second, "several refused rounds", func() bool {

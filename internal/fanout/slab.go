@@ -5,8 +5,14 @@ import (
 	"errors"
 	"time"
 
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/storage"
 )
+
+// closedPoll is how often a cursor on a closed, silent parent partition
+// looks at its directory for backlog during a long-poll: the log stays
+// closed (no notify to wake on) until there is work.
+const closedPoll = 100 * time.Millisecond
 
 // readSlab reads the next slab from pos (F4, F18, F19): it long-polls up
 // to SlabPoll for a first record, then tops up until a batch cap or the
@@ -21,7 +27,7 @@ import (
 func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage.Record, uint64, error) {
 	k := c.key
 	delay := time.Duration(c.link.delayMs) * time.Millisecond
-	deadline := time.Now().Add(e.cfg.SlabPoll)
+	deadline := e.clk.Now().Add(e.cfg.SlabPoll)
 	var (
 		out     []storage.Record
 		bytes   int
@@ -32,16 +38,16 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		if ctx.Err() != nil {
 			return nil, pos, ctx.Err()
 		}
-		l := e.reg.Peek(k.parent, k.partition)
+		l := e.logs.Peek(k.parent, k.partition)
 		if l == nil {
 			// A closed, silent parent stays closed: its directory says
 			// whether there is backlog, and only backlog opens it.
-			st, err := e.reg.Describe(k.parent, k.partition)
+			st, err := e.logs.Describe(k.parent, k.partition)
 			if err == nil && st.Exact && st.HighWatermark <= next && st.OldestOffset <= next {
 				e.setLag(c, st.HighWatermark, next)
 				e.setDueLag(c, 0) // nothing unread: at the due frontier
-				left := time.Until(deadline)
-				if left <= 0 || !sleepCtx(ctx, min(left, 100*time.Millisecond)) {
+				left := deadline.Sub(e.clk.Now())
+				if left <= 0 || !e.sleep(ctx, min(left, closedPoll)) {
 					return out, next, ctx.Err()
 				}
 				continue
@@ -49,7 +55,7 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		}
 		if l == nil || l.HWM() > next {
 			var err error
-			if l, err = e.reg.Get(k.parent, k.partition); err != nil { // work to do: stamp the log
+			if l, err = e.logs.Get(k.parent, k.partition); err != nil { // work to do: stamp the log
 				return nil, pos, err
 			}
 		}
@@ -59,7 +65,7 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 			// This node's clock against stamps of whichever node committed
 			// each record: after a move, early or late by the skew, never
 			// early on this clock (F21).
-			gate = e.cfg.Now().Add(-delay).UnixMilli()
+			gate = e.clk.Now().Add(-delay).UnixMilli()
 		}
 		res, err := l.Read(next, e.cfg.MaxBatchRecords-len(out), e.cfg.MaxBatchBytes-bytes, gate)
 		switch {
@@ -104,28 +110,28 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 			// Nothing after the first not-due record is due either:
 			// sleep until it is, never longer than the cap.
 			due := time.UnixMilli(res.NotDueAt).Add(delay)
-			sleepCtx(ctx, min(due.Sub(e.cfg.Now()), e.cfg.DueWakeCap))
+			e.sleep(ctx, min(due.Sub(e.clk.Now()), e.cfg.DueWakeCap))
 			return nil, next, ctx.Err()
 		}
 		var wait time.Duration
 		if len(out) > 0 {
 			if firstAt.IsZero() {
-				firstAt = time.Now()
+				firstAt = e.clk.Now()
 			}
-			if wait = e.cfg.Linger - time.Since(firstAt); wait <= 0 || next < hwm {
+			if wait = e.cfg.Linger - clock.Since(e.clk, firstAt); wait <= 0 || next < hwm {
 				if next < hwm {
 					continue // more is committed already: top up at once
 				}
 				return out, next, nil
 			}
-		} else if wait = time.Until(deadline); wait <= 0 {
+		} else if wait = deadline.Sub(e.clk.Now()); wait <= 0 {
 			return nil, next, nil
 		}
-		t := time.NewTimer(wait)
+		t := e.clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 		case <-ch:
-		case <-t.C:
+		case <-t.C():
 		}
 		t.Stop()
 	}

@@ -60,12 +60,12 @@ func (o *ownedPaths) release(path string, c *cursor) {
 // sweepOrphans removes cursor files that belong to no current link (F17),
 // each deletion confirmed by the leader; any doubt keeps the file.
 func (e *Engine) sweepOrphans() {
-	topics, err := e.reg.TopicDirs()
+	topics, err := e.logs.TopicDirs()
 	if err != nil {
 		return
 	}
 	for _, parent := range topics {
-		td, err := e.reg.TopicDir(parent)
+		td, err := e.logs.TopicDir(parent)
 		if err != nil {
 			continue
 		}

@@ -114,3 +114,46 @@ func TestSweepKeepsAFileReplacedDuringItsConfirmation(t *testing.T) {
 		t.Fatalf("the next sweep kept an orphan: %v", err)
 	}
 }
+
+// F17: the sweep deletes only what the leader confirms belongs to no
+// current link. A file of the current link whose cursor does not run here
+// (not started yet, or owned by another node's cursor a moment ago), and
+// an unreadable file of a child that still exists, are both kept; only
+// the file of an epoch the leader says is not current goes.
+func TestSweepKeepsWhatTheLeaderDoesNotDisown(t *testing.T) {
+	n := newNode(t, Config{SweepEveryTicks: 1 << 30})
+	n.createTopic("src", 1, 0)
+	n.createTopic("dst", 1, 0)
+	n.createTopic("other", 1, 0)
+	child := n.attach("src", "dst", 0)
+	n.attach("src", "other", 0)
+	dir := filepath.Join(n.dir, "topics", "src", "p00000")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	current, unreadable := filepath.Join(dir, CursorFileName("dst")), filepath.Join(dir, CursorFileName("other"))
+	if err := WriteCursorFileAtomic(nil, current, child.AttachEpoch, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unreadable, []byte("not a cursor record"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n.e.sweepOrphans() // no cursor runs: the engine is not started
+	if st, ok, err := ReadCursorFile(current); err != nil || !ok || st.Epoch != child.AttachEpoch {
+		t.Fatalf("the current link's file after a sweep: %+v exists=%v err=%v", st, ok, err)
+	}
+	if _, err := os.Stat(unreadable); err != nil {
+		t.Fatalf("an unreadable file of an existing child was removed: %v", err)
+	}
+	// The leader disowns dst's epoch (detached, re-attached elsewhere): now it goes.
+	n.ms.set(func(s *seamMeta) {
+		s.confirm = func(name, epoch string) (bool, bool, error) { return name == "other", name == "other", nil }
+	})
+	n.e.sweepOrphans()
+	if _, err := os.Stat(current); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a file the leader disowned survived the sweep: %v", err)
+	}
+	if _, err := os.Stat(unreadable); err != nil {
+		t.Fatalf("an unreadable file of an existing child was removed: %v", err)
+	}
+}

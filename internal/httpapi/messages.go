@@ -200,17 +200,17 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic, user st
 func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error) {
 	var br batchRecordJSON
 	if err := decodeStrict(raw, &br); err != nil {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %v", i, err)
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %v", i, err).AtIndex(i)
 	}
 	if br.Partition != nil && *br.Partition < 0 {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: partition %d is negative", i, *br.Partition)
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: partition %d is negative", i, *br.Partition).AtIndex(i)
 	}
 	p, why := br.payloadBytes()
 	if why != "" {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why)
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
 	}
 	if len(p) > broker.MaxPayloadBytes {
-		return broker.ProduceRecord{}, apierr.TooLarge("record %d: payload of %d bytes is over the 1 MiB cap", i, len(p))
+		return broker.ProduceRecord{}, apierr.TooLarge("record %d: payload of %d bytes is over the 1 MiB cap", i, len(p)).AtIndex(i)
 	}
 	rec := broker.ProduceRecord{Partition: br.Partition, Payload: p}
 	if br.Key != nil {

@@ -39,7 +39,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="narad"`)
 	}
-	writeJSON(w, ae.Status, map[string]string{"error": scrubPaths(ae.Message, s.diskRoots)})
+	body := map[string]any{"error": scrubPaths(ae.Message, s.diskRoots)}
+	if ae.Index != nil {
+		body["index"] = *ae.Index // batch produce: the refused record, for clients not to parse the text
+	}
+	writeJSON(w, ae.Status, body)
 }
 
 // readBody reads at most limit bytes. A declared or actual size over the

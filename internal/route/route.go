@@ -8,6 +8,10 @@
 // chooses where that commit runs. A commit pinned to a topic incarnation
 // (non-zero) is carried to the owner with it, which refuses the records
 // when its topic is another incarnation.
+//
+// Pass (pass.go) is the one bounded-parallel "commit these buckets, with
+// quick retries" mechanism both callers use; it reports each bucket's last
+// error and leaves what an error means to the caller.
 package route
 
 import (

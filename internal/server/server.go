@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		d.Reroute = cluster.Rerouter{Self: cfg.NodeID, Meta: ms}.Reroute
 	}
 	g.Go("dispatch", d.Run)
-	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b, router, m)
+	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b.Registry(), b, b, router, m)
 	fan.Start()
 	g.Go("fan-out", func(ctx context.Context) { <-ctx.Done(); fan.Close() })
 

@@ -108,6 +108,21 @@ func biWantError(t testing.TB, a biAnswer, status int, contains ...string) strin
 	if !ok || strings.TrimSpace(msg) == "" {
 		t.Fatalf(`error body has no non-empty "error" string: %v`, a)
 	}
+	var named int
+	if _, err := fmt.Sscanf(msg, "record %d: ", &named); err == nil && strings.HasSuffix(a.what, "/produce/batch") {
+		if _, has := m["index"]; !has {
+			t.Errorf(`batch error names record %d but has no "index": %v`, named, a)
+		}
+	}
+	if idx, has := m["index"]; has && strings.HasSuffix(a.what, "/produce/batch") {
+		// Batch produce names the refused record beside the sentence too
+		// (a backwards-compatible field): the same index the sentence names.
+		i, isNum := idx.(float64)
+		if !isNum || i < 0 || i != float64(int(i)) || !strings.HasPrefix(msg, fmt.Sprintf("record %d: ", int(i))) {
+			t.Errorf(`batch error "index" %v does not match its sentence: %v`, idx, a)
+		}
+		delete(m, "index")
+	}
 	if len(m) != 1 {
 		t.Errorf(`error body has fields besides "error": %v`, a)
 	}

@@ -11,5 +11,7 @@
 // unsynced data to be lost, leaves the disk as it was before the call (a
 // Corrupt rule instead lets a read succeed with one bit flipped).
 // Rules count only the calls they match, so "the third fdatasync of the
-// active segment" is expressible and repeatable.
+// active segment" is expressible and repeatable. LoseUnsyncedWrites is a
+// power cut: every write no successful sync covered is undone, so a test
+// can tell written from durable (crash.go).
 package errorfs

@@ -99,9 +99,10 @@ func (in *Injection) Remove() {
 
 // FS is the fault-injecting filesystem.
 type FS struct {
-	inner vfs.FS
-	mu    sync.Mutex
-	rules []*Injection
+	inner   vfs.FS
+	mu      sync.Mutex
+	rules   []*Injection
+	journal journal // unsynced writes, for LoseUnsyncedWrites (crash.go)
 }
 
 // New wraps inner.
@@ -191,6 +192,7 @@ func (f *FS) wrap(inner vfs.File, err error) (vfs.File, error) {
 	ff := &file{File: inner, fs: f}
 	if fi, err := inner.Stat(); err == nil {
 		ff.synced = fi.Size() // what is already there survived whatever came before
+		f.journal.opened(inner.Name(), fi.Size())
 	}
 	return ff, nil
 }
@@ -301,10 +303,12 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	if r := f.fs.check(OpWrite, f.Name()); r != nil {
 		n := 0
 		if k := int(float64(len(p)) * r.Torn); k > 0 {
+			f.fs.journal.wrote(f.Name(), off, before(f, off, k))
 			n, _ = f.File.WriteAt(p[:k], off)
 		}
 		return n, fail(OpWrite, f.Name(), r)
 	}
+	f.fs.journal.wrote(f.Name(), off, before(f, off, len(p)))
 	return f.File.WriteAt(p, off)
 }
 
@@ -354,6 +358,7 @@ func (f *file) sync(do func() error) error {
 		f.mu.Lock()
 		f.synced = fi.Size()
 		f.mu.Unlock()
+		f.fs.journal.synced(f.Name(), fi.Size())
 	}
 	return nil
 }

@@ -1,0 +1,80 @@
+package topic
+
+import (
+	"encoding/json"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// CreateRequest is the body of POST /v1/topics. Pointer fields tell
+// "absent" (take the default) from an explicit value.
+type CreateRequest struct {
+	Name                string          `json:"name"`
+	Partitions          int             `json:"partitions"`
+	RetentionMs         *int64          `json:"retention_ms"`
+	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
+	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
+	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
+	Schema              json.RawMessage `json:"schema"`
+	Parent              string          `json:"parent"`
+	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
+}
+
+// View is a topic as the API shows it.
+type View struct {
+	meta.Topic
+	Role           string           `json:"role"`
+	PartitionStats []PartitionStats `json:"partition_stats,omitempty"`
+}
+
+// ViewOf is t as the API shows it, without partition stats: credentials
+// stripped (F30) and its role named.
+func ViewOf(t meta.Topic) View {
+	t.Remote = t.Remote.Public() // credentials are never shown (F30)
+	role := "plain"              // choice: the spec names "parent" and "child"; a topic with neither link is "plain"
+	switch {
+	case t.Parent != "":
+		role = "child"
+	case len(t.Children) > 0:
+		role = "parent"
+	}
+	return View{Topic: t, Role: role}
+}
+
+// PartitionStats is one entry of partition_stats. Figures are pointers so
+// that an unavailable partition is listed with none (not dropped, not 0).
+// A partition whose log cannot serve (damaged, fenced, failing disk) is
+// listed with "available": false, the figures its directory gives, and
+// Error saying why and what the operator can do.
+type PartitionStats struct {
+	Index            int     `json:"index"`
+	OwnerNode        string  `json:"owner_node"`
+	Available        *bool   `json:"available,omitempty"`
+	Error            string  `json:"error,omitempty"`
+	Segments         *int    `json:"segments,omitempty"`
+	OldestOffset     *uint64 `json:"oldest_offset,omitempty"`
+	NextOffset       *uint64 `json:"next_offset,omitempty"`
+	HighWatermark    *uint64 `json:"high_watermark,omitempty"`
+	SizeBytes        *int64  `json:"size_bytes,omitempty"`
+	OldestSegmentAt  *int64  `json:"oldest_segment_at,omitempty"`
+	ConsumerFrontier *uint64 `json:"consumer_frontier,omitempty"`
+}
+
+// PartitionReport describes a partition as its owner reports it (node RPC
+// Stats): never by opening a log.
+type PartitionReport struct {
+	Partition int
+	Available bool
+	Stats     storage.Stats
+	Frontier  uint64
+	Cursors   []CursorPosition
+}
+
+// CursorPosition is a fan-out cursor's place on a parent partition.
+type CursorPosition struct {
+	Child, Epoch string
+	NextOffset   uint64
+	State        string // remote children: link state ("" before a send)
+	AckedAtMs    int64  // remote children: commit time of the last acknowledged record
+}
