@@ -39,6 +39,24 @@ func (e *Error) AtIndex(i int) *Error {
 	return &c
 }
 
+// WithIndex marks err as the refusal of batch record i, keeping what it
+// is (a refusal keeps its kind for errors.Is); From gives the answer the
+// index. An *Error gets it directly (AtIndex).
+func WithIndex(err error, i int) error {
+	if e, ok := err.(*Error); ok {
+		return e.AtIndex(i)
+	}
+	return &indexed{err: err, i: i}
+}
+
+type indexed struct {
+	err error
+	i   int
+}
+
+func (e *indexed) Error() string { return e.err.Error() }
+func (e *indexed) Unwrap() error { return e.err }
+
 // New builds an Error with a formatted message.
 func New(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
@@ -82,6 +100,14 @@ const defaultRetry = time.Second
 // with Retry-After for the temporary ones — and the same sentence. false
 // means err is an internal failure (500, its detail kept for the log).
 func From(err error) (*Error, bool) {
+	var ix *indexed
+	if errors.As(err, &ix) {
+		e, ok := From(ix.err)
+		if !ok {
+			return nil, false
+		}
+		return e.AtIndex(ix.i), true
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e, true

@@ -78,3 +78,19 @@ func TestAtIndexNamesTheRecordAndKeepsTheRest(t *testing.T) {
 		t.Fatal("AtIndex changed the error it was called on")
 	}
 }
+
+// A refusal marked with an index keeps its kind, and its answer names the
+// index.
+func TestWithIndexKeepsTheKind(t *testing.T) {
+	err := WithIndex(refusal.New(refusal.ErrPartitionRange, 0, "record 2: partition 9 is out of range"), 2)
+	if !errors.Is(err, refusal.ErrPartitionRange) {
+		t.Fatal("WithIndex lost the refusal's kind")
+	}
+	e, ok := From(err)
+	if !ok || e.Status != http.StatusBadRequest || e.Index == nil || *e.Index != 2 {
+		t.Fatalf("From(WithIndex(...)) = %+v, %v", e, ok)
+	}
+	if e := WithIndex(BadRequest("x"), 4).(*Error); e.Index == nil || *e.Index != 4 {
+		t.Fatalf("an *Error keeps being one, with the index: %+v", e)
+	}
+}

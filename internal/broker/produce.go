@@ -160,11 +160,7 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		if !indexed {
 			return err
 		}
-		e, ok := apierr.From(err)
-		if !ok {
-			return err
-		}
-		return e.AtIndex(i)
+		return apierr.WithIndex(err, i)
 	}
 	for i, r := range recs {
 		switch {

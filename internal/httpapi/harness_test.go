@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -122,8 +123,17 @@ func errorBody(t *testing.T, w *httptest.ResponseRecorder) string {
 		t.Fatalf("error answer %d is not JSON: %q", w.Code, w.Body.String())
 	}
 	msg, ok := m["error"].(string)
+	if idx, has := m["index"]; has {
+		// A batch refusal of one record also names it: a whole number,
+		// the one the sentence starts with.
+		n, isNum := idx.(float64)
+		if !isNum || n < 0 || n != float64(int(n)) || !strings.HasPrefix(msg, fmt.Sprintf("record %d:", int(n))) {
+			t.Fatalf("error answer %d is %q: its index does not name the record of its sentence", w.Code, w.Body.String())
+		}
+		delete(m, "index")
+	}
 	if len(m) != 1 || !ok || msg == "" {
-		t.Fatalf("error answer %d is %q, want exactly {\"error\": \"<sentence>\"}", w.Code, w.Body.String())
+		t.Fatalf("error answer %d is %q, want exactly {\"error\": \"<sentence>\"} (batch refusals: and \"index\")", w.Code, w.Body.String())
 	}
 	return msg
 }
