@@ -3,7 +3,7 @@
 // pub, sub, replay, bench, user, cluster, server report). It owns argument
 // parsing, human units and output, and the saved client contexts (ctx);
 // server configuration lives in internal/config and the wire contract in
-// internal/client.
+// client.
 //
 // One file per command group; main.go holds the root and the plumbing every
 // command shares (I/O, environment, error reporting).

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 func TestRenderPayload(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // peekPoll is the pause after an empty read that came back early, so a

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // retryBackoff is the first pause between tries; it doubles each time. A

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 const defaultServer = "http://127.0.0.1:7942"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // printTopicDetail renders "topic info": settings first, then one row per

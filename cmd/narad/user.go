@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/narad-io/narad/client"
 	"github.com/narad-io/narad/internal/apierr"
-	"github.com/narad-io/narad/internal/client"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"

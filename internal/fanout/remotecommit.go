@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 	"github.com/narad-io/narad/internal/storage"
 )
 

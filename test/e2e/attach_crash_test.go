@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestClusterAttachAfterOwnerCrash: after a SIGKILL, a partition's hwm file

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestClusterForwardedAnswersAreCapped: consume and replay answers served

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestChaos kills and restarts random nodes of a 3-node cluster (SIGKILL,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 const testSecret = "e2e-cluster-secret"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestClusterAnyNodeServesAnyRequest: a topic created through a follower

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestCrashLosesNoAcceptedRecord produces from several clients, SIGKILLs the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // startExpectingExit starts n and waits for the process to end by itself

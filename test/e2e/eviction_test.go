@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestIdleEvictionAndDescribeWithoutOpening: an untouched log is closed,

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // heldTarget is a remote child's target in the test process: it accepts

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // drain consumes and acks a topic until it stays empty, returning how many

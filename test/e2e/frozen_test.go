@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // timed is one raw request with its answer and how long it took. The

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 	"github.com/narad-io/narad/internal/testutil"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestClientAPIOverHTTPS: with NARAD_HTTP_TLS_CERT_FILE and _KEY_FILE the

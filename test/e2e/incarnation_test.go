@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestClusterRecreatedTopicGetsNoRecordsOfTheDeletedOne: records accepted

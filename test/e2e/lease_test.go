@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 func oneMessage(t *testing.T, n *node, topic string, wait time.Duration) client.Message {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 type memberView struct {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // TestRemoteChildAcrossClusters: a parent on one cluster copies into a

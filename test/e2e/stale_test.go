@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // The stale-replica defenses of 06-cluster.md: a node whose metastore is

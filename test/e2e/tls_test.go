@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/client"
+	"github.com/narad-io/narad/client"
 )
 
 // testCA writes a CA and one node certificate for 127.0.0.1 signed by it
