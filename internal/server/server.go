@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -133,7 +135,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		log.Info("node ready", "node_id", cfg.NodeID, "boot_seconds", time.Since(start).Seconds())
 	})
 	if cfg.Security.Enabled {
-		g.Go("root admin", func(ctx context.Context) { seedRoot(ctx, ms, cfg.Security, log) })
+		g.Go("root admin", func(ctx context.Context) { seedRoot(ctx, ms, cfg.Security, os.Stderr, log) })
 		g.Go("password warm-up", func(context.Context) { auth.WarmUp() })
 	}
 	if cfg.HTTP.PprofAddr != "" {
@@ -248,9 +250,11 @@ func servePprof(g *group, addr string, log *slog.Logger) {
 
 // seedRoot creates the root admin at the cluster's first start (whichever
 // node leads proposes it; the first proposal wins). A generated password
-// is logged by the node whose proposal took effect, so exactly once in the
-// cluster's life; later starts and other nodes never log one.
-func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, log *slog.Logger) {
+// is shown by the node whose proposal took effect, so exactly once in the
+// cluster's life; later starts and other nodes never show one. It goes to
+// out on a line of its own, never into a log record: logs are shipped,
+// indexed and kept, and a JSON record would hide it among the others.
+func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, out io.Writer, log *slog.Logger) {
 	seeded, err := auth.SeedRoot(ctx, ms, sec.AdminPassword, func(err error) {
 		log.Warn("seeding the root admin failed; retrying", "err", err)
 	})
@@ -260,9 +264,14 @@ func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, lo
 			log.Error("seeding the root admin", "err", err)
 		}
 	case seeded && sec.AdminPasswordGenerated:
-		log.Warn("created the root admin with a generated password, shown once; set NARAD_ADMIN_PASSWORD before a cluster's first start to choose it",
-			"user", auth.AdminUser, "password", sec.AdminPassword)
+		log.Info("created the root admin with a generated password, printed once on standard error (not logged); set NARAD_ADMIN_PASSWORD before a cluster's first start to choose it",
+			"user", auth.AdminUser)
+		fmt.Fprintf(out, "%s %s\n", GeneratedPasswordBanner, sec.AdminPassword)
 	case seeded:
 		log.Info("created the root admin from NARAD_ADMIN_PASSWORD", "user", auth.AdminUser)
 	}
 }
+
+// GeneratedPasswordBanner starts the one line that shows a generated root
+// admin password; the password ends it (awk '{print $NF}' takes it).
+const GeneratedPasswordBanner = "*** narad: GENERATED PASSWORD of the root admin \"" + auth.AdminUser + "\" (shown once; not logged):"
