@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/narad-io/narad/internal/auth"
@@ -42,6 +44,12 @@ func Run(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
+	defer n.lock.Close()
+	httpLn, err := listenHTTP(cfg.HTTP.Addr)
+	if err != nil {
+		return err
+	}
+	defer httpLn.Close()
 	m := metrics.New()
 
 	// 1. The metastore. In a cluster the node RPC pool comes first: the
@@ -51,7 +59,11 @@ func Run(ctx context.Context, cfg config.Config) error {
 		pool = newPool(cfg, n.clusterTLS)
 		defer pool.Close()
 	}
-	ms, err := meta.Open(metaOptions(cfg, n, m, pool, log))
+	mo := metaOptions(cfg, n, m, pool, log)
+	ms, err := meta.Open(mo)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return addrErr("the cluster port (Raft)", mo.BindAddr, clusterAddrSetting, err)
+	}
 	if err != nil {
 		return fmt.Errorf("metastore: %w", err)
 	}
@@ -145,7 +157,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 7. Serve clients until ctx ends, then drain. Leadership goes first
 	// on a graceful stop, so the others do not wait out an election
 	// timeout; then the run group stops, then the rooms close.
-	err = serveHTTP(ctx, cfg, api, n.httpTLS, log)
+	err = serveHTTP(ctx, cfg, httpLn, api, n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
 	}
@@ -191,19 +203,16 @@ func serveRPC(g *group, cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Con
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("node RPC listener: %w", err)
+		return addrErr("node RPC (the cluster port + 1)", addr, clusterAddrSetting, err)
 	}
 	log.Info("serving node RPC", "addr", ln.Addr().String())
 	g.Serve("node RPC", func() error { return srv.Serve(ln) }, srv.Stop)
 	return nil
 }
 
-// serveHTTP serves until ctx ends, then drains within the grace period.
-func serveHTTP(ctx context.Context, cfg config.Config, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		return fmt.Errorf("http listener: %w", err)
-	}
+// serveHTTP serves on ln (bound by listenHTTP) until ctx ends, then
+// drains within the grace period.
+func serveHTTP(ctx context.Context, cfg config.Config, ln net.Listener, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) error {
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
