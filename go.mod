@@ -3,6 +3,7 @@ module github.com/narad-io/narad
 go 1.26.0
 
 require (
+	github.com/dustin/go-humanize v1.1.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
 	github.com/hashicorp/raft-boltdb/v2 v2.3.0
