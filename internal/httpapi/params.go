@@ -44,12 +44,12 @@ func parseWait(q url.Values) (time.Duration, error) {
 		return 0, nil
 	}
 	v := q.Get("wait")
-	d, err := duration.ParseMillis(v)
-	switch {
-	case err != nil:
-		return 0, badParam("wait", v, `want a duration like "500ms" or "10s", or integer milliseconds`)
-	case d < 0:
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 0 {
 		return 0, badParam("wait", v, "must not be negative")
+	}
+	d, err := duration.ParseMillis(v)
+	if err != nil || d < 0 {
+		return 0, badParam("wait", v, `want a duration like "500ms" or "10s", or integer milliseconds`)
 	}
 	return d, nil
 }

@@ -31,7 +31,7 @@ func TestParseWait(t *testing.T) {
 	}
 	for raw, says := range map[string]string{
 		"wait=-1":    "must not be negative",
-		"wait=-1s":   "must not be negative",
+		"wait=-1s":   "want a duration", // as before: only a negative integer is said to be negative
 		"wait=1e3":   "want a duration",
 		"wait=":      "want a duration",
 		"wait=%205s": "want a duration", // no trimming on the API
