@@ -61,3 +61,30 @@ func TestDetachedChildKeepsTheInheritedSchema(t *testing.T) {
 		t.Errorf("child of a deleted parent: schema %q, want the parent's %q", got, parentSchema)
 	}
 }
+
+// The Store's own detach and delete (what the API calls) write the rule into
+// the command: a child leaves its parent, by detach or by the parent's
+// delete, with the parent's schema.
+func TestStoreDetachAndParentDeleteKeepTheInheritedSchema(t *testing.T) {
+	t.Parallel()
+	s := newLeader(t)
+	ctx := testCtx(t)
+	parentSchema := json.RawMessage(`{"type":"object","required":["id"]}`)
+	p := plainTopic("p", 1)
+	p.Schema = parentSchema
+	must(t, s.CreateTopic(ctx, p, nil, nil))
+	for _, c := range []string{"by-detach", "by-delete"} {
+		must(t, s.CreateTopic(ctx, plainTopic(c, 1), nil, spec("p", "e-"+c)))
+	}
+	must(t, s.Detach(ctx, "p", "by-detach", ""))
+	must(t, s.DeleteTopic(ctx, "p"))
+	for _, c := range []string{"by-detach", "by-delete"} {
+		got, ok := s.Topic(c)
+		if !ok {
+			t.Fatalf("%s is gone", c)
+		}
+		if got.Parent != "" || string(got.Schema) != string(parentSchema) {
+			t.Errorf("%s after leaving p: parent %q schema %q, want standalone with %q", c, got.Parent, got.Schema, parentSchema)
+		}
+	}
+}

@@ -792,6 +792,25 @@ func TestBadInputChildren(t *testing.T) {
 			evolvedSK := `{"type":"object","required":["id"],"properties":{"id":{"type":"integer"},"extra":{"type":"string"}}}`
 			biWantStatus(t, patch("sk", `{"schema":`+evolvedSK+`}`)(t), http.StatusOK)
 		})
+		// The parent's delete frees its children the same way. Not
+		// watched: the parent goes.
+		t.Run("kept after the parent's delete", func(t *testing.T) {
+			create(t, `{"name":"sdel","partitions":1,"schema":`+biSchema+`}`)
+			create(t, `{"name":"sdel-c","parent":"sdel"}`)
+			var want, got struct {
+				Schema json.RawMessage `json:"schema"`
+				Role   string          `json:"role"`
+			}
+			if err := json.Unmarshal([]byte(biDescribeRaw(t, n, "sdel")), &want); err != nil || len(want.Schema) == 0 {
+				t.Fatalf("sdel's schema: %v", err)
+			}
+			biWantStatus(t, biDo(t, n, "DELETE", "/v1/topics/sdel", "", nil), http.StatusNoContent)
+			if err := json.Unmarshal([]byte(biDescribeRaw(t, n, "sdel-c")), &got); err != nil ||
+				got.Role != "standalone" || string(got.Schema) != string(want.Schema) {
+				t.Fatalf("sdel-c after its parent's delete: role %q schema %s, want standalone with %s (%v)", got.Role, got.Schema, want.Schema, err)
+			}
+			refused(t, 400, post("/v1/topics/sdel-c/produce", `{"name":"no id"}`), "schema")
+		})
 	})
 
 	t.Run("parent retention under a delay child", func(t *testing.T) {
