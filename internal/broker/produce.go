@@ -138,13 +138,7 @@ func (b *Broker) produceTarget(topic string) (meta.Topic, meta.Topic, error) {
 		b.reject(topic, "delay_child")
 		return t, t, apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
 	}
-	schemaOf := t
-	if t.Parent != "" {
-		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
-			schemaOf = p
-		}
-	}
-	return t, schemaOf, nil
+	return t, b.schemaSource(t), nil
 }
 
 // validateRecords checks every record in order and refuses at the first
