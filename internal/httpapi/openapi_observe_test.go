@@ -120,16 +120,11 @@ func fullRun() bool {
 	return true
 }
 
-// pending are disagreements of today's code with the document, which
-// describes the target of issues 11 and 16 where work on the code is
-// under way: each is tolerated while it occurs, and reported as stale
+// pending are disagreements of the code with the document where the
+// document describes a target that work under way has not reached yet
+// (none today): each is tolerated while it occurs, and reported as stale
 // (delete it then) once a full run of the package no longer sees it.
-var pending = []struct{ route, says, why string }{
-	{"", "value must be one of 'standalone', 'parent', 'child'",
-		`a topic with no links is "standalone" (issue 16, 3), the code still says "plain"`},
-	{"POST /v1/topics/{topic}/children", "missing propert",
-		"the attach answer is the parent's record plus the new link's child, attach_epoch and attach_offsets (issue 16, 4)"},
-}
+var pending = []struct{ route, says, why string }{}
 
 // isPending reports whether a disagreement is a pending one, noting
 // which were seen.
