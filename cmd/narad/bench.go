@@ -18,6 +18,7 @@ type benchFlags struct {
 	duration   time.Duration
 	size       int
 	batch      int
+	consumeMax int
 	partitions int
 	json       bool
 }
@@ -31,6 +32,7 @@ const (
 	benchMaxPayload    = 1 << 20
 	benchMaxBatch      = 10_000
 	benchMaxBatchBytes = 16 << 20
+	benchMaxConsume    = 1000
 )
 
 func (a *app) benchCmd() *cobra.Command {
@@ -43,7 +45,9 @@ from --producers concurrent producers, then print messages per second and
 the latency of the requests (p50, p90, p99, p99.9, max; --json: one JSON
 document with every figure). --batch N sends N records per request.
 --consumers N then consumes and acknowledges what was produced with N
-concurrent consumers (--consume: as many consumers as producers).
+concurrent consumers (--consume: as many consumers as producers), up to
+--consume-max records per consume; one record is acknowledged alone, more
+with one batch ack.
 
 Without TOPIC the bench makes a scratch topic of its own, named
 bench-<random> (--partitions sets its size), and deletes it when it ends:
@@ -86,6 +90,7 @@ what was measured so far and exits 130.`,
 	fs.Var(newDurationValue(&f.duration, 0), "duration", "produce for this long instead of --messages, e.g. 30s")
 	fs.IntVar(&f.size, "size", 256, "payload size in bytes (1..1048576)")
 	fs.IntVar(&f.batch, "batch", 1, "records per request (1..10000); above 1 uses batch produce")
+	fs.IntVar(&f.consumeMax, "consume-max", 100, "records per consume (1..1000): 1 measures consume + ack one record per call, more a batch consume + batch ack")
 	fs.IntVar(&f.partitions, "partitions", 0, "partitions of the scratch topic (0: the server's default)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
 	return cmd
@@ -124,6 +129,9 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 			bad("--batch %d of --size %d makes a request of %s, over the server's 16 MiB: lower --batch or --size",
 				f.batch, f.size, formatBytes(int64(body)))
 		}
+	}
+	if f.consumeMax < 1 || f.consumeMax > benchMaxConsume {
+		bad("--consume-max must be 1..%d records (the server's cap), got %d", benchMaxConsume, f.consumeMax)
 	}
 	if f.partitions < 0 {
 		bad("--partitions must not be negative, got %d", f.partitions)

@@ -22,6 +22,8 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"--producers", "0"}, "--producers must be 1..1000, got 0"},
 		{[]string{"--producers", "1001"}, "--producers must be 1..1000, got 1001"},
 		{[]string{"--consumers", "-1"}, "--consumers must be 0..1000, got -1"},
+		{[]string{"--consume-max", "0"}, "--consume-max must be 1..1000 records (the server's cap), got 0"},
+		{[]string{"--consume-max", "1001"}, "--consume-max must be 1..1000 records"},
 		{[]string{"--partitions", "-1"}, "--partitions must not be negative, got -1"},
 		{[]string{"--duration", "0s"}, "--duration must be above 0, got 0s"},
 		{[]string{"--duration", "10s", "--messages", "5"}, "give --messages or --duration, not both"},

@@ -140,7 +140,7 @@ func (b *bench) consume(ctx context.Context, topic string, target int) *phaseSta
 				return
 			}
 			t0 := time.Now()
-			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: int(min(left, 100))})
+			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: int(min(left, int64(b.f.consumeMax)))})
 			if err == nil && len(msgs) == 0 {
 				idle++
 				continue

@@ -29,6 +29,7 @@ type benchSetting struct {
 	DurationMs int64 `json:"duration_ms,omitempty"` // --duration mode
 	Size       int   `json:"size"`
 	Batch      int   `json:"batch"`
+	ConsumeMax int   `json:"consume_max,omitempty"` // with consumers
 }
 
 type phaseReport struct {
@@ -58,6 +59,7 @@ type latencyReport struct {
 func newBenchReport(f benchFlags, t benchTarget) *benchReport {
 	r := &benchReport{Topic: t.name, Scratch: t.scratch, Partitions: t.partitions, Settings: benchSetting{
 		Producers: f.producers, Consumers: f.consumers, Size: f.size, Batch: f.batch,
+		ConsumeMax: consumeMaxOf(f),
 	}}
 	if f.duration > 0 {
 		r.Settings.DurationMs = f.duration.Milliseconds()
@@ -174,4 +176,12 @@ func micros(us int64) string {
 		d = d.Round(10 * time.Microsecond)
 	}
 	return d.String()
+}
+
+// consumeMaxOf is --consume-max when the bench consumes, else nothing.
+func consumeMaxOf(f benchFlags) int {
+	if f.consumers == 0 {
+		return 0
+	}
+	return f.consumeMax
 }

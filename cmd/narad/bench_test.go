@@ -269,6 +269,42 @@ func TestBenchConsume(t *testing.T) {
 	}
 }
 
+// --consume-max 1 measures consume + ack one record per call: every
+// consume asks for one record and every record is acknowledged alone; a
+// larger value asks for that many and acknowledges them in one batch.
+func TestBenchConsumeMax(t *testing.T) {
+	for _, tt := range []struct {
+		max        string
+		single     bool
+		wantMaxArg int
+	}{{"1", true, 1}, {"7", false, 7}} {
+		api, settled, _ := consumeAPI(t)
+		r := against(api.broker).run(t, "bench", "--producers", "1", "--messages", "9", "--consumers", "1", "--consume-max", tt.max)
+		mustOK(t, r)
+		api.scratch(t)
+		var gets, singles, batches int
+		for _, q := range api.requests() {
+			switch {
+			case q.Method == "GET":
+				gets++
+				if n := maxOf(q); n > tt.wantMaxArg {
+					t.Errorf("--consume-max %s: a consume asked for max=%d", tt.max, n)
+				}
+			case q.Query.Has("receipt_handle"):
+				singles++
+			case strings.HasSuffix(q.Path, "/ack"):
+				batches++
+			}
+		}
+		if len(settled) != 9 {
+			t.Errorf("--consume-max %s: settled %v, want 9 handles", tt.max, settled)
+		}
+		if tt.single && (batches != 0 || singles < 9) || !tt.single && batches == 0 {
+			t.Errorf("--consume-max %s: %d consumes, %d single acks, %d batch acks", tt.max, gets, singles, batches)
+		}
+	}
+}
+
 // --json prints one JSON document with every figure, and nothing else.
 func TestBenchJSON(t *testing.T) {
 	api, _, _ := consumeAPI(t)
@@ -283,7 +319,7 @@ func TestBenchJSON(t *testing.T) {
 	if dec.More() {
 		t.Fatalf("more than one JSON document: %s", r.stdout)
 	}
-	want := benchSetting{Producers: 2, Consumers: 2, Messages: 9, Size: 100, Batch: 1}
+	want := benchSetting{Producers: 2, Consumers: 2, Messages: 9, Size: 100, Batch: 1, ConsumeMax: 100}
 	if rep.Topic != api.scratch(t) || !rep.Scratch || !rep.ScratchDeleted || rep.Partitions != 3 || rep.Settings != want || rep.Interrupted {
 		t.Errorf("report %+v", rep)
 	}

@@ -348,6 +348,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 		return err
 	}
 	b.dropQueues(name)
+	b.m.ForgetTopic(name)
 	// The data goes once the leader confirms the topic is gone; if that
 	// cannot be had now, the reconcile loop retries (the data is kept).
 	if err := b.clearOrphanDir(ctx, name); err != nil {
