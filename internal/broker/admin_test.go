@@ -103,6 +103,10 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 	refused(t, "describe an unknown topic", err, 404, refusal.ErrTopicNotFound, "does not exist")
 	_, _, err = b.ListTopics(-1, "")
 	refused(t, "list -1", err, 400, "", "limit must be 1..1000, got -1")
+	// Above the largest page is served capped, as the reference does.
+	if page, _, err := b.ListTopics(MaxListLimit+1, ""); err != nil || len(page) == 0 || len(page) > MaxListLimit {
+		t.Errorf("list %d: %d topics, %v; want a capped page", MaxListLimit+1, len(page), err)
+	}
 	_, _, err = b.ListTopics(10, "not/a/name")
 	refused(t, "list from a forged token", err, 400, "", "page_token is not one this server issued")
 
