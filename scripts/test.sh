@@ -23,6 +23,9 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
 fi
 
 ./scripts/lint.sh
+# The public client as another module imports it (its own go.mod, outside
+# internal/): ./... of this module does not reach into a nested module.
+(cd test/clientmod && go vet ./... && go test $race -count=1 ./...)
 # promcheck is outside ./..., so vet it here.
 (cd scripts/promcheck && GOWORK=off go vet ./...)
 # -count=1: never trust a cached pass for durability tests.

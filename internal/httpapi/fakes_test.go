@@ -222,22 +222,22 @@ type fakeUsers struct{ *recorder }
 
 func (f *fakeUsers) Create(_ context.Context, actor auth.Principal, name, _ string, gs []meta.Grant) (auth.UserView, error) {
 	err := f.note(true, "CreateUser", "%s by=%s", name, actor.Name)
-	return auth.UserView{Username: name, Grants: gs}, err
+	return auth.UserView{Username: name, Grants: nonNilGrants(gs)}, err
 }
 
 func (f *fakeUsers) List(actor auth.Principal) ([]auth.UserView, error) {
 	err := f.note(false, "ListUsers", "by=%s", actor.Name)
-	return []auth.UserView{{Username: "admin"}}, err
+	return []auth.UserView{{Username: "admin", Grants: []meta.Grant{}}}, err
 }
 
 func (f *fakeUsers) Get(actor auth.Principal, name string) (auth.UserView, error) {
 	err := f.note(false, "GetUser", "%s by=%s", name, actor.Name)
-	return auth.UserView{Username: name}, err
+	return auth.UserView{Username: name, Grants: []meta.Grant{}}, err
 }
 
 func (f *fakeUsers) SetGrants(_ context.Context, actor auth.Principal, name string, gs []meta.Grant) (auth.UserView, error) {
 	err := f.note(true, "SetGrants", "%s by=%s n=%d", name, actor.Name, len(gs))
-	return auth.UserView{Username: name, Grants: gs}, err
+	return auth.UserView{Username: name, Grants: nonNilGrants(gs)}, err
 }
 
 func (f *fakeUsers) SetPassword(_ context.Context, actor auth.Principal, name, _, _ string) error {
@@ -246,6 +246,14 @@ func (f *fakeUsers) SetPassword(_ context.Context, actor auth.Principal, name, _
 
 func (f *fakeUsers) Delete(_ context.Context, actor auth.Principal, name string) error {
 	return f.note(true, "DeleteUser", "%s by=%s", name, actor.Name)
+}
+
+// nonNilGrants answers "no grants" as [] the way auth.Manager does.
+func nonNilGrants(gs []meta.Grant) []meta.Grant {
+	if gs == nil {
+		return []meta.Grant{}
+	}
+	return gs
 }
 
 // userStore resolves the actor of a forwarded users request.
@@ -327,10 +335,10 @@ type fakeAdmin struct{ *recorder }
 
 func (a *fakeAdmin) Members() []MemberView {
 	a.note(false, "Members", "")
-	return []MemberView{{ID: "n1"}}
+	return []MemberView{{ID: "n1", State: "alive"}}
 }
 func (a *fakeAdmin) Moves() []MoveView { a.note(false, "Moves", ""); return []MoveView{} }
 func (a *fakeAdmin) SetDraining(_ context.Context, id string, draining bool) (MemberView, error) {
 	err := a.note(true, "SetDraining", "%s %v", id, draining)
-	return MemberView{ID: id, Draining: draining}, err
+	return MemberView{ID: id, State: "alive", Draining: draining}, err
 }
