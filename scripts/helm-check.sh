@@ -34,7 +34,7 @@ value_sets=(
   ""
   "--set replicas=1"
   "--set replicas=5 --set cluster.bootstrapReplicas=3"
-  "--set tls.clusterSecret=narad-cluster-tls"
+  "--set tls.clusterSecret=narad-cluster-tls --set tls.apiSecret=narad-api-tls"
   "--set podAntiAffinityPreset=hard"
 )
 for v in "${value_sets[@]}"; do

@@ -63,10 +63,12 @@ The Secret holding cluster-secret and admin-password.
 {{- end }}
 
 {{/*
-The image reference; the tag defaults to the chart's appVersion.
+The image reference; the tag defaults to the chart's appVersion, and a
+digest, when set, pins the image whatever the tag now points at.
 */}}
 {{- define "narad.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 
 {{/*
@@ -76,6 +78,21 @@ cluster port + 1.
 {{- define "narad.httpPort" -}}7942{{- end }}
 {{- define "narad.clusterPort" -}}7943{{- end }}
 {{- define "narad.rpcPort" -}}7944{{- end }}
+
+{{/*
+The client API's scheme: https when tls.apiSecret names its certificate.
+*/}}
+{{- define "narad.scheme" -}}
+{{- if .Values.tls.apiSecret }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{/*
+The client API's URL inside the cluster, through the client Service: the
+name its certificate must be valid for when tls.apiSecret is set.
+*/}}
+{{- define "narad.apiURL" -}}
+{{- printf "%s://%s.%s.svc:%v" (include "narad.scheme" .) (include "narad.fullname" .) .Release.Namespace .Values.service.port }}
+{{- end }}
 
 {{/*
 The DNS suffix of every node: <pod>.<this>.
