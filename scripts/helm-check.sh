@@ -35,7 +35,7 @@ value_sets=(
   "--set replicas=1"
   "--set replicas=5 --set cluster.bootstrapReplicas=3"
   "--set tls.clusterSecret=narad-cluster-tls --set tls.apiSecret=narad-api-tls"
-  "--set podAntiAffinityPreset=hard"
+  "--set serviceMonitor.enabled=true --set podAntiAffinityPreset=hard"
 )
 for v in "${value_sets[@]}"; do
   # shellcheck disable=SC2086 # each set is split into its flags on purpose
