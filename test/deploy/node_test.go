@@ -21,8 +21,17 @@ var (
 	buildOut  []byte
 )
 
-// naradBinary builds the narad binary once per test run (into a
-// directory removed by the OS's temp cleaning; tests share it).
+// TestMain removes the binary naradBinary built, if any.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+// naradBinary builds the narad binary once per test run, only for the
+// tests that run it.
 func naradBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
