@@ -6,6 +6,14 @@
 # and run the real narad binary. Needs only Go (staticcheck and helm build
 # themselves from the module proxy, pinned); the race detector also needs a
 # C compiler (cgo), and without one the suite runs without -race, saying so.
+#
+# test/deploy checks the Grafana dashboard and the alerting rules with
+# scripts/promcheck, a module of its own (Prometheus's parser, kept out of
+# narad's go.mod). Its first build on a fresh machine downloads that module
+# through the proxy: about 150 MB and two to three minutes on two cores;
+# afterwards it comes from the module and build caches in seconds. Where
+# promtool is installed (Debian: the prometheus package), the rules are
+# checked with it as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,5 +25,7 @@ fi
 
 ./scripts/lint.sh
 ./scripts/helm-check.sh
+# promcheck is outside ./..., so vet it here.
+(cd scripts/promcheck && GOWORK=off go vet ./...)
 # -count=1: never trust a cached pass for durability tests.
 exec go test $race -count=1 -timeout 25m ./... "$@"

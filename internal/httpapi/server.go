@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -92,6 +91,9 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 // mux sees them: the mux would answer them with a redirect to a cleaned
 // path (so GET /v1/topics/. would list topics), not with an error.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := s.observe(w)
+	defer sw.record(r)
+	w = sw
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/"); ok {
 		segs := strings.Split(rest, "/")
 		for i, seg := range segs {
@@ -107,18 +109,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // apiHandler is a /v1 handler: it returns an error instead of writing one.
 type apiHandler func(w http.ResponseWriter, r *http.Request, user string) error
 
-// handle wraps a /v1 route with metrics, authentication and error writing.
+// handle wraps a /v1 route with authentication and error writing.
 func (s *Server) handle(pattern string, h apiHandler) {
-	route := pattern
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		s.m.HTTPInFlight.Inc()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() {
-			s.m.HTTPInFlight.Dec()
-			s.m.HTTPRequests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
-			s.m.HTTPDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
-		}()
+	s.mux.HandleFunc(pattern, func(sw http.ResponseWriter, r *http.Request) {
 		user, forwarded := forwardedUser(r)
 		if s.auth != nil && !forwarded {
 			u, p, ok := r.BasicAuth()
@@ -150,6 +143,8 @@ func (s *Server) handle(pattern string, h apiHandler) {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	m      *metrics.Metrics // records the request (metrics.go)
+	start  time.Time        // when it came in
 }
 
 func (w *statusWriter) WriteHeader(code int) {

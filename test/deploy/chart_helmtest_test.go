@@ -116,8 +116,8 @@ func TestChartHelmTestProducesAndConsumes(t *testing.T) {
 	wantAddr := fmt.Sprintf("http://narad.ns.svc:%v", at(svc, "spec", "ports", "name=http", "port"))
 	image := at(narad(t, objs), "image")
 
-	url := startNode(t, password)
 	bin := naradBinary(t)
+	url := startNode(t, bin, password)
 	home := t.TempDir()
 	const uid = "0f8e2d1c-3b4a-4c5d-9e6f-7a8b9c0d1e2f"
 	var consumed string

@@ -14,46 +14,22 @@ import (
 	"time"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildOut  []byte
-)
-
-// TestMain removes the binary naradBinary built, if any.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
-	}
-	os.Exit(code)
-}
-
-// naradBinary builds the narad binary once per test run, only for the
-// tests that run it.
+// naradBinary builds the narad binary into the test's own directory
+// (the build cache makes a rebuild cheap; one test runs it).
 func naradBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "narad-deploy-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "narad")
-		buildOut, buildErr = exec.Command("go", "build", "-o", builtBin, "github.com/narad-io/narad/cmd/narad").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("building narad: %v\n%s", buildErr, buildOut)
+	bin := filepath.Join(t.TempDir(), "narad")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/narad-io/narad/cmd/narad").CombinedOutput(); err != nil {
+		t.Fatalf("building narad: %v\n%s", err, out)
 	}
-	return builtBin
+	return bin
 }
 
-// startNode runs `narad serve` as a single node with security on and the
-// given admin password, and returns its client API's URL once it is ready.
-func startNode(t *testing.T, adminPassword string) string {
+// startNode runs `narad serve` from bin as a single node with security on
+// and the given admin password, and returns its client API's URL once it
+// is ready.
+func startNode(t *testing.T, bin, adminPassword string) string {
 	t.Helper()
-	bin := naradBinary(t)
 	addr := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
