@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: the house rules a machine can check (scripts/lint.sh:
-# gofmt, vet, staticcheck, the one-way arrows), then every package's tests
-# with the race detector, including the end-to-end and crash tests that
-# build and run the real narad binary. Needs only Go (staticcheck installs
-# itself from the module proxy, pinned); the race detector also needs a C
-# compiler (cgo), and without one the suite runs without -race, saying so.
+# gofmt, vet, staticcheck, the one-way arrows), the Helm chart's lint and
+# template tests (scripts/helm-check.sh), then every package's tests with
+# the race detector, including the end-to-end and crash tests that build
+# and run the real narad binary. Needs only Go (staticcheck and helm build
+# themselves from the module proxy, pinned); the race detector also needs a
+# C compiler (cgo), and without one the suite runs without -race, saying so.
 #
 # test/deploy checks the Grafana dashboard and the alerting rules with
 # scripts/promcheck, a module of its own (Prometheus's parser, kept out of
@@ -26,6 +27,7 @@ fi
 # The public client as another module imports it (its own go.mod, outside
 # internal/): ./... of this module does not reach into a nested module.
 (cd test/clientmod && go vet ./... && go test $race -count=1 ./...)
+./scripts/helm-check.sh
 # promcheck is outside ./..., so vet it here.
 (cd scripts/promcheck && GOWORK=off go vet ./...)
 # -count=1: never trust a cached pass for durability tests.

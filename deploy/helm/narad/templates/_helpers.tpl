@@ -63,10 +63,12 @@ The Secret holding cluster-secret and admin-password.
 {{- end }}
 
 {{/*
-The image reference; the tag defaults to the chart's appVersion.
+The image reference; the tag defaults to the chart's appVersion, and a
+digest, when set, pins the image whatever the tag now points at.
 */}}
 {{- define "narad.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 
 {{/*
@@ -78,6 +80,21 @@ cluster port + 1.
 {{- define "narad.rpcPort" -}}7944{{- end }}
 
 {{/*
+The client API's scheme: https when tls.apiSecret names its certificate.
+*/}}
+{{- define "narad.scheme" -}}
+{{- if .Values.tls.apiSecret }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{/*
+The client API's URL inside the cluster, through the client Service: the
+name its certificate must be valid for when tls.apiSecret is set.
+*/}}
+{{- define "narad.apiURL" -}}
+{{- printf "%s://%s.%s.svc:%v" (include "narad.scheme" .) (include "narad.fullname" .) .Release.Namespace .Values.service.port }}
+{{- end }}
+
+{{/*
 The DNS suffix of every node: <pod>.<this>.
 */}}
 {{- define "narad.podDomain" -}}
@@ -87,7 +104,12 @@ The DNS suffix of every node: <pod>.<this>.
 {{/*
 How many replicas are the cluster's initial members: cluster.bootstrapReplicas
 when set, else the count pinned on the existing StatefulSet by the first
-install (upgrades), else replicas (first install, or no cluster access).
+install (upgrades), else replicas (first install, or no cluster access);
+never more than replicas. After a scale-down below it every remaining node
+already holds the cluster's state (the list is consulted only on an empty
+data directory), and the pin must come down with it: kept at the old count,
+a later scale-up would list the new, empty nodes as initial members, and
+they would bootstrap on their own instead of joining.
 */}}
 {{- define "narad.bootstrapReplicas" -}}
 {{- $n := int .Values.replicas }}
@@ -100,6 +122,8 @@ install (upgrades), else replicas (first install, or no cluster access).
 {{- $n = int $pinned }}
 {{- end }}
 {{- end }}
+{{- /* After a scale-down the pin follows the replicas down (see above). */}}
+{{- $n = min $n (int .Values.replicas) }}
 {{- $n }}
 {{- end }}
 
@@ -139,8 +163,8 @@ Refuse values that would render a broken cluster.
 {{- fail "replicas must be at least 1" }}
 {{- end }}
 {{- $boot := int (include "narad.bootstrapReplicas" .) }}
-{{- if or (lt $boot 1) (gt $boot $replicas) }}
-{{- fail (printf "cluster.bootstrapReplicas (%d) must be between 1 and replicas (%d): every initial member must be a current peer, and scaling below the initial members is not supported" $boot $replicas) }}
+{{- if lt $boot 1 }}
+{{- fail (printf "cluster.bootstrapReplicas (%d) must be at least 1" $boot) }}
 {{- end }}
 {{- if not (has .Values.podAntiAffinityPreset (list "" "soft" "hard")) }}
 {{- fail "podAntiAffinityPreset must be \"soft\", \"hard\" or \"\"" }}
