@@ -26,9 +26,9 @@ type model struct {
 	deliveries map[uint64]int
 	settledBy  map[uint64]string // every settled offset: "ack", "skip" or "advance"
 
-	issued []Lease            // every lease ever handed out, for stale handles
-	nonces map[uint64]bool // every nonce issued: none may repeat
-	expired   int // not yet reported by Expire
+	issued  []Lease         // every lease ever handed out, for stale handles
+	nonces  map[uint64]bool // every nonce issued: none may repeat
+	expired int             // not yet reported by Expire
 	// lowered: MaxAckedAhead was set below leases-above-frontier plus
 	// acked-ahead at some point; only then may an Ack be refused.
 	lowered bool
