@@ -131,14 +131,28 @@ func writeMessages(w http.ResponseWriter, msgs []broker.Message, batch bool) err
 		return nil
 	}
 	if !batch {
-		writeJSON(w, http.StatusOK, toJSON(msgs[0]))
-		return nil
+		msgs = msgs[:1]
 	}
-	out := make([]messageJSON, len(msgs))
+	size := 64
+	for _, m := range msgs {
+		size += 200 + len(m.Key)*2 + len(m.Payload)*4/3
+	}
+	b := make([]byte, 0, size)
+	if batch {
+		b = append(b, `{"messages":[`...)
+	}
 	for i, m := range msgs {
-		out[i] = toJSON(m)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, m)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+	if batch {
+		b = append(b, "]}"...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(b, '\n'))
 	return nil
 }
 
@@ -212,11 +226,11 @@ func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error)
 	if len(p) > broker.MaxPayloadBytes {
 		return broker.ProduceRecord{}, apierr.TooLarge("record %d: payload of %d bytes is over the 1 MiB cap", i, len(p)).AtIndex(i)
 	}
-	rec := broker.ProduceRecord{Partition: br.Partition, Payload: p}
-	if br.Key != nil {
-		rec.Key = []byte(*br.Key)
+	key, why := br.keyBytes()
+	if why != "" {
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
 	}
-	return rec, nil
+	return broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}, nil
 }
 
 // decodeBatch decodes a batch body in one pass (the hot path). It returns
@@ -238,13 +252,11 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 	for i := range env.Records {
 		br := &env.Records[i]
 		p, why := br.payloadBytes()
-		if why != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
+		key, keyWhy := br.keyBytes()
+		if why != "" || keyWhy != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
 			return nil, nil
 		}
-		recs[i] = broker.ProduceRecord{Partition: br.Partition, Payload: p}
-		if br.Key != nil {
-			recs[i].Key = []byte(*br.Key)
-		}
+		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
 	}
 	return recs, nil
 }
