@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"reflect"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
@@ -82,6 +83,10 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 	return len(recs), nil
 }
 
+// waitCappedHeader names the longest wait a consume got when it asked for
+// more than the server grants (02-http-api.md: "capped by the server").
+const waitCappedHeader = "Narad-Wait-Capped"
+
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {
 	topic, err := s.messageTopic(r, meta.ActionConsume, "wait", "partition", "offset", "max")
 	if err != nil {
@@ -100,14 +105,16 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 	}
 	batch := q.Has("max")
 	if batch {
-		n, err := optInt(q, "max")
+		n, err := optRange(q, "max", 1, broker.MaxConsumeBatch)
 		if err != nil {
 			return err
 		}
-		if *n < 1 || *n > broker.MaxConsumeBatch {
-			return badParam("max", q.Get("max"), "want 1..1000")
-		}
 		req.Max = *n
+	}
+	if granted := s.b.ConsumeWait(req.Wait); granted < req.Wait {
+		// Capped, not refused (a client asking for a minute gets the
+		// longest there is), and told so: it may poll again at once.
+		w.Header().Set(waitCappedHeader, granted.String())
 	}
 	if req.Partition != nil {
 		if done, err := s.toOwner(w, r, user, topic, *req.Partition, req.Wait); done {
@@ -248,6 +255,9 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 	if dec.Decode(&env) != nil || dec.More() || len(env.Records) == 0 || len(env.Records) > broker.MaxBatchRecords {
 		return nil, nil
 	}
+	if checkKeys(body, reflect.TypeOf(&env)) != nil {
+		return nil, nil
+	}
 	recs := make([]broker.ProduceRecord, len(env.Records))
 	for i := range env.Records {
 		br := &env.Records[i]
@@ -259,6 +269,12 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
 	}
 	return recs, nil
+}
+
+// batchEnvelope is a batch body split into its records, each checked on
+// its own (decodeBatchRecord) so that a refusal names its index.
+type batchEnvelope struct {
+	Records []json.RawMessage `json:"records" strict:"opaque"`
 }
 
 func isNDJSON(r *http.Request) bool {
@@ -282,9 +298,7 @@ func (s *Server) decodeBatchSlowly(r *http.Request, topic string, body []byte) (
 			return nil, apierr.BadRequest("the NDJSON body holds no record")
 		}
 	} else {
-		var env struct {
-			Records []json.RawMessage `json:"records"`
-		}
+		var env batchEnvelope
 		if err := decodeStrict(body, &env); err != nil {
 			return nil, err
 		}

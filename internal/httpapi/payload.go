@@ -130,7 +130,7 @@ type batchRecordJSON struct {
 	Key           *string         `json:"key"`
 	KeyBase64     *string         `json:"key_base64"` // a key that is not UTF-8, as consume shows it
 	Partition     *int            `json:"partition"`
-	Payload       json.RawMessage `json:"payload"`
+	Payload       json.RawMessage `json:"payload" strict:"opaque"` // the client's data: its keys are its own
 	PayloadBase64 *string         `json:"payload_base64"`
 }
 

@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 )
 
@@ -203,5 +205,28 @@ func TestForwardBudgetIsTheDefaultPlusTheGrantedWait(t *testing.T) {
 		if got := e.s.dataPlaneTimeout(wait); got != want {
 			t.Errorf("wait %v: budget %v, want %v", wait, got, want)
 		}
+	}
+}
+
+// A batch ack words each handle's outcome as the single form's error body
+// would: a refusal's own sentence, and for an internal failure a generic
+// 500 whose detail stays in the log.
+func TestBatchAckWordsEachOutcome(t *testing.T) {
+	e := newEnv(t)
+	e.plane.ackErrs["0:1:2"] = apierr.Gone("receipt_handle 0:1:2: already settled")
+	e.plane.ackErrs["0:2:3"] = errors.New("storage: open orders/0/frontier: input/output error")
+	w := e.do(request{method: "POST", target: "/v1/topics/orders/ack", body: `{"receipt_handles":["0:0:1","0:1:2","0:2:3"]}`})
+	var got struct{ Results []AckResult }
+	if decode(t, w, &got); w.Code != 200 || len(got.Results) != 3 {
+		t.Fatalf("%d %q", w.Code, w.Body.String())
+	}
+	want := []AckResult{{"0:0:1", 204, ""}, {"0:1:2", 410, "receipt_handle 0:1:2: already settled"}, {"0:2:3", 500, "internal error"}}
+	for i := range want {
+		if got.Results[i] != want[i] {
+			t.Errorf("result %d = %+v, want %+v", i, got.Results[i], want[i])
+		}
+	}
+	if !strings.Contains(e.logs.String(), "input/output error") {
+		t.Errorf("the internal failure is not in the log: %q", e.logs.String())
 	}
 }

@@ -62,7 +62,7 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) er
 	n := 0
 	if limit != nil {
 		if *limit == 0 {
-			return badParam("limit", "0", "want 1..1000")
+			return rangeErr("limit", 0, 1, 1000)
 		}
 		n = *limit
 	}
