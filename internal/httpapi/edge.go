@@ -25,23 +25,28 @@ import (
 // would list topics, and //v1//x an HTML page), not with an error.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = trackBody(r)
-	if err := checkPath(r.URL.Path); err != nil {
+	if err := checkPath(r.URL); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
 
-// checkPath refuses a path the mux would clean (and redirect).
-func checkPath(p string) error {
-	rest, ok := strings.CutPrefix(p, "/")
+// checkPath refuses a path the mux would clean (and redirect), judged as
+// sent: a literal dot or empty segment is path syntax. An escaped one
+// ("%2e%2e", "..%2Fx") is not cleaned by the mux, which matches the
+// escaped path; it reaches its route as a name, and the route refuses
+// the name in its own words ("topic name \"..\" is reserved").
+func checkPath(u *url.URL) error {
+	sent := u.EscapedPath()
+	rest, ok := strings.CutPrefix(sent, "/")
 	if !ok {
 		return nil // "*" of OPTIONS *, or CONNECT's authority: the mux answers those
 	}
 	segs := strings.Split(rest, "/")
 	for i, seg := range segs {
 		if seg == "." || seg == ".." || (seg == "" && i < len(segs)-1) {
-			return apierr.BadRequest("path %q is not canonical: segment %q is reserved (no empty, \".\" or \"..\" segments)", p, seg)
+			return apierr.BadRequest("path %q is not canonical: segment %q is reserved (no empty, \".\" or \"..\" segments)", sent, seg)
 		}
 	}
 	return nil

@@ -36,6 +36,9 @@ func TestTheEdgeAnswersInJSON(t *testing.T) {
 		{"GET", "/v1//topics", 400, "", "not canonical"},
 		{"GET", "/metrics/.", 400, "", `segment "."`},
 		{"GET", "/a/../v1/topics", 400, "", `segment ".."`},
+		// Escaped dots are a name, not path syntax: the route refuses the name.
+		{"GET", "/v1/topics/%2e%2e/consume", 400, "", `topic name ".." is reserved`},
+		{"POST", "/v1/topics/..%2Fx/produce", 400, "", `topic name "../x"`},
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.target, func(t *testing.T) {
