@@ -60,6 +60,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
+		if errors.Is(err, errBenchInterrupted) {
+			return exitInterrupted // its partial report is printed already
+		}
 		fmt.Fprintf(a.stderr, "narad: %v\n", a.explain(err))
 		return 1
 	}

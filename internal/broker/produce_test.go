@@ -45,7 +45,9 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	rec := func(payload string) ProduceRecord { return ProduceRecord{Payload: []byte(payload)} }
 	pinned := func(p int) ProduceRecord { return ProduceRecord{Payload: []byte("x"), Partition: &p} }
 	big := ProduceRecord{Payload: bytes.Repeat([]byte("b"), MaxPayloadBytes+1)}
-	keyed := func(n int) ProduceRecord { return ProduceRecord{Key: bytes.Repeat([]byte("k"), n), Payload: []byte("x")} }
+	keyed := func(n int) ProduceRecord {
+		return ProduceRecord{Key: bytes.Repeat([]byte("k"), n), Payload: []byte("x")}
+	}
 	many := make([]ProduceRecord, MaxBatchRecords+1)
 	for i := range many {
 		many[i] = rec("m")

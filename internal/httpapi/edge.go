@@ -24,7 +24,12 @@ import (
 // answer it with a redirect to the cleaned path (so GET /v1/topics/.
 // would list topics, and //v1//x an HTML page), not with an error.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := s.observe(w)
+	w = sw
 	r = trackBody(r)
+	// The mux sets the matched pattern on the request it is given: record
+	// the tracked one.
+	defer sw.record(r)
 	if err := checkPath(r.URL); err != nil {
 		s.writeError(w, r, err)
 		return

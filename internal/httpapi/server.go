@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -88,18 +87,9 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 // apiHandler is a /v1 handler: it returns an error instead of writing one.
 type apiHandler func(w http.ResponseWriter, r *http.Request, user string) error
 
-// handle wraps a /v1 route with metrics, authentication and error writing.
+// handle wraps a /v1 route with authentication and error writing.
 func (s *Server) handle(pattern string, h apiHandler) {
-	route := pattern
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		s.m.HTTPInFlight.Inc()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() {
-			s.m.HTTPInFlight.Dec()
-			s.m.HTTPRequests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
-			s.m.HTTPDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
-		}()
+	s.mux.HandleFunc(pattern, func(sw http.ResponseWriter, r *http.Request) {
 		user, forwarded := forwardedUser(r)
 		if s.auth != nil && !forwarded {
 			u, p, ok := r.BasicAuth()
@@ -135,16 +125,14 @@ func (s *Server) handle(pattern string, h apiHandler) {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	m      *metrics.Metrics // records the request (metrics.go)
+	start  time.Time        // when it came in
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
 }
-
-// Unwrap lets http.ResponseController reach the connection (the drain's
-// read deadline, see drainBody).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ok, why := s.ready()
