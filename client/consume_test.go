@@ -80,6 +80,25 @@ func TestUnixTimeUnits(t *testing.T) {
 	}
 }
 
+// A key comes back as produced: UTF-8 as key, other bytes as key_base64.
+func TestMessageKeyBytes(t *testing.T) {
+	c, _ := newFake(t, reply{status: 200, body: `{"messages":[{"offset":1,"key":"café","payload":1},
+		{"offset":2,"key_base64":"wyg=","payload":1},{"offset":3,"payload":1}]}`})
+	msgs, err := c.Consume(ctx, "orders", ConsumeOptions{Max: 3})
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("%v %v", msgs, err)
+	}
+	for i, want := range [][]byte{[]byte("café"), {0xc3, 0x28}, nil} {
+		got, err := msgs[i].KeyBytes()
+		if err != nil || string(got) != string(want) || (got == nil) != (want == nil) {
+			t.Errorf("message %d: key %q, %v; want %q", i, got, err, want)
+		}
+	}
+	if _, err := (Message{KeyBase64: "%%"}).KeyBytes(); err == nil {
+		t.Error("a bad key_base64 decoded")
+	}
+}
+
 func TestMessageBytes(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -90,8 +109,10 @@ func TestMessageBytes(t *testing.T) {
 	}{
 		{"object verbatim", `{"a": [1, 2]}`, "", `{"a": [1, 2]}`, false},
 		{"number verbatim", `3.14`, "", `3.14`, false},
-		{"string is its text", `"line\nnext \u00e9"`, "", "line\nnext é", false},
-		{"flagged text", `"hello"`, "text", "hello", false},
+		{"a JSON string is its JSON", `"line\nnext \u00e9"`, "", `"line\nnext \u00e9"`, false},
+		{"text is its text", `"line\nnext \u00e9"`, "text", "line\nnext é", false},
+		{"text not a string", `17`, "text", "", true},
+		{"an unknown encoding", `"x"`, "rot13", "", true},
 		{"base64", `"AQL/"`, "base64", "\x01\x02\xff", false},
 		{"base64 without padding", `"AQI"`, "base64", "\x01\x02", false},
 		{"base64 not a string", `{"x":1}`, "base64", "", true},
@@ -111,27 +132,5 @@ func TestMessageBytes(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
 			}
 		})
-	}
-}
-
-// A key comes back as produced, as text or (not UTF-8) as base64.
-func TestMessageKeyBytes(t *testing.T) {
-	var m Message
-	if err := json.Unmarshal([]byte(`{"offset":1,"key_base64":"/wA=","payload":1}`), &m); err != nil {
-		t.Fatal(err)
-	}
-	if k, err := m.KeyBytes(); err != nil || string(k) != "\xff\x00" {
-		t.Fatalf("key_base64: %q, %v", k, err)
-	}
-	text := "customer-42"
-	if k, err := (Message{Key: &text}).KeyBytes(); err != nil || string(k) != text {
-		t.Fatalf("key: %q, %v", k, err)
-	}
-	if k, err := (Message{}).KeyBytes(); err != nil || k != nil {
-		t.Fatalf("no key: %q, %v", k, err)
-	}
-	bad := "***"
-	if _, err := (Message{KeyBase64: &bad}).KeyBytes(); err == nil {
-		t.Fatal("a bad key_base64 decoded")
 	}
 }

@@ -13,15 +13,17 @@ type Message struct {
 	Topic     string `json:"topic"`
 	Partition int    `json:"partition"`
 	Offset    uint64 `json:"offset"`
-	// Key is the record's key; nil when it has none, or when the key is
-	// not valid UTF-8 and comes as KeyBase64 instead (see KeyBytes).
+	// Key is the record's key when it is UTF-8; KeyBase64 holds a key that
+	// is not (base64). Both are empty for a keyless record; KeyBytes gives
+	// the key's bytes either way.
 	Key       *string `json:"key,omitempty"`
-	KeyBase64 *string `json:"key_base64,omitempty"`
-	// Payload is the record as JSON; see Bytes for the original bytes.
-	Payload json.RawMessage `json:"payload"`
-	// PayloadEncoding says how Payload carries the bytes: "" (the JSON
-	// itself), "text" (a JSON string of the text) or "base64".
-	PayloadEncoding string `json:"payload_encoding,omitempty"`
+	KeyBase64 string  `json:"key_base64,omitempty"`
+	// Payload is the record as the server embedded it: a JSON payload
+	// with the very bytes it was produced with, text or base64 as a JSON
+	// string (PayloadEncoding "text" or "base64"). Bytes gives the bytes
+	// that were produced.
+	Payload         json.RawMessage `json:"payload"`
+	PayloadEncoding string          `json:"payload_encoding,omitempty"`
 	// Timestamp is when the record was committed, as the server sent it
 	// (Unix seconds today); Time interprets it.
 	Timestamp int64 `json:"timestamp"`
@@ -30,44 +32,38 @@ type Message struct {
 	DeliveryCount int    `json:"delivery_count"`
 }
 
-// Bytes returns the payload as produced: with payload_encoding "base64" the
-// payload is a JSON string of base64, with "text" a JSON string of the
-// text; otherwise a JSON string stands for its text (servers from before
-// "text" flag text that way), and any other JSON value for its own JSON
-// text.
+// Bytes returns the payload as produced: with payload_encoding "base64"
+// the decoded bytes, with "text" the string's text, and without one (a
+// JSON payload) the JSON exactly as it was produced — a JSON string
+// included, quotes and escapes as sent: the text hello and the JSON
+// string "hello" are two different payloads. (JSON whitespace around
+// the value is the one thing a JSON decoder does not hand over.)
 func (m Message) Bytes() ([]byte, error) {
 	p := bytes.TrimSpace(m.Payload)
-	if m.PayloadEncoding == "base64" {
-		var s string
-		if err := json.Unmarshal(p, &s); err != nil {
-			return nil, fmt.Errorf("offset %d: base64 payload is not a JSON string: %w", m.Offset, err)
-		}
-		b, err := base64.StdEncoding.DecodeString(s)
+	switch m.PayloadEncoding {
+	case "base64":
+		b, err := decodeBase64String(p)
 		if err != nil {
-			// Some encoders drop the padding; accept that too.
-			if b2, err2 := base64.RawStdEncoding.DecodeString(s); err2 == nil {
-				return b2, nil
-			}
-			return nil, fmt.Errorf("offset %d: bad base64 payload: %w", m.Offset, err)
+			return nil, fmt.Errorf("offset %d: base64 payload: %w", m.Offset, err)
 		}
 		return b, nil
-	}
-	if len(p) > 0 && p[0] == '"' {
+	case "text":
 		var s string
 		if err := json.Unmarshal(p, &s); err != nil {
-			return nil, fmt.Errorf("offset %d: bad string payload: %w", m.Offset, err)
+			return nil, fmt.Errorf("offset %d: text payload is not a JSON string: %w", m.Offset, err)
 		}
 		return []byte(s), nil
+	case "":
+		return bytes.Clone(p), nil
 	}
-	return bytes.Clone(p), nil
+	return nil, fmt.Errorf("offset %d: unknown payload_encoding %q (a newer server?)", m.Offset, m.PayloadEncoding)
 }
 
-// KeyBytes returns the record's key as produced, whether it came as Key or
-// (not valid UTF-8) as KeyBase64; nil when the record has no key.
+// KeyBytes returns the record's key as produced; nil for a keyless record.
 func (m Message) KeyBytes() ([]byte, error) {
 	switch {
-	case m.KeyBase64 != nil:
-		b, err := base64.StdEncoding.DecodeString(*m.KeyBase64)
+	case m.KeyBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(m.KeyBase64)
 		if err != nil {
 			return nil, fmt.Errorf("offset %d: bad key_base64: %w", m.Offset, err)
 		}
@@ -76,6 +72,23 @@ func (m Message) KeyBytes() ([]byte, error) {
 		return []byte(*m.Key), nil
 	}
 	return nil, nil
+}
+
+// decodeBase64String decodes a JSON string of base64 (padded, or not:
+// some encoders drop the padding).
+func decodeBase64String(p []byte) ([]byte, error) {
+	var s string
+	if err := json.Unmarshal(p, &s); err != nil {
+		return nil, fmt.Errorf("not a JSON string: %w", err)
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		if b2, err2 := base64.RawStdEncoding.DecodeString(s); err2 == nil {
+			return b2, nil
+		}
+		return nil, err
+	}
+	return b, nil
 }
 
 // Time is Timestamp as a time; zero when the server sent none.

@@ -63,18 +63,37 @@ func ContentTypeOf(payload []byte) string {
 // BatchRecord is one record of a batch produce. Set exactly one of Payload
 // (any JSON value; a JSON string carries text) and PayloadBase64 (bytes).
 type BatchRecord struct {
+	// Key is a UTF-8 key; KeyBase64 a key of any bytes (base64). Set at
+	// most one (WithKey picks).
 	Key           *string         `json:"key,omitempty"`
+	KeyBase64     string          `json:"key_base64,omitempty"`
 	Partition     *int            `json:"partition,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 string          `json:"payload_base64,omitempty"`
 }
 
-// RecordFromBytes picks the encoding that round-trips b exactly: JSON is
-// sent as itself, UTF-8 text as a JSON string, anything else as base64.
-// Message.Bytes applies the same rules on the way back.
+// WithKey returns r keyed by key: as Key when it is UTF-8, else as
+// KeyBase64, so that any key arrives byte for byte.
+func (r BatchRecord) WithKey(key []byte) BatchRecord {
+	r.Key, r.KeyBase64 = nil, ""
+	if utf8.Valid(key) {
+		k := string(key)
+		r.Key = &k
+	} else {
+		r.KeyBase64 = encodeBase64(key)
+	}
+	return r
+}
+
+// RecordFromBytes picks the encoding that round-trips b exactly: JSON that
+// is not a string and is compact is sent as itself; other UTF-8 — text, a
+// JSON string (the server stores a string payload as its text), JSON with
+// whitespace that encoding/json would compact on the way — as a JSON
+// string of b; anything else as base64. What is stored is b, and
+// Message.Bytes gives b back.
 func RecordFromBytes(b []byte) BatchRecord {
 	switch {
-	case len(b) > 0 && json.Valid(b):
+	case len(b) > 0 && b[0] != '"' && json.Valid(b) && isCompact(b):
 		return BatchRecord{Payload: json.RawMessage(b)}
 	case utf8.Valid(b):
 		s, _ := json.Marshal(string(b)) // cannot fail for a string
@@ -82,6 +101,11 @@ func RecordFromBytes(b []byte) BatchRecord {
 	default:
 		return BatchRecord{PayloadBase64: encodeBase64(b)}
 	}
+}
+
+func isCompact(b []byte) bool {
+	var c bytes.Buffer
+	return json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b)
 }
 
 // ProduceBatch sends records in one request:

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestProduce(t *testing.T) {
@@ -80,7 +82,10 @@ func TestProduceBatchRefusalNamesTheIndex(t *testing.T) {
 	}
 }
 
-// RecordFromBytes and Message.Bytes are inverses for every kind of payload.
+// RecordFromBytes and Message.Bytes are inverses for every kind of payload,
+// through what the server stores (a JSON string as its text, other JSON as
+// its text, base64 as its bytes) and how it answers (09-extensions.md:
+// JSON verbatim, text flagged "text", other bytes "base64").
 func TestRecordFromBytesRoundTrip(t *testing.T) {
 	tests := []struct {
 		in       []byte
@@ -89,6 +94,8 @@ func TestRecordFromBytesRoundTrip(t *testing.T) {
 		{[]byte(`{"a":1}`), `{"payload":{"a":1}}`},
 		{[]byte(`42`), `{"payload":42}`},
 		{[]byte("hello \"world\""), `{"payload":"hello \"world\""}`},
+		{[]byte(`"hi"`), `{"payload":"\"hi\""}`},
+		{[]byte(`{"a": 1}`), `{"payload":"{\"a\": 1}"}`},
 		{[]byte{}, `{"payload":""}`},
 		{[]byte{1, 2, 0xff}, `{"payload_base64":"AQL/"}`},
 	}
@@ -98,13 +105,51 @@ func TestRecordFromBytesRoundTrip(t *testing.T) {
 		if string(wire) != tt.wantWire {
 			t.Errorf("RecordFromBytes(%q) = %s, want %s", tt.in, wire, tt.wantWire)
 		}
-		m := Message{Payload: rec.Payload}
-		if rec.PayloadBase64 != "" {
-			m = Message{Payload: json.RawMessage(`"` + rec.PayloadBase64 + `"`), PayloadEncoding: "base64"}
-		}
-		back, err := m.Bytes()
+		back, err := serverAnswer(t, rec).Bytes()
 		if err != nil || string(back) != string(tt.in) {
 			t.Errorf("round trip of %q gave %q, %v", tt.in, back, err)
+		}
+	}
+}
+
+// serverAnswer is the message a server answers for rec, by the rules of
+// 02-http-api.md and 09-extensions.md.
+func serverAnswer(t *testing.T, rec BatchRecord) Message {
+	t.Helper()
+	var stored []byte
+	switch {
+	case rec.PayloadBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(rec.PayloadBase64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = b
+	case len(rec.Payload) > 0 && rec.Payload[0] == '"':
+		var s string
+		if err := json.Unmarshal(rec.Payload, &s); err != nil {
+			t.Fatal(err)
+		}
+		stored = []byte(s)
+	default:
+		stored = rec.Payload
+	}
+	switch {
+	case !utf8.Valid(stored):
+		s, _ := json.Marshal(base64.StdEncoding.EncodeToString(stored))
+		return Message{Payload: s, PayloadEncoding: "base64"}
+	case json.Valid(stored):
+		return Message{Payload: stored}
+	}
+	s, _ := json.Marshal(string(stored))
+	return Message{Payload: s, PayloadEncoding: "text"}
+}
+
+// WithKey sends a UTF-8 key as key and any other as key_base64.
+func TestBatchRecordWithKey(t *testing.T) {
+	for key, want := range map[string]string{"c1": `{"key":"c1","payload":1}`, "\xc3\x28": `{"key_base64":"wyg=","payload":1}`} {
+		wire, _ := json.Marshal(BatchRecord{Payload: json.RawMessage(`1`), KeyBase64: "stale"}.WithKey([]byte(key)))
+		if string(wire) != want {
+			t.Errorf("WithKey(%q) = %s, want %s", key, wire, want)
 		}
 	}
 }
@@ -116,7 +161,7 @@ func TestProduceBatchSendsJSONPayloadsVerbatim(t *testing.T) {
 	c, f := newFake(t, reply{status: 202, body: `{"accepted":2}`})
 	key := "k<&>"
 	if _, err := c.ProduceBatch(ctx, "orders", []BatchRecord{
-		RecordFromBytes([]byte(`{"a": 1,   "b":[1, 2]}`)),
+		{Payload: json.RawMessage(`{"a": 1,   "b":[1, 2]}`)},
 		{Key: &key, Payload: json.RawMessage("\t[ true ,null ]\n")},
 	}); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestMessagePrinter(t *testing.T) {
 	key := "c1"
 	msgs := []client.Message{
 		{Partition: 2, Offset: 41, Key: &key, Payload: json.RawMessage(`{"a":1}`), Timestamp: 1767323045, DeliveryCount: 3},
-		{Partition: 0, Offset: 7, Payload: json.RawMessage(`"plain text"`), DeliveryCount: 1},
+		{Partition: 0, Offset: 7, Payload: json.RawMessage(`"plain text"`), PayloadEncoding: "text", DeliveryCount: 1},
 		{Partition: 0, Offset: 8, Payload: json.RawMessage(`"AAH/"`), PayloadEncoding: "base64"},
 	}
 	var buf bytes.Buffer

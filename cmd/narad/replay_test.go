@@ -17,7 +17,7 @@ func partitionLog(oldest, end uint64) func(r req) (int, string) {
 		max, _ := strconv.Atoi(r.q("max"))
 		var msgs []string
 		for o := max64(off, oldest); o < end && len(msgs) < max; o++ {
-			msgs = append(msgs, fmt.Sprintf(`{"partition":1,"offset":%d,"payload":"m%d"}`, o, o))
+			msgs = append(msgs, fmt.Sprintf(`{"partition":1,"offset":%d,"payload":"m%d","payload_encoding":"text"}`, o, o))
 		}
 		if len(msgs) == 0 {
 			return 204, ""
@@ -53,6 +53,27 @@ func TestReplayRange(t *testing.T) {
 	}
 	if r.stdout != "m5\nm6\nm7\nm8\nm9\n" {
 		t.Errorf("stdout %q", r.stdout)
+	}
+}
+
+// replay --raw prints each payload's bytes as they were produced: JSON
+// with its own whitespace, the JSON string "hello" with its quotes, the
+// text hello without (issue 11).
+func TestReplayRawPrintsPayloadsVerbatim(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) {
+		if r.Path == "/v1/topics/orders" {
+			return 200, `{"name":"orders","partition_stats":[{"index":0,"oldest_offset":0,"next_offset":3}]}`
+		}
+		if r.q("offset") != "0" {
+			return 204, ""
+		}
+		return 200, `{"messages":[{"partition":0,"offset":0,"payload":{"a": 1,   "b":[1, 2]}},` +
+			`{"partition":0,"offset":1,"payload":"hello"},{"partition":0,"offset":2,"payload":"hello","payload_encoding":"text"}]}`
+	})
+	r := against(b).run(t, "replay", "orders", "--partition", "0", "--from", "0", "--to", "2", "--raw")
+	mustOK(t, r)
+	if want := "{\"a\": 1,   \"b\":[1, 2]}\n\"hello\"\nhello\n"; r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
 	}
 }
 

@@ -182,7 +182,7 @@ func TestSubPeekTailsEveryPartitionWithoutAcks(t *testing.T) {
 		}
 		part, off := r.q("partition"), r.q("offset")
 		if (part == "0" && off == "5") || (part == "1" && off == "9") {
-			return 200, fmt.Sprintf(`{"messages":[{"partition":%s,"offset":%s,"payload":"p%s"}]}`, part, off, part)
+			return 200, fmt.Sprintf(`{"messages":[{"partition":%s,"offset":%s,"payload":"p%s","payload_encoding":"text"}]}`, part, off, part)
 		}
 		return 204, ""
 	})

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -57,6 +58,11 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 	}
 	u := meta.User{Name: name, Hash: hash, Grants: nonNil(gs), CreatedAt: time.Now().Unix()}
 	if err := m.store.CreateUser(ctx, u); err != nil {
+		if errors.Is(err, meta.ErrExists) {
+			// The metastore's own words ("user x: exists") are not the
+			// API's: a taken name reads the same for users as for topics.
+			return UserView{}, apierr.Conflict("user %q already exists", name)
+		}
 		return UserView{}, m.mapErr(err)
 	}
 	// The metastore assigned the ID; this node leads, so it has applied it.

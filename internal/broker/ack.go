@@ -30,7 +30,7 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	}
 	p, offset, nonce, err := lease.ParseHandle(handle)
 	if err != nil {
-		return apierr.BadRequest("receipt_handle %q: %v", handle, err)
+		return badHandle(handle, err)
 	}
 	if p >= t.Partitions {
 		return refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, topic, t.Partitions)
@@ -63,6 +63,9 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, lease.ErrSettled):
+		b.m.AckRejected.Inc()
+		return apierr.Gone("receipt_handle %s: the record at offset %d of partition %d was already settled (acked); there is nothing left to %s", handle, offset, p, opVerb(op))
 	case errors.Is(err, lease.ErrGone):
 		b.m.AckRejected.Inc()
 		return apierr.Gone("the lease of %s lapsed or was superseded; the record may have gone to another consumer", handle)
@@ -70,6 +73,26 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 		return apierr.Unavailable(time.Second, "partition %d of %q has too many acks above the frontier; retry", p, topic)
 	}
 	return err
+}
+
+// badHandle refuses a handle that does not parse, in the API's words (the
+// lease package's reason without its name).
+func badHandle(handle string, err error) error {
+	var he *lease.HandleError
+	if errors.As(err, &he) {
+		return apierr.BadRequest("receipt_handle %q is malformed: %s; pass the receipt_handle of a consume answer as it is", handle, he.Reason)
+	}
+	return apierr.BadRequest("receipt_handle %q is malformed; pass the receipt_handle of a consume answer as it is", handle)
+}
+
+func opVerb(op AckOp) string {
+	switch op {
+	case Extend:
+		return "extend"
+	case Nack:
+		return "nack"
+	}
+	return "ack"
 }
 
 // AckBatch settles many handles: the error of each (nil: settled) is what

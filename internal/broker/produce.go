@@ -18,6 +18,8 @@ const (
 	MaxPayloadBytes  = 1 << 20
 	MaxBatchRecords  = 10_000
 	MaxBatchBodySize = 16 << 20
+	// MaxKeyBytes bounds a record key (09-extensions.md).
+	MaxKeyBytes = 4 << 10
 )
 
 // ProduceRecord is one record a client asks to produce. An empty Key is
@@ -177,6 +179,9 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		case len(r.Payload) > MaxPayloadBytes:
 			b.reject(t.Name, "too_large")
 			return at(i, apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload)))
+		case len(r.Key) > MaxKeyBytes:
+			b.reject(t.Name, "key_too_long")
+			return at(i, apierr.BadRequest("%skey of %d bytes is over the 4 KiB cap (%d bytes)", where(i), len(r.Key), MaxKeyBytes))
 		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
 			b.reject(t.Name, "bad_partition")
 			return at(i, refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions))

@@ -45,6 +45,9 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	rec := func(payload string) ProduceRecord { return ProduceRecord{Payload: []byte(payload)} }
 	pinned := func(p int) ProduceRecord { return ProduceRecord{Payload: []byte("x"), Partition: &p} }
 	big := ProduceRecord{Payload: bytes.Repeat([]byte("b"), MaxPayloadBytes+1)}
+	keyed := func(n int) ProduceRecord {
+		return ProduceRecord{Key: bytes.Repeat([]byte("k"), n), Payload: []byte("x")}
+	}
 	many := make([]ProduceRecord, MaxBatchRecords+1)
 	for i := range many {
 		many[i] = rec("m")
@@ -64,6 +67,8 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 		{"bad name", "a b", []ProduceRecord{rec("x")}, false, 400, "", "outside"},
 		{"empty payload", "p3", []ProduceRecord{rec("")}, false, 400, "", "payload is empty"},
 		{"payload over 1 MiB", "p3", []ProduceRecord{big}, false, 413, "", "payload of 1048577 bytes is over the 1 MiB cap"},
+		{"key over 4 KiB", "p3", []ProduceRecord{keyed(MaxKeyBytes + 1)}, false, 400, "", "key of 4097 bytes is over the 4 KiB cap"},
+		{"batch: key over 4 KiB at 1", "p3", []ProduceRecord{keyed(MaxKeyBytes), keyed(MaxKeyBytes + 1)}, true, 400, "", "record 1: key of 4097 bytes"},
 		{"partition out of range", "p3", []ProduceRecord{pinned(3)}, false, 400, refusal.ErrPartitionRange, `partition 3 is out of range: "p3" has 3 partitions`},
 		{"negative partition", "p3", []ProduceRecord{pinned(-1)}, false, 400, refusal.ErrPartitionRange, "partition -1 is out of range"},
 		{"schema violation", "typed", []ProduceRecord{rec(`{"no":"id"}`)}, false, 400, "", `payload does not match the schema of "typed"`},
@@ -96,7 +101,7 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	if got := walSince(t, b, seq); len(got) != 0 {
 		t.Fatalf("refused produces stored %d records", len(got))
 	}
-	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full"} {
+	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full", "key_too_long"} {
 		series := fmt.Sprintf(`narad_produce_rejections_total{reason=%q,topic=`, reason)
 		if !strings.Contains(metricsText(b), series) {
 			t.Errorf("no rejection counted as %s", reason)

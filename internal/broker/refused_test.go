@@ -30,6 +30,10 @@ func TestRefusals(t *testing.T) {
 // refused requires err to be what a client is refused with: status, a
 // sentence that says says, and — when kind is not "" — that typed kind
 // (the rooms that act on a refusal find it by kind, never by status).
+// internalPrefixes are Go error prefixes of our packages (and of the
+// standard library's) that must never reach a client's error body.
+var internalPrefixes = []string{"lease: ", "storage: ", "wal: ", "meta: ", "broker: ", "fanout: ", "json: ", "http: ", "raft: "}
+
 func refused(t *testing.T, what string, err error, status int, kind refusal.Kind, says string) {
 	t.Helper()
 	ae, ok := apierr.From(err)
@@ -38,6 +42,11 @@ func refused(t *testing.T, what string, err error, status int, kind refusal.Kind
 	}
 	if ae.Status != status || !strings.Contains(ae.Message, says) {
 		t.Fatalf("%s: %d %q, want %d saying %q", what, ae.Status, ae.Message, status, says)
+	}
+	for _, pkg := range internalPrefixes {
+		if strings.Contains(ae.Message, pkg) {
+			t.Fatalf("%s: %q names the internal package %q: a client reads a sentence, not our layout", what, ae.Message, pkg)
+		}
 	}
 	if kind != "" && !errors.Is(err, kind) {
 		t.Fatalf("%s: %v is not a refusal of kind %s", what, err, kind)

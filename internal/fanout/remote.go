@@ -106,7 +106,7 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 		if existing.Remote != nil {
 			return AttachView{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
 		}
-		return AttachView{}, apierr.Conflict("a topic named %q exists here; a remote child needs a name of its own", req.Child)
+		return AttachView{}, apierr.Conflict("topic %q already exists here; a remote child needs a name of its own", req.Child)
 	}
 	child := meta.Topic{Name: req.Child, Remote: &target, CreatedAt: e.clk.Now().Unix()}
 	if err := checkLink(parent, child, 0); err != nil {

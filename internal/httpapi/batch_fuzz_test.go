@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -71,9 +72,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			return
 		}
 		// The slow path's envelope split (decodeBatchSlowly, JSON branch).
-		var env struct {
-			Records []json.RawMessage `json:"records"`
-		}
+		var env batchEnvelope
 		if err := decodeStrict(body, &env); err != nil {
 			clientErr(t, "envelope", err)
 			if fast != nil {
@@ -140,13 +139,18 @@ func FuzzDecodeBatchRecord(f *testing.F) {
 		}
 		var lenient struct {
 			Key           *string         `json:"key"`
+			KeyBase64     *string         `json:"key_base64"`
 			Payload       json.RawMessage `json:"payload"`
 			PayloadBase64 *string         `json:"payload_base64"`
 		}
 		if err := json.Unmarshal(raw, &lenient); err != nil {
 			t.Fatalf("strict decoder took a record encoding/json refuses: %v", err)
 		}
-		if (lenient.Key == nil) != (rec.Key == nil) || (lenient.Key != nil && *lenient.Key != string(rec.Key)) {
+		if lenient.KeyBase64 != nil {
+			if k, err := base64.StdEncoding.DecodeString(*lenient.KeyBase64); err != nil || !bytes.Equal(k, rec.Key) {
+				t.Fatalf("key_base64 %q stored as %q", *lenient.KeyBase64, rec.Key)
+			}
+		} else if (lenient.Key == nil) != (rec.Key == nil) || (lenient.Key != nil && *lenient.Key != string(rec.Key)) {
 			t.Fatalf("key %q stored as %q", derefOr(lenient.Key), rec.Key)
 		}
 		if lenient.PayloadBase64 != nil {

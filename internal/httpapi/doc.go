@@ -25,9 +25,25 @@
 // themselves), the statuses of 02-http-api.md, and every answer the
 // package's tests see (status, and JSON body against its schema).
 //
+// The edge (edge.go): a path that is not canonical is 400, never a
+// redirect; a path no route serves is a JSON 404, a method a path does
+// not take a JSON 405 with Allow, in /v1 and outside; a query parameter
+// given twice, or a query that does not parse, is 400; an error answer
+// first drains (reads and discards, bounded in bytes and time) what is
+// left of the request body, so a client that sends its whole body before
+// reading hears the answer instead of a connection reset.
+//
+// Payloads (payload.go) come back byte for byte: a JSON payload is
+// embedded with its own bytes, text is a JSON string flagged "text",
+// other bytes base64 flagged "base64"; a key that is not UTF-8 is
+// key_base64.
+//
 // Invariants: a malformed request gets 400 and changes nothing; unknown
-// JSON fields are refused; bodies over their cap are refused with 413
-// without being read whole; every error body is {"error": "<sentence>"};
+// JSON fields are refused, and so are field names in another case and
+// keys given twice (outside a client's own payload); bodies over their
+// cap are refused with 413 without being read whole, and the client gets
+// that 413; every error body is {"error": "<sentence>"} naming no Go
+// package;
 // /readyz says ready only when a client could use the node, so with
 // security on not before the root admin is in its replica; a topic's
 // owner is checked by user identity (name and ID), never by name alone.

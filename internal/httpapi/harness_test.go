@@ -136,6 +136,11 @@ func errorBody(t *testing.T, w *httptest.ResponseRecorder) string {
 	if len(m) != 1 || !ok || msg == "" {
 		t.Fatalf("error answer %d is %q, want exactly {\"error\": \"<sentence>\"} (batch refusals: and \"index\")", w.Code, w.Body.String())
 	}
+	for _, pkg := range []string{"lease: ", "storage: ", "wal: ", "meta: ", "broker: ", "fanout: ", "json: ", "http: ", "url: ", "strconv."} {
+		if strings.Contains(msg, pkg) {
+			t.Fatalf("error answer %d %q names the Go package %q: a client reads a sentence, not our layout", w.Code, msg, pkg)
+		}
+	}
 	return msg
 }
 

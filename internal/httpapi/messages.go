@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"reflect"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
@@ -82,6 +83,10 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 	return len(recs), nil
 }
 
+// waitCappedHeader names the longest wait a consume got when it asked for
+// more than the server grants (02-http-api.md: "capped by the server").
+const waitCappedHeader = "Narad-Wait-Capped"
+
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {
 	topic, err := s.messageTopic(r, meta.ActionConsume, "wait", "partition", "offset", "max")
 	if err != nil {
@@ -100,14 +105,16 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 	}
 	batch := q.Has("max")
 	if batch {
-		n, err := optInt(q, "max")
+		n, err := optRange(q, "max", 1, broker.MaxConsumeBatch)
 		if err != nil {
 			return err
 		}
-		if *n < 1 || *n > broker.MaxConsumeBatch {
-			return badParam("max", q.Get("max"), "want 1..1000")
-		}
 		req.Max = *n
+	}
+	if granted := s.b.ConsumeWait(req.Wait); granted < req.Wait {
+		// Capped, not refused (a client asking for a minute gets the
+		// longest there is), and told so: it may poll again at once.
+		w.Header().Set(waitCappedHeader, granted.String())
 	}
 	if req.Partition != nil {
 		if done, err := s.toOwner(w, r, user, topic, *req.Partition, req.Wait); done {
@@ -131,14 +138,28 @@ func writeMessages(w http.ResponseWriter, msgs []broker.Message, batch bool) err
 		return nil
 	}
 	if !batch {
-		writeJSON(w, http.StatusOK, toJSON(msgs[0]))
-		return nil
+		msgs = msgs[:1]
 	}
-	out := make([]messageJSON, len(msgs))
+	size := 64
+	for _, m := range msgs {
+		size += 200 + len(m.Key)*2 + len(m.Payload)*4/3
+	}
+	b := make([]byte, 0, size)
+	if batch {
+		b = append(b, `{"messages":[`...)
+	}
 	for i, m := range msgs {
-		out[i] = toJSON(m)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, m)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+	if batch {
+		b = append(b, "]}"...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(b, '\n'))
 	return nil
 }
 
@@ -212,11 +233,11 @@ func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error)
 	if len(p) > broker.MaxPayloadBytes {
 		return broker.ProduceRecord{}, apierr.TooLarge("record %d: payload of %d bytes is over the 1 MiB cap", i, len(p)).AtIndex(i)
 	}
-	rec := broker.ProduceRecord{Partition: br.Partition, Payload: p}
-	if br.Key != nil {
-		rec.Key = []byte(*br.Key)
+	key, why := br.keyBytes()
+	if why != "" {
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
 	}
-	return rec, nil
+	return broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}, nil
 }
 
 // decodeBatch decodes a batch body in one pass (the hot path). It returns
@@ -234,19 +255,26 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 	if dec.Decode(&env) != nil || dec.More() || len(env.Records) == 0 || len(env.Records) > broker.MaxBatchRecords {
 		return nil, nil
 	}
+	if checkKeys(body, reflect.TypeOf(&env)) != nil {
+		return nil, nil
+	}
 	recs := make([]broker.ProduceRecord, len(env.Records))
 	for i := range env.Records {
 		br := &env.Records[i]
 		p, why := br.payloadBytes()
-		if why != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
+		key, keyWhy := br.keyBytes()
+		if why != "" || keyWhy != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
 			return nil, nil
 		}
-		recs[i] = broker.ProduceRecord{Partition: br.Partition, Payload: p}
-		if br.Key != nil {
-			recs[i].Key = []byte(*br.Key)
-		}
+		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
 	}
 	return recs, nil
+}
+
+// batchEnvelope is a batch body split into its records, each checked on
+// its own (decodeBatchRecord) so that a refusal names its index.
+type batchEnvelope struct {
+	Records []json.RawMessage `json:"records" strict:"opaque"`
 }
 
 func isNDJSON(r *http.Request) bool {
@@ -270,9 +298,7 @@ func (s *Server) decodeBatchSlowly(r *http.Request, topic string, body []byte) (
 			return nil, apierr.BadRequest("the NDJSON body holds no record")
 		}
 	} else {
-		var env struct {
-			Records []json.RawMessage `json:"records"`
-		}
+		var env batchEnvelope
 		if err := decodeStrict(body, &env); err != nil {
 			return nil, err
 		}

@@ -36,7 +36,8 @@ func (w *statusWriter) record(r *http.Request) {
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer
-// (flushes, deadlines) through the status recorder.
+// through the status recorder (flushes, and the drain's read deadline:
+// see drainBody).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // routeLabel is the pattern without its method. A subtree pattern ("/v1/")

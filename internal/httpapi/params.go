@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/duration"
 )
 
@@ -24,6 +25,29 @@ func optInt(q url.Values, name string) (*int, error) {
 		return nil, badParam(name, v, "want a non-negative integer")
 	}
 	return &n, nil
+}
+
+// optRange parses an optional integer query parameter that must lie in
+// lo..hi, refusing with the API's one wording of a range error ("max must
+// be 1..1000, got 0").
+func optRange(q url.Values, name string, lo, hi int) (*int, error) {
+	if !q.Has(name) {
+		return nil, nil
+	}
+	v := q.Get(name)
+	n, err := strconv.Atoi(v)
+	if err != nil || strings.HasPrefix(v, "+") {
+		return nil, apierr.BadRequest("%s must be an integer %d..%d, got %q", name, lo, hi, v)
+	}
+	if n < lo || n > hi {
+		return nil, rangeErr(name, n, lo, hi)
+	}
+	return &n, nil
+}
+
+// rangeErr is the one wording of a value out of its range.
+func rangeErr(name string, got, lo, hi int) error {
+	return apierr.BadRequest("%s must be %d..%d, got %d", name, lo, hi, got)
 }
 
 func optUint(q url.Values, name string) (*uint64, error) {

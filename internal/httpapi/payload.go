@@ -4,56 +4,151 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/broker"
 )
 
-// messageJSON is a delivered record as the API shows it.
-type messageJSON struct {
-	Topic           string          `json:"topic"`
-	Partition       int             `json:"partition"`
-	Offset          uint64          `json:"offset"`
-	Key             *string         `json:"key,omitempty"`
-	Payload         json.RawMessage `json:"payload"`
-	PayloadEncoding string          `json:"payload_encoding,omitempty"`
-	Timestamp       int64           `json:"timestamp"`
-	ReceiptHandle   string          `json:"receipt_handle,omitempty"`
-	DeliveryCount   int             `json:"delivery_count,omitempty"`
+// A delivered record as the API shows it (02-http-api.md, 09-extensions.md
+// "Payloads come back byte for byte"):
+//
+//	{"topic": "orders", "partition": 2, "offset": 0, "key": "c42",
+//	 "payload": {"order_id": 1}, "timestamp": 1783615560,
+//	 "receipt_handle": "2:0:861651", "delivery_count": 1}
+//
+// The answer is written by hand, not by encoding/json: json.RawMessage is
+// compacted on the way out, and a JSON payload must come back with the
+// very bytes it was produced with, whitespace included.
+
+// Payload encodings: a JSON payload has none (it is embedded as it is).
+const (
+	encodingText   = "text"   // UTF-8 text that is not JSON, as a JSON string
+	encodingBase64 = "base64" // any other bytes, as a JSON string of base64
+)
+
+// payloadEncoding says how p is shown: "" when it is JSON (valid UTF-8
+// too: the answer must be), text or base64.
+func payloadEncoding(p []byte) string {
+	switch {
+	case !utf8.Valid(p):
+		return encodingBase64
+	case json.Valid(p):
+		return ""
+	}
+	return encodingText
 }
 
-// encodePayload applies the payload rules of 02-http-api.md: a body that is
-// valid JSON comes back verbatim as JSON; valid UTF-8 text that is not JSON
-// comes back as a JSON string; anything else is base64, flagged.
-func encodePayload(p []byte) (json.RawMessage, string) {
-	if json.Valid(p) {
-		return json.RawMessage(p), ""
+// appendMessage appends m as one JSON object.
+func appendMessage(b []byte, m broker.Message) []byte {
+	b = append(b, `{"topic":`...)
+	b = appendString(b, m.Topic)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(m.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendUint(b, m.Offset, 10)
+	switch {
+	case len(m.Key) == 0: // keyless: no key field
+	case utf8.Valid(m.Key):
+		b = append(b, `,"key":`...)
+		b = appendString(b, string(m.Key))
+	default:
+		b = append(b, `,"key_base64":`...)
+		b = appendString(b, base64.StdEncoding.EncodeToString(m.Key))
 	}
-	if utf8.Valid(p) {
-		s, _ := json.Marshal(string(p))
-		return s, ""
+	b = append(b, `,"payload":`...)
+	switch enc := payloadEncoding(m.Payload); enc {
+	case "":
+		b = append(b, m.Payload...)
+	case encodingText:
+		b = appendString(b, string(m.Payload))
+		b = append(b, `,"payload_encoding":"text"`...)
+	default:
+		b = appendString(b, base64.StdEncoding.EncodeToString(m.Payload))
+		b = append(b, `,"payload_encoding":"base64"`...)
 	}
-	s, _ := json.Marshal(base64.StdEncoding.EncodeToString(p))
-	return s, "base64"
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, m.CommittedAt/1000, 10)
+	if m.ReceiptHandle != "" {
+		b = append(b, `,"receipt_handle":`...)
+		b = appendString(b, m.ReceiptHandle)
+	}
+	if m.DeliveryCount != 0 {
+		b = append(b, `,"delivery_count":`...)
+		b = strconv.AppendInt(b, int64(m.DeliveryCount), 10)
+	}
+	return append(b, '}')
 }
 
-func toJSON(m broker.Message) messageJSON {
-	out := messageJSON{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
-		Timestamp: m.CommittedAt / 1000, ReceiptHandle: m.ReceiptHandle, DeliveryCount: m.DeliveryCount}
-	if len(m.Key) > 0 {
-		k := string(m.Key)
-		out.Key = &k
+// appendString appends s (valid UTF-8) as a JSON string, escaping what
+// JSON requires and, as encoding/json does, U+2028 and U+2029 (JavaScript
+// line terminators); not <, > and & (the API's answers are not HTML).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			i++
+			continue
+		}
+		if c >= 0x80 {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != '\u2028' && r != '\u2029' {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
 	}
-	out.Payload, out.PayloadEncoding = encodePayload(m.Payload)
-	return out
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // batchRecordJSON is one record of a batch produce body.
 type batchRecordJSON struct {
 	Key           *string         `json:"key"`
+	KeyBase64     *string         `json:"key_base64"` // a key that is not UTF-8, as consume shows it
 	Partition     *int            `json:"partition"`
-	Payload       json.RawMessage `json:"payload"`
+	Payload       json.RawMessage `json:"payload" strict:"opaque"` // the client's data: its keys are its own
 	PayloadBase64 *string         `json:"payload_base64"`
+}
+
+// keyBytes is the record's key (nil: keyless), or why it is refused.
+func (r *batchRecordJSON) keyBytes() ([]byte, string) {
+	switch {
+	case r.Key != nil && r.KeyBase64 != nil:
+		return nil, "give key or key_base64, not both"
+	case r.KeyBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*r.KeyBase64)
+		if err != nil {
+			return nil, "key_base64 is not valid base64"
+		}
+		return b, ""
+	case r.Key != nil:
+		return []byte(*r.Key), ""
+	}
+	return nil, ""
 }
 
 // payloadBytes turns a batch record's payload into stored bytes: a JSON
@@ -71,6 +166,11 @@ func (r *batchRecordJSON) payloadBytes() ([]byte, string) {
 		return b, ""
 	case r.Payload != nil:
 		raw := bytes.TrimSpace(r.Payload)
+		if string(raw) == "null" {
+			// Most likely a client's unset field; storing the text "null"
+			// would turn it into a record.
+			return nil, "payload is null: give a JSON value, or payload_base64"
+		}
 		if len(raw) > 1 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
 			// No escapes: the decoder validated the string, so its text is
 			// the bytes between the quotes (the hot path of text batches).

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		ae = apierr.New(http.StatusInternalServerError, "internal error")
 	}
+	drainBody(w, r) // before the answer: a client still sending must get to read it
 	if ae.Status == http.StatusServiceUnavailable {
 		secs := int(math.Ceil(ae.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
@@ -63,7 +65,9 @@ func readBody(r *http.Request, limit int64, what string) ([]byte, error) {
 }
 
 // decodeStrict decodes one JSON object, refusing unknown fields (a typo
-// must not silently become a default) and trailing data.
+// must not silently become a default), trailing data, and the keys
+// encoding/json would take leniently: a field name in another case, a key
+// given twice (checkKeys).
 func decodeStrict(body []byte, v any) error {
 	if len(body) == 0 {
 		return apierr.BadRequest("the request body is empty; a JSON object is required")
@@ -80,7 +84,7 @@ func decodeStrict(body []byte, v any) error {
 	if err := dec.Decode(&extra); err != io.EOF {
 		return apierr.BadRequest("invalid JSON body: trailing data after the object")
 	}
-	return nil
+	return checkKeys(body, reflect.TypeOf(v))
 }
 
 func badParam(name, value, want string) error {

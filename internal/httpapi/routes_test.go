@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 )
 
@@ -100,13 +102,14 @@ func TestTheAuthenticatedUserIsTheActor(t *testing.T) {
 
 // A batch body decodes by the payload rules of 02-http-api.md — a JSON
 // string is stored as its text, any other JSON value as its JSON text,
-// payload_base64 as the bytes — in the JSON envelope and in NDJSON.
+// payload_base64 as the bytes, key_base64 as the key's bytes — in the
+// JSON envelope and in NDJSON.
 func TestBatchProduceDecodesEveryForm(t *testing.T) {
-	body := `{"records":[{"key":"c1","payload":{"id": 1}},{"key":"c2","payload_base64":"AQL/"},` +
+	body := `{"records":[{"key":"c1","payload":{"id": 1}},{"key_base64":"wyg=","payload_base64":"AQL/"},` +
 		`{"partition":2,"payload":"plain text"},{"payload":"esc\"aped"},{"payload":17}]}`
-	want := `ProduceBatch orders [key="c1" p=- payload="{\"id\": 1}" key="c2" p=- payload="\x01\x02\xff" ` +
+	want := `ProduceBatch orders [key="c1" p=- payload="{\"id\": 1}" key="\xc3(" p=- payload="\x01\x02\xff" ` +
 		`key="" p=2 payload="plain text" key="" p=- payload="esc\"aped" key="" p=- payload="17"]`
-	ndjson := strings.Join([]string{`{"key":"c1","payload":{"id": 1}}`, `{"key":"c2","payload_base64":"AQL/"}`,
+	ndjson := strings.Join([]string{`{"key":"c1","payload":{"id": 1}}`, `{"key_base64":"wyg=","payload_base64":"AQL/"}`,
 		``, `{"partition":2,"payload":"plain text"}`, `{"payload":"esc\"aped"}`, `{"payload":17}`}, "\n")
 	for name, r := range map[string]request{
 		"envelope": {method: "POST", target: "/v1/topics/orders/produce/batch", body: body},
@@ -150,7 +153,7 @@ func TestBatchNamesTheFirstFailingIndex(t *testing.T) {
 var errFirst = broker.ValidateTopicName("") // any 400 the data plane words
 
 // A delivered record comes back by the payload rules: JSON verbatim, text
-// as a JSON string, anything else base64 and flagged; the key only when
+// as a JSON string flagged "text", anything else base64 and flagged; the key only when
 // there is one; the commit time in seconds. One record is an object, max
 // gives {"messages": [...]}.
 func TestConsumeAnswersByThePayloadRules(t *testing.T) {
@@ -173,7 +176,7 @@ func TestConsumeAnswersByThePayloadRules(t *testing.T) {
 	if len(got.Messages) != 3 {
 		t.Fatalf("max=3: %s", w.Body.String())
 	}
-	if m := got.Messages[1]; m["payload"] != "plain text" || m["key"] != nil || m["payload_encoding"] != nil {
+	if m := got.Messages[1]; m["payload"] != "plain text" || m["key"] != nil || m["payload_encoding"] != "text" {
 		t.Errorf("text record: %v", m)
 	}
 	if m := got.Messages[2]; m["payload"] != "/wA=" || m["payload_encoding"] != "base64" || m["receipt_handle"] != nil {
@@ -204,5 +207,28 @@ func TestForwardBudgetIsTheDefaultPlusTheGrantedWait(t *testing.T) {
 		if got := e.s.dataPlaneTimeout(wait); got != want {
 			t.Errorf("wait %v: budget %v, want %v", wait, got, want)
 		}
+	}
+}
+
+// A batch ack words each handle's outcome as the single form's error body
+// would: a refusal's own sentence, and for an internal failure a generic
+// 500 whose detail stays in the log.
+func TestBatchAckWordsEachOutcome(t *testing.T) {
+	e := newEnv(t)
+	e.plane.ackErrs["0:1:2"] = apierr.Gone("receipt_handle 0:1:2: already settled")
+	e.plane.ackErrs["0:2:3"] = errors.New("storage: open orders/0/frontier: input/output error")
+	w := e.do(request{method: "POST", target: "/v1/topics/orders/ack", body: `{"receipt_handles":["0:0:1","0:1:2","0:2:3"]}`})
+	var got struct{ Results []AckResult }
+	if decode(t, w, &got); w.Code != 200 || len(got.Results) != 3 {
+		t.Fatalf("%d %q", w.Code, w.Body.String())
+	}
+	want := []AckResult{{"0:0:1", 204, ""}, {"0:1:2", 410, "receipt_handle 0:1:2: already settled"}, {"0:2:3", 500, "internal error"}}
+	for i := range want {
+		if got.Results[i] != want[i] {
+			t.Errorf("result %d = %+v, want %+v", i, got.Results[i], want[i])
+		}
+	}
+	if !strings.Contains(e.logs.String(), "input/output error") {
+		t.Errorf("the internal failure is not in the log: %q", e.logs.String())
 	}
 }

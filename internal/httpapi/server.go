@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -85,29 +84,8 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	if opts.ClusterAdmin != nil {
 		s.clusterRoutes(opts.ClusterAdmin)
 	}
-	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, apierr.NotFound("no route %s %s", r.Method, r.URL.Path))
-	})
+	s.mux.HandleFunc("/", s.noRoute) // JSON 404 or 405 for everything else, in /v1 and outside
 	return s
-}
-
-// ServeHTTP refuses /v1 paths with empty, "." or ".." segments before the
-// mux sees them: the mux would answer them with a redirect to a cleaned
-// path (so GET /v1/topics/. would list topics), not with an error.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := s.observe(w)
-	defer sw.record(r)
-	w = sw
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/"); ok {
-		segs := strings.Split(rest, "/")
-		for i, seg := range segs {
-			if seg == "." || seg == ".." || (seg == "" && i < len(segs)-1) {
-				s.writeError(w, r, apierr.BadRequest("invalid topic name in the path: segment %q is reserved", seg))
-				return
-			}
-		}
-	}
-	s.mux.ServeHTTP(w, r)
 }
 
 // apiHandler is a /v1 handler: it returns an error instead of writing one.
@@ -144,6 +122,10 @@ func (s *Server) handle(pattern string, h apiHandler) {
 			if topic := r.PathValue("topic"); topic != "" && broker.ValidateTopicName(topic) == nil {
 				s.cluster.CatchUpTopic(r.Context(), topic)
 			}
+		}
+		if err := checkQuery(r); err != nil {
+			s.writeError(sw, r, err)
+			return
 		}
 		if err := h(sw, r, user); err != nil {
 			s.writeError(sw, r, err)

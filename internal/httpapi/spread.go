@@ -138,11 +138,18 @@ type AckResult struct {
 	Error         string `json:"error,omitempty"`
 }
 
-func ackResult(handle string, err error) AckResult {
+// ackResult words one handle's outcome as writeError would: an internal
+// failure is a 500 with a generic sentence (its detail goes to the log).
+func (s *Server) ackResult(handle string, err error) AckResult {
 	if err == nil {
 		return AckResult{ReceiptHandle: handle, Status: http.StatusNoContent}
 	}
-	return AckResult{ReceiptHandle: handle, Status: apierr.Status(err), Error: err.Error()}
+	ae, ok := apierr.From(err)
+	if !ok {
+		s.log.Error("internal error in a batch ack", "handle", handle, "err", err)
+		ae = apierr.New(http.StatusInternalServerError, "internal error")
+	}
+	return AckResult{ReceiptHandle: handle, Status: ae.Status, Error: scrubPaths(ae.Message, s.diskRoots)}
 }
 
 // localAcks settles handles on this node.
@@ -153,7 +160,7 @@ func (s *Server) localAcks(r *http.Request, topic string, handles []string) ([]A
 	}
 	out := make([]AckResult, len(handles))
 	for i, h := range handles {
-		out[i] = ackResult(h, errs[i])
+		out[i] = s.ackResult(h, errs[i])
 	}
 	return out, nil
 }
@@ -203,7 +210,7 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 			}
 			for k, i := range idx {
 				if err != nil {
-					out[i] = ackResult(sub[k], err)
+					out[i] = s.ackResult(sub[k], err)
 				} else {
 					out[i] = res[k]
 				}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/meta"
@@ -72,7 +71,7 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) er
 	n := 0
 	if limit != nil {
 		if *limit < 1 {
-			return apierr.BadRequest("limit must be 1..%d, got %d", broker.MaxListLimit, *limit)
+			return rangeErr("limit", *limit, 1, broker.MaxListLimit)
 		}
 		n = *limit
 		if n > broker.MaxListLimit {

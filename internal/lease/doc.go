@@ -1,8 +1,8 @@
 // Package lease owns the in-memory lease table of one partition: which
 // records are handed out to which consumer until when, which are settled,
 // and where the settled prefix (the frontier) ends. It is pure logic: it
-// does no I/O, reads no records, and takes time from an injected
-// clock.Clock (Now only).
+// does no I/O (but for the crypto/rand seed of its nonces), reads no
+// records, and takes time from an injected clock.Clock (Now only).
 //
 // What it owns, per partition:
 //
@@ -13,7 +13,8 @@
 //   - skipped-corrupt: offsets whose frame can never be read, held as
 //     ranges and treated as settled;
 //   - delivery counts of unsettled offsets;
-//   - the nonce counter that makes every receipt handle unique.
+//   - the nonce stream (ChaCha8 seeded from crypto/rand) that makes every
+//     receipt handle unguessable.
 //
 // What it does not own: reading records (the caller reserves, then reads,
 // then releases or marks skipped on failure), the high-water mark (passed
@@ -39,9 +40,11 @@
 //     frontier record. Reserve keeps leases above the frontier plus
 //     acked-ahead within MaxAckedAhead, so Ack refuses (ErrAckedAheadFull)
 //     only after SetLimits lowered MaxAckedAhead under what was out.
-//  6. Nonces strictly increase per table; an Ack, Extend, Nack or Release
-//     is accepted only with the nonce of the live lease on that offset, so
-//     a stale handle (expired, settled, or superseded) gets ErrGone.
+//  6. Every lease's nonce is 64 fresh random bits; an Ack, Extend, Nack
+//     or Release is accepted only with the nonce of the live lease on that
+//     offset, so a stale handle (expired, settled, or superseded) gets
+//     ErrGone — ErrSettled, which is also ErrGone, when its record is
+//     settled — except with probability 2^-64, a blind guess's odds.
 //  7. Reserve hands out the lowest deliverable offsets, never more than
 //     MaxInFlight leases are live because of it, and every unsettled
 //     offset below the hwm is deliverable whenever it is not leased and

@@ -34,10 +34,10 @@ func FormatHandle(partition int, offset, nonce uint64) string {
 // and nothing else. Because handles come from clients, anything
 // non-canonical (signs, leading zeros, spaces, empty or extra fields,
 // overflow) is rejected rather than normalised, so that one lease has one
-// spelling. Errors wrap ErrBadHandle.
+// spelling. Errors are *HandleError (errors.Is ErrBadHandle).
 func ParseHandle(s string) (partition int, offset, nonce uint64, err error) {
 	if len(s) > maxHandleLen {
-		return 0, 0, 0, fmt.Errorf("%w: longer than %d bytes", ErrBadHandle, maxHandleLen)
+		return 0, 0, 0, badHandle("longer than %d bytes", maxHandleLen)
 	}
 	var fields [3]string
 	n := 0
@@ -47,21 +47,21 @@ func ParseHandle(s string) (partition int, offset, nonce uint64, err error) {
 			continue
 		}
 		if n == len(fields) {
-			return 0, 0, 0, fmt.Errorf("%w: more than 3 fields", ErrBadHandle)
+			return 0, 0, 0, badHandle("more than 3 fields")
 		}
 		fields[n] = s[start:i]
 		n++
 		start = i + 1
 	}
 	if n != len(fields) {
-		return 0, 0, 0, fmt.Errorf("%w: want 3 fields partition:offset:nonce, got %d", ErrBadHandle, n)
+		return 0, 0, 0, badHandle("want 3 fields partition:offset:nonce, got %d", n)
 	}
 	p, err := parseCanonicalUint(fields[0], "partition")
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	if p > MaxPartition {
-		return 0, 0, 0, fmt.Errorf("%w: partition %d above %d", ErrBadHandle, p, MaxPartition)
+		return 0, 0, 0, badHandle("partition %d above %d", p, MaxPartition)
 	}
 	if offset, err = parseCanonicalUint(fields[1], "offset"); err != nil {
 		return 0, 0, 0, err
@@ -72,25 +72,30 @@ func ParseHandle(s string) (partition int, offset, nonce uint64, err error) {
 	return int(p), offset, nonce, nil
 }
 
+// badHandle is a *HandleError with a formatted reason.
+func badHandle(format string, args ...any) error {
+	return &HandleError{Reason: fmt.Sprintf(format, args...)}
+}
+
 // parseCanonicalUint parses a non-empty run of ASCII digits without a
 // leading zero (except "0" itself) into a uint64, rejecting overflow.
 // strconv.ParseUint is not used because it accepts leading zeros.
 func parseCanonicalUint(s, what string) (uint64, error) {
 	if s == "" {
-		return 0, fmt.Errorf("%w: empty %s", ErrBadHandle, what)
+		return 0, badHandle("empty %s", what)
 	}
 	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("%w: %s has a leading zero", ErrBadHandle, what)
+		return 0, badHandle("%s has a leading zero", what)
 	}
 	var v uint64
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%w: %s is not a decimal number", ErrBadHandle, what)
+			return 0, badHandle("%s is not a decimal number", what)
 		}
 		d := uint64(c - '0')
 		if v > (math.MaxUint64-d)/10 {
-			return 0, fmt.Errorf("%w: %s overflows uint64", ErrBadHandle, what)
+			return 0, badHandle("%s overflows uint64", what)
 		}
 		v = v*10 + d
 	}

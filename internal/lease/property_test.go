@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -27,9 +26,9 @@ type model struct {
 	deliveries map[uint64]int
 	settledBy  map[uint64]string // every settled offset: "ack", "skip" or "advance"
 
-	issued    []Lease // every lease ever handed out, for stale handles
-	lastNonce uint64
-	expired   int // not yet reported by Expire
+	issued  []Lease         // every lease ever handed out, for stale handles
+	nonces  map[uint64]bool // every nonce issued: none may repeat
+	expired int             // not yet reported by Expire
 	// lowered: MaxAckedAhead was set below leases-above-frontier plus
 	// acked-ahead at some point; only then may an Ack be refused.
 	lowered bool
@@ -99,13 +98,19 @@ func (m *model) expectReserve(hwm uint64, want int) []uint64 {
 	return out
 }
 
-// expectSettleOp returns the error Ack/Extend/Nack/Release must return.
+// liveErr returns the error Ack/Extend/Nack/Release must return for a
+// handle that is not live: ErrSettled when no lease holds the offset and
+// it is settled, else ErrGone; nil for a live one.
 func (m *model) liveErr(off, nonce uint64) error {
 	m.purge()
-	if l, ok := m.leases[off]; !ok || l.nonce != nonce {
-		return ErrGone
+	l, ok := m.leases[off]
+	if ok && l.nonce == nonce {
+		return nil
 	}
-	return nil
+	if _, settled := m.settledBy[off]; !ok && settled {
+		return ErrSettled
+	}
+	return ErrGone
 }
 
 func TestPropertyTableMatchesModel(t *testing.T) {
@@ -121,7 +126,7 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 		m := &model{
 			limits: limits, clk: clk, hwm: start, frontier: start,
 			leases: map[uint64]mLease{}, acked: map[uint64]bool{}, skipped: map[uint64]bool{},
-			deliveries: map[uint64]int{}, settledBy: map[uint64]string{},
+			deliveries: map[uint64]int{}, settledBy: map[uint64]string{}, nonces: map[uint64]bool{},
 		}
 		for x := uint64(0); x < start; x++ {
 			m.settledBy[x] = "advance"
@@ -157,7 +162,7 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 				if want == nil {
 					want = apply(off, m.leases[off])
 				}
-				if got := do(off, nonce); !errors.Is(got, want) || (got == nil) != (want == nil) {
+				if got := do(off, nonce); got != want { // sentinels, returned unwrapped
 					rt.Fatalf("%s(%d, %d) = %v, model says %v", name, off, nonce, got, want)
 				}
 			}
@@ -187,10 +192,10 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 					if _, live := m.leases[l.Offset]; live {
 						rt.Fatalf("offset %d handed out while a live lease holds it", l.Offset)
 					}
-					if l.Nonce <= m.lastNonce {
-						rt.Fatalf("nonce %d not above previous %d", l.Nonce, m.lastNonce)
+					if m.nonces[l.Nonce] {
+						rt.Fatalf("nonce %d issued twice", l.Nonce)
 					}
-					m.lastNonce = l.Nonce
+					m.nonces[l.Nonce] = true
 					m.deliveries[l.Offset]++
 					if l.DeliveryCount != m.deliveries[l.Offset] {
 						rt.Fatalf("offset %d delivery count %d, model says %d", l.Offset, l.DeliveryCount, m.deliveries[l.Offset])

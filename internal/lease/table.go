@@ -1,6 +1,8 @@
 package lease
 
 import (
+	crand "crypto/rand"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -55,7 +57,11 @@ type Table struct {
 	cursor uint64
 	free   freeList
 
-	nextNonce uint64
+	// nonces draws every lease's nonce: a ChaCha8 stream seeded from
+	// crypto/rand when the table is made, so a handle cannot be guessed
+	// from another one (a consumer who saw offset 41's handle learns
+	// nothing about offset 42's).
+	nonces *rand.ChaCha8
 
 	// capped: the last Reserve held back because of a cap (in-flight,
 	// ack room, or frontier-only mode), so a consumer may be waiting for
@@ -80,24 +86,17 @@ type Table struct {
 // New returns the lease table of partition, whose persisted frontier is
 // frontier (every offset below it is already settled).
 //
-// The nonce counter is seeded from clk.Now() in Unix nanoseconds and
-// incremented per lease. Within a table nonces never repeat. Across
-// restarts (or a table re-created for a partition that came back) the new
-// seed is later than the old seed by the wall time in between, and no
-// process issues more than one lease per nanosecond, so the new range does
-// not overlap the old one: a handle from a previous life of the partition
-// is refused with ErrGone instead of matching a new lease by accident. The
-// only exception would be the wall clock stepping back by more than the
-// previous table's lifetime.
+// Every lease gets a nonce of 64 random bits from a stream seeded from
+// crypto/rand here, so receipt handles cannot be guessed — not from
+// another handle, not from the time. A stale handle (expired, settled,
+// superseded, or from a previous life of the partition, whose table had
+// another seed) matches a new lease of its offset only if the two nonces
+// collide: with probability 2^-64, the same as a blind guess.
 //
 // Invalid limits are clamped with Limits.Normalize.
 func New(partition int, frontier uint64, limits Limits, clk clock.Clock) *Table {
 	limits = limits.Normalize()
 	clk = clock.Or(clk)
-	seed := clk.Now().UnixNano()
-	if seed < 1 {
-		seed = 1 // a clock before 1970 is a test artefact; any start works there
-	}
 	return &Table{
 		partition:  partition,
 		clock:      clk,
@@ -107,8 +106,16 @@ func New(partition int, frontier uint64, limits Limits, clk clock.Clock) *Table 
 		leases:     make(map[uint64]*entry),
 		ackedAhead: make(map[uint64]struct{}),
 		deliveries: make(map[uint64]int),
-		nextNonce:  uint64(seed),
+		nonces:     newNonceStream(),
 	}
+}
+
+// newNonceStream seeds a ChaCha8 stream from crypto/rand (which never
+// fails on a supported platform: it panics rather than return weak bits).
+func newNonceStream() *rand.ChaCha8 {
+	var seed [32]byte
+	crand.Read(seed[:])
+	return rand.NewChaCha8(seed)
 }
 
 // Partition returns the partition this table was created for.
@@ -261,8 +268,7 @@ func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
 	} else {
 		e = new(entry)
 	}
-	*e = entry{offset: x, nonce: t.nextNonce, expiry: now.Add(t.limits.VisibilityTimeout)}
-	t.nextNonce++
+	*e = entry{offset: x, nonce: t.nonces.Uint64(), expiry: now.Add(t.limits.VisibilityTimeout)}
 	t.leases[x] = e
 	t.expiries.add(e)
 	dc := t.deliveries[x] + 1
@@ -418,14 +424,29 @@ func (t *Table) purge(now time.Time) {
 	}
 }
 
-// live returns the lease at offset if its nonce matches, else ErrGone.
-// Callers purge first, so a returned lease has not expired.
+// live returns the lease at offset if its nonce matches, else ErrGone —
+// ErrSettled when the record is settled already, so that a second ack of
+// one handle can say so. Callers purge first, so a returned lease has not
+// expired.
 func (t *Table) live(offset, nonce uint64) (*entry, error) {
 	e := t.leases[offset]
-	if e == nil || e.nonce != nonce {
-		return nil, ErrGone
+	if e != nil && e.nonce == nonce {
+		return e, nil
 	}
-	return e, nil
+	if e == nil && t.settled(offset) {
+		return nil, ErrSettled
+	}
+	return nil, ErrGone
+}
+
+// settled reports whether offset needs no more delivery: below the
+// frontier, acked above a gap, or skipped as unreadable.
+func (t *Table) settled(x uint64) bool {
+	if x < t.frontier || t.skipped.contains(x) {
+		return true
+	}
+	_, ok := t.ackedAhead[x]
+	return ok
 }
 
 // spareMax bounds the recycled entries kept (about 64 KiB).

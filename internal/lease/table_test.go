@@ -233,15 +233,18 @@ func TestStaleHandlesAreGone(t *testing.T) {
 		{"release", (*Table).Release},
 	}
 	// Each stale returns the (offset, nonce) of a handle that must be gone.
+	// settled: the record is settled, so the error is ErrSettled (which is
+	// ErrGone too); otherwise plain ErrGone.
 	stales := []struct {
-		name  string
-		stale func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64)
+		name    string
+		stale   func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64)
+		settled bool
 	}{
 		{"late after expiry", func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			clk.Advance(vt)
 			return l.Offset, l.Nonce
-		}},
+		}, false},
 		{"offset re-leased under a new nonce", func(t *testing.T, tb *Table, clk *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 1)
 			clk.Advance(vt)
@@ -250,51 +253,51 @@ func TestStaleHandlesAreGone(t *testing.T) {
 				t.Fatalf("re-lease = %+v, want offset %d with a new nonce", again, l.Offset)
 			}
 			return l.Offset, l.Nonce
-		}},
+		}, false},
 		{"after nack and re-lease", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 1)
 			mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 			reserveOne(t, tb, 1)
 			return l.Offset, l.Nonce
-		}},
+		}, false},
 		{"after nack", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 			return l.Offset, l.Nonce
-		}},
+		}, false},
 		{"after release", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			mustNil(t, "release", tb.Release(l.Offset, l.Nonce))
 			return l.Offset, l.Nonce
-		}},
+		}, false},
 		{"already acked at frontier", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			mustNil(t, "ack", tb.Ack(l.Offset, l.Nonce))
 			return l.Offset, l.Nonce
-		}},
+		}, true},
 		{"already acked ahead", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			ls := tb.Reserve(10, 3)
 			mustNil(t, "ack", tb.Ack(ls[2].Offset, ls[2].Nonce))
 			return ls[2].Offset, ls[2].Nonce
-		}},
+		}, true},
 		{"wrong nonce", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			return l.Offset, l.Nonce + 1
-		}},
+		}, false},
 		{"never leased", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			return l.Offset + 5, l.Nonce
-		}},
+		}, false},
 		{"dropped by skip", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			tb.MarkSkipped(l.Offset, l.Offset+1)
 			return l.Offset, l.Nonce
-		}},
+		}, true},
 		{"dropped by retention", func(t *testing.T, tb *Table, _ *clock.Fake) (uint64, uint64) {
 			l := reserveOne(t, tb, 10)
 			tb.AdvanceTo(l.Offset + 1)
 			return l.Offset, l.Nonce
-		}},
+		}, true},
 	}
 	for _, st := range stales {
 		for _, o := range ops {
@@ -302,8 +305,12 @@ func TestStaleHandlesAreGone(t *testing.T) {
 				tb, clk := newTable(t, defaultLimits)
 				off, nonce := st.stale(t, tb, clk)
 				before := tb.Stats()
-				if err := o.do(tb, off, nonce); !errors.Is(err, ErrGone) {
-					t.Fatalf("%s of stale handle = %v, want ErrGone", o.name, err)
+				want := ErrGone
+				if st.settled {
+					want = ErrSettled
+				}
+				if err := o.do(tb, off, nonce); err != want || !errors.Is(err, ErrGone) {
+					t.Fatalf("%s of stale handle = %v, want %v", o.name, err, want)
 				}
 				after := tb.Stats()
 				before.Expired, after.Expired = 0, 0 // a purge may run on the call
@@ -373,8 +380,10 @@ func TestNackMakesRecordAvailableAtOnce(t *testing.T) {
 	if got[0].DeliveryCount != 2 {
 		t.Fatalf("delivery count after nack = %d, want 2", got[0].DeliveryCount)
 	}
-	if got[0].Nonce <= ls[2].Nonce {
-		t.Fatalf("redelivery nonce %d not above every earlier nonce", got[0].Nonce)
+	for _, l := range ls {
+		if got[0].Nonce == l.Nonce {
+			t.Fatalf("redelivery nonce %d repeats an earlier one", got[0].Nonce)
+		}
 	}
 }
 
@@ -425,28 +434,49 @@ func TestDeliveryCount(t *testing.T) {
 	}
 }
 
-func TestNoncesStrictlyIncreaseAndSeededFromClock(t *testing.T) {
+// Nonces are random: not a counter, not the clock. Two tables on the same
+// fake clock (the same instant, as a restart within a tick would be) issue
+// unrelated nonces, no nonce repeats, and successive nonces are not a
+// sequence one could extrapolate from a handle seen.
+func TestNoncesAreRandomAndUnique(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
-	tb := New(0, 0, defaultLimits, clk)
-	var prev uint64
-	for i := 0; i < 5; i++ {
-		for _, l := range tb.Reserve(1000, 10) {
-			if l.Nonce <= prev {
-				t.Fatalf("nonce %d not above previous %d", l.Nonce, prev)
+	seen := map[uint64]bool{}
+	var first [2][]uint64
+	for i := range first {
+		tb := New(0, 0, defaultLimits, clk)
+		for range 5 {
+			for _, l := range tb.Reserve(1000, 10) {
+				if seen[l.Nonce] {
+					t.Fatalf("nonce %d issued twice", l.Nonce)
+				}
+				seen[l.Nonce] = true
+				first[i] = append(first[i], l.Nonce)
+				mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 			}
-			prev = l.Nonce
-			mustNil(t, "nack", tb.Nack(l.Offset, l.Nonce))
 		}
 	}
-	if seed := uint64(clock.Epoch.UnixNano()); prev < seed || prev > seed+50 {
-		t.Fatalf("nonces not seeded from the clock: last %d, seed %d", prev, seed)
+	steps := map[uint64]bool{}
+	highBits := 0
+	for i := 1; i < len(first[0]); i++ {
+		steps[first[0][i]-first[0][i-1]] = true
 	}
-	// A table re-created a second later (a restart) starts above every
-	// nonce the first one issued, so old handles cannot match new leases.
-	clk.Advance(time.Second)
-	tb2 := New(0, 0, defaultLimits, clk)
-	if l := reserveOne(t, tb2, 1); l.Nonce <= prev {
-		t.Fatalf("restarted table nonce %d overlaps old range ending %d", l.Nonce, prev)
+	for _, n := range first[0] {
+		if n >= 1<<63 {
+			highBits++
+		}
+	}
+	// A counter (or a clock) has one step; 49 random steps all differ but
+	// for 2^-50-ish odds. Random 64-bit nonces have the top bit set about
+	// half of the time: all 50 clear (a small counter) or all set is a
+	// 2^-49 event.
+	if len(steps) < len(first[0])-2 {
+		t.Fatalf("nonces step by %d distinct amounts in %d steps: a sequence, not random", len(steps), len(first[0])-1)
+	}
+	if highBits == 0 || highBits == len(first[0]) {
+		t.Fatalf("top bit set in %d of %d nonces: not 64 random bits", highBits, len(first[0]))
+	}
+	if clock.Epoch.UnixNano() <= int64(first[0][0]) && int64(first[0][0]) < clock.Epoch.UnixNano()+1000 {
+		t.Fatalf("first nonce %d is the clock's reading", first[0][0])
 	}
 }
 

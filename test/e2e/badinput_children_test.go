@@ -417,7 +417,7 @@ func TestBadInputChildren(t *testing.T) {
 				{`{"child":"kid-dr","remote":` + remote("http://127.0.0.1:9", "") + `,"start":"yesterday"}`, 400, "start"},
 				{`{"child":"kid-dr","remote":` + remote("http://127.0.0.1:9", "") + `,"delay_ms":1000}`, 400, "delay"},
 				{`{"child":"kid","start":"attach"}`, 400, "remote"},
-				{`{"child":"kid","remote":` + remote("http://127.0.0.1:9", "") + `}`, 409, "kid"},
+				{`{"child":"kid","remote":` + remote("http://127.0.0.1:9", "") + `}`, 409, `topic "kid" already exists here`},
 			} {
 				before := take(t)
 				a := attach("par", c.body)(t)
@@ -633,7 +633,7 @@ func TestBadInputChildren(t *testing.T) {
 			}, "force")
 		})
 		t.Run("no child in the path", func(t *testing.T) {
-			refused(t, 404, func(t testing.TB) biAnswer { return biDo(t, n, "DELETE", "/v1/topics/par/children", "", nil) })
+			refused(t, 405, func(t testing.TB) biAnswer { return biDo(t, n, "DELETE", "/v1/topics/par/children", "", nil) }, "it takes GET, HEAD, POST")
 			refused(t, 404, func(t testing.TB) biAnswer { return biDo(t, n, "DELETE", "/v1/topics/par/children/", "", nil) })
 		})
 	})

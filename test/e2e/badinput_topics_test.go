@@ -340,19 +340,24 @@ func TestBadInputTopics(t *testing.T) {
 		}
 	})
 
+	// A path no route serves is 404; a method a served path does not take
+	// is 405 (with Allow: see TestBadInputEdge).
 	t.Run("unknown routes", func(t *testing.T) {
-		for _, r := range []struct{ m, p string }{
-			{"GET", "/v1/nope"},
-			{"GET", "/v1/"},
-			{"GET", "/v1/topics/"},
-			{"POST", "/v1/topics/keep/nope"},
-			{"GET", "/v1/topics/keep/produce"},
-			{"PUT", "/v1/topics/keep"},
-			{"POST", "/v1/topics/keep/produce/"},
-			{"DELETE", "/v1/topics"},
+		for _, r := range []struct {
+			m, p   string
+			status int
+		}{
+			{"GET", "/v1/nope", http.StatusNotFound},
+			{"GET", "/v1/", http.StatusNotFound},
+			{"GET", "/v1/topics/", http.StatusNotFound},
+			{"POST", "/v1/topics/keep/nope", http.StatusNotFound},
+			{"GET", "/v1/topics/keep/produce", http.StatusMethodNotAllowed},
+			{"PUT", "/v1/topics/keep", http.StatusMethodNotAllowed},
+			{"POST", "/v1/topics/keep/produce/", http.StatusNotFound},
+			{"DELETE", "/v1/topics", http.StatusMethodNotAllowed},
 		} {
 			t.Run(r.m+" "+r.p, func(t *testing.T) {
-				refused(t, http.StatusNotFound, func(t testing.TB) biAnswer { return biDo(t, n, r.m, r.p, "text/plain", []byte("x")) })
+				refused(t, r.status, func(t testing.TB) biAnswer { return biDo(t, n, r.m, r.p, "text/plain", []byte("x")) })
 			})
 		}
 	})

@@ -193,7 +193,7 @@ func TestSecurityUsersAPI(t *testing.T) {
 		{"inner wildcard", root("POST", "/v1/users", userBody{Username: "bob", Password: "long-enough", Grants: []grant{{"consume", []string{"a*b"}}}}), 400, "prefix"},
 		{"unknown field", root("POST", "/v1/users", map[string]any{"username": "bob", "password": "long-enough", "role": "x"}), 400, "role"},
 		{"not JSON", root("POST", "/v1/users", []byte("username=bob")), 400, ""},
-		{"exists", root("POST", "/v1/users", userBody{Username: "alice", Password: "long-enough"}), 409, "alice"},
+		{"exists", root("POST", "/v1/users", userBody{Username: "alice", Password: "long-enough"}), 409, `user "alice" already exists`},
 		{"no such user", root("GET", "/v1/users/nobody", nil), 404, "nobody"},
 		{"grants of no such user", root("PUT", "/v1/users/nobody/grants", map[string]any{"grants": []grant{}}), 404, "nobody"},
 		{"grants missing", root("PUT", "/v1/users/alice/grants", map[string]any{}), 400, "grants"},
