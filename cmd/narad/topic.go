@@ -85,8 +85,12 @@ func (a *app) topicAddCmd() *cobra.Command {
 				Parent:                    f.parent,
 			}
 			var err error
-			if req.RetentionMs, err = millis("retention", f.retention); err != nil {
-				return err
+			if cmd.Flags().Changed("retention") {
+				ms, err := millis("retention", f.retention)
+				if err != nil {
+					return err
+				}
+				req.RetentionMs = &ms
 			}
 			if req.VisibilityTimeoutMs, err = millis("visibility", f.visibility); err != nil {
 				return err
@@ -259,7 +263,7 @@ func (a *app) topicAttachCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Attach(cmd.Context(), args[0], client.AttachRequest{Child: args[1], DelayMs: ms}); err != nil {
+			if _, err := c.Attach(cmd.Context(), args[0], client.AttachRequest{Child: args[1], DelayMs: ms}); err != nil {
 				return err
 			}
 			msg := fmt.Sprintf("attached %s to %s", args[1], args[0])
