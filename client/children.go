@@ -29,11 +29,12 @@ type Child struct {
 	DroppedMessages uint64   `json:"dropped_messages"`
 
 	// A remote child (a topic of another cluster) has its target, without
-	// credentials; the state of its link (LinkRunning, …) and, per parent
-	// partition, the recovery point: the target holds everything
-	// committed before it. A local child has none of these.
+	// credentials; the state of its link (LinkRunning, …) and why it is in
+	// it; and, per parent partition, the recovery point: the target holds
+	// everything committed before it. A local child has none of these.
 	Remote        *RemoteTarget   `json:"remote,omitempty"`
 	State         string          `json:"state,omitempty"`
+	StateReason   string          `json:"state_reason,omitempty"`
 	RecoveryPoint []RecoveryPoint `json:"recovery_point,omitempty"`
 
 	raw json.RawMessage
@@ -55,11 +56,15 @@ func (k *Child) UnmarshalJSON(b []byte) error {
 
 // RecoveryPoint is one parent partition's part of a remote child's
 // recovery point; CommittedAtMs is 0 until the target acknowledged a
-// record since the owning node started the link.
+// record since the owning node started the link. State is that
+// partition's link state; RejectedOffset the parent offset the link
+// stopped at when the target refuses that record.
 type RecoveryPoint struct {
-	Partition     int    `json:"partition"`
-	NextOffset    uint64 `json:"next_offset"`
-	CommittedAtMs int64  `json:"committed_at_ms"`
+	Partition      int     `json:"partition"`
+	NextOffset     uint64  `json:"next_offset"`
+	CommittedAtMs  int64   `json:"committed_at_ms"`
+	State          string  `json:"state,omitempty"`
+	RejectedOffset *uint64 `json:"rejected_offset,omitempty"`
 }
 
 // RemoteTarget is a topic of another Narad cluster. The credentials are
@@ -104,11 +109,18 @@ type AttachRequest struct {
 }
 
 // AttachResult is the attach answer: the parent's record (its Children
-// include the new child) with the new link's Child and, in the embedded
-// Topic's AttachEpoch and AttachOffsets, its epoch and start offsets.
+// include the new child) with the new link's Child, DelayMs and, in the
+// embedded Topic's AttachEpoch and AttachOffsets, its epoch and start
+// offsets. A remote link also has its target (without credentials) and
+// state, and Warnings an operator should read (credentials sent to a
+// plaintext http:// target, say).
 type AttachResult struct {
 	Topic
-	Child string `json:"child"`
+	Child    string        `json:"child"`
+	DelayMs  int64         `json:"delay_ms"`
+	Remote   *RemoteTarget `json:"remote,omitempty"`
+	State    string        `json:"state,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
 }
 
 // UnmarshalJSON decodes the whole answer; without it the embedded Topic's
@@ -117,12 +129,17 @@ func (r *AttachResult) UnmarshalJSON(b []byte) error {
 	type plainTopic Topic
 	var wire struct {
 		plainTopic
-		Child string `json:"child"`
+		Child    string        `json:"child"`
+		DelayMs  int64         `json:"delay_ms"`
+		Remote   *RemoteTarget `json:"remote"`
+		State    string        `json:"state"`
+		Warnings []string      `json:"warnings"`
 	}
 	if err := json.Unmarshal(b, &wire); err != nil {
 		return err
 	}
-	r.Topic, r.Child = Topic(wire.plainTopic), wire.Child
+	*r = AttachResult{Topic: Topic(wire.plainTopic), Child: wire.Child, DelayMs: wire.DelayMs, Remote: wire.Remote,
+		State: wire.State, Warnings: wire.Warnings}
 	r.raw = bytes.Clone(b)
 	return nil
 }

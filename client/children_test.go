@@ -47,11 +47,16 @@ func TestAttachDetach(t *testing.T) {
 }
 
 func TestAttachRemote(t *testing.T) {
-	c, f := newFake(t, reply{status: 200, body: `{"name":"orders","child":"orders-dr"}`})
-	_, err := c.Attach(ctx, "orders", AttachRequest{Child: "orders-dr", Start: StartOldest,
+	c, f := newFake(t, reply{status: 200, body: `{"name":"orders","child":"orders-dr","delay_ms":0,` +
+		`"remote":{"url":"http://dr.example:7942","topic":"orders"},"state":"running","warnings":["plaintext"]}`})
+	res, err := c.Attach(ctx, "orders", AttachRequest{Child: "orders-dr", Start: StartOldest,
 		Remote: &RemoteTarget{URL: "https://dr.example:7942", Topic: "orders", Username: "r", Password: "pw"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Child != "orders-dr" || res.Remote == nil || res.Remote.URL != "http://dr.example:7942" || res.State != LinkRunning ||
+		len(res.Warnings) != 1 {
+		t.Errorf("decoded %+v", res)
 	}
 	f.expect(seen{Method: "POST", Path: "/v1/topics/orders/children", ContentType: "application/json",
 		Body: `{"child":"orders-dr","remote":{"url":"https://dr.example:7942","topic":"orders","username":"r","password":"pw"},"start":"oldest"}`})
@@ -60,14 +65,14 @@ func TestAttachRemote(t *testing.T) {
 func TestRemoteChildDecodesAndKeepsItsJSON(t *testing.T) {
 	entry := `{"name":"orders-dr","delay_ms":0,"attach_epoch":"e","lag_messages":12,"lag_complete":true,"dropped_messages":0,` +
 		`"remote":{"url":"https://dr.example:7942","topic":"orders"},"state":"auth_failed","state_reason":"401 from the target",` +
-		`"recovery_point":[{"partition":0,"next_offset":98332,"committed_at_ms":1796004226123}]}`
+		`"recovery_point":[{"partition":0,"next_offset":98332,"committed_at_ms":1796004226123,"state":"auth_failed"}]}`
 	c, _ := newFake(t, reply{status: 200, body: `{"parent":"orders","children":[` + entry + `]}`})
 	kids, err := c.Children(ctx, "orders")
 	if err != nil || len(kids) != 1 {
 		t.Fatalf("%+v %v", kids, err)
 	}
 	k := kids[0]
-	if k.Remote == nil || k.Remote.URL != "https://dr.example:7942" || k.Remote.Topic != "orders" || k.State != LinkAuthFailed ||
+	if k.Remote == nil || k.Remote.URL != "https://dr.example:7942" || k.Remote.Topic != "orders" || k.State != LinkAuthFailed || k.StateReason != "401 from the target" ||
 		len(k.RecoveryPoint) != 1 || k.RecoveryPoint[0].NextOffset != 98332 || k.RecoveryPoint[0].CommittedAtMs != 1796004226123 {
 		t.Errorf("decoded %+v", k)
 	}
