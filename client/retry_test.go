@@ -173,11 +173,14 @@ func TestRetryAfterALostAnswerOnlyWhenSafe(t *testing.T) {
 		},
 	}
 	again := map[string]func(*Client) error{
-		"describe":      func(c *Client) error { _, err := c.GetTopic(ctx, "t"); return err },
-		"delete":        func(c *Client) error { return c.DeleteTopic(ctx, "t") },
-		"ack":           func(c *Client) error { return c.Ack(ctx, "t", "0:1:2") },
-		"produce":       func(c *Client) error { return c.Produce(ctx, "t", []byte("x"), ProduceOptions{}) },
-		"produce batch": func(c *Client) error { _, err := c.ProduceBatch(ctx, "t", []BatchRecord{RecordFromBytes([]byte("x"))}); return err },
+		"describe": func(c *Client) error { _, err := c.GetTopic(ctx, "t"); return err },
+		"delete":   func(c *Client) error { return c.DeleteTopic(ctx, "t") },
+		"ack":      func(c *Client) error { return c.Ack(ctx, "t", "0:1:2") },
+		"produce":  func(c *Client) error { return c.Produce(ctx, "t", []byte("x"), ProduceOptions{}) },
+		"produce batch": func(c *Client) error {
+			_, err := c.ProduceBatch(ctx, "t", []BatchRecord{RecordFromBytes([]byte("x"))})
+			return err
+		},
 	}
 	for name, call := range once {
 		c, n := lostAnswers(t)
