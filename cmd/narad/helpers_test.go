@@ -100,6 +100,11 @@ func (c cli) run(t *testing.T, args ...string) result {
 		stdinTTY: c.stdinTTY,
 		lookupEnv: func(k string) (string, bool) {
 			v, ok := c.env[k]
+			if !ok && k == "NARAD_RETRY_FOR" {
+				// No waiting for a fake that is down on purpose; tests
+				// of the waiting set it.
+				return "0", true
+			}
 			return v, ok
 		},
 		home: func() (string, error) { return c.home, nil },
@@ -119,6 +124,16 @@ func (c cli) run(t *testing.T, args ...string) result {
 // against returns a cli pointed at b.
 func against(b *broker) cli {
 	return cli{env: map[string]string{"NARAD_ADDR": b.srv.URL}}
+}
+
+// retrying is c with a retry budget of d.
+func (c cli) retrying(d string) cli {
+	env := map[string]string{"NARAD_RETRY_FOR": d}
+	for k, v := range c.env {
+		env[k] = v
+	}
+	c.env = env
+	return c
 }
 
 func mustOK(t *testing.T, r result) {
