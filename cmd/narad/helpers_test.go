@@ -31,6 +31,8 @@ type broker struct {
 	reqs   []req
 	handle func(r req) (int, string)
 	srv    *httptest.Server
+	// header, when set, adds headers to an answer (a 503's Retry-After).
+	header func(r req, status int) http.Header
 }
 
 func newBroker(t *testing.T, handle func(r req) (int, string)) *broker {
@@ -46,6 +48,11 @@ func newBroker(t *testing.T, handle func(r req) (int, string)) *broker {
 		b.reqs = append(b.reqs, r)
 		b.mu.Unlock()
 		status, out := b.handle(r)
+		if b.header != nil {
+			for k, vs := range b.header(r, status) {
+				w.Header()[k] = vs
+			}
+		}
 		w.WriteHeader(status)
 		io.WriteString(w, out)
 	}))

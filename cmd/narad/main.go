@@ -79,7 +79,7 @@ func (a *app) explain(err error) error {
 		waited := ""
 		var re *client.RetryError
 		if errors.As(err, &re) {
-			waited = fmt.Sprintf(" (waited %s; --retry-for to wait longer)", re.Elapsed.Round(time.Second))
+			waited = fmt.Sprintf(" (waited %s; --retry-for to wait longer)", formatMs(re.Elapsed.Round(100*time.Millisecond).Milliseconds()))
 		}
 		return fmt.Errorf("cannot reach a broker at %s: %v%s\n(start one with \"narad server start --dev\", or point --server, NARAD_ADDR or a context at one)",
 			t.server, op.Err, waited)
