@@ -227,6 +227,10 @@ func TestContextAddRefusals(t *testing.T) {
 		{[]string{"ctx", "add", "x"}, "narad: --server is required\n"},
 		{[]string{"ctx", "add", "x", "-s", "http://x", "-p", "pw"}, "narad: a saved password is read with --password-stdin, not given with --password\n"},
 		{[]string{"ctx", "add", "", "-s", "http://x"}, "narad: a context needs a name\n"},
+		{[]string{"ctx", "add", "x", "-s", "ftp://x:7942"}, "narad: --server \"ftp://x:7942\": the scheme must be http or https, not \"ftp\"\n"},
+		{[]string{"ctx", "add", "x", "-s", "htp://x:7942"}, "narad: --server \"htp://x:7942\": the scheme must be http or https, not \"htp\"\n"},
+		{[]string{"ctx", "add", "x", "-s", "x:7942"}, "narad: --server \"x:7942\" is not a URL: want http://HOST:PORT or https://HOST:PORT (did you mean http://x:7942?)\n"},
+		{[]string{"ctx", "add", "x", "-s", "https://"}, "narad: --server \"https://\" has no host: want http://HOST:PORT or https://HOST:PORT\n"},
 	} {
 		home := t.TempDir()
 		r := cli{home: home}.run(t, tc.args...)
