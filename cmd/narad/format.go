@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,8 +62,18 @@ func (o *outputFlags) format() (outputFormat, error) {
 }
 
 // printJSONLine writes v as one line: the form of streams (sub, replay),
-// one object per line for jq and line-oriented tools.
+// one object per line for jq and line-oriented tools. The server's own
+// bytes are written as they are (a payload's spacing kept) unless they
+// span lines; then they are compacted, which a line-per-object reader
+// needs more than the spacing.
 func printJSONLine(w io.Writer, v any) error {
+	if raw, ok := v.(json.RawMessage); ok && !bytes.ContainsAny(raw, "\r\n") {
+		if _, err := w.Write(raw); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, "\n")
+		return err
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

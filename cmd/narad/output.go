@@ -57,7 +57,7 @@ type messagePrinter struct {
 
 func (p messagePrinter) print(m client.Message) error {
 	if p.format == formatJSON {
-		return printJSONLine(p.w, m)
+		return printJSONLine(p.w, rawOf(m))
 	}
 	b, err := m.Bytes()
 	if err != nil {
