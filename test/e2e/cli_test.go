@@ -38,7 +38,14 @@ type cliProc struct {
 // waiting for it.
 func startCLI(t *testing.T, addr string, args ...string) *cliProc {
 	t.Helper()
+	return startCLIIn(t, addr, "", args...)
+}
+
+// startCLIIn is startCLI with stdin as the command's standard input.
+func startCLIIn(t *testing.T, addr, stdin string, args ...string) *cliProc {
+	t.Helper()
 	cmd := exec.Command(naradBin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "NARAD_ADDR=http://"+addr, "XDG_CONFIG_HOME="+t.TempDir())
 	p := &cliProc{cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
@@ -82,6 +89,51 @@ func (p *cliProc) wait(t *testing.T, within time.Duration) cliRun {
 func runCLI(t *testing.T, addr string, args ...string) cliRun {
 	t.Helper()
 	return startCLI(t, addr, args...).wait(t, 60*time.Second)
+}
+
+// TestREADMEFirstSession pastes the README's first session: the node is
+// started in the background with "server start --dev" and every next
+// line runs at once, without waiting for it. (Its ports and home are the
+// test's own, so parallel runs on one machine do not collide.)
+func TestREADMEFirstSession(t *testing.T) {
+	httpAddr, clusterAddr, home := freeAddr(t), freeAddr(t), t.TempDir()
+	srv := exec.Command(naradBin, "server", "start", "--dev", "--http-addr", httpAddr, "--cluster-addr", clusterAddr)
+	srv.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home)
+	logs := &lockedBuffer{}
+	srv.Stdout, srv.Stderr = logs, logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		srv.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", tail(logs.String(), 4000))
+		}
+	})
+	run := func(stdin string, args ...string) cliRun {
+		t.Helper()
+		r := startCLIIn(t, httpAddr, stdin, args...).wait(t, 60*time.Second)
+		if r.code != 0 {
+			t.Fatalf("narad %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	r := run("", "topic", "add", "orders", "--partitions", "6", "--retention", "12h")
+	if r.stdout != "created topic orders: 6 partitions, retention 12h, visibility 30s\n" {
+		t.Errorf("topic add: %q", r.stdout)
+	}
+	run("", "pub", "orders", `{"order_id": 1}`, "--key", "customer-42")
+	run("plain text\n", "pub", "orders")
+	r = run("", "sub", "orders", "--count", "2")
+	if !strings.Contains(r.stdout, `"order_id"`) || !strings.Contains(r.stdout, "plain text") {
+		t.Errorf("sub printed:\n%s", r.stdout)
+	}
+	run("", "replay", "orders", "--partition", "0", "--from", "0")
+	r = run("", "topic", "info", "orders")
+	if !strings.Contains(r.stdout, "retention:           12h") {
+		t.Errorf("topic info:\n%s", r.stdout)
+	}
 }
 
 // unstartedNode is a node with its ports and directory chosen, not running.
