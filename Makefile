@@ -11,7 +11,7 @@ COUNT ?= 3
 # Chaos: how long the random SIGKILL/restart run lasts.
 CHAOS_DURATION ?= 10m
 
-.PHONY: test lint fuzz bench chaos mutate
+.PHONY: test lint fuzz bench figures chaos mutate
 
 # The whole suite, exactly what CI runs: lint, then every test with -race.
 test:
@@ -27,6 +27,11 @@ fuzz:
 
 bench:
 	go test -run '^$$' -bench '$(BENCH)' -count $(COUNT) $(PKG)
+
+# The performance round's figures against a fresh node and a fresh 3-node
+# cluster (narad bench, median of ROUNDS runs): scripts/bench.sh.
+figures:
+	./scripts/bench.sh
 
 # A long chaos run of a 3-node cluster (the suite runs a 40 s one).
 chaos:

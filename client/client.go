@@ -48,9 +48,6 @@ func New(baseURL, user, pass string, httpClient *http.Client, opts ...Option) *C
 	return c
 }
 
-// BaseURL is the server the client talks to, as New normalised it.
-func (c *Client) BaseURL() string { return c.base }
-
 // request is one API call.
 type request struct {
 	method      string

@@ -91,6 +91,7 @@ func TestMessageBytes(t *testing.T) {
 		{"object verbatim", `{"a": [1, 2]}`, "", `{"a": [1, 2]}`, false},
 		{"number verbatim", `3.14`, "", `3.14`, false},
 		{"string is its text", `"line\nnext \u00e9"`, "", "line\nnext é", false},
+		{"flagged text", `"hello"`, "text", "hello", false},
 		{"base64", `"AQL/"`, "base64", "\x01\x02\xff", false},
 		{"base64 without padding", `"AQI"`, "base64", "\x01\x02", false},
 		{"base64 not a string", `{"x":1}`, "base64", "", true},
@@ -110,5 +111,27 @@ func TestMessageBytes(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// A key comes back as produced, as text or (not UTF-8) as base64.
+func TestMessageKeyBytes(t *testing.T) {
+	var m Message
+	if err := json.Unmarshal([]byte(`{"offset":1,"key_base64":"/wA=","payload":1}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := m.KeyBytes(); err != nil || string(k) != "\xff\x00" {
+		t.Fatalf("key_base64: %q, %v", k, err)
+	}
+	text := "customer-42"
+	if k, err := (Message{Key: &text}).KeyBytes(); err != nil || string(k) != text {
+		t.Fatalf("key: %q, %v", k, err)
+	}
+	if k, err := (Message{}).KeyBytes(); err != nil || k != nil {
+		t.Fatalf("no key: %q, %v", k, err)
+	}
+	bad := "***"
+	if _, err := (Message{KeyBase64: &bad}).KeyBytes(); err == nil {
+		t.Fatal("a bad key_base64 decoded")
 	}
 }

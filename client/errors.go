@@ -24,6 +24,8 @@ type APIError struct {
 	Index *int
 }
 
+// Error is the server's sentence and the status: "topic \"x\" does not
+// exist (HTTP 404)".
 func (e *APIError) Error() string {
 	return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
 }

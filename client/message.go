@@ -10,13 +10,18 @@ import (
 
 // Message is one delivered record.
 type Message struct {
-	Topic     string  `json:"topic"`
-	Partition int     `json:"partition"`
-	Offset    uint64  `json:"offset"`
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Offset    uint64 `json:"offset"`
+	// Key is the record's key; nil when it has none, or when the key is
+	// not valid UTF-8 and comes as KeyBase64 instead (see KeyBytes).
 	Key       *string `json:"key,omitempty"`
+	KeyBase64 *string `json:"key_base64,omitempty"`
 	// Payload is the record as JSON; see Bytes for the original bytes.
-	Payload         json.RawMessage `json:"payload"`
-	PayloadEncoding string          `json:"payload_encoding,omitempty"`
+	Payload json.RawMessage `json:"payload"`
+	// PayloadEncoding says how Payload carries the bytes: "" (the JSON
+	// itself), "text" (a JSON string of the text) or "base64".
+	PayloadEncoding string `json:"payload_encoding,omitempty"`
 	// Timestamp is when the record was committed, as the server sent it
 	// (Unix seconds today); Time interprets it.
 	Timestamp int64 `json:"timestamp"`
@@ -44,8 +49,10 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 }
 
 // Bytes returns the payload as produced: with payload_encoding "base64" the
-// payload is a JSON string of base64; otherwise a JSON string stands for its
-// text, and any other JSON value for its own JSON text.
+// payload is a JSON string of base64, with "text" a JSON string of the
+// text; otherwise a JSON string stands for its text (servers from before
+// "text" flag text that way), and any other JSON value for its own JSON
+// text.
 func (m Message) Bytes() ([]byte, error) {
 	p := bytes.TrimSpace(m.Payload)
 	if m.PayloadEncoding == "base64" {
@@ -71,6 +78,22 @@ func (m Message) Bytes() ([]byte, error) {
 		return []byte(s), nil
 	}
 	return bytes.Clone(p), nil
+}
+
+// KeyBytes returns the record's key as produced, whether it came as Key or
+// (not valid UTF-8) as KeyBase64; nil when the record has no key.
+func (m Message) KeyBytes() ([]byte, error) {
+	switch {
+	case m.KeyBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*m.KeyBase64)
+		if err != nil {
+			return nil, fmt.Errorf("offset %d: bad key_base64: %w", m.Offset, err)
+		}
+		return b, nil
+	case m.Key != nil:
+		return []byte(*m.Key), nil
+	}
+	return nil, nil
 }
 
 // Time is Timestamp as a time; zero when the server sent none.

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -83,19 +85,65 @@ func RecordFromBytes(b []byte) BatchRecord {
 }
 
 // ProduceBatch sends records in one request:
-// POST /v1/topics/{t}/produce/batch, 202 {"accepted": N}.
+// POST /v1/topics/{t}/produce/batch, 202 {"accepted": N}. Every record is
+// durable when it returns; on a refusal none is stored, and RefusedIndex
+// names the record refused. A JSON Payload is sent byte for byte, so it
+// comes back from consume exactly as given.
 func (c *Client) ProduceBatch(ctx context.Context, topic string, records []BatchRecord) (int, error) {
 	if topic == "" {
 		return 0, errEmptyName
 	}
-	body := struct {
-		Records []BatchRecord `json:"records"`
-	}{records}
+	body, err := batchBody(records)
+	if err != nil {
+		return 0, err
+	}
+	path := topicPath(topic, "produce", "batch")
+	resp, err := c.do(ctx, request{method: http.MethodPost, path: path, body: body, contentType: "application/json"})
+	if err != nil {
+		return 0, err
+	}
 	var out struct {
 		Accepted int `json:"accepted"`
 	}
-	if _, err := c.doJSON(ctx, http.MethodPost, topicPath(topic, "produce", "batch"), nil, body, &out); err != nil {
-		return 0, err
+	if err := json.Unmarshal(resp.body, &out); err != nil {
+		return 0, fmt.Errorf("POST %s: decoding response: %w", path, err)
 	}
 	return out.Accepted, nil
+}
+
+// batchBody is {"records": [...]} with each JSON payload's bytes as they
+// are: json.Marshal compacts a json.RawMessage (and a Marshaler's output),
+// which would change what the node stores and returns.
+func batchBody(records []BatchRecord) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"records":[`)
+	for i, r := range records {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		payload := r.Payload
+		if len(payload) > 0 && !json.Valid(payload) {
+			return nil, fmt.Errorf("batch record %d: payload is not valid JSON (use PayloadBase64 or RecordFromBytes for other bytes)", i)
+		}
+		r.Payload = nil
+		start := buf.Len()
+		if err := enc.Encode(r); err != nil {
+			return nil, fmt.Errorf("batch record %d: %w", i, err)
+		}
+		buf.Truncate(buf.Len() - 1) // the Encoder's newline
+		if len(payload) == 0 {
+			continue
+		}
+		buf.Truncate(buf.Len() - 1) // the closing brace
+		if buf.Len()-start > 1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"payload":`)
+		buf.Write(payload)
+		buf.WriteByte('}')
+	}
+	buf.WriteString("]}")
+	return buf.Bytes(), nil
 }

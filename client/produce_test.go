@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -106,4 +107,30 @@ func TestRecordFromBytesRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %q gave %q, %v", tt.in, back, err)
 		}
 	}
+}
+
+// A batch record's JSON payload goes out byte for byte, whitespace and
+// key order included: the node stores what it is sent and returns it
+// verbatim, so the client must not compact it (json.Marshal would).
+func TestProduceBatchSendsJSONPayloadsVerbatim(t *testing.T) {
+	c, f := newFake(t, reply{status: 202, body: `{"accepted":2}`})
+	key := "k<&>"
+	if _, err := c.ProduceBatch(ctx, "orders", []BatchRecord{
+		RecordFromBytes([]byte(`{"a": 1,   "b":[1, 2]}`)),
+		{Key: &key, Payload: json.RawMessage("\t[ true ,null ]\n")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(seen{Method: "POST", Path: "/v1/topics/orders/produce/batch", ContentType: "application/json",
+		Body: `{"records":[{"payload":{"a": 1,   "b":[1, 2]}},{"key":"k<&>","payload":` + "\t[ true ,null ]\n" + `}]}`})
+}
+
+// A payload that is not JSON is refused before anything is sent.
+func TestProduceBatchRefusesAPayloadThatIsNotJSON(t *testing.T) {
+	c, f := newFake(t, reply{status: 202, body: `{"accepted":1}`})
+	_, err := c.ProduceBatch(ctx, "orders", []BatchRecord{{PayloadBase64: "AQ=="}, {Payload: json.RawMessage(`{"a":`)}})
+	if err == nil || !strings.Contains(err.Error(), "record 1") {
+		t.Fatalf("got %v, want a refusal naming record 1", err)
+	}
+	f.expect()
 }

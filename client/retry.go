@@ -74,10 +74,12 @@ type RetryError struct {
 	Elapsed  time.Duration // since the first failure
 }
 
+// Error is the last failure and how long the call kept trying.
 func (e *RetryError) Error() string {
 	return fmt.Sprintf("%v (gave up after %d tries in %s)", e.Err, e.Attempts, e.Elapsed.Round(100*time.Millisecond))
 }
 
+// Unwrap is the last failure, for errors.As and errors.Is.
 func (e *RetryError) Unwrap() error { return e.Err }
 
 // Option configures a Client built by New.

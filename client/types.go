@@ -120,6 +120,8 @@ type AlterTopicRequest struct {
 // RFC 3339. null, "" and 0 are the zero Time.
 type Time struct{ time.Time }
 
+// UnmarshalJSON accepts RFC 3339 text, a Unix time number (seconds or
+// milliseconds, see UnixTime), "" and null.
 func (t *Time) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
@@ -165,6 +167,7 @@ func UnixTime(n int64) time.Time {
 	}
 }
 
+// MarshalJSON writes RFC 3339 text, or null for the zero Time.
 func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil

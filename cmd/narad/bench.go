@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/client"
@@ -16,26 +11,60 @@ import (
 )
 
 type benchFlags struct {
-	producers int
-	messages  int
-	size      int
-	batch     int
-	consume   bool
+	producers  int
+	consumers  int
+	consume    bool
+	messages   int
+	duration   time.Duration
+	size       int
+	batch      int
+	consumeMax int
+	partitions int
+	json       bool
 }
+
+// Bounds of the flags, checked before anything is sent. The payload and
+// batch bounds are the server's own (02-http-api.md: a payload is 1 byte
+// .. 1 MiB, a batch at most 10,000 records and 16 MiB), so a run the
+// server would refuse record by record is refused here once.
+const (
+	benchMaxWorkers    = 1000
+	benchMaxPayload    = 1 << 20
+	benchMaxBatch      = 10_000
+	benchMaxBatchBytes = 16 << 20
+	benchMaxConsume    = 1000
+)
 
 func (a *app) benchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench TOPIC",
+		Use:   "bench [TOPIC]",
 		Short: "Measure produce (and consume) throughput and latency",
-		Long: `Send --messages messages of --size bytes to TOPIC from --producers concurrent
-producers, then print messages per second and the p50/p95/p99 latency of
-the requests. --batch N sends N records per request with the batch API.
---consume then consumes and acknowledges the same number of messages.`,
-		Args: cobra.ExactArgs(1),
+		Long: `Send --messages messages (or as many as fit in --duration) of --size bytes
+from --producers concurrent producers, then print messages per second and
+the latency of the requests (p50, p90, p99, p99.9, max; --json: one JSON
+document with every figure). --batch N sends N records per request.
+--consumers N then consumes and acknowledges what was produced with N
+concurrent consumers (--consume: as many consumers as producers), up to
+--consume-max records per consume; one record is acknowledged alone, more
+with one batch ack.
+
+Without TOPIC the bench makes a scratch topic of its own, named
+bench-<random> (--partitions sets its size), and deletes it when it ends:
+on success, on error and on Ctrl-C. It never touches another topic.
+
+With TOPIC the bench only produces into that existing topic; the records
+stay there. It refuses to consume from it: a queue hands a consumer other
+producers' records too, and the bench would drain them.
+
+It stops at the first refusal (400, 401, 403, 404, 409, 413) instead of
+repeating it; a worker gives up after 3 failed requests in a row. On a
+terminal a progress bar shows the rate and the time left. Ctrl-C prints
+what was measured so far and exits 130.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.producers < 1 || f.messages < 1 || f.batch < 1 || f.size < 0 {
-				return errors.New("--producers, --messages and --batch must be at least 1, --size at least 0")
+			if err := f.resolve(cmd, args); err != nil {
+				return err
 			}
 			c, err := a.client()
 			if err != nil {
@@ -43,265 +72,135 @@ the requests. --batch N sends N records per request with the batch API.
 			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
-			b := bencher{c: c, topic: args[0], f: f, prog: a.newProgress()}
-			res, err := b.produce(ctx)
-			if err != nil {
-				return err
+			// After the first Ctrl-C the bench winds down (and deletes
+			// its scratch topic); a second one kills it the usual way.
+			go func() { <-ctx.Done(); stop() }()
+			topic := ""
+			if len(args) == 1 {
+				topic = args[0]
 			}
-			res.print(a.stdout, "produce", f.size)
-			failed := res.failure()
-			if f.consume && ctx.Err() == nil {
-				cres, err := b.consumeAll(ctx)
-				if err != nil {
-					return err
-				}
-				cres.print(a.stdout, "consume", f.size)
-				failed = errors.Join(failed, cres.failure())
-			}
-			return failed
+			return (&bench{a: a, c: c, f: f}).run(ctx, topic)
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&f.producers, "producers", 16, "concurrent producers (and consumers with --consume)")
+	fs.IntVar(&f.producers, "producers", 16, "concurrent producers")
+	fs.IntVar(&f.consumers, "consumers", 0, "concurrent consumers that then consume and acknowledge what was produced (0: produce only)")
+	fs.BoolVar(&f.consume, "consume", false, "consume too, with as many consumers as --producers")
 	fs.IntVar(&f.messages, "messages", 10000, "messages to send")
-	fs.IntVar(&f.size, "size", 256, "payload size in bytes")
-	fs.IntVar(&f.batch, "batch", 1, "records per request; above 1 uses batch produce")
-	fs.BoolVar(&f.consume, "consume", false, "also consume and acknowledge the messages")
+	fs.Var(newDurationValue(&f.duration, 0), "duration", "produce for this long instead of --messages, e.g. 30s")
+	fs.IntVar(&f.size, "size", 256, "payload size in bytes (1..1048576)")
+	fs.IntVar(&f.batch, "batch", 1, "records per request (1..10000); above 1 uses batch produce")
+	fs.IntVar(&f.consumeMax, "consume-max", 100, "records per consume (1..1000): 1 measures consume + ack one record per call, more a batch consume + batch ack")
+	fs.IntVar(&f.partitions, "partitions", 0, "partitions of the scratch topic (0: the server's default)")
+	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
 	return cmd
 }
 
-type bencher struct {
-	c     *client.Client
-	topic string
-	f     benchFlags
-	prog  *progress
+// resolve checks the flags against each other and the server's bounds,
+// before any request, and settles --consume into --consumers.
+func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
+	changed := cmd.Flags().Changed
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if f.producers < 1 || f.producers > benchMaxWorkers {
+		bad("--producers must be 1..%d, got %d", benchMaxWorkers, f.producers)
+	}
+	if f.consumers < 0 || f.consumers > benchMaxWorkers {
+		bad("--consumers must be 0..%d, got %d", benchMaxWorkers, f.consumers)
+	}
+	if f.consume && !changed("consumers") {
+		f.consumers = f.producers
+	}
+	switch {
+	case changed("duration") && changed("messages"):
+		bad("give --messages or --duration, not both")
+	case changed("duration") && f.duration <= 0:
+		bad("--duration must be above 0, got %s", f.duration)
+	case f.messages < 1:
+		bad("--messages must be at least 1, got %d", f.messages)
+	}
+	if f.size < 1 || f.size > benchMaxPayload {
+		bad("--size must be 1..%d bytes (the server's payload bounds), got %d", benchMaxPayload, f.size)
+	}
+	if f.batch < 1 || f.batch > benchMaxBatch {
+		bad("--batch must be 1..%d records (the server's cap), got %d", benchMaxBatch, f.batch)
+	} else if f.batch > 1 && f.size <= benchMaxPayload {
+		if body := batchBodySize(f.batch, f.size); body > benchMaxBatchBytes {
+			bad("--batch %d of --size %d makes a request of %s, over the server's 16 MiB: lower --batch or --size",
+				f.batch, f.size, formatBytes(int64(body)))
+		}
+	}
+	if f.consumeMax < 1 || f.consumeMax > benchMaxConsume {
+		bad("--consume-max must be 1..%d records (the server's cap), got %d", benchMaxConsume, f.consumeMax)
+	}
+	if f.partitions < 0 {
+		bad("--partitions must not be negative, got %d", f.partitions)
+	}
+	if len(args) == 1 {
+		if changed("partitions") {
+			bad("--partitions sizes the scratch topic; %s exists already (leave out TOPIC for a scratch topic)", args[0])
+		}
+		if f.consumers > 0 {
+			bad("--consume/--consumers on %s would take other producers' records from its queue: leave out TOPIC and the bench consumes from a scratch topic of its own", args[0])
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// benchResult collects one phase. Latencies are per request.
-type benchResult struct {
-	mu        sync.Mutex
-	messages  int
-	requests  int
-	errors    int
-	firstErr  error
-	latencies []time.Duration
-	elapsed   time.Duration
-	retried   int // ack handles retried after a transient answer
+// batchBodySize is the JSON body of a batch of n records of size bytes:
+// {"records":[{"payload":"xx…"},…]}.
+func batchBodySize(n, size int) int {
+	return len(`{"records":[]}`) + n*(len(`{"payload":""},`)+size)
 }
 
-func (r *benchResult) record(n int, d time.Duration, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests++
-	r.latencies = append(r.latencies, d)
+type bench struct {
+	a *app
+	c *client.Client
+	f benchFlags
+}
+
+// run is one bench: the topic, the phases, the scratch topic's deletion,
+// then the report. The report is printed however the phases ended, so a
+// failed or interrupted run still says what it measured.
+func (b *bench) run(ctx context.Context, named string) error {
+	t, err := b.target(ctx, named)
 	if err != nil {
-		r.errors++
-		if r.firstErr == nil {
-			r.firstErr = err
+		if t.scratch {
+			// A create cut short may still have happened.
+			err = errors.Join(err, b.dropScratch(ctx, t.name))
 		}
-		return
+		return b.finish(ctx, err)
 	}
-	r.messages += n
+	rep := newBenchReport(b.f, t)
+	prod := b.produce(ctx, t.name)
+	rep.Produce = prod.report(b.f.size)
+	failed := prod.failure()
+	if b.f.consumers > 0 && prod.stopped == "" && prod.ok() > 0 {
+		cons := b.consume(ctx, t.name, prod.ok())
+		rep.Consume = cons.report(b.f.size)
+		failed = errors.Join(failed, cons.failure())
+	}
+	rep.Interrupted = ctx.Err() != nil
+	if t.scratch {
+		derr := b.dropScratch(ctx, t.name)
+		rep.ScratchDeleted = derr == nil
+		failed = errors.Join(failed, derr)
+	}
+	if err := rep.print(b.a.stdout, b.f.json); err != nil {
+		return err
+	}
+	return b.finish(ctx, failed)
 }
 
-func (r *benchResult) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.messages
-}
-
-func (r *benchResult) print(w io.Writer, phase string, size int) {
-	secs := r.elapsed.Seconds()
-	if secs <= 0 {
-		secs = 1e-9
-	}
-	slices.Sort(r.latencies)
-	fmt.Fprintf(w, "%s: %d messages in %s: %.0f msg/s, %.2f MiB/s; %d requests, latency p50 %s p95 %s p99 %s\n",
-		phase, r.messages, r.elapsed.Round(time.Millisecond), float64(r.messages)/secs,
-		float64(r.messages*size)/secs/(1<<20), r.requests,
-		roundLatency(percentile(r.latencies, 50)), roundLatency(percentile(r.latencies, 95)), roundLatency(percentile(r.latencies, 99)))
-	if r.retried > 0 {
-		fmt.Fprintf(w, "%s: %d acks retried after a transient answer (503: the partition's acked-ahead window was full)\n", phase, r.retried)
-	}
-	if r.errors > 0 {
-		fmt.Fprintf(w, "%s: %d of %d requests failed; first: %v\n", phase, r.errors, r.requests, r.firstErr)
-	}
-}
-
-func (r *benchResult) failure() error {
-	if r.errors == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d of %d requests failed: %w", r.errors, r.requests, r.firstErr)
-}
-
-// percentile is the nearest-rank percentile of sorted durations.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(float64(len(sorted))*p/100+0.999999999) - 1
-	return sorted[min(max(rank, 0), len(sorted)-1)]
-}
-
-func roundLatency(d time.Duration) time.Duration {
-	if d >= time.Millisecond {
-		return d.Round(10 * time.Microsecond)
-	}
-	return d.Round(time.Microsecond)
-}
-
-// produce runs the producers. Work is claimed from a shared counter so the
-// total is exact whatever the split between producers.
-func (b *bencher) produce(ctx context.Context) (*benchResult, error) {
-	payload := bytes.Repeat([]byte("x"), b.f.size)
-	record := client.RecordFromBytes(payload)
-	var claimed atomic.Int64
-	claim := func() int {
-		end := claimed.Add(int64(b.f.batch))
-		startAt := end - int64(b.f.batch)
-		if startAt >= int64(b.f.messages) {
-			return 0
-		}
-		return int(min(end, int64(b.f.messages)) - startAt)
-	}
-	res := &benchResult{}
-	stopProgress := b.showProgress("produced", res)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range b.f.producers {
-		wg.Go(func() {
-			records := make([]client.BatchRecord, b.f.batch)
-			for i := range records {
-				records[i] = record
-			}
-			for n := claim(); n > 0 && ctx.Err() == nil; n = claim() {
-				t0 := time.Now()
-				var err error
-				if b.f.batch == 1 {
-					err = b.c.Produce(ctx, b.topic, payload, client.ProduceOptions{})
-				} else {
-					var accepted int
-					accepted, err = b.c.ProduceBatch(ctx, b.topic, records[:n])
-					if err == nil && accepted != n {
-						err = fmt.Errorf("batch of %d: server accepted %d", n, accepted)
-					}
-				}
-				res.record(n, time.Since(t0), err)
-			}
-		})
-	}
-	wg.Wait()
-	res.elapsed = time.Since(start)
-	stopProgress()
+// finish turns an interrupted run into errBenchInterrupted (exit 130),
+// whatever errors the cut-short requests left.
+func (b *bench) finish(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return res, nil
-}
-
-// benchIdlePolls is how many empty long polls in a row end a consumer: the
-// messages are all there after the produce phase, so a run of empty polls
-// means someone else took the rest. benchFailures is the same for errors:
-// a broker that keeps failing ends the phase instead of being hammered.
-const (
-	benchIdlePolls = 3
-	benchFailures  = 3
-)
-
-// consumeAll consumes and acknowledges --messages messages. Empty long
-// polls are not measured: they time the wait, not the broker, and the
-// clock stops at the last message so a quiet tail does not dilute msg/s.
-func (b *bencher) consumeAll(ctx context.Context) (*benchResult, error) {
-	res := &benchResult{}
-	var taken atomic.Int64
-	var lastAt atomic.Int64 // nanoseconds after start of the last receipt
-	stopProgress := b.showProgress("consumed", res)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range b.f.producers {
-		wg.Go(func() {
-			idle, failures := 0, 0
-			for ctx.Err() == nil && idle < benchIdlePolls && failures < benchFailures {
-				left := int64(b.f.messages) - taken.Load()
-				if left <= 0 {
-					return
-				}
-				t0 := time.Now()
-				msgs, err := b.c.Consume(ctx, b.topic, client.ConsumeOptions{Wait: time.Second, Max: int(min(left, 100))})
-				if err == nil && len(msgs) == 0 {
-					idle++
-					continue
-				}
-				if err == nil {
-					err = b.ackAll(ctx, res, msgs)
-				}
-				res.record(len(msgs), time.Since(t0), err)
-				if err != nil {
-					failures++
-					continue
-				}
-				idle, failures = 0, 0
-				taken.Add(int64(len(msgs)))
-				lastAt.Store(int64(time.Since(start)))
-			}
-		})
-	}
-	wg.Wait()
-	res.elapsed = time.Duration(lastAt.Load())
-	stopProgress()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return res, nil
-}
-
-// benchAckTries is how often a bench consumer tries an ack: a 503 (the
-// partition's acked-ahead window is full) clears when another consumer
-// settles the record at the frontier, which is part of the flow measured.
-const benchAckTries = 8
-
-// ackAll acknowledges msgs like any careful client: transient refusals are
-// retried (and counted), anything else fails the request.
-func (b *bencher) ackAll(ctx context.Context, res *benchResult, msgs []client.Message) error {
-	handles := make([]string, 0, len(msgs))
-	for _, m := range msgs {
-		handles = append(handles, m.ReceiptHandle)
-	}
-	var first error
-	_, retried := ackHandles(ctx, b.c, b.topic, handles, benchAckTries, func(h string, err error) {
-		if first == nil {
-			first = fmt.Errorf("ack %s: %w", h, err)
+		// The one error still worth saying: what is left behind.
+		if left := (*scratchLeftError)(nil); errors.As(err, &left) {
+			fmt.Fprintf(b.a.stderr, "narad: %v\n", left)
 		}
-	})
-	res.mu.Lock()
-	res.retried += retried
-	res.mu.Unlock()
-	return first
-}
-
-// showProgress redraws "<verb> n/total" until the returned func is called.
-func (b *bencher) showProgress(verb string, res *benchResult) func() {
-	if !b.prog.enabled {
-		return func() {}
+		return errBenchInterrupted
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				b.prog.update("%s %d/%d", verb, res.count(), b.f.messages)
-			}
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-		b.prog.done("")
-	}
+	return err
 }

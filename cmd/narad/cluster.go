@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/client"
+	"github.com/narad-io/narad/internal/duration"
 	"github.com/spf13/cobra"
 )
 
@@ -120,7 +121,7 @@ func heartbeatAge(ms int64, now time.Time) string {
 		return "-"
 	}
 	age := max(now.Sub(time.UnixMilli(ms)).Truncate(time.Second), 0)
-	return formatDuration(age) + " ago"
+	return duration.Format(age) + " ago"
 }
 
 func (a *app) clusterMovesCmd() *cobra.Command {

@@ -5,6 +5,12 @@
 // server configuration lives in internal/config and the wire contract in
 // client.
 //
-// One file per command group; main.go holds the root and the plumbing every
-// command shares (I/O, environment, error reporting).
+// One file per command group, split by idea as <group>_<idea>.go when it
+// outgrows one (bench_*.go); main.go holds the root and the plumbing every
+// command shares (I/O, environment, error reporting). Durations are read
+// and printed with internal/duration, the syntax the server's settings and
+// the API's wait take too.
+//
+// bench never consumes from a topic it did not create: without TOPIC it
+// works in a scratch topic of its own, which it deletes however it ends.
 package main

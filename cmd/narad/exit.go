@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/narad-io/narad/client"
@@ -56,6 +57,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &sigErr):
 		return exitSignalBase + int(sigErr.sig)
+	case errors.Is(err, errBenchInterrupted):
+		return exitInterrupted
 	case errors.As(err, &nf):
 		return exitNotFound
 	}
@@ -86,10 +89,16 @@ func withSignals(parent context.Context) (context.Context, context.CancelFunc) {
 		case <-done:
 		}
 	}()
+	// Idempotent, as signal.NotifyContext's stop is: bench stops the
+	// handler at the first Ctrl-C (so a second one kills it) and again on
+	// return.
+	var once sync.Once
 	return ctx, func() {
-		signal.Stop(ch)
-		close(done)
-		cancel(context.Canceled)
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel(context.Canceled)
+		})
 	}
 }
 

@@ -98,6 +98,12 @@ type cli struct {
 
 func (c cli) run(t *testing.T, args ...string) result {
 	t.Helper()
+	return c.runWith(t, context.Background(), args...)
+}
+
+// runWith is run under parent: cancelling it is what Ctrl-C does.
+func (c cli) runWith(t *testing.T, parent context.Context, args ...string) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	a := &app{
 		stdin:    strings.NewReader(c.stdin),
@@ -119,10 +125,10 @@ func (c cli) run(t *testing.T, args ...string) result {
 	}
 	// A deadline turns a command that never ends (a loop that stopped
 	// making progress) into a failed test instead of a hung one.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(parent, 20*time.Second)
 	defer cancel()
 	code := a.run(ctx, args)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && parent.Err() == nil {
 		t.Fatalf("narad %v did not finish within 20s", args)
 	}
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}

@@ -63,7 +63,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
 	var sigErr *signalError
-	if err != nil && !errors.As(err, &sigErr) {
+	// A command stopped by a signal says nothing more: what it printed
+	// stands (bench has printed its partial report).
+	if err != nil && !errors.As(err, &sigErr) && !errors.Is(err, errBenchInterrupted) {
 		fmt.Fprintf(a.stderr, "narad: %v\n", a.explain(err))
 	}
 	return code

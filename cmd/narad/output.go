@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dustin/go-humanize"
 	"github.com/narad-io/narad/client"
 )
 
@@ -124,18 +125,9 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// formatBytes prints a size in binary units.
+// formatBytes prints a size in binary units ("1.5 KiB", "64 MiB").
 func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return humanize.IBytes(uint64(max(n, 0)))
 }
 
 // orDash keeps empty table cells visible.

@@ -65,8 +65,9 @@ func TestMessagePrinter(t *testing.T) {
 	}
 }
 
+// formatBytes is go-humanize's IBytes: one decimal below 10 of a unit, none above.
 func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 64 << 20: "64.0 MiB", 3 << 30: "3.0 GiB"} {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 64 << 20: "64 MiB", 3 << 30: "3.0 GiB", 1536 << 20: "1.5 GiB", 1 << 60: "1.0 EiB", -1: "0 B"} {
 		if got := formatBytes(n); got != want {
 			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
 		}

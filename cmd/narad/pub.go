@@ -91,12 +91,12 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 	}
 	total := f.count * len(payloads)
 	prog := a.newProgress()
-	pace := newPacer(f.rate)
+	pace := newLimiter(f.rate)
 	start := time.Now()
 	sent := 0
 	for i := range f.count {
 		for _, p := range payloads {
-			if err := pace.wait(ctx); err != nil {
+			if err := pace.Wait(ctx); err != nil {
 				return err
 			}
 			if expand {
@@ -158,42 +158,4 @@ func (a *app) readPayloads(args []string, f pubFlags) ([][]byte, bool, error) {
 		return nil, false, errors.New("--lines: the input has no non-empty line")
 	}
 	return out, fromArg, nil
-}
-
-// pacer spaces calls so they average at most rate per second. It schedules
-// against the start time rather than sleeping a fixed gap, so the time
-// spent in each request does not lower the rate.
-type pacer struct {
-	interval time.Duration
-	next     time.Time
-}
-
-func newPacer(rate float64) *pacer {
-	if rate <= 0 {
-		return &pacer{}
-	}
-	return &pacer{interval: time.Duration(float64(time.Second) / rate)}
-}
-
-func (p *pacer) wait(ctx context.Context) error {
-	if p.interval == 0 {
-		return ctx.Err()
-	}
-	now := time.Now()
-	if p.next.Before(now) {
-		// Behind schedule (a slow request): start again from now instead
-		// of bursting to catch up, since --rate is a cap.
-		p.next = now
-	}
-	if d := p.next.Sub(now); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	p.next = p.next.Add(p.interval)
-	return nil
 }

@@ -171,13 +171,12 @@ func (a *app) clientFor(t target) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &waiter{a: a, budget: budget}
+	w := &waiter{a: a, server: strings.TrimRight(t.server, "/"), budget: budget}
 	c := client.New(t.server, t.user, t.password, hc, client.WithRetry(client.RetryPolicy{
 		MaxElapsed: budget,
 		Backoff:    retryPace,
 		OnRetry:    w.onRetry,
 	}))
-	w.server = c.BaseURL()
 	return c, nil
 }
 

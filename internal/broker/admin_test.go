@@ -19,6 +19,10 @@ func ip(v int) *int      { return &v }
 func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 	ctx := testCtx(t)
 	createTestTopic(t, b, "orders", 3)
+	typed := `{"type":"object","properties":{"id":{"type":"integer"},"note":{"type":"string"}}}`
+	if _, err := b.CreateTopic(ctx, CreateTopicRequest{Name: "evolving", Partitions: 1, Schema: json.RawMessage(typed)}, ""); err != nil {
+		t.Fatal(err)
+	}
 	long := strings.Repeat("n", MaxTopicNameLen+1)
 
 	creates := []struct {
@@ -73,6 +77,11 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 		{"bad name", "a b", AlterTopicRequest{RetentionMs: i64(0)}, 400, "", "outside"},
 		{"nothing to change", "orders", AlterTopicRequest{}, 400, "", "nothing to change"},
 		{"shrink", "orders", AlterTopicRequest{Partitions: ip(2)}, 400, "", "partitions may only grow: \"orders\" has 3, asked for 2"},
+		// The count it has changes nothing: 400 like {}, as the reference answers.
+		{"same partition count", "orders", AlterTopicRequest{Partitions: ip(3)}, 400, "", "nothing to change: \"orders\" already has 3 partitions"},
+		// An incompatible evolution is an invalid request, not a conflict.
+		{"schema drops a property", "evolving", AlterTopicRequest{Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`)}, 400, "", "incompatible schema change"},
+		{"schema changes a type", "evolving", AlterTopicRequest{Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"note":{"type":"string"}}}`)}, 400, "", "incompatible schema change"},
 		{"grow past 108", "orders", AlterTopicRequest{Partitions: ip(109)}, 400, "", "1..108"},
 		{"retention", "orders", AlterTopicRequest{RetentionMs: i64(5)}, 400, "", "retention_ms"},
 		{"visibility", "orders", AlterTopicRequest{VisibilityTimeoutMs: i64(0)}, 400, "", "visibility_timeout_ms"},
@@ -92,8 +101,12 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 	refused(t, "delete a bad name", b.DeleteTopic(ctx, ".."), 400, "", "reserved")
 	_, err = b.DescribeTopic("nope")
 	refused(t, "describe an unknown topic", err, 404, refusal.ErrTopicNotFound, "does not exist")
-	_, _, err = b.ListTopics(1001, "")
-	refused(t, "list 1001", err, 400, "", "limit must be 1..1000, got 1001")
+	_, _, err = b.ListTopics(-1, "")
+	refused(t, "list -1", err, 400, "", "limit must be 1..1000, got -1")
+	// Above the largest page is served capped, as the reference does.
+	if page, _, err := b.ListTopics(MaxListLimit+1, ""); err != nil || len(page) == 0 || len(page) > MaxListLimit {
+		t.Errorf("list %d: %d topics, %v; want a capped page", MaxListLimit+1, len(page), err)
+	}
 	_, _, err = b.ListTopics(10, "not/a/name")
 	refused(t, "list from a forged token", err, 400, "", "page_token is not one this server issued")
 
@@ -107,11 +120,15 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 	// What the refusals guard still works: defaults applied, growth
 	// assigned at once, delete on a full disk.
 	v, err := b.CreateTopic(ctx, CreateTopicRequest{Name: "fresh"}, "alice")
-	if err != nil || v.Partitions != 3 || v.VisibilityTimeoutMs != 30_000 || v.Owner != "alice" || v.Role != "plain" {
+	if err != nil || v.Partitions != 3 || v.VisibilityTimeoutMs != 30_000 || v.Owner != "alice" || v.Role != "standalone" {
 		t.Fatalf("create with defaults: %+v, %v", v, err)
 	}
 	if v, err = b.AlterTopic(ctx, "fresh", AlterTopicRequest{Partitions: ip(5)}); err != nil || v.Partitions != 5 {
 		t.Fatalf("grow: %+v, %v", v, err)
+	}
+	// The count it has, with a real change beside it, is no refusal.
+	if v, err = b.AlterTopic(ctx, "fresh", AlterTopicRequest{Partitions: ip(5), MaxInFlight: ip(7)}); err != nil || v.MaxInFlight != 7 {
+		t.Fatalf("same count with another change: %+v, %v", v, err)
 	}
 	if o, ok := b.meta.Owner("fresh", 4); !ok || o != "n1" {
 		t.Fatalf("new partition 4 owned by %q (%v), want this node at once", o, ok)

@@ -67,6 +67,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		FS:                 cfg.FS,
 		SkipCorrupt:        cfg.SkipCorrupt,
 		Hooks: storage.Hooks{
+			Flush:            func(d time.Duration) { m.FlushDuration.Observe(d.Seconds()) },
 			Fsync:            func(d time.Duration) { m.FsyncDuration.Observe(d.Seconds()) },
 			HWMPersist:       func(d time.Duration) { m.HWMPersistDuration.Observe(d.Seconds()) },
 			CorruptSkipped:   func(n uint64) { m.CorruptSkipped.Add(float64(n)) },

@@ -187,7 +187,9 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 		bytes += len(m.Payload)
 	}
 	if len(out) > 0 {
-		b.m.MessagesConsumed.WithLabelValues(t.Name).Add(float64(len(out)))
+		for _, m := range out {
+			b.m.MessagesConsumed.WithLabelValues(m.Topic, partLabel(m.Partition)).Inc()
+		}
 		b.m.BytesConsumed.Add(float64(bytes))
 	}
 	return out, nil

@@ -21,7 +21,7 @@ func (b *Broker) DescribeTopic(name string) (TopicView, error) {
 	if err != nil {
 		return TopicView{}, err
 	}
-	v := view(t)
+	v := b.view(t)
 	v.PartitionStats = make([]PartitionStats, t.Partitions)
 	remote := map[string][]int{}
 	for p := 0; p < t.Partitions; p++ {

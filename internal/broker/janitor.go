@@ -24,8 +24,8 @@ func (b *Broker) persistFrontiers() {
 		}
 		st := q.table.Stats()
 		lbl := []string{q.key.topic, partLabel(q.key.partition)}
-		b.m.InflightSize.WithLabelValues(lbl...).Set(float64(st.InFlight))
-		b.m.AckedAheadSize.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
+		b.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
+		b.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
 		if l := b.reg.Peek(q.key.topic, q.key.partition); l != nil {
 			b.m.ConsumerLag.WithLabelValues(lbl...).Set(float64(l.HWM() - min(l.HWM(), st.Frontier)))
 		}
@@ -169,8 +169,11 @@ func (b *Broker) reconcileTopics() {
 	for _, t := range topics {
 		parts += t.Partitions
 	}
-	b.m.TopicsTotal.Set(float64(len(topics)))
-	b.m.PartitionsTotal.Set(float64(parts))
+	b.m.Topics.Set(float64(len(topics)))
+	b.m.Partitions.Set(float64(parts))
+	// A topic deleted through another node, or a gauge a loop set again
+	// just after DeleteTopic forgot it, leaves no series behind.
+	b.m.PruneTopics(func(name string) bool { _, ok := b.meta.Topic(name); return ok })
 }
 
 // ReconcileStartup is the boot-time sweep of 06-cluster.md: wait (bounded)

@@ -88,9 +88,22 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		}
 		return ingressErr(err)
 	}
-	b.m.MessagesProduced.WithLabelValues(topic).Add(float64(len(recs)))
+	b.countProduced(topic, wrecs)
 	b.m.BytesProduced.Add(float64(bytes))
 	return nil
+}
+
+// countProduced adds accepted records to their partitions' counters: one
+// label lookup per run of records bound for the same partition.
+func (b *Broker) countProduced(topic string, recs []wal.Record) {
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].Partition == recs[i].Partition {
+			j++
+		}
+		b.m.MessagesProduced.WithLabelValues(topic, partLabel(int(recs[i].Partition))).Add(float64(j - i))
+		i = j
+	}
 }
 
 // errDiskFull is produce's answer on a full data disk.
@@ -138,13 +151,7 @@ func (b *Broker) produceTarget(topic string) (meta.Topic, meta.Topic, error) {
 		b.reject(topic, "delay_child")
 		return t, t, apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
 	}
-	schemaOf := t
-	if t.Parent != "" {
-		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
-			schemaOf = p
-		}
-	}
-	return t, schemaOf, nil
+	return t, b.schemaSource(t), nil
 }
 
 // validateRecords checks every record in order and refuses at the first

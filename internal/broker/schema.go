@@ -49,9 +49,22 @@ func (c *schemaCache) validate(t meta.Topic, payload []byte) error {
 	return nil
 }
 
+// schemaSource is the topic whose schema applies to t: an attached child's
+// is its parent's while the parent has one (the parent manages it), else
+// t's own.
+func (b *Broker) schemaSource(t meta.Topic) meta.Topic {
+	if t.Parent != "" {
+		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
+			return p
+		}
+	}
+	return t
+}
+
 // alterSchema validates a PATCHed schema: it must compile and, when the
-// topic has one already, be an additive evolution of it (409 otherwise).
-// JSON null removes the schema.
+// topic has one already, be an additive evolution of it. An incompatible
+// evolution is an invalid request (400, as the reference answers), not a
+// conflict with another resource. JSON null removes the schema.
 func (b *Broker) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpdate) error {
 	if t.Parent != "" { // setting or clearing alike: the parent manages it while attached
 		return apierr.Conflict("%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
@@ -65,7 +78,7 @@ func (b *Broker) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpd
 	}
 	if hasSchema(t.Schema) {
 		if err := schema.Compatible(t.Schema, raw); err != nil {
-			return apierr.Conflict("incompatible schema change: %v", err)
+			return apierr.BadRequest("incompatible schema change (only additive evolutions are allowed): %v", err)
 		}
 	}
 	u.Schema = raw

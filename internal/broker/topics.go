@@ -39,7 +39,13 @@ type AlterTopicRequest struct {
 // TopicView is a topic as the API shows it (topic.View).
 type TopicView = topic.View
 
-func view(t meta.Topic) TopicView { return topic.ViewOf(t) }
+// view is t as the API shows it. An attached child shows the schema it
+// inherits (the one its records are checked against, and the one it
+// keeps when it is detached), not the one its record held before.
+func (b *Broker) view(t meta.Topic) TopicView {
+	t.Schema = b.schemaSource(t).Schema
+	return topic.ViewOf(t)
+}
 
 func validRetention(v int64) error {
 	if v != 0 && v < minRetentionMs {
@@ -171,7 +177,7 @@ func (b *Broker) View(name string) (TopicView, error) {
 	if !ok {
 		return TopicView{}, apierr.Unavailable(time.Second, "topic %q committed but not yet applied here", name)
 	}
-	return view(t), nil
+	return b.view(t), nil
 }
 
 // TopicRecord is topic's metadata record from the local replica (its
@@ -211,14 +217,24 @@ func (b *Broker) assign(topic string, from, to int, parent string) []meta.Assign
 	return as
 }
 
-// ListTopics pages topics by name.
+// Topic listing page sizes (02-http-api.md).
+const (
+	DefaultListLimit = 100
+	// MaxListLimit is the largest page: a larger limit is capped to it,
+	// not refused, as the reference does (the API says so in a header).
+	MaxListLimit = 1000
+)
+
+// ListTopics pages topics by name; 0 is the default page size and a limit
+// above MaxListLimit is capped to it.
 func (b *Broker) ListTopics(limit int, pageToken string) ([]TopicView, string, error) {
 	if limit == 0 {
-		limit = 100
+		limit = DefaultListLimit
 	}
-	if limit < 1 || limit > 1000 {
-		return nil, "", apierr.BadRequest("limit must be 1..1000, got %d", limit)
+	if limit < 1 {
+		return nil, "", apierr.BadRequest("limit must be 1..%d, got %d", MaxListLimit, limit)
 	}
+	limit = min(limit, MaxListLimit)
 	if pageToken != "" {
 		if err := ValidateTopicName(pageToken); err != nil {
 			return nil, "", apierr.BadRequest("page_token is not one this server issued")
@@ -227,7 +243,7 @@ func (b *Broker) ListTopics(limit int, pageToken string) ([]TopicView, string, e
 	page, next := b.meta.ListTopics(pageToken, limit)
 	out := make([]TopicView, len(page))
 	for i, t := range page {
-		out[i] = view(t)
+		out[i] = b.view(t)
 	}
 	return out, next, nil
 }
@@ -282,10 +298,14 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		if n < t.Partitions {
 			return TopicView{}, apierr.BadRequest("partitions may only grow: %q has %d, asked for %d", name, t.Partitions, n)
 		}
+		if n == t.Partitions && !changed {
+			// The count it already has changes nothing (the reference's 400).
+			return TopicView{}, apierr.BadRequest("nothing to change: %q already has %d partitions (partitions may only grow)", name, n)
+		}
 		if n > t.Partitions {
 			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n, t.Parent)
+			changed = true
 		}
-		changed = true
 	}
 	if !changed {
 		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, schema, partitions")
@@ -297,7 +317,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 	if err != nil {
 		return TopicView{}, err
 	}
-	return view(t), nil
+	return b.view(t), nil
 }
 
 // checkDelayFloor: a parent must retain at least delay + 1 h for each delay
@@ -312,7 +332,8 @@ func (b *Broker) checkDelayFloor(parent meta.Topic, retentionMs int64) error {
 			continue
 		}
 		if floor := child.FanoutDelayMs + 3_600_000; retentionMs < floor {
-			return apierr.Conflict("retention_ms %d is below %d, the floor of delay child %q (delay + 1 h)", retentionMs, floor, c)
+			// An invalid combination, not a conflict: 400, as the reference answers.
+			return apierr.BadRequest("retention_ms %d is below %d, the floor of delay child %q (delay + 1 h)", retentionMs, floor, c)
 		}
 	}
 	return nil
@@ -327,6 +348,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 		return err
 	}
 	b.dropQueues(name)
+	b.m.ForgetTopic(name)
 	// The data goes once the leader confirms the topic is gone; if that
 	// cannot be had now, the reconcile loop retries (the data is kept).
 	if err := b.clearOrphanDir(ctx, name); err != nil {

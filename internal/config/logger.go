@@ -12,12 +12,27 @@ func NewLogger(cfg Config) *slog.Logger {
 }
 
 // NewLoggerTo is NewLogger writing to w, for tests and embedding.
+//
+// Every record has each key once (uniqueKeys: a room's logger carries
+// component=<room>, and a record from a library it wraps names its own
+// component, which wins), and a duration is written as Go's duration
+// string ("10s", "1.5ms"), never as a count of nanoseconds a reader must
+// divide.
 func NewLoggerTo(w io.Writer, cfg Config) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: parseLevel(cfg.Log.Level)}
+	opts := &slog.HandlerOptions{Level: parseLevel(cfg.Log.Level), ReplaceAttr: durationString}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if cfg.Log.Format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(&uniqueKeys{inner: h})
+}
+
+// durationString writes time.Duration values as strings.
+func durationString(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // parseLevel maps the validated level names; anything else (a Config built

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/narad-io/narad/internal/duration"
 )
 
 // The parsers below take text from any layer (file values are turned into
@@ -19,25 +21,17 @@ func parseInt(text string) (int64, error) {
 }
 
 func parseDuration(text string) (time.Duration, error) {
-	d, err := time.ParseDuration(strings.TrimSpace(text))
+	d, err := duration.Parse(strings.TrimSpace(text))
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (want e.g. \"10s\", \"500ms\", \"2m\")", text)
+		return 0, fmt.Errorf("%q is not a duration (want e.g. \"10s\", \"500ms\", \"2m\", \"7d\")", text)
 	}
 	return d, nil
 }
 
 // parseMillis reads a *_MS setting: a bare integer is milliseconds (what the
-// name promises), anything else must be a Go duration string.
+// name promises), anything else must be a duration string.
 func parseMillis(text string) (time.Duration, error) {
-	t := strings.TrimSpace(text)
-	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
-		const maxMs = int64(1<<63-1) / int64(time.Millisecond)
-		if n > maxMs || n < -maxMs {
-			return 0, fmt.Errorf("%q milliseconds is out of range", text)
-		}
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(t)
+	d, err := duration.ParseMillis(strings.TrimSpace(text))
 	if err != nil {
 		return 0, fmt.Errorf("%q is neither milliseconds nor a duration (want e.g. 30000 or \"30s\")", text)
 	}

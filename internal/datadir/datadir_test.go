@@ -1,6 +1,7 @@
 package datadir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,28 @@ func TestCheckOrphans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A second holder of a data directory is refused at once, by the pid of
+// the first; once the first lets go (or dies: the kernel drops its flock)
+// the directory can be taken again.
+func TestLockRefusesASecondHolderByPid(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Lock(dir)
+	want := fmt.Sprintf("data directory %s is in use by pid %d", dir, os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "NARAD_DATA_DIR") {
+		t.Fatalf("second Lock: %v, want %q and the setting to change", err, want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := Lock(dir)
+	if err != nil {
+		t.Fatalf("Lock after the first holder closed: %v", err)
+	}
+	l2.Close()
 }

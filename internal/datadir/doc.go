@@ -2,6 +2,11 @@
 //
 // # The invariants
 //
+//   - A data directory serves one process at a time. The first thing a
+//     start does is take an flock on its LOCK file and write its pid there
+//     (Lock); a second node started on the same directory is refused at
+//     once, by the holder's pid, before it reads anything. The kernel drops
+//     the lock with its holder, so a killed node leaves none behind.
 //   - A data directory belongs to one node id, forever. The first start
 //     writes the id to the file node-id (write-temp, fsync, rename, fsync
 //     of the directory); every later start reads it back. A node started

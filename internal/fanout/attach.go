@@ -30,6 +30,33 @@ type AttachRequest struct {
 	Start   string          `json:"start"`
 }
 
+// AttachView is the answer to an attach (02-http-api.md): the parent's
+// record as the reference answers it ("role": "parent", "children" with
+// the new child), plus the new link at the top level. A remote child's
+// link also names its target (never its credentials) and its state, and
+// carries the warnings an operator should read (a plaintext target with
+// credentials). The link's fields are shallower than the embedded
+// record's, so they are the ones encoded.
+type AttachView struct {
+	topic.View
+	Child         string             `json:"child"`
+	AttachEpoch   string             `json:"attach_epoch"`
+	AttachOffsets []uint64           `json:"attach_offsets"`
+	DelayMs       int64              `json:"delay_ms"`
+	Remote        *meta.RemoteTarget `json:"remote,omitempty"`
+	State         string             `json:"state,omitempty"`
+	Warnings      []string           `json:"warnings,omitempty"`
+}
+
+// attachView is the answer to the attach of spec (committed as child).
+func (e *Engine) attachView(parent, child string, spec meta.AttachSpec) (AttachView, error) {
+	v, err := e.topics.View(parent)
+	if err != nil {
+		return AttachView{}, err
+	}
+	return AttachView{View: v, Child: child, AttachEpoch: spec.Epoch, AttachOffsets: spec.AttachOffsets, DelayMs: spec.DelayMs}, nil
+}
+
 // NewEpoch returns a fresh attach epoch: 8 random bytes, hex (F12).
 func NewEpoch() string {
 	var b [8]byte
@@ -40,45 +67,45 @@ func NewEpoch() string {
 // Attach links child under parent from now on (no backfill): it checks
 // every rule, records the attach point of each parent partition, and
 // commits the link with a fresh epoch in one Raft command.
-func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (topic.View, error) {
+func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (AttachView, error) {
 	remote := len(req.Remote) > 0 && string(req.Remote) != "null"
 	if req.Start != "" && !remote {
-		return topic.View{}, apierr.BadRequest("start applies to remote children only")
+		return AttachView{}, apierr.BadRequest("start applies to remote children only")
 	}
 	if remote {
 		return e.attachRemote(ctx, parentName, req)
 	}
 	if err := topic.ValidateName(parentName); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	if req.Child == "" {
-		return topic.View{}, apierr.BadRequest("child is required")
+		return AttachView{}, apierr.BadRequest("child is required")
 	}
 	if err := topic.ValidateName(req.Child); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	if err := validDelay(req.DelayMs); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok {
-		return topic.View{}, apierr.NotFound("parent topic %q does not exist", parentName)
+		return AttachView{}, apierr.NotFound("parent topic %q does not exist", parentName)
 	}
 	child, ok := e.meta.Topic(req.Child)
 	if !ok {
-		return topic.View{}, apierr.NotFound("child topic %q does not exist", req.Child)
+		return AttachView{}, apierr.NotFound("child topic %q does not exist", req.Child)
 	}
 	if err := checkLink(parent, child, req.DelayMs); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	spec, err := e.attachSpec(ctx, parent, req.DelayMs, startAttach)
 	if err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	if err := e.topics.MetaErr(e.meta.Attach(ctx, req.Child, spec)); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
-	return e.topics.View(req.Child)
+	return e.attachView(parentName, req.Child, spec)
 }
 
 // CreateChild creates a topic and attaches it to its parent in one Raft
@@ -86,6 +113,9 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 // default to the parent's.
 func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner string) (topic.View, error) {
 	if err := topic.ValidateName(req.Parent); err != nil {
+		return topic.View{}, err
+	}
+	if err := NotOwnParent(req.Name, req.Parent); err != nil {
 		return topic.View{}, err
 	}
 	delay := int64(0)
@@ -118,9 +148,19 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 	return e.topics.CommitTopic(ctx, t, &spec)
 }
 
+// NotOwnParent refuses a create whose parent is the topic itself: a
+// malformed request (400), decided from the body alone, before the parent
+// is looked up (so it is never a 404) or the name found taken (409).
+func NotOwnParent(name, parent string) error {
+	if name == parent {
+		return apierr.BadRequest("parent: a topic cannot be its own parent (%q)", name)
+	}
+	return nil
+}
+
 func validDelay(d int64) error {
 	if d < 0 || d > MaxDelayMs {
-		return apierr.BadRequest("delay must be 0 (a plain child) or 1 ms .. 1 year (%d ms), got %d", MaxDelayMs, d)
+		return apierr.BadRequest("delay must be 0 (no delay) or 1 ms .. 1 year (%d ms), got %d", MaxDelayMs, d)
 	}
 	return nil
 }
@@ -129,8 +169,8 @@ func validDelay(d int64) error {
 // metastore checks them again atomically inside the attach command.
 func checkLink(parent, child meta.Topic, delayMs int64) error {
 	switch {
-	case parent.Name == child.Name:
-		return apierr.Conflict("a topic cannot be its own child")
+	case parent.Name == child.Name: // an invalid combination, not a conflict: 400 as the reference answers
+		return apierr.BadRequest("a topic cannot be its own child: %q attached to itself", child.Name)
 	case parent.Parent != "":
 		return apierr.Conflict("%q is itself a child (of %q): no chains", parent.Name, parent.Parent)
 	case child.Parent != "":
@@ -140,12 +180,18 @@ func checkLink(parent, child meta.Topic, delayMs int64) error {
 	case len(parent.Children) >= meta.MaxChildren:
 		return apierr.Conflict("%q already has %d children, the most allowed", parent.Name, meta.MaxChildren)
 	case delayMs > 0 && parent.RetentionMs != 0 && parent.RetentionMs < delayMs+retentionMarginMs:
-		return apierr.Conflict("parent retention_ms %d is below delay + 1 h (%d): a delay child would lose records",
+		// The parent cannot buffer the delay: an invalid combination (400).
+		return apierr.BadRequest("parent retention_ms %d is below delay + 1 h (%d): a delay child would lose records",
 			parent.RetentionMs, delayMs+retentionMarginMs)
 	}
 	// Schema inheritance: the child takes the parent's schema while attached;
-	// a child with its own schema must be compatible with it.
-	if len(parent.Schema) > 0 && len(child.Schema) > 0 {
+	// a child with its own schema must be compatible with it, and cannot go
+	// under a parent without one (its schema would stop applying).
+	switch hasP, hasC := len(parent.Schema) > 0, len(child.Schema) > 0; {
+	case hasC && !hasP:
+		return apierr.Conflict("%q has a schema and %q has none: a child inherits its parent's schema, so it would lose its own; give %q a schema first, or clear %q's",
+			child.Name, parent.Name, parent.Name, child.Name)
+	case hasC:
 		if err := schema.ChildCompatible(parent.Schema, child.Schema); err != nil {
 			return apierr.Conflict("schema of %q is incompatible with its parent's: %v", child.Name, err)
 		}
@@ -238,8 +284,8 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 	return meta.AttachSpec{Parent: parent.Name, Epoch: NewEpoch(), AttachOffsets: offs, DelayMs: delayMs}, nil
 }
 
-// Detach ends the link; the child keeps its data as a plain topic. Its
-// cursors stop on the next reconcile tick; their files go with the orphan
+// Detach ends the link; the child keeps its data and the schema it
+// inherited, as a standalone topic. Its cursors stop on the next reconcile tick; their files go with the orphan
 // sweep, leader-confirmed.
 func (e *Engine) Detach(ctx context.Context, parentName, childName string) error {
 	for _, n := range []string{parentName, childName} {

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
@@ -23,20 +24,27 @@ type ChildView struct {
 	DroppedMessages uint64   `json:"dropped_messages"`
 
 	// Remote children (F28, F29): the target without credentials, the
-	// worst state of the link's cursors, and per parent partition the
+	// worst state of the link's cursors and why (the reason of the
+	// partition in that state, which names the refused record's parent
+	// offset when it is "rejected"), and per parent partition the
 	// recovery point: the target holds everything committed before it.
 	Remote        *meta.RemoteTarget `json:"remote,omitempty"`
 	State         string             `json:"state,omitempty"`
+	StateReason   string             `json:"state_reason,omitempty"`
 	RecoveryPoint []RecoveryPoint    `json:"recovery_point,omitempty"`
 }
 
 // RecoveryPoint is one parent partition's part of a remote child's
 // recovery point; CommittedAtMs is 0 until the target acknowledged a
-// record since this node started the cursor.
+// record since this node started the cursor. State is the partition's
+// link state once its cursor sent anything; RejectedOffset is the parent
+// offset the link stopped at when the target rejects that record.
 type RecoveryPoint struct {
-	Partition     int    `json:"partition"`
-	NextOffset    uint64 `json:"next_offset"`
-	CommittedAtMs int64  `json:"committed_at_ms"`
+	Partition      int     `json:"partition"`
+	NextOffset     uint64  `json:"next_offset"`
+	CommittedAtMs  int64   `json:"committed_at_ms"`
+	State          string  `json:"state,omitempty"`
+	RejectedOffset *uint64 `json:"rejected_offset,omitempty"`
 }
 
 // ChildrenView is the children listing.
@@ -149,8 +157,9 @@ func (e *Engine) CursorPositions(parentName string, p int) []topic.CursorPositio
 		c, running := e.running[cursorKey{parentName, name, p}]
 		e.mu.Unlock()
 		if running && c.started.Load() && c.link.epoch == child.AttachEpoch {
+			reason, rejected := linkDetailOf(c)
 			out = append(out, topic.CursorPosition{Child: name, Epoch: child.AttachEpoch, NextOffset: c.pos.Load(),
-				State: linkState(c), AckedAtMs: c.ackedAt.Load()})
+				State: linkState(c), AckedAtMs: c.ackedAt.Load(), StateReason: reason, RejectedOffset: rejected})
 			continue
 		}
 		dir, err := e.logs.Dir(parentName, p)
@@ -170,14 +179,19 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]topic.Partit
 	if child.Remote != nil {
 		v.Remote, v.State, v.RecoveryPoint = child.Remote.Public(), StateRunning, []RecoveryPoint{}
 	}
-	// notePoint notes a remote child's partition: its recovery point and state.
-	notePoint := func(p int, pos uint64, state string, ackedAt int64) {
+	// notePoint notes a remote child's partition: its recovery point,
+	// state and the state's reason.
+	notePoint := func(p int, pos uint64, cp topic.CursorPosition) {
 		if child.Remote == nil {
 			return
 		}
-		v.RecoveryPoint = append(v.RecoveryPoint, RecoveryPoint{Partition: p, NextOffset: pos, CommittedAtMs: ackedAt})
-		if stateRank(state) > stateRank(v.State) {
-			v.State = state
+		v.RecoveryPoint = append(v.RecoveryPoint, RecoveryPoint{Partition: p, NextOffset: pos, CommittedAtMs: cp.AckedAtMs,
+			State: cp.State, RejectedOffset: cp.RejectedOffset})
+		if stateRank(cp.State) > stateRank(v.State) {
+			v.State, v.StateReason = cp.State, ""
+			if cp.StateReason != "" {
+				v.StateReason = fmt.Sprintf("partition %d: %s", p, cp.StateReason)
+			}
 		}
 	}
 	var dueLag float64
@@ -193,8 +207,7 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]topic.Partit
 				v.LagComplete = false
 				continue
 			}
-			cp := remoteCursor(r, child)
-			notePoint(p, pos, cp.State, cp.AckedAtMs)
+			notePoint(p, pos, remoteCursor(r, child))
 			v.LagMessages += r.Stats.HighWatermark - min(r.Stats.HighWatermark, pos)
 			continue
 		}
@@ -207,9 +220,10 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]topic.Partit
 		c, running := e.running[cursorKey{parent.Name, child.Name, p}]
 		e.mu.Unlock()
 		if running {
-			notePoint(p, pos, linkState(c), c.ackedAt.Load())
+			reason, rejected := linkDetailOf(c)
+			notePoint(p, pos, topic.CursorPosition{State: linkState(c), AckedAtMs: c.ackedAt.Load(), StateReason: reason, RejectedOffset: rejected})
 		} else {
-			notePoint(p, pos, "", 0)
+			notePoint(p, pos, topic.CursorPosition{})
 		}
 		st, err := e.logs.Describe(parent.Name, p)
 		if err != nil || !st.Exact {

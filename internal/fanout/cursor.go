@@ -25,10 +25,12 @@ type cursor struct {
 	started  atomic.Bool
 	dueLagMs atomic.Int64
 
-	// Remote children only (F28, F29): the link state, and the commit time
-	// of the last record the target acknowledged.
+	// Remote children only (F28, F29): the link state, the commit time of
+	// the last record the target acknowledged, and why the link is not
+	// running (nil while it is).
 	state   atomic.Value // string
 	ackedAt atomic.Int64
+	detail  atomic.Pointer[linkDetail]
 }
 
 func (c *cursor) stop() {

@@ -120,12 +120,23 @@ func (s *seamLogs) Describe(name string, p int) (storage.Stats, error) {
 	return st, err
 }
 
-// seamStats is the engine's stats source: the broker, with a hook that can
-// rewrite local reports.
+// seamStats is the engine's stats source: the broker, with hooks that can
+// rewrite local reports and stand in for other owners' Stats RPC.
 type seamStats struct {
 	Stats
-	mu    sync.Mutex
-	local func([]topic.PartitionReport) []topic.PartitionReport
+	mu     sync.Mutex
+	local  func([]topic.PartitionReport) []topic.PartitionReport
+	remote func(owner, name string, parts []int) ([]topic.PartitionReport, error)
+}
+
+func (s *seamStats) RemoteStats(ctx context.Context, owner, name string, parts []int) ([]topic.PartitionReport, error) {
+	s.mu.Lock()
+	f := s.remote
+	s.mu.Unlock()
+	if f != nil {
+		return f(owner, name, parts)
+	}
+	return s.Stats.RemoteStats(ctx, owner, name, parts)
 }
 
 func (s *seamStats) LocalReports(name string, parts []int, exact bool) []topic.PartitionReport {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/narad-io/narad/client"
 	"github.com/narad-io/narad/internal/apierr"
@@ -71,19 +74,21 @@ func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
 }
 
 // attachRemote creates a remote child: a link record with no partitions,
-// created attached in one Raft command (F25).
-func (e *Engine) attachRemote(ctx context.Context, parentName string, req AttachRequest) (topic.View, error) {
+// created attached in one Raft command (F25). The answer describes the
+// link: its target (without credentials), its state, and a warning when
+// credentials would cross the network in plaintext.
+func (e *Engine) attachRemote(ctx context.Context, parentName string, req AttachRequest) (AttachView, error) {
 	for _, n := range []string{parentName, req.Child} {
 		if err := topic.ValidateName(n); err != nil {
-			return topic.View{}, err
+			return AttachView{}, err
 		}
 	}
 	target, err := parseRemote(req.Remote)
 	if err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	if req.DelayMs != 0 {
-		return topic.View{}, apierr.BadRequest("a remote child has no delay")
+		return AttachView{}, apierr.BadRequest("a remote child has no delay")
 	}
 	start := req.Start
 	switch start {
@@ -91,30 +96,52 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 		start = startAttach
 	case startAttach, startFrontier, startOldest:
 	default:
-		return topic.View{}, apierr.BadRequest("start %q: want attach, frontier or oldest", req.Start)
+		return AttachView{}, apierr.BadRequest("start %q: want attach, frontier or oldest", req.Start)
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok || parent.Remote != nil {
-		return topic.View{}, apierr.NotFound("parent topic %q does not exist", parentName)
+		return AttachView{}, apierr.NotFound("parent topic %q does not exist", parentName)
 	}
 	if existing, ok := e.meta.Topic(req.Child); ok {
 		if existing.Remote != nil {
-			return topic.View{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
+			return AttachView{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
 		}
-		return topic.View{}, apierr.Conflict("a topic named %q exists here; a remote child needs a name of its own", req.Child)
+		return AttachView{}, apierr.Conflict("a topic named %q exists here; a remote child needs a name of its own", req.Child)
 	}
 	child := meta.Topic{Name: req.Child, Remote: &target, CreatedAt: e.clk.Now().Unix()}
 	if err := checkLink(parent, child, 0); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	spec, err := e.attachSpec(ctx, parent, 0, start)
 	if err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
 	if err := e.topics.MetaErr(e.meta.CreateTopic(ctx, child, nil, &spec)); err != nil {
-		return topic.View{}, err
+		return AttachView{}, err
 	}
-	return e.topics.View(req.Child)
+	v, err := e.attachView(parentName, req.Child, spec)
+	if err != nil {
+		return AttachView{}, err
+	}
+	// Until its first send the link reads "running", as the listing says.
+	v.Remote, v.State = target.Public(), StateRunning
+	if w := plaintextWarning(target); w != "" {
+		v.Warnings = append(v.Warnings, w)
+		e.cfg.Logger.Warn("remote child: credentials will cross the network in plaintext", "parent", parentName,
+			"child", req.Child, "target", target.URL)
+	}
+	return v, nil
+}
+
+// plaintextWarning is the warning for a target that gets credentials over
+// plain http:// (F30 allows it: inside a trusted network, or behind a
+// TLS-terminating proxy), or "" when there is nothing to warn about.
+func plaintextWarning(t meta.RemoteTarget) string {
+	if t.Username == "" || !strings.HasPrefix(t.URL, "http://") {
+		return ""
+	}
+	return fmt.Sprintf("remote.url %s is plaintext http:// and the link has credentials: they cross the network unencrypted with every batch; use https:// unless the path is trusted",
+		t.URL)
 }
 
 // sendRemote delivers a slab to a remote child (F26–F28): split into lanes
@@ -171,9 +198,11 @@ func (e *Engine) sendRemote(ctx context.Context, c *cursor, slab *[]storage.Reco
 		}
 		if worst == nil {
 			c.ackedAt.Store(lastAt)
+			c.detail.Store(nil)
 			e.setLinkState(c, StateRunning)
 			return nil
 		}
+		c.detail.Store(detailOf(worst, worstState))
 		e.setLinkState(c, worstState)
 		e.cfg.Logger.Warn("remote child: send failing; retrying the failed lanes", "parent", k.parent, "child", k.child,
 			"partition", k.partition, "state", worstState, "err", worst)
@@ -257,6 +286,40 @@ func (e *Engine) refreshLinkState(parent, child string, gone cursorKey) {
 		}
 		e.m.RemoteLinkState.WithLabelValues(parent, child, s).Set(v)
 	}
+}
+
+// linkDetail says why a remote link is not running: the failed send's
+// error, and for a record the target rejects, its parent offset (F28). The
+// listing shows it, through the stats RPC for a partition owned elsewhere:
+// before, only the owner's log said which record stopped the link.
+type linkDetail struct {
+	reason   string
+	rejected *uint64
+}
+
+// maxReasonBytes bounds a state reason: the target's error sentence is
+// the useful part, and a listing must stay small.
+const maxReasonBytes = 512
+
+func detailOf(err error, state string) *linkDetail {
+	d := &linkDetail{reason: err.Error()}
+	if len(d.reason) > maxReasonBytes {
+		d.reason = strings.ToValidUTF8(d.reason[:maxReasonBytes], "") + "…"
+	}
+	var re *refusedError
+	if state == StateRejected && errors.As(err, &re) {
+		off := re.offset
+		d.rejected = &off
+	}
+	return d
+}
+
+// linkDetailOf is a cursor's state reason and rejected offset.
+func linkDetailOf(c *cursor) (string, *uint64) {
+	if d := c.detail.Load(); d != nil {
+		return d.reason, d.rejected
+	}
+	return "", nil
 }
 
 // linkState is a cursor's link state; "" before its first send.

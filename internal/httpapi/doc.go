@@ -17,6 +17,14 @@
 // does not answer in time is a 503 with Retry-After — never a connection
 // closed with no answer by the HTTP write timeout.
 //
+// The document: openapi.json is the OpenAPI 3.1 description of every
+// route here, embedded and served at GET /v1/openapi.json without
+// credentials (it is the API's shape, the same on every node, and holds
+// nothing of the node's). Its tests hold it to the server: the route
+// table, the query parameters each route accepts (asked of the routes
+// themselves), the statuses of 02-http-api.md, and every answer the
+// package's tests see (status, and JSON body against its schema).
+//
 // Invariants: a malformed request gets 400 and changes nothing; unknown
 // JSON fields are refused; bodies over their cap are refused with 413
 // without being read whole; every error body is {"error": "<sentence>"};

@@ -90,17 +90,17 @@ type fakePlane struct {
 
 func (f *fakePlane) CreateTopic(_ context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {
 	err := f.note(true, "CreateTopic", "%s partitions=%d owner=%s", req.Name, req.Partitions, owner)
-	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Partitions: req.Partitions, Owner: owner}, Role: "plain"}, err
+	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Partitions: req.Partitions, Owner: owner}, Role: "standalone"}, err
 }
 
 func (f *fakePlane) ListTopics(limit int, pageToken string) ([]broker.TopicView, string, error) {
 	err := f.note(false, "ListTopics", "limit=%d token=%q", limit, pageToken)
-	return []broker.TopicView{{Topic: meta.Topic{Name: "orders", Partitions: 3}, Role: "plain"}}, "orders", err
+	return []broker.TopicView{{Topic: meta.Topic{Name: "orders", Partitions: 3}, Role: "standalone"}}, "orders", err
 }
 
 func (f *fakePlane) DescribeTopic(name string) (broker.TopicView, error) {
 	err := f.note(false, "DescribeTopic", "%s", name)
-	return broker.TopicView{Topic: meta.Topic{Name: name, Partitions: 3}, Role: "plain"}, err
+	return broker.TopicView{Topic: meta.Topic{Name: name, Partitions: 3}, Role: "standalone"}, err
 }
 
 func (f *fakePlane) AlterTopic(_ context.Context, name string, req broker.AlterTopicRequest) (broker.TopicView, error) {
@@ -109,7 +109,7 @@ func (f *fakePlane) AlterTopic(_ context.Context, name string, req broker.AlterT
 		detail += fmt.Sprintf(" retention_ms=%d", *req.RetentionMs)
 	}
 	err := f.note(true, "AlterTopic", "%s", detail)
-	return broker.TopicView{Topic: meta.Topic{Name: name}, Role: "plain"}, err
+	return broker.TopicView{Topic: meta.Topic{Name: name}, Role: "standalone"}, err
 }
 
 func (f *fakePlane) DeleteTopic(_ context.Context, name string) error {
@@ -202,9 +202,10 @@ func (f *fakeFan) CreateChild(_ context.Context, req broker.CreateTopicRequest, 
 	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Parent: req.Parent}, Role: "child"}, err
 }
 
-func (f *fakeFan) Attach(_ context.Context, parent string, req fanout.AttachRequest) (broker.TopicView, error) {
+func (f *fakeFan) Attach(_ context.Context, parent string, req fanout.AttachRequest) (fanout.AttachView, error) {
 	err := f.note(true, "Attach", "%s child=%s delay=%d", parent, req.Child, req.DelayMs)
-	return broker.TopicView{Topic: meta.Topic{Name: parent, Children: []string{req.Child}}, Role: "parent"}, err
+	return fanout.AttachView{View: broker.TopicView{Topic: meta.Topic{Name: parent, Children: []string{req.Child}}, Role: "parent"},
+		Child: req.Child, AttachEpoch: "0011223344556677", AttachOffsets: []uint64{0}, DelayMs: req.DelayMs}, err
 }
 
 func (f *fakeFan) Children(parent string) (fanout.ChildrenView, error) {
@@ -221,22 +222,22 @@ type fakeUsers struct{ *recorder }
 
 func (f *fakeUsers) Create(_ context.Context, actor auth.Principal, name, _ string, gs []meta.Grant) (auth.UserView, error) {
 	err := f.note(true, "CreateUser", "%s by=%s", name, actor.Name)
-	return auth.UserView{Username: name, Grants: gs}, err
+	return auth.UserView{Username: name, Grants: nonNilGrants(gs)}, err
 }
 
 func (f *fakeUsers) List(actor auth.Principal) ([]auth.UserView, error) {
 	err := f.note(false, "ListUsers", "by=%s", actor.Name)
-	return []auth.UserView{{Username: "admin"}}, err
+	return []auth.UserView{{Username: "admin", Grants: []meta.Grant{}}}, err
 }
 
 func (f *fakeUsers) Get(actor auth.Principal, name string) (auth.UserView, error) {
 	err := f.note(false, "GetUser", "%s by=%s", name, actor.Name)
-	return auth.UserView{Username: name}, err
+	return auth.UserView{Username: name, Grants: []meta.Grant{}}, err
 }
 
 func (f *fakeUsers) SetGrants(_ context.Context, actor auth.Principal, name string, gs []meta.Grant) (auth.UserView, error) {
 	err := f.note(true, "SetGrants", "%s by=%s n=%d", name, actor.Name, len(gs))
-	return auth.UserView{Username: name, Grants: gs}, err
+	return auth.UserView{Username: name, Grants: nonNilGrants(gs)}, err
 }
 
 func (f *fakeUsers) SetPassword(_ context.Context, actor auth.Principal, name, _, _ string) error {
@@ -245,6 +246,14 @@ func (f *fakeUsers) SetPassword(_ context.Context, actor auth.Principal, name, _
 
 func (f *fakeUsers) Delete(_ context.Context, actor auth.Principal, name string) error {
 	return f.note(true, "DeleteUser", "%s by=%s", name, actor.Name)
+}
+
+// nonNilGrants answers "no grants" as [] the way auth.Manager does.
+func nonNilGrants(gs []meta.Grant) []meta.Grant {
+	if gs == nil {
+		return []meta.Grant{}
+	}
+	return gs
 }
 
 // userStore resolves the actor of a forwarded users request.
@@ -326,10 +335,10 @@ type fakeAdmin struct{ *recorder }
 
 func (a *fakeAdmin) Members() []MemberView {
 	a.note(false, "Members", "")
-	return []MemberView{{ID: "n1"}}
+	return []MemberView{{ID: "n1", State: "alive"}}
 }
 func (a *fakeAdmin) Moves() []MoveView { a.note(false, "Moves", ""); return []MoveView{} }
 func (a *fakeAdmin) SetDraining(_ context.Context, id string, draining bool) (MemberView, error) {
 	err := a.note(true, "SetDraining", "%s %v", id, draining)
-	return MemberView{ID: id, Draining: draining}, err
+	return MemberView{ID: id, State: "alive", Draining: draining}, err
 }

@@ -108,6 +108,7 @@ func (e *env) do(r request) *httptest.ResponseRecorder {
 	}
 	w := httptest.NewRecorder()
 	e.s.ServeHTTP(w, req)
+	observe(e, req, w) // held to openapi.json after the tests (TestMain)
 	return w
 }
 

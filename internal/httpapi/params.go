@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/narad-io/narad/internal/duration"
 )
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
@@ -36,19 +38,16 @@ func optUint(q url.Values, name string) (*uint64, error) {
 	return &n, nil
 }
 
-// parseWait accepts a Go duration ("500ms", "10s") or integer milliseconds.
+// parseWait accepts a duration ("500ms", "10s") or integer milliseconds.
 func parseWait(q url.Values) (time.Duration, error) {
 	if !q.Has("wait") {
 		return 0, nil
 	}
 	v := q.Get("wait")
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 {
-			return 0, badParam("wait", v, "must not be negative")
-		}
-		return time.Duration(n) * time.Millisecond, nil
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 0 {
+		return 0, badParam("wait", v, "must not be negative")
 	}
-	d, err := time.ParseDuration(v)
+	d, err := duration.ParseMillis(v)
 	if err != nil || d < 0 {
 		return 0, badParam("wait", v, `want a duration like "500ms" or "10s", or integer milliseconds`)
 	}

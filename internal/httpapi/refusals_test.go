@@ -58,9 +58,11 @@ var badRequests = []refusalCase{
 	{name: "create: wrong type", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","partitions":"3"}`}, want: 400, says: `field "partitions": want a number`},
 	{name: "create: bad name", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a b"}`}, want: 400, says: "outside"},
 	{name: "create: no name", req: request{method: "POST", target: "/v1/topics", body: `{}`}, want: 400, says: "1..249"},
+	{name: "create: its own parent", req: request{method: "POST", target: "/v1/topics", body: `{"name":"x","parent":"x"}`}, want: 400, says: "its own parent"},
+	{name: "create: its own parent, before the right to manage it", req: request{method: "POST", target: "/v1/topics", body: `{"name":"x","parent":"x"}`, user: "bob"}, want: 400, says: "its own parent", opts: []envOpt{secured}},
 	{name: "create: bad parent", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","parent":".."}`}, want: 400, says: "reserved"},
 	// list, describe, alter, delete
-	{name: "list: limit 0", req: request{method: "GET", target: "/v1/topics?limit=0"}, want: 400, says: "1..1000"},
+	{name: "list: limit 0", req: request{method: "GET", target: "/v1/topics?limit=0"}, want: 400, says: "limit must be 1..1000, got 0"},
 	{name: "list: limit negative", req: request{method: "GET", target: "/v1/topics?limit=-1"}, want: 400, says: "non-negative"},
 	{name: "list: limit text", req: request{method: "GET", target: "/v1/topics?limit=ten"}, want: 400, says: "non-negative"},
 	{name: "list: unknown parameter", req: request{method: "GET", target: "/v1/topics?page=2"}, want: 400, says: "limit, page_token"},

@@ -22,6 +22,8 @@ func TestRoutesReachTheirOperation(t *testing.T) {
 		{request{method: "POST", target: "/v1/topics", body: `{"name":"orders-an","parent":"orders"}`}, 201, "CreateChild orders-an parent=orders owner="},
 		{request{method: "GET", target: "/v1/topics"}, 200, `ListTopics limit=0 token=""`},
 		{request{method: "GET", target: "/v1/topics?limit=5&page_token=m"}, 200, `ListTopics limit=5 token="m"`},
+		{request{method: "GET", target: "/v1/topics?limit=1000"}, 200, `ListTopics limit=1000 token=""`},
+		{request{method: "GET", target: "/v1/topics?limit=1001"}, 200, `ListTopics limit=1000 token=""`},
 		{request{method: "GET", target: "/v1/topics/orders"}, 200, "DescribeTopic orders"},
 		{request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention_ms":0}`}, 200, "AlterTopic orders retention_ms=0"},
 		{request{method: "DELETE", target: "/v1/topics/orders"}, 204, "DeleteTopic orders"},

@@ -56,7 +56,8 @@ type DataPlane interface {
 type Children interface {
 	// CreateChild creates a topic attached to req.Parent in one step.
 	CreateChild(ctx context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error)
-	Attach(ctx context.Context, parent string, req fanout.AttachRequest) (broker.TopicView, error)
+	// Attach answers with the parent's record and the new link (fanout.AttachView).
+	Attach(ctx context.Context, parent string, req fanout.AttachRequest) (fanout.AttachView, error)
 	Children(parent string) (fanout.ChildrenView, error)
 	Detach(ctx context.Context, parent, child string) error
 }

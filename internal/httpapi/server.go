@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +24,9 @@ type Server struct {
 	auth  Authenticator
 	ready Readiness
 	mux   *http.ServeMux
+	// routes is every pattern registered on mux but the fallback, in
+	// order: the route table openapi_test.go holds the document to.
+	routes []string
 
 	cluster  Cluster  // nil on a single node
 	suspects suspects // owners that did not answer a forward lately
@@ -71,11 +73,12 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
 	s.handle("POST /v1/topics/{topic}/children", s.attachChild)
 	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.detachChild)
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	s.public("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.Handle("GET /metrics", m.Handler())
+	}))
+	s.public("GET /readyz", http.HandlerFunc(s.readyz))
+	s.public("GET /metrics", m.Handler())
+	s.public("GET /v1/openapi.json", http.HandlerFunc(s.openAPI))
 	if opts.Users != nil {
 		s.userRoutes(opts.Users, opts.UserStore)
 	}
@@ -92,6 +95,9 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 // mux sees them: the mux would answer them with a redirect to a cleaned
 // path (so GET /v1/topics/. would list topics), not with an error.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := s.observe(w)
+	defer sw.record(r)
+	w = sw
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/"); ok {
 		segs := strings.Split(rest, "/")
 		for i, seg := range segs {
@@ -107,18 +113,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // apiHandler is a /v1 handler: it returns an error instead of writing one.
 type apiHandler func(w http.ResponseWriter, r *http.Request, user string) error
 
-// handle wraps a /v1 route with metrics, authentication and error writing.
+// public registers a route that needs no credentials.
+func (s *Server) public(pattern string, h http.Handler) {
+	s.routes = append(s.routes, pattern)
+	s.mux.Handle(pattern, h)
+}
+
+// handle wraps a /v1 route with authentication and error writing.
 func (s *Server) handle(pattern string, h apiHandler) {
-	route := pattern
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		s.m.HTTPInFlight.Inc()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() {
-			s.m.HTTPInFlight.Dec()
-			s.m.HTTPRequests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
-			s.m.HTTPDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
-		}()
+	s.routes = append(s.routes, pattern)
+	s.mux.HandleFunc(pattern, func(sw http.ResponseWriter, r *http.Request) {
 		user, forwarded := forwardedUser(r)
 		if s.auth != nil && !forwarded {
 			u, p, ok := r.BasicAuth()
@@ -150,6 +154,8 @@ func (s *Server) handle(pattern string, h apiHandler) {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	m      *metrics.Metrics // records the request (metrics.go)
+	start  time.Time        // when it came in
 }
 
 func (w *statusWriter) WriteHeader(code int) {

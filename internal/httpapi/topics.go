@@ -2,12 +2,19 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/meta"
 )
 
 const maxAdminBody = 1 << 20 // topic bodies carry at most a schema
+
+// LimitCappedHeader is set on a topic listing whose limit was above the
+// largest page: its value is the limit served.
+const LimitCappedHeader = "Narad-Limit-Capped"
 
 func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query()); err != nil {
@@ -30,6 +37,9 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 	if req.Parent != "" { // created attached: the parent must be the caller's to manage
 		if err := broker.ValidateTopicName(req.Parent); err != nil {
 			return err
+		}
+		if err := fanout.NotOwnParent(req.Name, req.Parent); err != nil {
+			return err // malformed: before the right to manage a parent that may not exist
 		}
 		if err := s.allowManage(r, req.Parent); err != nil {
 			return err
@@ -61,10 +71,16 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	n := 0
 	if limit != nil {
-		if *limit == 0 {
-			return badParam("limit", "0", "want 1..1000")
+		if *limit < 1 {
+			return apierr.BadRequest("limit must be 1..%d, got %d", broker.MaxListLimit, *limit)
 		}
 		n = *limit
+		if n > broker.MaxListLimit {
+			// Capped, not refused, as the reference does; the header says
+			// so, so a client asking for more knows why a page is short.
+			n = broker.MaxListLimit
+			w.Header().Set(LimitCappedHeader, strconv.Itoa(n))
+		}
 	}
 	topics, next, err := s.b.ListTopics(n, q.Get("page_token"))
 	if err != nil {

@@ -126,8 +126,11 @@ type TopicUpdate struct {
 }
 
 // DeleteTopicCmd deletes a topic, its assignments and its links.
+// KeepSchema: each child it had keeps the schema it inherited from it
+// (see DetachCmd).
 type DeleteTopicCmd struct {
-	Name string `json:"name"`
+	Name       string `json:"name"`
+	KeepSchema bool   `json:"keep_schema,omitempty"`
 }
 
 // AttachCmd links Child under the parent named in the spec.
@@ -139,10 +142,16 @@ type AttachCmd struct {
 // DetachCmd removes the link Parent → Child. A non-empty Epoch must match
 // the child's current attach epoch (ErrConflict otherwise), so a stale
 // detach cannot undo a newer attach.
+//
+// KeepSchema: the child keeps the schema it inherited — the parent's, when
+// the parent has one — and manages it from now on (05-fanout.md). A flag of
+// the command rather than a rule of the handler, so that commands written
+// before the rule replay to the state they made then.
 type DetachCmd struct {
-	Parent string `json:"parent"`
-	Child  string `json:"child"`
-	Epoch  string `json:"epoch,omitempty"`
+	Parent     string `json:"parent"`
+	Child      string `json:"child"`
+	Epoch      string `json:"epoch,omitempty"`
+	KeepSchema bool   `json:"keep_schema,omitempty"`
 }
 
 // SetAssignmentsCmd replaces the given partitions' placements.

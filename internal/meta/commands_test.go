@@ -86,7 +86,7 @@ func TestTopicRules(t *testing.T) {
 
 		{"attach: parent missing", mk("pm-c"), func() error { return s.Attach(ctx, "pm-c", *spec("nope", "e")) }, ErrNotFound},
 		{"attach: child missing", mk("cm-p"), func() error { return s.Attach(ctx, "nope", *spec("cm-p", "e")) }, ErrNotFound},
-		{"attach: to itself", mk("self"), func() error { return s.Attach(ctx, "self", *spec("self", "e")) }, ErrConflict},
+		{"attach: to itself", mk("self"), func() error { return s.Attach(ctx, "self", *spec("self", "e")) }, ErrInvalidCombination},
 		{"attach: already attached", func(t *testing.T) {
 			mk("aa-p1", "aa-p2", "aa-c")(t)
 			must(t, s.Attach(ctx, "aa-c", *spec("aa-p1", "e1")))
@@ -117,13 +117,13 @@ func TestTopicRules(t *testing.T) {
 			mk("dl-c")(t)
 		}, func() error {
 			return s.Attach(ctx, "dl-c", AttachSpec{Parent: "dl-p", Epoch: "e", DelayMs: 2 * 3_600_000})
-		}, ErrConflict},
+		}, ErrInvalidCombination},
 		{"retention below a delay child's floor", func(t *testing.T) {
 			mk("rf-p", "rf-c")(t)
 			must(t, s.Attach(ctx, "rf-c", AttachSpec{Parent: "rf-p", Epoch: "e", DelayMs: 3_600_000}))
 		}, func() error {
 			return s.UpdateTopic(ctx, TopicUpdate{Name: "rf-p", RetentionMs: ptr[int64](2*3_600_000 - 1)})
-		}, ErrConflict},
+		}, ErrInvalidCombination},
 
 		{"detach: not attached", mk("dn-p", "dn-c"), func() error { return s.Detach(ctx, "dn-p", "dn-c", "") }, ErrNotFound},
 		{"detach: parent missing", mk("dpm-c"), func() error { return s.Detach(ctx, "nope", "dpm-c", "") }, ErrNotFound},

@@ -31,7 +31,10 @@
 //   - Fan-out links are symmetric: a child's Parent names a topic whose
 //     Children lists the child, and vice versa. There are no chains (a parent
 //     is never a child, a child never has children) and a parent has at most
-//     MaxChildren children.
+//     MaxChildren children. A child leaving its parent (detach, or the
+//     parent's delete) keeps the schema it inherited: the parent's, when
+//     it had one. The command says so (keep_schema), so a command written
+//     before the rule replays to the state it made then.
 //   - A user's ID is the Raft index of the command that created it, set by
 //     the FSM and never changed; a topic's OwnerID is its creator's ID, bound
 //     when the create applies. Ownership is the pair (name, ID), so deleting a

@@ -8,13 +8,27 @@ import (
 // Outcome errors of a command. Apply wraps them with a message naming the
 // input ("meta: topic \"orders\": exists"); test with errors.Is. They map onto
 // the HTTP vocabulary: ErrNotFound 404, ErrExists and ErrConflict 409,
-// ErrInvalid 400.
+// ErrInvalid (and ErrInvalidCombination) 400.
 var (
 	ErrExists   = errors.New("exists")
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("conflict")
 	ErrInvalid  = errors.New("invalid command")
+	// ErrInvalidCombination is a well-formed command whose settings do not
+	// go together (a topic attached to itself, a retention a delay child
+	// cannot live with): errors.Is(err, ErrInvalid) holds too, so it is a
+	// 400 like any invalid command, as the reference answers.
+	ErrInvalidCombination error = kindOf{"invalid combination", ErrInvalid}
 )
+
+// kindOf is an outcome that is also a broader one.
+type kindOf struct {
+	msg   string
+	broad error
+}
+
+func (k kindOf) Error() string { return k.msg }
+func (k kindOf) Unwrap() error { return k.broad }
 
 // Errors of the store itself rather than of a command.
 var (

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"regexp"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -45,6 +46,19 @@ func (w *slogWriter) LevelWrite(level hclog.Level, p []byte) (int, error) {
 	case level <= hclog.Debug:
 		sl = slog.LevelDebug
 	}
-	w.log.Log(context.Background(), sl, string(bytes.TrimSpace(p)), "component", "raft")
+	msg := levelTag.ReplaceAllString(string(bytes.TrimSpace(p)), "")
+	if sl == slog.LevelWarn && firstElection.MatchString(msg) {
+		sl = slog.LevelInfo
+	}
+	w.log.Log(context.Background(), sl, msg, "component", "raft")
 	return len(p), nil
 }
+
+// levelTag is hclog's "[WARN]  " prefix: the record has the level already.
+var levelTag = regexp.MustCompile(`^\[[A-Z]+\]\s+`)
+
+// firstElection is Raft's warning that it starts an election with no
+// leader ever seen (last-leader-id empty): the normal start of a single
+// node, of a new cluster and of a restarted node, not a failure. The same
+// line after a leader was known (a leader lost) stays a warning.
+var firstElection = regexp.MustCompile(`heartbeat timeout reached, starting election.*last-leader-id=(""|)(\s|$)`)

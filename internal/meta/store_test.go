@@ -253,3 +253,28 @@ func TestHasState(t *testing.T) {
 		t.Fatalf("after a bootstrap: %v %v", has, err)
 	}
 }
+
+// The first election of a node that has never seen a leader is how Raft
+// starts (a single node's bootstrap logs it every time): INFO, not WARN.
+// An election after a leader was lost stays a warning. The hclog level tag
+// is not repeated in the message.
+func TestFirstElectionIsNotAWarning(t *testing.T) {
+	t.Parallel()
+	var lines bytes.Buffer
+	l := newRaftLogger(nil, "info", slogTo(&lines))
+	// As raft logs it: typed values, which hclog prints bare.
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", raft.ServerAddress(""), "last-leader-id", raft.ServerID(""))
+	first := lines.String()
+	lines.Reset()
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", "", "last-leader-id", "")
+	first += lines.String()
+	lines.Reset()
+	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", "10.0.0.2:7943", "last-leader-id", "n2")
+	lost := lines.String()
+	if strings.Count(first, "level=INFO") != 2 || strings.Contains(first, "WARN") {
+		t.Errorf("first election logged as %q, want INFO without the hclog tag", first)
+	}
+	if !strings.Contains(lost, "level=WARN") {
+		t.Errorf("election after a lost leader logged as %q, want WARN", lost)
+	}
+}

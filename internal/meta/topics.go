@@ -122,7 +122,7 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 				return err
 			}
 			if ok && !retentionCovers(t.RetentionMs, child.FanoutDelayMs) {
-				return topicErr(u.Name, ErrConflict, "retention %d ms below delay child %q's floor (%d ms + 1 h)",
+				return topicErr(u.Name, ErrInvalidCombination, "retention %d ms below delay child %q's floor (%d ms + 1 h)",
 					t.RetentionMs, name, child.FanoutDelayMs)
 			}
 		}
@@ -162,7 +162,7 @@ func applyDeleteTopic(a *applyTx, payload json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	// Children stay as plain topics.
+	// Children stay as standalone topics.
 	for _, name := range t.Children {
 		child, ok, err := a.topic(name)
 		if err != nil {
@@ -176,6 +176,9 @@ func applyDeleteTopic(a *applyTx, payload json.RawMessage) error {
 				return err
 			}
 			continue
+		}
+		if c.KeepSchema {
+			inherit(&child, t)
 		}
 		clearLink(&child)
 		if err := a.putTopic(child); err != nil {
@@ -255,12 +258,23 @@ func applyDetach(a *applyTx, payload json.RawMessage) error {
 		a.bump(domTopics)
 		return nil
 	}
+	if c.KeepSchema {
+		inherit(&child, parent)
+	}
 	clearLink(&child)
 	if err := a.putTopics(parent, child); err != nil {
 		return err
 	}
 	a.bump(domTopics)
 	return nil
+}
+
+// inherit gives a child being detached the schema it inherited while
+// attached: its parent's, when the parent has one; else it keeps its own.
+func inherit(child *Topic, parent Topic) {
+	if len(parent.Schema) > 0 {
+		child.Schema = parent.Schema
+	}
 }
 
 // existingTopic reads a topic the command requires: absent is ErrNotFound,
@@ -304,8 +318,8 @@ func checkAttach(parent, child Topic, s AttachSpec) error {
 	case len(s.AttachOffsets) > parent.Partitions:
 		return topicErr(child.Name, ErrInvalid, "%d attach offsets for %d parent partitions",
 			len(s.AttachOffsets), parent.Partitions)
-	case parent.Name == child.Name:
-		return topicErr(child.Name, ErrConflict, "cannot attach a topic to itself")
+	case parent.Name == child.Name: // an invalid combination (400), not a conflict
+		return topicErr(child.Name, ErrInvalidCombination, "cannot attach a topic to itself")
 	case child.Parent != "":
 		return topicErr(child.Name, ErrConflict, "already attached to %q", child.Parent)
 	case parent.Parent != "":
@@ -314,8 +328,8 @@ func checkAttach(parent, child Topic, s AttachSpec) error {
 		return topicErr(child.Name, ErrConflict, "has %d children and cannot be a child", len(child.Children))
 	case len(parent.Children) >= MaxChildren:
 		return topicErr(parent.Name, ErrConflict, "has %d children already (max %d)", len(parent.Children), MaxChildren)
-	case !retentionCovers(parent.RetentionMs, s.DelayMs):
-		return topicErr(parent.Name, ErrConflict, "retention %d ms below delay %d ms + 1 h", parent.RetentionMs, s.DelayMs)
+	case !retentionCovers(parent.RetentionMs, s.DelayMs): // an invalid combination, like the API's 400
+		return topicErr(parent.Name, ErrInvalidCombination, "retention %d ms below delay %d ms + 1 h", parent.RetentionMs, s.DelayMs)
 	}
 	return nil
 }

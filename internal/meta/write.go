@@ -120,9 +120,10 @@ func (s *Store) UpdateTopic(ctx context.Context, u TopicUpdate) error {
 }
 
 // DeleteTopic deletes a topic and its assignments, detaches its children
-// (they stay as plain topics) and removes it from its parent.
+// (they stay as standalone topics, keeping the schema they inherited) and
+// removes it from its parent.
 func (s *Store) DeleteTopic(ctx context.Context, name string) error {
-	return s.propose(ctx, OpDeleteTopic, DeleteTopicCmd{Name: name})
+	return s.propose(ctx, OpDeleteTopic, DeleteTopicCmd{Name: name, KeepSchema: true})
 }
 
 // Attach links child under spec.Parent.
@@ -131,9 +132,9 @@ func (s *Store) Attach(ctx context.Context, child string, spec AttachSpec) error
 }
 
 // Detach removes the link parent → child; a non-empty epoch must be the
-// child's current attach epoch.
+// child's current attach epoch. The child keeps the schema it inherited.
 func (s *Store) Detach(ctx context.Context, parent, child, epoch string) error {
-	return s.propose(ctx, OpDetach, DetachCmd{Parent: parent, Child: child, Epoch: epoch})
+	return s.propose(ctx, OpDetach, DetachCmd{Parent: parent, Child: child, Epoch: epoch, KeepSchema: true})
 }
 
 // SetAssignments replaces the given partitions' placements.

@@ -133,6 +133,10 @@ type CursorPosition struct {
 	NextOffset uint64
 	State      string // remote children: link state ("" before a send)
 	AckedAtMs  int64  // remote children: commit time of the last acknowledged record
+	// Remote children: why the link is not running, and the parent offset
+	// of the record the target rejects (state "rejected" only).
+	StateReason    string
+	RejectedOffset *uint64
 }
 
 // Member is a node's addresses, as it announces them.

@@ -66,7 +66,7 @@ func statsToPB(ss []PartitionStats) []*nodepb.PartitionStats {
 		}
 		for _, c := range s.Cursors {
 			p.Cursors = append(p.Cursors, &nodepb.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset,
-				State: c.State, AckedAtMs: c.AckedAtMs})
+				State: c.State, AckedAtMs: c.AckedAtMs, StateReason: c.StateReason, RejectedOffset: c.RejectedOffset})
 		}
 		out[i] = p
 	}
@@ -89,7 +89,7 @@ func statsFromPB(ps []*nodepb.PartitionStats) []PartitionStats {
 		}
 		for _, c := range p.GetCursors() {
 			s.Cursors = append(s.Cursors, CursorPosition{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset(),
-				State: c.GetState(), AckedAtMs: c.GetAckedAtMs()})
+				State: c.GetState(), AckedAtMs: c.GetAckedAtMs(), StateReason: c.GetStateReason(), RejectedOffset: c.RejectedOffset})
 		}
 		out[i] = s
 	}

@@ -77,7 +77,10 @@ func TestStatsRoundTrip(t *testing.T) {
 		{Partition: 0, Available: true, Segments: 3, OldestOffset: 10, HighWatermark: 1 << 40, SizeBytes: 123456789,
 			OldestSegmentAt: 1700000000, ConsumerFrontier: 99, Exact: true,
 			Cursors: []CursorPosition{{Child: "audit", Epoch: "e1", NextOffset: 42},
-				{Child: "dr", Epoch: "e7", NextOffset: 0, State: "retrying", AckedAtMs: 1796004226123}}},
+				{Child: "dr", Epoch: "e7", NextOffset: 0, State: "retrying", AckedAtMs: 1796004226123, StateReason: "target answers 503"},
+				// The refused record's parent offset crosses nodes, 0 included.
+				{Child: "dr2", Epoch: "e8", NextOffset: 0, State: "rejected", StateReason: "refused at 0", RejectedOffset: new(uint64)},
+				{Child: "dr3", Epoch: "e9", NextOffset: 17, State: "rejected", RejectedOffset: func() *uint64 { v := uint64(17); return &v }()}}},
 		{Partition: 2, Available: false},
 	}
 	var gotParts []int

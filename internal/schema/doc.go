@@ -30,7 +30,9 @@
 // is appended so a client knows fixing one may not be enough.
 //
 // Errors wrap ErrInvalidSchema, ErrInvalidPayload or ErrIncompatible so a
-// caller can map them to 400 and 409 without reading messages.
+// caller can choose its status without reading messages (the API answers
+// an incompatible PATCH 400, an invalid evolution, and an incompatible
+// child at attach 409, a conflict with the parent's state).
 //
 // # Compatibility
 //
@@ -86,5 +88,7 @@
 // A fan-out child inherits its parent's schema while attached, so its
 // consumers will see bodies shaped by the parent's schema. ChildCompatible
 // therefore requires the parent's schema to be an additive evolution of the
-// child's own: it is Compatible(child, parent). Equal schemas pass.
+// child's own: it is Compatible(child, parent). Equal schemas pass. After
+// a detach the child keeps the schema it inherited (the metastore copies
+// it into the child's record), so its consumers' bodies stay checked.
 package schema

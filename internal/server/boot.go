@@ -4,8 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/narad-io/narad/internal/broker"
@@ -23,6 +23,7 @@ import (
 // boot is what Run derives from the configuration before it builds any
 // room: every check that can refuse a start, done first.
 type boot struct {
+	lock          io.Closer // the data directory's, held for the process's life
 	clustered     bool
 	adopt         bool   // re-register orphan topic data (datadir.CheckOrphans)
 	raftAdvertise string // the Raft address peers dial
@@ -33,18 +34,25 @@ type boot struct {
 
 // prepare checks the configuration and the data directory. It fixes
 // cfg.NodeID when the data directory knows better (package datadir).
-func prepare(cfg *config.Config, log *slog.Logger) (boot, error) {
+//
+// The data directory is locked first (datadir.Lock): a second node on it
+// is refused by the first one's pid before anything of it is read.
+func prepare(cfg *config.Config, log *slog.Logger) (n boot, err error) {
 	if cfg.Dev {
 		log.Warn("developer mode: loopback only, authentication off", "data_dir", cfg.DataDir)
 	}
-	n := boot{clustered: len(cfg.Cluster.Peers) > 0}
+	n = boot{clustered: len(cfg.Cluster.Peers) > 0}
 	if n.clustered && cfg.Cluster.Secret == "" {
 		return n, errors.New("cluster peers are configured but NARAD_CLUSTER_SECRET is not: node RPC refuses to run without it")
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return n, fmt.Errorf("data directory: %w", err)
+	if n.lock, err = datadir.Lock(cfg.DataDir); err != nil {
+		return n, err
 	}
-	var err error
+	defer func() {
+		if err != nil {
+			n.lock.Close()
+		}
+	}()
 	if n.adopt, err = checkDataDir(cfg, log); err != nil {
 		return n, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/rpc"
 )
 
@@ -43,4 +44,28 @@ func rpcMember(m meta.Member) rpc.Member {
 
 func metaMember(m rpc.Member) meta.Member {
 	return meta.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr}
+}
+
+// memberCounts feeds narad_members: the member records by state, read at
+// scrape time; a single node (no member records) counts itself alive, as
+// the /v1/cluster/members answer shows it.
+func memberCounts(ms *meta.Store) func() metrics.MemberCounts {
+	return func() metrics.MemberCounts {
+		members := ms.Members()
+		if len(members) == 0 {
+			return metrics.MemberCounts{Alive: 1}
+		}
+		var c metrics.MemberCounts
+		for _, m := range members {
+			if m.State == meta.MemberDead {
+				c.Dead++
+			} else {
+				c.Alive++
+			}
+			if m.Draining {
+				c.Draining++
+			}
+		}
+		return c
+	}
 }

@@ -71,7 +71,10 @@ func (h *rpcHandler) Stats(ctx context.Context, topic string, parts []int, exact
 	return statsOf(reps, func(p int) []rpc.CursorPosition {
 		var out []rpc.CursorPosition
 		for _, c := range h.fan.CursorPositions(topic, p) {
-			out = append(out, rpc.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset, State: c.State, AckedAtMs: c.AckedAtMs})
+			// A conversion, not a field list: the two types must stay the
+			// same fields, or this stops compiling (no field is dropped
+			// on the way to another node).
+			out = append(out, rpc.CursorPosition(c))
 		}
 		return out
 	}), nil

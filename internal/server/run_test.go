@@ -157,6 +157,14 @@ func ours() []string {
 		// The last frame says who started it: "created by F in goroutine
 		// N", then a tab and F's file:line.
 		lines := strings.Split(strings.TrimSpace(g), "\n")
+		// A group goroutine whose only frame is the group's own wrapper
+		// has returned from its task and called wg.Done (the deferred
+		// call runs at the closing brace): it is joined, only not yet
+		// descheduled. One still inside its task shows the task's frames
+		// above the wrapper.
+		if len(lines) == 5 && strings.HasPrefix(lines[1], "github.com/narad-io/narad/internal/server.(*group).Go.func1(") {
+			continue
+		}
 		if n := len(lines); n >= 2 && strings.HasPrefix(lines[n-2], "created by github.com/narad-io/narad/") &&
 			!strings.Contains(lines[n-1], "_test.go:") {
 			out = append(out, g)

@@ -3,12 +3,16 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/narad-io/narad/internal/auth"
@@ -40,6 +44,12 @@ func Run(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
+	defer n.lock.Close()
+	httpLn, err := listenHTTP(cfg.HTTP.Addr)
+	if err != nil {
+		return err
+	}
+	defer httpLn.Close()
 	m := metrics.New()
 
 	// 1. The metastore. In a cluster the node RPC pool comes first: the
@@ -49,12 +59,17 @@ func Run(ctx context.Context, cfg config.Config) error {
 		pool = newPool(cfg, n.clusterTLS)
 		defer pool.Close()
 	}
-	ms, err := meta.Open(metaOptions(cfg, n, m, pool, log))
+	mo := metaOptions(cfg, n, m, pool, log)
+	ms, err := meta.Open(mo)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return addrErr("the cluster port (Raft)", mo.BindAddr, clusterAddrSetting, err)
+	}
 	if err != nil {
 		return fmt.Errorf("metastore: %w", err)
 	}
 	defer ms.Close()
 	m.ObserveRaft(ms)
+	m.ObserveMembers(memberCounts(ms))
 	others := peers{dir: cluster.Directory{Meta: ms}, pool: pool}
 
 	// 2. Storage and the broker, the disk reserve first. The broker's
@@ -132,7 +147,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		log.Info("node ready", "node_id", cfg.NodeID, "boot_seconds", time.Since(start).Seconds())
 	})
 	if cfg.Security.Enabled {
-		g.Go("root admin", func(ctx context.Context) { seedRoot(ctx, ms, cfg.Security, log) })
+		g.Go("root admin", func(ctx context.Context) { seedRoot(ctx, ms, cfg.Security, os.Stderr, log) })
 		g.Go("password warm-up", func(context.Context) { auth.WarmUp() })
 	}
 	if cfg.HTTP.PprofAddr != "" {
@@ -142,7 +157,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 7. Serve clients until ctx ends, then drain. Leadership goes first
 	// on a graceful stop, so the others do not wait out an election
 	// timeout; then the run group stops, then the rooms close.
-	err = serveHTTP(ctx, cfg, api, n.httpTLS, log)
+	err = serveHTTP(ctx, cfg, httpLn, api, n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
 	}
@@ -188,19 +203,16 @@ func serveRPC(g *group, cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Con
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("node RPC listener: %w", err)
+		return addrErr("node RPC (the cluster port + 1)", addr, clusterAddrSetting, err)
 	}
 	log.Info("serving node RPC", "addr", ln.Addr().String())
 	g.Serve("node RPC", func() error { return srv.Serve(ln) }, srv.Stop)
 	return nil
 }
 
-// serveHTTP serves until ctx ends, then drains within the grace period.
-func serveHTTP(ctx context.Context, cfg config.Config, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		return fmt.Errorf("http listener: %w", err)
-	}
+// serveHTTP serves on ln (bound by listenHTTP) until ctx ends, then
+// drains within the grace period.
+func serveHTTP(ctx context.Context, cfg config.Config, ln net.Listener, h http.Handler, tlsCfg *tls.Config, log *slog.Logger) error {
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
@@ -247,9 +259,11 @@ func servePprof(g *group, addr string, log *slog.Logger) {
 
 // seedRoot creates the root admin at the cluster's first start (whichever
 // node leads proposes it; the first proposal wins). A generated password
-// is logged by the node whose proposal took effect, so exactly once in the
-// cluster's life; later starts and other nodes never log one.
-func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, log *slog.Logger) {
+// is shown by the node whose proposal took effect, so exactly once in the
+// cluster's life; later starts and other nodes never show one. It goes to
+// out on a line of its own, never into a log record: logs are shipped,
+// indexed and kept, and a JSON record would hide it among the others.
+func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, out io.Writer, log *slog.Logger) {
 	seeded, err := auth.SeedRoot(ctx, ms, sec.AdminPassword, func(err error) {
 		log.Warn("seeding the root admin failed; retrying", "err", err)
 	})
@@ -259,9 +273,14 @@ func seedRoot(ctx context.Context, ms *meta.Store, sec config.SecurityConfig, lo
 			log.Error("seeding the root admin", "err", err)
 		}
 	case seeded && sec.AdminPasswordGenerated:
-		log.Warn("created the root admin with a generated password, shown once; set NARAD_ADMIN_PASSWORD before a cluster's first start to choose it",
-			"user", auth.AdminUser, "password", sec.AdminPassword)
+		log.Info("created the root admin with a generated password, printed once on standard error (not logged); set NARAD_ADMIN_PASSWORD before a cluster's first start to choose it",
+			"user", auth.AdminUser)
+		fmt.Fprintf(out, "%s %s\n", GeneratedPasswordBanner, sec.AdminPassword)
 	case seeded:
 		log.Info("created the root admin from NARAD_ADMIN_PASSWORD", "user", auth.AdminUser)
 	}
 }
+
+// GeneratedPasswordBanner starts the one line that shows a generated root
+// admin password; the password ends it (awk '{print $NF}' takes it).
+const GeneratedPasswordBanner = "*** narad: GENERATED PASSWORD of the root admin \"" + auth.AdminUser + "\" (shown once; not logged):"

@@ -27,8 +27,7 @@ func (s remoteStats) Stats(ctx context.Context, owner, topic string, parts []int
 			Stats: storage.Stats{Segments: r.Segments, OldestOffset: r.OldestOffset, HighWatermark: r.HighWatermark,
 				SizeBytes: r.SizeBytes, OldestSegmentAt: r.OldestSegmentAt, Exact: r.Exact}}
 		for _, cp := range r.Cursors {
-			out[i].Cursors = append(out[i].Cursors, broker.CursorPosition{Child: cp.Child, Epoch: cp.Epoch, NextOffset: cp.NextOffset,
-				State: cp.State, AckedAtMs: cp.AckedAtMs})
+			out[i].Cursors = append(out[i].Cursors, broker.CursorPosition(cp)) // same fields, as rpchandler's
 		}
 	}
 	return out, nil

@@ -171,11 +171,15 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 // retried; a sync or verify failure, or an undo that fails, fences the log
 // (fence.go).
 func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) error {
+	w0 := time.Now()
 	if _, err := s.f.WriteAt(frames, pos); err != nil {
 		if terr := s.f.Truncate(pos); terr != nil {
 			return l.fence(s, pos, "undo a failed write", fmt.Errorf("%w (the write failed first: %v)", terr, err))
 		}
 		return &IOError{Op: "write", Path: s.path, Err: err}
+	}
+	if h := l.opts.Hooks.Flush; h != nil {
+		h(time.Since(w0))
 	}
 	t0 := time.Now()
 	if err := s.f.Datasync(); err != nil {

@@ -43,13 +43,19 @@ func (l *Log) Stats() Stats {
 // Describe describes a closed log from its directory alone — segment file
 // names and sizes plus the hwm file — without opening or recovering it.
 // A directory that does not exist describes an empty, never-used log.
+//
+// A log always has an active segment: opening one creates it when the
+// directory has none. So a directory without segment files (a partition
+// never opened yet) describes as the log it opens as, with one empty
+// segment, and a partition shows segments ≥ 1 from its creation, as the
+// reference's does — without describing ever creating a file.
 func Describe(dir string) (Stats, error) { return DescribeFS(vfs.Default, dir) }
 
 // DescribeFS is Describe through fsys.
 func DescribeFS(fsys vfs.FS, dir string) (Stats, error) {
 	bases, err := listSegments(fsys, dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return Stats{Exact: true}, nil
+		return Stats{Segments: 1, Exact: true}, nil
 	}
 	if err != nil {
 		return Stats{}, err
@@ -57,9 +63,10 @@ func DescribeFS(fsys vfs.FS, dir string) (Stats, error) {
 	h, herr := ReadHWMFileFS(fsys, dir)
 	if len(bases) == 0 {
 		// No segment and no hwm file: a directory made before any write
-		// (a fan-out cursor file can come first). Nothing was ever here.
+		// (a fan-out cursor file can come first). Nothing was ever here;
+		// the empty active segment is counted, as the log opens with it.
 		exact := (herr == nil && h.Boundary) || errors.Is(herr, os.ErrNotExist)
-		return Stats{HighWatermark: h.HWM, OldestOffset: h.HWM, Exact: exact}, nil
+		return Stats{Segments: 1, HighWatermark: h.HWM, OldestOffset: h.HWM, Exact: exact}, nil
 	}
 	st := Stats{Segments: len(bases), OldestOffset: bases[0]}
 	last := bases[len(bases)-1]

@@ -42,6 +42,9 @@ type Options struct {
 // Hooks let the caller observe the log without this package knowing any
 // metrics library.
 type Hooks struct {
+	// Flush times the write of a commit's frames into the segment file,
+	// Fsync the fdatasync that follows it.
+	Flush      func(time.Duration)
 	Fsync      func(time.Duration)
 	HWMPersist func(time.Duration)
 	// CorruptSkipped counts unreadable records readers stepped over, once

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -138,6 +140,39 @@ func TestDescribeAfterCrashIsNotExact(t *testing.T) {
 	l.Close()
 	if st, _ = Describe(dir); !st.Exact || st.HighWatermark != 3 {
 		t.Fatalf("after reopen+close: %+v", st)
+	}
+}
+
+// A partition never opened describes as the log it opens as: one empty
+// active segment (the reference creates it with the partition), whether
+// its directory is missing or holds no segment file yet; describing
+// creates nothing. Opening and closing it again agrees.
+func TestDescribeCountsTheEmptyActiveSegment(t *testing.T) {
+	dir := t.TempDir()
+	never := filepath.Join(dir, "never")
+	if st, err := Describe(never); err != nil || st.Segments != 1 || st.SizeBytes != 0 || !st.Exact {
+		t.Fatalf("missing dir: %+v %v, want 1 empty segment", st, err)
+	}
+	if _, err := os.Stat(never); !os.IsNotExist(err) {
+		t.Fatalf("describing created the directory: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Describe(empty); err != nil || st.Segments != 1 {
+		t.Fatalf("dir without a segment: %+v %v, want 1 segment", st, err)
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Fatalf("describing wrote into the directory: %v", ents)
+	}
+	l := openT(t, empty, Options{})
+	if st := l.Stats(); st.Segments != 1 {
+		t.Fatalf("the log opens with %d segments, describe said 1", st.Segments)
+	}
+	l.Close()
+	if st, err := Describe(empty); err != nil || st.Segments != 1 {
+		t.Fatalf("after open and close: %+v %v", st, err)
 	}
 }
 

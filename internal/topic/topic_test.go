@@ -49,7 +49,7 @@ func TestViewOf(t *testing.T) {
 	if remote.Remote.Password != "p" {
 		t.Fatal("ViewOf changed the record it was given")
 	}
-	if ViewOf(meta.Topic{Name: "orders", Children: []string{"dr"}}).Role != "parent" || ViewOf(meta.Topic{Name: "x"}).Role != "plain" {
-		t.Fatal("roles of a parent and a plain topic")
+	if ViewOf(meta.Topic{Name: "orders", Children: []string{"dr"}}).Role != "parent" || ViewOf(meta.Topic{Name: "x"}).Role != "standalone" {
+		t.Fatal("roles of a parent and a standalone topic")
 	}
 }

@@ -28,16 +28,24 @@ type View struct {
 	PartitionStats []PartitionStats `json:"partition_stats,omitempty"`
 }
 
+// Roles a topic has in fan-out (02-http-api.md): "standalone" is the
+// reference's word for a topic with neither parent nor children.
+const (
+	RoleStandalone = "standalone"
+	RoleParent     = "parent"
+	RoleChild      = "child"
+)
+
 // ViewOf is t as the API shows it, without partition stats: credentials
 // stripped (F30) and its role named.
 func ViewOf(t meta.Topic) View {
 	t.Remote = t.Remote.Public() // credentials are never shown (F30)
-	role := "plain"              // choice: the spec names "parent" and "child"; a topic with neither link is "plain"
+	role := RoleStandalone
 	switch {
 	case t.Parent != "":
-		role = "child"
+		role = RoleChild
 	case len(t.Children) > 0:
-		role = "parent"
+		role = RoleParent
 	}
 	return View{Topic: t, Role: role}
 }
@@ -77,4 +85,9 @@ type CursorPosition struct {
 	NextOffset   uint64
 	State        string // remote children: link state ("" before a send)
 	AckedAtMs    int64  // remote children: commit time of the last acknowledged record
+	// Remote children: why the link is not running (the last failed
+	// send), and the parent offset of the record the target rejects
+	// (state "rejected" only).
+	StateReason    string
+	RejectedOffset *uint64
 }

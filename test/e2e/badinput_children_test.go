@@ -39,6 +39,27 @@ type biChRecord struct {
 	Children      []string `json:"children"`
 }
 
+// biChAttached is the attach answer: the parent's record (02-http-api.md,
+// as the reference answers), whose attach_epoch and attach_offsets are the
+// new link's, with the link's child and delay beside them.
+type biChAttached struct {
+	biChRecord
+	Child   string `json:"child"`
+	DelayMs *int64 `json:"delay_ms"`
+}
+
+func biChParseAttached(t testing.TB, a biAnswer) biChAttached {
+	t.Helper()
+	var r biChAttached
+	if err := json.Unmarshal(a.body, &r); err != nil {
+		t.Fatalf("not an attach answer (%v): %v", err, a)
+	}
+	if r.Role != "parent" || !slices.Contains(r.Children, r.Child) || r.Child == "" || !biChEpochRe.MatchString(r.AttachEpoch) {
+		t.Fatalf("attach answer is not the parent's record with the new link: %v", a)
+	}
+	return r
+}
+
 type biChChild struct {
 	Name            string   `json:"name"`
 	DelayMs         *int64   `json:"delay_ms"`
@@ -333,9 +354,13 @@ func TestBadInputChildren(t *testing.T) {
 			{"delay as string", 400, "forever", `{"child":"kid","delay_ms":"5"}`, []string{"delay_ms"}},
 			{"delay out of range, parent missing", 400, "nopar", `{"child":"kid","delay_ms":-1}`, []string{"delay"}},
 			{"bad child name, parent missing", 400, "nopar", `{"child":"a b"}`, []string{"topic name"}},
-			// 409
-			{"child is the parent", 409, "par", `{"child":"par"}`, []string{"own child"}},
-			{"plain topic as its own child", 409, "kid", `{"child":"kid"}`, []string{"own child"}},
+			// 400: invalid combinations (as the reference answers)
+			{"child is the parent", 400, "par", `{"child":"par"}`, []string{"own child"}},
+			{"standalone topic as its own child", 400, "kid", `{"child":"kid"}`, []string{"own child"}},
+			{"parent retention 1 h, delay 1 ms", 400, "par", `{"child":"kid","delay_ms":1}`, []string{"retention", "3600000"}},
+			{"parent retention 1 h, delay 1 h", 400, "par", `{"child":"kid","delay_ms":3600000}`, []string{"retention"}},
+			{"parent retention 1 h + 1 ms, delay 2 ms", 400, "floor", `{"child":"kid","delay_ms":2}`, []string{"retention"}},
+			// 409: conflicts with another resource's state
 			{"already attached to this parent", 409, "par", `{"child":"par-c"}`, []string{"par-c", "already attached"}},
 			{"already attached, other delay", 409, "forever", `{"child":"other-c","delay_ms":5}`, []string{"other-c", "already attached"}},
 			{"already attached to another parent", 409, "other", `{"child":"par-c"}`, []string{"par-c", "already attached", "par"}},
@@ -343,10 +368,8 @@ func TestBadInputChildren(t *testing.T) {
 			{"parent is a child, child is its parent", 409, "par-c", `{"child":"par"}`, []string{"child"}},
 			{"child has children", 409, "kid", `{"child":"par"}`, []string{"par", "children"}},
 			{"child has children, parent is a parent", 409, "other", `{"child":"par"}`, []string{"par"}},
-			{"parent retention 1 h, delay 1 ms", 409, "par", `{"child":"kid","delay_ms":1}`, []string{"retention", "3600000"}},
-			{"parent retention 1 h, delay 1 h", 409, "par", `{"child":"kid","delay_ms":3600000}`, []string{"retention"}},
-			{"parent retention 1 h + 1 ms, delay 2 ms", 409, "floor", `{"child":"kid","delay_ms":2}`, []string{"retention"}},
 			{"incompatible schema", 409, "spar", `{"child":"skid"}`, []string{"schema", "skid"}},
+			{"schema'd child under a schema-less parent", 409, "kid", `{"child":"skid"}`, []string{"skid", "schema"}},
 		}
 		for _, name := range badPathNames {
 			cases = append(cases, struct {
@@ -409,6 +432,18 @@ func TestBadInputChildren(t *testing.T) {
 			// the credentials; the link is not a topic; a detach ends it.
 			a := attach("par", `{"child":"kid-dr","remote":`+remote("http://127.0.0.1:9", "")+`,"start":"oldest"}`)(t)
 			biWantStatus(t, a, http.StatusOK)
+			// The answer describes the link (its target and state), not a
+			// topic full of zeros, and warns of credentials in plaintext.
+			var link struct {
+				Remote   struct{ URL, Topic string } `json:"remote"`
+				State    string                      `json:"state"`
+				Warnings []string                    `json:"warnings"`
+			}
+			if r := biChParseAttached(t, a); r.Name != "par" || r.Child != "kid-dr" || len(r.AttachOffsets) != 3 ||
+				json.Unmarshal(a.body, &link) != nil || link.Remote.URL != "http://127.0.0.1:9" || link.Remote.Topic != "orders" ||
+				link.State != "running" || len(link.Warnings) != 1 || !strings.Contains(link.Warnings[0], "plaintext") {
+				t.Fatalf("remote attach answer: %v", a)
+			}
 			list := biDo(t, n, "GET", "/v1/topics/par/children", "", nil)
 			biWantStatus(t, list, http.StatusOK)
 			for _, b := range [][]byte{a.body, list.body} {
@@ -441,9 +476,9 @@ func TestBadInputChildren(t *testing.T) {
 
 		a := attach("hw", `{"child":"hw-a"}`)(t)
 		biWantStatus(t, a, http.StatusOK)
-		r := biChParseRecord(t, a)
-		if r.Name != "hw-a" || r.Role != "child" || r.Parent != "hw" || !biChEpochRe.MatchString(r.AttachEpoch) ||
-			!slices.Equal(r.AttachOffsets, []uint64{2, 1, 0}) || r.FanoutDelayMs != nil || r.Partitions != 2 {
+		r := biChParseAttached(t, a)
+		if r.Name != "hw" || r.Child != "hw-a" || !slices.Equal(r.Children, []string{"hw-a"}) || r.Parent != "" ||
+			!slices.Equal(r.AttachOffsets, []uint64{2, 1, 0}) || r.DelayMs == nil || *r.DelayMs != 0 || r.Partitions != 3 {
 			t.Fatalf("attach answer: %v", a)
 		}
 		if d := record(t, "hw-a"); d.Role != "child" || d.Parent != "hw" || d.AttachEpoch != r.AttachEpoch ||
@@ -457,10 +492,14 @@ func TestBadInputChildren(t *testing.T) {
 
 		a = attach("hw", `{"child":"hw-d","delay_ms":1000}`)(t)
 		biWantStatus(t, a, http.StatusOK)
-		d := biChParseRecord(t, a)
-		if d.Role != "child" || d.Parent != "hw" || !biChEpochRe.MatchString(d.AttachEpoch) || d.AttachEpoch == firstEpoch ||
-			!slices.Equal(d.AttachOffsets, []uint64{2, 1, 0}) || d.FanoutDelayMs == nil || *d.FanoutDelayMs != 1000 {
+		d := biChParseAttached(t, a)
+		if d.Child != "hw-d" || !slices.Equal(d.Children, []string{"hw-a", "hw-d"}) || d.AttachEpoch == firstEpoch ||
+			!slices.Equal(d.AttachOffsets, []uint64{2, 1, 0}) || d.DelayMs == nil || *d.DelayMs != 1000 {
 			t.Fatalf("delay attach answer: %v", a)
+		}
+		if dc := record(t, "hw-d"); dc.Role != "child" || dc.Parent != "hw" || dc.AttachEpoch != d.AttachEpoch ||
+			dc.FanoutDelayMs == nil || *dc.FanoutDelayMs != 1000 {
+			t.Fatalf("describe of the delay child disagrees with the attach answer: %+v vs %+v", dc, d)
 		}
 		l := listing(t, "hw")
 		ca, okA := l.child("hw-a")
@@ -477,7 +516,7 @@ func TestBadInputChildren(t *testing.T) {
 		if a := detach("hw", "hw-a")(t); a.status != http.StatusNoContent || len(a.body) != 0 {
 			t.Fatalf("detach: want 204 with an empty body: %v", a)
 		}
-		if r := record(t, "hw-a"); r.Role != "plain" || r.Parent != "" || r.AttachEpoch != "" || r.AttachOffsets != nil {
+		if r := record(t, "hw-a"); r.Role != "standalone" || r.Parent != "" || r.AttachEpoch != "" || r.AttachOffsets != nil {
 			t.Fatalf("detached child: %+v", r)
 		}
 		if _, ok := listing(t, "hw").child("hw-a"); ok {
@@ -494,7 +533,7 @@ func TestBadInputChildren(t *testing.T) {
 		biWaitHWMs(t, n, "hw-d", []uint64{0, 0, 1})
 		a = attach("hw", `{"child":"hw-a"}`)(t)
 		biWantStatus(t, a, http.StatusOK)
-		r2 := biChParseRecord(t, a)
+		r2 := biChParseAttached(t, a)
 		if !biChEpochRe.MatchString(r2.AttachEpoch) || r2.AttachEpoch == firstEpoch || !slices.Equal(r2.AttachOffsets, []uint64{2, 1, 1}) {
 			t.Fatalf("re-attach must get a new epoch (first %s) at the new attach point [2 1 1]: %v", firstEpoch, a)
 		}
@@ -508,7 +547,7 @@ func TestBadInputChildren(t *testing.T) {
 			fixture(t, `{"name":"forever-d","partitions":1}`)
 			a := attach("forever", `{"child":"forever-d","delay_ms":31536000000}`)(t)
 			biWantStatus(t, a, http.StatusOK)
-			if r := biChParseRecord(t, a); r.FanoutDelayMs == nil || *r.FanoutDelayMs != biChMaxDelayMs || r.Parent != "forever" {
+			if r := biChParseAttached(t, a); r.DelayMs == nil || *r.DelayMs != biChMaxDelayMs || r.Name != "forever" || r.Child != "forever-d" {
 				t.Fatalf("%v", a)
 			}
 		})
@@ -516,15 +555,15 @@ func TestBadInputChildren(t *testing.T) {
 			fixture(t, `{"name":"floor-d","partitions":1}`)
 			a := attach("floor", `{"child":"floor-d","delay_ms":1}`)(t)
 			biWantStatus(t, a, http.StatusOK)
-			if r := biChParseRecord(t, a); r.FanoutDelayMs == nil || *r.FanoutDelayMs != 1 || r.Parent != "floor" {
+			if r := biChParseAttached(t, a); r.DelayMs == nil || *r.DelayMs != 1 || r.Name != "floor" || r.Child != "floor-d" {
 				t.Fatalf("%v", a)
 			}
 		})
-		t.Run("retention 1 h takes a plain child", func(t *testing.T) {
+		t.Run("retention 1 h takes a child without delay", func(t *testing.T) {
 			fixture(t, `{"name":"par-p","partitions":1}`)
 			a := attach("par", `{"child":"par-p","delay_ms":0}`)(t)
 			biWantStatus(t, a, http.StatusOK)
-			if r := biChParseRecord(t, a); r.FanoutDelayMs != nil || r.Parent != "par" || len(r.AttachOffsets) != 3 {
+			if r := biChParseAttached(t, a); r.DelayMs == nil || *r.DelayMs != 0 || r.Name != "par" || r.Child != "par-p" || len(r.AttachOffsets) != 3 {
 				t.Fatalf("%v", a)
 			}
 		})
@@ -615,10 +654,14 @@ func TestBadInputChildren(t *testing.T) {
 			{"delay -1", 400, `{"name":"c-neg","parent":"forever","fanout_delay_ms":-1}`, []string{"delay", "-1"}, "c-neg"},
 			{"delay 1 year + 1 ms", 400, `{"name":"c-big","parent":"forever","fanout_delay_ms":31536000001}`, []string{"delay", "31536000001"}, "c-big"},
 			{"delay as string", 400, `{"name":"c-str","parent":"forever","fanout_delay_ms":"1000"}`, []string{"fanout_delay_ms"}, "c-str"},
-			{"retention 1 h, delay 1 ms", 409, `{"name":"c-ret","parent":"par","fanout_delay_ms":1}`, []string{"retention"}, "c-ret"},
-			{"retention 1 h + 1 ms, delay 2 ms", 409, `{"name":"c-ret2","parent":"floor","fanout_delay_ms":2}`, []string{"retention"}, "c-ret2"},
+			{"retention 1 h, delay 1 ms", 400, `{"name":"c-ret","parent":"par","fanout_delay_ms":1}`, []string{"retention"}, "c-ret"},
+			{"retention 1 h + 1 ms, delay 2 ms", 400, `{"name":"c-ret2","parent":"floor","fanout_delay_ms":2}`, []string{"retention"}, "c-ret2"},
 			{"incompatible schema", 409, `{"name":"c-schema","parent":"spar","schema":` + biChNoIDSchema + `}`, []string{"schema"}, "c-schema"},
-			{"name is the parent", 409, `{"name":"par","parent":"par"}`, []string{"par"}, ""},
+			{"schema under a schema-less parent", 409, `{"name":"c-sch2","parent":"par","schema":` + biChNoIDSchema + `}`, []string{"schema"}, "c-sch2"},
+			// A topic as its own parent is malformed: 400, before the
+			// name is found taken (409) or the parent missing (404).
+			{"name is the parent", 400, `{"name":"par","parent":"par"}`, []string{"par", "own parent"}, ""},
+			{"name is the parent, neither exists", 400, `{"name":"c-self","parent":"c-self"}`, []string{"c-self", "own parent"}, "c-self"},
 			{"name exists (plain)", 409, `{"name":"kid","parent":"par"}`, []string{"kid", "exists"}, ""},
 			{"name exists (child of another)", 409, `{"name":"other-c","parent":"par"}`, []string{"other-c", "exists"}, ""},
 			{"bad parent name", 400, `{"name":"c-bad","parent":"a b"}`, []string{"topic name"}, "c-bad"},
@@ -726,6 +769,48 @@ func TestBadInputChildren(t *testing.T) {
 			biWantError(t, a, http.StatusConflict, "schema")
 			unchanged(t, before)
 		})
+
+		// After a detach the child keeps the schema it inherited and
+		// manages it again: bodies invalid under it are still refused.
+		t.Run("kept after detach", func(t *testing.T) {
+			fixture(t, `{"name":"sk","partitions":1}`)
+			biWantStatus(t, attach("spar", `{"child":"sk"}`)(t), http.StatusOK)
+			inherited := biDescribeRaw(t, n, "spar")
+			var want, got struct {
+				Schema json.RawMessage `json:"schema"`
+			}
+			if err := json.Unmarshal([]byte(inherited), &want); err != nil || len(want.Schema) == 0 {
+				t.Fatalf("spar's schema: %v %s", err, inherited)
+			}
+			biWantStatus(t, detach("spar", "sk")(t), http.StatusNoContent)
+			if err := json.Unmarshal([]byte(biDescribeRaw(t, n, "sk")), &got); err != nil || string(got.Schema) != string(want.Schema) {
+				t.Fatalf("detached sk shows schema %s, want the inherited %s (%v)", got.Schema, want.Schema, err)
+			}
+			refused(t, 400, post("/v1/topics/sk/produce", `{"name":"no id"}`), "schema")
+			biWantStatus(t, biDo(t, n, "POST", "/v1/topics/sk/produce", "application/json", []byte(`{"id":1}`)), http.StatusAccepted)
+			// It manages the schema now: an additive evolution is taken.
+			evolvedSK := `{"type":"object","required":["id"],"properties":{"id":{"type":"integer"},"extra":{"type":"string"}}}`
+			biWantStatus(t, patch("sk", `{"schema":`+evolvedSK+`}`)(t), http.StatusOK)
+		})
+		// The parent's delete frees its children the same way. Not
+		// watched: the parent goes.
+		t.Run("kept after the parent's delete", func(t *testing.T) {
+			create(t, `{"name":"sdel","partitions":1,"schema":`+biSchema+`}`)
+			create(t, `{"name":"sdel-c","parent":"sdel"}`)
+			var want, got struct {
+				Schema json.RawMessage `json:"schema"`
+				Role   string          `json:"role"`
+			}
+			if err := json.Unmarshal([]byte(biDescribeRaw(t, n, "sdel")), &want); err != nil || len(want.Schema) == 0 {
+				t.Fatalf("sdel's schema: %v", err)
+			}
+			biWantStatus(t, biDo(t, n, "DELETE", "/v1/topics/sdel", "", nil), http.StatusNoContent)
+			if err := json.Unmarshal([]byte(biDescribeRaw(t, n, "sdel-c")), &got); err != nil ||
+				got.Role != "standalone" || string(got.Schema) != string(want.Schema) {
+				t.Fatalf("sdel-c after its parent's delete: role %q schema %s, want standalone with %s (%v)", got.Role, got.Schema, want.Schema, err)
+			}
+			refused(t, 400, post("/v1/topics/sdel-c/produce", `{"name":"no id"}`), "schema")
+		})
 	})
 
 	t.Run("parent retention under a delay child", func(t *testing.T) {
@@ -745,7 +830,7 @@ func TestBadInputChildren(t *testing.T) {
 			`{"visibility_timeout_ms":5000,"retention_ms":3600999,"max_in_flight_per_partition":7}`,
 		} {
 			t.Run(body, func(t *testing.T) {
-				refused(t, 409, patch(body), "retention_ms", "rp-d")
+				refused(t, 400, patch(body), "retention_ms", "rp-d")
 				if r := record(t, "rp"); r.RetentionMs != 0 {
 					t.Fatalf("retention changed to %d", r.RetentionMs)
 				}
@@ -757,7 +842,7 @@ func TestBadInputChildren(t *testing.T) {
 		if r := biChParseRecord(t, a); r.RetentionMs != 3601000 {
 			t.Fatalf("%v", a)
 		}
-		refused(t, 409, patch(`{"retention_ms":3600999}`), "retention_ms")
+		refused(t, 400, patch(`{"retention_ms":3600999}`), "retention_ms")
 		a = patch(`{"retention_ms":0}`)(t)
 		biWantStatus(t, a, http.StatusOK)
 		if r := biChParseRecord(t, a); r.RetentionMs != 0 || record(t, "rp").RetentionMs != 0 {
@@ -948,7 +1033,7 @@ func TestBadInputChildren(t *testing.T) {
 		refused(t, 409, attach("p108", `{"child":"p108-x"}`), "p108", "108")
 		refused(t, 409, createReq(`{"name":"p108-c108","parent":"p108"}`), "p108", "108")
 		noTopic(t, "p108-c108")
-		if r := record(t, "p108-x"); r.Role != "plain" {
+		if r := record(t, "p108-x"); r.Role != "standalone" {
 			t.Fatalf("p108-x: %+v", r)
 		}
 		// One place freed: of two attaches racing for it, exactly one wins.
@@ -961,7 +1046,7 @@ func TestBadInputChildren(t *testing.T) {
 		if l := listing(t, "p108"); len(l.Children) != 108 {
 			t.Fatalf("p108 lists %d children", len(l.Children))
 		}
-		if r := record(t, []string{"p108-x", "p108-y"}[1-w]); r.Role != "plain" {
+		if r := record(t, []string{"p108-x", "p108-y"}[1-w]); r.Role != "standalone" {
 			t.Fatalf("the loser was attached: %+v", r)
 		}
 	})

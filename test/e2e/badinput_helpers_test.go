@@ -193,6 +193,7 @@ type biStats struct {
 	Partitions     int    `json:"partitions"`
 	PartitionStats []struct {
 		Index            int     `json:"index"`
+		Segments         *int    `json:"segments"`
 		HighWatermark    *uint64 `json:"high_watermark"`
 		ConsumerFrontier *uint64 `json:"consumer_frontier"`
 	} `json:"partition_stats"`
@@ -210,6 +211,11 @@ func biDescribe(t testing.TB, n *node, topic string) biStats {
 	for i, ps := range s.PartitionStats {
 		if ps.Index != i || ps.HighWatermark == nil || ps.ConsumerFrontier == nil {
 			t.Fatalf("describe %s: partition_stats[%d] incomplete", topic, i)
+		}
+		// A log always has its active segment, from the partition's
+		// creation on (the reference creates it with the partition).
+		if ps.Segments == nil || *ps.Segments < 1 {
+			t.Fatalf("describe %s: partition_stats[%d] shows segments %v, want at least 1", topic, i, ps.Segments)
 		}
 	}
 	return s

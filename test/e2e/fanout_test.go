@@ -156,7 +156,7 @@ func TestChildrenListingAndDetach(t *testing.T) {
 		t.Fatalf("after detach: %+v", l)
 	}
 	d, _ := n.c.GetTopic(ctx, "kid")
-	if d.Role != "plain" || d.Parent != "" {
+	if d.Role != "standalone" || d.Parent != "" {
 		t.Fatalf("detached child: role %q parent %q", d.Role, d.Parent)
 	}
 }

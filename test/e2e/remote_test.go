@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,16 @@ func TestRemoteChildAcrossClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	attach := fmt.Sprintf(`{"child":"orders-dr","remote":{"url":"http://%s","topic":"mirror","username":"replicator","password":"replicator-pw"}}`, dst.http)
-	biWantStatus(t, biDo(t, src, "POST", "/v1/topics/orders/children", "application/json", []byte(attach)), http.StatusOK)
+	a := biDo(t, src, "POST", "/v1/topics/orders/children", "application/json", []byte(attach))
+	biWantStatus(t, a, http.StatusOK)
+	// Credentials over plain http:// are allowed (F30) but said aloud: in
+	// the answer and in the node's log.
+	if !bytes.Contains(a.body, []byte(`"warnings":["remote.url http://`)) || !bytes.Contains(a.body, []byte(`"child":"orders-dr"`)) {
+		t.Fatalf("attach answer: %s", a.body)
+	}
+	eventually(t, 5*time.Second, "the plaintext warning in the log", func() bool {
+		return strings.Contains(src.logs.String(), "credentials will cross the network in plaintext")
+	})
 
 	var mu sync.Mutex
 	accepted := map[int]bool{}
@@ -61,7 +71,7 @@ func TestRemoteChildAcrossClusters(t *testing.T) {
 	produce(250, 300)
 	eventually(t, 20*time.Second, "the link reports retrying", func() bool {
 		a := biDo(t, src, "GET", "/v1/topics/orders/children", "", nil)
-		return bytes.Contains(a.body, []byte(`"state":"retrying"`))
+		return bytes.Contains(a.body, []byte(`"state":"retrying"`)) && bytes.Contains(a.body, []byte(`"state_reason":"partition `))
 	})
 	if src.metric(`narad_remote_link_state{child="orders-dr",parent="orders",state="retrying"}`) != 1 {
 		t.Errorf("narad_remote_link_state does not say retrying")

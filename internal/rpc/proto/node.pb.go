@@ -511,10 +511,15 @@ type CursorPosition struct {
 	NextOffset uint64                 `protobuf:"varint,3,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
 	// Remote children only: the link state and the commit time (unix ms)
 	// of the last record the target acknowledged.
-	State         string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
-	AckedAtMs     int64  `protobuf:"varint,5,opt,name=acked_at_ms,json=ackedAtMs,proto3" json:"acked_at_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	State     string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	AckedAtMs int64  `protobuf:"varint,5,opt,name=acked_at_ms,json=ackedAtMs,proto3" json:"acked_at_ms,omitempty"`
+	// Remote children only: why the link is not running (the last failed
+	// send), and for a rejected record its parent offset. An older node
+	// sends neither.
+	StateReason    string  `protobuf:"bytes,6,opt,name=state_reason,json=stateReason,proto3" json:"state_reason,omitempty"`
+	RejectedOffset *uint64 `protobuf:"varint,7,opt,name=rejected_offset,json=rejectedOffset,proto3,oneof" json:"rejected_offset,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CursorPosition) Reset() {
@@ -578,6 +583,20 @@ func (x *CursorPosition) GetState() string {
 func (x *CursorPosition) GetAckedAtMs() int64 {
 	if x != nil {
 		return x.AckedAtMs
+	}
+	return 0
+}
+
+func (x *CursorPosition) GetStateReason() string {
+	if x != nil {
+		return x.StateReason
+	}
+	return ""
+}
+
+func (x *CursorPosition) GetRejectedOffset() uint64 {
+	if x != nil && x.RejectedOffset != nil {
+		return *x.RejectedOffset
 	}
 	return 0
 }
@@ -1922,14 +1941,17 @@ const file_node_proto_rawDesc = "" +
 	"\n" +
 	"partitions\x18\x02 \x03(\x05R\n" +
 	"partitions\x12\x14\n" +
-	"\x05exact\x18\x03 \x01(\bR\x05exact\"\x93\x01\n" +
+	"\x05exact\x18\x03 \x01(\bR\x05exact\"\xf8\x01\n" +
 	"\x0eCursorPosition\x12\x14\n" +
 	"\x05child\x18\x01 \x01(\tR\x05child\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12\x1f\n" +
 	"\vnext_offset\x18\x03 \x01(\x04R\n" +
 	"nextOffset\x12\x14\n" +
 	"\x05state\x18\x04 \x01(\tR\x05state\x12\x1e\n" +
-	"\vacked_at_ms\x18\x05 \x01(\x03R\tackedAtMs\"\xf6\x02\n" +
+	"\vacked_at_ms\x18\x05 \x01(\x03R\tackedAtMs\x12!\n" +
+	"\fstate_reason\x18\x06 \x01(\tR\vstateReason\x12,\n" +
+	"\x0frejected_offset\x18\a \x01(\x04H\x00R\x0erejectedOffset\x88\x01\x01B\x12\n" +
+	"\x10_rejected_offset\"\xf6\x02\n" +
 	"\x0ePartitionStats\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\bR\tavailable\x12\x1a\n" +
@@ -2120,6 +2142,7 @@ func file_node_proto_init() {
 	if File_node_proto != nil {
 		return
 	}
+	file_node_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Bad flags are refused before anything is sent: no topic is created, no
+// message is produced, and the message names the flag.
+func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--size", "0"}, "--size must be 1..1048576 bytes (the server's payload bounds), got 0"},
+		{[]string{"--size", "1048577"}, "--size must be 1..1048576 bytes"},
+		{[]string{"--size", "-5"}, "--size must be 1..1048576 bytes"},
+		{[]string{"--batch", "0"}, "--batch must be 1..10000 records (the server's cap), got 0"},
+		{[]string{"--batch", "10001"}, "--batch must be 1..10000 records"},
+		{[]string{"--batch", "10000", "--size", "4096"}, "--batch 10000 of --size 4096 makes a request of 39 MiB, over the server's 16 MiB: lower --batch or --size"},
+		{[]string{"--messages", "0"}, "--messages must be at least 1, got 0"},
+		{[]string{"--producers", "0"}, "--producers must be 1..1000, got 0"},
+		{[]string{"--producers", "1001"}, "--producers must be 1..1000, got 1001"},
+		{[]string{"--consumers", "-1"}, "--consumers must be 0..1000, got -1"},
+		{[]string{"--consume-max", "0"}, "--consume-max must be 1..1000 records (the server's cap), got 0"},
+		{[]string{"--consume-max", "1001"}, "--consume-max must be 1..1000 records"},
+		{[]string{"--partitions", "-1"}, "--partitions must not be negative, got -1"},
+		{[]string{"--duration", "0s"}, "--duration must be above 0, got 0s"},
+		{[]string{"--duration", "10s", "--messages", "5"}, "give --messages or --duration, not both"},
+		{[]string{"--duration", "ten"}, `invalid argument "ten" for "--duration" flag`},
+		{[]string{"orders", "--consume"}, "--consume/--consumers on orders would take other producers' records from its queue: leave out TOPIC"},
+		{[]string{"orders", "--consumers", "2"}, "--consume/--consumers on orders would take"},
+		{[]string{"orders", "--partitions", "3"}, "--partitions sizes the scratch topic; orders exists already"},
+		{[]string{"a", "b"}, "accepts at most 1 arg(s), received 2"},
+	} {
+		api := newBenchAPI(t, nil)
+		r := against(api.broker).run(t, append([]string{"bench"}, tt.args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("bench %v: exit %d stderr %q, want it to say %q", tt.args, r.code, r.stderr, tt.says)
+		}
+		if n := len(api.requests()); n != 0 {
+			t.Errorf("bench %v: %d requests sent before the flags were checked", tt.args, n)
+		}
+	}
+	// Every problem at once, not one per try.
+	api := newBenchAPI(t, nil)
+	r := against(api.broker).run(t, "bench", "--size", "0", "--batch", "0", "--producers", "0")
+	for _, want := range []string{"--size must be", "--batch must be", "--producers must be"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/narad-io/narad/client"
+)
+
+// benchTarget is the topic a bench writes to.
+type benchTarget struct {
+	name       string
+	scratch    bool // made by this bench, deleted when it ends
+	partitions int
+}
+
+// scratchRetention bounds what a scratch topic keeps should its deletion
+// never happen (the CLI killed, the node unreachable at the end): the
+// records age out within the hour anyway.
+const scratchRetention = time.Hour
+
+// scratchDropTimeout bounds the deletion at the end, which runs even after
+// Ctrl-C (on a context of its own).
+const scratchDropTimeout = 10 * time.Second
+
+// target resolves the topic: the named one, which must exist, or a new
+// scratch topic. On an error the target is still a scratch one when a
+// create may have happened unanswered, so the caller deletes it.
+func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
+	if named != "" {
+		t, err := b.c.GetTopic(ctx, named)
+		if client.StatusOf(err) == http.StatusNotFound {
+			return benchTarget{}, fmt.Errorf("topic %s not found (leave out TOPIC and the bench makes a scratch topic of its own): %w", named, err)
+		}
+		if err != nil {
+			return benchTarget{}, err
+		}
+		return benchTarget{name: named, partitions: t.Partitions}, nil
+	}
+	name, err := scratchName()
+	if err != nil {
+		return benchTarget{}, err
+	}
+	retention := scratchRetention.Milliseconds()
+	created, err := b.c.CreateTopic(ctx, client.CreateTopicRequest{
+		Name:        name,
+		Partitions:  b.f.partitions,
+		RetentionMs: &retention,
+	})
+	if err != nil {
+		// Without an answer (cut short, connection lost) the topic may
+		// exist: the caller deletes it. With one it does not — and a
+		// 409 names a topic that is not ours to delete.
+		unknown := client.StatusOf(err) == 0
+		return benchTarget{name: name, scratch: unknown}, fmt.Errorf("creating the scratch topic %s: %w", name, err)
+	}
+	t := benchTarget{name: name, scratch: true, partitions: created.Partitions}
+	fmt.Fprintf(b.a.stderr, "bench: scratch topic %s (%d partitions), deleted when the bench ends\n", name, t.partitions)
+	return t, nil
+}
+
+// scratchName is bench-<8 random hex digits>: two benches at once, or one
+// after a bench that could not delete its topic, never share a name.
+func scratchName() (string, error) {
+	var r [4]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", fmt.Errorf("naming the scratch topic: %w", err)
+	}
+	return "bench-" + hex.EncodeToString(r[:]), nil
+}
+
+// dropScratch deletes the scratch topic, on a context of its own so that
+// Ctrl-C, which ended the bench, does not also prevent the cleanup. Gone
+// already (a create that never happened) is fine.
+func (b *bench) dropScratch(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scratchDropTimeout)
+	defer cancel()
+	err := b.c.DeleteTopic(ctx, name)
+	if err == nil || client.StatusOf(err) == http.StatusNotFound {
+		return nil
+	}
+	return &scratchLeftError{name: name, err: err}
+}
+
+// scratchLeftError is a scratch topic the bench could not delete; it says
+// how to, since the bench is the only one who knows the name.
+type scratchLeftError struct {
+	name string
+	err  error
+}
+
+func (e *scratchLeftError) Error() string {
+	return fmt.Sprintf("could not delete the scratch topic %s: %v (delete it with \"narad topic rm %s\"; its records expire within %s anyway)",
+		e.name, e.err, e.name, formatMs(scratchRetention.Milliseconds()))
+}
+
+func (e *scratchLeftError) Unwrap() error { return e.err }

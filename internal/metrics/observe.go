@@ -1,0 +1,60 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// The gauges below are read from their source at scrape time, so they are
+// never stale.
+
+// RaftSource is what the Raft gauges read.
+type RaftSource interface {
+	IsLeader() bool
+	Term() uint64
+	AppliedIndex() uint64
+}
+
+// ObserveRaft registers the Raft gauges (a term that jumps is an
+// election, or an attack).
+func (m *Metrics) ObserveRaft(src RaftSource) {
+	f := factory{m}
+	f.gaugeFunc("raft_is_leader", "1 when this node leads Raft.", func() float64 {
+		if src.IsLeader() {
+			return 1
+		}
+		return 0
+	})
+	f.gaugeFunc("raft_term", "This node's current Raft term.", func() float64 { return float64(src.Term()) })
+	f.gaugeFunc("raft_applied_index", "Last Raft index applied to the FSM.", func() float64 { return float64(src.AppliedIndex()) })
+}
+
+// MemberCounts is the cluster's membership as this node's replica sees
+// it. A draining member (being decommissioned) is also alive or dead.
+type MemberCounts struct {
+	Alive, Dead, Draining int
+}
+
+// ObserveMembers registers narad_members{state} and
+// narad_members_draining, read from count.
+func (m *Metrics) ObserveMembers(count func() MemberCounts) {
+	f := factory{m}
+	f.register(&memberCollector{count: count}, "members", "gauge", []string{"state"})
+	f.gaugeFunc("members_draining", "Members being decommissioned (also counted as alive or dead in narad_members).",
+		func() float64 { return float64(count().Draining) })
+}
+
+// memberCollector exports both states at every scrape, 0 included, so an
+// alert on state="dead" always has a series to compare.
+type memberCollector struct {
+	count func() MemberCounts
+}
+
+var membersDesc = prometheus.NewDesc(name("members"),
+	"Cluster members by state (alive or dead), as this node's replica sees them; a single node counts itself.",
+	[]string{"state"}, nil)
+
+func (c *memberCollector) Describe(ch chan<- *prometheus.Desc) { ch <- membersDesc }
+
+func (c *memberCollector) Collect(ch chan<- prometheus.Metric) {
+	n := c.count()
+	ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n.Alive), "alive")
+	ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n.Dead), "dead")
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The performance round's figures, measured the same way every time: a
+# fresh single node and a fresh 3-node cluster on loopback, driven by
+# `narad bench` on the same machine, each figure run ROUNDS times (default
+# 3), printed as one table of medians with the min–max of the rounds.
+#
+#   ./scripts/bench.sh            # every figure
+#   ROUNDS=5 ./scripts/bench.sh   # more rounds
+#   FIGURES="single16 batch" ./scripts/bench.sh   # a subset (names below)
+#
+# Every 202 is fsynced, as always: nothing here relaxes durability. Ports
+# 17942.. are used; the script refuses to start when one is taken. Opt-in
+# (not part of the suite): figures on a shared machine are noise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${ROUNDS:-3}
+figures=${FIGURES:-"single16 single64 consume1 batch batchconsume cluster_single cluster_batch"}
+work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+
+go build -o "$work/narad" ./cmd/narad
+narad=$work/narad
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# ready PORT: /readyz answers 200 (bash's /dev/tcp: no curl needed).
+ready() {
+  local line
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  read -r line <&3 || true
+  exec 3<&-
+  [[ $line == *" 200 "* ]]
+}
+
+# wait_ready PORT: poll /readyz for up to 30 s.
+wait_ready() {
+  for _ in $(seq 300); do
+    if ready "$1" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "bench.sh: the node on port $1 did not become ready; its log:" >&2
+  tail -20 "$work"/*.log >&2
+  exit 1
+}
+
+# start_nodes N: N fresh nodes (1: a single node), HTTP on 17942+100*i.
+start_nodes() {
+  local n=$1 peers="" members=""
+  for i in $(seq 1 "$n"); do
+    local base=$((17842 + 100 * i))
+    for p in "$base" $((base + 1)) $((base + 2)); do
+      port_free "$p" || { echo "bench.sh: port $p is taken" >&2; exit 1; }
+    done
+    peers+="${peers:+,}b$i@127.0.0.1:$((base + 1))"
+    members+="${members:+,}b$i"
+  done
+  for i in $(seq 1 "$n"); do
+    local base=$((17842 + 100 * i))
+    local env=(NARAD_NODE_ID=b$i NARAD_HTTP_ADDR=127.0.0.1:$base NARAD_CLUSTER_ADDR=127.0.0.1:$((base + 1))
+      NARAD_DATA_DIR="$work/data-$n-$i" NARAD_SECURITY_ENABLED=false NARAD_LOG_LEVEL=warn
+      NARAD_CLUSTER_SECRET=bench-secret)
+    if [ "$n" -gt 1 ]; then env+=(NARAD_CLUSTER_PEERS="$peers" NARAD_CLUSTER_INITIAL_MEMBERS="$members"); fi
+    env "${env[@]}" "$narad" serve >"$work/node-$n-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in $(seq 1 "$n"); do wait_ready $((17842 + 100 * i)); done
+}
+
+stop_nodes() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}
+
+# field JSON PHASE KEY: a number from narad bench --json's PHASE section
+# (produce or consume); KEY is messages_per_second or p99 (microseconds).
+field() {
+  awk -v phase="\"$2\": {" -v key="\"$3\":" '
+    index($0, phase) { on = 1 }
+    on && index($0, key) { gsub(/[,}]/, "", $2); print $2; exit }' <<<"$1"
+}
+
+# stats: median and min–max of the numbers on stdin, as integers.
+stats() {
+  sort -n | awk '{ v[NR] = $1 } END {
+    if (NR == 0) { print "-"; exit }
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
+}
+
+declare -A rate p99
+# run NAME PHASE URLS... -- BENCH ARGS: one round; with several URLs the
+# benches run at once, one per node, and their rates add up.
+run() {
+  local name=$1 phase=$2; shift 2
+  local urls=()
+  while [ "$1" != -- ]; do urls+=("$1"); shift; done
+  shift
+  local outs=() i=0
+  for u in "${urls[@]}"; do
+    "$narad" -s "$u" bench --json "$@" >"$work/out-$i.json" &
+    outs+=($!)
+    i=$((i + 1))
+  done
+  for p in "${outs[@]}"; do wait "$p" || { echo "bench.sh: $name: narad bench failed" >&2; exit 1; }; done
+  local sum=0 worst=0
+  for j in $(seq 0 $((i - 1))); do
+    local json
+    json=$(cat "$work/out-$j.json")
+    sum=$(awk -v a="$sum" -v b="$(field "$json" "$phase" messages_per_second)" 'BEGIN { print a + b }')
+    local q
+    q=$(field "$json" "$phase" p99)
+    [ "$q" -gt "$worst" ] && worst=$q
+  done
+  rate[$name]+="$sum "
+  p99[$name]+="$worst "
+}
+
+want() { [[ " $figures " == *" $1 "* ]]; }
+single=http://127.0.0.1:17942
+all=(http://127.0.0.1:17942 http://127.0.0.1:18042 http://127.0.0.1:18142)
+
+for r in $(seq 1 "$rounds"); do
+  echo "round $r of $rounds" >&2
+  if want single16 || want single64 || want consume1 || want batch || want batchconsume; then
+    start_nodes 1
+    want single16 && run single16 produce "$single" -- --producers 16 --messages 30000 --size 256
+    want single64 && run single64 produce "$single" -- --producers 64 --messages 60000 --size 256
+    want consume1 && run consume1 consume "$single" -- --producers 16 --messages 20000 --size 256 --consumers 16 --consume-max 1
+    if want batch || want batchconsume; then
+      run batch produce "$single" -- --producers 8 --batch 100 --messages 400000 --size 256 --consumers 8 --consume-max 100
+      # The same run's consume phase is the batch consume + batch ack figure.
+      rate[batchconsume]+="$(field "$(cat "$work/out-0.json")" consume messages_per_second) "
+      p99[batchconsume]+="$(field "$(cat "$work/out-0.json")" consume p99) "
+    fi
+    rss=$(awk '/VmRSS/ { print $2 }' "/proc/${pids[0]}/status" 2>/dev/null || echo 0)
+    rate[rss_kib]+="$rss "
+    stop_nodes
+  fi
+  if want cluster_single || want cluster_batch; then
+    start_nodes 3
+    want cluster_single && run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
+    want cluster_batch && run cluster_batch produce "${all[@]}" -- --producers 4 --batch 100 --messages 150000 --size 256
+    stop_nodes
+  fi
+done
+
+printf '\n%-52s %-28s %s\n' "figure (256-byte records, fsync before every 202)" "msg/s median (min–max)" "p99 µs median (min–max)"
+label() {
+  case $1 in
+    single16) echo "single-record produce, 16 clients" ;;
+    single64) echo "single-record produce, 64 clients" ;;
+    consume1) echo "consume + ack one per call, 16 consumers" ;;
+    batch) echo "batch produce, 100 per request, 8 clients" ;;
+    batchconsume) echo "batch consume (max=100) + batch ack, 8 consumers" ;;
+    cluster_single) echo "3 nodes, single produce, 6 clients per node" ;;
+    cluster_batch) echo "3 nodes, batch produce of 100, 4 clients per node" ;;
+  esac
+}
+for f in $figures; do
+  [ -n "${rate[$f]:-}" ] || continue
+  printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \
+    "$(tr ' ' '\n' <<<"${p99[$f]}" | grep . | stats)"
+done
+if [ -n "${rate[rss_kib]:-}" ]; then
+  printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
+fi
