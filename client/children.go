@@ -1,9 +1,20 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+)
+
+// The states of a remote child's link (05-fanout.md, F28).
+const (
+	LinkRunning       = "running"
+	LinkRetrying      = "retrying"
+	LinkAuthFailed    = "auth_failed"
+	LinkTargetMissing = "target_missing"
+	LinkRejected      = "rejected"
 )
 
 // Child is one entry of the children listing
@@ -16,6 +27,53 @@ type Child struct {
 	DueLagSeconds   *float64 `json:"due_lag_seconds,omitempty"` // delay children only
 	LagComplete     bool     `json:"lag_complete"`
 	DroppedMessages uint64   `json:"dropped_messages"`
+
+	// A remote child (a topic of another cluster) has its target, without
+	// credentials; the state of its link (LinkRunning, …) and why it is in
+	// it; and, per parent partition, the recovery point: the target holds
+	// everything committed before it. A local child has none of these.
+	Remote        *RemoteTarget   `json:"remote,omitempty"`
+	State         string          `json:"state,omitempty"`
+	StateReason   string          `json:"state_reason,omitempty"`
+	RecoveryPoint []RecoveryPoint `json:"recovery_point,omitempty"`
+
+	raw json.RawMessage
+}
+
+// Raw is the entry exactly as the server sent it, fields this client does
+// not know included; nil for a Child not decoded from an answer.
+func (k Child) Raw() json.RawMessage { return k.raw }
+
+// UnmarshalJSON decodes an entry and keeps its bytes for Raw.
+func (k *Child) UnmarshalJSON(b []byte) error {
+	type plain Child
+	if err := json.Unmarshal(b, (*plain)(k)); err != nil {
+		return err
+	}
+	k.raw = bytes.Clone(b)
+	return nil
+}
+
+// RecoveryPoint is one parent partition's part of a remote child's
+// recovery point; CommittedAtMs is 0 until the target acknowledged a
+// record since the owning node started the link. State is that
+// partition's link state; RejectedOffset the parent offset the link
+// stopped at when the target refuses that record.
+type RecoveryPoint struct {
+	Partition      int     `json:"partition"`
+	NextOffset     uint64  `json:"next_offset"`
+	CommittedAtMs  int64   `json:"committed_at_ms"`
+	State          string  `json:"state,omitempty"`
+	RejectedOffset *uint64 `json:"rejected_offset,omitempty"`
+}
+
+// RemoteTarget is a topic of another Narad cluster. The credentials are
+// sent at attach and never come back.
+type RemoteTarget struct {
+	URL      string `json:"url"`
+	Topic    string `json:"topic"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
 }
 
 // Children lists the topics attached to parent, with their lag.
@@ -32,20 +90,68 @@ func (c *Client) Children(ctx context.Context, parent string) ([]Child, error) {
 	return out.Children, nil
 }
 
+// The start positions of a remote child (AttachRequest.Start).
+const (
+	StartAttach   = "attach"   // the parent's end at attach (the default)
+	StartFrontier = "frontier" // each partition's consumer frontier
+	StartOldest   = "oldest"   // the oldest retained record
+)
+
 // AttachRequest attaches Child to a parent; the child receives every parent
-// record DelayMs after it was appended.
+// record DelayMs after it was appended. With Remote set, Child is the
+// link's name (no local topic is needed) and the records go to Remote's
+// topic, from Start.
 type AttachRequest struct {
-	Child   string `json:"child"`
-	DelayMs int64  `json:"delay_ms,omitempty"`
+	Child   string        `json:"child"`
+	DelayMs int64         `json:"delay_ms,omitempty"`
+	Remote  *RemoteTarget `json:"remote,omitempty"`
+	Start   string        `json:"start,omitempty"`
 }
 
-// Attach attaches a child topic: POST /v1/topics/{p}/children.
-func (c *Client) Attach(ctx context.Context, parent string, req AttachRequest) error {
-	if parent == "" || req.Child == "" {
-		return errEmptyName
+// AttachResult is the attach answer: the parent's record (its Children
+// include the new child) with the new link's Child, DelayMs and, in the
+// embedded Topic's AttachEpoch and AttachOffsets, its epoch and start
+// offsets. A remote link also has its target (without credentials) and
+// state, and Warnings an operator should read (credentials sent to a
+// plaintext http:// target, say).
+type AttachResult struct {
+	Topic
+	Child    string        `json:"child"`
+	DelayMs  int64         `json:"delay_ms"`
+	Remote   *RemoteTarget `json:"remote,omitempty"`
+	State    string        `json:"state,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+}
+
+// UnmarshalJSON decodes the whole answer; without it the embedded Topic's
+// method would decode the topic alone and drop Child.
+func (r *AttachResult) UnmarshalJSON(b []byte) error {
+	type plainTopic Topic
+	var wire struct {
+		plainTopic
+		Child    string        `json:"child"`
+		DelayMs  int64         `json:"delay_ms"`
+		Remote   *RemoteTarget `json:"remote"`
+		State    string        `json:"state"`
+		Warnings []string      `json:"warnings"`
 	}
-	_, err := c.doJSON(ctx, http.MethodPost, topicPath(parent, "children"), nil, req, nil)
-	return err
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return err
+	}
+	*r = AttachResult{Topic: Topic(wire.plainTopic), Child: wire.Child, DelayMs: wire.DelayMs, Remote: wire.Remote,
+		State: wire.State, Warnings: wire.Warnings}
+	r.raw = bytes.Clone(b)
+	return nil
+}
+
+// Attach attaches a child: POST /v1/topics/{p}/children.
+func (c *Client) Attach(ctx context.Context, parent string, req AttachRequest) (AttachResult, error) {
+	if parent == "" || req.Child == "" {
+		return AttachResult{}, errEmptyName
+	}
+	var out AttachResult
+	_, err := c.doJSON(ctx, http.MethodPost, topicPath(parent, "children"), nil, req, &out)
+	return out, err
 }
 
 // Detach detaches a child: DELETE /v1/topics/{p}/children/{c}.

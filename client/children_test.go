@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -23,9 +24,18 @@ func TestChildren(t *testing.T) {
 }
 
 func TestAttachDetach(t *testing.T) {
-	c, f := newFake(t, reply{status: 201, body: `{"name":"audit"}`}, reply{status: 204})
-	if err := c.Attach(ctx, "orders", AttachRequest{Child: "audit", DelayMs: 60000}); err != nil {
+	c, f := newFake(t, reply{status: 200, body: `{"name":"orders","role":"parent","children":["audit"],
+		"child":"audit","attach_epoch":"67953471cc57a32a","attach_offsets":[0,4]}`}, reply{status: 204})
+	res, err := c.Attach(ctx, "orders", AttachRequest{Child: "audit", DelayMs: 60000})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Name != "orders" || res.Role != "parent" || res.Child != "audit" || res.AttachEpoch != "67953471cc57a32a" ||
+		string(res.AttachOffsets) != "[0,4]" || len(res.Children) != 1 {
+		t.Errorf("attach answer decoded as %+v", res)
+	}
+	if !strings.Contains(string(res.Raw()), `"child":"audit"`) {
+		t.Errorf("Raw %s", res.Raw())
 	}
 	if err := c.Detach(ctx, "orders", "au dit"); err != nil {
 		t.Fatal(err)
@@ -34,4 +44,39 @@ func TestAttachDetach(t *testing.T) {
 		seen{Method: "POST", Path: "/v1/topics/orders/children", Body: `{"child":"audit","delay_ms":60000}`, ContentType: "application/json"},
 		seen{Method: "DELETE", Path: "/v1/topics/orders/children/au%20dit"},
 	)
+}
+
+func TestAttachRemote(t *testing.T) {
+	c, f := newFake(t, reply{status: 200, body: `{"name":"orders","child":"orders-dr","delay_ms":0,` +
+		`"remote":{"url":"http://dr.example:7942","topic":"orders"},"state":"running","warnings":["plaintext"]}`})
+	res, err := c.Attach(ctx, "orders", AttachRequest{Child: "orders-dr", Start: StartOldest,
+		Remote: &RemoteTarget{URL: "https://dr.example:7942", Topic: "orders", Username: "r", Password: "pw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Child != "orders-dr" || res.Remote == nil || res.Remote.URL != "http://dr.example:7942" || res.State != LinkRunning ||
+		len(res.Warnings) != 1 {
+		t.Errorf("decoded %+v", res)
+	}
+	f.expect(seen{Method: "POST", Path: "/v1/topics/orders/children", ContentType: "application/json",
+		Body: `{"child":"orders-dr","remote":{"url":"https://dr.example:7942","topic":"orders","username":"r","password":"pw"},"start":"oldest"}`})
+}
+
+func TestRemoteChildDecodesAndKeepsItsJSON(t *testing.T) {
+	entry := `{"name":"orders-dr","delay_ms":0,"attach_epoch":"e","lag_messages":12,"lag_complete":true,"dropped_messages":0,` +
+		`"remote":{"url":"https://dr.example:7942","topic":"orders"},"state":"auth_failed","state_reason":"401 from the target",` +
+		`"recovery_point":[{"partition":0,"next_offset":98332,"committed_at_ms":1796004226123,"state":"auth_failed"}]}`
+	c, _ := newFake(t, reply{status: 200, body: `{"parent":"orders","children":[` + entry + `]}`})
+	kids, err := c.Children(ctx, "orders")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("%+v %v", kids, err)
+	}
+	k := kids[0]
+	if k.Remote == nil || k.Remote.URL != "https://dr.example:7942" || k.Remote.Topic != "orders" || k.State != LinkAuthFailed || k.StateReason != "401 from the target" ||
+		len(k.RecoveryPoint) != 1 || k.RecoveryPoint[0].NextOffset != 98332 || k.RecoveryPoint[0].CommittedAtMs != 1796004226123 {
+		t.Errorf("decoded %+v", k)
+	}
+	if string(k.Raw()) != entry {
+		t.Errorf("Raw\n%s\nwant the entry as sent\n%s", k.Raw(), entry)
+	}
 }

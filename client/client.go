@@ -17,6 +17,7 @@ type Client struct {
 	base       string
 	user, pass string
 	hc         *http.Client
+	retry      RetryPolicy
 }
 
 // maxResponseBytes bounds what one response may make us buffer; a consume of
@@ -29,7 +30,8 @@ const maxResponseBytes = 256 << 20
 // connections per host, because the stock two would make every concurrent
 // producer beyond the second open a fresh connection per request. No
 // client-wide timeout is set: long-poll consumes are bounded by ctx.
-func New(baseURL, user, pass string, httpClient *http.Client) *Client {
+// Options (WithRetry) adjust the rest; without them no call is retried.
+func New(baseURL, user, pass string, httpClient *http.Client, opts ...Option) *Client {
 	if httpClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = 256
@@ -39,7 +41,11 @@ func New(baseURL, user, pass string, httpClient *http.Client) *Client {
 	if !strings.Contains(baseURL, "://") {
 		baseURL = "http://" + baseURL
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), user: user, pass: pass, hc: httpClient}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), user: user, pass: pass, hc: httpClient}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // request is one API call.
@@ -59,9 +65,14 @@ type response struct {
 	body   []byte
 }
 
-// do sends req and returns the response for any 2xx status; any other
-// status becomes an *APIError.
+// do sends req under the client's RetryPolicy and returns the response
+// for any 2xx status; any other status becomes an *APIError.
 func (c *Client) do(ctx context.Context, req request) (response, error) {
+	return c.doRetrying(ctx, req)
+}
+
+// once is one try of req.
+func (c *Client) once(ctx context.Context, req request) (response, error) {
 	u := c.base + req.path
 	if len(req.query) > 0 {
 		u += "?" + req.query.Encode()

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,12 +43,9 @@ func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions)
 	if opts.Max > 0 {
 		q.Set("max", strconv.Itoa(opts.Max))
 	}
-	// One decode covers both answers: a list under "messages", or a single
-	// message object, which never has a "messages" key.
-	var body struct {
-		Messages *[]Message `json:"messages"`
-		Message
-	}
+	// Two answers: a list under "messages", or a single message object,
+	// which never has a "messages" key.
+	var body json.RawMessage
 	status, err := c.doJSON(ctx, http.MethodGet, topicPath(topic, "consume"), q, nil, &body)
 	if err != nil {
 		return nil, err
@@ -54,8 +53,18 @@ func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions)
 	if status == http.StatusNoContent {
 		return nil, nil
 	}
-	if body.Messages != nil {
-		return *body.Messages, nil
+	var list struct {
+		Messages *[]Message `json:"messages"`
 	}
-	return []Message{body.Message}, nil
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
+	}
+	if list.Messages != nil {
+		return *list.Messages, nil
+	}
+	var m Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
+	}
+	return []Message{m}, nil
 }

@@ -87,6 +87,21 @@
 // 5xx, no answer at all — never a cancelled context). Other errors
 // (connection refused, a context that ended) come back as they are.
 //
+// # Retries
+//
+// A Client retries nothing unless given a RetryPolicy (WithRetry): then a
+// call is repeated, for a bounded time and honouring Retry-After, when no
+// connection could be made, on 503 and 429, and after a lost answer only
+// for calls safe to repeat — produce among them, so with a policy produce
+// is at least once (see RetryPolicy). Backoff is the one pause schedule of
+// every retry loop here and in the CLI.
+//
+// # Raw JSON
+//
+// Topic, TopicDetail, Child, AttachResult and Message keep the server's
+// own bytes (Raw), so a tool printing JSON prints the API's JSON: fields
+// this client does not know, timestamps and payload bytes as they came.
+//
 // # Compatibility
 //
 // The package follows the module's version. Response types may gain

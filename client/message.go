@@ -30,6 +30,24 @@ type Message struct {
 	// ReceiptHandle acknowledges this delivery; empty for replays by offset.
 	ReceiptHandle string `json:"receipt_handle,omitempty"`
 	DeliveryCount int    `json:"delivery_count"`
+
+	raw json.RawMessage
+}
+
+// Raw is the message object exactly as the server sent it (payload bytes,
+// fields this client does not know and all), so a tool printing JSON
+// prints the API's JSON. It is nil for a Message not decoded from an
+// answer.
+func (m Message) Raw() json.RawMessage { return m.raw }
+
+// UnmarshalJSON decodes a message and keeps its bytes for Raw.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message // without this method, so the decode does not recurse
+	if err := json.Unmarshal(b, (*plain)(m)); err != nil {
+		return err
+	}
+	m.raw = bytes.Clone(b)
+	return nil
 }
 
 // Bytes returns the payload as produced: with payload_encoding "base64"

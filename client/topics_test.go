@@ -15,7 +15,7 @@ func TestCreateTopic(t *testing.T) {
 	c, f := newFake(t, reply{status: 201, body: `{"name":"orders","partitions":3,"retention_ms":3600000,
 		"visibility_timeout_ms":30000,"created_at":"2026-01-02T03:04:05Z","children":["a","b"],
 		"schema":{"type":"object"},"role":"parent","owner":"n1"}`})
-	got, err := c.CreateTopic(ctx, CreateTopicRequest{Name: "orders", Partitions: 3, RetentionMs: 3600000, Schema: json.RawMessage(`{"type":"object"}`)})
+	got, err := c.CreateTopic(ctx, CreateTopicRequest{Name: "orders", Partitions: 3, RetentionMs: new(int64(3600000)), Schema: json.RawMessage(`{"type":"object"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,4 +136,41 @@ func TestEmptyNamesNeverReachTheServer(t *testing.T) {
 		t.Error("Ack with no handle: want error")
 	}
 	f.expect()
+}
+
+// TestCreateTopicSendsRetentionZero: 0 is "keep forever", not "the
+// default"; leaving it out made the server apply its 7 days.
+func TestCreateTopicSendsRetentionZero(t *testing.T) {
+	c, f := newFake(t, reply{status: 201, body: `{"name":"log","retention_ms":0}`}, reply{status: 201, body: `{"name":"d"}`})
+	if _, err := c.CreateTopic(ctx, CreateTopicRequest{Name: "log", RetentionMs: new(RetentionForever)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTopic(ctx, CreateTopicRequest{Name: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(seen{Method: "POST", Path: "/v1/topics", Body: `{"name":"log","retention_ms":0}`},
+		seen{Method: "POST", Path: "/v1/topics", Body: `{"name":"d"}`})
+}
+
+// TestTopicKeepsTheServersJSON: a describe decodes whole (stats included)
+// and Raw is the answer as sent, so printing it shows created_at as the
+// server's Unix seconds and fields this client does not know.
+func TestTopicKeepsTheServersJSON(t *testing.T) {
+	body := `{"name":"orders","partitions":1,"created_at":1796004226,"owner_id":"u-7",` +
+		`"partition_stats":[{"index":0,"owner_node":"n1","next_offset":2,"oldest_segment_at":1796004226}]}`
+	c, _ := newFake(t, reply{status: 200, body: body}, reply{status: 200, body: `{"topics":[{"name":"a","created_at":1},{"name":"b"}]}`})
+	d, err := c.GetTopic(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "orders" || len(d.PartitionStats) != 1 || d.PartitionStats[0].NextOffset != 2 || d.CreatedAt.Unix() != 1796004226 {
+		t.Fatalf("decoded %+v", d)
+	}
+	if string(d.Raw()) != body {
+		t.Errorf("Raw %s", d.Raw())
+	}
+	list, _, err := c.ListTopics(ctx, 0, "")
+	if err != nil || len(list) != 2 || string(list[0].Raw()) != `{"name":"a","created_at":1}` || string(list[1].Raw()) != `{"name":"b"}` {
+		t.Errorf("listing %+v %v", list, err)
+	}
 }

@@ -25,12 +25,50 @@ type Topic struct {
 	// AttachOffsets is kept raw: the contract does not fix its shape.
 	AttachOffsets json.RawMessage `json:"attach_offsets,omitempty"`
 	FanoutDelayMs int64           `json:"fanout_delay_ms,omitempty"`
+
+	raw json.RawMessage // the object as the server sent it
 }
+
+// Raw is the topic object exactly as the server sent it (for a
+// TopicDetail or an AttachResult, that whole answer), so a tool that
+// prints JSON prints the API's JSON, fields this client does not know and
+// timestamps as they came included. It is nil for a Topic not decoded
+// from an answer.
+func (t Topic) Raw() json.RawMessage { return t.raw }
+
+// UnmarshalJSON decodes a topic and keeps its bytes for Raw.
+func (t *Topic) UnmarshalJSON(b []byte) error {
+	type plain Topic // without this method, so the decode does not recurse
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.raw = bytes.Clone(b)
+	return nil
+}
+
+// RetentionForever is the retention_ms that keeps records forever.
+const RetentionForever int64 = 0
 
 // TopicDetail is GET /v1/topics/{t}: the topic plus per-partition stats.
 type TopicDetail struct {
 	Topic
 	PartitionStats []PartitionStats `json:"partition_stats"`
+}
+
+// UnmarshalJSON decodes the topic and its stats; without it the embedded
+// Topic's method would decode the topic alone and drop the stats.
+func (d *TopicDetail) UnmarshalJSON(b []byte) error {
+	type plainTopic Topic
+	var wire struct {
+		plainTopic
+		PartitionStats []PartitionStats `json:"partition_stats"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return err
+	}
+	d.Topic, d.PartitionStats = Topic(wire.plainTopic), wire.PartitionStats
+	d.raw = bytes.Clone(b)
+	return nil
 }
 
 // PartitionStats describes one partition of a topic.
@@ -49,11 +87,13 @@ type PartitionStats struct {
 }
 
 // CreateTopicRequest is POST /v1/topics. Zero fields are left out so the
-// server applies its defaults.
+// server applies its defaults, except RetentionMs: there 0 is a setting
+// of its own (RetentionForever), so it is a pointer and nil means "the
+// server's default" (new(int64(0)) keeps records forever).
 type CreateTopicRequest struct {
 	Name                      string          `json:"name"`
 	Partitions                int             `json:"partitions,omitempty"`
-	RetentionMs               int64           `json:"retention_ms,omitempty"`
+	RetentionMs               *int64          `json:"retention_ms,omitempty"`
 	VisibilityTimeoutMs       int64           `json:"visibility_timeout_ms,omitempty"`
 	MaxInFlightPerPartition   int             `json:"max_in_flight_per_partition,omitempty"`
 	MaxAckedAheadPerPartition int             `json:"max_acked_ahead_per_partition,omitempty"`

@@ -9,9 +9,16 @@ import (
 	"github.com/narad-io/narad/client"
 )
 
+// ackBackoff paces the re-acks of handles whose own answer in a batch
+// was transient. It is the client's schedule (client.Backoff): a variable
+// so tests need not wait.
+var ackBackoff = client.Backoff{}
+
 // ackHandles acknowledges handles — one request for one handle, a batch
-// otherwise — and retries, up to tries attempts, only the handles whose
-// own answer was transient: a 503 "acked-ahead window full" clears once
+// otherwise. A request that fails as a whole has already been retried by
+// the client (its RetryPolicy: a node restarting, a 503); here, up to
+// tries attempts, only the handles whose own answer in a batch was
+// transient are sent again: a 503 "acked-ahead window full" clears once
 // the record blocking the partition's frontier is settled, so giving up
 // at once would leave the lease to expire and the record to be delivered
 // again. fail is called once for each handle that could not be
@@ -23,22 +30,16 @@ func ackHandles(ctx context.Context, c *client.Client, topic string, handles []s
 	case 0:
 		return 0, 0
 	case 1:
-		attempts := 0
-		err := retry(ctx, tries, func() error { attempts++; return c.Ack(ctx, topic, handles[0]) })
-		if err != nil {
+		if err := c.Ack(ctx, topic, handles[0]); err != nil {
 			fail(handles[0], err)
-			return 1, attempts - 1
+			return 1, 0
 		}
-		return 0, attempts - 1
+		return 0, 0
 	}
 	pending := handles
 	for try := 0; ; try++ {
 		results, err := c.AckBatch(ctx, topic, pending)
 		if err != nil {
-			if client.IsTransient(err) && try < tries-1 && pause(ctx, try, err) == nil {
-				retried += len(pending)
-				continue
-			}
 			for _, h := range pending {
 				fail(h, err)
 			}
@@ -66,7 +67,7 @@ func ackHandles(ctx context.Context, c *client.Client, topic string, handles []s
 		if len(again) == 0 {
 			return failed, retried
 		}
-		if pause(ctx, try, nil) != nil { // cancelled: the caller is stopping anyway
+		if client.Sleep(ctx, ackBackoff.Delay(try)) != nil { // cancelled: the caller is stopping anyway
 			return failed + len(again), retried
 		}
 		retried += len(again)

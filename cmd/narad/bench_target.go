@@ -45,10 +45,11 @@ func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
 	if err != nil {
 		return benchTarget{}, err
 	}
+	retention := scratchRetention.Milliseconds()
 	created, err := b.c.CreateTopic(ctx, client.CreateTopicRequest{
 		Name:        name,
 		Partitions:  b.f.partitions,
-		RetentionMs: scratchRetention.Milliseconds(),
+		RetentionMs: &retention,
 	})
 	if err != nil {
 		// Without an answer (cut short, connection lost) the topic may

@@ -33,7 +33,7 @@ from the Raft voters (never below 3). See "narad cluster decommission --help".`,
 }
 
 func (a *app) clusterMembersCmd() *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "members",
 		Short: "List the cluster's nodes: state, Raft role, partitions, last heartbeat",
@@ -46,10 +46,14 @@ func (a *app) clusterMembersCmd() *cobra.Command {
   HEARTBEAT   how long ago it was last heard from; - if never
   HTTP        the address of its HTTP API
 
---json prints each member whole: its Raft, RPC and HTTP addresses, the
-voter and leader flags, and the heartbeat in Unix milliseconds.`,
+-o wide adds its Raft and RPC addresses; -o json prints the API's
+{"members": [...]}: each member whole, the heartbeat in Unix milliseconds.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -59,25 +63,32 @@ voter and leader flags, and the heartbeat in Unix milliseconds.`,
 				return err
 			}
 			slices.SortFunc(members, func(x, y client.Member) int { return strings.Compare(x.ID, y.ID) })
-			if asJSON {
-				if members == nil {
-					members = []client.Member{}
-				}
-				return printJSON(a.stdout, members)
+			if format == formatJSON {
+				return printJSON(a.stdout, struct {
+					Members []client.Member `json:"members"`
+				}{nonNil(members)})
 			}
-			return printMembers(a.stdout, members, a.now())
+			return printMembers(a.stdout, members, a.now(), format == formatWide)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
-func printMembers(w io.Writer, members []client.Member, now time.Time) error {
+func printMembers(w io.Writer, members []client.Member, now time.Time, wide bool) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "ID\tSTATE\tROLE\tPARTITIONS\tHEARTBEAT\tHTTP")
+	header := "ID\tSTATE\tROLE\tPARTITIONS\tHEARTBEAT\tHTTP"
+	if wide {
+		header += "\tRAFT\tRPC"
+	}
+	fmt.Fprintln(tw, header)
 	for _, m := range members {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, memberState(m), memberRole(m), m.Partitions,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s", m.ID, memberState(m), memberRole(m), m.Partitions,
 			heartbeatAge(m.LastHeartbeatMs, now), orDash(m.HTTPAddr))
+		if wide {
+			fmt.Fprintf(tw, "\t%s\t%s", orDash(m.RaftAddr), orDash(m.RPCAddr))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -114,7 +125,7 @@ func heartbeatAge(ms int64, now time.Time) string {
 }
 
 func (a *app) clusterMovesCmd() *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "moves",
 		Short: "List the partition moves in flight",
@@ -123,6 +134,10 @@ partition of TOPIC from the node FROM to the node TO. Decommissioning a node
 is done through such moves, so this shows how far a drain has got.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -134,11 +149,10 @@ is done through such moves, so this shows how far a drain has got.`,
 			slices.SortFunc(moves, func(x, y client.Move) int {
 				return cmp.Or(strings.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
 			})
-			if asJSON {
-				if moves == nil {
-					moves = []client.Move{}
-				}
-				return printJSON(a.stdout, moves)
+			if format == formatJSON {
+				return printJSON(a.stdout, struct {
+					Moves []client.Move `json:"moves"`
+				}{nonNil(moves)})
 			}
 			if len(moves) == 0 {
 				_, err := fmt.Fprintln(a.stdout, "no moves in flight")
@@ -152,12 +166,13 @@ is done through such moves, so this shows how far a drain has got.`,
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) clusterDecommissionCmd() *cobra.Command {
 	var cancel bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "decommission ID [--cancel]",
 		Short: "Drain a node of its partitions and remove it from the Raft voters",
@@ -169,27 +184,34 @@ voters, unless that would leave fewer than 3: the cluster never goes below
 
 --cancel stops a decommission while ID is still a member: it is no longer
 draining and may receive partitions again.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeMembers,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
 			id := args[0]
+			set, done := c.Decommission, "draining %s: its partitions move to the other nodes; it leaves the Raft voters once empty\n"
 			if cancel {
-				if _, err := c.CancelDecommission(cmd.Context(), id); err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(a.stdout, "cancelled decommission of %s\n", id)
+				set, done = c.CancelDecommission, "cancelled decommission of %s\n"
+			}
+			m, err := set(cmd.Context(), id)
+			if err != nil {
 				return err
 			}
-			if _, err := c.Decommission(cmd.Context(), id); err != nil {
-				return err
+			if format == formatJSON {
+				return printJSON(a.stdout, m)
 			}
-			_, err = fmt.Fprintf(a.stdout, "draining %s: its partitions move to the other nodes; it leaves the Raft voters once empty\n", id)
+			_, err = fmt.Fprintf(a.stdout, done, id)
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&cancel, "cancel", false, "stop decommissioning ID while it is still a member")
+	out = addOutputFlags(cmd)
 	return cmd
 }

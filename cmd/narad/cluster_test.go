@@ -42,32 +42,34 @@ func TestClusterMembersJSON(t *testing.T) {
 	})
 	r := against(b).run(t, "cluster", "members", "--json")
 	mustOK(t, r)
-	want := `[
-  {
-    "id": "n1",
-    "raft_addr": "r1",
-    "rpc_addr": "p1",
-    "http_addr": "h1",
-    "state": "alive",
-    "draining": false,
-    "voter": true,
-    "leader": true,
-    "partitions": 12,
-    "last_heartbeat_ms": 1796004226123
-  },
-  {
-    "id": "n2",
-    "raft_addr": "r2",
-    "rpc_addr": "p2",
-    "http_addr": "h2",
-    "state": "dead",
-    "draining": true,
-    "voter": false,
-    "leader": false,
-    "partitions": 0,
-    "last_heartbeat_ms": 0
-  }
-]
+	want := `{
+  "members": [
+    {
+      "id": "n1",
+      "raft_addr": "r1",
+      "rpc_addr": "p1",
+      "http_addr": "h1",
+      "state": "alive",
+      "draining": false,
+      "voter": true,
+      "leader": true,
+      "partitions": 12,
+      "last_heartbeat_ms": 1796004226123
+    },
+    {
+      "id": "n2",
+      "raft_addr": "r2",
+      "rpc_addr": "p2",
+      "http_addr": "h2",
+      "state": "dead",
+      "draining": true,
+      "voter": false,
+      "leader": false,
+      "partitions": 0,
+      "last_heartbeat_ms": 0
+    }
+  ]
+}
 `
 	if r.stdout != want {
 		t.Errorf("json\n%s\nwant\n%s", r.stdout, want)
@@ -90,26 +92,28 @@ func TestClusterMovesSortedTable(t *testing.T) {
 	}
 	r = against(b).run(t, "cluster", "moves", "--json")
 	mustOK(t, r)
-	wantJSON := `[
-  {
-    "topic": "audit",
-    "partition": 7,
-    "from": "n3",
-    "to": "n1"
-  },
-  {
-    "topic": "orders",
-    "partition": 3,
-    "from": "n1",
-    "to": "n4"
-  },
-  {
-    "topic": "orders",
-    "partition": 10,
-    "from": "n2",
-    "to": "n4"
-  }
-]
+	wantJSON := `{
+  "moves": [
+    {
+      "topic": "audit",
+      "partition": 7,
+      "from": "n3",
+      "to": "n1"
+    },
+    {
+      "topic": "orders",
+      "partition": 3,
+      "from": "n1",
+      "to": "n4"
+    },
+    {
+      "topic": "orders",
+      "partition": 10,
+      "from": "n2",
+      "to": "n4"
+    }
+  ]
+}
 `
 	if r.stdout != wantJSON {
 		t.Errorf("json\n%s\nwant\n%s", r.stdout, wantJSON)
@@ -127,7 +131,7 @@ func TestClusterNoMoves(t *testing.T) {
 		}
 		r = against(b).run(t, "cluster", "moves", "--json")
 		mustOK(t, r)
-		if r.stdout != "[]\n" {
+		if r.stdout != "{\n  \"moves\": []\n}\n" {
 			t.Errorf("%s: json %q", body, r.stdout)
 		}
 	}
@@ -173,7 +177,7 @@ func TestClusterAPIErrorIsReported(t *testing.T) {
 	b := newBroker(t, func(r req) (int, string) { return 403, `{"error":"admin grant required"}` })
 	for _, args := range [][]string{{"members"}, {"moves"}, {"decommission", "n3"}, {"decommission", "n3", "--cancel"}} {
 		r := against(b).run(t, append([]string{"cluster"}, args...)...)
-		if r.code != 1 || r.stderr != "narad: admin grant required (HTTP 403)\n" || r.stdout != "" {
+		if r.code != exitAuth || r.stderr != "narad: admin grant required (HTTP 403)\n" || r.stdout != "" {
 			t.Errorf("%v: exit %d stdout %q stderr %q", args, r.code, r.stdout, r.stderr)
 		}
 	}

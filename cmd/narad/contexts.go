@@ -75,7 +75,7 @@ func (a *app) loadContexts() (*contextFile, error) {
 func (cf *contextFile) lookup(name string) (savedContext, error) {
 	c, ok := cf.Contexts[name]
 	if !ok {
-		return savedContext{}, fmt.Errorf("no context %q in %s (see \"narad ctx ls\")", name, cf.path)
+		return savedContext{}, notFound("no context %q in %s (see \"narad ctx ls\")", name, cf.path)
 	}
 	return c, nil
 }

@@ -30,6 +30,7 @@ the passwords in clear.`,
 func (a *app) ctxAddCmd() *cobra.Command {
 	var ctx savedContext
 	var withPassword bool
+	var typedPassword string
 	cmd := &cobra.Command{
 		Use:   "add NAME --server URL [--user USER] [--password-stdin]",
 		Short: "Save a context (replacing one of the same name)",
@@ -45,7 +46,10 @@ it is never taken from a flag. Saving does not select the context: run
 			if ctx.Server == "" {
 				return errors.New("--server is required")
 			}
-			if a.password != "" {
+			if err := checkServerURL(ctx.Server, false); err != nil {
+				return fmt.Errorf("--server %w", err)
+			}
+			if cmd.Flags().Changed("password") {
 				return errors.New("a saved password is read with --password-stdin, not given with --password")
 			}
 			cf, err := a.loadContexts()
@@ -79,14 +83,19 @@ it is never taken from a flag. Saving does not select the context: run
 	fs.StringVarP(&ctx.Server, "server", "s", "", "broker URL to save (required)")
 	fs.StringVarP(&ctx.User, "user", "u", "", "user name to save")
 	fs.BoolVar(&withPassword, "password-stdin", false, "read a password to save from standard input")
+	// -p is refused with the way to do it instead: a password typed on
+	// the command line sits in the shell's history and the process list.
+	fs.StringVarP(&typedPassword, "password", "p", "", "")
+	_ = fs.MarkHidden("password")
 	return cmd
 }
 
 func (a *app) ctxSelectCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "select NAME",
-		Short: "Make NAME the context client commands use",
-		Args:  cobra.ExactArgs(1),
+		Use:               "select NAME",
+		Short:             "Make NAME the context client commands use",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeContextArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cf, err := a.loadContexts()
 			if err != nil {
@@ -107,12 +116,20 @@ func (a *app) ctxSelectCmd() *cobra.Command {
 }
 
 func (a *app) ctxListCmd() *cobra.Command {
-	return &cobra.Command{
+	var out *outputFlags
+	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List contexts; * marks the selected one",
-		Args:    cobra.NoArgs,
+		Long: `List the saved contexts; * marks the selected one. Passwords are never
+shown, only whether one is saved. -o json prints
+{"current": NAME, "contexts": [{"name", "server", "user", "password_saved"}]}.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			cf, err := a.loadContexts()
 			if err != nil {
 				return err
@@ -122,6 +139,9 @@ func (a *app) ctxListCmd() *cobra.Command {
 				names = append(names, name)
 			}
 			slices.Sort(names)
+			if format == formatJSON {
+				return printJSON(a.stdout, contextsView(cf, names))
+			}
 			tw := newTable(a.stdout)
 			// Passwords stay in the file: the listing only says if one is saved.
 			fmt.Fprintln(tw, "CURRENT\tNAME\tSERVER\tUSER\tPASSWORD")
@@ -136,14 +156,38 @@ func (a *app) ctxListCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	out = addOutputFlags(cmd)
+	return cmd
+}
+
+// contextView is one context as "ctx ls -o json" shows it: never the
+// password itself.
+type contextView struct {
+	Name          string `json:"name"`
+	Server        string `json:"server"`
+	User          string `json:"user,omitempty"`
+	PasswordSaved bool   `json:"password_saved"`
+}
+
+func contextsView(cf *contextFile, names []string) any {
+	views := make([]contextView, 0, len(names))
+	for _, name := range names {
+		c := cf.Contexts[name]
+		views = append(views, contextView{Name: name, Server: c.Server, User: c.User, PasswordSaved: c.Password != ""})
+	}
+	return struct {
+		Current  string        `json:"current"`
+		Contexts []contextView `json:"contexts"`
+	}{cf.Current, views}
 }
 
 func (a *app) ctxRemoveCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "rm NAME",
-		Aliases: []string{"delete"},
-		Short:   "Delete a context (and unselect it if it was selected)",
-		Args:    cobra.ExactArgs(1),
+		Use:               "rm NAME",
+		Aliases:           []string{"delete"},
+		Short:             "Delete a context (and unselect it if it was selected)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeContextArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cf, err := a.loadContexts()
 			if err != nil {

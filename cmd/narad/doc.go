@@ -11,6 +11,14 @@
 // and printed with internal/duration, the syntax the server's settings and
 // the API's wait take too.
 //
+// What scripts may rely on: exit codes 0 ok, 1 error, 3 not found, 4
+// authentication or permission, 128+signal (130 on Ctrl-C) for a command
+// stopped by a signal (exit.go, listed in "narad --help"); -o json prints
+// the API's own JSON (stream commands one object per line); every client
+// command waits for a starting or briefly unavailable node for at most
+// --retry-for, saying so once on stderr (waiter.go). Shell completion asks
+// the server once, quickly, and offers nothing rather than fail.
+//
 // bench never consumes from a topic it did not create: without TOPIC it
 // works in a scratch topic of its own, which it deletes however it ends.
 package main

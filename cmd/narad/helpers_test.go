@@ -31,6 +31,8 @@ type broker struct {
 	reqs   []req
 	handle func(r req) (int, string)
 	srv    *httptest.Server
+	// header, when set, adds headers to an answer (a 503's Retry-After).
+	header func(r req, status int) http.Header
 }
 
 func newBroker(t *testing.T, handle func(r req) (int, string)) *broker {
@@ -46,6 +48,11 @@ func newBroker(t *testing.T, handle func(r req) (int, string)) *broker {
 		b.reqs = append(b.reqs, r)
 		b.mu.Unlock()
 		status, out := b.handle(r)
+		if b.header != nil {
+			for k, vs := range b.header(r, status) {
+				w.Header()[k] = vs
+			}
+		}
 		w.WriteHeader(status)
 		io.WriteString(w, out)
 	}))
@@ -106,6 +113,11 @@ func (c cli) runWith(t *testing.T, parent context.Context, args ...string) resul
 		stdinTTY: c.stdinTTY,
 		lookupEnv: func(k string) (string, bool) {
 			v, ok := c.env[k]
+			if !ok && k == "NARAD_RETRY_FOR" {
+				// No waiting for a fake that is down on purpose; tests
+				// of the waiting set it.
+				return "0", true
+			}
 			return v, ok
 		},
 		home: func() (string, error) { return c.home, nil },
@@ -125,6 +137,16 @@ func (c cli) runWith(t *testing.T, parent context.Context, args ...string) resul
 // against returns a cli pointed at b.
 func against(b *broker) cli {
 	return cli{env: map[string]string{"NARAD_ADDR": b.srv.URL}}
+}
+
+// retrying is c with a retry budget of d.
+func (c cli) retrying(d string) cli {
+	env := map[string]string{"NARAD_RETRY_FOR": d}
+	for k, v := range c.env {
+		env[k] = v
+	}
+	c.env = env
+	return c
 }
 
 func mustOK(t *testing.T, r result) {

@@ -7,10 +7,9 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
 )
 
@@ -33,8 +32,9 @@ type app struct {
 
 	// Global client flags, as typed; see target.go for how they resolve.
 	server, user, password string
-	contextName            string // --context: a saved context by name
-	caFile                 string // --ca-file
+	contextName            string         // --context: a saved context by name
+	caFile                 string         // --ca-file
+	retryFor               *time.Duration // --retry-for, when typed
 }
 
 func main() {
@@ -51,22 +51,24 @@ func main() {
 	os.Exit(a.run(context.Background(), os.Args[1:]))
 }
 
-// run executes one command line and returns the exit code. Every error is
-// printed once, as "narad: <message>", and exits 1.
+// run executes one command line and returns the exit code (exitCode).
+// Every error is printed once, as "narad: <message>"; a command stopped by
+// a signal prints nothing more.
 func (a *app) run(ctx context.Context, args []string) int {
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
-		if errors.Is(err, errBenchInterrupted) {
-			return exitInterrupted // its partial report is printed already
-		}
+	err := root.ExecuteContext(ctx)
+	code := exitCode(err)
+	var sigErr *signalError
+	// A command stopped by a signal says nothing more: what it printed
+	// stands (bench has printed its partial report).
+	if err != nil && !errors.As(err, &sigErr) && !errors.Is(err, errBenchInterrupted) {
 		fmt.Fprintf(a.stderr, "narad: %v\n", a.explain(err))
-		return 1
 	}
-	return 0
+	return code
 }
 
 // explain turns "could not connect" into advice: it is the most common
@@ -76,8 +78,13 @@ func (a *app) explain(err error) error {
 	if errors.As(err, &op) && op.Op == "dial" {
 		// Resolution succeeded once already, or nothing would have dialled.
 		t, _ := a.resolveTarget()
-		return fmt.Errorf("cannot reach a broker at %s: %v\n(start one with \"narad server start --dev\", or point --server, NARAD_ADDR or a context at one)",
-			t.server, op.Err)
+		waited := ""
+		var re *client.RetryError
+		if errors.As(err, &re) {
+			waited = fmt.Sprintf(" (waited %s; --retry-for to wait longer)", formatMs(re.Elapsed.Round(100*time.Millisecond).Milliseconds()))
+		}
+		return fmt.Errorf("cannot reach a broker at %s: %v%s\n(start one with \"narad server start --dev\", or point --server, NARAD_ADDR or a context at one)",
+			t.server, op.Err, waited)
 	}
 	return err
 }
@@ -93,39 +100,43 @@ Run a broker with "narad server start --dev" (one machine, no auth) or
 optional --config file). Everything else talks to a broker over HTTP.
 Each of server, user and password comes from its flag, else NARAD_ADDR,
 NARAD_USER, NARAD_PASS, else the saved context (--context, or the one
-chosen with "narad ctx select"), else http://127.0.0.1:7942 without auth.`,
+chosen with "narad ctx select"), else http://127.0.0.1:7942 without auth.
+A node that is starting or briefly unavailable is waited for, up to
+--retry-for (NARAD_RETRY_FOR, default 30s), with one line on stderr.
+
+Commands that print data take -o table|wide|json (--json is -o json);
+"narad completion bash|zsh|fish" prints a shell completion script that
+completes topics, children, users and contexts.
+
+` + exitCodesHelp,
 		SilenceErrors: true, // run prints errors itself, in one format
 		SilenceUsage:  true, // a failed request is not a usage mistake
-		Version:       version,
+		Version:       buildVersion().Version,
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
-	pf := root.PersistentFlags()
-	pf.StringVarP(&a.server, "server", "s", "", "broker URL (env NARAD_ADDR, default "+defaultServer+")")
-	pf.StringVarP(&a.user, "user", "u", "", "user name (env NARAD_USER)")
-	pf.StringVarP(&a.password, "password", "p", "", "password (env NARAD_PASS)")
-	pf.StringVar(&a.contextName, "context", "", `saved context to use instead of the selected one (see "narad ctx")`)
-	pf.StringVar(&a.caFile, "ca-file", "", "CA certificate (PEM) to verify an https:// broker with (env NARAD_CA_FILE; default: the system's roots)")
-
 	root.AddCommand(
 		a.serveCmd(),
 		a.serverCmd(),
-		a.topicCmd(),
-		a.pubCmd(),
-		a.subCmd(),
-		a.replayCmd(),
-		a.benchCmd(),
-		a.userCmd(),
-		a.clusterCmd(),
+		a.clientFlags(a.topicCmd()),
+		a.clientFlags(a.pubCmd()),
+		a.clientFlags(a.subCmd()),
+		a.clientFlags(a.replayCmd()),
+		a.clientFlags(withTopicCompletion(a.benchCmd(), a)),
+		a.clientFlags(a.userCmd()),
+		a.clientFlags(a.clusterCmd()),
 		a.ctxCmd(),
 		a.versionCmd(),
 	)
 	return root
 }
 
-// withSignals returns a context cancelled by SIGINT or SIGTERM, so a broker
-// shuts down gracefully and a long-running client command stops cleanly.
-func withSignals(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+// withTopicCompletion completes cmd's first argument with topic names
+// (for a command built in a file that does not set it).
+func withTopicCompletion(cmd *cobra.Command, a *app) *cobra.Command {
+	if cmd.ValidArgsFunction == nil {
+		cmd.ValidArgsFunction = a.completeTopics
+	}
+	return cmd
 }
 
 // isTerminal reports whether f is a character device (a terminal) rather

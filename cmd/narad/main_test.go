@@ -1,18 +1,45 @@
 package main
 
 import (
+	"encoding/json"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
 
+// TestVersion: a source build says what it was built from, from the
+// build info Go records (the test binary records none, so it is given
+// what "go build" in a git checkout records); a release's -X version wins.
 func TestVersion(t *testing.T) {
-	want := "narad dev (" + runtime.Version() + ")\n"
+	orig := readBuildInfo
+	t.Cleanup(func() { readBuildInfo, version = orig, "" })
+	readBuildInfo = func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/narad-io/narad", Version: "v0.0.0-20261201115324-f8ca7c36fffc+dirty"},
+			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "f8ca7c36fffc576ec990693750566bced84eb8da"},
+				{Key: "vcs.time", Value: "2026-12-01T11:53:24Z"}, {Key: "vcs.modified", Value: "true"}}}, true
+	}
+	want := "narad v0.0.0-20261201115324-f8ca7c36fffc+dirty (commit f8ca7c36fffc, 2026-12-01T11:53:24Z, modified, " + runtime.Version() + ")\n"
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		r := cli{}.run(t, args...)
 		if r.code != 0 || r.stdout != want {
 			t.Errorf("%v: exit %d stdout %q, want %q", args, r.code, r.stdout, want)
 		}
+	}
+	r := cli{}.run(t, "version", "-o", "json")
+	var got buildInfo
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got.Commit != "f8ca7c36fffc576ec990693750566bced84eb8da" || !got.Modified {
+		t.Errorf("json %q: %+v %v", r.stdout, got, err)
+	}
+
+	version = "1.2.3"
+	if r := (cli{}).run(t, "version"); !strings.HasPrefix(r.stdout, "narad 1.2.3 (commit f8ca7c36fffc") {
+		t.Errorf("-X version: %q", r.stdout)
+	}
+	version = ""
+	readBuildInfo = func() (*debug.BuildInfo, bool) { return &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true }
+	if r := (cli{}).run(t, "version"); r.stdout != "narad devel ("+runtime.Version()+")\n" {
+		t.Errorf("no build info: %q", r.stdout)
 	}
 }
 

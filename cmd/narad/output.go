@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -46,13 +47,19 @@ func isText(b []byte) bool {
 
 // messagePrinter writes delivered messages. In raw mode each payload's
 // bytes are written as they are, one per line, for piping into other
-// tools; otherwise each message gets a header line and a rendered payload.
+// tools; as JSON each message is the API's object on one line; otherwise
+// each message gets a header line (wide: with its receipt handle and
+// delivery count) and a rendered payload.
 type messagePrinter struct {
-	w   io.Writer
-	raw bool
+	w      io.Writer
+	raw    bool
+	format outputFormat
 }
 
 func (p messagePrinter) print(m client.Message) error {
+	if p.format == formatJSON {
+		return printJSONLine(p.w, rawOf(m))
+	}
 	b, err := m.Bytes()
 	if err != nil {
 		return err
@@ -64,8 +71,27 @@ func (p messagePrinter) print(m client.Message) error {
 		_, err = io.WriteString(p.w, "\n")
 		return err
 	}
-	_, err = fmt.Fprintf(p.w, "%s\n%s\n", messageHeader(m), renderPayload(b))
+	header := messageHeader(m)
+	if p.format == formatWide {
+		if m.DeliveryCount <= 1 && m.ReceiptHandle != "" { // the header shows redeliveries already
+			header += fmt.Sprintf(" delivery=%d", m.DeliveryCount)
+		}
+		header += " handle=" + orDash(m.ReceiptHandle)
+	}
+	_, err = fmt.Fprintf(p.w, "%s\n%s\n", header, renderPayload(b))
 	return err
+}
+
+// printerFor checks --raw against -o and returns the printer.
+func printerFor(w io.Writer, raw bool, out *outputFlags) (messagePrinter, error) {
+	format, err := out.format()
+	if err != nil {
+		return messagePrinter{}, err
+	}
+	if raw && format != formatTable {
+		return messagePrinter{}, errors.New("--raw prints payloads only: it does not combine with -o wide or json")
+	}
+	return messagePrinter{w: w, raw: raw, format: format}, nil
 }
 
 // messageHeader is "# p2@41 key="c1" 2026-01-02T03:04:05.000Z delivery=2";
@@ -91,8 +117,10 @@ func newTable(w io.Writer) *tabwriter.Writer {
 }
 
 // printJSON writes v indented, for --json output meant for scripts.
+// HTML characters stay as they came ("<", not "\u003c").
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -70,12 +70,7 @@ func (s *subscriber) peek(ctx context.Context) error {
 			for ctx.Err() == nil {
 				start := time.Now()
 				off := next
-				var msgs []client.Message
-				err := retry(ctx, ackTries, func() error {
-					var err error
-					msgs, err = s.c.Consume(ctx, s.topic, client.ConsumeOptions{Partition: &part, Offset: &off, Max: max(s.f.max, 1), Wait: s.f.wait})
-					return err
-				})
+				msgs, err := s.c.Consume(ctx, s.topic, client.ConsumeOptions{Partition: &part, Offset: &off, Max: max(s.f.max, 1), Wait: s.f.wait})
 				if err != nil {
 					if ctx.Err() == nil {
 						fail(fmt.Errorf("partition %d: %w", part, err))
@@ -84,7 +79,7 @@ func (s *subscriber) peek(ctx context.Context) error {
 				}
 				if len(msgs) == 0 {
 					if time.Since(start) < s.f.wait || s.f.wait == 0 {
-						sleepCtx(ctx, peekPoll)
+						_ = client.Sleep(ctx, peekPoll)
 					}
 					continue
 				}
@@ -108,13 +103,4 @@ func (s *subscriber) peek(ctx context.Context) error {
 		return nil
 	}
 	return ctx.Err()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

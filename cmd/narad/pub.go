@@ -36,12 +36,17 @@ line is a message of its own.
 
 --count N sends N messages; "{i}" in MSG becomes the message's index (from
 0), so 'narad pub orders '{"n":{i}}' --count 100' sends 100 distinct ones.
---rate caps the pace in messages per second.`,
-		Args: cobra.RangeArgs(1, 2),
+--rate caps the pace in messages per second. Interrupted, it exits 130.`,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
-			return a.publish(ctx, cmd, args, f)
+			err := a.publish(ctx, cmd, args, f)
+			if ierr := interrupted(ctx); ierr != nil {
+				return ierr // Ctrl-C during --count: exit 130
+			}
+			return err
 		},
 	}
 	fs := cmd.Flags()
@@ -57,10 +62,10 @@ line is a message of its own.
 func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f pubFlags) error {
 	topic := args[0]
 	if f.count < 1 {
-		return errors.New("--count must be at least 1")
+		return flagErr("count", strconv.Itoa(f.count), "must be at least 1")
 	}
 	if f.rate < 0 {
-		return errors.New("--rate must not be negative")
+		return flagErr("rate", strconv.FormatFloat(f.rate, 'g', -1, 64), "must not be negative")
 	}
 	payloads, fromArg, err := a.readPayloads(args, f)
 	if err != nil {
@@ -72,7 +77,7 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 	}
 	if cmd.Flags().Changed("partition") {
 		if f.partition < 0 {
-			return errors.New("--partition must not be negative")
+			return flagErr("partition", strconv.Itoa(f.partition), "must not be negative")
 		}
 		opts.Partition = &f.partition
 	}

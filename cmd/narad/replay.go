@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/narad-io/narad/client"
@@ -19,23 +18,34 @@ type replayFlags struct {
 
 func (a *app) replayCmd() *cobra.Command {
 	var f replayFlags
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "replay TOPIC --partition P [--from N] [--to M]",
 		Short: "Print a partition's records by offset, without consuming them",
 		Long: `Print the records of one partition from offset --from (default: the oldest
 retained) to --to inclusive (default: the current end). Replays read by
-offset: nothing is acknowledged and consumers are not affected.`,
-		Args: cobra.ExactArgs(1),
+offset: nothing is acknowledged and consumers are not affected.
+
+-o json prints one record per line, the API's message object; --raw the
+payload bytes alone. Interrupted, it exits 130.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs := cmd.Flags()
 			if f.partition < 0 {
-				return errors.New("--partition must not be negative")
+				return flagErr("partition", fmt.Sprint(f.partition), "must not be negative")
 			}
-			if f.max < 1 {
-				return errors.New("--max must be at least 1")
+			if f.max < 1 || f.max > 1000 {
+				return flagErr("max", fmt.Sprint(f.max), "must be 1..1000")
 			}
 			if fs.Changed("from") && fs.Changed("to") && f.to < f.from {
-				return fmt.Errorf("--to %d is before --from %d", f.to, f.from)
+				return flagErr("to", fmt.Sprint(f.to), "must not be before --from %d", f.from)
+			}
+			w := bufio.NewWriter(a.stdout)
+			defer w.Flush()
+			printer, err := printerFor(w, f.raw, out)
+			if err != nil {
+				return err
 			}
 			c, err := a.client()
 			if err != nil {
@@ -43,33 +53,33 @@ offset: nothing is acknowledged and consumers are not affected.`,
 			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
-			out := bufio.NewWriter(a.stdout)
-			defer out.Flush()
 			r := replayer{
 				c:       c,
 				topic:   args[0],
 				f:       f,
 				hasFrom: fs.Changed("from"),
 				hasTo:   fs.Changed("to"),
-				printer: messagePrinter{w: out, raw: f.raw},
+				printer: printer,
 			}
 			err = r.run(ctx)
-			if ctx.Err() != nil && cmd.Context().Err() == nil {
-				return nil // interrupted by the user
+			if ierr := interrupted(ctx); ierr != nil {
+				w.Flush()
+				return ierr
 			}
 			if err != nil {
 				return err
 			}
-			return out.Flush()
+			return w.Flush()
 		},
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.partition, "partition", 0, "partition to read (required)")
 	fs.Uint64Var(&f.from, "from", 0, "first offset (default: the oldest retained)")
 	fs.Uint64Var(&f.to, "to", 0, "last offset, inclusive (default: the current end)")
-	fs.IntVar(&f.max, "max", 100, "records asked for per request")
+	fs.IntVar(&f.max, "max", 100, "records asked for per request (1..1000)")
 	fs.BoolVar(&f.raw, "raw", false, "print payload bytes only, one per line")
 	_ = cmd.MarkFlagRequired("partition")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
@@ -97,10 +107,10 @@ func (r replayer) run(ctx context.Context) error {
 			}
 		}
 		if !found && len(info.PartitionStats) > 0 {
-			return fmt.Errorf("topic %s has no partition %d", r.topic, r.f.partition)
+			return flagErr("partition", fmt.Sprint(r.f.partition), "topic %s has partitions 0..%d", r.topic, len(info.PartitionStats)-1)
 		}
 		if r.hasTo && r.f.to < off {
-			return fmt.Errorf("--to %d is before the oldest retained offset %d", r.f.to, off)
+			return flagErr("to", fmt.Sprint(r.f.to), "is before the oldest retained offset %d", off)
 		}
 	}
 	part := r.f.partition

@@ -101,8 +101,9 @@ func TestReplayArgumentErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"replay", "orders"}, `required flag(s) "partition" not set`},
-		{[]string{"replay", "orders", "--partition", "1", "--from", "9", "--to", "3"}, "--to 3 is before --from 9"},
-		{[]string{"replay", "orders", "--partition", "7"}, "topic orders has no partition 7"},
+		{[]string{"replay", "orders", "--partition", "1", "--from", "9", "--to", "3"}, "--to 3: must not be before --from 9"},
+		{[]string{"replay", "orders", "--partition", "7"}, "--partition 7: topic orders has partitions 0..1"},
+		{[]string{"replay", "orders", "--partition", "0", "--max", "0"}, "--max 0: must be 1..1000"},
 	} {
 		r := c.run(t, tt.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {

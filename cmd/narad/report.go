@@ -27,7 +27,7 @@ type topicReport struct {
 const unknownOwner = "?"
 
 func (a *app) serverReportCmd() *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Every topic: partitions, messages, size and owner spread",
@@ -39,9 +39,14 @@ func (a *app) serverReportCmd() *cobra.Command {
   OWNERS    how many partitions each node owns, e.g. "n1:2 n2:2 n3:2"
   ROLE      the topic's role in fan-out, when it has one
 
-A topic deleted while the report runs is left out.`,
+A topic deleted while the report runs is left out. -o json prints the rows
+with sizes in bytes and owners as a map.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -62,13 +67,13 @@ A topic deleted while the report runs is left out.`,
 				}
 				rows = append(rows, reportTopic(d))
 			}
-			if asJSON {
+			if format == formatJSON {
 				return printJSON(a.stdout, rows)
 			}
 			return printReport(a.stdout, rows)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 

@@ -87,7 +87,7 @@ func TestServerReportStopsOnOtherErrors(t *testing.T) {
 		return 403, `{"error":"forbidden"}`
 	})
 	r := against(b).run(t, "server", "report")
-	if r.code != 1 || r.stderr != "narad: topic a: forbidden (HTTP 403)\n" || r.stdout != "" {
+	if r.code != exitAuth || r.stderr != "narad: topic a: forbidden (HTTP 403)\n" || r.stdout != "" {
 		t.Errorf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if n := len(b.requests()); n != 2 {

@@ -8,46 +8,26 @@ import (
 	"github.com/narad-io/narad/client"
 )
 
-// retryBackoff is the first pause between tries; it doubles each time. A
-// variable so tests need not wait.
+// retryBackoff is the first pause of pause's schedule; it doubles each
+// time. A variable so tests need not wait.
 var retryBackoff = 100 * time.Millisecond
 
-// maxRetryWait caps a server's Retry-After so one answer cannot park the
-// CLI for minutes.
+// maxRetryWait caps a server's Retry-After so one answer cannot park a
+// command's loop (bench's workers) for minutes.
 const maxRetryWait = 5 * time.Second
 
-// retry calls fn up to tries times while it fails with a transient error
-// (see client.IsTransient), pausing between tries.
-func retry(ctx context.Context, tries int, fn func() error) error {
-	var err error
-	for i := range tries {
-		if err = fn(); err == nil || !client.IsTransient(err) || i == tries-1 {
-			return err
-		}
-		if err := pause(ctx, i, err); err != nil {
-			return err
-		}
-	}
-	return err
-}
-
-// pause waits before try i+1: exponential backoff, or the server's
-// Retry-After when that is longer.
+// pause waits before try i+1 of a loop of the CLI's own (bench's workers;
+// single calls are retried by the client's RetryPolicy): the client's one
+// Backoff schedule, or the server's Retry-After when that is longer.
 func pause(ctx context.Context, i int, cause error) error {
-	d := retryBackoff << i
+	var retryAfter time.Duration
 	var apiErr *client.APIError
-	if errors.As(cause, &apiErr) && apiErr.RetryAfter > d {
-		d = min(apiErr.RetryAfter, maxRetryWait)
+	if errors.As(cause, &apiErr) {
+		retryAfter = min(apiErr.RetryAfter, maxRetryWait)
 	}
-	if d <= 0 {
-		return ctx.Err()
+	b := client.Backoff{Initial: retryBackoff, Max: maxRetryWait}
+	if retryBackoff <= 0 {
+		return client.Sleep(ctx, retryAfter)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return client.Sleep(ctx, b.Pause(i, retryAfter))
 }

@@ -40,18 +40,20 @@ func settingFlag(key string) string {
 	return strings.NewReplacer(".", "-", "_", "-").Replace(key)
 }
 
-// serverFlags registers one string flag per non-secret setting. Values go
-// to config.Load as typed, so a flag is parsed and checked exactly like
-// the same value in the environment or the file.
+// serverFlags registers one flag per non-secret setting, typed like the
+// setting (a bool flag takes no value: "--security-enabled"). Values go
+// to config.Load as typed, so a flag means exactly what the same value
+// means in the environment or the file; a malformed one is refused while
+// flags are parsed, naming the flag.
 type serverFlags struct {
 	configFile string
-	values     map[string]*string // setting key → flag value
+	values     map[string]*settingValue // setting key → flag value
 }
 
 func (f *serverFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.configFile, "config", "", "JSON configuration file")
-	f.values = map[string]*string{}
+	f.values = map[string]*settingValue{}
 	for _, s := range config.Settings() {
 		if s.Secret {
 			continue // environment only, on purpose
@@ -62,8 +64,38 @@ func (f *serverFlags) register(cmd *cobra.Command) {
 		} else if def == "" {
 			def = "none"
 		}
-		f.values[s.Key] = fs.String(settingFlag(s.Key), "", fmt.Sprintf("%s (env %s, default %s)", s.Usage, s.Env, def))
+		v := &settingValue{key: s.Key, kind: s.Kind}
+		f.values[s.Key] = v
+		flag := fs.VarPF(v, settingFlag(s.Key), "", fmt.Sprintf("%s (env %s, default %s)", s.Usage, s.Env, def))
+		if s.Kind == config.KindBool {
+			flag.NoOptDefVal = "true" // "--security-enabled" alone turns it on
+		}
 	}
+}
+
+// settingValue is one setting's flag: the text as typed, checked by the
+// setting's own parser.
+type settingValue struct {
+	key, kind string
+	text      string
+}
+
+func (v *settingValue) Set(s string) error {
+	if err := config.CheckSetting(v.key, s); err != nil {
+		return err
+	}
+	v.text = s
+	return nil
+}
+
+func (v *settingValue) String() string { return v.text }
+
+// Type is the setting's kind as help shows it ("bool" flags show none).
+func (v *settingValue) Type() string {
+	if v.kind == config.KindList {
+		return "list"
+	}
+	return v.kind
 }
 
 // set returns only the flags the user typed, keyed by setting, so unset
@@ -72,7 +104,7 @@ func (f *serverFlags) set(cmd *cobra.Command) map[string]string {
 	out := map[string]string{}
 	for key, v := range f.values {
 		if cmd.Flags().Changed(settingFlag(key)) {
-			out[key] = *v
+			out[key] = v.text
 		}
 	}
 	return out
@@ -121,7 +153,7 @@ off, keeps data in ~/.narad/data and logs text. Explicit settings still win.`,
 	}
 	f.register(start)
 	start.Flags().BoolVar(&dev, "dev", false, "developer mode: loopback, no auth, data in ~/.narad/data")
-	cmd.AddCommand(start, a.serverReportCmd())
+	cmd.AddCommand(start, a.clientFlags(a.serverReportCmd()))
 	return cmd
 }
 

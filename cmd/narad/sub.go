@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ackTries is how often an ack is attempted when it fails transiently.
+// ackTries is how often a handle of a batch ack is sent when its own
+// answer is transient (a whole request that fails is the client's to
+// retry, under its RetryPolicy).
 const ackTries = 3
 
 type subFlags struct {
@@ -24,18 +25,35 @@ type subFlags struct {
 
 func (a *app) subCmd() *cobra.Command {
 	var f subFlags
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "sub TOPIC",
 		Short: "Consume messages and acknowledge them",
 		Long: `Consume messages from TOPIC, print them and acknowledge each one after it
-is printed. Runs until interrupted, or until --count messages.
+is printed. Runs until interrupted (exit 130), or until --count messages.
+A node that restarts meanwhile is waited for, up to --retry-for.
 
 --peek only watches: it tails every partition from its current end by
-offset, acknowledges nothing and so takes nothing away from consumers.`,
-		Args: cobra.ExactArgs(1),
+offset, acknowledges nothing and so takes nothing away from consumers.
+
+-o json prints one message per line, the API's message object (payload
+and its payload_encoding as the server sent them); -o wide adds each
+delivery's count and receipt handle to the header; --raw prints the
+payload bytes alone.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.max < 0 || f.count < 0 {
-				return errors.New("--max and --count must not be negative")
+			if f.max < 0 {
+				return flagErr("max", fmt.Sprint(f.max), "must not be negative")
+			}
+			if f.count < 0 {
+				return flagErr("count", fmt.Sprint(f.count), "must not be negative")
+			}
+			w := bufio.NewWriter(a.stdout)
+			defer w.Flush()
+			printer, err := printerFor(w, f.raw, out)
+			if err != nil {
+				return err
 			}
 			c, err := a.client()
 			if err != nil {
@@ -43,14 +61,12 @@ offset, acknowledges nothing and so takes nothing away from consumers.`,
 			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
-			out := bufio.NewWriter(a.stdout)
-			defer out.Flush()
 			s := &subscriber{
 				c:       c,
 				topic:   args[0],
 				f:       f,
-				printer: messagePrinter{w: out, raw: f.raw},
-				flush:   out.Flush,
+				printer: printer,
+				flush:   w.Flush,
 				warn:    func(format string, args ...any) { fmt.Fprintf(a.stderr, "narad: "+format+"\n", args...) },
 			}
 			if f.peek {
@@ -58,8 +74,9 @@ offset, acknowledges nothing and so takes nothing away from consumers.`,
 			} else {
 				err = s.consume(ctx)
 			}
-			if ctx.Err() != nil && cmd.Context().Err() == nil {
-				return nil // interrupted by the user: a normal way to stop
+			if ierr := interrupted(ctx); ierr != nil {
+				w.Flush()
+				return ierr // stopped by the user: what was printed stands
 			}
 			return err
 		},
@@ -70,6 +87,7 @@ offset, acknowledges nothing and so takes nothing away from consumers.`,
 	fs.IntVarP(&f.count, "count", "n", 0, "stop after this many messages (0: run until interrupted)")
 	fs.BoolVar(&f.peek, "peek", false, "tail every partition without consuming (no acks)")
 	fs.BoolVar(&f.raw, "raw", false, "print payload bytes only, one per line")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
@@ -93,12 +111,9 @@ func (s *subscriber) consume(ctx context.Context) error {
 			// but not printed would sit invisible until its timeout.
 			opts.Max = min(opts.Max, s.f.count-got)
 		}
-		var msgs []client.Message
-		err := retry(ctx, ackTries, func() error {
-			var err error
-			msgs, err = s.c.Consume(ctx, s.topic, opts)
-			return err
-		})
+		// The client waits out a node that restarts (its RetryPolicy), so
+		// a short outage is a pause here, not the end.
+		msgs, err := s.c.Consume(ctx, s.topic, opts)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func (a *app) topicCmd() *cobra.Command {
@@ -31,50 +30,28 @@ func (a *app) topicCmd() *cobra.Command {
 	return cmd
 }
 
-// topicFlags are the settings shared by "topic add" and "topic edit".
-// Durations are typed in human units and sent in milliseconds.
-type topicFlags struct {
-	partitions    int
-	retention     time.Duration
-	visibility    time.Duration
-	maxInFlight   int
-	maxAckedAhead int
-	delay         time.Duration
-	parent        string
-}
-
-func (f *topicFlags) register(fs *pflag.FlagSet, withParent bool) {
-	fs.IntVar(&f.partitions, "partitions", 0, "number of partitions (default: the server's)")
-	fs.Var(newDurationValue(&f.retention, 0), "retention", "how long records are kept, e.g. 12h, 7d")
-	fs.Var(newDurationValue(&f.visibility, 0), "visibility", "visibility timeout of a delivery, e.g. 30s")
-	fs.IntVar(&f.maxInFlight, "max-in-flight", 0, "most unacknowledged deliveries per partition")
-	fs.IntVar(&f.maxAckedAhead, "max-acked-ahead", 0, "most acks tracked past the frontier per partition")
-	fs.Var(newDurationValue(&f.delay, 0), "delay", "fan-out delay from the parent, e.g. 1h")
-	if withParent {
-		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
-	}
-}
-
-func (f *topicFlags) check() error {
-	for _, c := range []struct {
-		name string
-		n    int
-	}{{"partitions", f.partitions}, {"max-in-flight", f.maxInFlight}, {"max-acked-ahead", f.maxAckedAhead}} {
-		if c.n < 0 {
-			return fmt.Errorf("--%s must not be negative", c.name)
-		}
-	}
-	return nil
-}
-
 func (a *app) topicAddCmd() *cobra.Command {
 	var f topicFlags
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "add NAME",
 		Short: "Create a topic",
-		Args:  cobra.ExactArgs(1),
+		Long: `Create the topic NAME. Settings not given are the server's defaults
+(3 partitions, 7 days of retention, a 30s visibility timeout).
+
+  narad topic add orders --partitions 6 --retention 12h
+  narad topic add audit --retention 0                  # keep forever
+  narad topic add orders-v2 --schema-file order.schema.json
+  narad topic add orders-retry --parent orders --delay 1h`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
+			fs := cmd.Flags()
+			if err := f.check(fs); err != nil {
 				return err
 			}
 			req := client.CreateTopicRequest{
@@ -84,9 +61,13 @@ func (a *app) topicAddCmd() *cobra.Command {
 				MaxAckedAheadPerPartition: f.maxAckedAhead,
 				Parent:                    f.parent,
 			}
-			var err error
-			if req.RetentionMs, err = millis("retention", f.retention); err != nil {
-				return err
+			if fs.Changed("retention") {
+				// 0 is sent: it means "keep forever", not "the default".
+				ms, err := millis("retention", f.retention)
+				if err != nil {
+					return err
+				}
+				req.RetentionMs = &ms
 			}
 			if req.VisibilityTimeoutMs, err = millis("visibility", f.visibility); err != nil {
 				return err
@@ -94,35 +75,56 @@ func (a *app) topicAddCmd() *cobra.Command {
 			if req.FanoutDelayMs, err = millis("delay", f.delay); err != nil {
 				return err
 			}
+			if f.schemaFile != "" {
+				if req.Schema, err = a.readSchema(f.schemaFile); err != nil {
+					return err
+				}
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
 			t, err := c.CreateTopic(cmd.Context(), req)
 			if err != nil {
-				return err
+				return inFlagTerms(err, fs)
+			}
+			if format == formatJSON {
+				return printJSON(a.stdout, rawOf(t))
 			}
 			_, err = fmt.Fprintf(a.stdout, "created topic %s: %s\n", t.Name, topicSummary(t))
 			return err
 		},
 	}
-	f.register(cmd.Flags(), true)
+	f.register(a, cmd, true)
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) topicEditCmd() *cobra.Command {
 	var f topicFlags
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "edit NAME",
 		Short: "Change a topic's settings (only the flags given are changed)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Change the settings of NAME given as flags; the others stay as they are.
+
+  narad topic edit orders --retention 3d --visibility 1m
+  narad topic edit orders --partitions 12              # partitions only grow
+  narad topic edit orders --schema-file - < order.schema.json
+  narad topic edit orders --no-schema`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
+			fs := cmd.Flags()
+			if err := f.check(fs); err != nil {
 				return err
 			}
 			// Only flags the user typed go out, so "edit --retention 1d"
 			// cannot reset the visibility timeout by accident.
-			fs := cmd.Flags()
 			var req client.AlterTopicRequest
 			changed := false
 			if fs.Changed("partitions") {
@@ -148,8 +150,17 @@ func (a *app) topicEditCmd() *cobra.Command {
 				}
 				*d.dst, changed = &ms, true
 			}
+			switch {
+			case f.schemaFile != "":
+				if req.Schema, err = a.readSchema(f.schemaFile); err != nil {
+					return err
+				}
+				changed = true
+			case f.noSchema:
+				req.Schema, changed = json.RawMessage("null"), true
+			}
 			if !changed {
-				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --delay")
+				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --delay, --schema-file, --no-schema")
 			}
 			c, err := a.client()
 			if err != nil {
@@ -157,79 +168,27 @@ func (a *app) topicEditCmd() *cobra.Command {
 			}
 			t, err := c.AlterTopic(cmd.Context(), args[0], req)
 			if err != nil {
-				return err
+				return inFlagTerms(err, fs)
+			}
+			if format == formatJSON {
+				return printJSON(a.stdout, rawOf(t))
 			}
 			_, err = fmt.Fprintf(a.stdout, "updated topic %s: %s\n", t.Name, topicSummary(t))
 			return err
 		},
 	}
-	f.register(cmd.Flags(), false)
-	return cmd
-}
-
-func (a *app) topicListCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List topics",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			all, err := allTopics(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(a.stdout, all)
-			}
-			tw := newTable(a.stdout)
-			fmt.Fprintln(tw, "NAME\tPARTITIONS\tRETENTION\tVISIBILITY\tPARENT\tCHILDREN")
-			for _, t := range all {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Partitions, formatMs(t.RetentionMs),
-					formatMs(t.VisibilityTimeoutMs), orDash(t.Parent), orDash(strings.Join(t.Children, ",")))
-			}
-			return tw.Flush()
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-func (a *app) topicInfoCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "info NAME",
-		Short: "Show a topic and its partitions",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.GetTopic(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(a.stdout, t)
-			}
-			return printTopicDetail(a.stdout, t)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	f.register(a, cmd, false)
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) topicRemoveCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "rm NAME",
-		Aliases: []string{"delete"},
-		Short:   "Delete a topic and its records",
-		Args:    cobra.ExactArgs(1),
+		Use:               "rm NAME",
+		Aliases:           []string{"delete"},
+		Short:             "Delete a topic and its records",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.client()
 			if err != nil {
@@ -244,117 +203,11 @@ func (a *app) topicRemoveCmd() *cobra.Command {
 	}
 }
 
-func (a *app) topicAttachCmd() *cobra.Command {
-	var delay time.Duration
-	cmd := &cobra.Command{
-		Use:   "attach PARENT CHILD",
-		Short: "Fan out every record of PARENT to CHILD, optionally delayed",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ms, err := millis("delay", delay)
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.Attach(cmd.Context(), args[0], client.AttachRequest{Child: args[1], DelayMs: ms}); err != nil {
-				return err
-			}
-			msg := fmt.Sprintf("attached %s to %s", args[1], args[0])
-			if ms > 0 {
-				msg += " with delay " + formatMs(ms)
-			}
-			_, err = fmt.Fprintln(a.stdout, msg)
-			return err
-		},
-	}
-	cmd.Flags().Var(newDurationValue(&delay, 0), "delay", "deliver to the child this long after the parent, e.g. 1h")
-	return cmd
-}
-
-func (a *app) topicDetachCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "detach PARENT CHILD",
-		Short: "Stop fanning out PARENT to CHILD",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.Detach(cmd.Context(), args[0], args[1]); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(a.stdout, "detached %s from %s\n", args[1], args[0])
-			return err
-		},
-	}
-}
-
-func (a *app) topicChildrenCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "children PARENT",
-		Short: "List the topics attached to PARENT",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			kids, err := c.Children(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if kids == nil {
-					kids = []client.Child{}
-				}
-				return printJSON(a.stdout, kids)
-			}
-			tw := newTable(a.stdout)
-			fmt.Fprintln(tw, "CHILD\tDELAY\tATTACH EPOCH\tLAG\tDUE LAG\tCOMPLETE\tDROPPED")
-			for _, k := range kids {
-				due := "-"
-				if k.DueLagSeconds != nil {
-					due = fmt.Sprintf("%.1fs", *k.DueLagSeconds)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%v\t%d\n", k.Name, formatMs(k.DelayMs), k.AttachEpoch,
-					k.LagMessages, due, k.LagComplete, k.DroppedMessages)
-			}
-			return tw.Flush()
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-// allTopics follows ListTopics' pages to the end. It never returns a nil
-// slice, so --json prints [] for no topics rather than null.
-func allTopics(ctx context.Context, c *client.Client) ([]client.Topic, error) {
-	all := []client.Topic{}
-	token := ""
-	for {
-		page, next, err := c.ListTopics(ctx, 100, token)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		// A token that repeats would loop forever; treat it as the end.
-		if next == "" || next == token {
-			return all, nil
-		}
-		token = next
-	}
-}
-
 // topicSummary is the one-line description printed after add and edit.
 func topicSummary(t client.Topic) string {
 	parts := []string{
-		strconv.Itoa(t.Partitions) + " partitions",
-		"retention " + formatMs(t.RetentionMs),
+		plural(t.Partitions, "partition"),
+		"retention " + formatRetention(t.RetentionMs),
 		"visibility " + formatMs(t.VisibilityTimeoutMs),
 	}
 	if t.Parent != "" {
@@ -363,5 +216,28 @@ func topicSummary(t client.Topic) string {
 	if t.FanoutDelayMs > 0 {
 		parts = append(parts, "delay "+formatMs(t.FanoutDelayMs))
 	}
+	if hasSchema(t) {
+		parts = append(parts, "with a schema")
+	}
 	return strings.Join(parts, ", ")
+}
+
+// formatRetention is a retention in flag units; 0 keeps records forever.
+func formatRetention(ms int64) string {
+	if ms == client.RetentionForever {
+		return "forever"
+	}
+	return formatMs(ms)
+}
+
+// plural is "1 partition", "6 partitions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func hasSchema(t client.Topic) bool {
+	return len(t.Schema) > 0 && string(t.Schema) != "null"
 }

@@ -4,24 +4,23 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/narad-io/narad/client"
 )
 
 // printTopicDetail renders "topic info": settings first, then one row per
-// partition with its offsets and backlog.
-func printTopicDetail(w io.Writer, t client.TopicDetail) error {
+// partition with its offsets and backlog (wide: and its oldest segment).
+func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	tw := newTable(w)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	row("name", t.Name)
 	row("partitions", fmt.Sprint(t.Partitions))
-	row("retention", formatMs(t.RetentionMs))
+	row("retention", formatRetention(t.RetentionMs))
 	row("visibility timeout", formatMs(t.VisibilityTimeoutMs))
 	row("max in flight", fmt.Sprintf("%d per partition", t.MaxInFlightPerPartition))
 	row("max acked ahead", fmt.Sprintf("%d per partition", t.MaxAckedAheadPerPartition))
 	if !t.CreatedAt.IsZero() {
-		row("created", t.CreatedAt.UTC().Format(time.RFC3339))
+		row("created", formatTime(t.CreatedAt))
 	}
 	if t.Owner != "" {
 		row("owner", t.Owner)
@@ -35,7 +34,7 @@ func printTopicDetail(w io.Writer, t client.TopicDetail) error {
 	if len(t.Children) > 0 {
 		row("children", strings.Join(t.Children, ", "))
 	}
-	if len(t.Schema) > 0 && string(t.Schema) != "null" {
+	if hasSchema(t.Topic) {
 		row("schema", string(t.Schema))
 	}
 	if err := tw.Flush(); err != nil {
@@ -46,7 +45,11 @@ func printTopicDetail(w io.Writer, t client.TopicDetail) error {
 	}
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "PARTITION\tOWNER\tOLDEST\tNEXT\tHIGH WATERMARK\tFRONTIER\tBACKLOG\tSEGMENTS\tSIZE\tAVAILABLE")
+	header := "PARTITION\tOWNER\tOLDEST\tNEXT\tHIGH WATERMARK\tFRONTIER\tBACKLOG\tSEGMENTS\tSIZE\tAVAILABLE"
+	if wide {
+		header += "\tOLDEST SEGMENT AT"
+	}
+	fmt.Fprintln(tw, header)
 	for _, p := range t.PartitionStats {
 		backlog := uint64(0)
 		if p.NextOffset > p.ConsumerFrontier {
@@ -56,8 +59,12 @@ func printTopicDetail(w io.Writer, t client.TopicDetail) error {
 		if p.Available != nil && !*p.Available {
 			avail = "NO"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", p.Index, orDash(p.OwnerNode), p.OldestOffset,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s", p.Index, orDash(p.OwnerNode), p.OldestOffset,
 			p.NextOffset, p.HighWatermark, p.ConsumerFrontier, backlog, p.Segments, formatBytes(p.SizeBytes), avail)
+		if wide {
+			fmt.Fprintf(tw, "\t%s", formatTime(p.OldestSegmentAt))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

@@ -54,10 +54,10 @@ func TestTopicAddRejectsBadUnitsBeforeSending(t *testing.T) {
 
 func TestTopicEditSendsOnlyGivenFlags(t *testing.T) {
 	b := newBroker(t, func(r req) (int, string) { return 200, `{"name":"orders","partitions":3}` })
-	mustOK(t, against(b).run(t, "topic", "edit", "orders", "--retention", "12h", "--max-in-flight", "0"))
+	mustOK(t, against(b).run(t, "topic", "edit", "orders", "--retention", "12h", "--max-in-flight", "8"))
 	got := b.requests()
 	if len(got) != 1 || got[0].Method != "PATCH" || got[0].Path != "/v1/topics/orders" ||
-		got[0].Body != `{"retention_ms":43200000,"max_in_flight_per_partition":0}` {
+		got[0].Body != `{"retention_ms":43200000,"max_in_flight_per_partition":8}` {
 		t.Fatalf("requests %+v", got)
 	}
 
@@ -145,15 +145,15 @@ func TestTopicRemoveAttachDetachChildren(t *testing.T) {
 			t.Errorf("request %d: got %+v want %+v", i, got[i], want[i])
 		}
 	}
-	if !strings.Contains(r.stdout, "audit  1h     67953471cc57a32a  5    0.5s     true      0") {
+	if !strings.Contains(r.stdout, "audit  1h     -      -       5    0.5s     true      0        -") {
 		t.Errorf("children output %q", r.stdout)
 	}
 }
 
-func TestAPIErrorsExitOneWithMessage(t *testing.T) {
-	b := newBroker(t, func(r req) (int, string) { return 404, `{"error":"topic \"nope\" not found"}` })
-	r := against(b).run(t, "topic", "info", "nope")
-	if r.code != 1 || r.stderr != "narad: topic \"nope\" not found (HTTP 404)\n" || r.stdout != "" {
+func TestAPIErrorsExitWithMessage(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) { return 409, `{"error":"topic \"orders\" already exists"}` })
+	r := against(b).run(t, "topic", "add", "orders")
+	if r.code != 1 || r.stderr != "narad: topic \"orders\" already exists (HTTP 409)\n" || r.stdout != "" {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

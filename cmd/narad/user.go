@@ -46,6 +46,7 @@ func registerGrants(fs *pflag.FlagSet, dst *[]string) {
 func (a *app) userAddCmd() *cobra.Command {
 	var grants []string
 	var quiet bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "add NAME [--grant ACTION:PATTERN[,PATTERN...]]...",
 		Short: "Create a user; the password is read from standard input",
@@ -55,8 +56,13 @@ The password is read from standard input, one line: pipe it in, or type it
 at the prompt (not echoed). It is never taken from a flag.
 
   narad user add billing --grant produce:invoices.* --grant consume:orders,refunds`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			gs, err := parseGrants(grants)
 			if err != nil {
 				return err
@@ -73,26 +79,36 @@ at the prompt (not echoed). It is never taken from a flag.
 			if err != nil {
 				return err
 			}
+			if format == formatJSON {
+				return printJSON(a.stdout, u)
+			}
 			_, err = fmt.Fprintf(a.stdout, "created user %s: %s\n", u.Username, grantsOrNone(u.Grants))
 			return err
 		},
 	}
 	registerGrants(cmd.Flags(), &grants)
 	cmd.Flags().BoolVar(&quiet, "password-stdin", false, passwordFromStdinHelp)
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) userGrantCmd() *cobra.Command {
 	var grants []string
 	var none bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "grant NAME (--grant ACTION:PATTERN[,PATTERN...]... | --none)",
 		Short: "Replace a user's grants",
 		Long: `Replace every grant of NAME with the ones given. The old grants are not
 kept: list them all. --none removes every grant; without it, a call with no
 --grant is refused, so grants are never dropped by a forgotten flag.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeUsers,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			switch {
 			case none && len(grants) > 0:
 				return errors.New("--none and --grant contradict each other")
@@ -111,23 +127,31 @@ kept: list them all. --none removes every grant; without it, a call with no
 			if err != nil {
 				return err
 			}
+			if format == formatJSON {
+				return printJSON(a.stdout, u)
+			}
 			_, err = fmt.Fprintf(a.stdout, "grants of %s: %s\n", u.Username, grantsOrNone(u.Grants))
 			return err
 		},
 	}
 	registerGrants(cmd.Flags(), &grants)
 	cmd.Flags().BoolVar(&none, "none", false, "remove every grant")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) userListCmd() *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List users and their grants",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -137,11 +161,10 @@ func (a *app) userListCmd() *cobra.Command {
 				return err
 			}
 			slices.SortFunc(users, func(x, y client.User) int { return strings.Compare(x.Username, y.Username) })
-			if asJSON {
-				if users == nil {
-					users = []client.User{}
-				}
-				return printJSON(a.stdout, users)
+			if format == formatJSON {
+				return printJSON(a.stdout, struct {
+					Users []client.User `json:"users"`
+				}{nonNil(users)})
 			}
 			tw := newTable(a.stdout)
 			fmt.Fprintln(tw, "USER\tGRANTS")
@@ -151,16 +174,17 @@ func (a *app) userListCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) userRemoveCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "rm NAME",
-		Aliases: []string{"delete"},
-		Short:   "Delete a user",
-		Args:    cobra.ExactArgs(1),
+		Use:               "rm NAME",
+		Aliases:           []string{"delete"},
+		Short:             "Delete a user",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeUsers,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.client()
 			if err != nil {
@@ -189,7 +213,8 @@ For anyone else it is an admin reset, and no current password is sent.
 
 The new password is read from standard input, one line: pipe it in, or type
 it at the prompt (not echoed). It is never taken from a flag.`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeUsers,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := a.resolveTarget()
 			if err != nil {

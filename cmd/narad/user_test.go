@@ -132,30 +132,32 @@ func TestUserListSortedTableAndJSON(t *testing.T) {
 	}
 	r = against(b).run(t, "user", "ls", "--json")
 	mustOK(t, r)
-	wantJSON := `[
-  {
-    "username": "alice",
-    "grants": [
-      {
-        "action": "produce",
-        "patterns": [
-          "orders-*"
-        ]
-      },
-      {
-        "action": "consume",
-        "patterns": [
-          "a",
-          "b.*"
-        ]
-      }
-    ]
-  },
-  {
-    "username": "zed",
-    "grants": []
-  }
-]
+	wantJSON := `{
+  "users": [
+    {
+      "username": "alice",
+      "grants": [
+        {
+          "action": "produce",
+          "patterns": [
+            "orders-*"
+          ]
+        },
+        {
+          "action": "consume",
+          "patterns": [
+            "a",
+            "b.*"
+          ]
+        }
+      ]
+    },
+    {
+      "username": "zed",
+      "grants": []
+    }
+  ]
+}
 `
 	if r.stdout != wantJSON {
 		t.Errorf("json\n%s\nwant\n%s", r.stdout, wantJSON)

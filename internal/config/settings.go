@@ -210,14 +210,55 @@ type Setting struct {
 	Default string // compiled default as text
 	Secret  bool   // environment only
 	Usage   string
+	// Kind is the value's type: KindString, KindInt, KindBool,
+	// KindDuration (also takes bare milliseconds for a *_ms setting) or
+	// KindList (comma separated), so a flag can be typed like it.
+	Kind string
 }
+
+// The kinds of Setting.Kind.
+const (
+	KindString   = "string"
+	KindInt      = "int"
+	KindBool     = "bool"
+	KindDuration = "duration"
+	KindList     = "list"
+)
 
 // Settings lists every setting in file order with its compiled default.
 func Settings() []Setting {
 	def := Default()
 	out := make([]Setting, 0, len(settings))
 	for _, s := range settings {
-		out = append(out, Setting{Key: s.key, Env: s.env, Default: s.format(&def), Secret: s.secret, Usage: s.usage})
+		out = append(out, Setting{Key: s.key, Env: s.env, Default: s.format(&def), Secret: s.secret, Usage: s.usage, Kind: s.kind()})
 	}
 	return out
+}
+
+// kind names the Go type behind the setting.
+func (s setting) kind() string {
+	var c Config
+	switch s.field(&c).(type) {
+	case *int, *int64:
+		return KindInt
+	case *bool:
+		return KindBool
+	case *time.Duration:
+		return KindDuration
+	case *[]string, *[]Peer:
+		return KindList
+	}
+	return KindString
+}
+
+// CheckSetting reports whether text parses as a value of the setting
+// key, with the message any layer would give; ranges and combinations
+// are Validate's, once every layer is applied.
+func CheckSetting(key, text string) error {
+	s, ok := lookup(key)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", key)
+	}
+	var c Config
+	return s.set(&c, text)
 }

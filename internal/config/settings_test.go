@@ -67,3 +67,32 @@ func TestNewLogger(t *testing.T) {
 		t.Fatalf("text logger at debug wrote %q", buf.String())
 	}
 }
+
+// TestSettingKindsAndCheck: the CLI types its serve flags by Kind (a bool
+// flag needs no value) and checks a typed value with CheckSetting.
+func TestSettingKindsAndCheck(t *testing.T) {
+	kinds := map[string]string{}
+	for _, s := range Settings() {
+		kinds[s.Key] = s.Kind
+	}
+	for key, want := range map[string]string{
+		"security.enabled": KindBool, "storage.skip_corrupt": KindBool, "http.addr": KindString,
+		"topic.default_partitions": KindInt, "storage.disk_reserve_bytes": KindInt, "http.read_timeout": KindDuration,
+		"fanout.linger_ms": KindDuration, "cluster.peers": KindList, "cluster.initial_members": KindList,
+	} {
+		if kinds[key] != want {
+			t.Errorf("%s: kind %q, want %q", key, kinds[key], want)
+		}
+	}
+	if err := CheckSetting("security.enabled", "maybe"); err == nil {
+		t.Error(`security.enabled "maybe" passed the check`)
+	}
+	for key, text := range map[string]string{"security.enabled": "true", "fanout.linger_ms": "25", "http.read_timeout": "10s"} {
+		if err := CheckSetting(key, text); err != nil {
+			t.Errorf("%s %q: %v", key, text, err)
+		}
+	}
+	if err := CheckSetting("no.such", "x"); err == nil {
+		t.Error("an unknown setting passed the check")
+	}
+}

@@ -57,6 +57,12 @@ func (c *clusterOps) Moves() []httpapi.MoveView {
 
 func (c *clusterOps) SetDraining(ctx context.Context, id string, draining bool) (httpapi.MemberView, error) {
 	if _, ok := c.ms.Member(id); !ok {
+		if id == c.self && len(c.ms.Members()) == 0 {
+			// Members shows a single node as the one member; saying here
+			// that it does not exist would contradict it.
+			return httpapi.MemberView{}, apierr.Conflict("member %q is the only node: decommissioning moves a node's partitions to the others, "+
+				"and a single node has none to move them to (stop it instead, or add nodes first)", id)
+		}
 		return httpapi.MemberView{}, apierr.NotFound("member %q does not exist", id)
 	}
 	if err := c.ms.SetDraining(ctx, id, draining); err != nil {

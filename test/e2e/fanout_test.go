@@ -115,7 +115,7 @@ func TestChildrenListingAndDetach(t *testing.T) {
 	ctx := ctxT(t)
 	n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "par", Partitions: 2})
 	n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "kid", Partitions: 2})
-	if err := n.c.Attach(ctx, "par", client.AttachRequest{Child: "kid"}); err != nil {
+	if _, err := n.c.Attach(ctx, "par", client.AttachRequest{Child: "kid"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 10; i++ {

@@ -172,7 +172,7 @@ func TestClusterStaleReplicaDoesNotAnchorOldEpoch(t *testing.T) {
 			return err == nil && sum >= n
 		}
 	}
-	if err := nodes[0].c.Attach(ctx, "src", client.AttachRequest{Child: "dst"}); err != nil {
+	if _, err := nodes[0].c.Attach(ctx, "src", client.AttachRequest{Child: "dst"}); err != nil {
 		t.Fatal(err)
 	}
 	produce(0, 60)
@@ -202,7 +202,7 @@ func TestClusterStaleReplicaDoesNotAnchorOldEpoch(t *testing.T) {
 	// A 202 means in the ingress WAL; the attach point is taken from the
 	// partition logs, so wait until these are committed there.
 	eventually(t, 20*time.Second, "the detached 60 committed", has("src", 120))
-	if err := nodes[0].c.Attach(ctx, "src", client.AttachRequest{Child: "dst"}); err != nil {
+	if _, err := nodes[0].c.Attach(ctx, "src", client.AttachRequest{Child: "dst"}); err != nil {
 		t.Fatal(err)
 	}
 	produce(2000, 2060)
