@@ -30,9 +30,29 @@ const (
 	// cycle carry more records for the same fsyncs (measured in the note of
 	// the broker issue). It bounds how long an accepted record waits before
 	// its commit begins.
-	minCycle       = 5 * time.Millisecond
+	minCycle = 5 * time.Millisecond
+	// A cycle whose commits took long (a remote owner over node RPC, a
+	// busy disk) is followed by a longer pause: cycleFactor times its
+	// duration, capped at maxCycle. A cycle's cost is mostly fixed (one
+	// RPC per remote destination, one fsync per partition, whatever the
+	// record count), so on a loaded cluster spacing cycles by their own
+	// cost lets each carry proportionally more records, and the dispatcher
+	// commits at most about 1/cycleFactor of the time; when commits are
+	// quick (a lightly loaded node) the spacing stays minCycle and an
+	// accepted record's commit starts as soon as before. Measured on three
+	// nodes on one 2-core box (single-record produce, 6 clients per node):
+	// server CPU per record fell by a third and throughput rose 1.5-2x
+	// with a 20-30 ms spacing, against the fixed 5 ms.
+	cycleFactor    = 3
+	maxCycle       = 25 * time.Millisecond
 	maxWindowBytes = 64 << 20
 )
+
+// cycleSpacing is the least time from the start of a cycle that did not
+// fill its window to the start of the next, after a cycle that took took.
+func cycleSpacing(took time.Duration) time.Duration {
+	return min(max(minCycle, cycleFactor*took), maxCycle)
+}
 
 // Discarder decides whether records of a topic incarnation can never
 // commit: the topic is absent here or is another incarnation, the replica
@@ -167,7 +187,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		next = recs[len(recs)-1].Seq + 1
 		if !full {
-			clock.Sleep(ctx, clk, minCycle-clock.Since(clk, cycleStart))
+			took := clock.Since(clk, cycleStart)
+			clock.Sleep(ctx, clk, cycleSpacing(took)-took)
 		}
 	}
 	// Stopping: checkpoint what is committed, so a graceful stop leaves
