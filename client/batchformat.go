@@ -26,6 +26,7 @@ const (
 	BatchBinary
 )
 
+// String is the format's name, as ParseBatchFormat and narad bench --batch-format read it.
 func (f BatchFormat) String() string {
 	switch f {
 	case BatchNDJSON:

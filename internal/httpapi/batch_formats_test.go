@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -174,4 +175,39 @@ func TestBatchContentTypes(t *testing.T) {
 	} {
 		runBatchCases(t, s, tc.ct, []batchCase{{"content type " + tc.ct, body, tc.status, tc.index, tc.says}})
 	}
+}
+
+// FuzzDecodeBinaryBatch: any body is a batch or a client's refusal (400
+// or 413) — never a panic — and a refusal of one record names it; what is
+// accepted is within the caps. (The bytes stored are checked end to end by
+// TestBatchFormatsComeBackByteForByte.)
+func FuzzDecodeBinaryBatch(f *testing.F) {
+	ok := binRec("k", true, ptr(1), binEncText, "a")
+	for _, b := range [][]byte{
+		binBody(ok), binBody(ok, binRec("", false, nil, binEncJSON, `{"a": [1]}`)), binBody(binRec("", false, nil, binEncJSON, `"s\n"`)),
+		binBody(ok[:4]), binBody(), []byte("NRDB"), binBody(append([]byte{0xff}, ok[1:]...)), binBody(binRec("", false, nil, binEncJSON, "null")),
+	} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		recs, err := decodeBinaryBatch(body)
+		if err != nil {
+			ae := clientErr(t, "binary batch", err)
+			if ae.Index != nil && !strings.HasPrefix(ae.Message, fmt.Sprintf("record %d: ", *ae.Index)) {
+				t.Fatalf("refusal %q does not name record %d", ae.Message, *ae.Index)
+			}
+			if ae.Index == nil && len(recs) != 0 {
+				t.Fatalf("a refusal of the whole body came with %d records", len(recs))
+			}
+			return
+		}
+		if len(recs) == 0 || len(recs) > broker.MaxBatchRecords {
+			t.Fatalf("accepted %d records", len(recs))
+		}
+		for i, r := range recs {
+			if len(r.Payload) > broker.MaxPayloadBytes || (r.Partition != nil && *r.Partition < 0) {
+				t.Fatalf("record %d accepted: payload %d bytes, partition %v", i, len(r.Payload), r.Partition)
+			}
+		}
+	})
 }

@@ -30,21 +30,6 @@ func clientErr(t *testing.T, what string, err error) *apierr.Error {
 	return ae
 }
 
-var batchSeeds = []string{
-	`{"records":[{"payload":{"n":1}},{"key":"k","payload":"text"}]}`,
-	`{"records":[{"partition":2,"payload_base64":"AAEC"}]}`,
-	`{"records":[{"payload":"a\"quoted\" \u00e9 line"}]}`,
-	`{"records":[{"payload":"ok"},{"payload":1,"payload_base64":"AA=="}]}`,
-	`{"records":[{"partition":-1,"payload":1}]}`,
-	`{"records":[]}`,
-	`{"records":[{"payload":"x","extra":1}]}`,
-	`{"records":[{"payload":"x"}]} {}`,
-	`{"records":[{"payload":  "  padded  "  }]}`,
-	`{"records":[{"payload_base64":"not base64!"}]}`,
-	"{\"payload\":\"one\"}\n{\"key\":\"k\",\"payload\":[1,2]}\n",
-	`{"records":[{"payload":"\ud800"}]}`,
-}
-
 func sameRecord(a, b broker.ProduceRecord) bool {
 	samePart := (a.Partition == nil) == (b.Partition == nil) && (a.Partition == nil || *a.Partition == *b.Partition)
 	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil)

@@ -43,16 +43,14 @@ var recordFieldNames = [...]struct {
 type span struct{ start, end int }
 
 type recordFields struct {
-	has, seen  uint8 // fields set (not null), and given
-	key, keyB  span  // strings, quotes included
-	payload    span  // any JSON value
-	payloadB   span  // a string, quotes included
-	partition  int
-	decErr     string // the first refusal encoding/json would make
-	keyErr     string // the first refusal checkKeys would make
-	trailing   bool   // NDJSON: bytes after the object
-	notObject  bool
-	nullRecord bool
+	has, seen uint8 // fields set (not null), and given
+	key, keyB span  // strings, quotes included
+	payload   span  // any JSON value
+	payloadB  span  // a string, quotes included
+	partition int
+	decErr    string // the first refusal encoding/json would make
+	keyErr    string // the first refusal checkKeys would make
+	trailing  bool   // NDJSON: bytes after the object
 }
 
 func (f *recordFields) decodeErr(why string) {
