@@ -184,3 +184,46 @@ func (w *nullWriter) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	return len(p), nil
 }
+
+// BenchmarkProduceParallel is single produces from parallel clients over
+// HTTP/1.1 (a connection each) and over h2c (streams on one connection),
+// Go's client and server both in the process: the figure compares the two
+// protocols' whole cost per request, not the server's alone.
+func BenchmarkProduceParallel(b *testing.B) {
+	for _, proto := range []string{"http1", "h2c"} {
+		b.Run(proto, func(b *testing.B) {
+			srv := httptest.NewUnstartedServer(benchServer(b, false))
+			var sp, cp http.Protocols
+			sp.SetHTTP1(true)
+			sp.SetUnencryptedHTTP2(true)
+			srv.Config.Protocols = &sp
+			srv.Start()
+			defer srv.Close()
+			tr := &http.Transport{MaxIdleConnsPerHost: 256}
+			if proto == "h2c" {
+				cp.SetUnencryptedHTTP2(true)
+				tr.Protocols = &cp
+			}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr}
+			payload := []byte(strings.Repeat("p", 256))
+			url := srv.URL + "/v1/topics/orders/produce"
+			b.ReportAllocs()
+			b.SetParallelism(8) // 16 clients on 2 cores
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					res, err := client.Post(url, "application/octet-stream", bytes.NewReader(payload))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					res.Body.Close()
+					if res.StatusCode != http.StatusAccepted {
+						b.Errorf("%d", res.StatusCode)
+						return
+					}
+				}
+			})
+		})
+	}
+}
