@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -130,4 +131,31 @@ func TestMethodIndex(t *testing.T) {
 	if got := methodLabels[methodIndex("BREW")]; got != "other" {
 		t.Errorf("BREW is labelled %q, want other", got)
 	}
+}
+
+// checkPath walks the path in place; it refuses exactly what splitting it
+// into segments refused (the oracle below is the code it replaced).
+func FuzzCheckPathMatchesSplit(f *testing.F) {
+	for _, seed := range []string{"/", "//", "/v1/topics", "/v1/topics/", "/v1//x", "/./", "/v1/..", "/v1/.x", "/a/b/./c", "*", "", "/%2e%2e/x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		u := &url.URL{Path: path}
+		oracle := func() bool {
+			rest, ok := strings.CutPrefix(u.EscapedPath(), "/")
+			if !ok {
+				return true
+			}
+			segs := strings.Split(rest, "/")
+			for i, seg := range segs {
+				if seg == "." || seg == ".." || (seg == "" && i < len(segs)-1) {
+					return false
+				}
+			}
+			return true
+		}
+		if got, want := checkPath(u) == nil, oracle(); got != want {
+			t.Fatalf("checkPath(%q) accepts=%v, the split check accepts=%v", path, got, want)
+		}
+	})
 }
