@@ -55,7 +55,9 @@ type WAL struct {
 	lastSeq    atomic.Uint64 // newest durable seq
 	checkpoint atomic.Uint64
 	size       atomic.Int64  // durable bytes across retained segments
-	syncs      atomic.Uint64 // batches made durable, for batching diagnostics
+	syncs      atomic.Uint64 // batches made durable (one fdatasync each), for Stats
+	records    atomic.Uint64 // records made durable, for Stats
+	appends    atomic.Uint64 // Append calls made durable, for Stats
 	failures   atomic.Uint64 // failed groups
 	fences     atomic.Uint64
 	heals      atomic.Uint64
@@ -343,6 +345,8 @@ func (w *WAL) publish(b *batch) {
 	w.lastSeq.Store(b.last)
 	w.size.Add(int64(len(b.buf)))
 	w.syncs.Add(1)
+	w.records.Add(b.last - b.first + 1)
+	w.appends.Add(uint64(b.appends))
 	close(w.notify)
 	w.notify = make(chan struct{})
 	w.mu.Unlock()
