@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +50,7 @@ type WAL struct {
 	segs       []*segment    // retained segments, oldest first; the last is active
 	notify     chan struct{} // closed and replaced after each durable batch
 	stageLimit int
+	gatherAt   int // nonzero while the syncer gathers: the staged appends that wake it (gather.go)
 
 	lastSeq    atomic.Uint64 // newest durable seq
 	checkpoint atomic.Uint64
@@ -61,11 +61,14 @@ type WAL struct {
 	failures   atomic.Uint64 // failed groups
 	fences     atomic.Uint64
 	heals      atomic.Uint64
+	lingers    atomic.Uint64 // times the syncer waited for a group to gather, for tests
 
 	wake       chan struct{} // capacity 1: "the staging buffer became non-empty"
 	quit       chan struct{}
 	syncerDone chan struct{}
 	rotateReq  chan chan error
+
+	gatherTimer *time.Timer // owned by the syncer (gather.go)
 
 	// Owned by the syncer goroutine: it is the only writer of segment files.
 	active    vfs.File // nil while sealed (needFresh) or after Close
@@ -144,7 +147,14 @@ func (w *WAL) Append(ctx context.Context, recs []Record) error {
 			w.cur.taken = make(chan struct{})
 		}
 		taken := w.cur.taken
+		gathering := w.gatherAt != 0
 		w.mu.Unlock()
+		if gathering { // the syncer must stop waiting for more: nothing more fits
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case <-taken:
 		case <-ctx.Done():
@@ -168,11 +178,13 @@ func (w *WAL) Append(ctx context.Context, recs []Record) error {
 	w.nextSeq = seq
 	b.last = seq - 1
 	b.appends++
+	whole := b.appends == w.gatherAt
 	w.mu.Unlock()
 
 	// Only the append that made the buffer non-empty needs to wake the
-	// syncer: a busy syncer takes the buffer again as soon as it finishes.
-	if wasEmpty && !w.hooks.dropWakes {
+	// syncer (a busy syncer takes the buffer again as soon as it finishes),
+	// and the one that completed the group a gathering syncer waits for.
+	if (wasEmpty || whole) && !w.hooks.dropWakes {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -218,6 +230,8 @@ func (w *WAL) syncLoop() {
 	defer close(w.syncerDone)
 	backstop := time.NewTimer(w.opts.SyncBackstop)
 	defer backstop.Stop()
+	expect := 0 // appenders the next batch should carry (gather.go)
+	var released time.Time
 	for {
 		select {
 		case req := <-w.rotateReq:
@@ -225,10 +239,16 @@ func (w *WAL) syncLoop() {
 		default:
 		}
 		w.healIfDue()
+		if expect > 1 {
+			w.gather(expect, w.opts.GatherWait-time.Since(released))
+		}
 		b, closing := w.take()
 		if b != nil {
-			w.commit(b)
-			w.regroup(b.appends)
+			if w.commit(b) {
+				expect, released = w.expected(b.appends), time.Now()
+			} else {
+				expect = 0
+			}
 			continue
 		}
 		if closing {
@@ -242,24 +262,6 @@ func (w *WAL) syncLoop() {
 		case req := <-w.rotateReq:
 			req <- w.rotateIfDispatched()
 		}
-	}
-}
-
-// regroup gives the appenders just released a chance to stage their next
-// records before the next take. Without it the syncer would take the next
-// batch while they are still waking up, splitting the producers into two
-// alternating half-size groups and halving the records per fdatasync. It
-// yields the processor a bounded number of times, stopping as soon as as many
-// appends are staged as were just released, so a lone appender pays nothing.
-func (w *WAL) regroup(released int) {
-	for range 8 {
-		w.mu.Lock()
-		staged := w.cur.appends
-		w.mu.Unlock()
-		if staged >= released {
-			return
-		}
-		runtime.Gosched()
 	}
 }
 
@@ -280,14 +282,15 @@ func (w *WAL) take() (b *batch, closing bool) {
 	return b, w.closed
 }
 
-// commit makes b durable (or fails it) and releases its appenders.
-func (w *WAL) commit(b *batch) {
+// commit makes b durable (or fails it) and releases its appenders. It
+// reports whether b became durable.
+func (w *WAL) commit(b *batch) bool {
 	w.mu.Lock()
 	fenced := w.fenced
 	w.mu.Unlock()
 	if fenced != nil {
 		w.failGroup(b, fenced) // staged just before the fence went up
-		return
+		return false
 	}
 	var err error
 	if w.needFresh {
@@ -298,7 +301,7 @@ func (w *WAL) commit(b *batch) {
 	}
 	if err != nil {
 		w.failGroup(b, w.onFailure(err))
-		return
+		return false
 	}
 	w.publish(b)
 	b.err = nil
@@ -312,6 +315,7 @@ func (w *WAL) commit(b *batch) {
 	if w.activeOff >= w.opts.SegmentBytes {
 		w.rotateOrKeep()
 	}
+	return true
 }
 
 func (w *WAL) writeAndSync(b *batch) error {
