@@ -69,6 +69,8 @@ func (w *WAL) gather(target int, bound time.Duration) {
 			done = true
 		case <-w.quit:
 			done = true
+		case req := <-w.rotateReq: // the dispatcher's SetCheckpoint need not wait out the gather
+			req <- w.rotateIfDispatched()
 		}
 	}
 	t.Stop()
