@@ -198,7 +198,7 @@ func cycleRest(took time.Duration) time.Duration {
 
 // maxRest bounds cycleRest, and so what it adds to produce-to-consumable
 // latency under contention.
-const maxRest = 4 * minCycle
+const maxRest = 2 * minCycle
 
 func (d *Dispatcher) checkpoint(seq uint64) {
 	if err := d.WAL.SetCheckpoint(seq); err != nil {

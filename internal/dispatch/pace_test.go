@@ -43,7 +43,7 @@ func TestSlowCycleIsFollowedByAsLongAPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(time.Time{})
-	const took = 4 * minCycle
+	const took = maxRest
 	sc := &slowCommitter{fakeCommitter: newFake(), clk: clk, took: took, entered: make(chan struct{}), release: make(chan struct{})}
 	d := &Dispatcher{WAL: w, Commit: sc, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler),
 		Clock: clk, Partitions: func(string) int { return 1 },
@@ -76,5 +76,22 @@ func TestSlowCycleIsFollowedByAsLongAPause(t *testing.T) {
 	waitFor(t, "the next cycle once the pause is over", func() bool { return calls() == 2 })
 	if got, _ := sc.snapshot(); len(got["t/0"]) != 2 {
 		t.Fatalf("committed %v, want a and b", got["t/0"])
+	}
+}
+
+// The pause is what is left of minCycle for a fast cycle, as long as the
+// commit for a slow one, and never longer than maxRest.
+func TestCycleRest(t *testing.T) {
+	for _, c := range []struct{ took, want time.Duration }{
+		{0, minCycle},
+		{minCycle / 5, minCycle - minCycle/5},
+		{minCycle / 2, minCycle / 2},
+		{minCycle, minCycle},
+		{maxRest, maxRest},
+		{10 * maxRest, maxRest},
+	} {
+		if got := cycleRest(c.took); got != c.want {
+			t.Errorf("cycleRest(%v) = %v, want %v", c.took, got, c.want)
+		}
 	}
 }
