@@ -13,7 +13,8 @@ import "time"
 //
 // So after releasing a group the syncer expects as many appenders as were
 // in the WAL at that moment (the ones it released plus the ones that staged
-// during the sync), and before taking the next batch it waits, until
+// during the sync, counted in publish before the release, so that a
+// released appender quick to stage again is not counted twice), and before taking the next batch it waits, until
 // GatherWait after the release at most, for that many to be staged. Append wakes it when the count
 // is reached, so the wait ends as soon as the group is whole. It never
 // waits with nothing staged (it sleeps on the wake channel then, as
@@ -27,14 +28,6 @@ import "time"
 // Lingering changes only when a batch is taken, never what a batch is:
 // staged records are still made durable, or failed, together, and nothing
 // is visible before its sync.
-
-// expected is the number of appenders the syncer waits for before taking
-// the next batch: those it just released plus those staged meanwhile.
-func (w *WAL) expected(released int) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return released + w.cur.appends
-}
 
 // gather waits, at most bound, until target appends are staged. It returns
 // at once when nothing or enough is staged, or when waiting cannot help.

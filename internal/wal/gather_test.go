@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,15 +64,15 @@ func TestSyncerGathersReleasedAppenders(t *testing.T) {
 }
 
 // A lone appender never waits for a group: its every append is synced as
-// soon as it is staged. (With a one-minute bound, a single wait would also
-// stall the test visibly.)
+// soon as it is staged, even when it stages its next record before the
+// syncer has finished releasing it (it must not be counted twice). With a
+// one-minute bound, a single wait would also stall the test visibly.
 func TestLoneAppenderNeverLingers(t *testing.T) {
 	w := openT(t, t.TempDir(), Options{GatherWait: time.Minute})
 	for i := range 50 {
 		if err := w.Append(context.Background(), []Record{testRecord(i)}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(roundTrip / 10)
 	}
 	if n := w.lingers.Load(); n != 0 {
 		t.Fatalf("the syncer waited %d times for a lone appender", n)
@@ -103,5 +104,33 @@ func TestSlowReturnersAreNotWaitedFor(t *testing.T) {
 	}
 	if n := w.lingers.Load(); n != 0 {
 		t.Fatalf("the syncer waited %d times past its bound", n)
+	}
+}
+
+// The appenders a sync releases are counted once, even when one of them
+// stages its next record before the syncer has finished releasing: the
+// hook holds the syncer until the lone appender is staged again, and the
+// syncer must still not wait for a second appender that does not exist.
+func TestReleasedAppenderRestagingEarlyIsCountedOnce(t *testing.T) {
+	var w *WAL
+	var finished atomic.Bool
+	restaged := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.cur.appends > 0 || finished.Load()
+	}
+	w = openHooked(t, t.TempDir(), Options{GatherWait: 50 * time.Millisecond}, testHooks{afterRelease: func() {
+		testutil.WaitFor(t, "the appender staged again", restaged)
+	}})
+	for i := range 20 {
+		if i == 19 {
+			finished.Store(true)
+		}
+		if err := w.Append(context.Background(), []Record{testRecord(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := w.lingers.Load(); n != 0 {
+		t.Fatalf("the syncer waited %d times for a lone appender", n)
 	}
 }

@@ -92,6 +92,7 @@ type batch struct {
 	first   uint64
 	last    uint64
 	appends int
+	behind  int           // appends staged behind this batch when it was published (gather.go)
 	done    chan struct{} // closed when err is final
 	taken   chan struct{} // lazily made; closed when the syncer takes the batch
 	err     error
@@ -100,8 +101,9 @@ type batch struct {
 // testHooks let tests stand between the syncer and the disk. They are set
 // before the syncer starts and never change afterwards.
 type testHooks struct {
-	beforeWrite func() error // called by the syncer before writing each batch
-	dropWakes   bool         // never signal wake, leaving progress to the backstop
+	beforeWrite  func() error // called by the syncer before writing each batch
+	afterRelease func()       // called by the syncer right after it released a durable batch's appenders
+	dropWakes    bool         // never signal wake, leaving progress to the backstop
 }
 
 // Append stages recs, assigns them contiguous seqs (written into recs[i].Seq)
@@ -245,7 +247,7 @@ func (w *WAL) syncLoop() {
 		b, closing := w.take()
 		if b != nil {
 			if w.commit(b) {
-				expect, released = w.expected(b.appends), time.Now()
+				expect, released = b.appends+b.behind, time.Now()
 			} else {
 				expect = 0
 			}
@@ -306,6 +308,9 @@ func (w *WAL) commit(b *batch) bool {
 	w.publish(b)
 	b.err = nil
 	close(b.done)
+	if h := w.hooks.afterRelease; h != nil {
+		h()
+	}
 
 	if cap(b.buf) <= maxSpareBytes {
 		w.spare = b.buf[:0]
@@ -348,6 +353,9 @@ func (w *WAL) publish(b *batch) {
 	s.last = b.last
 	w.lastSeq.Store(b.last)
 	w.size.Add(int64(len(b.buf)))
+	// Counted before the batch's own appenders are released, so none of
+	// them can be counted again here by staging its next records.
+	b.behind = w.cur.appends
 	w.syncs.Add(1)
 	w.records.Add(b.last - b.first + 1)
 	w.appends.Add(uint64(b.appends))
