@@ -167,7 +167,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		next = recs[len(recs)-1].Seq + 1
 		if !full {
-			clock.Sleep(ctx, clk, minCycle-clock.Since(clk, cycleStart))
+			clock.Sleep(ctx, clk, cycleRest(clock.Since(clk, cycleStart)))
 		}
 	}
 	// Stopping: checkpoint what is committed, so a graceful stop leaves
@@ -182,6 +182,23 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 const lookahead = 16
+
+// cycleRest is the pause after a commit cycle that took took: what is left
+// of minCycle, and at least took itself, so partition fdatasyncs occupy at
+// most half of the time. When the disk is contended (on a loaded 2-core
+// machine, partition fdatasyncs averaged 2.9 ms against 0.2 ms quiet) a
+// cycle's fsyncs slow down the WAL's own, which every produce waits for;
+// backing off in proportion lets each cycle carry more records for the same
+// fsyncs instead of spending the disk on a few records each. The pause is
+// capped at maxRest: a commit slowed by something else than the disk (an
+// owner timing out) must not hold back the cycles behind it as long.
+func cycleRest(took time.Duration) time.Duration {
+	return min(max(minCycle-took, took), maxRest)
+}
+
+// maxRest bounds cycleRest, and so what it adds to produce-to-consumable
+// latency under contention.
+const maxRest = 2 * minCycle
 
 func (d *Dispatcher) checkpoint(seq uint64) {
 	if err := d.WAL.SetCheckpoint(seq); err != nil {

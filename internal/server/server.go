@@ -80,6 +80,10 @@ func Run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("ingress log: %w", err)
 	}
 	defer w.Close()
+	m.ObserveIngressWAL(func() metrics.WALCounts {
+		s := w.Stats()
+		return metrics.WALCounts{Syncs: s.Syncs, Records: s.Records, Appends: s.Appends}
+	})
 	freezes := move.NewFreezes(clock.Real, nil) // the broker's commit-admission hook
 	bc := brokerConfig(cfg, n, disk, log)
 	bc.Admission = freezes
