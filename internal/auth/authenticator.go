@@ -101,7 +101,7 @@ func (a *Authenticator) counting() bool {
 // address). A source with a burst of recent failures is slowed before the
 // answer (07-security.md); the password is never logged or kept.
 func (a *Authenticator) Authenticate(user, password, source string) (Principal, bool) {
-	key := sha256.Sum256([]byte(user + "\x00" + password))
+	key := credentialKey(user, password)
 	v := a.users.UsersVersion()
 	a.mu.Lock()
 	c, hit := a.cache[key]
@@ -139,6 +139,14 @@ func (a *Authenticator) Authenticate(user, password, source string) (Principal, 
 	p := Principal{Name: u.Name, ID: u.ID, Grants: u.Grants}
 	a.remember(key, cached{domainVersion: v, userVersion: u.Version, p: p})
 	return p, true
+}
+
+// credentialKey is the cache's key for a pair: a SHA-256 of name, a zero
+// byte and password, built on the stack (a concatenated string escaped to
+// the heap for pairs past 32 bytes: one allocation per request).
+func credentialKey(user, password string) [32]byte {
+	var buf [512]byte
+	return sha256.Sum256(append(append(append(buf[:0], user...), 0), password...))
 }
 
 func (a *Authenticator) remember(key [32]byte, c cached) {

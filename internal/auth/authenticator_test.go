@@ -153,3 +153,18 @@ func TestFailuresSlowASource(t *testing.T) {
 		t.Fatalf("after a quiet window: %v, want 0", d)
 	}
 }
+
+// A cached pair is answered without allocating, whatever its length
+// (within the 256-byte password cap): its cache key is hashed on the
+// stack.
+func TestCacheHitAllocatesNothing(t *testing.T) {
+	a, f, _ := newTestAuth(t)
+	pass := "a long passphrase of sixty bytes, as password managers make"
+	f.put(t, "a-service-account", pass, g("produce", "orders"))
+	if _, ok := a.Authenticate("a-service-account", pass, "10.0.0.1"); !ok {
+		t.Fatal("good pair refused")
+	}
+	if n := testing.AllocsPerRun(100, func() { a.Authenticate("a-service-account", pass, "10.0.0.1") }); n != 0 {
+		t.Errorf("a cache hit allocates %.0f objects, want none", n)
+	}
+}

@@ -48,6 +48,11 @@ type HTTPConfig struct {
 	MaxConsumeBytes int64
 	// PprofAddr, when not empty, serves net/http/pprof on its own listener.
 	PprofAddr string
+	// H2C offers HTTP/2 without TLS (prior knowledge: a client that starts
+	// with the HTTP/2 preface) on a plain listener, beside HTTP/1.1 on the
+	// same port; clients that send many requests at once get them on one
+	// connection. With TLS it changes nothing.
+	H2C bool
 	// TLSCertFile and TLSKeyFile, both or neither, serve the client API
 	// over HTTPS (07-security.md extension).
 	TLSCertFile, TLSKeyFile string
@@ -144,6 +149,7 @@ func Default() Config {
 			ShutdownGrace:   10 * time.Second,
 			MaxConsumeWait:  10 * time.Second,
 			MaxConsumeBytes: 8 << 20,
+			H2C:             true,
 		},
 		NodeID:  host,
 		Cluster: ClusterConfig{Addr: ":7943"},

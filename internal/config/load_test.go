@@ -113,6 +113,26 @@ func TestLoadLayering(t *testing.T) {
 			},
 		},
 		{
+			name: "h2c on by default",
+			check: func(t *testing.T, c Config) {
+				eq(t, c.HTTP.H2C, true)
+			},
+		},
+		{
+			name: "h2c off in the file",
+			file: `{"http":{"h2c":false}}`,
+			check: func(t *testing.T, c Config) {
+				eq(t, c.HTTP.H2C, false)
+			},
+		},
+		{
+			name: "h2c off in the environment",
+			env:  map[string]string{"NARAD_HTTP_H2C": "false"},
+			check: func(t *testing.T, c Config) {
+				eq(t, c.HTTP.H2C, false)
+			},
+		},
+		{
 			name:  "an unset flag does not mask the environment",
 			env:   map[string]string{"NARAD_DATA_DIR": "/srv/narad"},
 			flags: map[string]string{"http.addr": ":3000"},

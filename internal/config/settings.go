@@ -36,6 +36,8 @@ var settings = []setting{
 		field: func(c *Config) any { return &c.HTTP.MaxConsumeBytes }},
 	{key: "http.pprof_addr", env: "NARAD_HTTP_PPROF_ADDR", usage: "pprof listen address",
 		field: func(c *Config) any { return &c.HTTP.PprofAddr }},
+	{key: "http.h2c", env: "NARAD_HTTP_H2C", usage: "offer HTTP/2 without TLS (prior knowledge) beside HTTP/1.1 on the plain HTTP listener",
+		field: func(c *Config) any { return &c.HTTP.H2C }},
 	{key: "http.tls_cert_file", env: "NARAD_HTTP_TLS_CERT_FILE", usage: "certificate (PEM) to serve the client API over HTTPS",
 		field: func(c *Config) any { return &c.HTTP.TLSCertFile }},
 	{key: "http.tls_key_file", env: "NARAD_HTTP_TLS_KEY_FILE", usage: "its private key (PEM)",

@@ -26,6 +26,9 @@ type principalKey struct{}
 // the node the client reached, which authorized it before routing
 // (07-security.md).
 func principalOf(r *http.Request) (auth.Principal, bool) {
+	if x := exchangeOf(r); x != nil && x.authed {
+		return x.principal, true
+	}
 	p, ok := r.Context().Value(principalKey{}).(auth.Principal)
 	return p, ok
 }

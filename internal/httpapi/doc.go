@@ -31,7 +31,17 @@
 // given twice, or a query that does not parse, is 400; an error answer
 // first drains (reads and discards, bounded in bytes and time) what is
 // left of the request body, so a client that sends its whole body before
-// reading hears the answer instead of a connection reset.
+// reading hears the answer instead of a connection reset. The same rules
+// hold over HTTP/2 without TLS (a node's http.h2c), where the stream, not
+// the connection, is reset.
+//
+// What a request costs at the edge (exchange.go, body.go, metrics.go):
+// one exchange per request, never reused (a handler's goroutine may keep
+// its context past the answer), carries the status recorder, the tracked
+// body and the authenticated caller; the request metrics' series are
+// bound once per route, method and status; a single produce's body is
+// read into a pooled buffer, which is why DataPlane.Produce may keep
+// nothing of a record once it returns.
 //
 // Batch bodies (batch_body.go) are JSON, NDJSON or the binary format of
 // batch_binary.go, by Content-Type (another is 415); the JSON ones are

@@ -24,12 +24,13 @@ import (
 // answer it with a redirect to the cleaned path (so GET /v1/topics/.
 // would list topics, and //v1//x an HTML page), not with an error.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := s.observe(w)
-	w = sw
-	r = trackBody(r)
+	x := &exchange{}
+	s.observe(x, w)
+	w = &x.statusWriter
+	r = s.begin(x, r)
 	// The mux sets the matched pattern on the request it is given: record
-	// the tracked one.
-	defer sw.record(r)
+	// the one it gets.
+	defer s.record(x, r)
 	if err := checkPath(r.URL); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -41,20 +42,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sent: a literal dot or empty segment is path syntax. An escaped one
 // ("%2e%2e", "..%2Fx") is not cleaned by the mux, which matches the
 // escaped path; it reaches its route as a name, and the route refuses
-// the name in its own words ("topic name \"..\" is reserved").
+// the name in its own words ("topic name \"..\" is reserved"). It walks
+// the path in place: splitting it cost an allocation per request.
 func checkPath(u *url.URL) error {
 	sent := u.EscapedPath()
 	rest, ok := strings.CutPrefix(sent, "/")
 	if !ok {
 		return nil // "*" of OPTIONS *, or CONNECT's authority: the mux answers those
 	}
-	segs := strings.Split(rest, "/")
-	for i, seg := range segs {
-		if seg == "." || seg == ".." || (seg == "" && i < len(segs)-1) {
+	for {
+		seg, after, more := strings.Cut(rest, "/")
+		if seg == "." || seg == ".." || (seg == "" && more) {
 			return apierr.BadRequest("path %q is not canonical: segment %q is reserved (no empty, \".\" or \"..\" segments)", sent, seg)
 		}
+		if !more {
+			return nil
+		}
+		rest = after
 	}
-	return nil
 }
 
 // probeMethods are the methods a 405's Allow may list, in its order.
@@ -89,6 +94,9 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 // would silently keep the first of "?wait=1s&wait=30s", or drop what it
 // cannot parse, and a request must mean one thing.
 func checkQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil // most requests: no map to build
+	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return apierr.BadRequest("the query string is malformed: %v", err)
@@ -121,10 +129,12 @@ const (
 // trackedBody remembers whether a handler read the body, so that the
 // drain does not read the body of an "Expect: 100-continue" request that
 // nobody asked for: reading it would send the 100 Continue and invite the
-// very bytes the error answer is there to spare.
+// very bytes the error answer is there to spare; and whether it was read
+// to its end, when there is nothing left to drain.
 type trackedBody struct {
 	io.ReadCloser
 	read bool
+	eof  bool  // a Read returned io.EOF
 	n    int64 // bytes read
 }
 
@@ -132,19 +142,10 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	b.read = true
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
-	return n, err
-}
-
-// trackBody gives r's handlers a tracked body. It is set on a copy: the
-// server keeps its own request, whose body type it inspects after the
-// handler (to decide whether to keep the connection).
-func trackBody(r *http.Request) *http.Request {
-	if r.Body == nil || r.Body == http.NoBody {
-		return r
+	if err == io.EOF {
+		b.eof = true
 	}
-	r2 := r.WithContext(r.Context())
-	r2.Body = &trackedBody{ReadCloser: r.Body}
-	return r2
+	return n, err
 }
 
 // drainBody reads and discards what is left of r's body before an error
@@ -157,6 +158,9 @@ func drainBody(w http.ResponseWriter, r *http.Request) {
 	}
 	var done int64 // what the handler read already
 	if tb, ok := r.Body.(*trackedBody); ok {
+		if tb.eof {
+			return // read to its end (and maybe closed): nothing is left
+		}
 		if !tb.read && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 			return
 		}

@@ -14,16 +14,20 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q := queryOf(r)
 	part, err := optInt(q, "partition")
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r, broker.MaxPayloadBytes, "payload")
+	body, err := readPooled(r, broker.MaxPayloadBytes, "payload")
 	if err != nil {
 		return err
 	}
-	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body}
+	// The data plane copies the record before it returns (the WAL stages
+	// its own encoding: DataPlane.Produce), so the buffer goes back to
+	// the pool once it has answered.
+	defer body.release()
+	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b}
 	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
 		return err
 	}
@@ -217,7 +221,7 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic, user st
 // parameters, a valid topic name in the path, and the grant for action
 // on it — in that order, so a malformed request is 400 whoever sends it.
 func (s *Server) messageTopic(r *http.Request, action string, params ...string) (string, error) {
-	if err := onlyParams(r.URL.Query(), params...); err != nil {
+	if err := onlyParams(queryOf(r), params...); err != nil {
 		return "", err
 	}
 	topic := r.PathValue("topic")

@@ -32,6 +32,9 @@ type Topics interface {
 // Messages is produce, consume and ack on this node's data plane.
 type Messages interface {
 	// Produce and ProduceBatch return once the records are durable here.
+	// Produce keeps nothing of rec's slices once it returns, whatever it
+	// returns: the handler reuses the body's buffer for the next request
+	// (the broker's WAL stages its own encoding of the record).
 	Produce(ctx context.Context, topic string, rec broker.ProduceRecord) error
 	ProduceBatch(ctx context.Context, topic string, recs []broker.ProduceRecord) error
 	// CheckBatch validates the leading records of a batch whose next one

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
@@ -36,6 +35,10 @@ type Server struct {
 	clusterAdmin ClusterAdmin // nil: no /v1/cluster routes
 
 	diskRoots []string // the data directory, as configured and absolute
+
+	// series are the request metrics' bound children, by pattern
+	// (metrics.go): filled in while New registers routes.
+	series *seriesTable
 }
 
 // Options are the parts of the API a node may leave out; each nil field
@@ -58,7 +61,7 @@ type Options struct {
 
 // New builds the handler. auth may be nil (security off).
 func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger, opts Options) *Server {
-	s := &Server{b: b, fan: fan, m: m, auth: auth, ready: ready, log: log, mux: http.NewServeMux(),
+	s := &Server{b: b, fan: fan, m: m, series: newSeriesTable(m), auth: auth, ready: ready, log: log, mux: http.NewServeMux(),
 		cluster: opts.Cluster, diskRoots: diskRoots(opts.DataDir)}
 	s.handle("POST /v1/topics", s.createTopic)
 	s.handle("GET /v1/topics", s.listTopics)
@@ -84,6 +87,7 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	if opts.ClusterAdmin != nil {
 		s.clusterRoutes(opts.ClusterAdmin)
 	}
+	s.series.add("/")
 	s.mux.HandleFunc("/", s.noRoute) // JSON 404 or 405 for everything else, in /v1 and outside
 	return s
 }
@@ -94,12 +98,14 @@ type apiHandler func(w http.ResponseWriter, r *http.Request, user string) error
 // public registers a route that needs no credentials.
 func (s *Server) public(pattern string, h http.Handler) {
 	s.routes = append(s.routes, pattern)
+	s.series.add(pattern)
 	s.mux.Handle(pattern, h)
 }
 
 // handle wraps a /v1 route with authentication and error writing.
 func (s *Server) handle(pattern string, h apiHandler) {
 	s.routes = append(s.routes, pattern)
+	s.series.add(pattern)
 	s.mux.HandleFunc(pattern, func(sw http.ResponseWriter, r *http.Request) {
 		user, forwarded := forwardedUser(r)
 		if s.auth != nil && !forwarded {
@@ -114,7 +120,7 @@ func (s *Server) handle(pattern string, h apiHandler) {
 				return
 			}
 			user = principal.Name
-			r = r.WithContext(withPrincipal(r.Context(), principal))
+			r = setPrincipal(r, principal)
 		}
 		if s.cluster != nil {
 			// Every route about a topic answers 404 for one it does not
@@ -131,18 +137,6 @@ func (s *Server) handle(pattern string, h apiHandler) {
 			s.writeError(sw, r, err)
 		}
 	})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	m      *metrics.Metrics // records the request (metrics.go)
-	start  time.Time        // when it came in
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

@@ -73,6 +73,10 @@ func (f factory) gaugeVec(n, help string, labels ...string) *prometheus.GaugeVec
 	return g
 }
 
+func (f factory) counterFunc(n, help string, fn func() float64) {
+	f.register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name(n), Help: help}, fn), n, "counter", nil)
+}
+
 func (f factory) gaugeFunc(n, help string, fn func() float64) {
 	f.register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name(n), Help: help}, fn), n, "gauge", nil)
 }

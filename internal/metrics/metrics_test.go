@@ -79,3 +79,20 @@ func TestMembersByState(t *testing.T) {
 		}
 	}
 }
+
+// The ingress WAL's counters are read at scrape time, so records per
+// fdatasync can be computed from two scrapes of a running node.
+func TestIngressWALCounters(t *testing.T) {
+	m := New()
+	m.ObserveIngressWAL(func() WALCounts { return WALCounts{Syncs: 2, Records: 30, Appends: 17} })
+	body := scrape(t, m)
+	for _, want := range []string{
+		"narad_ingress_wal_syncs_total 2",
+		"narad_ingress_wal_records_total 30",
+		"narad_ingress_wal_appends_total 17",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("exposition lacks %q", want)
+		}
+	}
+}

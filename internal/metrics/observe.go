@@ -58,3 +58,23 @@ func (c *memberCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n.Alive), "alive")
 	ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n.Dead), "dead")
 }
+
+// WALCounts is the ingress WAL's group-commit counters since it opened.
+type WALCounts struct {
+	Syncs, Records, Appends uint64
+}
+
+// ObserveIngressWAL registers the ingress WAL's group-commit counters, read
+// from count at scrape time. narad_ingress_wal_records_total divided by
+// narad_ingress_wal_syncs_total is the records one fdatasync carried; with
+// narad_storage_fsync_duration_seconds_count (the partition logs'
+// fdatasyncs) it gives the fdatasyncs a record cost on its way.
+func (m *Metrics) ObserveIngressWAL(count func() WALCounts) {
+	f := factory{m}
+	f.counterFunc("ingress_wal_syncs_total", "Ingress WAL group commits made durable, one write and one fdatasync each.",
+		func() float64 { return float64(count().Syncs) })
+	f.counterFunc("ingress_wal_records_total", "Records made durable in the ingress WAL.",
+		func() float64 { return float64(count().Records) })
+	f.counterFunc("ingress_wal_appends_total", "Produce appends (one per request) made durable in the ingress WAL.",
+		func() float64 { return float64(count().Appends) })
+}

@@ -80,6 +80,10 @@ func Run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("ingress log: %w", err)
 	}
 	defer w.Close()
+	m.ObserveIngressWAL(func() metrics.WALCounts {
+		s := w.Stats()
+		return metrics.WALCounts{Syncs: s.Syncs, Records: s.Records, Appends: s.Appends}
+	})
 	freezes := move.NewFreezes(clock.Real, nil) // the broker's commit-admission hook
 	bc := brokerConfig(cfg, n, disk, log)
 	bc.Admission = freezes
@@ -216,9 +220,8 @@ func serveHTTP(ctx context.Context, cfg config.Config, ln net.Listener, h http.H
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
-	srv := &http.Server{Handler: h, ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout,
-		IdleTimeout: cfg.HTTP.IdleTimeout, ReadHeaderTimeout: cfg.HTTP.ReadTimeout, TLSConfig: tlsCfg}
-	log.Info("serving the client API", "addr", ln.Addr().String(), "https", tlsCfg != nil)
+	srv := httpServer(cfg.HTTP, h, tlsCfg)
+	log.Info("serving the client API", "addr", ln.Addr().String(), "https", tlsCfg != nil, "h2c", srv.Protocols != nil)
 	warnBasicAuthInClear(cfg.Security.Enabled, tlsCfg != nil, ln.Addr().String(), log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -236,6 +239,24 @@ func serveHTTP(ctx context.Context, cfg config.Config, ln net.Listener, h http.H
 	}
 	<-errc // Serve has returned
 	return nil
+}
+
+// httpServer is the client API's server: its timeouts, and HTTP/2 without
+// TLS beside HTTP/1.1 when http.h2c is on and there is no TLS (net/http
+// tells them apart by the HTTP/2 connection preface, so an HTTP/1.1 client
+// sees no difference). The timeouts hold for HTTP/2 streams too: a read
+// timeout ends a stream whose body stalls, a write timeout one whose
+// answer cannot be written.
+func httpServer(cfg config.HTTPConfig, h http.Handler, tlsCfg *tls.Config) *http.Server {
+	srv := &http.Server{Handler: h, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
+		IdleTimeout: cfg.IdleTimeout, ReadHeaderTimeout: cfg.ReadTimeout, TLSConfig: tlsCfg}
+	if cfg.H2C && tlsCfg == nil {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		srv.Protocols = &p
+	}
+	return srv
 }
 
 // servePprof serves the profiling endpoints in g. A listener that cannot

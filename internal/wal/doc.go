@@ -36,7 +36,10 @@
 //     under a mutex held only for memory work; a single syncer goroutine
 //     writes the buffer with one write and one fdatasync and then releases
 //     exactly the appenders it covered. Once staged, an append waits for that
-//     real result even if its context ends.
+//     real result even if its context ends. Before taking a batch the syncer
+//     may wait, up to Options.GatherWait after its last release, for as many
+//     appenders as were in the WAL then (gather.go); it never waits with
+//     nothing staged or for a group of one, so a lone appender pays nothing.
 //   - Nothing is made visible (LastSeq, Read, Notify) before it is durable.
 //   - A failed write or sync fails its group (that batch and the one staged
 //     behind it, whose seqs are handed out again) and never anything

@@ -23,6 +23,9 @@ type Options struct {
 	// SyncBackstop bounds how long staged records can wait if a wake-up of
 	// the syncer were ever missed. Default 10 ms.
 	SyncBackstop time.Duration
+	// GatherWait bounds how long the syncer waits for the appenders it
+	// expects before taking a batch (gather.go). Default 2 ms.
+	GatherWait time.Duration
 	// FS is the filesystem every file call goes through (segments,
 	// checkpoint, LOCK, recovery, reads); nil is the real disk. Tests put
 	// an errorfs here to fail a chosen write, fdatasync or rename.
@@ -39,10 +42,11 @@ const (
 	DefaultSegmentBytes          = 64 << 20
 	DefaultRotateDispatchedBytes = 1 << 20
 	DefaultSyncBackstop          = 10 * time.Millisecond
+	DefaultGatherWait            = 2 * time.Millisecond
 )
 
 func (o Options) withDefaults() (Options, error) {
-	if o.SegmentBytes < 0 || o.RotateDispatchedBytes < 0 || o.SyncBackstop < 0 || o.HealInterval < 0 {
+	if o.SegmentBytes < 0 || o.RotateDispatchedBytes < 0 || o.SyncBackstop < 0 || o.HealInterval < 0 || o.GatherWait < 0 {
 		return o, fmt.Errorf("wal: negative option in %+v", o)
 	}
 	if o.SegmentBytes == 0 {
@@ -56,6 +60,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.HealInterval == 0 {
 		o.HealInterval = DefaultHealInterval
+	}
+	if o.GatherWait == 0 {
+		o.GatherWait = DefaultGatherWait
 	}
 	return o, nil
 }
@@ -136,23 +143,24 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 	}
 
 	w := &WAL{
-		dir:        dir,
-		fs:         fsys,
-		opts:       opts,
-		hooks:      hooks,
-		lock:       lock,
-		cur:        &batch{done: make(chan struct{})},
-		nextSeq:    active.last + 1,
-		segs:       rec.segs,
-		notify:     make(chan struct{}),
-		stageLimit: maxStagedBytes,
-		wake:       make(chan struct{}, 1),
-		quit:       make(chan struct{}),
-		syncerDone: make(chan struct{}),
-		rotateReq:  make(chan chan error),
-		active:     rec.active,
-		activeSeg:  active,
-		activeOff:  active.durable,
+		dir:         dir,
+		fs:          fsys,
+		opts:        opts,
+		hooks:       hooks,
+		lock:        lock,
+		cur:         &batch{done: make(chan struct{})},
+		nextSeq:     active.last + 1,
+		segs:        rec.segs,
+		notify:      make(chan struct{}),
+		stageLimit:  maxStagedBytes,
+		wake:        make(chan struct{}, 1),
+		quit:        make(chan struct{}),
+		syncerDone:  make(chan struct{}),
+		rotateReq:   make(chan chan error),
+		gatherTimer: newGatherTimer(),
+		active:      rec.active,
+		activeSeg:   active,
+		activeOff:   active.durable,
 	}
 	w.lastSeq.Store(active.last)
 	w.checkpoint.Store(ckpt)

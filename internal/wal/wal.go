@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,19 +50,25 @@ type WAL struct {
 	segs       []*segment    // retained segments, oldest first; the last is active
 	notify     chan struct{} // closed and replaced after each durable batch
 	stageLimit int
+	gatherAt   int // nonzero while the syncer gathers: the staged appends that wake it (gather.go)
 
 	lastSeq    atomic.Uint64 // newest durable seq
 	checkpoint atomic.Uint64
 	size       atomic.Int64  // durable bytes across retained segments
-	syncs      atomic.Uint64 // batches made durable, for batching diagnostics
+	syncs      atomic.Uint64 // batches made durable (one fdatasync each), for Stats
+	records    atomic.Uint64 // records made durable, for Stats
+	appends    atomic.Uint64 // Append calls made durable, for Stats
 	failures   atomic.Uint64 // failed groups
 	fences     atomic.Uint64
 	heals      atomic.Uint64
+	lingers    atomic.Uint64 // times the syncer waited for a group to gather, for tests
 
 	wake       chan struct{} // capacity 1: "the staging buffer became non-empty"
 	quit       chan struct{}
 	syncerDone chan struct{}
 	rotateReq  chan chan error
+
+	gatherTimer *time.Timer // owned by the syncer (gather.go)
 
 	// Owned by the syncer goroutine: it is the only writer of segment files.
 	active    vfs.File // nil while sealed (needFresh) or after Close
@@ -87,6 +92,7 @@ type batch struct {
 	first   uint64
 	last    uint64
 	appends int
+	behind  int           // appends staged behind this batch when it was published (gather.go)
 	done    chan struct{} // closed when err is final
 	taken   chan struct{} // lazily made; closed when the syncer takes the batch
 	err     error
@@ -95,8 +101,9 @@ type batch struct {
 // testHooks let tests stand between the syncer and the disk. They are set
 // before the syncer starts and never change afterwards.
 type testHooks struct {
-	beforeWrite func() error // called by the syncer before writing each batch
-	dropWakes   bool         // never signal wake, leaving progress to the backstop
+	beforeWrite  func() error // called by the syncer before writing each batch
+	afterRelease func()       // called by the syncer right after it released a durable batch's appenders
+	dropWakes    bool         // never signal wake, leaving progress to the backstop
 }
 
 // Append stages recs, assigns them contiguous seqs (written into recs[i].Seq)
@@ -142,7 +149,14 @@ func (w *WAL) Append(ctx context.Context, recs []Record) error {
 			w.cur.taken = make(chan struct{})
 		}
 		taken := w.cur.taken
+		gathering := w.gatherAt != 0
 		w.mu.Unlock()
+		if gathering { // the syncer must stop waiting for more: nothing more fits
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case <-taken:
 		case <-ctx.Done():
@@ -166,11 +180,13 @@ func (w *WAL) Append(ctx context.Context, recs []Record) error {
 	w.nextSeq = seq
 	b.last = seq - 1
 	b.appends++
+	whole := b.appends == w.gatherAt
 	w.mu.Unlock()
 
 	// Only the append that made the buffer non-empty needs to wake the
-	// syncer: a busy syncer takes the buffer again as soon as it finishes.
-	if wasEmpty && !w.hooks.dropWakes {
+	// syncer (a busy syncer takes the buffer again as soon as it finishes),
+	// and the one that completed the group a gathering syncer waits for.
+	if (wasEmpty || whole) && !w.hooks.dropWakes {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -216,6 +232,8 @@ func (w *WAL) syncLoop() {
 	defer close(w.syncerDone)
 	backstop := time.NewTimer(w.opts.SyncBackstop)
 	defer backstop.Stop()
+	expect := 0 // appenders the next batch should carry (gather.go)
+	var released time.Time
 	for {
 		select {
 		case req := <-w.rotateReq:
@@ -223,10 +241,16 @@ func (w *WAL) syncLoop() {
 		default:
 		}
 		w.healIfDue()
+		if expect > 1 {
+			w.gather(expect, w.opts.GatherWait-time.Since(released))
+		}
 		b, closing := w.take()
 		if b != nil {
-			w.commit(b)
-			w.regroup(b.appends)
+			if w.commit(b) {
+				expect, released = b.appends+b.behind, time.Now()
+			} else {
+				expect = 0
+			}
 			continue
 		}
 		if closing {
@@ -240,24 +264,6 @@ func (w *WAL) syncLoop() {
 		case req := <-w.rotateReq:
 			req <- w.rotateIfDispatched()
 		}
-	}
-}
-
-// regroup gives the appenders just released a chance to stage their next
-// records before the next take. Without it the syncer would take the next
-// batch while they are still waking up, splitting the producers into two
-// alternating half-size groups and halving the records per fdatasync. It
-// yields the processor a bounded number of times, stopping as soon as as many
-// appends are staged as were just released, so a lone appender pays nothing.
-func (w *WAL) regroup(released int) {
-	for range 8 {
-		w.mu.Lock()
-		staged := w.cur.appends
-		w.mu.Unlock()
-		if staged >= released {
-			return
-		}
-		runtime.Gosched()
 	}
 }
 
@@ -278,14 +284,15 @@ func (w *WAL) take() (b *batch, closing bool) {
 	return b, w.closed
 }
 
-// commit makes b durable (or fails it) and releases its appenders.
-func (w *WAL) commit(b *batch) {
+// commit makes b durable (or fails it) and releases its appenders. It
+// reports whether b became durable.
+func (w *WAL) commit(b *batch) bool {
 	w.mu.Lock()
 	fenced := w.fenced
 	w.mu.Unlock()
 	if fenced != nil {
 		w.failGroup(b, fenced) // staged just before the fence went up
-		return
+		return false
 	}
 	var err error
 	if w.needFresh {
@@ -296,11 +303,14 @@ func (w *WAL) commit(b *batch) {
 	}
 	if err != nil {
 		w.failGroup(b, w.onFailure(err))
-		return
+		return false
 	}
 	w.publish(b)
 	b.err = nil
 	close(b.done)
+	if h := w.hooks.afterRelease; h != nil {
+		h()
+	}
 
 	if cap(b.buf) <= maxSpareBytes {
 		w.spare = b.buf[:0]
@@ -310,6 +320,7 @@ func (w *WAL) commit(b *batch) {
 	if w.activeOff >= w.opts.SegmentBytes {
 		w.rotateOrKeep()
 	}
+	return true
 }
 
 func (w *WAL) writeAndSync(b *batch) error {
@@ -342,7 +353,12 @@ func (w *WAL) publish(b *batch) {
 	s.last = b.last
 	w.lastSeq.Store(b.last)
 	w.size.Add(int64(len(b.buf)))
+	// Counted before the batch's own appenders are released, so none of
+	// them can be counted again here by staging its next records.
+	b.behind = w.cur.appends
 	w.syncs.Add(1)
+	w.records.Add(b.last - b.first + 1)
+	w.appends.Add(uint64(b.appends))
 	close(w.notify)
 	w.notify = make(chan struct{})
 	w.mu.Unlock()

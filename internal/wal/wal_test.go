@@ -377,14 +377,14 @@ func TestSecondOpenOfSameDirRefused(t *testing.T) {
 }
 
 func TestOptionsValidated(t *testing.T) {
-	for _, o := range []Options{{SegmentBytes: -1}, {RotateDispatchedBytes: -1}, {SyncBackstop: -1}} {
+	for _, o := range []Options{{SegmentBytes: -1}, {RotateDispatchedBytes: -1}, {SyncBackstop: -1}, {GatherWait: -1}} {
 		if w, err := Open(t.TempDir(), o); err == nil {
 			w.Close()
 			t.Fatalf("Open accepted %+v", o)
 		}
 	}
 	w := openT(t, t.TempDir(), Options{})
-	want := Options{SegmentBytes: DefaultSegmentBytes, RotateDispatchedBytes: DefaultRotateDispatchedBytes, SyncBackstop: DefaultSyncBackstop, HealInterval: DefaultHealInterval}
+	want := Options{SegmentBytes: DefaultSegmentBytes, RotateDispatchedBytes: DefaultRotateDispatchedBytes, SyncBackstop: DefaultSyncBackstop, HealInterval: DefaultHealInterval, GatherWait: DefaultGatherWait}
 	if w.opts != want {
 		t.Fatalf("defaults %+v, want %+v", w.opts, want)
 	}
