@@ -53,18 +53,36 @@ func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions)
 	if status == http.StatusNoContent {
 		return nil, nil
 	}
+	msgs, err := decodeMessages(body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
+	}
+	return msgs, nil
+}
+
+// decodeMessages decodes a consume answer (valid JSON): in one pass when
+// it has the server's plain shape (fastMessages), else with encoding/json.
+func decodeMessages(body []byte) ([]Message, error) {
+	if msgs, ok := fastMessages(body); ok {
+		return msgs, nil
+	}
+	return slowMessages(body)
+}
+
+// slowMessages decodes a consume answer with encoding/json.
+func slowMessages(body []byte) ([]Message, error) {
 	var list struct {
 		Messages *[]Message `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
+		return nil, err
 	}
 	if list.Messages != nil {
 		return *list.Messages, nil
 	}
 	var m Message
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
+		return nil, err
 	}
 	return []Message{m}, nil
 }
