@@ -21,6 +21,7 @@ type benchFlags struct {
 	consumeMax int
 	partitions int
 	json       bool
+	format     string // --batch-format: json, ndjson or binary
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
@@ -92,6 +93,7 @@ what was measured so far and exits 130.`,
 	fs.IntVar(&f.batch, "batch", 1, "records per request (1..10000); above 1 uses batch produce")
 	fs.IntVar(&f.consumeMax, "consume-max", 100, "records per consume (1..1000): 1 measures consume + ack one record per call, more a batch consume + batch ack")
 	fs.IntVar(&f.partitions, "partitions", 0, "partitions of the scratch topic (0: the server's default)")
+	fs.StringVar(&f.format, "batch-format", "json", "batch produce body with --batch above 1: json, ndjson or binary (application/x-narad-batch)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
 	return cmd
 }
@@ -129,6 +131,12 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 			bad("--batch %d of --size %d makes a request of %s, over the server's 16 MiB: lower --batch or --size",
 				f.batch, f.size, formatBytes(int64(body)))
 		}
+	}
+	if f.format == "" {
+		f.format = "json"
+	}
+	if _, err := client.ParseBatchFormat(f.format); err != nil {
+		bad("--batch-format %q: want json, ndjson or binary", f.format)
 	}
 	if f.consumeMax < 1 || f.consumeMax > benchMaxConsume {
 		bad("--consume-max must be 1..%d records (the server's cap), got %d", benchMaxConsume, f.consumeMax)

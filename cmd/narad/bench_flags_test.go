@@ -31,6 +31,7 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"orders", "--consume"}, "--consume/--consumers on orders would take other producers' records from its queue: leave out TOPIC"},
 		{[]string{"orders", "--consumers", "2"}, "--consume/--consumers on orders would take"},
 		{[]string{"orders", "--partitions", "3"}, "--partitions sizes the scratch topic; orders exists already"},
+		{[]string{"--batch-format", "xml"}, `--batch-format "xml": want json, ndjson or binary`},
 		{[]string{"a", "b"}, "accepts at most 1 arg(s), received 2"},
 	} {
 		api := newBenchAPI(t, nil)

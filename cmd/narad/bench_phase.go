@@ -75,6 +75,7 @@ func (b *bench) produce(ctx context.Context, topic string) *phaseStats {
 	s := newPhaseStats("produce")
 	payload := bytes.Repeat([]byte("x"), b.f.size)
 	record := client.RecordFromBytes(payload)
+	format, _ := client.ParseBatchFormat(b.f.format) // checked by resolve
 	var claimed atomic.Int64
 	start := time.Now()
 	end := start.Add(b.f.duration)
@@ -105,7 +106,7 @@ func (b *bench) produce(ctx context.Context, topic string) *phaseStats {
 				err = b.c.Produce(ctx, topic, payload, client.ProduceOptions{})
 			} else {
 				var accepted int
-				accepted, err = b.c.ProduceBatch(ctx, topic, records[:n])
+				accepted, err = b.c.ProduceBatchAs(ctx, topic, records[:n], format)
 				if err == nil && accepted != n {
 					err = fmt.Errorf("batch of %d: the server accepted %d", n, accepted)
 				}

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -33,84 +30,14 @@ func clientErr(t *testing.T, what string, err error) *apierr.Error {
 	return ae
 }
 
-var batchSeeds = []string{
-	`{"records":[{"payload":{"n":1}},{"key":"k","payload":"text"}]}`,
-	`{"records":[{"partition":2,"payload_base64":"AAEC"}]}`,
-	`{"records":[{"payload":"a\"quoted\" \u00e9 line"}]}`,
-	`{"records":[{"payload":"ok"},{"payload":1,"payload_base64":"AA=="}]}`,
-	`{"records":[{"partition":-1,"payload":1}]}`,
-	`{"records":[]}`,
-	`{"records":[{"payload":"x","extra":1}]}`,
-	`{"records":[{"payload":"x"}]} {}`,
-	`{"records":[{"payload":  "  padded  "  }]}`,
-	`{"records":[{"payload_base64":"not base64!"}]}`,
-	"{\"payload\":\"one\"}\n{\"key\":\"k\",\"payload\":[1,2]}\n",
-	`{"records":[{"payload":"\ud800"}]}`,
-}
-
-// FuzzDecodeBatch: the one-pass decoder (the hot path) and the
-// record-by-record decoder (which names the failing index) must agree.
-// Whatever the fast path accepts, the slow path accepts with the very same
-// records; whatever either refuses is a 400 or 413 naming the record.
-func FuzzDecodeBatch(f *testing.F) {
-	for _, s := range batchSeeds {
-		f.Add([]byte(s), strings.Contains(s, "\n"))
-	}
-	f.Fuzz(func(t *testing.T, body []byte, ndjson bool) {
-		r := httptest.NewRequest(http.MethodPost, "/v1/topics/t/produce/batch", bytes.NewReader(body))
-		if ndjson {
-			r.Header.Set("Content-Type", "application/x-ndjson")
-		}
-		fast, err := decodeBatch(r, body)
-		if err != nil {
-			t.Fatalf("decodeBatch returned an error (%v); it must leave refusals to the slow path", err)
-		}
-		if ndjson {
-			if fast != nil {
-				t.Fatal("the one-pass decoder took an NDJSON body")
-			}
-			return
-		}
-		// The slow path's envelope split (decodeBatchSlowly, JSON branch).
-		var env batchEnvelope
-		if err := decodeStrict(body, &env); err != nil {
-			clientErr(t, "envelope", err)
-			if fast != nil {
-				t.Fatalf("fast path took a body the strict envelope refuses: %v", err)
-			}
-			return
-		}
-		var slow []broker.ProduceRecord
-		for i, raw := range env.Records {
-			rec, err := decodeBatchRecord(i, raw)
-			if err != nil {
-				ae := clientErr(t, "record", err)
-				if !strings.HasPrefix(ae.Message, "record "+strconv.Itoa(i)+": ") {
-					t.Fatalf("refusal of record %d does not name it: %q", i, ae.Message)
-				}
-				if fast != nil {
-					t.Fatalf("fast path took record %d, the slow path refuses it: %v", i, err)
-				}
-				return
-			}
-			slow = append(slow, rec)
-		}
-		if fast == nil {
-			return // empty or over the cap: the handler refuses it by count
-		}
-		if !slices.EqualFunc(fast, slow, sameRecord) {
-			t.Fatalf("fast and slow decoders disagree:\nfast %+v\nslow %+v", fast, slow)
-		}
-	})
-}
-
 func sameRecord(a, b broker.ProduceRecord) bool {
 	samePart := (a.Partition == nil) == (b.Partition == nil) && (a.Partition == nil || *a.Partition == *b.Partition)
 	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil)
 }
 
 // FuzzDecodeBatchRecord is one record of a batch (an NDJSON line or an
-// element of "records"): what is stored must be what the client meant. A
+// element of "records"), read by the one-pass scanner: what is stored must
+// be what the client meant. A
 // JSON string payload is stored as its text — the decoder's shortcut for
 // strings without escapes must give encoding/json's answer — base64 as its
 // bytes, any other JSON value as its JSON text; never over 1 MiB, never a
@@ -124,7 +51,7 @@ func FuzzDecodeBatchRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		rec, err := decodeBatchRecord(3, raw)
+		rec, err := scanRecord(3, raw)
 		if err != nil {
 			if ae := clientErr(t, "record", err); !strings.HasPrefix(ae.Message, "record 3: ") {
 				t.Fatalf("refusal does not name the record: %q", ae.Message)

@@ -33,6 +33,13 @@
 // left of the request body, so a client that sends its whole body before
 // reading hears the answer instead of a connection reset.
 //
+// Batch bodies (batch_body.go) are JSON, NDJSON or the binary format of
+// batch_binary.go, by Content-Type (another is 415); the JSON ones are
+// read by a one-pass scanner (batch_scan.go) that refuses exactly what
+// encoding/json plus checkKeys refused, in the same words and order — a
+// differential fuzz test holds it to that path, kept as its oracle — and
+// allocates for at most 10,000 records whatever the body holds.
+//
 // Payloads (payload.go) come back byte for byte: a JSON payload is
 // embedded with its own bytes, text is a JSON string flagged "text",
 // other bytes base64 flagged "base64"; a key that is not UTF-8 is

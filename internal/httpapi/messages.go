@@ -1,12 +1,7 @@
 package httpapi
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"mime"
 	"net/http"
-	"reflect"
 	"strconv"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -60,23 +55,24 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	decode, err := batchFormat(r)
+	if err != nil {
+		return 0, err
+	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
 	if err != nil {
 		return 0, err
 	}
-	recs, err := decodeBatch(r, body)
+	recs, err := decode(body)
 	if err != nil {
-		return 0, err
-	}
-	if len(recs) > broker.MaxBatchRecords {
-		return 0, apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), broker.MaxBatchRecords)
-	}
-	if recs == nil {
-		// The one-pass decode refused the body: decode record by record so
-		// the refusal names the first failing index.
-		if recs, err = s.decodeBatchSlowly(r, topic, body); err != nil {
-			return 0, err
+		if ae, ok := err.(*apierr.Error); ok && ae.Index != nil {
+			// Name the first failing index: an earlier record may fail a
+			// check that only the broker makes.
+			if berr := s.b.CheckBatch(topic, recs); berr != nil {
+				return 0, berr
+			}
 		}
+		return 0, err
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
 		return 0, err
@@ -225,115 +221,6 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic, user st
 	}
 	writeAckResults(w, res)
 	return nil
-}
-
-// decodeBatchRecord decodes record i of a batch body.
-func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error) {
-	var br batchRecordJSON
-	if err := decodeStrict(raw, &br); err != nil {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %v", i, err).AtIndex(i)
-	}
-	if br.Partition != nil && *br.Partition < 0 {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: partition %d is negative", i, *br.Partition).AtIndex(i)
-	}
-	p, why := br.payloadBytes()
-	if why != "" {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
-	}
-	if len(p) > broker.MaxPayloadBytes {
-		return broker.ProduceRecord{}, apierr.TooLarge("record %d: payload of %d bytes is over the 1 MiB cap", i, len(p)).AtIndex(i)
-	}
-	key, why := br.keyBytes()
-	if why != "" {
-		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
-	}
-	return broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}, nil
-}
-
-// decodeBatch decodes a batch body in one pass (the hot path). It returns
-// nil records, and no error, when the body has a problem that the slower
-// record-by-record decode must name precisely.
-func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
-	if isNDJSON(r) {
-		return nil, nil
-	}
-	var env struct {
-		Records []batchRecordJSON `json:"records"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&env) != nil || dec.More() || len(env.Records) == 0 || len(env.Records) > broker.MaxBatchRecords {
-		return nil, nil
-	}
-	if checkKeys(body, reflect.TypeOf(&env)) != nil {
-		return nil, nil
-	}
-	recs := make([]broker.ProduceRecord, len(env.Records))
-	for i := range env.Records {
-		br := &env.Records[i]
-		p, why := br.payloadBytes()
-		key, keyWhy := br.keyBytes()
-		if why != "" || keyWhy != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
-			return nil, nil
-		}
-		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
-	}
-	return recs, nil
-}
-
-// batchEnvelope is a batch body split into its records, each checked on
-// its own (decodeBatchRecord) so that a refusal names its index.
-type batchEnvelope struct {
-	Records []json.RawMessage `json:"records" strict:"opaque"`
-}
-
-func isNDJSON(r *http.Request) bool {
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return ct == "application/x-ndjson"
-}
-
-// decodeBatchSlowly splits the body into records (JSON envelope or NDJSON
-// lines) and decodes them one by one, refusing at the first failing index.
-func (s *Server) decodeBatchSlowly(r *http.Request, topic string, body []byte) ([]broker.ProduceRecord, error) {
-	var raws []json.RawMessage
-	if isNDJSON(r) {
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(make([]byte, 0, 64<<10), broker.MaxBatchBodySize)
-		for sc.Scan() {
-			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-				raws = append(raws, json.RawMessage(bytes.Clone(line)))
-			}
-		}
-		if len(raws) == 0 {
-			return nil, apierr.BadRequest("the NDJSON body holds no record")
-		}
-	} else {
-		var env batchEnvelope
-		if err := decodeStrict(body, &env); err != nil {
-			return nil, err
-		}
-		if len(env.Records) == 0 {
-			return nil, apierr.BadRequest("records is empty")
-		}
-		raws = env.Records
-	}
-	if len(raws) > broker.MaxBatchRecords {
-		return nil, apierr.TooLarge("batch of %d records is over the cap of %d", len(raws), broker.MaxBatchRecords)
-	}
-	recs := make([]broker.ProduceRecord, 0, len(raws))
-	for i, raw := range raws {
-		rec, err := decodeBatchRecord(i, raw)
-		if err != nil {
-			// Name the first failing index: an earlier record may fail a
-			// check that only the broker makes.
-			if berr := s.b.CheckBatch(topic, recs); berr != nil {
-				return nil, berr
-			}
-			return nil, err
-		}
-		recs = append(recs, rec)
-	}
-	return recs, nil
 }
 
 // messageTopic is the front of every message route: only the given query

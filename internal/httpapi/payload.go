@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
@@ -152,67 +151,4 @@ func decodeRune[T ~string | ~[]byte](s T) (rune, int) {
 		return utf8.DecodeRune(v)
 	}
 	return utf8.DecodeRuneInString(string(s))
-}
-
-// batchRecordJSON is one record of a batch produce body.
-type batchRecordJSON struct {
-	Key           *string         `json:"key"`
-	KeyBase64     *string         `json:"key_base64"` // a key that is not UTF-8, as consume shows it
-	Partition     *int            `json:"partition"`
-	Payload       json.RawMessage `json:"payload" strict:"opaque"` // the client's data: its keys are its own
-	PayloadBase64 *string         `json:"payload_base64"`
-}
-
-// keyBytes is the record's key (nil: keyless), or why it is refused.
-func (r *batchRecordJSON) keyBytes() ([]byte, string) {
-	switch {
-	case r.Key != nil && r.KeyBase64 != nil:
-		return nil, "give key or key_base64, not both"
-	case r.KeyBase64 != nil:
-		b, err := base64.StdEncoding.DecodeString(*r.KeyBase64)
-		if err != nil {
-			return nil, "key_base64 is not valid base64"
-		}
-		return b, ""
-	case r.Key != nil:
-		return []byte(*r.Key), ""
-	}
-	return nil, ""
-}
-
-// payloadBytes turns a batch record's payload into stored bytes: a JSON
-// string is stored as its text, any other JSON value as its JSON text,
-// payload_base64 as the decoded bytes.
-func (r *batchRecordJSON) payloadBytes() ([]byte, string) {
-	switch {
-	case r.Payload != nil && r.PayloadBase64 != nil:
-		return nil, "give payload or payload_base64, not both"
-	case r.PayloadBase64 != nil:
-		b, err := base64.StdEncoding.DecodeString(*r.PayloadBase64)
-		if err != nil {
-			return nil, "payload_base64 is not valid base64"
-		}
-		return b, ""
-	case r.Payload != nil:
-		raw := bytes.TrimSpace(r.Payload)
-		if string(raw) == "null" {
-			// Most likely a client's unset field; storing the text "null"
-			// would turn it into a record.
-			return nil, "payload is null: give a JSON value, or payload_base64"
-		}
-		if len(raw) > 1 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-			// No escapes: the decoder validated the string, so its text is
-			// the bytes between the quotes (the hot path of text batches).
-			return raw[1 : len(raw)-1], ""
-		}
-		if len(raw) > 0 && raw[0] == '"' {
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, "payload is not a valid JSON string"
-			}
-			return []byte(s), ""
-		}
-		return raw, ""
-	}
-	return nil, "payload or payload_base64 is required"
 }

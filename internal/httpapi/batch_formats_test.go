@@ -1,0 +1,213 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta/metatest"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// The NDJSON and binary batch bodies refuse what a JSON batch refuses,
+// through the handler and a real broker (whose refusals — a partition out
+// of range, a key over 4 KiB, an empty payload — name the index too), and
+// a Content-Type of no batch format is 415.
+
+// realBatchServer is the API over a real broker with topic "orders" (2
+// partitions).
+func realBatchServer(t *testing.T) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	ms := metatest.Leader(t, dir, "n1")
+	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", DefaultPartitions: 2, MaxPartitions: 8,
+		DefaultRetentionMs: 3_600_000, DefaultVisibilityMs: 30_000, DefaultMaxInFlight: 1024, DefaultMaxAckedAhead: 1024,
+		Logger: slog.New(slog.DiscardHandler)}, ms, w, metrics.New())
+	b.Start()
+	b.OpenCreateGate()
+	t.Cleanup(func() { b.Close(); w.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	return New(b, nil, metrics.New(), nil, func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), Options{})
+}
+
+type batchCase struct {
+	name   string
+	body   []byte
+	status int
+	index  *int
+	says   string
+}
+
+func runBatchCases(t *testing.T, s *Server, contentType string, cases []batchCase) {
+	t.Helper()
+	for _, tc := range cases {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/v1/topics/orders/produce/batch", bytes.NewReader(tc.body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		s.ServeHTTP(rec, req)
+		var got struct {
+			Error    string `json:"error"`
+			Index    *int   `json:"index"`
+			Accepted int    `json:"accepted"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Errorf("%s %s: body %q: %v", contentType, tc.name, rec.Body.String(), err)
+			continue
+		}
+		indexOK := (got.Index == nil) == (tc.index == nil) && (got.Index == nil || *got.Index == *tc.index)
+		if rec.Code != tc.status || !indexOK || !strings.Contains(rec.Body.String(), tc.says) {
+			t.Errorf("%s %s: %d %.300s; want %d, index %v, mentioning %q", contentType, tc.name, rec.Code, rec.Body.String(), tc.status, deref(tc.index), tc.says)
+		}
+	}
+}
+
+func lines(ls ...string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
+
+func TestNDJSONBatchRefusals(t *testing.T) {
+	s := realBatchServer(t)
+	ok := `{"payload":"a"}`
+	bigKey := strings.Repeat("k", broker.MaxKeyBytes+1)
+	runBatchCases(t, s, "application/x-ndjson", []batchCase{
+		{"accepted", lines(ok, "", `{"key":"k","partition":1,"payload":{"n":1}}`, `{"payload_base64":"AAE="}`), 202, nil, `"accepted":3`},
+		{"unknown field", lines(ok, `{"payload":"a","nope":1}`), 400, ptr(1), `record 1: invalid JSON body: unknown field \"nope\"`},
+		{"duplicate key", lines(ok, ok, `{"payload":1,"payload":2}`), 400, ptr(2), `record 2: invalid JSON body: field \"payload\" is given twice`},
+		{"field in another case", lines(`{"Payload":1}`), 400, ptr(0), `did you mean \"payload\"?`},
+		{"payload null", lines(ok, `{"payload":null}`), 400, ptr(1), "record 1: payload is null"},
+		{"key and key_base64", lines(`{"key":"a","key_base64":"AA==","payload":1}`), 400, ptr(0), "record 0: give key or key_base64, not both"},
+		{"payload and payload_base64", lines(`{"payload":1,"payload_base64":"AA=="}`), 400, ptr(0), "give payload or payload_base64, not both"},
+		{"no payload", lines(ok, `{"key":"a"}`), 400, ptr(1), "record 1: payload or payload_base64 is required"},
+		{"bad key_base64", lines(`{"key_base64":"*","payload":1}`), 400, ptr(0), "key_base64 is not valid base64"},
+		{"bad payload_base64", lines(`{"payload_base64":"*"}`), 400, ptr(0), "payload_base64 is not valid base64"},
+		{"negative partition", lines(ok, `{"partition":-1,"payload":1}`), 400, ptr(1), "record 1: partition -1 is negative"},
+		{"wrong type", lines(`{"partition":"1","payload":1}`), 400, ptr(0), `field \"partition\": want a number`},
+		{"not JSON", lines(ok, `{"payload":1,}`), 400, ptr(1), "record 1: invalid JSON body: malformed JSON at byte 14"},
+		{"two objects on a line", lines(`{"payload":1} {"payload":2}`), 400, ptr(0), "trailing data after the object"},
+		{"broker: key over 4 KiB", lines(ok, `{"key":"`+bigKey+`","payload":1}`), 400, ptr(1), "record 1: key of 4097 bytes is over the 4 KiB cap"},
+		{"broker: partition out of range", lines(ok, `{"partition":2,"payload":1}`), 400, ptr(1), "record 1: partition 2 is out of range"},
+		{"broker: an earlier record first", lines(`{"partition":5,"payload":1}`, `{"payload":null}`), 400, ptr(0), "record 0: partition 5 is out of range"},
+		{"payload over 1 MiB", lines(ok, `{"payload":"`+strings.Repeat("x", broker.MaxPayloadBytes+1)+`"}`), 413, ptr(1), "record 1: payload of 1048577 bytes is over the 1 MiB cap"},
+		{"no record", lines("", "  "), 400, nil, "the NDJSON body holds no record"},
+		{"over 10,000 records", bytes.Repeat([]byte(ok+"\n"), broker.MaxBatchRecords+1), 413, nil, "batch of 10001 records is over the cap of 10000"},
+		{"over 16 MiB", bytes.Repeat([]byte(ok+"\n"), broker.MaxBatchBodySize/len(ok)), 413, nil, "over the cap of 16777216"},
+	})
+}
+
+func binBody(recs ...[]byte) []byte {
+	return append([]byte(binaryMagic), bytes.Join(recs, nil)...)
+}
+
+func binRec(key string, hasKey bool, partition *int, enc byte, payload string) []byte {
+	return appendBinaryRecord(nil, []byte(key), hasKey, partition, enc, []byte(payload))
+}
+
+func TestBinaryBatchRefusals(t *testing.T) {
+	s := realBatchServer(t)
+	ok := binRec("", false, nil, binEncText, "a")
+	bigKey := strings.Repeat("k", broker.MaxKeyBytes+1)
+	full := binRec("", false, nil, binEncBytes, "x")
+	runBatchCases(t, s, "application/x-narad-batch", []batchCase{
+		{"accepted", binBody(ok, binRec("k\xff", true, ptr(1), binEncBytes, "\x00\x01"), binRec("", true, nil, binEncJSON, ` {"n": 1} `)), 202, nil, `"accepted":3`},
+		{"no magic", []byte("NRDB\x02" + string(ok)), 400, nil, `starts with \"NRDB\\x01\"`},
+		{"empty body", nil, 400, nil, "starts with"},
+		{"no record", binBody(), 400, nil, "the binary batch body holds no record"},
+		{"cut short", binBody(ok, ok[:3]), 400, ptr(1), "record 1: the body ends inside the record: its payload length needs 4 bytes, 2 are left"},
+		{"payload cut short", binBody(ok, append(binRec("", false, nil, binEncText, "abc"), 0)[:7]), 400, ptr(1), "its payload needs 3 bytes, 2 are left"},
+		{"key cut short", binBody(binRec("", true, nil, 0, "")[:3]), 400, ptr(0), "its key length needs 4 bytes"},
+		{"reserved flag bits", binBody(ok, append([]byte{0x10}, ok[1:]...)), 400, ptr(1), "record 1: flags 0x10 set reserved bits 0x10"},
+		{"unknown encoding", binBody(append([]byte{0x0c}, ok[1:]...)), 400, ptr(0), "payload encoding 3 is unknown"},
+		{"text not UTF-8", binBody(ok, binRec("", false, nil, binEncText, "\xff")), 400, ptr(1), "record 1: payload is flagged text but is not UTF-8"},
+		{"JSON not JSON", binBody(binRec("", false, nil, binEncJSON, `{"a":}`)), 400, ptr(0), "payload is flagged JSON but is not: malformed JSON at byte 6"},
+		{"JSON twice", binBody(binRec("", false, nil, binEncJSON, `1 2`)), 400, ptr(0), "has data after its value"},
+		{"JSON empty", binBody(binRec("", false, nil, binEncJSON, ` `)), 400, ptr(0), "payload is flagged JSON but is empty"},
+		{"payload null", binBody(ok, binRec("", false, nil, binEncJSON, `null`)), 400, ptr(1), "record 1: payload is null"},
+		{"broker: empty payload", binBody(ok, binRec("", false, nil, binEncBytes, "")), 400, ptr(1), "record 1: payload is empty"},
+		{"broker: key over 4 KiB", binBody(ok, binRec(bigKey, true, nil, binEncText, "a")), 400, ptr(1), "record 1: key of 4097 bytes is over the 4 KiB cap"},
+		{"broker: partition out of range", binBody(ok, binRec("", false, ptr(2), binEncText, "a")), 400, ptr(1), "record 1: partition 2 is out of range"},
+		{"broker: an earlier record first", binBody(binRec("", false, ptr(7), binEncText, "a"), binRec("", false, nil, binEncJSON, "null")), 400, ptr(0), "record 0: partition 7 is out of range"},
+		{"payload over 1 MiB", binBody(ok, binRec("", false, nil, binEncBytes, strings.Repeat("x", broker.MaxPayloadBytes+1))), 413, ptr(1), "record 1: payload of 1048577 bytes is over the 1 MiB cap"},
+		{"over 10,000 records", binBody(bytes.Repeat(ok, broker.MaxBatchRecords+1)), 413, nil, "batch of 10001 records is over the cap of 10000"},
+		{"over the cap, then cut short", binBody(bytes.Repeat(ok, broker.MaxBatchRecords+1), ok[:2]), 413, nil, "batch of 10001 records is over the cap of 10000"},
+		{"over 16 MiB", binBody(bytes.Repeat(full, broker.MaxBatchBodySize/len(full))), 413, nil, "over the cap of 16777216"},
+	})
+}
+
+// A Content-Type names the body's format; one that is no batch format is
+// 415 before the body is read, and none at all (or curl's -d default) is
+// JSON.
+func TestBatchContentTypes(t *testing.T) {
+	s := realBatchServer(t)
+	body := []byte(`{"records":[{"payload":"a"}]}`)
+	for _, tc := range []struct {
+		ct     string
+		status int
+		says   string
+		index  *int
+	}{
+		{"", 202, `"accepted":1`, nil},
+		{"application/json", 202, `"accepted":1`, nil},
+		{"application/json; charset=utf-8", 202, `"accepted":1`, nil},
+		{"application/x-www-form-urlencoded", 202, `"accepted":1`, nil},
+		{"text/plain", 415, `Content-Type \"text/plain\" is not a batch body`, nil},
+		{"application/octet-stream", 415, "application/x-narad-batch", nil},
+		{"application/json; charset", 415, "is not a batch body", nil},
+		{"application/x-ndjson", 400, "record 0: invalid JSON body: unknown field", ptr(0)},
+		{"application/x-narad-batch", 400, "starts with", nil},
+	} {
+		runBatchCases(t, s, tc.ct, []batchCase{{"content type " + tc.ct, body, tc.status, tc.index, tc.says}})
+	}
+}
+
+// FuzzDecodeBinaryBatch: any body is a batch or a client's refusal (400
+// or 413) — never a panic — and a refusal of one record names it; what is
+// accepted is within the caps. (The bytes stored are checked end to end by
+// TestBatchFormatsComeBackByteForByte.)
+func FuzzDecodeBinaryBatch(f *testing.F) {
+	ok := binRec("k", true, ptr(1), binEncText, "a")
+	for _, b := range [][]byte{
+		binBody(ok), binBody(ok, binRec("", false, nil, binEncJSON, `{"a": [1]}`)), binBody(binRec("", false, nil, binEncJSON, `"s\n"`)),
+		binBody(ok[:4]), binBody(), []byte("NRDB"), binBody(append([]byte{0xff}, ok[1:]...)), binBody(binRec("", false, nil, binEncJSON, "null")),
+	} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		recs, err := decodeBinaryBatch(body)
+		if err != nil {
+			ae := clientErr(t, "binary batch", err)
+			if ae.Index != nil && !strings.HasPrefix(ae.Message, fmt.Sprintf("record %d: ", *ae.Index)) {
+				t.Fatalf("refusal %q does not name record %d", ae.Message, *ae.Index)
+			}
+			if ae.Index == nil && len(recs) != 0 {
+				t.Fatalf("a refusal of the whole body came with %d records", len(recs))
+			}
+			return
+		}
+		if len(recs) == 0 || len(recs) > broker.MaxBatchRecords {
+			t.Fatalf("accepted %d records", len(recs))
+		}
+		for i, r := range recs {
+			if len(r.Payload) > broker.MaxPayloadBytes || (r.Partition != nil && *r.Partition < 0) {
+				t.Fatalf("record %d accepted: payload %d bytes, partition %v", i, len(r.Payload), r.Partition)
+			}
+		}
+	})
+}
