@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 )
 
@@ -28,6 +29,20 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	if err != nil {
 		return err
 	}
+	return b.ack(t, handle, op, nil)
+}
+
+// ackQueues remembers, within one batch ack, the queue of each partition
+// already proven served here: a batch of 100 handles looked the topic,
+// the owner and the queue (under the broker-wide queue mutex) up 100
+// times. A batch is one request, so checking ownership once per
+// partition in it is checking it when the request arrived.
+type ackQueues map[int]*queue
+
+// ack is Ack on a topic record looked up already; qs, when not nil,
+// caches the queues of the partitions this batch touched.
+func (b *Broker) ack(t meta.Topic, handle string, op AckOp, qs ackQueues) error {
+	topic := t.Name
 	p, offset, nonce, err := lease.ParseHandle(handle)
 	if err != nil {
 		return badHandle(handle, err)
@@ -35,12 +50,17 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	if p >= t.Partitions {
 		return refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, topic, t.Partitions)
 	}
-	if !b.owned(topic, p) {
-		return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, topic)
-	}
-	q, err := b.queue(t, p)
-	if err != nil {
-		return err
+	q := qs[p]
+	if q == nil {
+		if !b.owned(topic, p) {
+			return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, topic)
+		}
+		if q, err = b.queue(t, p); err != nil {
+			return err
+		}
+		if qs != nil {
+			qs[p] = q
+		}
 	}
 	switch op {
 	case Extend:
@@ -99,7 +119,8 @@ func opVerb(op AckOp) string {
 // the single form would have returned; the second result refuses the
 // whole batch (no topic, no handles, too many).
 func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) ([]error, error) {
-	if _, err := b.topic(topic); err != nil {
+	t, err := b.topic(topic)
+	if err != nil {
 		return nil, err
 	}
 	if len(handles) == 0 {
@@ -109,8 +130,9 @@ func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) (
 		return nil, apierr.TooLarge("%d receipt handles is over the cap of %d", len(handles), MaxAckBatch)
 	}
 	out := make([]error, len(handles))
+	qs := ackQueues{}
 	for i, h := range handles {
-		out[i] = b.Ack(ctx, topic, h, Settle)
+		out[i] = b.ack(t, h, Settle, qs)
 	}
 	return out, nil
 }

@@ -16,7 +16,7 @@ import (
 // newTestBroker is an in-process single node: a real one-member Raft
 // metastore (metatest), an ingress WAL and a broker over real partition
 // logs in a temporary directory. cfg's DataDir and NodeID are filled in.
-func newTestBroker(t *testing.T, cfg Config) *Broker {
+func newTestBroker(t testing.TB, cfg Config) *Broker {
 	t.Helper()
 	dir := t.TempDir()
 	ms := metatest.Leader(t, dir, "n1")
@@ -35,13 +35,13 @@ func newTestBroker(t *testing.T, cfg Config) *Broker {
 	return b
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func createTestTopic(t *testing.T, b *Broker, name string, partitions int) {
+func createTestTopic(t testing.TB, b *Broker, name string, partitions int) {
 	t.Helper()
 	if _, err := b.CreateTopic(testCtx(t), CreateTopicRequest{Name: name, Partitions: partitions}, ""); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func createTestTopic(t *testing.T, b *Broker, name string, partitions int) {
 // commitSized commits n records of size bytes of payload each to
 // topic/p, each payload filled with its index so a reader can tell them
 // apart.
-func commitSized(t *testing.T, b *Broker, topic string, p, n, size int) {
+func commitSized(t testing.TB, b *Broker, topic string, p, n, size int) {
 	t.Helper()
 	recs := make([]storage.Record, n)
 	for i := range recs {

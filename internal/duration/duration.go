@@ -118,6 +118,11 @@ const maxMillis = int64(math.MaxInt64) / int64(time.Millisecond)
 // ParseMillis reads a bare (optionally signed) integer as milliseconds and
 // anything else as Parse does: "30000" and "30s" are the same.
 func ParseMillis(s string) (time.Duration, error) {
+	if !isInteger(s) {
+		// Not what strconv reads: spare its *NumError (two allocations on
+		// every consume's wait=1s).
+		return Parse(s)
+	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > maxMillis || n < -maxMillis {
 			return 0, fmt.Errorf("%q milliseconds is out of range", s)
@@ -127,6 +132,23 @@ func ParseMillis(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q milliseconds is out of range", s)
 	}
 	return Parse(s)
+}
+
+// isInteger reports whether s is what strconv.ParseInt(s, 10, 64) reads
+// (an optional sign and one or more ASCII digits), range aside.
+func isInteger(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Format prints d compactly in the units Parse reads: "7d", "1d12h",

@@ -1,7 +1,9 @@
 package duration
 
 import (
+	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,4 +196,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(Format(%v)) = %v, %v (from %q)", got, back, err, s)
 		}
 	})
+}
+
+// TestIsIntegerIsWhatStrconvReads: ParseMillis skips strconv for what
+// isInteger declines, so the two must agree on every input's syntax.
+func TestIsIntegerIsWhatStrconvReads(t *testing.T) {
+	for _, s := range []string{"", "+", "-", "0", "+5", "-5", "007", "1s", "1_000", "0x10", " 1", "1 ",
+		"٣", "99999999999999999999", "-99999999999999999999", "1.5", "1e3"} {
+		_, err := strconv.ParseInt(s, 10, 64)
+		syntax := errors.Is(err, strconv.ErrSyntax)
+		if isInteger(s) == syntax {
+			t.Errorf("%q: isInteger %v, strconv syntax error %v", s, isInteger(s), syntax)
+		}
+	}
 }

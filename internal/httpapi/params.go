@@ -68,8 +68,10 @@ func parseWait(q url.Values) (time.Duration, error) {
 		return 0, nil
 	}
 	v := q.Get("wait")
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 0 {
-		return 0, badParam("wait", v, "must not be negative")
+	if strings.HasPrefix(v, "-") { // only then can it be a negative integer: no *NumError for "1s"
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 0 {
+			return 0, badParam("wait", v, "must not be negative")
+		}
 	}
 	d, err := duration.ParseMillis(v)
 	if err != nil || d < 0 {

@@ -1,0 +1,97 @@
+package client
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// FuzzFastMessages holds the one-pass consume answer reader to
+// encoding/json: every valid body it accepts decodes to the very same
+// messages (Raw included) through the encoding/json path it stands in
+// for.
+func FuzzFastMessages(f *testing.F) {
+	one := `{"topic":"orders","partition":2,"offset":7,"key":"c42","payload":{"order_id": 1, "s":"a\"}b"},"timestamp":1783615560,"receipt_handle":"2:7:861651","delivery_count":1}`
+	for _, s := range []string{
+		one, `{"messages":[` + one + `,` + one + `]}`, `{"messages":[]}` + "\n",
+		`{"topic":"o","partition":0,"offset":0,"payload":"hi","payload_encoding":"text","timestamp":1}`,
+		`{"topic":"o","partition":0,"offset":0,"key_base64":"/w==","payload":[1,2,{"a":[]}],"timestamp":1}`,
+		`{"topic":"o","partition":-1,"offset":18446744073709551615,"payload":12.5e3,"timestamp":-3}`,
+		`{"topic":"o\u00e9","partition":1.5,"offset":1,"payload":null}`, `{"Topic":"o","payload":true}`,
+		`{"topic":"o","topic":"p","payload":false}`, `{"messages":[` + one + `],"more":1}`, `{}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return // the client's answers reach the reader validated
+		}
+		fast, ok := fastMessages(body)
+		if !ok {
+			return
+		}
+		slow, err := slowMessages(body)
+		if err != nil {
+			t.Fatalf("fast reader took %q, which encoding/json refuses: %v", body, err)
+		}
+		if len(fast) != len(slow) || (len(fast) > 0 && !reflect.DeepEqual(fast, slow)) {
+			t.Fatalf("%q:\nfast %#v\nslow %#v", body, fast, slow)
+		}
+	})
+}
+
+// TestFastMessagesTakesServerAnswers: the server's own answers (as its
+// handler writes them) take the one-pass path, not the fallback.
+func TestFastMessagesTakesServerAnswers(t *testing.T) {
+	for _, body := range []string{
+		`{"topic":"orders","partition":2,"offset":0,"key":"c42","payload":{"order_id": 1},"timestamp":1783615560,"receipt_handle":"2:0:861651","delivery_count":1}` + "\n",
+		`{"messages":[{"topic":"t","partition":0,"offset":1,"payload":"x y","payload_encoding":"text","timestamp":1,"receipt_handle":"0:1:2","delivery_count":3},{"topic":"t","partition":1,"offset":9,"key_base64":"/w==","payload":"/w==","payload_encoding":"base64","timestamp":1}]}` + "\n",
+	} {
+		if _, ok := fastMessages([]byte(body)); !ok {
+			t.Errorf("declined %s", body)
+		}
+	}
+}
+
+// benchAnswer is a max=100 consume answer as narad bench gets it: 256
+// bytes of text payload per record.
+func benchAnswer() []byte {
+	b := []byte(`{"messages":[`)
+	for i := range 100 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"topic":"bench-1a2b3c4d","partition":1,"offset":`...)
+		b = append(b, []byte(string(rune('1'+i%9)))...)
+		b = append(b, `,"payload":"`...)
+		for range 256 {
+			b = append(b, 'x')
+		}
+		b = append(b, `","payload_encoding":"text","timestamp":1783615560,"receipt_handle":"1:123456:12345678901234567890","delivery_count":1}`...)
+	}
+	return append(b, "]}\n"...)
+}
+
+// BenchmarkDecodeMessages is the one-pass reader on a max=100 answer;
+// BenchmarkDecodeMessagesSlow is the encoding/json path it replaced.
+func BenchmarkDecodeMessages(b *testing.B) {
+	body := benchAnswer()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeMessages(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeMessagesSlow(b *testing.B) {
+	body := benchAnswer()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := slowMessages(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
