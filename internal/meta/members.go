@@ -46,19 +46,15 @@ func applyUpsertMember(a *applyTx, payload json.RawMessage) error {
 	return nil
 }
 
-// Member returns the member record with the given ID, read from fsm.db.
+// Member returns the member record with the given ID, from the
+// version-keyed member cache (membercache.go).
 func (s *Store) Member(id string) (Member, bool) {
-	var m Member
-	var ok bool
-	err := s.fsm.view(func(tx *bolt.Tx) error {
-		var err error
-		m, ok, err = readMember(tx, id)
-		return err
-	})
+	c, err := s.fsm.members()
 	if err != nil {
 		s.log.Error("metastore: read member", "id", id, "err", err)
 		return Member{}, false
 	}
+	m, ok := c.byID[id]
 	return m, ok
 }
 

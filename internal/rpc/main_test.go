@@ -145,7 +145,7 @@ func (l *logBuf) String() string {
 
 // startServer serves h on a loopback port until the test ends and returns
 // the address and the server's log.
-func startServer(t *testing.T, h Handler, opts ...ServerOption) (string, *logBuf) {
+func startServer(t testing.TB, h Handler, opts ...ServerOption) (string, *logBuf) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -171,7 +171,7 @@ func startServer(t *testing.T, h Handler, opts ...ServerOption) (string, *logBuf
 
 // testPool returns a pool closed when the test ends (before the servers
 // started earlier stop, cleanups running in reverse).
-func testPool(t *testing.T, secret string) *Pool {
+func testPool(t testing.TB, secret string) *Pool {
 	t.Helper()
 	p := NewPool(secret)
 	t.Cleanup(func() { p.Close() })

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/peerauth"
@@ -91,7 +92,9 @@ func (p *Pool) conn(addr string) (*grpc.ClientConn, error) {
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),
+			grpc.ForceCodecV2(codec{}), // codec.go: buffers sized to the message
 		),
+		experimental.WithBufferPool(bufferPool),
 		// gRPC's default reconnect backoff grows to 2 minutes, during which
 		// every call to a restarted peer fails fast. Capping it at the
 		// 503's Retry-After means a caller that honours it meets a fresh

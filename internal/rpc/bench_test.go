@@ -1,0 +1,52 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// BenchmarkCommitRoundTrip is one dispatch bucket to a remote owner: a
+// Commit of records of 256 bytes over loopback through the door, both
+// ends in this process (so ns/op is the CPU of both sides plus the
+// loopback's latency). 8 records is a single-produce cycle's bucket, 200
+// a batch produce's (a message past gRPC's 32 KiB buffer tier).
+func BenchmarkCommitRoundTrip(b *testing.B) {
+	for _, n := range []int{8, 200} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			addr, _ := startServer(b, &fake{})
+			p := testPool(b, testSecret)
+			recs := make([]storage.Record, n)
+			for i := range recs {
+				recs[i] = storage.Record{Key: []byte("key"), Payload: make([]byte, 256)}
+			}
+			ctx := context.Background()
+			if err := p.Commit(ctx, addr, "orders", 1, 0, recs, 1); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				if err := p.Commit(ctx, addr, "orders", 1, 0, recs, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// The process's CPU per call: on a shared machine wall time is
+			// noise, CPU much less so.
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is this process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
