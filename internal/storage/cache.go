@@ -5,9 +5,18 @@ import "sync"
 // The caches keep sequential readers (consumers, cursors, replay) from
 // re-seeking and re-decoding: several readers tailing one partition share
 // each decoded frame. Retention clears them under the log's write lock.
+//
+// The bounds are per open log, so a node's frame memory is at most
+// cacheBytes times its open partitions (idle logs are evicted). At 32 MiB
+// a node with three busy partitions kept ~96 MB of frames once commits
+// grew large (RSS 94–106 MB after a batch produce + consume round of
+// 400,000 records); at 4 MiB it is 72–74 MB and consumers, which read
+// just behind the tail, were not slower in interleaved runs (narad bench,
+// batch 100, 8 consumers). A reader further behind decodes from the page
+// cache instead.
 const (
 	cacheFrames    = 64
-	cacheBytes     = 32 << 20
+	cacheBytes     = 4 << 20
 	cachePositions = 1024
 )
 
