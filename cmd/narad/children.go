@@ -219,11 +219,7 @@ listing.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}

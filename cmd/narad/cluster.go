@@ -50,11 +50,7 @@ func (a *app) clusterMembersCmd() *cobra.Command {
 {"members": [...]}: each member whole, the heartbeat in Unix milliseconds.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}
@@ -134,11 +130,7 @@ partition of TOPIC from the node FROM to the node TO. Decommissioning a node
 is done through such moves, so this shows how far a drain has got.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}
@@ -187,11 +179,7 @@ draining and may receive partitions again.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeMembers,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}

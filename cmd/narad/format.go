@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
 )
 
@@ -37,6 +38,17 @@ func addOutputFlags(cmd *cobra.Command) *outputFlags {
 	fs.BoolVar(&o.asJSON, "json", false, "print the API's JSON (the same as -o json)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formatNames, cobra.ShellCompDirectiveNoFileComp))
 	return o
+}
+
+// printingClient is the start of every command that prints data: the
+// output format first (a typo in -o costs no request), then the client.
+func (a *app) printingClient(out *outputFlags) (outputFormat, *client.Client, error) {
+	format, err := out.format()
+	if err != nil {
+		return 0, nil, err
+	}
+	c, err := a.client()
+	return format, c, err
 }
 
 // format reads the flags; commands call it before sending anything, so a

@@ -43,11 +43,7 @@ A topic deleted while the report runs is left out. -o json prints the rows
 with sizes in bytes and owners as a map.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}

@@ -22,11 +22,7 @@ delay, schema and creation time; -o json prints {"topics": [...]} with each
 topic as the API describes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}
@@ -84,11 +80,7 @@ partition's oldest segment time; -o json prints the API's describe.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}

@@ -148,11 +148,7 @@ func (a *app) userListCmd() *cobra.Command {
 		Short:   "List users and their grants",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.format()
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}
