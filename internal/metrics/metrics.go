@@ -38,6 +38,9 @@ type Metrics struct {
 	AckRejected        prometheus.Counter
 	AckExtended        prometheus.Counter
 	Nacks              prometheus.Counter
+	// DeadLettered counts records committed to a dead-letter topic and
+	// settled on their source topic (topic: the source).
+	DeadLettered       *prometheus.CounterVec
 	CorruptSkipped     prometheus.Counter
 	FanoutLag          *prometheus.GaugeVec // parent, child, partition
 	FanoutDueLag       *prometheus.GaugeVec // parent, child, partition
@@ -123,6 +126,7 @@ func New() *Metrics {
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")
+	m.DeadLettered = f.counterVec("dead_lettered_messages_total", "Records committed to their topic's dead-letter topic, then settled there (topic: the source).", "topic")
 	m.CorruptSkipped = f.counter("consumer_corrupt_skipped_total", "Unreadable records skipped by readers (recorded loss).")
 
 	// Fan-out.
