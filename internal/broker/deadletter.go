@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -78,22 +79,24 @@ func deadLetterBackoff(n int) time.Duration {
 	return min(d, deadLetterBackoffMax)
 }
 
-// deadLetterHeaders are the headers a dead-letter copy gains.
-func deadLetterHeaders(topic string, p int, d lease.Dead) map[string]string {
-	return map[string]string{
-		HeaderDLQTopic:         topic,
-		HeaderDLQPartition:     strconv.Itoa(p),
-		HeaderDLQOffset:        strconv.FormatUint(d.Offset, 10),
-		HeaderDLQDeliveryCount: strconv.Itoa(d.DeliveryCount),
-		HeaderDLQReason:        string(d.Reason),
-	}
-}
-
 // deadLetterRecord is the copy of src committed to the dead-letter topic:
-// the same key and payload (copied: src may alias the log's frames).
+// the same key, payload and headers (copied: src may alias the log's
+// frames), plus the narad-dlq-* headers saying where it came from and
+// why. A record dead-lettered a second time (out of a dead-letter topic
+// with a policy of its own) has its old narad-dlq-* headers replaced.
 func deadLetterRecord(src storage.Record, topic string, p int, d lease.Dead) storage.Record {
-	_ = deadLetterHeaders(topic, p, d) // the record carries no headers yet: see the report
-	return storage.Record{Key: bytes.Clone(src.Key), Payload: bytes.Clone(src.Payload)}
+	kept := header.Without(src.Headers, HeaderDLQPrefix)
+	hs := make([]header.Header, 0, len(kept)+5)
+	hs = append(hs, kept...)
+	hs = append(hs,
+		header.Header{Name: HeaderDLQTopic, Value: topic},
+		header.Header{Name: HeaderDLQPartition, Value: strconv.Itoa(p)},
+		header.Header{Name: HeaderDLQOffset, Value: strconv.FormatUint(d.Offset, 10)},
+		header.Header{Name: HeaderDLQDeliveryCount, Value: strconv.Itoa(d.DeliveryCount)},
+		header.Header{Name: HeaderDLQReason, Value: string(d.Reason)},
+	)
+	header.Sort(hs)
+	return storage.Record{Key: bytes.Clone(src.Key), Payload: bytes.Clone(src.Payload), Headers: hs}
 }
 
 // deadLetterPass hands every due held record of every queue here to its

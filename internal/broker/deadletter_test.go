@@ -2,11 +2,14 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -69,7 +72,7 @@ func newDLQNode(t *testing.T) *dlqNode {
 		t.Fatal(err)
 	}
 	if err := b.CommitLocal(testCtx(t), "src", 0, []storage.Record{
-		{Key: []byte("poison"), Payload: []byte(`{"n":0}`)},
+		{Key: []byte("poison"), Payload: []byte(`{"n":0}`), Headers: []header.Header{{Name: "trace-id", Value: "t1"}}},
 		{Key: []byte("fine"), Payload: []byte(`{"n":1}`)},
 	}); err != nil {
 		t.Fatal(err)
@@ -163,6 +166,17 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 			got := n.dlqRecords(t)
 			if len(got) != 1 || string(got[0].Key) != "poison" || string(got[0].Payload) != `{"n":0}` {
 				t.Fatalf("dlq holds %+v; want the poison record once", got)
+			}
+			want := []header.Header{
+				{Name: HeaderDLQDeliveryCount, Value: "2"},
+				{Name: HeaderDLQOffset, Value: "0"},
+				{Name: HeaderDLQPartition, Value: "0"},
+				{Name: HeaderDLQReason, Value: tc.name},
+				{Name: HeaderDLQTopic, Value: "src"},
+				{Name: "trace-id", Value: "t1"},
+			}
+			if !slices.Equal(got[0].Headers, want) {
+				t.Fatalf("dead-letter copy headers %v; want %v", got[0].Headers, want)
 			}
 			if want := KeyPartition([]byte("poison"), 2); got[0].Partition != want {
 				t.Fatalf("dead-letter copy in partition %d; want %d (placed by key)", got[0].Partition, want)
@@ -314,4 +328,21 @@ type committerFunc func(ctx context.Context, topic string, inc uint64, p int, re
 
 func (f committerFunc) Commit(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
 	return f(ctx, topic, inc, p, recs)
+}
+
+// TestDeadLetterRecordReplacesOldDLQHeaders: a record dead-lettered out of
+// a dead-letter topic says where it was last, not where it was first.
+func TestDeadLetterRecordReplacesOldDLQHeaders(t *testing.T) {
+	src := storage.Record{Key: []byte("k"), Payload: []byte("p"), Headers: []header.Header{
+		{Name: HeaderDLQOffset, Value: "9"}, {Name: HeaderDLQTopic, Value: "first"}, {Name: "a", Value: "b"}}}
+	got := deadLetterRecord(src, "second", 3, lease.Dead{Offset: 4, DeliveryCount: 5, Reason: lease.ReasonExpired})
+	want := []header.Header{{Name: "a", Value: "b"},
+		{Name: HeaderDLQDeliveryCount, Value: "5"}, {Name: HeaderDLQOffset, Value: "4"}, {Name: HeaderDLQPartition, Value: "3"},
+		{Name: HeaderDLQReason, Value: "expired"}, {Name: HeaderDLQTopic, Value: "second"}}
+	if !slices.Equal(got.Headers, want) || string(got.Key) != "k" || string(got.Payload) != "p" {
+		t.Fatalf("got %+v; want headers %v", got, want)
+	}
+	if err := header.Check(got.Headers, header.Reserved); err != nil {
+		t.Fatalf("the copy's headers do not pass the broker's check: %v", err)
+	}
 }

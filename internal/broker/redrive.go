@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/lease"
 )
 
@@ -101,9 +102,13 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 	}
 	recs := make([]ProduceRecord, len(msgs))
 	for i, m := range msgs {
-		recs[i] = ProduceRecord{Key: m.Key, Payload: m.Payload}
+		// Its own headers, narad-* ones included, go along (the produce is
+		// the broker's, header.Reserved); where it was dead-lettered from
+		// does not.
+		hs := append([]header.Header(nil), header.Without(m.Headers, HeaderDLQPrefix)...)
+		recs[i] = ProduceRecord{Key: m.Key, Payload: m.Payload, Headers: hs}
 	}
-	if err := b.produce(ctx, to, recs, true); err != nil {
+	if err := b.produce(ctx, to, recs, true, header.Reserved); err != nil {
 		b.giveBack(q, msgs)
 		return 0, err
 	}

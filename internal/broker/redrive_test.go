@@ -2,9 +2,11 @@ package broker
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // deadLettered is a dlqNode whose poison record is in dlq.
@@ -34,6 +36,9 @@ func TestRedriveMovesThenSettles(t *testing.T) {
 	}
 	if len(recs) != 1 || recs[0].Topic != "src" || string(recs[0].Key) != "poison" || string(recs[0].Payload) != `{"n":0}` {
 		t.Fatalf("ingress WAL holds %+v; want the poison record for src", recs)
+	}
+	if want := []header.Header{{Name: "trace-id", Value: "t1"}}; !slices.Equal(recs[0].Headers, want) {
+		t.Fatalf("redriven copy headers %v; want its own, without narad-dlq-*: %v", recs[0].Headers, want)
 	}
 	for p := 0; p < 2; p++ {
 		msgs, err := n.b.Consume(testCtx(t), ConsumeRequest{Topic: "dlq", Partition: &p})
