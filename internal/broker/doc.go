@@ -24,6 +24,11 @@
 //   - the hwm file is written before any consumer frontier it would be
 //     behind, and a frontier found above the high watermark is clamped to
 //     it, so it never hides records (queue.go).
+//   - a record held for its dead-letter topic (lease/dead.go) is settled
+//     only after its copy is committed there (deadletter.go: commit before
+//     settle, so a crash duplicates a dead letter and never loses one), and
+//     a redrive acks a record only after the produce of its copy returned
+//     (redrive.go);
 //   - a commit pinned to a topic incarnation lands only in that incarnation
 //     (CommitIncarnation), so a deleted topic's records never reach a
 //     re-created one;

@@ -26,7 +26,7 @@ type Topic struct {
 	// policy (deadletter.go): a record delivered MaxDeliveries times whose
 	// last lease ends unsettled is committed to DeadLetterTopic, then
 	// settled here.
-	MaxDeliveries   int    `json:"max_deliveries"`
+	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
 	CreatedAt       int64  `json:"created_at"`      // unix seconds
 	Owner           string `json:"owner,omitempty"` // creating user's name, for display
