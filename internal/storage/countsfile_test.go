@@ -95,3 +95,17 @@ func FuzzDecodeDeliveryCounts(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEncodeDeliveryCounts: one counts file of 4,096 entries.
+func BenchmarkEncodeDeliveryCounts(b *testing.B) {
+	es := make([]CountEntry, 4096)
+	for i := range es {
+		es[i] = CountEntry{Offset: uint64(1_000_000 + i), Count: 1}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := EncodeDeliveryCounts(es); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
