@@ -12,6 +12,7 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // recorder is the fakes' shared log of calls. Each entry is "Op detail";
@@ -162,6 +163,16 @@ func (f *fakePlane) Ack(_ context.Context, topic, handle string, op broker.AckOp
 		return err
 	}
 	return f.ackErrs[handle]
+}
+
+func (f *fakePlane) Purge(_ context.Context, topic string, parts []int) (uint64, error) {
+	if err := f.note(true, "Purge", "%s %v", topic, parts); err != nil {
+		return 0, err
+	}
+	if _, ok := f.topics[topic]; !ok {
+		return 0, refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist", topic)
+	}
+	return uint64(len(parts)) + 1, nil
 }
 
 func (f *fakePlane) AckBatch(_ context.Context, topic string, handles []string) ([]error, error) {

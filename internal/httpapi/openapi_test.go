@@ -31,6 +31,7 @@ var specStatuses = map[string][]int{
 	"POST /v1/topics/{topic}/produce/batch":        {202, 400, 401, 403, 404, 409, 413, 415, 503}, // 415: a Content-Type of no batch format (the binary format is an extension)
 	"GET /v1/topics/{topic}/consume":               {200, 204, 400, 401, 403, 404, 503},
 	"POST /v1/topics/{topic}/ack":                  {200, 204, 400, 401, 403, 404, 410, 413, 503},
+	"POST /v1/topics/{topic}/purge":                {200, 400, 401, 403, 404, 413, 503},
 	"GET /v1/topics/{topic}/children":              {200, 400, 401, 404},
 	"POST /v1/topics/{topic}/children":             {200, 400, 401, 403, 404, 409, 413, 503},
 	"DELETE /v1/topics/{topic}/children/{child}":   {204, 400, 401, 403, 404, 503},

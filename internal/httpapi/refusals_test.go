@@ -70,6 +70,10 @@ var badRequests = []refusalCase{
 	{name: "alter: malformed body", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention_ms":}`}, want: 400, says: "invalid JSON"},
 	{name: "alter: unknown field", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention":1}`}, want: 400, says: `"retention"`},
 	{name: "alter: empty body", req: request{method: "PATCH", target: "/v1/topics/orders"}, want: 400, says: "body is empty"},
+	{name: "purge: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/purge?force=1"}, want: 400, says: "takes partition"},
+	{name: "purge: bad partition", req: request{method: "POST", target: "/v1/topics/orders/purge?partition=x"}, want: 400, says: "non-negative integer"},
+	{name: "purge: a body", req: request{method: "POST", target: "/v1/topics/orders/purge", body: `{"all":true}`}, want: 400, says: `"all"`},
+	{name: "bad name purge", req: request{method: "POST", target: "/v1/topics/a$b/purge"}, want: 400, says: "outside"},
 	{name: "delete: parameter", req: request{method: "DELETE", target: "/v1/topics/orders?force=1"}, want: 400, says: "takes none"},
 	// produce
 	{name: "produce: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/produce?keys=a", body: "x"}, want: 400, says: "key, partition"},
@@ -154,6 +158,7 @@ var badRequests = []refusalCase{
 
 // The 413s: bodies over their caps, refused before the data plane.
 var tooLarge = []refusalCase{
+	{name: "purge: a body over the cap", req: request{method: "POST", target: "/v1/topics/orders/purge", body: "{}", contentLength: 1<<20 + 1}, want: 413, says: "over the cap"},
 	{name: "produce: declared", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", contentLength: 1<<20 + 1}, want: 413, says: "over the cap of 1048576"},
 	{name: "produce: actual, length unknown", req: request{method: "POST", target: "/v1/topics/orders/produce", body: big, contentLength: -1}, want: 413, says: "over the cap of 1048576 bytes"},
 	{name: "batch: declared over 16 MiB", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{}", contentLength: 16<<20 + 1}, want: 413, says: "over the cap"},
@@ -181,6 +186,8 @@ var deniedRequests = []refusalCase{
 	{name: "alter a topic not yours", req: request{method: "PATCH", target: "/v1/topics/mine", body: `{"retention_ms":0}`, user: "bob"}, want: 403, says: `only the owner of topic "mine"`, opts: []envOpt{secured}},
 	{name: "alter as a later user of the owner's name", req: request{method: "PATCH", target: "/v1/topics/mine", body: `{"retention_ms":0}`, user: "reborn"}, want: 403, says: `user "alice" is neither`, opts: []envOpt{secured}},
 	{name: "delete a topic not yours", req: request{method: "DELETE", target: "/v1/topics/mine", user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "purge a topic not yours", req: request{method: "POST", target: "/v1/topics/mine/purge", user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "purge without any right", req: request{method: "POST", target: "/v1/topics/orders/purge", user: "consumer"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
 	{name: "delete a topic nobody owns", req: request{method: "DELETE", target: "/v1/topics/orders", user: "alice"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
 	{name: "attach under a parent not yours", req: request{method: "POST", target: "/v1/topics/mine/children", body: `{"child":"orders"}`, user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
 	{name: "attach a child not yours", req: request{method: "POST", target: "/v1/topics/mine/children", body: `{"child":"orders"}`, user: "alice"}, want: 403, says: `topic "orders"`, opts: []envOpt{secured}},

@@ -47,6 +47,10 @@ type Messages interface {
 	// AckBatch returns each handle's outcome as the single form would
 	// (nil: settled), or one error refusing the whole batch.
 	AckBatch(ctx context.Context, topic string, handles []string) ([]error, error)
+	// Purge settles every record below the high watermark of partitions
+	// parts of topic here (nil: every partition this node owns) and
+	// returns how many were not settled before.
+	Purge(ctx context.Context, topic string, parts []int) (uint64, error)
 }
 
 // DataPlane is this node's broker, as the API uses it.

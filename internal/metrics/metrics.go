@@ -38,6 +38,8 @@ type Metrics struct {
 	AckRejected        prometheus.Counter
 	AckExtended        prometheus.Counter
 	Nacks              prometheus.Counter
+	PurgedMessages     *prometheus.CounterVec // topic
+	CountsRestored     prometheus.Counter
 	CorruptSkipped     prometheus.Counter
 	FanoutLag          *prometheus.GaugeVec // parent, child, partition
 	FanoutDueLag       *prometheus.GaugeVec // parent, child, partition
@@ -123,6 +125,8 @@ func New() *Metrics {
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")
+	m.PurgedMessages = f.counterVec("purged_messages_total", "Unsettled records settled by a topic purge, by topic.", "topic")
+	m.CountsRestored = f.counter("delivery_counts_restored_total", "Delivery counts of unsettled records loaded from a partition's counts file (a restart or a move).")
 	m.CorruptSkipped = f.counter("consumer_corrupt_skipped_total", "Unreadable records skipped by readers (recorded loss).")
 
 	// Fan-out.
