@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"reserve":    {},
 	"client":     {},
 	"rpc/proto":  {},
+	"ratelimit":  {"clock"}, // the per-user token buckets, refilled from the injected clock
 	"duration":   {}, // the one duration syntax: config, the API's parameters and the CLI's flags read it alike
 	"lease":      {"clock"},
 	"wal":        {"clock", "vfs"},
@@ -65,7 +66,8 @@ var allowed = map[string][]string{
 	// through its own interfaces (an import graph cannot tell the two
 	// apart, review does).
 	// duration: the wait parameter's syntax.
-	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration"},
+	// ratelimit: the per-user buckets the edge takes from before a body is read.
+	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "ratelimit"},
 	"server":  {everything},
 
 	// duration: the flags' syntax (and its printing), shared with the server.
