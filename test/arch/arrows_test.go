@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"client":     {},
 	"rpc/proto":  {},
 	"ratelimit":  {"clock"}, // the per-user token buckets, refilled from the injected clock
-	"duration":   {}, // the one duration syntax: config, the API's parameters and the CLI's flags read it alike
+	"duration":   {},        // the one duration syntax: config, the API's parameters and the CLI's flags read it alike
 	"lease":      {"clock"},
 	"wal":        {"clock", "vfs"},
 	"datadir":    {"vfs"},
