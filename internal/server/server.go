@@ -190,7 +190,7 @@ func apiOptions(cfg config.Config, ms *meta.Store, b *broker.Broker, node *clust
 		ProduceBytesPerS: cfg.Limits.ProduceBytesPerS, ConsumeRequestsPerS: cfg.Limits.ConsumeRequestsPerS}
 	o := httpapi.Options{DataDir: cfg.DataDir, Users: auth.NewManager(ms, b.MetaErr, defaults), UserStore: ms,
 		ClusterAdmin: &clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr},
-		Limiter: ratelimit.New(clock.Real), DefaultLimits: defaults}
+		Limiter:      ratelimit.New(clock.Real), DefaultLimits: defaults}
 	if node != nil {
 		o.Cluster = httpCluster{self: cfg.NodeID, ms: ms, peers: others}
 	}
