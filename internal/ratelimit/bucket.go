@@ -9,9 +9,12 @@ const burst = int64(time.Second)
 // it is full again; at or before now it is full. The zero value is full.
 type bucket struct{ full int64 }
 
-// costNanos is n tokens at rate per second as bucket time: n/rate seconds,
-// rounded up to the nanosecond, so that rounding never lets more than
-// the rate through.
+// costNanos is n tokens at rate per second as bucket time: n/rate
+// seconds, rounded down to the nanosecond so that a burst of the whole
+// rate always fits (rounded up, three of 1/3 s overflow the second), and
+// at least one: nothing is free. Rounding lets through at most one
+// nanosecond's worth more per request: nothing at rates whose token is
+// whole nanoseconds, 0.1% at a million one-token requests a second.
 func costNanos(n, rate int64) int64 {
 	if n <= 0 {
 		return 0
@@ -22,7 +25,7 @@ func costNanos(n, rate int64) int64 {
 	if n > 1<<32 {
 		n = 1 << 32
 	}
-	return (n*int64(time.Second) + rate - 1) / rate
+	return max(n*int64(time.Second)/rate, 1)
 }
 
 // check says whether c of bucket time fits at now, and if not how long

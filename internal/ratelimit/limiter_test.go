@@ -43,6 +43,18 @@ func TestBurstAndRefill(t *testing.T) {
 	if n != 10 {
 		t.Fatalf("after an hour idle the bucket held %d, want the burst of 10", n)
 	}
+	// A rate whose token is no whole number of nanoseconds has a burst
+	// of the whole rate, and rounding lets at most a nanosecond's worth
+	// of a token more through per request.
+	for _, rate := range []int64{3, 7, 999_983} {
+		n := int64(0)
+		for l.Take(fmt.Sprint("r", rate), 1, records(rate), records(1)).Allowed {
+			n++
+		}
+		if slack := rate / (int64(time.Second) / rate); n < rate || n > rate+slack+1 {
+			t.Fatalf("rate %d: a burst of %d", rate, n)
+		}
+	}
 }
 
 // Retry-After comes from the deficit: whole seconds, rounded up, at
