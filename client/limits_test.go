@@ -16,7 +16,7 @@ func TestCreateUserWithLimits(t *testing.T) {
 	}
 	f.expect(seen{Method: "POST", Path: "/v1/users", ContentType: "application/json",
 		Body: `{"username":"bob","password":"pw","grants":[],"limits":{"produce_records_per_s":5}}`})
-	want := User{Username: "bob", Grants: []Grant{}, Limits: Limits{ProduceRecordsPerS: 5, ConsumeRequestsPerS: 10},
+	want := User{Username: "bob", Grants: []Grant{}, Limits: &Limits{ProduceRecordsPerS: 5, ConsumeRequestsPerS: 10},
 		LimitsFromDefaults: []string{LimitProduceBytes, LimitConsumeRequests}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %+v, want %+v", got, want)

@@ -26,12 +26,12 @@ type Grant struct {
 //
 // Limits are the rate limits in force for it on the node that answered;
 // LimitsFromDefaults names those that are that node's defaults (it has
-// none of its own for them). Both are absent from a server without rate
-// limits.
+// none of its own for them). Both are absent (nil) from a server without
+// rate limits.
 type User struct {
 	Username           string   `json:"username"`
 	Grants             []Grant  `json:"grants"`
-	Limits             Limits   `json:"limits"`
+	Limits             *Limits  `json:"limits,omitempty"`
 	LimitsFromDefaults []string `json:"limits_from_defaults,omitempty"`
 }
 
