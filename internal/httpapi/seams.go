@@ -72,11 +72,12 @@ type Children interface {
 // UserAdmin carries out the users API for an authenticated actor
 // (auth.Manager).
 type UserAdmin interface {
-	Create(ctx context.Context, actor auth.Principal, name, password string, gs []meta.Grant) (auth.UserView, error)
+	Create(ctx context.Context, actor auth.Principal, name, password string, gs []meta.Grant, limits *meta.Limits) (auth.UserView, error)
 	List(actor auth.Principal) ([]auth.UserView, error)
 	Get(actor auth.Principal, name string) (auth.UserView, error)
 	SetGrants(ctx context.Context, actor auth.Principal, name string, gs []meta.Grant) (auth.UserView, error)
 	SetPassword(ctx context.Context, actor auth.Principal, name, password, current string) error
+	PatchLimits(ctx context.Context, actor auth.Principal, name string, p auth.LimitsPatch) (auth.UserView, error)
 	Delete(ctx context.Context, actor auth.Principal, name string) error
 }
 

@@ -25,6 +25,7 @@ type Metrics struct {
 	ConsumeRemoteWakes prometheus.Counter
 	ConsumeParked      prometheus.Gauge
 	AuthFailures       prometheus.Counter
+	RateLimited        *prometheus.CounterVec // user, limit
 	ClusterRefused     *prometheus.CounterVec // plane, reason
 	MovesInFlight      prometheus.Gauge
 	MovesCompleted     prometheus.Counter
@@ -108,6 +109,9 @@ func New() *Metrics {
 	m.ConsumeParked = f.gauge("consume_parked",
 		"Unpinned consumes parked here right now, waiting on this node and the other owners.")
 	m.AuthFailures = f.counter("auth_failures_total", "Requests refused for missing or wrong credentials.")
+	m.RateLimited = f.counterVec("rate_limited_requests_total",
+		`Requests refused with 429 by a user's rate limit on this node, by user ("anonymous" with security off) and limit (produce_records_per_s, produce_bytes_per_s, consume_requests_per_s). A user's series go when the user is deleted.`,
+		"user", "limit")
 	m.HTTPRequests = f.counterVec("http_requests_total",
 		`HTTP requests by method, route (the route's pattern without the method; "unmatched" when no route matched) and status.`,
 		"method", "route", "status")
