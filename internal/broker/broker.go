@@ -140,6 +140,7 @@ func (b *Broker) Close() error {
 	b.endLife()
 	b.wg.Wait()
 	b.persistFrontiers()
+	b.persistAllCounts() // a clean stop loses no delivery count
 	return b.reg.CloseAll()
 }
 

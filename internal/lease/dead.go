@@ -138,6 +138,7 @@ func (t *Table) SettleDead(x uint64) error {
 	}
 	delete(t.dead, x)
 	delete(t.deliveries, x)
+	t.countsVersion++
 	t.freed = t.freed || t.capped
 	t.capped = false
 	if x == t.frontier {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -208,5 +209,28 @@ func TestDeadCountsAgainstAckRoom(t *testing.T) {
 	mustNil(t, "ack 0", tb.Ack(0, m[0].Nonce))
 	if f := tb.Frontier(); f != 3 {
 		t.Fatalf("frontier %d; want 3", f)
+	}
+}
+
+// TestDeadSeededCountHoldsAtReserve: a count carried over from before a
+// restart (SeedDeliveries) that reaches MaxDeliveries holds the record
+// the first time it would be offered: the lease that used its last
+// delivery ended with the old life of the partition.
+func TestDeadSeededCountHoldsAtReserve(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1000, 0))
+	tb := New(0, 0, deadLimits(2), clk)
+	if n := tb.SeedDeliveries([]DeliveryCount{{Offset: 0, Count: 2}, {Offset: 1, Count: 1}}); n != 2 {
+		t.Fatalf("seeded %d counts; want 2", n)
+	}
+	ls := tb.Reserve(3, 10)
+	if got := offsets(ls); !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("offered %v; want 1 and 2 (0 used its deliveries before the restart)", got)
+	}
+	if m := byOffset(ls); m[1].DeliveryCount != 2 {
+		t.Fatalf("offset 1 delivered as count %d; want 2", m[1].DeliveryCount)
+	}
+	due := tb.DueDead(10)
+	if len(due) != 1 || due[0].Offset != 0 || due[0].DeliveryCount != 2 || due[0].Reason != ReasonExpired {
+		t.Fatalf("DueDead = %+v; want offset 0, count 2, expired", due)
 	}
 }

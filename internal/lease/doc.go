@@ -16,12 +16,15 @@
 //   - dead-letter holds: offsets whose deliveries are used up
 //     (Limits.MaxDeliveries), neither deliverable nor settled until the
 //     caller has committed them to the dead-letter topic (dead.go);
+//   - delivery counts of unsettled offsets (DeliveryCount reads one); the
+//     caller persists a snapshot (Deliveries) and seeds a new table with it
+//     (SeedDeliveries), so counts survive a restart or a move (counts.go);
 //   - the nonce stream (ChaCha8 seeded from crypto/rand) that makes every
 //     receipt handle unguessable.
 //
 // What it does not own: reading records (the caller reserves, then reads,
 // then releases or marks skipped on failure), the high-water mark (passed
-// to Reserve), persisting the frontier, timers and waking consumers (the
+// to Reserve), persisting the frontier and the counts, timers and waking consumers (the
 // caller sweeps with Expire, and wakes consumers when Nack or Release
 // succeed or Expire returns more than zero).
 //

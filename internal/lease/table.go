@@ -51,6 +51,9 @@ type Table struct {
 	// is bounded by the leases out plus the freed offsets awaiting
 	// redelivery (both bounded by the in-flight cap over time).
 	deliveries map[uint64]int
+	// countsVersion is bumped whenever deliveries changes, so the caller
+	// persists a snapshot only when it moved (counts.go).
+	countsVersion uint64
 
 	// dead holds offsets whose deliveries are used up, waiting to be
 	// committed to the dead-letter topic before they are settled (dead.go).
@@ -299,6 +302,7 @@ func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
 	t.expiries.add(e)
 	dc := t.deliveries[x] + 1
 	t.deliveries[x] = dc
+	t.countsVersion++
 	if out == nil {
 		out = make([]Lease, 0, min(n, 256))
 	}
@@ -329,6 +333,7 @@ func (t *Table) Release(offset, nonce uint64) error {
 	} else {
 		delete(t.deliveries, offset)
 	}
+	t.countsVersion++
 	t.markFree(offset)
 	return nil
 }
@@ -351,6 +356,7 @@ func (t *Table) Ack(offset, nonce uint64) error {
 	}
 	t.dropLease(e)
 	delete(t.deliveries, offset)
+	t.countsVersion++
 	t.freed = t.freed || t.capped
 	t.capped = false
 	if offset == t.frontier {
