@@ -27,6 +27,8 @@ type topicFlags struct {
 	parent        string
 	schemaFile    string
 	noSchema      bool
+	maxDeliveries int
+	deadLetter    string
 }
 
 func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
@@ -38,6 +40,9 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	fs.IntVar(&f.maxAckedAhead, "max-acked-ahead", 0, "most acks tracked past the frontier per partition")
 	fs.Var(newDurationValue(&f.delay, 0), "delay", "fan-out delay from the parent, e.g. 1h")
 	fs.StringVar(&f.schemaFile, "schema-file", "", `JSON Schema every payload must match, from this file ("-": standard input)`)
+	fs.IntVar(&f.maxDeliveries, "max-deliveries", 0, "deliveries a record gets before it goes to --dead-letter-topic, 1..1000 (0: off)")
+	fs.StringVar(&f.deadLetter, "dead-letter-topic", "", `topic that records whose deliveries are used up go to (edit: "" clears it)`)
+	_ = cmd.RegisterFlagCompletionFunc("dead-letter-topic", a.completeTopicFlag)
 	if create {
 		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
 		_ = cmd.RegisterFlagCompletionFunc("parent", a.completeTopicFlag)
@@ -56,6 +61,7 @@ const (
 	maxVisibility = 12 * time.Hour
 	maxDelay      = 365 * 24 * time.Hour
 	maxFlowCap    = 1_000_000
+	maxDeliveries = 1000
 )
 
 // check validates the flags that were typed (fs.Changed), in the words
@@ -72,6 +78,9 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 		if fs.Changed(c.name) && (c.n < 1 || c.n > maxFlowCap) {
 			return flagErr(c.name, typed(c.name), "must be 1..%d", maxFlowCap)
 		}
+	}
+	if fs.Changed("max-deliveries") && (f.maxDeliveries < 0 || f.maxDeliveries > maxDeliveries) {
+		return flagErr("max-deliveries", typed("max-deliveries"), "must be 0 (off) or 1..%d", maxDeliveries)
 	}
 	if fs.Changed("retention") && f.retention != 0 && f.retention < minRetention {
 		return flagErr("retention", typed("retention"), "must be 0 (keep forever) or at least %s", showDuration(minRetention))
@@ -139,6 +148,8 @@ var apiFlags = map[string]string{
 	"delay_ms":                      "delay",
 	"schema":                        "schema-file",
 	"parent":                        "parent",
+	"max_deliveries":                "max-deliveries",
+	"dead_letter_topic":             "dead-letter-topic",
 }
 
 // flagError is a server refusal of a field, retold with the flag that set

@@ -52,6 +52,13 @@ type Config struct {
 	// single node (every partition here; no remote stats).
 	Placer      Placer
 	RemoteStats StatsFunc
+	// Remote commits to partitions other nodes own (node RPC): where a
+	// dead-letter copy goes when its partition is not served here. Nil on
+	// a single node.
+	Remote Committer
+	// DeadLetterPass is how often held records are handed to their
+	// dead-letter topics (default 100 ms).
+	DeadLetterPass time.Duration
 }
 
 // DiskGuard is the data disk's reserve (package reserve).
@@ -74,6 +81,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.HWMPersistPeriod, time.Second)
 	setDefault(&c.MaxConsumeWait, 10*time.Second)
 	setDefault(&c.MaxConsumeBytes, 8<<20)
+	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

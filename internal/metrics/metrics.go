@@ -39,6 +39,9 @@ type Metrics struct {
 	AckRejected        prometheus.Counter
 	AckExtended        prometheus.Counter
 	Nacks              prometheus.Counter
+	// DeadLettered counts records committed to a dead-letter topic and
+	// settled on their source topic (topic: the source).
+	DeadLettered       *prometheus.CounterVec
 	PurgedMessages     *prometheus.CounterVec // topic
 	CountsRestored     prometheus.Counter
 	CorruptSkipped     prometheus.Counter
@@ -129,6 +132,7 @@ func New() *Metrics {
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")
+	m.DeadLettered = f.counterVec("dead_lettered_messages_total", "Records committed to their topic's dead-letter topic, then settled there (topic: the source).", "topic")
 	m.PurgedMessages = f.counterVec("purged_messages_total", "Unsettled records settled by a topic purge, by topic.", "topic")
 	m.CountsRestored = f.counter("delivery_counts_restored_total", "Delivery counts of unsettled records loaded from a partition's counts file (a restart or a move).")
 	m.CorruptSkipped = f.counter("consumer_corrupt_skipped_total", "Unreadable records skipped by readers (recorded loss).")

@@ -19,6 +19,8 @@ type CreateRequest struct {
 	Schema              json.RawMessage `json:"schema"`
 	Parent              string          `json:"parent"`
 	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
+	MaxDeliveries       int             `json:"max_deliveries"`
+	DeadLetterTopic     string          `json:"dead_letter_topic"`
 }
 
 // View is a topic as the API shows it.
