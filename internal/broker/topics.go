@@ -34,6 +34,7 @@ type AlterTopicRequest struct {
 	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
 	Schema              json.RawMessage `json:"schema"`
 	Partitions          *int            `json:"partitions"`
+	DedupeWindowMs      *int64          `json:"dedupe_window_ms"`
 }
 
 // TopicView is a topic as the API shows it (topic.View).
@@ -135,6 +136,12 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 			return meta.Topic{}, err
 		}
 		t.MaxAckedAhead = *req.MaxAckedAhead
+	}
+	if req.DedupeWindowMs != nil {
+		if err := validDedupeWindow(*req.DedupeWindowMs); err != nil {
+			return meta.Topic{}, err
+		}
+		t.DedupeWindowMs = *req.DedupeWindowMs
 	}
 	if hasSchema(req.Schema) {
 		if _, err := b.schemas.compile(req.Schema); err != nil {
@@ -284,6 +291,12 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 		u.MaxAckedAhead, changed = req.MaxAckedAhead, true
 	}
+	if req.DedupeWindowMs != nil {
+		if err := validDedupeWindow(*req.DedupeWindowMs); err != nil {
+			return TopicView{}, err
+		}
+		u.DedupeWindowMs, changed = req.DedupeWindowMs, true
+	}
 	if req.Schema != nil {
 		if err := b.alterSchema(t, req.Schema, &u); err != nil {
 			return TopicView{}, err
@@ -308,7 +321,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 	}
 	if !changed {
-		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, schema, partitions")
+		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, dedupe_window_ms, schema, partitions")
 	}
 	if err := metaErr(b.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err

@@ -123,6 +123,7 @@ type TopicUpdate struct {
 	ClearSchema         bool            `json:"clear_schema,omitempty"`
 	Partitions          *int            `json:"partitions,omitempty"`
 	Assignments         []Assignment    `json:"assignments,omitempty"`
+	DedupeWindowMs      *int64          `json:"dedupe_window_ms,omitempty"`
 }
 
 // DeleteTopicCmd deletes a topic, its assignments and its links.
