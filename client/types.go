@@ -25,6 +25,9 @@ type Topic struct {
 	// AttachOffsets is kept raw: the contract does not fix its shape.
 	AttachOffsets json.RawMessage `json:"attach_offsets,omitempty"`
 	FanoutDelayMs int64           `json:"fanout_delay_ms,omitempty"`
+	// DedupeWindowMs is the idempotent-produce window (0: off): within it
+	// the topic stores at most one record per MsgID.
+	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
 
 	raw json.RawMessage // the object as the server sent it
 }
@@ -100,6 +103,8 @@ type CreateTopicRequest struct {
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	Parent                    string          `json:"parent,omitempty"`
 	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
+	// DedupeWindowMs: 0 (off) or 1000..86400000.
+	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
 }
 
 // AlterTopicRequest is PATCH /v1/topics/{t}. Only non-nil fields are sent,
@@ -113,6 +118,7 @@ type AlterTopicRequest struct {
 	MaxAckedAheadPerPartition *int            `json:"max_acked_ahead_per_partition,omitempty"`
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	FanoutDelayMs             *int64          `json:"fanout_delay_ms,omitempty"`
+	DedupeWindowMs            *int64          `json:"dedupe_window_ms,omitempty"` // 0 turns it off
 }
 
 // Time is a timestamp sent as RFC 3339 text or as a Unix time number (see

@@ -24,6 +24,7 @@ type topicFlags struct {
 	maxInFlight   int
 	maxAckedAhead int
 	delay         time.Duration
+	dedupeWindow  time.Duration
 	parent        string
 	schemaFile    string
 	noSchema      bool
@@ -37,6 +38,7 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", 0, "most unacknowledged deliveries per partition")
 	fs.IntVar(&f.maxAckedAhead, "max-acked-ahead", 0, "most acks tracked past the frontier per partition")
 	fs.Var(newDurationValue(&f.delay, 0), "delay", "fan-out delay from the parent, e.g. 1h")
+	fs.Var(newDurationValue(&f.dedupeWindow, 0), "dedupe-window", "idempotent produce: store one record per msg id within this window, 1s..24h, e.g. 2m; 0 turns it off")
 	fs.StringVar(&f.schemaFile, "schema-file", "", `JSON Schema every payload must match, from this file ("-": standard input)`)
 	if create {
 		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
@@ -56,6 +58,9 @@ const (
 	maxVisibility = 12 * time.Hour
 	maxDelay      = 365 * 24 * time.Hour
 	maxFlowCap    = 1_000_000
+
+	minDedupeWindow = time.Second
+	maxDedupeWindow = 24 * time.Hour
 )
 
 // check validates the flags that were typed (fs.Changed), in the words
@@ -83,6 +88,9 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 		case f.visibility > maxVisibility:
 			return flagErr("visibility", typed("visibility"), "must be at most %s", showDuration(maxVisibility))
 		}
+	}
+	if fs.Changed("dedupe-window") && f.dedupeWindow != 0 && (f.dedupeWindow < minDedupeWindow || f.dedupeWindow > maxDedupeWindow) {
+		return flagErr("dedupe-window", typed("dedupe-window"), "must be 0 (off) or %s..%s", showDuration(minDedupeWindow), showDuration(maxDedupeWindow))
 	}
 	if fs.Changed("delay") && f.delay > maxDelay {
 		return flagErr("delay", typed("delay"), "must be at most %s", showDuration(maxDelay))
@@ -136,6 +144,7 @@ var apiFlags = map[string]string{
 	"max_in_flight_per_partition":   "max-in-flight",
 	"max_acked_ahead_per_partition": "max-acked-ahead",
 	"fanout_delay_ms":               "delay",
+	"dedupe_window_ms":              "dedupe-window",
 	"delay_ms":                      "delay",
 	"schema":                        "schema-file",
 	"parent":                        "parent",
