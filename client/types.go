@@ -29,6 +29,9 @@ type Topic struct {
 	// policy (an extension).
 	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// DedupeWindowMs is the idempotent-produce window (0: off): within it
+	// the topic stores at most one record per MsgID.
+	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
 
 	raw json.RawMessage // the object as the server sent it
 }
@@ -108,6 +111,8 @@ type CreateTopicRequest struct {
 	// its deliveries are used up (an extension; both or neither).
 	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// DedupeWindowMs: 0 (off) or 1000..86400000.
+	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
 }
 
 // AlterTopicRequest is PATCH /v1/topics/{t}. Only non-nil fields are sent,
@@ -125,6 +130,7 @@ type AlterTopicRequest struct {
 	// "" clears the dead-letter topic (with MaxDeliveries 0).
 	MaxDeliveries   *int    `json:"max_deliveries,omitempty"`
 	DeadLetterTopic *string `json:"dead_letter_topic,omitempty"`
+	DedupeWindowMs  *int64  `json:"dedupe_window_ms,omitempty"` // 0 turns it off
 }
 
 // Time is a timestamp sent as RFC 3339 text or as a Unix time number (see

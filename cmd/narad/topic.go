@@ -79,6 +79,9 @@ func (a *app) topicAddCmd() *cobra.Command {
 			if req.FanoutDelayMs, err = millis("delay", f.delay); err != nil {
 				return err
 			}
+			if req.DedupeWindowMs, err = millis("dedupe-window", f.dedupeWindow); err != nil {
+				return err
+			}
 			if f.schemaFile != "" {
 				if req.Schema, err = a.readSchema(f.schemaFile); err != nil {
 					return err
@@ -152,7 +155,8 @@ func (a *app) topicEditCmd() *cobra.Command {
 				name string
 				val  time.Duration
 				dst  **int64
-			}{{"retention", f.retention, &req.RetentionMs}, {"visibility", f.visibility, &req.VisibilityTimeoutMs}, {"delay", f.delay, &req.FanoutDelayMs}} {
+			}{{"retention", f.retention, &req.RetentionMs}, {"visibility", f.visibility, &req.VisibilityTimeoutMs}, {"delay", f.delay, &req.FanoutDelayMs},
+				{"dedupe-window", f.dedupeWindow, &req.DedupeWindowMs}} {
 				if !fs.Changed(d.name) {
 					continue
 				}
@@ -172,7 +176,7 @@ func (a *app) topicEditCmd() *cobra.Command {
 				req.Schema, changed = json.RawMessage("null"), true
 			}
 			if !changed {
-				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --schema-file, --no-schema")
+				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --schema-file, --no-schema")
 			}
 			c, err := a.client()
 			if err != nil {

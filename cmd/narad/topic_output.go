@@ -20,6 +20,9 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	row("visibility timeout", formatMs(t.VisibilityTimeoutMs))
 	row("max in flight", fmt.Sprintf("%d per partition", t.MaxInFlightPerPartition))
 	row("max acked ahead", fmt.Sprintf("%d per partition", t.MaxAckedAheadPerPartition))
+	if t.DedupeWindowMs > 0 {
+		row("dedupe window", formatMs(t.DedupeWindowMs))
+	}
 	if !t.CreatedAt.IsZero() {
 		row("created", formatTime(t.CreatedAt))
 	}

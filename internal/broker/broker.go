@@ -53,6 +53,7 @@ type topicState struct {
 	notify  *notify.Broadcast
 	produce atomic.Uint64 // keyless, unpinned produce rotation
 	consume atomic.Uint64 // start partition of unpinned consumes
+	dedupe  dedupeWindows // msg ids of the partitions committed here (dedupe.go)
 }
 
 // New builds a broker over an open metastore and ingress WAL. Start runs

@@ -36,8 +36,11 @@ type Config struct {
 	// MaxConsumeBytes caps the keys and payloads of one consume or replay
 	// answer; one record is always delivered however large. Default 8 MiB.
 	MaxConsumeBytes int
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// DedupeMaxIDs caps the msg ids one partition remembers for its
+	// topic's dedupe window (dedupe.go); default DefaultDedupeMaxIDs.
+	DedupeMaxIDs int
+	Now          func() time.Time
+	Logger       *slog.Logger
 	// FS is the filesystem of the partition logs and their state files;
 	// nil (production) is the real disk. Tests inject faults here.
 	FS vfs.FS
@@ -82,6 +85,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.MaxConsumeWait, 10*time.Second)
 	setDefault(&c.MaxConsumeBytes, 8<<20)
 	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
+	setDefault(&c.DedupeMaxIDs, DefaultDedupeMaxIDs)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

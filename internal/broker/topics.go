@@ -37,6 +37,7 @@ type AlterTopicRequest struct {
 	MaxDeliveries       *int            `json:"max_deliveries"`
 	// DeadLetterTopic: a topic name, or "" to clear (with max_deliveries 0).
 	DeadLetterTopic *string `json:"dead_letter_topic"`
+	DedupeWindowMs  *int64  `json:"dedupe_window_ms"`
 }
 
 // TopicView is a topic as the API shows it (topic.View).
@@ -138,6 +139,12 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 			return meta.Topic{}, err
 		}
 		t.MaxAckedAhead = *req.MaxAckedAhead
+	}
+	if req.DedupeWindowMs != nil {
+		if err := validDedupeWindow(*req.DedupeWindowMs); err != nil {
+			return meta.Topic{}, err
+		}
+		t.DedupeWindowMs = *req.DedupeWindowMs
 	}
 	if hasSchema(req.Schema) {
 		if _, err := b.schemas.compile(req.Schema); err != nil {
@@ -304,6 +311,12 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 		u.MaxDeliveries, u.DeadLetterTopic, changed = req.MaxDeliveries, req.DeadLetterTopic, true
 	}
+	if req.DedupeWindowMs != nil {
+		if err := validDedupeWindow(*req.DedupeWindowMs); err != nil {
+			return TopicView{}, err
+		}
+		u.DedupeWindowMs, changed = req.DedupeWindowMs, true
+	}
 	if req.Schema != nil {
 		if err := b.alterSchema(t, req.Schema, &u); err != nil {
 			return TopicView{}, err
@@ -328,7 +341,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 	}
 	if !changed {
-		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, schema, partitions")
+		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, schema, partitions")
 	}
 	if err := metaErr(b.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err

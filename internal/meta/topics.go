@@ -118,6 +118,9 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 			return err
 		}
 	}
+	if u.DedupeWindowMs != nil {
+		t.DedupeWindowMs = *u.DedupeWindowMs
+	}
 	if u.Partitions != nil {
 		if *u.Partitions < t.Partitions {
 			return topicErr(u.Name, ErrConflict, "partitions only grow (%d → %d)", t.Partitions, *u.Partitions)
@@ -380,7 +383,7 @@ func checkTopicFields(t Topic) error {
 	switch {
 	case t.Name == "":
 		return invalidf("topic without a name")
-	case t.RetentionMs < 0 || t.VisibilityTimeoutMs < 0 || t.MaxInFlight < 0 || t.MaxAckedAhead < 0:
+	case t.RetentionMs < 0 || t.VisibilityTimeoutMs < 0 || t.MaxInFlight < 0 || t.MaxAckedAhead < 0 || t.DedupeWindowMs < 0:
 		return topicErr(t.Name, ErrInvalid, "negative setting")
 	case len(t.Schema) > 0 && !json.Valid(t.Schema):
 		return topicErr(t.Name, ErrInvalid, "schema is not JSON")
@@ -442,7 +445,8 @@ func topicEqual(a, b Topic) bool {
 		a.CreatedAt == b.CreatedAt && a.Owner == b.Owner && a.OwnerID == b.OwnerID && a.Parent == b.Parent &&
 		a.AttachEpoch == b.AttachEpoch && slices.Equal(a.AttachOffsets, b.AttachOffsets) &&
 		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children) &&
-		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic
+		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic &&
+		a.DedupeWindowMs == b.DedupeWindowMs
 }
 
 func insertSorted(s []string, v string) []string {

@@ -55,6 +55,11 @@ type Topic struct {
 	// 0 means a topic created before incarnations existed: it matches any.
 	Incarnation uint64 `json:"incarnation,omitempty"`
 
+	// DedupeWindowMs (0: off) is the idempotent-produce window
+	// (09-extensions.md): within it a partition owner stores at most one
+	// record per producer msg_id (broker/dedupe.go).
+	DedupeWindowMs int64 `json:"dedupe_window_ms"`
+
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.
 	Version uint64 `json:"-"`

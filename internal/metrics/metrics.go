@@ -20,6 +20,8 @@ type Metrics struct {
 	BytesProduced      prometheus.Counter
 	BytesConsumed      prometheus.Counter
 	ProduceRejections  *prometheus.CounterVec // topic, reason
+	Deduplicated       *prometheus.CounterVec // topic
+	DedupeForgotten    *prometheus.CounterVec // topic
 	ConsumeWait        prometheus.Histogram
 	ConsumeEmpty       prometheus.Counter
 	ConsumeRemoteWakes prometheus.Counter
@@ -105,6 +107,10 @@ func New() *Metrics {
 	m.BytesProduced = f.counter("bytes_produced_total", "Payload bytes accepted by produce.")
 	m.BytesConsumed = f.counter("bytes_consumed_total", "Payload bytes delivered by consume.")
 	m.ProduceRejections = f.counterVec("produce_rejections_total", "Produce requests refused.", "topic", "reason")
+	m.Deduplicated = f.counterVec("deduplicated_records_total",
+		"Records not stored because their msg_id was stored within the topic's dedupe window (each produce still answered 202).", "topic")
+	m.DedupeForgotten = f.counterVec("dedupe_forgotten_ids_total",
+		"Msg ids a partition forgot before their dedupe window ended, because it remembered its cap of ids (a retry of one would be stored again).", "topic")
 	m.ConsumeWait = f.histogram("consume_wait_seconds", "Time consume requests spent long-polling.", latencyBuckets)
 	m.ConsumeEmpty = f.counter("consume_empty_total", "Consume requests answered 204.")
 	m.ConsumeRemoteWakes = f.counter("consume_remote_wakes_total",

@@ -16,6 +16,7 @@ type CreateRequest struct {
 	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
 	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
 	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
+	DedupeWindowMs      *int64          `json:"dedupe_window_ms"`
 	Schema              json.RawMessage `json:"schema"`
 	Parent              string          `json:"parent"`
 	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
