@@ -129,8 +129,6 @@ type TopicUpdate struct {
 	DeadLetterTopic *string      `json:"dead_letter_topic,omitempty"`
 	Partitions      *int         `json:"partitions,omitempty"`
 	Assignments     []Assignment `json:"assignments,omitempty"`
-	Partitions      *int         `json:"partitions,omitempty"`
-	Assignments     []Assignment `json:"assignments,omitempty"`
 	DedupeWindowMs  *int64       `json:"dedupe_window_ms,omitempty"`
 }
 
