@@ -21,6 +21,7 @@ import (
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/console"
 	"github.com/narad-io/narad/internal/dispatch"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/history"
@@ -171,7 +172,9 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 7. Serve clients until ctx ends, then drain. Leadership goes first
 	// on a graceful stop, so the others do not wait out an election
 	// timeout; then the run group stops, then the rooms close.
-	err = serveHTTP(ctx, cfg, httpLn, api, n.httpTLS, log)
+	// The web console is served beside the API on the same listener
+	// (package console); it talks to the API like any client.
+	err = serveHTTP(ctx, cfg, httpLn, console.Handler(api), n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
 	}
