@@ -84,7 +84,7 @@ func TestAssetsCarryTheSecurityHeaders(t *testing.T) {
 func TestNoInlineCode(t *testing.T) {
 	inline := []*regexp.Regexp{
 		regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`), // a script element with a body
-		regexp.MustCompile(`(?i)\son[a-z]+\s*=\s*["']`),    // onclick="…" in markup
+		regexp.MustCompile(`(?i)\son[a-z]+\s*=\s*["']`),     // onclick="…" in markup
 		regexp.MustCompile(`<style`),
 		regexp.MustCompile(`\beval\(|new Function\(`),
 		regexp.MustCompile(`\.innerHTML\s*=`),
