@@ -9,13 +9,14 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // One record object of a JSON or NDJSON batch, read by jsonScan in one
 // pass with the rules encoding/json plus checkKeys applied before:
 //
 //	{"key": "c1", "key_base64": "...", "partition": 2,
-//	 "payload": <any JSON>, "payload_base64": "..."}
+//	 "payload": <any JSON>, "payload_base64": "...", "headers": {"a": "b"}}
 //
 // and refused in the same words, in the same order: first what the
 // decoder refused (a type, an unknown field: the first in the record),
@@ -32,12 +33,13 @@ const (
 	fPartition
 	fPayload
 	fPayloadBase64
+	fHeaders
 )
 
 var recordFieldNames = [...]struct {
 	name string
 	bit  uint8
-}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}}
+}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"headers", fHeaders}}
 
 // span is a value's bytes in the scanned buffer.
 type span struct{ start, end int }
@@ -48,9 +50,11 @@ type recordFields struct {
 	payload   span  // any JSON value
 	payloadB  span  // a string, quotes included
 	partition int
-	decErr    string // the first refusal encoding/json would make
-	keyErr    string // the first refusal checkKeys would make
-	trailing  bool   // NDJSON: bytes after the object
+	headers   []header.Header // in body order; the broker checks and sorts them
+	headerIdx map[string]int  // headers by name, once there are many
+	decErr    string          // the first refusal encoding/json would make
+	keyErr    string          // the first refusal checkKeys would make
+	trailing  bool            // NDJSON: bytes after the object
 }
 
 func (f *recordFields) decodeErr(why string) {
@@ -166,6 +170,8 @@ func (s *jsonScan) fieldValue(f *recordFields, bit uint8) bool {
 	switch bit {
 	case 0:
 		return s.skip()
+	case fHeaders:
+		return s.headersValue(f)
 	case fPayload:
 		if !s.skip() {
 			return false
@@ -318,6 +324,9 @@ func (f *recordFields) finish(b []byte, i int, parts *[]int) (broker.ProduceReco
 	}
 	if f.has&fPartition != 0 {
 		rec.Partition = intSlot(parts, f.partition)
+	}
+	if f.has&fHeaders != 0 {
+		rec.Headers = f.headers
 	}
 	return rec, nil
 }

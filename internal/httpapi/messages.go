@@ -20,6 +20,10 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	if err != nil {
 		return err
 	}
+	hs, err := requestHeaders(r)
+	if err != nil {
+		return err
+	}
 	body, err := readPooled(r, broker.MaxPayloadBytes, "payload")
 	if err != nil {
 		return err
@@ -28,7 +32,7 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	// its own encoding: DataPlane.Produce), so the buffer goes back to
 	// the pool once it has answered.
 	defer body.release()
-	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b}
+	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b, Headers: hs}
 	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
 		return err
 	}
