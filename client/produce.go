@@ -16,6 +16,10 @@ import (
 type ProduceOptions struct {
 	Key       *string
 	Partition *int
+	// Headers become the record's headers, each sent as the request
+	// header Narad-Header-<name> (names: lower-case [a-z0-9._-]; names
+	// beginning "narad-" are the broker's and refused).
+	Headers map[string]string
 }
 
 // Produce sends one message with payload as the raw request body:
@@ -38,12 +42,22 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 	if payload == nil {
 		payload = []byte{} // an empty message still has a (zero-length) body
 	}
+	var h http.Header
+	if len(opts.Headers) > 0 {
+		h = make(http.Header, len(opts.Headers))
+		for name, value := range opts.Headers {
+			// Set directly, not through Header.Set: the name is sent as
+			// given, and the server lower-cases what follows the prefix.
+			h["Narad-Header-"+name] = []string{value}
+		}
+	}
 	_, err := c.do(ctx, request{
 		method:      http.MethodPost,
 		path:        topicPath(topic, "produce"),
 		query:       q,
 		body:        payload,
 		contentType: ContentTypeOf(payload),
+		header:      h,
 	})
 	return err
 }
@@ -70,6 +84,8 @@ type BatchRecord struct {
 	Partition     *int            `json:"partition,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 string          `json:"payload_base64,omitempty"`
+	// Headers are the record's headers (the rules of ProduceOptions.Headers).
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // WithKey returns r keyed by key: as Key when it is UTF-8, else as

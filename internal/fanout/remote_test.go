@@ -36,6 +36,7 @@ type gotRecord struct {
 	key     string
 	keyed   bool
 	payload []byte
+	headers map[string]string
 }
 
 func newTarget(t *testing.T) *target {
@@ -57,8 +58,9 @@ func newTarget(t *testing.T) *target {
 		}
 		var in struct {
 			Records []struct {
-				Key           *string `json:"key"`
-				PayloadBase64 string  `json:"payload_base64"`
+				Key           *string           `json:"key"`
+				PayloadBase64 string            `json:"payload_base64"`
+				Headers       map[string]string `json:"headers"`
 			} `json:"records"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -71,7 +73,7 @@ func newTarget(t *testing.T) *target {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			g := gotRecord{payload: b}
+			g := gotRecord{payload: b, headers: rec.Headers}
 			if rec.Key != nil {
 				g.key, g.keyed = *rec.Key, true
 			}
