@@ -38,6 +38,27 @@ func TestSingleProduceReadsNaradHeaders(t *testing.T) {
 	}
 }
 
+// Many headers: each name keeps its own value (names of every length, so
+// a name cut at the wrong place would show).
+func TestSingleProduceKeepsEachNameWithItsValue(t *testing.T) {
+	e := newEnv(t)
+	hdrs := map[string]string{}
+	for i := 0; i < 40; i++ {
+		hdrs["Narad-Header-"+strings.Repeat("N", i+1)] = fmt.Sprint(i + 1)
+	}
+	for round := 0; round < 5; round++ {
+		if w := e.do(request{method: "POST", target: "/v1/topics/orders/produce", body: "x", header: hdrs}); w.Code != 202 {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		got := e.rec.last("Produce")
+		for i := 0; i < 40; i++ {
+			if want := fmt.Sprintf("{%s %d}", strings.Repeat("n", i+1), i+1); !strings.Contains(got, want) {
+				t.Fatalf("produced %s, want %s", got, want)
+			}
+		}
+	}
+}
+
 // The same header twice is refused, not joined (a value may hold commas).
 func TestSingleProduceRefusesAHeaderGivenTwice(t *testing.T) {
 	e := newEnv(t)
