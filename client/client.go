@@ -55,7 +55,7 @@ type request struct {
 	query       url.Values
 	body        []byte
 	contentType string
-	header      http.Header // extra request headers; nil: none
+	header      http.Header // more request headers (Narad-Msg-Id)
 }
 
 // response is a finished call: the body is fully read and closed, so the
@@ -86,8 +86,8 @@ func (c *Client) once(ctx context.Context, req request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	for k, vs := range req.header {
-		hreq.Header[k] = vs
+	for k, v := range req.header {
+		hreq.Header[k] = v
 	}
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)

@@ -20,6 +20,10 @@ type ProduceOptions struct {
 	// header Narad-Header-<name> (names: lower-case [a-z0-9._-]; names
 	// beginning "narad-" are the broker's and refused).
 	Headers map[string]string
+	// MsgID is the producer's id for the record (header Narad-Msg-Id,
+	// 1..128 printable ASCII): in a topic with a dedupe window, a retry
+	// with the same id is stored once. Empty: none.
+	MsgID string
 }
 
 // Produce sends one message with payload as the raw request body:
@@ -42,23 +46,25 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 	if payload == nil {
 		payload = []byte{} // an empty message still has a (zero-length) body
 	}
-	var h http.Header
-	if len(opts.Headers) > 0 {
-		h = make(http.Header, len(opts.Headers))
-		for name, value := range opts.Headers {
-			// Set directly, not through Header.Set: the name is sent as
-			// given, and the server lower-cases what follows the prefix.
-			h["Narad-Header-"+name] = []string{value}
-		}
-	}
-	_, err := c.do(ctx, request{
+	req := request{
 		method:      http.MethodPost,
 		path:        topicPath(topic, "produce"),
 		query:       q,
 		body:        payload,
 		contentType: ContentTypeOf(payload),
-		header:      h,
-	})
+	}
+	if len(opts.Headers) > 0 || opts.MsgID != "" {
+		req.header = make(http.Header, len(opts.Headers)+1)
+		for name, value := range opts.Headers {
+			// Set directly, not through Header.Set: the name is sent as
+			// given, and the server lower-cases what follows the prefix.
+			req.header["Narad-Header-"+name] = []string{value}
+		}
+		if opts.MsgID != "" {
+			req.header["Narad-Msg-Id"] = []string{opts.MsgID}
+		}
+	}
+	_, err := c.do(ctx, req)
 	return err
 }
 
@@ -86,6 +92,9 @@ type BatchRecord struct {
 	PayloadBase64 string          `json:"payload_base64,omitempty"`
 	// Headers are the record's headers (the rules of ProduceOptions.Headers).
 	Headers map[string]string `json:"headers,omitempty"`
+	// MsgID is the producer's id for the record (see ProduceOptions.MsgID).
+	// Not carried by the binary batch body.
+	MsgID string `json:"msg_id,omitempty"`
 }
 
 // WithKey returns r keyed by key: as Key when it is UTF-8, else as

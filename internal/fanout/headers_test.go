@@ -30,14 +30,14 @@ func TestChildCopiesKeepHeaders(t *testing.T) {
 // A remote child's copies carry headers through the target's public
 // batch produce; a reserved narad- header, which that API refuses from
 // any client, arrives as narad.… and wins over a client header of that
-// name.
+// name; the producer id (narad-msg-id) crosses as the record's msg_id.
 func TestRemoteCopiesCarryHeaders(t *testing.T) {
 	tg := newTarget(t)
 	n := newNode(t, Config{Linger: time.Millisecond})
 	n.createTopic("orders", 1, 0)
 	n.attachRemote("orders", "orders-dr", tg.srv.URL, "")
 	n.e.Start()
-	hs := []header.Header{{Name: "a", Value: "1"}, {Name: "narad-dlq-reason", Value: "nacked"}, {Name: "narad.dlq-reason", Value: "client's"}}
+	hs := []header.Header{{Name: "a", Value: "1"}, {Name: "narad-dlq-reason", Value: "nacked"}, {Name: "narad-msg-id", Value: "m-1"}, {Name: "narad.dlq-reason", Value: "client's"}}
 	if err := n.b.CommitLocal(n.ctx(), "orders", 0, []storage.Record{{Payload: []byte("x"), Headers: hs}, {Payload: []byte("y")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +46,9 @@ func TestRemoteCopiesCarryHeaders(t *testing.T) {
 	want := map[string]string{"a": "1", "narad.dlq-reason": "nacked"}
 	if len(got[0].headers) != len(want) || got[0].headers["a"] != "1" || got[0].headers["narad.dlq-reason"] != "nacked" {
 		t.Fatalf("target got headers %v, want %v", got[0].headers, want)
+	}
+	if got[0].msgID != "m-1" {
+		t.Fatalf("the producer id arrived as msg_id %q, want m-1", got[0].msgID)
 	}
 	if got[1].headers != nil {
 		t.Fatalf("a record without headers arrived with %v", got[1].headers)

@@ -37,6 +37,7 @@ type gotRecord struct {
 	keyed   bool
 	payload []byte
 	headers map[string]string
+	msgID   string
 }
 
 func newTarget(t *testing.T) *target {
@@ -61,6 +62,7 @@ func newTarget(t *testing.T) *target {
 				Key           *string           `json:"key"`
 				PayloadBase64 string            `json:"payload_base64"`
 				Headers       map[string]string `json:"headers"`
+				MsgID         string            `json:"msg_id"`
 			} `json:"records"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -73,7 +75,7 @@ func newTarget(t *testing.T) *target {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			g := gotRecord{payload: b, headers: rec.Headers}
+			g := gotRecord{payload: b, headers: rec.Headers, msgID: rec.MsgID}
 			if rec.Key != nil {
 				g.key, g.keyed = *rec.Key, true
 			}

@@ -54,6 +54,16 @@ func (r *remoteCommitter) Commit(ctx context.Context, child string, _ uint64, _ 
 			batch[i].Key = &k
 		}
 		batch[i].Headers = remoteHeaders(rec.Headers)
+		if id, ok := header.MsgIDOf(rec.Headers); ok {
+			// The producer id crosses as what it is, so a target topic with
+			// a dedupe window stores a retried copy once (and stores it as
+			// its own narad-msg-id).
+			batch[i].MsgID = id
+			delete(batch[i].Headers, remoteReservedPrefix+strings.TrimPrefix(header.MsgID, header.ReservedPrefix))
+			if len(batch[i].Headers) == 0 {
+				batch[i].Headers = nil
+			}
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
 	defer cancel()
@@ -76,7 +86,9 @@ const remoteReservedPrefix = "narad."
 // refuses the reserved names (narad-…) from any client, this broker
 // included; so a reserved header arrives with "narad-" replaced by
 // "narad." (narad-dlq-topic arrives as narad.dlq-topic): kept, of the
-// same length, and no longer claiming to be the target broker's own. A
+// same length, and no longer claiming to be the target broker's own —
+// except the producer id (narad-msg-id), which Commit sends as the
+// record's msg_id, so that it arrives as the target's narad-msg-id. A
 // client header that already has the new name gives way to the
 // broker's. The target's client caps apply to the copy: a record whose
 // broker headers take it past 64 headers or 16 KiB is refused there, and

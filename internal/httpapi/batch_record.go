@@ -16,7 +16,8 @@ import (
 // pass with the rules encoding/json plus checkKeys applied before:
 //
 //	{"key": "c1", "key_base64": "...", "partition": 2,
-//	 "payload": <any JSON>, "payload_base64": "...", "headers": {"a": "b"}}
+//	 "payload": <any JSON>, "payload_base64": "...", "msg_id": "...",
+//	 "headers": {"a": "b"}}
 //
 // and refused in the same words, in the same order: first what the
 // decoder refused (a type, an unknown field: the first in the record),
@@ -33,13 +34,14 @@ const (
 	fPartition
 	fPayload
 	fPayloadBase64
+	fMsgID
 	fHeaders
 )
 
 var recordFieldNames = [...]struct {
 	name string
 	bit  uint8
-}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"headers", fHeaders}}
+}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"msg_id", fMsgID}, {"headers", fHeaders}}
 
 // span is a value's bytes in the scanned buffer.
 type span struct{ start, end int }
@@ -49,6 +51,7 @@ type recordFields struct {
 	key, keyB span  // strings, quotes included
 	payload   span  // any JSON value
 	payloadB  span  // a string, quotes included
+	msgID     span  // a string, quotes included
 	partition int
 	headers   []header.Header // in body order; the broker checks and sorts them
 	headerIdx map[string]int  // headers by name, once there are many
@@ -214,6 +217,8 @@ func (s *jsonScan) fieldValue(f *recordFields, bit uint8) bool {
 			f.key = sp
 		case fKeyBase64:
 			f.keyB = sp
+		case fMsgID:
+			f.msgID = sp
 		default:
 			f.payloadB = sp
 		}
@@ -324,6 +329,11 @@ func (f *recordFields) finish(b []byte, i int, parts *[]int) (broker.ProduceReco
 	}
 	if f.has&fPartition != 0 {
 		rec.Partition = intSlot(parts, f.partition)
+	}
+	if f.has&fMsgID != 0 {
+		// Its rules (1..128 printable ASCII) are the broker's, which
+		// refuses with the record's index.
+		rec.MsgID, rec.HasMsgID = string(unquote(b[f.msgID.start:f.msgID.end])), true
 	}
 	if f.has&fHeaders != 0 {
 		rec.Headers = f.headers

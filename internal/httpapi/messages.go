@@ -3,12 +3,17 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 )
+
+// msgIDHeader carries a single produce's producer id (09-extensions.md,
+// "Idempotent produce"), in canonical form for the header map.
+const msgIDHeader = "Narad-Msg-Id"
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
 	topic, err := s.messageTopic(r, meta.ActionProduce, "key", "partition")
@@ -18,6 +23,9 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	q := queryOf(r)
 	part, err := optInt(q, "partition")
 	if err != nil {
+		return err
+	}
+	if err := s.mayProduce(r); err != nil {
 		return err
 	}
 	hs, err := requestHeaders(r)
@@ -33,6 +41,14 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	// the pool once it has answered.
 	defer body.release()
 	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b, Headers: hs}
+	if ids, ok := r.Header[msgIDHeader]; ok {
+		// Its rules are the broker's. Fields given twice are one
+		// comma-separated value (RFC 9110, 5.3).
+		rec.MsgID, rec.HasMsgID = strings.Join(ids, ","), true
+	}
+	if err := s.takeProduce(r, 1, len(rec.Key)+len(rec.Payload)); err != nil {
+		return err
+	}
 	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
 		return err
 	}
@@ -67,6 +83,9 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := s.mayProduce(r); err != nil {
+		return 0, err
+	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
 	if err != nil {
 		return 0, err
@@ -80,6 +99,9 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 				return 0, berr
 			}
 		}
+		return 0, err
+	}
+	if err := s.takeProduce(r, len(recs), recordBytes(recs)); err != nil {
 		return 0, err
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
@@ -115,6 +137,9 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 			return err
 		}
 		req.Max = *n
+	}
+	if err := s.takeConsume(r); err != nil {
+		return err
 	}
 	if granted := s.b.ConsumeWait(req.Wait); granted < req.Wait {
 		// Capped, not refused (a client asking for a minute gets the

@@ -26,6 +26,7 @@ const (
 	OpSetTarget      Op = 13
 	OpFlipOwner      Op = 14
 	OpSetDraining    Op = 15
+	OpSetLimits      Op = 16
 )
 
 func (o Op) String() string {
@@ -60,6 +61,8 @@ func (o Op) String() string {
 		return "flip-owner"
 	case OpSetDraining:
 		return "set-draining"
+	case OpSetLimits:
+		return "set-limits"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -121,8 +124,12 @@ type TopicUpdate struct {
 	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition,omitempty"`
 	Schema              json.RawMessage `json:"schema,omitempty"`
 	ClearSchema         bool            `json:"clear_schema,omitempty"`
-	Partitions          *int            `json:"partitions,omitempty"`
-	Assignments         []Assignment    `json:"assignments,omitempty"`
+	MaxDeliveries       *int            `json:"max_deliveries,omitempty"`
+	// DeadLetterTopic, when set, replaces the dead-letter topic; "" clears it.
+	DeadLetterTopic *string      `json:"dead_letter_topic,omitempty"`
+	Partitions      *int         `json:"partitions,omitempty"`
+	Assignments     []Assignment `json:"assignments,omitempty"`
+	DedupeWindowMs  *int64       `json:"dedupe_window_ms,omitempty"`
 }
 
 // DeleteTopicCmd deletes a topic, its assignments and its links.
@@ -187,6 +194,7 @@ var handlers = map[Op]handler{
 	OpSetTarget:      applySetTarget,
 	OpFlipOwner:      applyFlipOwner,
 	OpSetDraining:    applySetDraining,
+	OpSetLimits:      applySetLimits,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

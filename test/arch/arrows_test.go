@@ -38,7 +38,8 @@ var allowed = map[string][]string{
 	"reserve":    {},
 	"client":     {},
 	"rpc/proto":  {},
-	"duration":   {}, // the one duration syntax: config, the API's parameters and the CLI's flags read it alike
+	"ratelimit":  {"clock"}, // the per-user token buckets, refilled from the injected clock
+	"duration":   {},        // the one duration syntax: config, the API's parameters and the CLI's flags read it alike
 	"lease":      {"clock"},
 	"wal":        {"clock", "vfs", "header"},
 	"datadir":    {"vfs"},
@@ -72,7 +73,8 @@ var allowed = map[string][]string{
 	// duration: the wait parameter's syntax.
 	// header: the Narad-Header-* request headers and batch "headers" are
 	// read into header.Header values at the edge.
-	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header"},
+	// ratelimit: the per-user buckets the edge takes from before a body is read.
+	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit"},
 	"server":  {everything},
 
 	// duration: the flags' syntax (and its printing), shared with the server.
