@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -155,5 +156,15 @@ func TestConsumeShowsHeaders(t *testing.T) {
 	}
 	if n := bytes.Count(w.Body.Bytes(), []byte(`"headers"`)); n != 1 {
 		t.Errorf("%d headers fields for one record with headers: %s", n, w.Body)
+	}
+}
+
+// The broker's way to produce records with reserved (narad-) headers is
+// not one the edge can call: no interface the handlers hold names it.
+func TestTheEdgeCannotProduceReservedHeaders(t *testing.T) {
+	for _, iface := range []reflect.Type{reflect.TypeFor[Messages](), reflect.TypeFor[DataPlane]()} {
+		if _, ok := iface.MethodByName("ProduceReserved"); ok {
+			t.Errorf("%v names ProduceReserved: a client could set narad- headers", iface)
+		}
 	}
 }
