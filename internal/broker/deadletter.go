@@ -58,6 +58,12 @@ const (
 	HeaderDLQOffset        = "narad-dlq-offset"
 	HeaderDLQDeliveryCount = "narad-dlq-delivery-count"
 	HeaderDLQReason        = "narad-dlq-reason"
+	// HeaderDLQMsgID keeps a dead-lettered record's producer id
+	// (header.MsgID) under a name no deduplication window reads: the copy
+	// is not a retry of a produce, and a window in the dead-letter topic
+	// (or, after a redrive, in the source, which still remembers the id)
+	// would otherwise drop it as one, after its original was settled.
+	HeaderDLQMsgID = "narad-dlq-msg-id"
 	// HeaderDLQPrefix starts every dead-letter header (redrive drops them).
 	HeaderDLQPrefix = "narad-dlq-"
 )
@@ -83,11 +89,15 @@ func deadLetterBackoff(n int) time.Duration {
 // the same key, payload and headers (copied: src may alias the log's
 // frames), plus the narad-dlq-* headers saying where it came from and
 // why. A record dead-lettered a second time (out of a dead-letter topic
-// with a policy of its own) has its old narad-dlq-* headers replaced.
+// with a policy of its own) has its old narad-dlq-* headers replaced. A
+// producer id moves to HeaderDLQMsgID (see there).
 func deadLetterRecord(src storage.Record, topic string, p int, d lease.Dead) storage.Record {
-	kept := header.Without(src.Headers, HeaderDLQPrefix)
-	hs := make([]header.Header, 0, len(kept)+5)
+	kept := header.Without(header.Without(src.Headers, HeaderDLQPrefix), header.MsgID)
+	hs := make([]header.Header, 0, len(kept)+6)
 	hs = append(hs, kept...)
+	if id, ok := header.MsgIDOf(src.Headers); ok {
+		hs = append(hs, header.Header{Name: HeaderDLQMsgID, Value: id})
+	}
 	hs = append(hs,
 		header.Header{Name: HeaderDLQTopic, Value: topic},
 		header.Header{Name: HeaderDLQPartition, Value: strconv.Itoa(p)},

@@ -72,7 +72,9 @@ func newDLQNode(t *testing.T) *dlqNode {
 		t.Fatal(err)
 	}
 	if err := b.CommitLocal(testCtx(t), "src", 0, []storage.Record{
-		{Key: []byte("poison"), Payload: []byte(`{"n":0}`), Headers: []header.Header{{Name: "trace-id", Value: "t1"}}},
+		// A producer id: the dead-letter copy and a redrive must keep it out
+		// of any deduplication window (HeaderDLQMsgID).
+		{Key: []byte("poison"), Payload: []byte(`{"n":0}`), Headers: header.WithMsgID([]header.Header{{Name: "trace-id", Value: "t1"}}, "m-1")},
 		{Key: []byte("fine"), Payload: []byte(`{"n":1}`)},
 	}); err != nil {
 		t.Fatal(err)
@@ -169,6 +171,7 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 			}
 			want := []header.Header{
 				{Name: HeaderDLQDeliveryCount, Value: "2"},
+				{Name: HeaderDLQMsgID, Value: "m-1"},
 				{Name: HeaderDLQOffset, Value: "0"},
 				{Name: HeaderDLQPartition, Value: "0"},
 				{Name: HeaderDLQReason, Value: tc.name},
@@ -341,6 +344,24 @@ func TestDeadLetterRecordReplacesOldDLQHeaders(t *testing.T) {
 		{Name: HeaderDLQReason, Value: "expired"}, {Name: HeaderDLQTopic, Value: "second"}}
 	if !slices.Equal(got.Headers, want) || string(got.Key) != "k" || string(got.Payload) != "p" {
 		t.Fatalf("got %+v; want headers %v", got, want)
+	}
+	if err := header.Check(got.Headers, header.Reserved); err != nil {
+		t.Fatalf("the copy's headers do not pass the broker's check: %v", err)
+	}
+}
+
+// TestDeadLetterRecordKeepsTheMsgIDOutOfDedupe: a producer id goes to the
+// dead-letter copy as narad-dlq-msg-id, never as narad-msg-id, which a
+// deduplication window in the dead-letter topic would read (and drop a
+// record dead-lettered a second time, after a redrive, as a retry).
+func TestDeadLetterRecordKeepsTheMsgIDOutOfDedupe(t *testing.T) {
+	src := storage.Record{Key: []byte("k"), Payload: []byte("p"), Headers: header.WithMsgID(nil, "order-7")}
+	got := deadLetterRecord(src, "src", 0, lease.Dead{Offset: 1, DeliveryCount: 2, Reason: lease.ReasonNacked})
+	if id, ok := header.MsgIDOf(got.Headers); ok {
+		t.Fatalf("dead-letter copy carries %s=%q; want it under %s", header.MsgID, id, HeaderDLQMsgID)
+	}
+	if v, ok := header.Get(got.Headers, HeaderDLQMsgID); !ok || v != "order-7" {
+		t.Fatalf("%s = %q, %v; want order-7", HeaderDLQMsgID, v, ok)
 	}
 	if err := header.Check(got.Headers, header.Reserved); err != nil {
 		t.Fatalf("the copy's headers do not pass the broker's check: %v", err)

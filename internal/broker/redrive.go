@@ -104,8 +104,10 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 	for i, m := range msgs {
 		// Its own headers, narad-* ones included, go along (the produce is
 		// the broker's, header.Reserved); where it was dead-lettered from
-		// does not.
-		hs := append([]header.Header(nil), header.Without(m.Headers, HeaderDLQPrefix)...)
+		// does not, nor a producer id: a redriven copy is not a retry, and
+		// the target's deduplication window may still remember the id of
+		// the very record that was dead-lettered, and drop the copy.
+		hs := append([]header.Header(nil), header.Without(header.Without(m.Headers, HeaderDLQPrefix), header.MsgID)...)
 		recs[i] = ProduceRecord{Key: m.Key, Payload: m.Payload, Headers: hs}
 	}
 	if err := b.produce(ctx, to, recs, true, header.Reserved); err != nil {

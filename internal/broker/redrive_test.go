@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // deadLettered is a dlqNode whose poison record is in dlq.
@@ -92,5 +93,27 @@ func TestRedriveRefusals(t *testing.T) {
 	}
 	if got := n.dlqRecords(t); len(got) != 1 {
 		t.Fatalf("refusals changed dlq: %d records", len(got))
+	}
+}
+
+// TestRedriveDropsAProducerID: a record produced into the dead-letter
+// topic with a producer id is redriven without it: the copy is not a
+// retry, and the target's window might still hold the id and drop it.
+func TestRedriveDropsAProducerID(t *testing.T) {
+	n := newDLQNode(t)
+	if err := n.b.CommitLocal(testCtx(t), "dlq", 0, []storage.Record{
+		{Key: []byte("k"), Payload: []byte(`{"n":9}`), Headers: header.WithMsgID(nil, "m-9")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := n.b.Redrive(testCtx(t), "dlq", "src", 10); err != nil || moved != 1 {
+		t.Fatalf("redrive: %d, %v; want 1 moved", moved, err)
+	}
+	recs, err := n.b.wal.Read(1, 100, 1<<20)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("ingress WAL: %+v, %v; want the one copy", recs, err)
+	}
+	if id, ok := header.MsgIDOf(recs[0].Headers); ok {
+		t.Fatalf("redriven copy still carries %s=%q", header.MsgID, id)
 	}
 }
