@@ -268,6 +268,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#produce-payload")),
 		chromedp.SetValue(chromedp.CSS("#produce-key"), "from-the-console"),
 		chromedp.SetValue(chromedp.CSS("#produce-partition"), "0"),
+		chromedp.SetValue(chromedp.CSS("#produce-headers"), "trace-id=abc-123"),
 		chromedp.SetValue(chromedp.CSS("#produce-payload"), `{"made":"in the console"}`))
 	b.shot("produce")
 	b.run("submit the produce", submit("form[data-form=produce]"))
@@ -282,6 +283,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.until("a JSON payload pretty-printed", `document.querySelector('tr[data-row="0"] pre.json').textContent.includes('"order_id": "ord_0"')`)
 	b.until("the text payload", `document.querySelector('tr[data-row="4"] pre').textContent === "plain text, not JSON"`)
 	b.until("the key", `document.querySelector('tr[data-row="6"] code').textContent === "from-the-console"`)
+	b.until("the header", `document.querySelector('tr[data-row="6"] dl.headers').textContent.includes("abc-123")`)
 	b.shot("messages")
 	b.run("the hex view", chromedp.Click(chromedp.CSS(`a[data-view=hex]`)))
 	b.until("hex dump of the binary record", `(document.querySelector('tr[data-row="5"] pre.hex')||{}).textContent?.includes('ff 00 fe')`)

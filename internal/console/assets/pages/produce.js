@@ -8,6 +8,7 @@ export async function render(main, params) {
   const part = h('select', { id: 'produce-partition', name: 'partition' }, h('option', { value: '' }, 'by key, or in rotation'),
     Array.from({ length: topic.partitions }, (_, i) => h('option', { value: i }, String(i))));
   const msgId = h('input', { id: 'produce-msgid', name: 'msg_id', placeholder: 'optional (idempotent produce)' });
+  const hdrs = h('input', { id: 'produce-headers', name: 'headers', placeholder: 'trace-id=abc, tenant=eu' });
   const body = h('textarea', { id: 'produce-payload', name: 'payload', rows: 8, required: true, spellcheck: false }, '{"hello": "world"}');
   const out = h('div', {});
   const form = h('form', { class: 'card', 'data-form': 'produce', onsubmit: async (ev) => {
@@ -17,6 +18,11 @@ export async function render(main, params) {
     if (part.value !== '') qs.push('partition=' + part.value);
     const headers = {};
     if (msgId.value) headers['Narad-Msg-Id'] = msgId.value;
+    for (const pair of hdrs.value.split(',').map((x) => x.trim()).filter(Boolean)) {
+      const i = pair.indexOf('=');
+      if (i < 1) return clear(out, problem(new Error('header "' + pair + '" is not name=value')));
+      headers['Narad-Header-' + pair.slice(0, i).trim()] = pair.slice(i + 1).trim();
+    }
     try {
       const r = await api('POST', '/v1/topics/' + enc(name) + '/produce' + (qs.length ? '?' + qs.join('&') : ''), body.value, { raw: true, contentType: 'application/octet-stream', headers });
       clear(out, note('Accepted (' + r.status + '): the record is durable on the node.'), ' ', h('a', { href: '#/topics/' + enc(name) + '/messages' }, 'Browse messages'));
@@ -24,7 +30,7 @@ export async function render(main, params) {
       clear(out, problem(e));
     }
   } },
-  h('div', { class: 'formgrid' }, field('Key', key), field('Partition', part), field('Message id', msgId)),
+  h('div', { class: 'formgrid' }, field('Key', key), field('Partition', part), field('Message id', msgId), field('Headers', hdrs, 'name=value, … (sent as Narad-Header-*)')),
   field('Payload', body, topic.schema ? 'This topic has a schema: the payload must be JSON valid against it.' : 'Sent as the raw body: JSON, text or anything else.'),
   h('button', { type: 'submit', class: 'primary' }, 'Produce'), out);
   clear(main,
