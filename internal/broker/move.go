@@ -51,6 +51,13 @@ func (b *Broker) LogOptions() storage.Options { return b.reg.opts }
 // PersistFrontier writes topic/p's consumer frontier now, if its queue is
 // loaded: a copy taken after it carries the frontier.
 func (b *Broker) PersistFrontier(topic string, p int) error {
+	if l := b.reg.Peek(topic, p); l != nil {
+		// Lazy records first, so the frontier is not held back to the
+		// flushed high watermark (queue.persist) in the copy.
+		if err := l.Flush(); err != nil {
+			return err
+		}
+	}
 	if q := b.peekQueue(topic, p); q != nil {
 		return q.persist()
 	}

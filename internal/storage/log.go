@@ -307,13 +307,18 @@ func (l *Log) Published() (file string, size int64) {
 	return filepath.Base(a.path), l.flushedPos
 }
 
+// Flusher is what a lazy commit leaves its caller to call (Log.Flush),
+// named here so the commit seams can pass it without knowing *Log.
+type Flusher interface{ Flush() error }
+
 // Flushed is the flushed high watermark: every record below it is on disk.
 // Records between it and HWM were committed lazily (CommitFrom) and are
 // readable, but only their ingress WAL holds them durably until Flush.
 func (l *Log) Flushed() uint64 { return l.flushed.Load() }
 
 // Flush makes every lazily committed record durable: one fdatasync of the
-// active segment (a roll syncs the segment it seals, so lazy frames are
+// active segment (nothing when there is none; on a closed log, nil when
+// Close flushed them; a roll syncs the segment it seals, so lazy frames are
 // only ever in the active one), then the hwm file. After it returns nil,
 // Flushed is at least the HWM it saw. A failed fdatasync fences the log for
 // good (lostLazy): the lazy frames may be gone from the disk while readers
@@ -326,7 +331,12 @@ func (l *Log) Flush() error {
 	a, closed := l.segs[len(l.segs)-1], l.closed
 	l.mu.RUnlock()
 	if closed {
-		return ErrClosed
+		// Close flushed (or failed to, and said so): a closed log answers
+		// for its lazy frames for as long as someone holds it.
+		if f, h := l.flushed.Load(), l.HWM(); f < h {
+			return fmt.Errorf("partition log %s closed with records %d..%d not on disk: %w", l.dir, f, h, ErrClosed)
+		}
+		return nil
 	}
 	if err := l.syncActiveLocked(a); err != nil {
 		return err
