@@ -106,9 +106,12 @@ func TestCrashLosesNoAcceptedRecord(t *testing.T) {
 	n.restart()
 	got, at := drainAt(t, n, "durable", 3)
 	checkLedger(t, "durable", accepted, got)
+	dups := 0
 	for id, c := range got {
 		if c > 1 {
-			t.Errorf("id-%d delivered %d times after the restart: the re-dispatch committed it again", id, c)
+			if dups++; dups <= 3 {
+				t.Errorf("id-%d delivered %d times after the restart: the re-dispatch committed it again", id, c)
+			}
 		}
 	}
 	moved := 0
