@@ -14,6 +14,10 @@ func FuzzDecodeFrame(f *testing.F) {
 	zenc, _ := newEncoder(CodecZstd, "fastest")
 	zframe, _ := zenc.encode(0, recs("z", 5, false), 99, 0, 0, false)
 	f.Add(append([]byte(nil), zframe...))
+	sframe, _ := enc.encode(3, recs("src", 2, true), 5, 0xA11CE, 42, true)
+	f.Add(append([]byte(nil), sframe...))
+	zsframe, _ := zenc.encode(3, recs("zsrc", 4, false), 5, 0xA11CE, 42, false)
+	f.Add(append([]byte(nil), zsframe...))
 	f.Add([]byte{0xCA, 0xFE})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := parseHeader(b)

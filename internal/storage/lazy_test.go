@@ -328,3 +328,24 @@ func TestRecoveryCutsALazyTailWithAHole(t *testing.T) {
 		})
 	}
 }
+
+// A source frame of either codec reads back and reopens: the 16 source
+// bytes precede the (compressed) records and are never compressed.
+func TestSourceFramesOfEitherCodec(t *testing.T) {
+	for _, codec := range []Codec{CodecNone, CodecZstd} {
+		t.Run(codec.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			l := openT(t, dir, Options{Codec: codec})
+			commitFrom(t, l, recs("z", 50, true), Source{Origin: testOrigin, Seqs: seqs(7, 50), Lazy: true})
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = openT(t, dir, Options{Codec: codec})
+			defer l.Close()
+			got := readAll(t, l, 0)
+			if len(got) != 50 || string(got[49].Payload) != "z-49" || string(got[3].Key) != "k3" || l.applied[testOrigin] != 56 {
+				t.Fatalf("read %d records, applied %v", len(got), l.applied)
+			}
+		})
+	}
+}
