@@ -75,16 +75,18 @@
 // CreateTopic, ListTopics, GetTopic (with partition statistics),
 // AlterTopic and DeleteTopic manage topics; Attach, Children and Detach
 // manage fan-out children; CreateUser, ListUsers, GetUser, SetGrants,
-// SetPassword and DeleteUser the users API; Members, Moves, Decommission
+// SetLimits, SetPassword and DeleteUser the users API; Members, Moves, Decommission
 // and CancelDecommission the cluster; Healthz and Readyz the probes.
 //
 // # Errors
 //
 // A non-2xx answer is an *APIError with the HTTP status, the server's
-// sentence, Retry-After for a 503, and for a refused batch the index of
+// sentence, Retry-After for a 503 or 429, and for a refused batch the index of
 // the record refused (RefusedIndex). StatusOf reads the status through
 // wrapping; IsTransient reports whether an error is worth retrying (429,
-// 5xx, no answer at all — never a cancelled context). Other errors
+// 5xx, no answer at all — never a cancelled context). A request over the
+// caller's rate limit is a 429 that errors.Is(err, ErrRateLimited), and
+// RateLimited returns its Retry-After; nothing of it was stored. Other errors
 // (connection refused, a context that ended) come back as they are.
 //
 // # Retries

@@ -184,8 +184,10 @@ func safeToRepeat(req request) bool {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
 		return true
 	case http.MethodPost:
+		// A purge is idempotent: a repeat settles nothing the first did
+		// not (its count then says only what the repeat settled).
 		return strings.HasSuffix(req.path, "/produce") || strings.HasSuffix(req.path, "/produce/batch") ||
-			strings.HasSuffix(req.path, "/ack")
+			strings.HasSuffix(req.path, "/ack") || strings.HasSuffix(req.path, "/purge")
 	}
 	return false
 }

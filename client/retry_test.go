@@ -176,6 +176,7 @@ func TestRetryAfterALostAnswerOnlyWhenSafe(t *testing.T) {
 		"describe": func(c *Client) error { _, err := c.GetTopic(ctx, "t"); return err },
 		"delete":   func(c *Client) error { return c.DeleteTopic(ctx, "t") },
 		"ack":      func(c *Client) error { return c.Ack(ctx, "t", "0:1:2") },
+		"purge":    func(c *Client) error { _, err := c.Purge(ctx, "t"); return err },
 		"produce":  func(c *Client) error { return c.Produce(ctx, "t", []byte("x"), ProduceOptions{}) },
 		"produce batch": func(c *Client) error {
 			_, err := c.ProduceBatch(ctx, "t", []BatchRecord{RecordFromBytes([]byte("x"))})

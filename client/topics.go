@@ -65,3 +65,21 @@ func (c *Client) DeleteTopic(ctx context.Context, name string) error {
 	_, err := c.doJSON(ctx, http.MethodDelete, topicPath(name), nil, nil, nil)
 	return err
 }
+
+// Purge settles every record below each partition's high watermark at the
+// moment of the call (POST /v1/topics/{t}/purge, 200) and returns how many
+// it settled that were not settled before: leases on them end (their acks
+// answer 410), the log is untouched (replay and children see every
+// record). It needs ownership of the topic or admin. It is idempotent, so
+// it is retried like an ack; a purge whose first answer was lost may then
+// report only what its repeat settled (often 0).
+func (c *Client) Purge(ctx context.Context, topic string) (int64, error) {
+	if topic == "" {
+		return 0, errEmptyName
+	}
+	var res struct {
+		Purged int64 `json:"purged"`
+	}
+	_, err := c.doJSON(ctx, http.MethodPost, topicPath(topic, "purge"), nil, nil, &res)
+	return res.Purged, err
+}

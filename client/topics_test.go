@@ -124,6 +124,20 @@ func TestDeleteTopic(t *testing.T) {
 	f.expect(seen{Method: "DELETE", Path: "/v1/topics/orders"}, seen{Method: "DELETE", Path: "/v1/topics/gone"})
 }
 
+func TestPurge(t *testing.T) {
+	c, f := newFake(t, reply{status: 200, body: `{"purged":42}`}, reply{status: 403, body: `{"error":"only the owner"}`})
+	if n, err := c.Purge(ctx, "a b"); err != nil || n != 42 {
+		t.Fatalf("Purge = %d %v", n, err)
+	}
+	if _, err := c.Purge(ctx, "theirs"); StatusOf(err) != 403 {
+		t.Fatalf("refused purge: %v", err)
+	}
+	if _, err := c.Purge(ctx, ""); err == nil {
+		t.Fatal("Purge with no topic: want error")
+	}
+	f.expect(seen{Method: "POST", Path: "/v1/topics/a%20b/purge"}, seen{Method: "POST", Path: "/v1/topics/theirs/purge"})
+}
+
 func TestEmptyNamesNeverReachTheServer(t *testing.T) {
 	c, f := newFake(t)
 	if _, err := c.CreateTopic(ctx, CreateTopicRequest{}); err == nil {

@@ -23,16 +23,25 @@ type Grant struct {
 
 // User is an account as the server shows it; the password never comes
 // back.
+//
+// Limits are the rate limits in force for it on the node that answered;
+// LimitsFromDefaults names those that are that node's defaults (it has
+// none of its own for them). Both are absent (nil) from a server without
+// rate limits.
 type User struct {
-	Username string  `json:"username"`
-	Grants   []Grant `json:"grants"`
+	Username           string   `json:"username"`
+	Grants             []Grant  `json:"grants"`
+	Limits             *Limits  `json:"limits,omitempty"`
+	LimitsFromDefaults []string `json:"limits_from_defaults,omitempty"`
 }
 
 // CreateUserRequest is POST /v1/users.
+// Limits, when not nil, are the user's own rate limits (OwnLimits).
 type CreateUserRequest struct {
-	Username string  `json:"username"`
-	Password string  `json:"password"`
-	Grants   []Grant `json:"grants"`
+	Username string     `json:"username"`
+	Password string     `json:"password"`
+	Grants   []Grant    `json:"grants"`
+	Limits   *OwnLimits `json:"limits,omitempty"`
 }
 
 var errEmptyUser = errors.New("user name must not be empty")

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"single16 single64 consume1 batch batchconsume cluster_single cluster_batch"}
+figures=${FIGURES:-"single16 single64 consume1 batch batchconsume latency100 fanout10k cluster_single cluster_batch"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -97,7 +97,7 @@ stats() {
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
 
-declare -A rate p99
+declare -A rate p99 e2e50 e2e99
 # run NAME PHASE URLS... -- BENCH ARGS: one round; with several URLs the
 # benches run at once, one per node, and their rates add up.
 run() {
@@ -125,6 +125,17 @@ run() {
   p99[$name]+="$worst "
 }
 
+# e2e NAME BENCH ARGS: one --e2e round on the single node; keeps the
+# end-to-end p50 and p99 (produce request start to a consumer holding it).
+e2e() {
+  local name=$1; shift
+  run "$name" consume "$single" -- --e2e "$@"
+  local json
+  json=$(cat "$work/out-0.json")
+  e2e50[$name]+="$(field "$json" end_to_end_us p50) "
+  e2e99[$name]+="$(field "$json" end_to_end_us p99) "
+}
+
 want() { [[ " $figures " == *" $1 "* ]]; }
 single=http://127.0.0.1:17942
 all=(http://127.0.0.1:17942 http://127.0.0.1:18042 http://127.0.0.1:18142)
@@ -142,6 +153,8 @@ for r in $(seq 1 "$rounds"); do
       rate[batchconsume]+="$(field "$(cat "$work/out-0.json")" consume messages_per_second) "
       p99[batchconsume]+="$(field "$(cat "$work/out-0.json")" consume p99) "
     fi
+    want latency100 && e2e latency100 --rate 100 --producers 4 --duration 10s --size 256
+    want fanout10k && e2e fanout10k --via-child --rate 10000 --batch 100 --producers 4 --consumers 4 --duration 10s --size 256
     rss=$(awk '/VmRSS/ { print $2 }' "/proc/${pids[0]}/status" 2>/dev/null || echo 0)
     rate[rss_kib]+="$rss "
     stop_nodes
@@ -168,8 +181,18 @@ label() {
 }
 for f in $figures; do
   [ -n "${rate[$f]:-}" ] || continue
+  [ -n "${e2e99[$f]:-}" ] && continue
   printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${p99[$f]}" | grep . | stats)"
+done
+for f in latency100 fanout10k; do
+  [ -n "${e2e99[$f]:-}" ] || continue
+  case $f in
+    latency100) l="produce → consumed, 100 msg/s offered" ;;
+    fanout10k) l="produce → consumed from a child, 10,000 msg/s offered" ;;
+  esac
+  printf '%-52s p50 µs %s, p99 µs %s\n' "$l" "$(tr ' ' '\n' <<<"${e2e50[$f]}" | grep . | stats)" \
+    "$(tr ' ' '\n' <<<"${e2e99[$f]}" | grep . | stats)"
 done
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"

@@ -22,6 +22,9 @@ type benchFlags struct {
 	partitions int
 	json       bool
 	format     string // --batch-format: json, ndjson or binary
+	rate       int    // --rate: records per second offered in all (0: as fast as answered)
+	e2e        bool   // --e2e: produce and consume at once, measure produce-to-consumed
+	viaChild   bool   // --via-child: with --e2e, consume from a child of the scratch topic
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
@@ -94,6 +97,9 @@ what was measured so far and exits 130.`,
 	fs.IntVar(&f.consumeMax, "consume-max", 100, "records per consume (1..1000): 1 measures consume + ack one record per call, more a batch consume + batch ack")
 	fs.IntVar(&f.partitions, "partitions", 0, "partitions of the scratch topic (0: the server's default)")
 	fs.StringVar(&f.format, "batch-format", "json", "batch produce body with --batch above 1: json, ndjson or binary (application/x-narad-batch)")
+	fs.IntVar(&f.rate, "rate", 0, "records per second the producers offer in all, paced (0: as fast as they are answered)")
+	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
+	fs.BoolVar(&f.viaChild, "via-child", false, "with --e2e, consume from a scratch child attached to the scratch topic: the fan-out copy's latency")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
 	return cmd
 }
@@ -112,6 +118,18 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 	}
 	if f.consume && !changed("consumers") {
 		f.consumers = f.producers
+	}
+	if f.e2e && f.consumers == 0 {
+		f.consumers = 1
+	}
+	if f.rate < 0 {
+		bad("--rate must not be negative, got %d", f.rate)
+	}
+	if f.e2e && f.size < stampLen {
+		bad("--e2e stamps each payload with its send time: --size must be at least %d bytes, got %d", stampLen, f.size)
+	}
+	if f.viaChild && !f.e2e {
+		bad("--via-child measures the child's end-to-end latency: give --e2e too")
 	}
 	switch {
 	case changed("duration") && changed("messages"):
@@ -148,8 +166,11 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 		if changed("partitions") {
 			bad("--partitions sizes the scratch topic; %s exists already (leave out TOPIC for a scratch topic)", args[0])
 		}
+		if f.viaChild {
+			bad("--via-child attaches a scratch child to the scratch topic: leave out TOPIC")
+		}
 		if f.consumers > 0 {
-			bad("--consume/--consumers on %s would take other producers' records from its queue: leave out TOPIC and the bench consumes from a scratch topic of its own", args[0])
+			bad("--consume/--consumers/--e2e on %s would take other producers' records from its queue: leave out TOPIC and the bench consumes from a scratch topic of its own", args[0])
 		}
 	}
 	return errors.Join(errs...)
@@ -175,11 +196,15 @@ func (b *bench) run(ctx context.Context, named string) error {
 	if err != nil {
 		if t.scratch {
 			// A create cut short may still have happened.
-			err = errors.Join(err, b.dropScratch(ctx, t.name))
+			err = errors.Join(err, b.dropScratchAll(ctx, t))
 		}
 		return b.finish(ctx, err)
 	}
 	rep := newBenchReport(b.f, t)
+	if b.f.e2e {
+		failed := b.runE2E(ctx, rep, t.name, t.consumeFrom())
+		return b.end(ctx, rep, t, failed)
+	}
 	prod := b.produce(ctx, t.name)
 	rep.Produce = prod.report(b.f.size)
 	failed := prod.failure()
@@ -188,9 +213,15 @@ func (b *bench) run(ctx context.Context, named string) error {
 		rep.Consume = cons.report(b.f.size)
 		failed = errors.Join(failed, cons.failure())
 	}
+	return b.end(ctx, rep, t, failed)
+}
+
+// end deletes the scratch topics and prints the report, however the
+// phases ended.
+func (b *bench) end(ctx context.Context, rep *benchReport, t benchTarget, failed error) error {
 	rep.Interrupted = ctx.Err() != nil
 	if t.scratch {
-		derr := b.dropScratch(ctx, t.name)
+		derr := b.dropScratchAll(ctx, t)
 		rep.ScratchDeleted = derr == nil
 		failed = errors.Join(failed, derr)
 	}

@@ -28,11 +28,16 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"--duration", "0s"}, "--duration must be above 0, got 0s"},
 		{[]string{"--duration", "10s", "--messages", "5"}, "give --messages or --duration, not both"},
 		{[]string{"--duration", "ten"}, `invalid argument "ten" for "--duration" flag`},
-		{[]string{"orders", "--consume"}, "--consume/--consumers on orders would take other producers' records from its queue: leave out TOPIC"},
-		{[]string{"orders", "--consumers", "2"}, "--consume/--consumers on orders would take"},
+		{[]string{"orders", "--consume"}, "--consume/--consumers/--e2e on orders would take other producers' records from its queue: leave out TOPIC"},
+		{[]string{"orders", "--consumers", "2"}, "--consume/--consumers/--e2e on orders would take"},
 		{[]string{"orders", "--partitions", "3"}, "--partitions sizes the scratch topic; orders exists already"},
 		{[]string{"--batch-format", "xml"}, `--batch-format "xml": want json, ndjson or binary`},
 		{[]string{"a", "b"}, "accepts at most 1 arg(s), received 2"},
+		{[]string{"--rate", "-1"}, "--rate must not be negative, got -1"},
+		{[]string{"--e2e", "--size", "15"}, "--e2e stamps each payload with its send time: --size must be at least 16 bytes, got 15"},
+		{[]string{"--via-child"}, "--via-child measures the child's end-to-end latency: give --e2e too"},
+		{[]string{"orders", "--e2e", "--via-child"}, "--via-child attaches a scratch child to the scratch topic: leave out TOPIC"},
+		{[]string{"orders", "--e2e"}, "--consume/--consumers/--e2e on orders would take"},
 	} {
 		api := newBenchAPI(t, nil)
 		r := against(api.broker).run(t, append([]string{"bench"}, tt.args...)...)

@@ -72,11 +72,16 @@ func workers(ctx context.Context, s *phaseStats, n int, work func(ctx context.Co
 // request is started only before the deadline, and none is cut short, so
 // every counted message was answered.
 func (b *bench) produce(ctx context.Context, topic string) *phaseStats {
+	return b.produceStamped(ctx, topic, time.Time{})
+}
+
+// produceStamped is produce; with a non-zero base every request's payloads
+// carry its send time (stamp, for --e2e), and with --rate each producer is
+// paced (pacer).
+func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time) *phaseStats {
 	s := newPhaseStats("produce")
-	payload := bytes.Repeat([]byte("x"), b.f.size)
-	record := client.RecordFromBytes(payload)
 	format, _ := client.ParseBatchFormat(b.f.format) // checked by resolve
-	var claimed atomic.Int64
+	var claimed, ids atomic.Int64
 	start := time.Now()
 	end := start.Add(b.f.duration)
 	claim := func() int {
@@ -95,12 +100,26 @@ func (b *bench) produce(ctx context.Context, topic string) *phaseStats {
 	}
 	stopBar := b.progress(s, int64(b.f.messages), b.f.duration > 0)
 	workers(ctx, s, b.f.producers, func(ctx context.Context, fail func(error) bool) {
+		pace := newPacer(start, b.f.rate, b.f.producers, b.f.batch, int(ids.Add(1)-1))
+		payload := bytes.Repeat([]byte("x"), b.f.size)
 		records := make([]client.BatchRecord, b.f.batch)
-		for i := range records {
-			records[i] = record
+		fill := func() {
+			for i := range records {
+				records[i] = client.RecordFromBytes(payload)
+			}
 		}
+		fill()
 		for n := claim(); n > 0 && ctx.Err() == nil; n = claim() {
+			if pace.wait(ctx) != nil {
+				return
+			}
 			t0 := time.Now()
+			if !base.IsZero() {
+				stamp(payload, base)
+				if b.f.batch > 1 {
+					fill()
+				}
+			}
 			var err error
 			if b.f.batch == 1 {
 				err = b.c.Produce(ctx, topic, payload, client.ProduceOptions{})

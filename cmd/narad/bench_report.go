@@ -20,6 +20,9 @@ type benchReport struct {
 	Interrupted    bool         `json:"interrupted"`
 	Produce        *phaseReport `json:"produce"`
 	Consume        *phaseReport `json:"consume,omitempty"`
+	// EndToEnd (--e2e) is per record: from the start of its produce
+	// request to a consumer holding it, in microseconds.
+	EndToEnd *latencyReport `json:"end_to_end_us,omitempty"`
 }
 
 type benchSetting struct {
@@ -30,6 +33,9 @@ type benchSetting struct {
 	Size       int   `json:"size"`
 	Batch      int   `json:"batch"`
 	ConsumeMax int   `json:"consume_max,omitempty"` // with consumers
+	Rate       int   `json:"rate,omitempty"`        // --rate
+	E2E        bool  `json:"e2e,omitempty"`
+	ViaChild   bool  `json:"via_child,omitempty"`
 }
 
 type phaseReport struct {
@@ -59,7 +65,7 @@ type latencyReport struct {
 func newBenchReport(f benchFlags, t benchTarget) *benchReport {
 	r := &benchReport{Topic: t.name, Scratch: t.scratch, Partitions: t.partitions, Settings: benchSetting{
 		Producers: f.producers, Consumers: f.consumers, Size: f.size, Batch: f.batch,
-		ConsumeMax: consumeMaxOf(f),
+		ConsumeMax: consumeMaxOf(f), Rate: f.rate, E2E: f.e2e, ViaChild: f.viaChild,
 	}}
 	if f.duration > 0 {
 		r.Settings.DurationMs = f.duration.Milliseconds()
@@ -129,10 +135,21 @@ func (r *benchReport) print(w io.Writer, asJSON bool) error {
 	if r.Settings.Consumers > 0 {
 		fmt.Fprintf(&sb, ", %d consumers", r.Settings.Consumers)
 	}
+	if r.Settings.Rate > 0 {
+		fmt.Fprintf(&sb, ", paced at %d msg/s", r.Settings.Rate)
+	}
 	sb.WriteByte('\n')
 	r.Produce.text(&sb, "produce")
 	if r.Consume != nil {
 		r.Consume.text(&sb, "consume")
+	}
+	if l := r.EndToEnd; l != nil {
+		what := "produce to consumed"
+		if r.Settings.ViaChild {
+			what = "produce to consumed from the child"
+		}
+		fmt.Fprintf(&sb, "end-to-end (%s): p50 %s p90 %s p99 %s p99.9 %s max %s\n", what,
+			micros(l.P50), micros(l.P90), micros(l.P99), micros(l.P999), micros(l.Max))
 	}
 	if r.Interrupted {
 		sb.WriteString("bench: interrupted: the figures are partial\n")

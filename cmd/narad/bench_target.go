@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -16,6 +17,15 @@ type benchTarget struct {
 	name       string
 	scratch    bool // made by this bench, deleted when it ends
 	partitions int
+	child      string // --via-child: the scratch child attached to it (maybe made; deleted too)
+}
+
+// consumeFrom is the topic the consumers read: the child, if any.
+func (t benchTarget) consumeFrom() string {
+	if t.child != "" {
+		return t.child
+	}
+	return t.name
 }
 
 // scratchRetention bounds what a scratch topic keeps should its deletion
@@ -60,7 +70,41 @@ func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
 	}
 	t := benchTarget{name: name, scratch: true, partitions: created.Partitions}
 	fmt.Fprintf(b.a.stderr, "bench: scratch topic %s (%d partitions), deleted when the bench ends\n", name, t.partitions)
+	if b.f.viaChild {
+		return b.scratchChild(ctx, t, retention)
+	}
 	return t, nil
+}
+
+// scratchChild makes the --via-child topic and attaches it to t. From the
+// first request on, t names it, so that the end deletes whatever was made.
+func (b *bench) scratchChild(ctx context.Context, t benchTarget, retention int64) (benchTarget, error) {
+	t.child = t.name + "-child"
+	if _, err := b.c.CreateTopic(ctx, client.CreateTopicRequest{
+		Name: t.child, Partitions: t.partitions, RetentionMs: &retention,
+	}); err != nil {
+		return t, fmt.Errorf("creating the scratch child %s: %w", t.child, err)
+	}
+	if _, err := b.c.Attach(ctx, t.name, client.AttachRequest{Child: t.child}); err != nil {
+		return t, fmt.Errorf("attaching the scratch child %s to %s: %w", t.child, t.name, err)
+	}
+	fmt.Fprintf(b.a.stderr, "bench: scratch child %s attached; the consumers read it\n", t.child)
+	return t, nil
+}
+
+// dropScratchAll deletes the scratch child (detached first) and the
+// scratch topic.
+func (b *bench) dropScratchAll(ctx context.Context, t benchTarget) error {
+	var errs []error
+	if t.child != "" {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scratchDropTimeout)
+		if err := b.c.Detach(dctx, t.name, t.child); err != nil && client.StatusOf(err) != http.StatusNotFound {
+			errs = append(errs, fmt.Errorf("detaching the scratch child %s: %w", t.child, err))
+		}
+		cancel()
+		errs = append(errs, b.dropScratch(ctx, t.child))
+	}
+	return errors.Join(append(errs, b.dropScratch(ctx, t.name))...)
 }
 
 // scratchName is bench-<8 random hex digits>: two benches at once, or one

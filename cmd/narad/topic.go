@@ -23,6 +23,7 @@ func (a *app) topicCmd() *cobra.Command {
 		a.topicInfoCmd(),
 		a.topicEditCmd(),
 		a.topicRemoveCmd(),
+		a.topicPurgeCmd(),
 		a.topicAttachCmd(),
 		a.topicDetachCmd(),
 		a.topicChildrenCmd(),

@@ -23,12 +23,18 @@ create or admin; a PATTERN is a topic name or a prefix ending in "*". So
 "orders-", and "consume:a,b.*" consuming from "a" and from every "b.*".
 
 Passwords are read from standard input, one line, and never from a flag:
-pipe one in, or type it at the prompt (not echoed).`,
+pipe one in, or type it at the prompt (not echoed).
+
+Rate limits are --limit NAME=VALUE (see "narad user edit --help"): per
+second on each node, 0 or unlimited for none, default for the node's
+configured default.`,
 	}
 	cmd.AddCommand(
 		a.userAddCmd(),
+		a.userEditCmd(),
 		a.userGrantCmd(),
 		a.userListCmd(),
+		a.userShowCmd(),
 		a.userRemoveCmd(),
 		a.userPasswdCmd(),
 	)
@@ -44,18 +50,21 @@ func registerGrants(fs *pflag.FlagSet, dst *[]string) {
 }
 
 func (a *app) userAddCmd() *cobra.Command {
-	var grants []string
+	var grants, limits []string
 	var quiet bool
 	var out *outputFlags
 	cmd := &cobra.Command{
-		Use:   "add NAME [--grant ACTION:PATTERN[,PATTERN...]]...",
+		Use:   "add NAME [--grant ACTION:PATTERN[,PATTERN...]]... [--limit NAME=VALUE]...",
 		Short: "Create a user; the password is read from standard input",
 		Long: `Create the user NAME with the grants given.
 
 The password is read from standard input, one line: pipe it in, or type it
 at the prompt (not echoed). It is never taken from a flag.
 
-  narad user add billing --grant produce:invoices.* --grant consume:orders,refunds`,
+  narad user add billing --grant produce:invoices.* --grant consume:orders,refunds
+  narad user add batch --grant produce:imports --limit produce_records_per_s=1000 --limit produce_bytes_per_s=4MiB
+
+Limits not given are the node's configured defaults (limits.*).`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,6 +76,10 @@ at the prompt (not echoed). It is never taken from a flag.
 			if err != nil {
 				return err
 			}
+			set, err := parseLimits(limits)
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -75,18 +88,23 @@ at the prompt (not echoed). It is never taken from a flag.
 			if err != nil {
 				return err
 			}
-			u, err := c.CreateUser(cmd.Context(), client.CreateUserRequest{Username: args[0], Password: pw, Grants: gs})
+			u, err := c.CreateUser(cmd.Context(), client.CreateUserRequest{Username: args[0], Password: pw, Grants: gs, Limits: ownLimits(set)})
 			if err != nil {
 				return err
 			}
 			if format == formatJSON {
 				return printJSON(a.stdout, u)
 			}
+			if len(set) > 0 {
+				_, err = fmt.Fprintf(a.stdout, "created user %s: %s; limits: %s\n", u.Username, grantsOrNone(u.Grants), formatLimits(u))
+				return err
+			}
 			_, err = fmt.Fprintf(a.stdout, "created user %s: %s\n", u.Username, grantsOrNone(u.Grants))
 			return err
 		},
 	}
 	registerGrants(cmd.Flags(), &grants)
+	registerLimits(cmd.Flags(), &limits)
 	cmd.Flags().BoolVar(&quiet, "password-stdin", false, passwordFromStdinHelp)
 	out = addOutputFlags(cmd)
 	return cmd
@@ -145,7 +163,7 @@ func (a *app) userListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
-		Short:   "List users and their grants",
+		Short:   "List users, their grants and the rate limits that limit them",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, c, err := a.printingClient(out)
@@ -163,9 +181,9 @@ func (a *app) userListCmd() *cobra.Command {
 				}{nonNil(users)})
 			}
 			tw := newTable(a.stdout)
-			fmt.Fprintln(tw, "USER\tGRANTS")
+			fmt.Fprintln(tw, "USER\tGRANTS\tLIMITS")
 			for _, u := range users {
-				fmt.Fprintf(tw, "%s\t%s\n", u.Username, orDash(formatGrants(u.Grants)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Username, orDash(formatGrants(u.Grants)), shortLimits(u))
 			}
 			return tw.Flush()
 		},

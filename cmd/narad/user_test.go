@@ -124,9 +124,9 @@ func TestUserListSortedTableAndJSON(t *testing.T) {
 	})
 	r := against(b).run(t, "user", "ls")
 	mustOK(t, r)
-	want := "USER   GRANTS\n" +
-		"alice  produce:orders-*; consume:a,b.*\n" +
-		"zed    -\n"
+	want := "USER   GRANTS                           LIMITS\n" +
+		"alice  produce:orders-*; consume:a,b.*  -\n" +
+		"zed    -                                -\n"
 	if r.stdout != want {
 		t.Errorf("stdout\n%s\nwant\n%s", r.stdout, want)
 	}

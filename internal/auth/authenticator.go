@@ -21,10 +21,14 @@ type Users interface {
 // Principal is an authenticated user with the grants it had when verified.
 // ID tells this user from an earlier one of the same name (meta.User.ID):
 // ownership checks compare both.
+// Limits are its own rate limits (nil: the node's defaults), read with
+// the record it was verified against, so a change applies to its next
+// request.
 type Principal struct {
 	Name   string
 	ID     uint64
 	Grants []meta.Grant
+	Limits *meta.Limits
 }
 
 // Authenticator checks Basic credentials against bcrypt hashes. bcrypt is
@@ -136,7 +140,7 @@ func (a *Authenticator) Authenticate(user, password, source string) (Principal, 
 		}
 		return Principal{}, false
 	}
-	p := Principal{Name: u.Name, ID: u.ID, Grants: u.Grants}
+	p := Principal{Name: u.Name, ID: u.ID, Grants: u.Grants, Limits: u.Limits}
 	a.remember(key, cached{domainVersion: v, userVersion: u.Version, p: p})
 	return p, true
 }

@@ -16,16 +16,23 @@ type Store interface {
 	CreateUser(ctx context.Context, u meta.User) error
 	SetGrants(ctx context.Context, name string, gs []meta.Grant) error
 	SetPassword(ctx context.Context, name string, hash []byte) error
+	SetLimits(ctx context.Context, name string, l *meta.Limits) error
 	DeleteUser(ctx context.Context, name string) error
 }
 
 // UserView is a user as the API shows it: never the hash. ID is the
 // user's incarnation (a topic's owner_id names it); absent for a user
 // created before IDs existed.
+//
+// Limits are the rate limits in force for the user on the node that
+// answers: its own where it set them, this node's defaults for the
+// others, which LimitsFromDefaults names (limits.go).
 type UserView struct {
-	Username string       `json:"username"`
-	ID       uint64       `json:"id,omitempty"`
-	Grants   []meta.Grant `json:"grants"`
+	Username           string       `json:"username"`
+	ID                 uint64       `json:"id,omitempty"`
+	Grants             []meta.Grant `json:"grants"`
+	Limits             meta.Rates   `json:"limits"`
+	LimitsFromDefaults []string     `json:"limits_from_defaults"`
 }
 
 // Manager carries out the users API (07-security.md) for an authenticated
@@ -37,17 +44,28 @@ type Manager struct {
 	store Store
 	// mapErr turns metastore outcomes into API errors.
 	mapErr func(error) error
+	// defaults are this node's rate limits for users without their own
+	// (the configuration's), shown in views.
+	defaults meta.Rates
 }
 
-// NewManager manages the users of store; mapErr maps metastore errors.
-func NewManager(store Store, mapErr func(error) error) *Manager {
-	return &Manager{store: store, mapErr: mapErr}
+// NewManager manages the users of store; mapErr maps metastore errors;
+// defaults are the node's configured rate limits.
+func NewManager(store Store, mapErr func(error) error, defaults meta.Rates) *Manager {
+	return &Manager{store: store, mapErr: mapErr, defaults: defaults}
 }
 
-// Create makes a user with password and grants.
-func (m *Manager) Create(ctx context.Context, actor Principal, name, password string, gs []meta.Grant) (UserView, error) {
+// Create makes a user with password, grants and its own limits (nil:
+// the defaults apply).
+func (m *Manager) Create(ctx context.Context, actor Principal, name, password string, gs []meta.Grant, limits *meta.Limits) (UserView, error) {
 	if err := checkNew(name, password, gs); err != nil {
 		return UserView{}, err
+	}
+	if err := meta.CheckLimits(limits); err != nil {
+		return UserView{}, apierr.BadRequest("%v", err)
+	}
+	if limits.Empty() {
+		limits = nil
 	}
 	if err := m.mayGrant(actor, gs); err != nil {
 		return UserView{}, err
@@ -56,7 +74,7 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 	if err != nil {
 		return UserView{}, err
 	}
-	u := meta.User{Name: name, Hash: hash, Grants: nonNil(gs), CreatedAt: time.Now().Unix()}
+	u := meta.User{Name: name, Hash: hash, Grants: nonNil(gs), CreatedAt: time.Now().Unix(), Limits: limits}
 	if err := m.store.CreateUser(ctx, u); err != nil {
 		if errors.Is(err, meta.ErrExists) {
 			// The metastore's own words ("user x: exists") are not the
@@ -69,7 +87,7 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 	if created, ok := m.store.User(name); ok {
 		u = created
 	}
-	return view(u), nil
+	return m.view(u), nil
 }
 
 // List shows the users the actor may manage (all of them for a root admin).
@@ -80,7 +98,7 @@ func (m *Manager) List(actor Principal) ([]UserView, error) {
 	out := []UserView{}
 	for _, u := range m.store.Users() {
 		if Covers(actor.Grants, u.Grants) {
-			out = append(out, view(u))
+			out = append(out, m.view(u))
 		}
 	}
 	return out, nil
@@ -92,7 +110,7 @@ func (m *Manager) Get(actor Principal, name string) (UserView, error) {
 	if err != nil {
 		return UserView{}, err
 	}
-	return view(u), nil
+	return m.view(u), nil
 }
 
 // SetGrants replaces a user's grants.
@@ -111,7 +129,7 @@ func (m *Manager) SetGrants(ctx context.Context, actor Principal, name string, g
 		return UserView{}, m.mapErr(err)
 	}
 	u.Grants = nonNil(gs)
-	return view(u), nil
+	return m.view(u), nil
 }
 
 // SetPassword changes a password: one's own with the current password, or
@@ -199,8 +217,9 @@ func checkNew(name, password string, gs []meta.Grant) error {
 	return nil
 }
 
-func view(u meta.User) UserView {
-	return UserView{Username: u.Name, ID: u.ID, Grants: nonNil(u.Grants)}
+func (m *Manager) view(u meta.User) UserView {
+	return UserView{Username: u.Name, ID: u.ID, Grants: nonNil(u.Grants),
+		Limits: u.Limits.Resolve(m.defaults), LimitsFromDefaults: u.Limits.Defaulted()}
 }
 
 func nonNil(gs []meta.Grant) []meta.Grant {

@@ -133,6 +133,7 @@ func (b *Broker) Close() error {
 	close(b.stop)
 	b.wg.Wait()
 	b.persistFrontiers()
+	b.persistAllCounts() // a clean stop loses no delivery count
 	return b.reg.CloseAll()
 }
 

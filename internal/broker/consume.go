@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
@@ -36,6 +37,7 @@ type Message struct {
 	CommittedAt   int64 // unix ms
 	ReceiptHandle string
 	DeliveryCount int
+	Headers       []header.Header // sorted by name; nil when none
 }
 
 // Consume leases up to max(1, Max) records, or replays from Offset. With
@@ -356,7 +358,7 @@ func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lea
 				a.add(size)
 				ls := run[k]
 				out = append(out, Message{Topic: topic, Partition: ls.Partition, Offset: r.Offset,
-					Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt,
+					Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt, Headers: r.Headers,
 					ReceiptHandle: ls.Handle(), DeliveryCount: ls.DeliveryCount})
 				k++
 			}
@@ -404,7 +406,7 @@ func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message
 	}
 	out := make([]Message, len(res.Records))
 	for i, r := range res.Records {
-		out[i] = Message{Topic: t.Name, Partition: p, Offset: r.Offset, Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt}
+		out[i] = Message{Topic: t.Name, Partition: p, Offset: r.Offset, Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt, Headers: r.Headers}
 	}
 	return out, nil
 }

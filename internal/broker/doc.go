@@ -24,6 +24,14 @@
 //   - the hwm file is written before any consumer frontier it would be
 //     behind, and a frontier found above the high watermark is clamped to
 //     it, so it never hides records (queue.go).
+//   - delivery counts are written after the frontier they go with
+//     (delivery.counts, counts.go): at most countsEvery plus one sweep old
+//     after a crash, complete after Close or a move's freeze; a counts file
+//     that cannot be read starts the partition from no counts, never stops
+//     it;
+//   - a purge (purge.go) moves the frontier only to the high watermark,
+//     writes it before it answers, and is refused during a move's freeze
+//     like a commit, so no acknowledged purge is undone by a crash or move;
 //   - a commit pinned to a topic incarnation lands only in that incarnation
 //     (CommitIncarnation), so a deleted topic's records never reach a
 //     re-created one;

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/dispatch"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
@@ -267,6 +269,52 @@ func TestMetastoreDiskAndLeaderLossAnswer503(t *testing.T) {
 		if ae, ok := apierr.From(got); !ok || ae.Status != http.StatusServiceUnavailable ||
 			ae.RetryAfter < time.Second || strings.Contains(ae.Message, n.dir) {
 			t.Errorf("MetaErr(%v) = %v, want 503 with a Retry-After naming no file", err, got)
+		}
+	}
+}
+
+// Headers travel the whole produce path — edge validation, ingress WAL,
+// dispatch, commit — and come back on consume and replay; the broker's
+// own records (ProduceReserved) may carry narad- names, a client's may
+// not; and they survive a reopen of the partition log.
+func TestHeadersTravelFromProduceToConsume(t *testing.T) {
+	n := newNode(t, false)
+	ctx := context.Background()
+	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "h"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	hs := []header.Header{{Name: "z", Value: "last"}, {Name: "a", Value: "ü"}}
+	if err := n.b.Produce(ctx, "h", broker.ProduceRecord{Payload: []byte("one"), Headers: hs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.b.Produce(ctx, "h", broker.ProduceRecord{Payload: []byte("bad"), Headers: []header.Header{{Name: "narad-dlq-topic", Value: "x"}}}); statusOf(err) != http.StatusBadRequest {
+		t.Fatalf("a client's narad- header: %v", err)
+	}
+	own := []header.Header{{Name: "narad-dlq-topic", Value: "orders"}, {Name: "k", Value: "v"}}
+	if err := n.b.ProduceReserved(ctx, "h", []broker.ProduceRecord{{Payload: []byte("two"), Headers: own}, {Payload: []byte("three")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.consumeAll(t, "h", 3); len(got) != 3 {
+		t.Fatalf("consumed %v", got)
+	}
+	p, off := 0, uint64(0)
+	msgs, err := n.b.Consume(ctx, broker.ConsumeRequest{Topic: "h", Partition: &p, Offset: &off, Max: 10})
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("replay: %v %v", msgs, err)
+	}
+	want := [][]header.Header{{{Name: "a", Value: "ü"}, {Name: "z", Value: "last"}}, own, nil}
+	for i, m := range msgs {
+		if !slices.Equal(m.Headers, want[i]) {
+			t.Errorf("replayed record %d: headers %v, want %v", i, m.Headers, want[i])
+		}
+	}
+	leased, err := n.b.Consume(ctx, broker.ConsumeRequest{Topic: "h", Max: 10})
+	if err != nil || len(leased) != 3 {
+		t.Fatalf("consume: %v %v", leased, err)
+	}
+	for i, m := range leased {
+		if !slices.Equal(m.Headers, want[i]) {
+			t.Errorf("leased record %d: headers %v, want %v", i, m.Headers, want[i])
 		}
 	}
 }

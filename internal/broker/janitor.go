@@ -15,13 +15,15 @@ import (
 // The broker's background duties, each run by its own ticker (Start).
 
 // persistFrontiers writes every moved frontier (at most every 100 ms after
-// it moves: the only durable piece of queue state).
+// it moves), then the delivery counts that changed (at most every
+// countsEvery: counts.go) — the durable pieces of queue state.
 func (b *Broker) persistFrontiers() {
 	for _, q := range b.allQueues() {
 		if err := q.persist(); err != nil {
 			b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
 			b.cfg.Logger.Warn("frontier not persisted", "topic", q.key.topic, "partition", q.key.partition, "err", err)
 		}
+		b.persistCounts(q, false)
 		st := q.table.Stats()
 		lbl := []string{q.key.topic, partLabel(q.key.partition)}
 		b.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
@@ -133,6 +135,7 @@ func (b *Broker) evictIdle() {
 				continue // leases out: their acks and redeliveries will need the log
 			}
 			q.persist()
+			b.persistCounts(q, true)
 		}
 		b.applyRetention(op.Topic, op.Partition, op.Log)
 		if closed, err := b.reg.CloseIf(op.Topic, op.Partition, op.Log, op.LastAccess); closed {

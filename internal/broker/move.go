@@ -48,8 +48,9 @@ func (b *Broker) PartitionLog(topic string, p int) (*storage.Log, error) { retur
 // is verified by opening it the same way.
 func (b *Broker) LogOptions() storage.Options { return b.reg.opts }
 
-// PersistFrontier writes topic/p's consumer frontier now, if its queue is
-// loaded: a copy taken after it carries the frontier.
+// PersistFrontier writes topic/p's consumer frontier and delivery counts
+// now, if its queue is loaded: a copy taken after it carries both (the
+// counts file is advisory: a failed write of it is logged, not returned).
 func (b *Broker) PersistFrontier(topic string, p int) error {
 	if l := b.reg.Peek(topic, p); l != nil {
 		// Lazy records first, so the frontier is not held back to the
@@ -59,7 +60,10 @@ func (b *Broker) PersistFrontier(topic string, p int) error {
 		}
 	}
 	if q := b.peekQueue(topic, p); q != nil {
-		return q.persist()
+		if err := q.persist(); err != nil {
+			return err
+		}
+		b.persistCounts(q, true)
 	}
 	return nil
 }

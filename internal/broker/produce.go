@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
@@ -29,11 +30,23 @@ type ProduceRecord struct {
 	Key       []byte
 	Partition *int
 	Payload   []byte
+	// Headers are checked (header.Check) and sorted in place by produce;
+	// from a client, names beginning "narad-" are refused.
+	Headers []header.Header
 }
 
 // Produce accepts one record: durable in the ingress WAL when it returns.
 func (b *Broker) Produce(ctx context.Context, topic string, rec ProduceRecord) error {
-	return b.produce(ctx, topic, []ProduceRecord{rec}, false)
+	return b.produce(ctx, topic, []ProduceRecord{rec}, false, header.Client)
+}
+
+// ProduceReserved is ProduceBatch for the broker's own records: their
+// headers may use the reserved "narad-" names (and the broker's allowance
+// over the client caps). It is the one way such headers enter the
+// produce path; the HTTP edge has no route to it (its Broker interface
+// does not name it), so a client can never set one.
+func (b *Broker) ProduceReserved(ctx context.Context, topic string, recs []ProduceRecord) error {
+	return b.produce(ctx, topic, recs, true, header.Reserved)
 }
 
 // ProduceBatch validates every record first — any failure refuses the
@@ -41,10 +54,10 @@ func (b *Broker) Produce(ctx context.Context, topic string, rec ProduceRecord) e
 // appends all of them to the ingress WAL and returns once they are durable.
 // The dispatcher commits them into their partition logs.
 func (b *Broker) ProduceBatch(ctx context.Context, topic string, recs []ProduceRecord) error {
-	return b.produce(ctx, topic, recs, true)
+	return b.produce(ctx, topic, recs, true, header.Client)
 }
 
-func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord, indexed bool) error {
+func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord, indexed bool, src header.Source) error {
 	t, schemaOf, err := b.produceTarget(topic)
 	if err != nil {
 		return err
@@ -56,7 +69,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		b.reject(topic, "too_large")
 		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
 	}
-	if err := b.validateRecords(t, schemaOf, recs, indexed); err != nil {
+	if err := b.validateRecords(t, schemaOf, recs, indexed, src); err != nil {
 		return err
 	}
 	if b.diskFull() {
@@ -78,7 +91,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 			p = int(ts.produce.Add(1) % uint64(t.Partitions))
 		}
 		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
-			Incarnation: t.Incarnation}
+			Incarnation: t.Incarnation, Headers: r.Headers}
 		bytes += len(r.Payload)
 	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
@@ -137,7 +150,7 @@ func (b *Broker) CheckBatch(topic string, recs []ProduceRecord) error {
 	if err != nil {
 		return err
 	}
-	return b.validateRecords(t, schemaOf, recs, true)
+	return b.validateRecords(t, schemaOf, recs, true, header.Client)
 }
 
 // produceTarget resolves a produce's topic and the topic whose schema
@@ -158,7 +171,7 @@ func (b *Broker) produceTarget(topic string) (meta.Topic, meta.Topic, error) {
 
 // validateRecords checks every record in order and refuses at the first
 // that fails, naming its index in a batch.
-func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, indexed bool) error {
+func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, indexed bool, src header.Source) error {
 	where := func(i int) string {
 		if !indexed {
 			return ""
@@ -185,6 +198,10 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
 			b.reject(t.Name, "bad_partition")
 			return at(i, refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions))
+		}
+		if err := header.Check(r.Headers, src); err != nil {
+			b.reject(t.Name, "bad_header")
+			return at(i, apierr.BadRequest("%s%v", where(i), err))
 		}
 		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
 			b.reject(t.Name, "schema")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/wal"
@@ -48,6 +49,9 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	keyed := func(n int) ProduceRecord {
 		return ProduceRecord{Key: bytes.Repeat([]byte("k"), n), Payload: []byte("x")}
 	}
+	headed := func(name, value string) ProduceRecord {
+		return ProduceRecord{Payload: []byte("x"), Headers: []header.Header{{Name: name, Value: value}}}
+	}
 	many := make([]ProduceRecord, MaxBatchRecords+1)
 	for i := range many {
 		many[i] = rec("m")
@@ -79,6 +83,9 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 		{"batch: first failing index", "p3", []ProduceRecord{rec("a"), rec("b"), rec(""), pinned(9)}, true, 400, "", "record 2: payload is empty"},
 		{"batch: out of range at 1", "p3", []ProduceRecord{rec("a"), pinned(7), rec("")}, true, 400, refusal.ErrPartitionRange, "record 1: partition 7 is out of range"},
 		{"batch: too large at 1", "p3", []ProduceRecord{rec("a"), big}, true, 413, "", "record 1: payload of 1048577 bytes"},
+		{"reserved header", "p3", []ProduceRecord{headed("narad-dlq-topic", "x")}, false, 400, "", `header "narad-dlq-topic": names beginning "narad-" are reserved`},
+		{"bad header name", "p3", []ProduceRecord{headed("A", "x")}, false, 400, "", `header "A"`},
+		{"batch: header value over 4 KiB at 1", "p3", []ProduceRecord{headed("a", "b"), headed("big", strings.Repeat("v", header.MaxValue+1))}, true, 400, "", `record 1: invalid header "big"`},
 		{"batch: schema at 1", "typed", []ProduceRecord{rec(`{"id":1}`), rec(`{}`)}, true, 400, "", "record 1: payload does not match"},
 	}
 	for _, c := range cases {
@@ -101,7 +108,7 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	if got := walSince(t, b, seq); len(got) != 0 {
 		t.Fatalf("refused produces stored %d records", len(got))
 	}
-	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full", "key_too_long"} {
+	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full", "key_too_long", "bad_header"} {
 		series := fmt.Sprintf(`narad_produce_rejections_total{reason=%q,topic=`, reason)
 		if !strings.Contains(metricsText(b), series) {
 			t.Errorf("no rejection counted as %s", reason)

@@ -14,9 +14,10 @@ import (
 	"github.com/narad-io/narad/internal/vfs"
 )
 
-// queue is the queue state of one owned partition: its lease table and
-// the durable frontier. Only the frontier survives a crash; after a
-// restart every record at or above it is available again.
+// queue is the queue state of one owned partition: its lease table, the
+// durable frontier and the durable delivery counts (counts.go). Only those
+// two survive a crash; after a restart every record at or above the
+// frontier is available again, its delivery count continuing.
 type queue struct {
 	key     partKey
 	fs      vfs.FS
@@ -30,6 +31,8 @@ type queue struct {
 
 	pmu       sync.Mutex // serialises frontier writes
 	persisted uint64
+
+	counts countsState // the delivery counts file (counts.go)
 }
 
 func limitsOf(t meta.Topic) lease.Limits {
@@ -67,6 +70,7 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	countsPath, counts := b.readCounts(t.Name, partition, dir)
 	b.qmu.Lock()
 	defer b.qmu.Unlock()
 	if q, ok := b.queues[k]; ok {
@@ -74,6 +78,7 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 	}
 	q = &queue{key: k, fs: b.reg.fs, reg: b.reg, path: path, persisted: stored,
 		table: lease.New(partition, frontier, limitsOf(t), clockFunc{clock.Real, b.cfg.Now})}
+	q.counts = b.seedCounts(countsPath, counts, q.table)
 	q.version.Store(t.Version)
 	b.queues[k] = q
 	return q, nil

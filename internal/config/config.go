@@ -19,6 +19,7 @@ type Config struct {
 	Log      LogConfig
 	Security SecurityConfig
 	Recovery RecoveryConfig
+	Limits   LimitsConfig
 
 	// NodeIDDefaulted is true when no layer set node_id, so NodeID is the
 	// host name: a data directory's stored id then wins over it (package
@@ -130,6 +131,21 @@ type RecoveryConfig struct {
 	// has no state (package datadir): refuse (default), adopt, discard.
 	OrphanData string
 }
+
+// LimitsConfig are the per-user rate limits of a user that has none of
+// its own (09-extensions.md, "Rate limits"), per second on this node; 0 is
+// unlimited (the default). They apply field by field: a user that sets
+// one limit of its own keeps these defaults for the others. Give every
+// node the same values (each limits the requests it receives).
+type LimitsConfig struct {
+	ProduceRecordsPerS  int64
+	ProduceBytesPerS    int64
+	ConsumeRequestsPerS int64
+}
+
+// MaxLimits bound the limits (the users API's bounds, meta.MaxRate: a
+// test in package server holds the two together).
+var MaxLimits = LimitsConfig{ProduceRecordsPerS: 10_000_000, ProduceBytesPerS: 10 << 30, ConsumeRequestsPerS: 1_000_000}
 
 type SecurityConfig struct {
 	Enabled bool

@@ -49,6 +49,14 @@ func TestLoadLayering(t *testing.T) {
 			},
 		},
 		{
+			name: "rate limit defaults from file and environment",
+			file: `{"limits": {"produce_records_per_s": 100, "consume_requests_per_s": 5}}`,
+			env:  map[string]string{"NARAD_LIMITS_PRODUCE_BYTES_PER_S": "1048576", "NARAD_LIMITS_CONSUME_REQUESTS_PER_S": "7"},
+			check: func(t *testing.T, c Config) {
+				eq(t, c.Limits, LimitsConfig{ProduceRecordsPerS: 100, ProduceBytesPerS: 1 << 20, ConsumeRequestsPerS: 7})
+			},
+		},
+		{
 			name: "a configured node id is not defaulted",
 			env:  map[string]string{"NARAD_NODE_ID": "n7"},
 			check: func(t *testing.T, c Config) {
@@ -320,6 +328,9 @@ func TestLoadBadValues(t *testing.T) {
 		{"peers without secret", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_PEERS": "n2@h2:7943"}, "NARAD_CLUSTER_SECRET is empty"},
 		{"admin password too short", map[string]string{"NARAD_ADMIN_PASSWORD": "short"}, "NARAD_ADMIN_PASSWORD is 5 bytes; a password is 8..256 bytes"},
 		{"admin password too long", map[string]string{"NARAD_ADMIN_PASSWORD": strings.Repeat("p", 257)}, "NARAD_ADMIN_PASSWORD is 257 bytes; a password is 8..256 bytes"},
+		{"negative rate limit", map[string]string{"NARAD_LIMITS_PRODUCE_RECORDS_PER_S": "-1"}, "limits.produce_records_per_s (NARAD_LIMITS_PRODUCE_RECORDS_PER_S) must be between 0 and 10000000, got -1"},
+		{"absurd byte limit", map[string]string{"NARAD_LIMITS_PRODUCE_BYTES_PER_S": "1099511627776"}, "limits.produce_bytes_per_s (NARAD_LIMITS_PRODUCE_BYTES_PER_S) must be between 0 and 10737418240"},
+		{"consume limit not a number", map[string]string{"NARAD_LIMITS_CONSUME_REQUESTS_PER_S": "lots"}, `"lots" is not an integer`},
 		{"joiner without a dialable address", map[string]string{"NARAD_NODE_ID": "n4", "NARAD_CLUSTER_PEERS": "n2@h2:7943",
 			"NARAD_CLUSTER_SECRET": "s"}, `cluster.addr (NARAD_CLUSTER_ADDR) = ":7943" binds every interface, and this node ("n4") is not in cluster.peers (NARAD_CLUSTER_PEERS): set cluster.advertise (NARAD_CLUSTER_ADVERTISE)`},
 	}

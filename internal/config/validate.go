@@ -70,6 +70,10 @@ func (c Config) Validate() error {
 	v.intRange("topic.default_max_in_flight_per_partition", int64(t.DefaultMaxInFlightPerPartition), 1, 1<<20)
 	v.intRange("topic.default_max_acked_ahead_per_partition", int64(t.DefaultMaxAckedAheadPerPartition), 1, 1<<20)
 
+	v.intRange("limits.produce_records_per_s", c.Limits.ProduceRecordsPerS, 0, MaxLimits.ProduceRecordsPerS)
+	v.intRange("limits.produce_bytes_per_s", c.Limits.ProduceBytesPerS, 0, MaxLimits.ProduceBytesPerS)
+	v.intRange("limits.consume_requests_per_s", c.Limits.ConsumeRequestsPerS, 0, MaxLimits.ConsumeRequestsPerS)
+
 	v.intRange("fanout.max_batch_records", int64(c.Fanout.MaxBatchRecords), 1, 1<<20)
 	v.intRange("fanout.max_batch_bytes", c.Fanout.MaxBatchBytes, 1, 1<<30)
 	v.nonNegative("fanout.linger_ms", c.Fanout.Linger)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/wal"
 )
 
@@ -45,5 +46,18 @@ func BenchmarkBucketize(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		bucketize(recs)
+	}
+}
+
+// A record's headers go with it into its bucket (and so to its owner).
+func TestBucketizeKeepsHeaders(t *testing.T) {
+	recs := windowOf(4, 2)
+	recs[2].Headers = []header.Header{{Name: "trace", Value: "t2"}}
+	bs := bucketize(recs)
+	if got := bs[0].recs[1].Headers; len(got) != 1 || got[0].Value != "t2" {
+		t.Fatalf("record 2 reached its bucket with headers %v", got)
+	}
+	if got := bs[0].recs[0].Headers; got != nil {
+		t.Fatalf("record 0 gained headers %v", got)
 	}
 }

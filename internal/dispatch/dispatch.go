@@ -276,7 +276,7 @@ func bucketize(recs []wal.Record) []*bucket {
 	}
 	for i, r := range recs {
 		b := out[dest[i]]
-		b.recs = append(b.recs, storage.Record{Key: r.Key, Payload: r.Payload})
+		b.recs = append(b.recs, storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers})
 		b.seqs = append(b.seqs, r.Seq)
 	}
 	return out

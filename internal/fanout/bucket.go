@@ -43,7 +43,7 @@ func bucketize(recs []storage.Record, childParts, parentParts, parentPartition i
 		}
 	}
 	for i := range recs {
-		out[dest[i]] = append(out[dest[i]], storage.Record{Key: recs[i].Key, Payload: recs[i].Payload})
+		out[dest[i]] = append(out[dest[i]], storage.Record{Key: recs[i].Key, Payload: recs[i].Payload, Headers: recs[i].Headers})
 	}
 	return out
 }
@@ -52,6 +52,8 @@ func bucketize(recs []storage.Record, childParts, parentParts, parentPartition i
 // held across a long outage do not pin read buffers (F7). Offsets and
 // commit times are kept: a refused record is named by its parent offset
 // (F28), and a remote link's recovery point is a commit time (F29).
+// Headers are shared, not copied: their strings never alias a frame
+// buffer (storage decodes them into their own allocation).
 func detach(recs []storage.Record) []storage.Record {
 	size := 0
 	for i := range recs {
@@ -68,7 +70,7 @@ func detach(recs []storage.Record) []storage.Record {
 		}
 		start = len(buf)
 		buf = append(buf, r.Payload...)
-		out[i] = storage.Record{Offset: r.Offset, CommittedAt: r.CommittedAt, Key: k, Payload: buf[start:len(buf):len(buf)]}
+		out[i] = storage.Record{Offset: r.Offset, CommittedAt: r.CommittedAt, Key: k, Payload: buf[start:len(buf):len(buf)], Headers: r.Headers}
 	}
 	return out
 }

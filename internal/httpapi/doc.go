@@ -61,6 +61,10 @@
 // cap are refused with 413 without being read whole, and the client gets
 // that 413; every error body is {"error": "<sentence>"} naming no Go
 // package;
+// a request over its user's rate limit (limits.go) is 429 with
+// Retry-After before its body is read or anything is stored, counted
+// once, at the node the client reached (a forwarded request never
+// again), and an unlimited one pays no lookup and no lock;
 // /readyz says ready only when a client could use the node, so with
 // security on not before the root admin is in its replica; a topic's
 // owner is checked by user identity (name and ID), never by name alone.

@@ -23,7 +23,7 @@ func TestTheEdgeAnswersInJSON(t *testing.T) {
 		{"DELETE", "/v1/topics", 405, "GET, HEAD, POST", "method DELETE"},
 		{"GET", "/v1/topics/orders/ack", 405, "POST", "not allowed"},
 		{"POST", "/v1/topics/orders/consume", 405, "GET, HEAD", "not allowed"},
-		{"PATCH", "/v1/users/bob", 405, "GET, HEAD, DELETE", "not allowed"},
+		{"PUT", "/v1/users/bob", 405, "GET, HEAD, PATCH, DELETE", "not allowed"},
 		{"POST", "/healthz", 405, "GET, HEAD", "not allowed"},
 		{"DELETE", "/metrics", 405, "GET, HEAD", "not allowed"},
 		{"OPTIONS", "/v1/topics/orders/children", 405, "GET, HEAD, POST", "method OPTIONS"},

@@ -12,6 +12,7 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // recorder is the fakes' shared log of calls. Each entry is "Op detail";
@@ -164,6 +165,16 @@ func (f *fakePlane) Ack(_ context.Context, topic, handle string, op broker.AckOp
 	return f.ackErrs[handle]
 }
 
+func (f *fakePlane) Purge(_ context.Context, topic string, parts []int) (uint64, error) {
+	if err := f.note(true, "Purge", "%s %v", topic, parts); err != nil {
+		return 0, err
+	}
+	if _, ok := f.topics[topic]; !ok {
+		return 0, refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist", topic)
+	}
+	return uint64(len(parts)) + 1, nil
+}
+
 func (f *fakePlane) AckBatch(_ context.Context, topic string, handles []string) ([]error, error) {
 	if err := f.note(true, "AckBatch", "%s %v", topic, handles); err != nil {
 		return nil, err
@@ -220,24 +231,53 @@ func (f *fakeFan) Detach(_ context.Context, parent, child string) error {
 // fakeUsers is the users domain behind the API.
 type fakeUsers struct{ *recorder }
 
-func (f *fakeUsers) Create(_ context.Context, actor auth.Principal, name, _ string, gs []meta.Grant) (auth.UserView, error) {
-	err := f.note(true, "CreateUser", "%s by=%s", name, actor.Name)
-	return auth.UserView{Username: name, Grants: nonNilGrants(gs)}, err
+func (f *fakeUsers) Create(_ context.Context, actor auth.Principal, name, _ string, gs []meta.Grant, l *meta.Limits) (auth.UserView, error) {
+	err := f.note(true, "CreateUser", "%s by=%s limits=%s", name, actor.Name, limitsText(l))
+	return auth.UserView{Username: name, Grants: nonNilGrants(gs), Limits: l.Resolve(meta.Rates{}), LimitsFromDefaults: l.Defaulted()}, err
+}
+
+func (f *fakeUsers) PatchLimits(_ context.Context, actor auth.Principal, name string, p auth.LimitsPatch) (auth.UserView, error) {
+	var set []string
+	for _, n := range meta.LimitNames {
+		if v, ok := p.Set[n]; ok {
+			if v == nil {
+				set = append(set, n+"=null")
+			} else {
+				set = append(set, fmt.Sprintf("%s=%d", n, *v))
+			}
+		}
+	}
+	err := f.note(true, "PatchLimits", "%s by=%s reset=%v %s", name, actor.Name, p.Reset, strings.Join(set, ","))
+	return auth.UserView{Username: name, Grants: []meta.Grant{}, LimitsFromDefaults: meta.LimitNames}, err
+}
+
+// limitsText is a user's own limits as the fake records them.
+func limitsText(l *meta.Limits) string {
+	if l.Empty() {
+		return "none"
+	}
+	var parts []string
+	for _, n := range meta.LimitNames {
+		if v := *l.Field(n); v != nil {
+			parts = append(parts, fmt.Sprintf("%s=%d", n, *v))
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 func (f *fakeUsers) List(actor auth.Principal) ([]auth.UserView, error) {
 	err := f.note(false, "ListUsers", "by=%s", actor.Name)
-	return []auth.UserView{{Username: "admin", Grants: []meta.Grant{}}}, err
+	return []auth.UserView{{Username: "admin", Grants: []meta.Grant{}, LimitsFromDefaults: meta.LimitNames}}, err
 }
 
 func (f *fakeUsers) Get(actor auth.Principal, name string) (auth.UserView, error) {
 	err := f.note(false, "GetUser", "%s by=%s", name, actor.Name)
-	return auth.UserView{Username: name, Grants: []meta.Grant{}}, err
+	return auth.UserView{Username: name, Grants: []meta.Grant{}, LimitsFromDefaults: meta.LimitNames}, err
 }
 
 func (f *fakeUsers) SetGrants(_ context.Context, actor auth.Principal, name string, gs []meta.Grant) (auth.UserView, error) {
 	err := f.note(true, "SetGrants", "%s by=%s n=%d", name, actor.Name, len(gs))
-	return auth.UserView{Username: name, Grants: nonNilGrants(gs)}, err
+	return auth.UserView{Username: name, Grants: nonNilGrants(gs), LimitsFromDefaults: meta.LimitNames}, err
 }
 
 func (f *fakeUsers) SetPassword(_ context.Context, actor auth.Principal, name, _, _ string) error {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,6 +30,8 @@ type env struct {
 
 	opts   Options // what New is given (envOpts fill it in)
 	secure bool
+	authn  Authenticator // when set, secure's authenticator instead of testPrincipals
+	m      *metrics.Metrics
 }
 
 // The principals of a secured env (password "pw"): root holds admin on
@@ -42,6 +45,14 @@ var testPrincipals = fakeAuth{
 	// the owner of what the first alice created.
 	"reborn":   {Name: "alice", ID: 70, Grants: []meta.Grant{{Action: meta.ActionCreate, Patterns: []string{"*"}}}},
 	"producer": {Name: "producer", ID: 9, Grants: []meta.Grant{{Action: meta.ActionProduce, Patterns: []string{"orders*"}}}},
+	// limited may produce to and consume orders at 2 records, 100 bytes
+	// and 1 consume request a second; exempt has limits of its own
+	// that are all 0 (unlimited, whatever the defaults).
+	"limited": {Name: "limited", ID: 11, Grants: []meta.Grant{{Action: meta.ActionProduce, Patterns: []string{"orders"}},
+		{Action: meta.ActionConsume, Patterns: []string{"orders"}}},
+		Limits: &meta.Limits{ProduceRecordsPerS: ptrTo[int64](2), ProduceBytesPerS: ptrTo[int64](100), ConsumeRequestsPerS: ptrTo[int64](1)}},
+	"exempt": {Name: "exempt", ID: 12, Grants: []meta.Grant{{Action: meta.ActionProduce, Patterns: []string{"orders"}}},
+		Limits: &meta.Limits{ProduceRecordsPerS: ptrTo[int64](0), ProduceBytesPerS: ptrTo[int64](0), ConsumeRequestsPerS: ptrTo[int64](0)}},
 	"consumer": {Name: "consumer", ID: 10, Grants: []meta.Grant{{Action: meta.ActionConsume, Patterns: []string{"orders"}}}},
 }
 
@@ -76,8 +87,12 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	var authn Authenticator
 	if e.secure {
 		authn = testPrincipals
+		if e.authn != nil {
+			authn = e.authn
+		}
 	}
-	e.s = New(e.plane, e.fan, metrics.New(), authn, ready, slog.New(slog.NewTextHandler(e.logs, nil)), e.opts)
+	e.m = metrics.New()
+	e.s = New(e.plane, e.fan, e.m, authn, ready, slog.New(slog.NewTextHandler(e.logs, nil)), e.opts)
 	return e
 }
 
@@ -91,8 +106,14 @@ type request struct {
 
 func (e *env) do(r request) *httptest.ResponseRecorder {
 	e.t.Helper()
+	return e.doCtx(r, context.Background())
+}
+
+// doCtx is do with the request's context (Forwarded, say).
+func (e *env) doCtx(r request, ctx context.Context) *httptest.ResponseRecorder {
+	e.t.Helper()
 	var body io.Reader = strings.NewReader(r.body)
-	req := httptest.NewRequest(r.method, r.target, body)
+	req := httptest.NewRequestWithContext(ctx, r.method, r.target, body)
 	if r.contentLength != 0 {
 		req.ContentLength = r.contentLength
 	}

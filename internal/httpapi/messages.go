@@ -20,6 +20,9 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	if err != nil {
 		return err
 	}
+	if err := s.mayProduce(r); err != nil {
+		return err
+	}
 	body, err := readPooled(r, broker.MaxPayloadBytes, "payload")
 	if err != nil {
 		return err
@@ -29,6 +32,9 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	// the pool once it has answered.
 	defer body.release()
 	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b}
+	if err := s.takeProduce(r, 1, len(rec.Key)+len(rec.Payload)); err != nil {
+		return err
+	}
 	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
 		return err
 	}
@@ -63,6 +69,9 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := s.mayProduce(r); err != nil {
+		return 0, err
+	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
 	if err != nil {
 		return 0, err
@@ -76,6 +85,9 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 				return 0, berr
 			}
 		}
+		return 0, err
+	}
+	if err := s.takeProduce(r, len(recs), recordBytes(recs)); err != nil {
 		return 0, err
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
@@ -111,6 +123,9 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 			return err
 		}
 		req.Max = *n
+	}
+	if err := s.takeConsume(r); err != nil {
+		return err
 	}
 	if granted := s.b.ConsumeWait(req.Wait); granted < req.Wait {
 		// Capped, not refused (a client asking for a minute gets the

@@ -20,23 +20,26 @@ import (
 // missing, 409/410 where the spec says, 413 wherever a body is read, 503
 // where the answer needs the leader, a partition's owner or a free disk.
 // Any route may also answer 500 (an internal failure), which the document
-// says once, in its description.
+// says once, in its description. 429 where a user's rate limit applies
+// (09-extensions.md, "Rate limits": produce, batch produce, consume).
 var specStatuses = map[string][]int{
 	"POST /v1/topics":                              {201, 400, 401, 403, 404, 409, 413, 503},
 	"GET /v1/topics":                               {200, 400, 401},
 	"GET /v1/topics/{topic}":                       {200, 400, 401, 404},
 	"PATCH /v1/topics/{topic}":                     {200, 400, 401, 403, 404, 409, 413, 503},
 	"DELETE /v1/topics/{topic}":                    {204, 400, 401, 403, 404, 503},
-	"POST /v1/topics/{topic}/produce":              {202, 400, 401, 403, 404, 409, 413, 503},
-	"POST /v1/topics/{topic}/produce/batch":        {202, 400, 401, 403, 404, 409, 413, 415, 503}, // 415: a Content-Type of no batch format (the binary format is an extension)
-	"GET /v1/topics/{topic}/consume":               {200, 204, 400, 401, 403, 404, 503},
+	"POST /v1/topics/{topic}/produce":              {202, 400, 401, 403, 404, 409, 413, 429, 503},
+	"POST /v1/topics/{topic}/produce/batch":        {202, 400, 401, 403, 404, 409, 413, 415, 429, 503}, // 415: a Content-Type of no batch format (the binary format is an extension)
+	"GET /v1/topics/{topic}/consume":               {200, 204, 400, 401, 403, 404, 429, 503},
 	"POST /v1/topics/{topic}/ack":                  {200, 204, 400, 401, 403, 404, 410, 413, 503},
+	"POST /v1/topics/{topic}/purge":                {200, 400, 401, 403, 404, 413, 503},
 	"GET /v1/topics/{topic}/children":              {200, 400, 401, 404},
 	"POST /v1/topics/{topic}/children":             {200, 400, 401, 403, 404, 409, 413, 503},
 	"DELETE /v1/topics/{topic}/children/{child}":   {204, 400, 401, 403, 404, 503},
 	"POST /v1/users":                               {201, 400, 401, 403, 409, 413, 503},
 	"GET /v1/users":                                {200, 400, 401, 403},
 	"GET /v1/users/{name}":                         {200, 400, 401, 403, 404},
+	"PATCH /v1/users/{name}":                       {200, 400, 401, 403, 404, 413, 503}, // the user's rate limits (09-extensions.md)
 	"DELETE /v1/users/{name}":                      {204, 400, 401, 403, 404, 409, 503},
 	"PUT /v1/users/{name}/grants":                  {200, 400, 401, 403, 404, 413, 503},
 	"PUT /v1/users/{name}/password":                {204, 400, 401, 403, 404, 413, 503},

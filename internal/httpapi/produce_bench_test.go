@@ -18,6 +18,7 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/ratelimit"
 )
 
 // silentPlane takes single produces and does nothing with them: the
@@ -33,6 +34,25 @@ func (*silentPlane) Produce(context.Context, string, broker.ProduceRecord) error
 // what a request pays once warm) or off.
 func benchServer(tb testing.TB, secure bool) *Server {
 	tb.Helper()
+	return benchServerLimited(tb, secure, false)
+}
+
+// benchServerLimited is benchServer with the node's rate limiter, as a
+// node has it: with limited, the producer (or, security off, everyone)
+// has limits far above what the benchmark sends (every request is
+// admitted, and pays for its bucket); without, nobody has any (the
+// default), and the limiter costs what an unlimited request pays.
+func benchServerLimited(tb testing.TB, secure, limited bool) *Server {
+	tb.Helper()
+	high := int64(10_000_000)
+	var own *meta.Limits
+	opts := Options{Limiter: ratelimit.New(nil)}
+	if limited {
+		own = &meta.Limits{ProduceRecordsPerS: &high, ProduceBytesPerS: ptrTo[int64](10 << 30)}
+		if !secure {
+			opts.DefaultLimits = meta.Rates{ProduceRecordsPerS: high, ProduceBytesPerS: 10 << 30}
+		}
+	}
 	var authn Authenticator
 	if secure {
 		hash, err := auth.Hash("bench-password")
@@ -40,13 +60,14 @@ func benchServer(tb testing.TB, secure bool) *Server {
 			tb.Fatal(err)
 		}
 		users := userStore{"producer": {Name: "producer", ID: 9, Version: 1, Hash: hash,
-			Grants: []meta.Grant{{Action: meta.ActionProduce, Patterns: []string{"orders*"}}}}}
+			Grants: []meta.Grant{{Action: meta.ActionProduce, Patterns: []string{"orders*"}}}, Limits: own}}
 		authn = auth.NewAuthenticator(users, nil)
+		opts.UserStore = users
 	}
 	plane := &silentPlane{fakePlane{recorder: &recorder{}, topics: map[string]meta.Topic{
 		"orders": {Name: "orders", Partitions: 3}}}}
 	return New(plane, nil, metrics.New(), authn, func() (bool, string) { return true, "" },
-		slog.New(slog.DiscardHandler), Options{})
+		slog.New(slog.DiscardHandler), opts)
 }
 
 // produceRequest is one single-record produce of a 256-byte payload, as
@@ -121,9 +142,14 @@ func (c *wireClient) roundTrip(req []byte) (int, error) {
 // loop, the edge, authentication, the handler and the answer. allocs/op
 // and B/op are the server's (the client reuses its buffers).
 func BenchmarkProduceWire(b *testing.B) {
-	for _, secure := range []bool{false, true} {
-		b.Run(map[bool]string{false: "security=off", true: "security=on"}[secure], func(b *testing.B) {
-			srv := httptest.NewServer(benchServer(b, secure))
+	for _, c := range []struct{ secure, limited bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		name := map[bool]string{false: "security=off", true: "security=on"}[c.secure]
+		if c.limited {
+			name += ",limits=on"
+		}
+		secure := c.secure
+		b.Run(name, func(b *testing.B) {
+			srv := httptest.NewServer(benchServerLimited(b, secure, c.limited))
 			defer srv.Close()
 			c := dialWire(b, srv.Listener.Addr().String())
 			req := produceRequest(secure)
@@ -143,9 +169,14 @@ func BenchmarkProduceWire(b *testing.B) {
 // BenchmarkProduceHandler is the same produce handed straight to the
 // Server (no connection): our share of the work alone.
 func BenchmarkProduceHandler(b *testing.B) {
-	for _, secure := range []bool{false, true} {
-		b.Run(map[bool]string{false: "security=off", true: "security=on"}[secure], func(b *testing.B) {
-			s := benchServer(b, secure)
+	for _, c := range []struct{ secure, limited bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		name := map[bool]string{false: "security=off", true: "security=on"}[c.secure]
+		if c.limited {
+			name += ",limits=on"
+		}
+		secure := c.secure
+		b.Run(name, func(b *testing.B) {
+			s := benchServerLimited(b, secure, c.limited)
 			payload := strings.Repeat("p", 256)
 			w := &nullWriter{h: http.Header{}}
 			b.ReportAllocs()

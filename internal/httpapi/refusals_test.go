@@ -5,6 +5,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/ratelimit"
 )
 
 // refusalCase is a request the API itself must refuse: its status, a phrase
@@ -70,6 +75,10 @@ var badRequests = []refusalCase{
 	{name: "alter: malformed body", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention_ms":}`}, want: 400, says: "invalid JSON"},
 	{name: "alter: unknown field", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention":1}`}, want: 400, says: `"retention"`},
 	{name: "alter: empty body", req: request{method: "PATCH", target: "/v1/topics/orders"}, want: 400, says: "body is empty"},
+	{name: "purge: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/purge?force=1"}, want: 400, says: "takes partition"},
+	{name: "purge: bad partition", req: request{method: "POST", target: "/v1/topics/orders/purge?partition=x"}, want: 400, says: "non-negative integer"},
+	{name: "purge: a body", req: request{method: "POST", target: "/v1/topics/orders/purge", body: `{"all":true}`}, want: 400, says: `"all"`},
+	{name: "bad name purge", req: request{method: "POST", target: "/v1/topics/a$b/purge"}, want: 400, says: "outside"},
 	{name: "delete: parameter", req: request{method: "DELETE", target: "/v1/topics/orders?force=1"}, want: 400, says: "takes none"},
 	// produce
 	{name: "produce: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/produce?keys=a", body: "x"}, want: 400, says: "key, partition"},
@@ -125,6 +134,17 @@ var badRequests = []refusalCase{
 	{name: "create user: malformed", req: request{method: "POST", target: "/v1/users", body: `{"username":`}, want: 400, says: "invalid JSON"},
 	{name: "create user: unknown field", req: request{method: "POST", target: "/v1/users", body: `{"user":"x"}`}, want: 400, says: `"user"`},
 	{name: "set grants: none given", req: request{method: "PUT", target: "/v1/users/bob/grants", body: `{}`}, want: 400, says: "grants is required"},
+	// a user's rate limits (09-extensions.md)
+	{name: "create user: negative limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"produce_records_per_s":-1}}`}, want: 400, says: "limits.produce_records_per_s -1"},
+	{name: "create user: absurd limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"produce_bytes_per_s":1099511627776}}`}, want: 400, says: "limits.produce_bytes_per_s"},
+	{name: "create user: fractional limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"consume_requests_per_s":1.5}}`}, want: 400, says: "limits.consume_requests_per_s 1.5: want a whole number"},
+	{name: "create user: unknown limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"requests_per_s":5}}`}, want: 400, says: "limits.requests_per_s is not a limit"},
+	{name: "create user: limits not an object", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":5}`}, want: 400, says: "limits: want an object"},
+	{name: "patch user: nothing to change", req: request{method: "PATCH", target: "/v1/users/bob", body: `{}`}, want: 400, says: "nothing to change"},
+	{name: "patch user: unknown field", req: request{method: "PATCH", target: "/v1/users/bob", body: `{"grants":[]}`}, want: 400, says: `"grants"`},
+	{name: "patch user: negative limit", req: request{method: "PATCH", target: "/v1/users/bob", body: `{"limits":{"consume_requests_per_s":-5}}`}, want: 400, says: "limits.consume_requests_per_s -5"},
+	{name: "patch user: limit as a string", req: request{method: "PATCH", target: "/v1/users/bob", body: `{"limits":{"produce_records_per_s":"5"}}`}, want: 400, says: "limits.produce_records_per_s \"5\""},
+	{name: "patch user: limit key twice", req: request{method: "PATCH", target: "/v1/users/bob", body: `{"limits":{"produce_records_per_s":5,"produce_records_per_s":0}}`}, want: 400, says: "given twice"},
 	{name: "set password: unknown field", req: request{method: "PUT", target: "/v1/users/bob/password", body: `{"pass":"x"}`}, want: 400, says: `"pass"`},
 	// lenient JSON: a key in another case, a key given twice (checkKeys)
 	{name: "create: field in another case", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","Partitions":3}`}, want: 400, says: `unknown field "Partitions" (field names are case-sensitive: did you mean "partitions"?)`},
@@ -154,6 +174,7 @@ var badRequests = []refusalCase{
 
 // The 413s: bodies over their caps, refused before the data plane.
 var tooLarge = []refusalCase{
+	{name: "purge: a body over the cap", req: request{method: "POST", target: "/v1/topics/orders/purge", body: "{}", contentLength: 1<<20 + 1}, want: 413, says: "over the cap"},
 	{name: "produce: declared", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", contentLength: 1<<20 + 1}, want: 413, says: "over the cap of 1048576"},
 	{name: "produce: actual, length unknown", req: request{method: "POST", target: "/v1/topics/orders/produce", body: big, contentLength: -1}, want: 413, says: "over the cap of 1048576 bytes"},
 	{name: "batch: declared over 16 MiB", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{}", contentLength: 16<<20 + 1}, want: 413, says: "over the cap"},
@@ -181,6 +202,8 @@ var deniedRequests = []refusalCase{
 	{name: "alter a topic not yours", req: request{method: "PATCH", target: "/v1/topics/mine", body: `{"retention_ms":0}`, user: "bob"}, want: 403, says: `only the owner of topic "mine"`, opts: []envOpt{secured}},
 	{name: "alter as a later user of the owner's name", req: request{method: "PATCH", target: "/v1/topics/mine", body: `{"retention_ms":0}`, user: "reborn"}, want: 403, says: `user "alice" is neither`, opts: []envOpt{secured}},
 	{name: "delete a topic not yours", req: request{method: "DELETE", target: "/v1/topics/mine", user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "purge a topic not yours", req: request{method: "POST", target: "/v1/topics/mine/purge", user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
+	{name: "purge without any right", req: request{method: "POST", target: "/v1/topics/orders/purge", user: "consumer"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
 	{name: "delete a topic nobody owns", req: request{method: "DELETE", target: "/v1/topics/orders", user: "alice"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
 	{name: "attach under a parent not yours", req: request{method: "POST", target: "/v1/topics/mine/children", body: `{"child":"orders"}`, user: "bob"}, want: 403, says: "only the owner", opts: []envOpt{secured}},
 	{name: "attach a child not yours", req: request{method: "POST", target: "/v1/topics/mine/children", body: `{"child":"orders"}`, user: "alice"}, want: 403, says: `topic "orders"`, opts: []envOpt{secured}},
@@ -192,12 +215,35 @@ var deniedRequests = []refusalCase{
 	{name: "no route, secured", req: request{method: "GET", target: "/v1/nothing", user: "alice"}, want: 404, says: "no route", opts: []envOpt{secured}},
 }
 
+// overLimit are the 429s of a user over its rate limit, its buckets
+// spent beforehand (drained): each is refused before the data plane is
+// asked anything.
+var overLimit = []refusalCase{
+	{name: "produce over the record limit", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", user: "limited"}, want: 429, says: "over its produce_records_per_s limit of 2", opts: []envOpt{secured, drained}},
+	{name: "batch over the record limit", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1}]}`, user: "limited"}, want: 429, says: "nothing of this request was stored", opts: []envOpt{secured, drained}},
+	{name: "ndjson batch over the limit", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{\"payload\":1}\n", user: "limited", header: map[string]string{"Content-Type": "application/x-ndjson"}}, want: 429, says: "limit", opts: []envOpt{secured, drained}},
+	{name: "consume over the request limit", req: request{method: "GET", target: "/v1/topics/orders/consume?wait=1s", user: "limited"}, want: 429, says: "over its consume_requests_per_s limit of 1", opts: []envOpt{secured, drained}},
+	{name: "replay over the request limit", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=0&offset=3", user: "limited"}, want: 429, says: "consume_requests_per_s", opts: []envOpt{secured, drained}},
+}
+
+// drained gives the env a limiter on a clock that stands still, with
+// every bucket of the user "limited" spent.
+func drained(e *env) {
+	lim := ratelimit.New(clock.NewFake(time.Unix(1_800_000_000, 0)))
+	p := testPrincipals["limited"]
+	rates := p.Limits.Resolve(meta.Rates{})
+	lim.Take(p.Name, p.ID, ratelimit.Rates{rates.ProduceRecordsPerS, rates.ProduceBytesPerS, rates.ConsumeRequestsPerS},
+		ratelimit.Rates{rates.ProduceRecordsPerS, rates.ProduceBytesPerS, rates.ConsumeRequestsPerS})
+	e.opts.Limiter = lim
+	e.opts.UserStore = userStore{p.Name: {Name: p.Name, ID: p.ID, Limits: p.Limits}}
+}
+
 // TestRefusalsChangeNothing sends every refusal the API makes itself and
 // checks the status, the JSON error shape (with WWW-Authenticate on a
 // 401), and that no fake behind the API was asked to change anything —
 // not even to lease a record or to forward.
 func TestRefusalsChangeNothing(t *testing.T) {
-	for _, group := range [][]refusalCase{badRequests, tooLarge, deniedRequests} {
+	for _, group := range [][]refusalCase{badRequests, tooLarge, deniedRequests, overLimit} {
 		for _, c := range group {
 			t.Run(fmt.Sprintf("%d %s", c.want, c.name), func(t *testing.T) {
 				e := newEnv(t, c.opts...)
@@ -210,6 +256,9 @@ func TestRefusalsChangeNothing(t *testing.T) {
 				}
 				if got := w.Header().Get("WWW-Authenticate"); (c.want == http.StatusUnauthorized) != (got != "") {
 					t.Errorf("WWW-Authenticate %q on a %d", got, c.want)
+				}
+				if got := w.Header().Get("Retry-After"); (c.want == http.StatusTooManyRequests) != (got != "") {
+					t.Errorf("Retry-After %q on a %d", got, c.want)
 				}
 				if m := e.rec.mutations(); len(m) > 0 {
 					t.Errorf("a refused request reached the rooms behind the API: %v", m)

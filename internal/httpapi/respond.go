@@ -39,7 +39,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		ae = apierr.New(http.StatusInternalServerError, "internal error")
 	}
 	drainBody(w, r) // before the answer: a client still sending must get to read it
-	if ae.Status == http.StatusServiceUnavailable {
+	if ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusTooManyRequests {
 		secs := int(math.Ceil(ae.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	}

@@ -47,6 +47,10 @@ type Messages interface {
 	// AckBatch returns each handle's outcome as the single form would
 	// (nil: settled), or one error refusing the whole batch.
 	AckBatch(ctx context.Context, topic string, handles []string) ([]error, error)
+	// Purge settles every record below the high watermark of partitions
+	// parts of topic here (nil: every partition this node owns) and
+	// returns how many were not settled before.
+	Purge(ctx context.Context, topic string, parts []int) (uint64, error)
 }
 
 // DataPlane is this node's broker, as the API uses it.
@@ -68,11 +72,12 @@ type Children interface {
 // UserAdmin carries out the users API for an authenticated actor
 // (auth.Manager).
 type UserAdmin interface {
-	Create(ctx context.Context, actor auth.Principal, name, password string, gs []meta.Grant) (auth.UserView, error)
+	Create(ctx context.Context, actor auth.Principal, name, password string, gs []meta.Grant, limits *meta.Limits) (auth.UserView, error)
 	List(actor auth.Principal) ([]auth.UserView, error)
 	Get(actor auth.Principal, name string) (auth.UserView, error)
 	SetGrants(ctx context.Context, actor auth.Principal, name string, gs []meta.Grant) (auth.UserView, error)
 	SetPassword(ctx context.Context, actor auth.Principal, name, password, current string) error
+	PatchLimits(ctx context.Context, actor auth.Principal, name string, p auth.LimitsPatch) (auth.UserView, error)
 	Delete(ctx context.Context, actor auth.Principal, name string) error
 }
 

@@ -7,7 +7,9 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/ratelimit"
 )
 
 // Readiness reports whether the node may take traffic, and why not.
@@ -36,6 +38,8 @@ type Server struct {
 
 	diskRoots []string // the data directory, as configured and absolute
 
+	limits limits // per-user rate limits (limits.go)
+
 	// series are the request metrics' bound children, by pattern
 	// (metrics.go): filled in while New registers routes.
 	series *seriesTable
@@ -57,12 +61,18 @@ type Options struct {
 	// Cluster turns on routing to the leader and to partition owners (nil
 	// on a single node).
 	Cluster Cluster
+	// Limiter holds this node's per-user rate limit buckets (nil: no
+	// limits at all); DefaultLimits are the configured limits of users
+	// without their own (limits.go).
+	Limiter       *ratelimit.Limiter
+	DefaultLimits meta.Rates
 }
 
 // New builds the handler. auth may be nil (security off).
 func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger, opts Options) *Server {
 	s := &Server{b: b, fan: fan, m: m, series: newSeriesTable(m), auth: auth, ready: ready, log: log, mux: http.NewServeMux(),
-		cluster: opts.Cluster, diskRoots: diskRoots(opts.DataDir)}
+		cluster: opts.Cluster, diskRoots: diskRoots(opts.DataDir),
+		limits: limits{lim: opts.Limiter, defaults: opts.DefaultLimits, unlimited: opts.DefaultLimits.Unlimited()}}
 	s.handle("POST /v1/topics", s.createTopic)
 	s.handle("GET /v1/topics", s.listTopics)
 	s.handle("GET /v1/topics/{topic}", s.describeTopic)
@@ -72,6 +82,7 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	s.handle("POST /v1/topics/{topic}/produce/batch", s.produceBatch)
 	s.handle("GET /v1/topics/{topic}/consume", s.consume)
 	s.handle("POST /v1/topics/{topic}/ack", s.ack)
+	s.handle("POST /v1/topics/{topic}/purge", s.purgeTopic)
 	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
 	s.handle("POST /v1/topics/{topic}/children", s.attachChild)
 	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.detachChild)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -17,6 +18,7 @@ func (s *Server) userRoutes(m UserAdmin, users auth.Users) {
 	s.handle("POST /v1/users", s.createUser)
 	s.handle("GET /v1/users", s.listUsers)
 	s.handle("GET /v1/users/{name}", s.getUser)
+	s.handle("PATCH /v1/users/{name}", s.patchUser)
 	s.handle("PUT /v1/users/{name}/grants", s.setGrants)
 	s.handle("PUT /v1/users/{name}/password", s.setPassword)
 	s.handle("DELETE /v1/users/{name}", s.deleteUser)
@@ -37,7 +39,7 @@ func (s *Server) actor(r *http.Request, user string) (auth.Principal, error) {
 	if !ok {
 		return auth.Principal{}, apierr.New(http.StatusUnauthorized, "user %q no longer exists", user)
 	}
-	return auth.Principal{Name: u.Name, ID: u.ID, Grants: u.Grants}, nil
+	return auth.Principal{Name: u.Name, ID: u.ID, Grants: u.Grants, Limits: u.Limits}, nil
 }
 
 // userWrite is the common front of a users write: refuse query
@@ -82,15 +84,21 @@ func (s *Server) userRead(r *http.Request, user string) (auth.Principal, error) 
 
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request, user string) error {
 	var req struct {
-		Username string       `json:"username"`
-		Password string       `json:"password"`
-		Grants   []meta.Grant `json:"grants"`
+		Username string          `json:"username"`
+		Password string          `json:"password"`
+		Grants   []meta.Grant    `json:"grants"`
+		Limits   json.RawMessage `json:"limits"`
 	}
-	actor, done, err := s.userWrite(w, r, user, &req, nil)
+	var limits auth.LimitsPatch
+	actor, done, err := s.userWrite(w, r, user, &req, func() error {
+		var err error
+		limits, _, err = parseLimits(req.Limits)
+		return err
+	})
 	if done {
 		return err
 	}
-	v, err := s.users.Create(r.Context(), actor, req.Username, req.Password, req.Grants)
+	v, err := s.users.Create(r.Context(), actor, req.Username, req.Password, req.Grants, ownLimits(limits))
 	if err != nil {
 		return err
 	}

@@ -12,13 +12,15 @@
 //   - acked-ahead: offsets acked above a gap, at most MaxAckedAhead;
 //   - skipped-corrupt: offsets whose frame can never be read, held as
 //     ranges and treated as settled;
-//   - delivery counts of unsettled offsets;
+//   - delivery counts of unsettled offsets (DeliveryCount reads one); the
+//     caller persists a snapshot (Deliveries) and seeds a new table with it
+//     (SeedDeliveries), so counts survive a restart or a move (counts.go);
 //   - the nonce stream (ChaCha8 seeded from crypto/rand) that makes every
 //     receipt handle unguessable.
 //
 // What it does not own: reading records (the caller reserves, then reads,
 // then releases or marks skipped on failure), the high-water mark (passed
-// to Reserve), persisting the frontier, timers and waking consumers (the
+// to Reserve), persisting the frontier and the counts, timers and waking consumers (the
 // caller sweeps with Expire, and wakes consumers when Nack or Release
 // succeed or Expire returns more than zero).
 //

@@ -60,17 +60,39 @@ func (t *Table) AdvanceTo(oldest uint64) {
 	t.mu.Lock()
 	defer t.unlock()
 	t.purge(t.clock.Now())
-	if oldest <= t.frontier {
-		return
+	t.retentionDropped += t.settleBelow(oldest)
+}
+
+// PurgeTo settles every offset below hwm (the partition's high watermark
+// at a purge: the caller passes it, never more) and returns how many of
+// them were not settled before — leased, awaiting redelivery or never
+// delivered; acked-ahead and skipped ones do not count. Like AdvanceTo it
+// drops the leases (their handles get ErrSettled), acked-ahead entries,
+// skipped ranges and delivery counts below hwm and moves the frontier to
+// it. A second call with the same hwm returns 0.
+//
+// Cost: O(min(hwm-frontier, n) + log n), like AdvanceTo.
+func (t *Table) PurgeTo(hwm uint64) uint64 {
+	t.mu.Lock()
+	defer t.unlock()
+	t.purge(t.clock.Now())
+	return t.settleBelow(hwm)
+}
+
+// settleBelow moves the frontier up to to, settling everything below it
+// wholesale, and returns how many offsets were unsettled.
+func (t *Table) settleBelow(to uint64) uint64 {
+	if to <= t.frontier {
+		return 0
 	}
-	unsettled := oldest - t.frontier
-	unsettled -= t.dropRange(t.frontier, oldest)
+	unsettled := to - t.frontier
+	unsettled -= t.dropRange(t.frontier, to)
 	for _, sp := range t.skipped.spans {
-		unsettled -= overlap(sp, span{t.frontier, oldest})
+		unsettled -= overlap(sp, span{t.frontier, to})
 	}
-	t.skipped.dropBelow(oldest)
-	t.retentionDropped += unsettled
-	t.moveFrontier(oldest)
+	t.skipped.dropBelow(to)
+	t.moveFrontier(to)
+	return unsettled
 }
 
 // dropRange drops leases, delivery counts and acked-ahead entries in
@@ -94,6 +116,7 @@ func (t *Table) dropRange(lo, hi uint64) (acked uint64) {
 			}
 		}
 	}
+	had := len(t.deliveries)
 	if width <= uint64(len(t.deliveries)) {
 		for x := lo; x < hi; x++ {
 			delete(t.deliveries, x)
@@ -104,6 +127,9 @@ func (t *Table) dropRange(lo, hi uint64) (acked uint64) {
 				delete(t.deliveries, x)
 			}
 		}
+	}
+	if len(t.deliveries) != had {
+		t.countsVersion++
 	}
 	if width <= uint64(len(t.ackedAhead)) {
 		for x := lo; x < hi; x++ {

@@ -51,6 +51,9 @@ type Table struct {
 	// is bounded by the leases out plus the freed offsets awaiting
 	// redelivery (both bounded by the in-flight cap over time).
 	deliveries map[uint64]int
+	// countsVersion is bumped whenever deliveries changes, so the caller
+	// persists a snapshot only when it moved (counts.go).
+	countsVersion uint64
 
 	// cursor and free make Reserve cheap: every offset in [frontier,
 	// cursor) is leased, settled, or in free. See freelist.go.
@@ -273,6 +276,7 @@ func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
 	t.expiries.add(e)
 	dc := t.deliveries[x] + 1
 	t.deliveries[x] = dc
+	t.countsVersion++
 	if out == nil {
 		out = make([]Lease, 0, min(n, 256))
 	}
@@ -303,6 +307,7 @@ func (t *Table) Release(offset, nonce uint64) error {
 	} else {
 		delete(t.deliveries, offset)
 	}
+	t.countsVersion++
 	t.markFree(offset)
 	return nil
 }
@@ -325,6 +330,7 @@ func (t *Table) Ack(offset, nonce uint64) error {
 	}
 	t.dropLease(e)
 	delete(t.deliveries, offset)
+	t.countsVersion++
 	t.freed = t.freed || t.capped
 	t.capped = false
 	if offset == t.frontier {

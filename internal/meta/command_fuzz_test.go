@@ -42,6 +42,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	seed(OpSeedAdmin, SeedAdminCmd{User: User{Name: "root", Hash: []byte("h"), Grants: []Grant{{Action: "admin", Patterns: []string{"*"}}}}})
 	seed(OpPutUser, PutUserCmd{User: User{Name: "alice", Hash: []byte("h")}})
 	seed(OpSetGrants, SetGrantsCmd{Name: "alice", Grants: []Grant{{Action: "produce", Patterns: []string{"orders.*"}}}})
+	seed(OpSetLimits, SetLimitsCmd{Name: "alice", Limits: &Limits{ProduceRecordsPerS: ptr(int64(5))}})
 	seed(OpDeleteUser, DeleteUserCmd{Name: "alice"})
 	seed(OpUpdateTopic, TopicUpdate{Name: "parent", Partitions: ptr(3)})
 	seed(OpDeleteTopic, DeleteTopicCmd{Name: "parent"})

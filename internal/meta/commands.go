@@ -26,6 +26,7 @@ const (
 	OpSetTarget      Op = 13
 	OpFlipOwner      Op = 14
 	OpSetDraining    Op = 15
+	OpSetLimits      Op = 16
 )
 
 func (o Op) String() string {
@@ -60,6 +61,8 @@ func (o Op) String() string {
 		return "flip-owner"
 	case OpSetDraining:
 		return "set-draining"
+	case OpSetLimits:
+		return "set-limits"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -187,6 +190,7 @@ var handlers = map[Op]handler{
 	OpSetTarget:      applySetTarget,
 	OpFlipOwner:      applyFlipOwner,
 	OpSetDraining:    applySetDraining,
+	OpSetLimits:      applySetLimits,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

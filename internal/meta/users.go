@@ -18,6 +18,11 @@ type User struct {
 	Hash      []byte  `json:"hash"`
 	Grants    []Grant `json:"grants"`
 	CreatedAt int64   `json:"created_at"`
+	// Limits are the user's own rate limits (limits.go); nil: none, the
+	// node's configured defaults apply. Omitted when nil, so a user
+	// without limits is the same command and record as before limits
+	// existed.
+	Limits *Limits `json:"limits,omitempty"`
 	// ID is this incarnation of the name: the Raft index of the command
 	// that created the user, assigned by the FSM, never changed. A user
 	// deleted and created again under the same name gets another ID, so
@@ -152,6 +157,9 @@ func checkUserRecord(u User) error {
 		return invalidf("user %q without a password hash", u.Name)
 	}
 	if err := CheckGrants(u.Grants); err != nil {
+		return invalidf("user %q: %v", u.Name, err)
+	}
+	if err := CheckLimits(u.Limits); err != nil {
 		return invalidf("user %q: %v", u.Name, err)
 	}
 	return nil

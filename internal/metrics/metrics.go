@@ -25,6 +25,7 @@ type Metrics struct {
 	ConsumeRemoteWakes prometheus.Counter
 	ConsumeParked      prometheus.Gauge
 	AuthFailures       prometheus.Counter
+	RateLimited        *prometheus.CounterVec // user, limit
 	ClusterRefused     *prometheus.CounterVec // plane, reason
 	MovesInFlight      prometheus.Gauge
 	MovesCompleted     prometheus.Counter
@@ -38,6 +39,8 @@ type Metrics struct {
 	AckRejected        prometheus.Counter
 	AckExtended        prometheus.Counter
 	Nacks              prometheus.Counter
+	PurgedMessages     *prometheus.CounterVec // topic
+	CountsRestored     prometheus.Counter
 	CorruptSkipped     prometheus.Counter
 	FanoutLag          *prometheus.GaugeVec // parent, child, partition
 	FanoutDueLag       *prometheus.GaugeVec // parent, child, partition
@@ -106,6 +109,9 @@ func New() *Metrics {
 	m.ConsumeParked = f.gauge("consume_parked",
 		"Unpinned consumes parked here right now, waiting on this node and the other owners.")
 	m.AuthFailures = f.counter("auth_failures_total", "Requests refused for missing or wrong credentials.")
+	m.RateLimited = f.counterVec("rate_limited_requests_total",
+		`Requests refused with 429 by a user's rate limit on this node, by user ("anonymous" with security off) and limit (produce_records_per_s, produce_bytes_per_s, consume_requests_per_s). A user's series go when the user is deleted.`,
+		"user", "limit")
 	m.HTTPRequests = f.counterVec("http_requests_total",
 		`HTTP requests by method, route (the route's pattern without the method; "unmatched" when no route matched) and status.`,
 		"method", "route", "status")
@@ -123,6 +129,8 @@ func New() *Metrics {
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")
+	m.PurgedMessages = f.counterVec("purged_messages_total", "Unsettled records settled by a topic purge, by topic.", "topic")
+	m.CountsRestored = f.counter("delivery_counts_restored_total", "Delivery counts of unsettled records loaded from a partition's counts file (a restart or a move).")
 	m.CorruptSkipped = f.counter("consumer_corrupt_skipped_total", "Unreadable records skipped by readers (recorded loss).")
 
 	// Fan-out.

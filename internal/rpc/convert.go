@@ -3,6 +3,8 @@ package rpc
 import (
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/storage"
 
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
@@ -15,23 +17,57 @@ import (
 // recordsToPB points into one backing array of messages: one allocation
 // per commit instead of one per record (a dispatch bucket of a batch
 // produce carries hundreds).
+// Headers likewise: one array of header messages for the whole commit,
+// none at all when no record has headers.
 func recordsToPB(recs []storage.Record) []*nodepb.Record {
 	out := make([]*nodepb.Record, len(recs))
 	backing := make([]nodepb.Record, len(recs))
+	nh := 0
+	for i := range recs {
+		nh += len(recs[i].Headers)
+	}
+	var hbacking []nodepb.Header
+	var hptrs []*nodepb.Header
+	if nh > 0 {
+		hbacking, hptrs = make([]nodepb.Header, nh), make([]*nodepb.Header, nh)
+	}
 	for i, r := range recs {
 		m := &backing[i]
 		m.Key, m.Payload = r.Key, r.Payload
+		if len(r.Headers) > 0 {
+			hs := hptrs[:len(r.Headers):len(r.Headers)]
+			for j, h := range r.Headers {
+				hbacking[j].Name, hbacking[j].Value = h.Name, h.Value
+				hs[j] = &hbacking[j]
+			}
+			hbacking, hptrs = hbacking[len(r.Headers):], hptrs[len(r.Headers):]
+			m.Headers = hs
+		}
 		out[i] = m
 	}
 	return out
 }
 
-func recordsFromPB(recs []*nodepb.Record) []storage.Record {
+// recordsFromPB refuses headers the owner's log could not read back: a
+// peer is trusted to have applied the client rules (its edge did), not
+// to send more than the stored caps (header.Check with Reserved: the
+// broker's own headers are allowed).
+func recordsFromPB(recs []*nodepb.Record) ([]storage.Record, error) {
 	out := make([]storage.Record, len(recs))
 	for i, r := range recs {
 		out[i] = storage.Record{Key: r.GetKey(), Payload: r.GetPayload()}
+		if phs := r.GetHeaders(); len(phs) > 0 {
+			hs := make([]header.Header, len(phs))
+			for j, h := range phs {
+				hs[j] = header.Header{Name: h.GetName(), Value: h.GetValue()}
+			}
+			if err := header.Check(hs, header.Reserved); err != nil {
+				return nil, apierr.BadRequest("record %d: %v", i, err)
+			}
+			out[i].Headers = hs
+		}
 	}
-	return out
+	return out, nil
 }
 
 func intsToPB(xs []int) []int32 {

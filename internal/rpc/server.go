@@ -239,7 +239,11 @@ type service struct {
 }
 
 func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodepb.CommitResponse, error) {
-	if err := s.h.Commit(ctx, req.GetTopic(), req.GetIncarnation(), int(req.GetPartition()), recordsFromPB(req.GetRecords()), req.GetMetaVersion()); err != nil {
+	recs, err := recordsFromPB(req.GetRecords())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.h.Commit(ctx, req.GetTopic(), req.GetIncarnation(), int(req.GetPartition()), recs, req.GetMetaVersion()); err != nil {
 		return nil, err
 	}
 	return &nodepb.CommitResponse{}, nil

@@ -27,6 +27,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/move"
+	"github.com/narad-io/narad/internal/ratelimit"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/rpc"
 	"github.com/narad-io/narad/internal/wal"
@@ -183,10 +184,15 @@ func authenticator(cfg config.Config, ms *meta.Store, m *metrics.Metrics, ready 
 }
 
 // apiOptions are the client API's optional parts: users, the /v1/cluster
-// routes, and in a cluster routing to the leader and partition owners.
+// routes, per-user rate limits (buckets on the system clock, the
+// configured defaults), and in a cluster routing to the leader and
+// partition owners.
 func apiOptions(cfg config.Config, ms *meta.Store, b *broker.Broker, node *cluster.Node, others peers) httpapi.Options {
-	o := httpapi.Options{DataDir: cfg.DataDir, Users: auth.NewManager(ms, b.MetaErr), UserStore: ms,
-		ClusterAdmin: &clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr}}
+	defaults := meta.Rates{ProduceRecordsPerS: cfg.Limits.ProduceRecordsPerS,
+		ProduceBytesPerS: cfg.Limits.ProduceBytesPerS, ConsumeRequestsPerS: cfg.Limits.ConsumeRequestsPerS}
+	o := httpapi.Options{DataDir: cfg.DataDir, Users: auth.NewManager(ms, b.MetaErr, defaults), UserStore: ms,
+		ClusterAdmin: &clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr},
+		Limiter:      ratelimit.New(clock.Real), DefaultLimits: defaults}
 	if node != nil {
 		o.Cluster = httpCluster{self: cfg.NodeID, ms: ms, peers: others}
 	}

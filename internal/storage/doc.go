@@ -49,6 +49,7 @@
 //	00000000000000450832.log   active segment (the last one)
 //	hwm                        durable high watermark (+ boundary on clean close)
 //	consumer.offset            consumer frontier (written by the broker)
+//	delivery.counts            delivery counts of unsettled records (the broker; countsfile.go)
 //
 // Recovery truncates a torn tail of the active segment — bytes past the
 // recorded high watermark, never acknowledged — and refuses to open

@@ -1,7 +1,10 @@
 package storage
 
 import (
+	"slices"
 	"testing"
+
+	"github.com/narad-io/narad/internal/header"
 )
 
 // FuzzDecodeFrame feeds arbitrary bytes to the frame decoder: it must never
@@ -19,6 +22,10 @@ func FuzzDecodeFrame(f *testing.F) {
 	zsframe, _ := zenc.encode(3, recs("zsrc", 4, false), 5, 0xA11CE, 42, false)
 	f.Add(append([]byte(nil), zsframe...))
 	f.Add([]byte{0xCA, 0xFE})
+	withHeaders := recs("hdr", 2, true)
+	withHeaders[1].Headers = []header.Header{{Name: "x", Value: "y"}}
+	hframe, _ := enc.encode(3, withHeaders, 5, 0, 0, false)
+	f.Add(append([]byte(nil), hframe...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := parseHeader(b)
 		if err != nil {
@@ -53,6 +60,9 @@ func FuzzDecodeRecord(f *testing.F) {
 	r2 := Record{Payload: []byte{0, 1, 2}}
 	f.Add(appendRecord(nil, &r2, -1))
 	f.Add([]byte{0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	r3 := Record{Key: []byte("k"), Payload: []byte("p"), Headers: []header.Header{{Name: "a", Value: "b"}, {Name: "c", Value: ""}}}
+	f.Add(appendRecord(nil, &r3, 7))
+	f.Add([]byte{0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 'a'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := decodeRecord(b)
 		if err != nil {
@@ -64,7 +74,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		// Uvarints have several encodings of small numbers; compare decoded fields.
 		back, err := decodeRecord(again)
-		if err != nil || string(back.Key) != string(rec.Key) || string(back.Payload) != string(rec.Payload) || back.CommittedAt != rec.CommittedAt {
+		if err != nil || string(back.Key) != string(rec.Key) || string(back.Payload) != string(rec.Payload) || back.CommittedAt != rec.CommittedAt ||
+			!slices.Equal(back.Headers, rec.Headers) {
 			t.Fatalf("re-encode mismatch: %+v vs %+v (%v)", back, rec, err)
 		}
 	})

@@ -4,11 +4,21 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/narad-io/narad/internal/header"
 )
 
 // recordVersion is the first byte of every record envelope. A reader that
 // meets another value refuses the record rather than guessing its layout.
-const recordVersion = 0x02
+//
+// A record without headers is written as version 0x02, byte for byte what
+// binaries before headers wrote (and still read); only a record with
+// headers is 0x03, so the feature costs nothing to those who do not use
+// it, and a log that never saw a header stays readable by an older binary.
+const (
+	recordVersion        = 0x02
+	recordVersionHeaders = 0x03
+)
 
 // minRecordBytes is the smallest encoded record: version, a zero key length
 // and the 8-byte commit time. Decoders use it to bound record counts read
@@ -25,32 +35,52 @@ type Record struct {
 	Key         []byte // empty means keyless: no key is ever invented
 	Payload     []byte
 	CommittedAt int64 // unix milliseconds, stamped by Commit
+	// Headers are sorted by name, no name twice (header.Check); nil when
+	// the record has none. Their strings never alias a frame buffer.
+	Headers []header.Header
 }
 
 // encodedLen is the size of r's envelope (without the 4-byte length prefix
 // that frames put in front of it).
 func (r *Record) encodedLen() int {
-	return 1 + uvarintLen(uint64(len(r.Key))) + len(r.Key) + 8 + len(r.Payload)
+	n := 1 + uvarintLen(uint64(len(r.Key))) + len(r.Key) + 8 + len(r.Payload)
+	if len(r.Headers) > 0 {
+		n += header.EncodedLen(r.Headers)
+	}
+	return n
 }
 
 // appendRecord appends r's envelope, stamped with committedAt:
-// [version 0x02][key length uvarint][key][committed_at_ms 8][payload].
+//
+//	[version 0x02][key length uvarint][key][committed_at_ms 8][payload]
+//	[version 0x03][key length uvarint][key][committed_at_ms 8][headers][payload]
+//
+// where headers is header.Append's encoding (a count, then lengths and
+// bytes), and 0x03 is written only when the record has headers.
 func appendRecord(dst []byte, r *Record, committedAt int64) []byte {
-	dst = append(dst, recordVersion)
+	if len(r.Headers) == 0 {
+		dst = append(dst, recordVersion)
+	} else {
+		dst = append(dst, recordVersionHeaders)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(r.Key)))
 	dst = append(dst, r.Key...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(committedAt))
+	if len(r.Headers) > 0 {
+		dst = header.Append(dst, r.Headers)
+	}
 	return append(dst, r.Payload...)
 }
 
 var errBadRecord = errors.New("malformed record")
 
-// decodeRecord parses one envelope. The returned Key and Payload alias b.
+// decodeRecord parses one envelope. The returned Key and Payload alias b;
+// Headers are copied (header.Decode bounds every length it reads).
 func decodeRecord(b []byte) (Record, error) {
 	if len(b) < minRecordBytes {
 		return Record{}, fmt.Errorf("%w: %d bytes is below the minimum", errBadRecord, len(b))
 	}
-	if b[0] != recordVersion {
+	if b[0] != recordVersion && b[0] != recordVersionHeaders {
 		return Record{}, fmt.Errorf("%w: version 0x%02x", errBadRecord, b[0])
 	}
 	klen, n := binary.Uvarint(b[1:])
@@ -67,7 +97,15 @@ func decodeRecord(b []byte) (Record, error) {
 	}
 	rest = rest[klen:]
 	r.CommittedAt = int64(binary.BigEndian.Uint64(rest[:8]))
-	r.Payload = rest[8:len(rest):len(rest)]
+	rest = rest[8:]
+	if b[0] == recordVersionHeaders {
+		hs, n, err := header.Decode(rest)
+		if err != nil {
+			return Record{}, fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+		r.Headers, rest = hs, rest[n:]
+	}
+	r.Payload = rest[:len(rest):len(rest)]
 	return r, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/narad-io/narad/internal/header"
 )
 
 // fuzzSeeds are frames and near-frames that start the fuzzers in the
@@ -20,6 +22,10 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	binary.BigEndian.PutUint32(huge[0:4], math.MaxUint32)
 	atBound := bytes.Clone(one)
 	binary.BigEndian.PutUint32(atBound[0:4], MaxRecordBytes-frameHeaderSize)
+	withHeaders := encodeT(f, Record{Topic: "orders", Payload: []byte("h"), Incarnation: 9,
+		Headers: []header.Header{{Name: "a", Value: "b"}, {Name: "trace", Value: "ü"}}}, 3)
+	lyingHeaders := bytes.Clone(withHeaders)
+	binary.BigEndian.PutUint32(lyingHeaders[frameHeaderSize+35:], math.MaxUint32)
 	flipped := bytes.Clone(two)
 	flipped[len(one)+12] ^= 0x40
 	return [][]byte{
@@ -32,6 +38,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		huge,
 		atBound,
 		flipped,
+		withHeaders,
+		lyingHeaders,
 		append(bytes.Clone(one), make([]byte, 64)...),
 		bytes.Repeat([]byte{0xff}, 100),
 	}
@@ -58,9 +66,9 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			var a arena
 			r := v.record(&a, "")
-			// Only the current version is written; a version-1 frame
-			// re-encodes as version 2.
-			if data[frameHeaderSize] == recordVersion {
+			// Versions 2 and 3 are written; a version-1 frame re-encodes
+			// as version 2.
+			if ver := data[frameHeaderSize]; ver == recordVersion || ver == recordVersionV3 {
 				if again := encodeT(t, r, v.seq); !bytes.Equal(again, data[:n]) {
 					t.Fatalf("re-encoding differs:\n got %x\nwant %x", again, data[:n])
 				}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func readAll(t testing.TB, w *WAL, from uint64) []Record {
 
 func sameRecord(a, b Record) bool {
 	return a.Topic == b.Topic && bytes.Equal(a.Key, b.Key) && a.Partition == b.Partition &&
-		bytes.Equal(a.Payload, b.Payload) && a.AcceptedAt == b.AcceptedAt
+		bytes.Equal(a.Payload, b.Payload) && a.AcceptedAt == b.AcceptedAt && slices.Equal(a.Headers, b.Headers)
 }
 
 // checkRecords asserts got holds testRecord(i) with seq i+1 for consecutive

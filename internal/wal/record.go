@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+
+	"github.com/narad-io/narad/internal/header"
 )
 
 // Record is one produced message as the WAL stores it.
@@ -21,6 +23,9 @@ type Record struct {
 	// committed into a re-created topic of the same name. 0 is unknown: a
 	// version-1 record, or a topic created before incarnations existed.
 	Incarnation uint64
+	// Headers are the record's headers, sorted by name (header.Check);
+	// nil when none. A record with headers is written as version 3.
+	Headers []header.Header
 }
 
 // On-disk frame layout of one record. All integers are big-endian.
@@ -28,18 +33,23 @@ type Record struct {
 //	offset  size  field
 //	0       4     bodyLen   uint32, number of body bytes after this 8-byte header
 //	4       4     crc       CRC-32C (Castagnoli) over bytes [0,4) and the body
-//	8       1     version   recordVersion (2); version-1 frames are still read
+//	8       1     version   2 or 3; version-1 frames are still read
 //	9       8     seq       uint64
 //	17      8     accepted  int64, unix ms
 //	25      4     partition int32
 //	29      2     topicLen  uint16
 //	31      4     keyLen    uint32
-//	35      8     incarnation uint64 (version 2 only)
-//	43      ...   topic, then key, then payload (payloadLen is what remains of the body)
+//	35      8     incarnation uint64 (versions 2 and 3)
+//	43      4     headersLen uint32 (version 3 only)
+//	43/47   ...   topic, then key, then headers (version 3), then payload
+//	              (payloadLen is what remains of the body)
 //
 // A version-1 frame is the same without the incarnation: its topic starts
-// at offset 35 and it decodes with Incarnation 0. Every frame written now is
-// version 2; version 1 is read so a WAL written by an older binary drains.
+// at offset 35 and it decodes with Incarnation 0. A record without headers
+// is written as version 2, as before headers existed; one with headers as
+// version 3, whose headers are header.Append's encoding (header.Decode
+// bounds every length in it). Versions 1 and 2 are read so a WAL written
+// by an older binary drains.
 //
 // The length is covered by the CRC so a flipped length bit that still points
 // inside the file cannot make a neighbouring byte range look valid. The
@@ -49,10 +59,12 @@ const (
 	frameHeaderSize = 8
 	bodyFixedSize   = 35 // version 2
 	bodyFixedSizeV1 = 27
+	bodyFixedSizeV3 = 39
 	minFrameSize    = frameHeaderSize + bodyFixedSize
 	minFrameSizeV1  = frameHeaderSize + bodyFixedSizeV1 // the smallest frame any version has
 	recordVersion   = 2
 	recordVersionV1 = 1
+	recordVersionV3 = 3 // version 2 with headers
 
 	// MaxRecordBytes bounds one encoded record (header included). Payloads are
 	// at most 1 MiB by product rule; the bound leaves ample headroom for topic
@@ -86,11 +98,20 @@ func encodedSize(r *Record) (int, error) {
 		return 0, fmt.Errorf("%w: topic is %d bytes, limit %d", ErrRecordTooLarge, len(r.Topic), MaxTopicBytes)
 	}
 	// Summing in int64 keeps the check honest on 32-bit platforms.
-	n := int64(minFrameSize) + int64(len(r.Topic)) + int64(len(r.Key)) + int64(len(r.Payload))
+	n := frameSize(r)
 	if n > MaxRecordBytes {
 		return 0, fmt.Errorf("%w: encoded size %d bytes, limit %d", ErrRecordTooLarge, n, MaxRecordBytes)
 	}
 	return int(n), nil
+}
+
+// frameSize is the frame size of r, unchecked.
+func frameSize(r *Record) int64 {
+	n := int64(minFrameSize) + int64(len(r.Topic)) + int64(len(r.Key)) + int64(len(r.Payload))
+	if len(r.Headers) > 0 {
+		n += bodyFixedSizeV3 - bodyFixedSize + int64(header.EncodedLen(r.Headers))
+	}
+	return n
 }
 
 // appendRecord appends the frame of r (with the given seq) to dst. The caller
@@ -101,16 +122,24 @@ func appendRecord(dst []byte, r *Record, seq uint64, size int) []byte {
 	f := dst[start : start+size]
 	binary.BigEndian.PutUint32(f[0:4], uint32(size-frameHeaderSize))
 	b := f[frameHeaderSize:]
-	b[0] = recordVersion
 	binary.BigEndian.PutUint64(b[1:9], seq)
 	binary.BigEndian.PutUint64(b[9:17], uint64(r.AcceptedAt))
 	binary.BigEndian.PutUint32(b[17:21], uint32(r.Partition))
 	binary.BigEndian.PutUint16(b[21:23], uint16(len(r.Topic)))
 	binary.BigEndian.PutUint32(b[23:27], uint32(len(r.Key)))
 	binary.BigEndian.PutUint64(b[27:35], r.Incarnation)
+	b[0] = recordVersion
 	n := bodyFixedSize
+	if len(r.Headers) > 0 {
+		b[0], n = recordVersionV3, bodyFixedSizeV3
+	}
 	n += copy(b[n:], r.Topic)
 	n += copy(b[n:], r.Key)
+	if len(r.Headers) > 0 {
+		hb := header.Append(b[n:n], r.Headers)
+		binary.BigEndian.PutUint32(b[35:39], uint32(len(hb)))
+		n += len(hb)
+	}
 	copy(b[n:], r.Payload)
 	binary.BigEndian.PutUint32(f[4:8], frameCRC(f))
 	return dst
@@ -143,6 +172,7 @@ type frameView struct {
 	incarnation uint64
 	topic       []byte
 	key         []byte
+	headers     []byte // header.Append's encoding; nil when none
 	payload     []byte
 }
 
@@ -184,6 +214,12 @@ func decodeFrame(b []byte) (frameView, int, error) {
 			return v, 0, fmt.Errorf("%w: version-2 body of %d bytes", errBadFields, len(body))
 		}
 		v.incarnation = binary.BigEndian.Uint64(body[27:35])
+	case recordVersionV3:
+		if len(body) < bodyFixedSizeV3 {
+			return v, 0, fmt.Errorf("%w: version-3 body of %d bytes", errBadFields, len(body))
+		}
+		v.incarnation = binary.BigEndian.Uint64(body[27:35])
+		fixed = bodyFixedSizeV3
 	case recordVersionV1:
 		fixed = bodyFixedSizeV1
 	default:
@@ -194,9 +230,13 @@ func decodeFrame(b []byte) (frameView, int, error) {
 	v.partition = int32(binary.BigEndian.Uint32(body[17:21]))
 	topicLen := uint64(binary.BigEndian.Uint16(body[21:23]))
 	keyLen := uint64(binary.BigEndian.Uint32(body[23:27]))
+	headersLen := uint64(0)
+	if body[0] == recordVersionV3 {
+		headersLen = uint64(binary.BigEndian.Uint32(body[35:39]))
+	}
 	rest := uint64(len(body) - fixed)
-	if topicLen+keyLen > rest {
-		return v, 0, fmt.Errorf("%w: topic %d + key %d > %d", errBadFields, topicLen, keyLen, rest)
+	if topicLen+keyLen+headersLen > rest {
+		return v, 0, fmt.Errorf("%w: topic %d + key %d + headers %d > %d", errBadFields, topicLen, keyLen, headersLen, rest)
 	}
 	p := uint64(fixed)
 	v.topic = body[p : p+topicLen]
@@ -205,6 +245,18 @@ func decodeFrame(b []byte) (frameView, int, error) {
 		v.key = body[p : p+keyLen]
 	}
 	p += keyLen
+	if headersLen > 0 {
+		hb := body[p : p+headersLen]
+		// The block must be exactly one well-formed list: a v3 frame with an
+		// empty or malformed list is not a record this package wrote.
+		if n, err := header.Scan(hb); err != nil || n != len(hb) {
+			return v, 0, fmt.Errorf("%w: headers block of %d bytes: %v", errBadFields, headersLen, err)
+		}
+		v.headers = hb
+	} else if body[0] == recordVersionV3 {
+		return v, 0, fmt.Errorf("%w: version-3 record without headers", errBadFields)
+	}
+	p += headersLen
 	v.payload = body[p:]
 	return v, size, nil
 }
@@ -253,7 +305,12 @@ func (v *frameView) record(a *arena, prevTopic string) Record {
 	if string(v.topic) != prevTopic { // compiler avoids allocating for this compare
 		topic = string(v.topic)
 	}
+	var hs []header.Header
+	if v.headers != nil {
+		hs, _, _ = header.Decode(v.headers) // checked by decodeFrame
+	}
 	return Record{
+		Headers:     hs,
 		Seq:         v.seq,
 		Topic:       topic,
 		Key:         a.copy(v.key),

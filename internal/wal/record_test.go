@@ -122,7 +122,7 @@ func TestDecodeRejects(t *testing.T) {
 			binary.BigEndian.PutUint32(b[0:4], binary.BigEndian.Uint32(b[0:4])-1)
 			return b
 		}), errBadCRC},
-		{"unknown version", mut(func(b []byte) []byte { b[frameHeaderSize] = 3; return reCRC(b) }), errBadVersion},
+		{"unknown version", mut(func(b []byte) []byte { b[frameHeaderSize] = 4; /* 3 is version 2 with headers */ return reCRC(b) }), errBadVersion},
 		{"topic length past body", mut(func(b []byte) []byte {
 			binary.BigEndian.PutUint16(b[frameHeaderSize+21:], 0xffff)
 			return reCRC(b)

@@ -112,7 +112,7 @@ func (s *scanner) validFrameAfter(from, limit int64, lastGood uint64) (int64, bo
 		if err != nil || int64(size) > limit-q {
 			continue
 		}
-		if v, seq := peekSeq(b); (v != recordVersion && v != recordVersionV1) || seq <= lastGood || seq > maxSeq {
+		if v, seq := peekSeq(b); (v != recordVersion && v != recordVersionV1 && v != recordVersionV3) || seq <= lastGood || seq > maxSeq {
 			continue
 		}
 		if _, _, err := s.frame(q, limit); err == nil {

@@ -173,8 +173,7 @@ func (w *WAL) Append(ctx context.Context, recs []Record) error {
 	seq := w.nextSeq
 	for i := range recs {
 		r := &recs[i]
-		size := minFrameSize + len(r.Topic) + len(r.Key) + len(r.Payload)
-		b.buf = appendRecord(b.buf, r, seq, size)
+		b.buf = appendRecord(b.buf, r, seq, int(frameSize(r))) // checked by encodedSize above
 		r.Seq = seq
 		seq++
 	}

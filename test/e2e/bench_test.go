@@ -121,3 +121,49 @@ func TestBenchSIGINT(t *testing.T) {
 		t.Fatalf("scratch topics left after SIGINT: %v", left)
 	}
 }
+
+// narad bench --e2e --via-child against a real node: producers and
+// consumers run at once, the consumers read a scratch child attached to
+// the scratch topic, every produced record reaches them (each one's
+// end-to-end latency is counted), and both scratch topics are gone after.
+func TestBenchEndToEndViaChild(t *testing.T) {
+	n := startNode(t)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(naradBin, "-s", "http://"+n.http, "bench", "--e2e", "--via-child", "--messages", "300",
+		"--producers", "3", "--batch", "10", "--rate", "3000", "--consumers", "2", "--json")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench: %v\nstdout %s\nstderr %s", err, stdout.String(), stderr.String())
+	}
+	var rep struct {
+		ScratchDeleted bool `json:"scratch_deleted"`
+		Settings       struct {
+			Rate     int  `json:"rate"`
+			ViaChild bool `json:"via_child"`
+		} `json:"settings"`
+		Produce struct {
+			Messages int `json:"messages"`
+		} `json:"produce"`
+		Consume struct {
+			Messages int `json:"messages"`
+		} `json:"consume"`
+		EndToEnd *struct {
+			P50 int64 `json:"p50"`
+			Max int64 `json:"max"`
+		} `json:"end_to_end_us"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if !rep.ScratchDeleted || rep.Produce.Messages != 300 || rep.Consume.Messages != 300 ||
+		rep.Settings.Rate != 3000 || !rep.Settings.ViaChild || rep.EndToEnd == nil || rep.EndToEnd.P50 <= 0 ||
+		rep.EndToEnd.Max < rep.EndToEnd.P50 {
+		t.Fatalf("report %s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "-child attached; the consumers read it") {
+		t.Errorf("stderr %q does not name the child", stderr.String())
+	}
+	if left := benchTopics(t, n); len(left) != 0 {
+		t.Fatalf("scratch topics left: %v", left)
+	}
+}

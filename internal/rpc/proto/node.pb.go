@@ -105,9 +105,12 @@ func (x *Error) GetKind() string {
 // Record carries only what the producer chose; the owner's commit stamps
 // offset and commit time.
 type Record struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Payload       []byte                 `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Key     []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Payload []byte                 `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	// The record's headers, sorted by name, no name twice; absent when none.
+	// A receiver checks their sizes (package header) before committing.
+	Headers       []*Header `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -156,6 +159,65 @@ func (x *Record) GetPayload() []byte {
 	return nil
 }
 
+func (x *Record) GetHeaders() []*Header {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+type Header struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Header) Reset() {
+	*x = Header{}
+	mi := &file_node_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Header) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Header) ProtoMessage() {}
+
+func (x *Header) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Header.ProtoReflect.Descriptor instead.
+func (*Header) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Header) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Header) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 type CommitRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Topic     string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
@@ -177,7 +239,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -189,7 +251,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -202,7 +264,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{2}
+	return file_node_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CommitRequest) GetTopic() string {
@@ -248,7 +310,7 @@ type CommitResponse struct {
 
 func (x *CommitResponse) Reset() {
 	*x = CommitResponse{}
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -260,7 +322,7 @@ func (x *CommitResponse) String() string {
 func (*CommitResponse) ProtoMessage() {}
 
 func (x *CommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -273,7 +335,7 @@ func (x *CommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponse.ProtoReflect.Descriptor instead.
 func (*CommitResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{3}
+	return file_node_proto_rawDescGZIP(), []int{4}
 }
 
 type ForwardRequest struct {
@@ -291,7 +353,7 @@ type ForwardRequest struct {
 
 func (x *ForwardRequest) Reset() {
 	*x = ForwardRequest{}
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -303,7 +365,7 @@ func (x *ForwardRequest) String() string {
 func (*ForwardRequest) ProtoMessage() {}
 
 func (x *ForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -316,7 +378,7 @@ func (x *ForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForwardRequest.ProtoReflect.Descriptor instead.
 func (*ForwardRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{4}
+	return file_node_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ForwardRequest) GetMethod() string {
@@ -377,7 +439,7 @@ type ForwardResponse struct {
 
 func (x *ForwardResponse) Reset() {
 	*x = ForwardResponse{}
-	mi := &file_node_proto_msgTypes[5]
+	mi := &file_node_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -389,7 +451,7 @@ func (x *ForwardResponse) String() string {
 func (*ForwardResponse) ProtoMessage() {}
 
 func (x *ForwardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[5]
+	mi := &file_node_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -402,7 +464,7 @@ func (x *ForwardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForwardResponse.ProtoReflect.Descriptor instead.
 func (*ForwardResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{5}
+	return file_node_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ForwardResponse) GetStatus() int32 {
@@ -455,7 +517,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +529,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +542,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{6}
+	return file_node_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StatsRequest) GetTopic() string {
@@ -524,7 +586,7 @@ type CursorPosition struct {
 
 func (x *CursorPosition) Reset() {
 	*x = CursorPosition{}
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +598,7 @@ func (x *CursorPosition) String() string {
 func (*CursorPosition) ProtoMessage() {}
 
 func (x *CursorPosition) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +611,7 @@ func (x *CursorPosition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CursorPosition.ProtoReflect.Descriptor instead.
 func (*CursorPosition) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{7}
+	return file_node_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CursorPosition) GetChild() string {
@@ -619,7 +681,7 @@ type PartitionStats struct {
 
 func (x *PartitionStats) Reset() {
 	*x = PartitionStats{}
-	mi := &file_node_proto_msgTypes[8]
+	mi := &file_node_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +693,7 @@ func (x *PartitionStats) String() string {
 func (*PartitionStats) ProtoMessage() {}
 
 func (x *PartitionStats) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[8]
+	mi := &file_node_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +706,7 @@ func (x *PartitionStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionStats.ProtoReflect.Descriptor instead.
 func (*PartitionStats) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{8}
+	return file_node_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PartitionStats) GetPartition() int32 {
@@ -726,7 +788,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_node_proto_msgTypes[9]
+	mi := &file_node_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +800,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[9]
+	mi := &file_node_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +813,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{9}
+	return file_node_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StatsResponse) GetPartitions() []*PartitionStats {
@@ -771,7 +833,7 @@ type ConfirmTopicRequest struct {
 
 func (x *ConfirmTopicRequest) Reset() {
 	*x = ConfirmTopicRequest{}
-	mi := &file_node_proto_msgTypes[10]
+	mi := &file_node_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +845,7 @@ func (x *ConfirmTopicRequest) String() string {
 func (*ConfirmTopicRequest) ProtoMessage() {}
 
 func (x *ConfirmTopicRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[10]
+	mi := &file_node_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +858,7 @@ func (x *ConfirmTopicRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmTopicRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmTopicRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{10}
+	return file_node_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfirmTopicRequest) GetName() string {
@@ -825,7 +887,7 @@ type ConfirmTopicResponse struct {
 
 func (x *ConfirmTopicResponse) Reset() {
 	*x = ConfirmTopicResponse{}
-	mi := &file_node_proto_msgTypes[11]
+	mi := &file_node_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +899,7 @@ func (x *ConfirmTopicResponse) String() string {
 func (*ConfirmTopicResponse) ProtoMessage() {}
 
 func (x *ConfirmTopicResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[11]
+	mi := &file_node_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +912,7 @@ func (x *ConfirmTopicResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmTopicResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmTopicResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{11}
+	return file_node_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ConfirmTopicResponse) GetExists() bool {
@@ -886,7 +948,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_node_proto_msgTypes[12]
+	mi := &file_node_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +960,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[12]
+	mi := &file_node_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +973,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{12}
+	return file_node_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Member) GetId() string {
@@ -951,7 +1013,7 @@ type JoinRequest struct {
 
 func (x *JoinRequest) Reset() {
 	*x = JoinRequest{}
-	mi := &file_node_proto_msgTypes[13]
+	mi := &file_node_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1025,7 @@ func (x *JoinRequest) String() string {
 func (*JoinRequest) ProtoMessage() {}
 
 func (x *JoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[13]
+	mi := &file_node_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1038,7 @@ func (x *JoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
 func (*JoinRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{13}
+	return file_node_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JoinRequest) GetMember() *Member {
@@ -997,7 +1059,7 @@ type JoinResponse struct {
 
 func (x *JoinResponse) Reset() {
 	*x = JoinResponse{}
-	mi := &file_node_proto_msgTypes[14]
+	mi := &file_node_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1071,7 @@ func (x *JoinResponse) String() string {
 func (*JoinResponse) ProtoMessage() {}
 
 func (x *JoinResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[14]
+	mi := &file_node_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1084,7 @@ func (x *JoinResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinResponse.ProtoReflect.Descriptor instead.
 func (*JoinResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{14}
+	return file_node_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JoinResponse) GetAdmitted() bool {
@@ -1055,7 +1117,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_node_proto_msgTypes[15]
+	mi := &file_node_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1129,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[15]
+	mi := &file_node_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1142,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{15}
+	return file_node_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatRequest) GetMember() *Member {
@@ -1098,7 +1160,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_node_proto_msgTypes[16]
+	mi := &file_node_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1172,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[16]
+	mi := &file_node_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1185,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{16}
+	return file_node_proto_rawDescGZIP(), []int{17}
 }
 
 type WaitRequest struct {
@@ -1136,7 +1198,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_node_proto_msgTypes[17]
+	mi := &file_node_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1210,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[17]
+	mi := &file_node_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1223,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{17}
+	return file_node_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WaitRequest) GetTopic() string {
@@ -1187,7 +1249,7 @@ type WaitResponse struct {
 
 func (x *WaitResponse) Reset() {
 	*x = WaitResponse{}
-	mi := &file_node_proto_msgTypes[18]
+	mi := &file_node_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1261,7 @@ func (x *WaitResponse) String() string {
 func (*WaitResponse) ProtoMessage() {}
 
 func (x *WaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[18]
+	mi := &file_node_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1274,7 @@ func (x *WaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
 func (*WaitResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{18}
+	return file_node_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WaitResponse) GetWoken() bool {
@@ -1232,7 +1294,7 @@ type ConfirmOwnerRequest struct {
 
 func (x *ConfirmOwnerRequest) Reset() {
 	*x = ConfirmOwnerRequest{}
-	mi := &file_node_proto_msgTypes[19]
+	mi := &file_node_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1306,7 @@ func (x *ConfirmOwnerRequest) String() string {
 func (*ConfirmOwnerRequest) ProtoMessage() {}
 
 func (x *ConfirmOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[19]
+	mi := &file_node_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1319,7 @@ func (x *ConfirmOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmOwnerRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{19}
+	return file_node_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ConfirmOwnerRequest) GetTopic() string {
@@ -1284,7 +1346,7 @@ type ConfirmOwnerResponse struct {
 
 func (x *ConfirmOwnerResponse) Reset() {
 	*x = ConfirmOwnerResponse{}
-	mi := &file_node_proto_msgTypes[20]
+	mi := &file_node_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1358,7 @@ func (x *ConfirmOwnerResponse) String() string {
 func (*ConfirmOwnerResponse) ProtoMessage() {}
 
 func (x *ConfirmOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[20]
+	mi := &file_node_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1371,7 @@ func (x *ConfirmOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmOwnerResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{20}
+	return file_node_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ConfirmOwnerResponse) GetOwner() string {
@@ -1338,7 +1400,7 @@ type FlipRequest struct {
 
 func (x *FlipRequest) Reset() {
 	*x = FlipRequest{}
-	mi := &file_node_proto_msgTypes[21]
+	mi := &file_node_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1412,7 @@ func (x *FlipRequest) String() string {
 func (*FlipRequest) ProtoMessage() {}
 
 func (x *FlipRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[21]
+	mi := &file_node_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1425,7 @@ func (x *FlipRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlipRequest.ProtoReflect.Descriptor instead.
 func (*FlipRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{21}
+	return file_node_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FlipRequest) GetTopic() string {
@@ -1402,7 +1464,7 @@ type FlipResponse struct {
 
 func (x *FlipResponse) Reset() {
 	*x = FlipResponse{}
-	mi := &file_node_proto_msgTypes[22]
+	mi := &file_node_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1414,7 +1476,7 @@ func (x *FlipResponse) String() string {
 func (*FlipResponse) ProtoMessage() {}
 
 func (x *FlipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[22]
+	mi := &file_node_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1427,7 +1489,7 @@ func (x *FlipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlipResponse.ProtoReflect.Descriptor instead.
 func (*FlipResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{22}
+	return file_node_proto_rawDescGZIP(), []int{23}
 }
 
 type MoveFreezeRequest struct {
@@ -1444,7 +1506,7 @@ type MoveFreezeRequest struct {
 
 func (x *MoveFreezeRequest) Reset() {
 	*x = MoveFreezeRequest{}
-	mi := &file_node_proto_msgTypes[23]
+	mi := &file_node_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1518,7 @@ func (x *MoveFreezeRequest) String() string {
 func (*MoveFreezeRequest) ProtoMessage() {}
 
 func (x *MoveFreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[23]
+	mi := &file_node_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1531,7 @@ func (x *MoveFreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFreezeRequest.ProtoReflect.Descriptor instead.
 func (*MoveFreezeRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{23}
+	return file_node_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MoveFreezeRequest) GetTopic() string {
@@ -1509,7 +1571,7 @@ type MoveFreezeResponse struct {
 
 func (x *MoveFreezeResponse) Reset() {
 	*x = MoveFreezeResponse{}
-	mi := &file_node_proto_msgTypes[24]
+	mi := &file_node_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1583,7 @@ func (x *MoveFreezeResponse) String() string {
 func (*MoveFreezeResponse) ProtoMessage() {}
 
 func (x *MoveFreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[24]
+	mi := &file_node_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1596,7 @@ func (x *MoveFreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFreezeResponse.ProtoReflect.Descriptor instead.
 func (*MoveFreezeResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{24}
+	return file_node_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MoveFreezeResponse) GetHighWatermark() uint64 {
@@ -1554,7 +1616,7 @@ type MoveFile struct {
 
 func (x *MoveFile) Reset() {
 	*x = MoveFile{}
-	mi := &file_node_proto_msgTypes[25]
+	mi := &file_node_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1628,7 @@ func (x *MoveFile) String() string {
 func (*MoveFile) ProtoMessage() {}
 
 func (x *MoveFile) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[25]
+	mi := &file_node_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1641,7 @@ func (x *MoveFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFile.ProtoReflect.Descriptor instead.
 func (*MoveFile) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{25}
+	return file_node_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MoveFile) GetName() string {
@@ -1606,7 +1668,7 @@ type MoveFilesRequest struct {
 
 func (x *MoveFilesRequest) Reset() {
 	*x = MoveFilesRequest{}
-	mi := &file_node_proto_msgTypes[26]
+	mi := &file_node_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1680,7 @@ func (x *MoveFilesRequest) String() string {
 func (*MoveFilesRequest) ProtoMessage() {}
 
 func (x *MoveFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[26]
+	mi := &file_node_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1693,7 @@ func (x *MoveFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFilesRequest.ProtoReflect.Descriptor instead.
 func (*MoveFilesRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{26}
+	return file_node_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MoveFilesRequest) GetTopic() string {
@@ -1658,7 +1720,7 @@ type MoveFilesResponse struct {
 
 func (x *MoveFilesResponse) Reset() {
 	*x = MoveFilesResponse{}
-	mi := &file_node_proto_msgTypes[27]
+	mi := &file_node_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1732,7 @@ func (x *MoveFilesResponse) String() string {
 func (*MoveFilesResponse) ProtoMessage() {}
 
 func (x *MoveFilesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[27]
+	mi := &file_node_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1745,7 @@ func (x *MoveFilesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFilesResponse.ProtoReflect.Descriptor instead.
 func (*MoveFilesResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{27}
+	return file_node_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MoveFilesResponse) GetFiles() []*MoveFile {
@@ -1713,7 +1775,7 @@ type MoveReadRequest struct {
 
 func (x *MoveReadRequest) Reset() {
 	*x = MoveReadRequest{}
-	mi := &file_node_proto_msgTypes[28]
+	mi := &file_node_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1787,7 @@ func (x *MoveReadRequest) String() string {
 func (*MoveReadRequest) ProtoMessage() {}
 
 func (x *MoveReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[28]
+	mi := &file_node_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1800,7 @@ func (x *MoveReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveReadRequest.ProtoReflect.Descriptor instead.
 func (*MoveReadRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{28}
+	return file_node_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MoveReadRequest) GetTopic() string {
@@ -1785,7 +1847,7 @@ type MoveReadResponse struct {
 
 func (x *MoveReadResponse) Reset() {
 	*x = MoveReadResponse{}
-	mi := &file_node_proto_msgTypes[29]
+	mi := &file_node_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1797,7 +1859,7 @@ func (x *MoveReadResponse) String() string {
 func (*MoveReadResponse) ProtoMessage() {}
 
 func (x *MoveReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[29]
+	mi := &file_node_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +1872,7 @@ func (x *MoveReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveReadResponse.ProtoReflect.Descriptor instead.
 func (*MoveReadResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{29}
+	return file_node_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *MoveReadResponse) GetData() []byte {
@@ -1828,7 +1890,7 @@ type ReadIndexRequest struct {
 
 func (x *ReadIndexRequest) Reset() {
 	*x = ReadIndexRequest{}
-	mi := &file_node_proto_msgTypes[30]
+	mi := &file_node_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1902,7 @@ func (x *ReadIndexRequest) String() string {
 func (*ReadIndexRequest) ProtoMessage() {}
 
 func (x *ReadIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[30]
+	mi := &file_node_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1915,7 @@ func (x *ReadIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadIndexRequest.ProtoReflect.Descriptor instead.
 func (*ReadIndexRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{30}
+	return file_node_proto_rawDescGZIP(), []int{31}
 }
 
 type ReadIndexResponse struct {
@@ -1867,7 +1929,7 @@ type ReadIndexResponse struct {
 
 func (x *ReadIndexResponse) Reset() {
 	*x = ReadIndexResponse{}
-	mi := &file_node_proto_msgTypes[31]
+	mi := &file_node_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1879,7 +1941,7 @@ func (x *ReadIndexResponse) String() string {
 func (*ReadIndexResponse) ProtoMessage() {}
 
 func (x *ReadIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[31]
+	mi := &file_node_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1892,7 +1954,7 @@ func (x *ReadIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadIndexResponse.ProtoReflect.Descriptor instead.
 func (*ReadIndexResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{31}
+	return file_node_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReadIndexResponse) GetMetaVersion() uint64 {
@@ -1912,10 +1974,14 @@ const file_node_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x12\n" +
-	"\x04kind\x18\x04 \x01(\tR\x04kind\"4\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"`\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\"\xb4\x01\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\x12*\n" +
+	"\aheaders\x18\x03 \x03(\v2\x10.narad.v1.HeaderR\aheaders\"2\n" +
+	"\x06Header\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xb4\x01\n" +
 	"\rCommitRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12*\n" +
@@ -2062,79 +2128,81 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
-	(*CommitRequest)(nil),        // 2: narad.v1.CommitRequest
-	(*CommitResponse)(nil),       // 3: narad.v1.CommitResponse
-	(*ForwardRequest)(nil),       // 4: narad.v1.ForwardRequest
-	(*ForwardResponse)(nil),      // 5: narad.v1.ForwardResponse
-	(*StatsRequest)(nil),         // 6: narad.v1.StatsRequest
-	(*CursorPosition)(nil),       // 7: narad.v1.CursorPosition
-	(*PartitionStats)(nil),       // 8: narad.v1.PartitionStats
-	(*StatsResponse)(nil),        // 9: narad.v1.StatsResponse
-	(*ConfirmTopicRequest)(nil),  // 10: narad.v1.ConfirmTopicRequest
-	(*ConfirmTopicResponse)(nil), // 11: narad.v1.ConfirmTopicResponse
-	(*Member)(nil),               // 12: narad.v1.Member
-	(*JoinRequest)(nil),          // 13: narad.v1.JoinRequest
-	(*JoinResponse)(nil),         // 14: narad.v1.JoinResponse
-	(*HeartbeatRequest)(nil),     // 15: narad.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),    // 16: narad.v1.HeartbeatResponse
-	(*WaitRequest)(nil),          // 17: narad.v1.WaitRequest
-	(*WaitResponse)(nil),         // 18: narad.v1.WaitResponse
-	(*ConfirmOwnerRequest)(nil),  // 19: narad.v1.ConfirmOwnerRequest
-	(*ConfirmOwnerResponse)(nil), // 20: narad.v1.ConfirmOwnerResponse
-	(*FlipRequest)(nil),          // 21: narad.v1.FlipRequest
-	(*FlipResponse)(nil),         // 22: narad.v1.FlipResponse
-	(*MoveFreezeRequest)(nil),    // 23: narad.v1.MoveFreezeRequest
-	(*MoveFreezeResponse)(nil),   // 24: narad.v1.MoveFreezeResponse
-	(*MoveFile)(nil),             // 25: narad.v1.MoveFile
-	(*MoveFilesRequest)(nil),     // 26: narad.v1.MoveFilesRequest
-	(*MoveFilesResponse)(nil),    // 27: narad.v1.MoveFilesResponse
-	(*MoveReadRequest)(nil),      // 28: narad.v1.MoveReadRequest
-	(*MoveReadResponse)(nil),     // 29: narad.v1.MoveReadResponse
-	(*ReadIndexRequest)(nil),     // 30: narad.v1.ReadIndexRequest
-	(*ReadIndexResponse)(nil),    // 31: narad.v1.ReadIndexResponse
+	(*Header)(nil),               // 2: narad.v1.Header
+	(*CommitRequest)(nil),        // 3: narad.v1.CommitRequest
+	(*CommitResponse)(nil),       // 4: narad.v1.CommitResponse
+	(*ForwardRequest)(nil),       // 5: narad.v1.ForwardRequest
+	(*ForwardResponse)(nil),      // 6: narad.v1.ForwardResponse
+	(*StatsRequest)(nil),         // 7: narad.v1.StatsRequest
+	(*CursorPosition)(nil),       // 8: narad.v1.CursorPosition
+	(*PartitionStats)(nil),       // 9: narad.v1.PartitionStats
+	(*StatsResponse)(nil),        // 10: narad.v1.StatsResponse
+	(*ConfirmTopicRequest)(nil),  // 11: narad.v1.ConfirmTopicRequest
+	(*ConfirmTopicResponse)(nil), // 12: narad.v1.ConfirmTopicResponse
+	(*Member)(nil),               // 13: narad.v1.Member
+	(*JoinRequest)(nil),          // 14: narad.v1.JoinRequest
+	(*JoinResponse)(nil),         // 15: narad.v1.JoinResponse
+	(*HeartbeatRequest)(nil),     // 16: narad.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),    // 17: narad.v1.HeartbeatResponse
+	(*WaitRequest)(nil),          // 18: narad.v1.WaitRequest
+	(*WaitResponse)(nil),         // 19: narad.v1.WaitResponse
+	(*ConfirmOwnerRequest)(nil),  // 20: narad.v1.ConfirmOwnerRequest
+	(*ConfirmOwnerResponse)(nil), // 21: narad.v1.ConfirmOwnerResponse
+	(*FlipRequest)(nil),          // 22: narad.v1.FlipRequest
+	(*FlipResponse)(nil),         // 23: narad.v1.FlipResponse
+	(*MoveFreezeRequest)(nil),    // 24: narad.v1.MoveFreezeRequest
+	(*MoveFreezeResponse)(nil),   // 25: narad.v1.MoveFreezeResponse
+	(*MoveFile)(nil),             // 26: narad.v1.MoveFile
+	(*MoveFilesRequest)(nil),     // 27: narad.v1.MoveFilesRequest
+	(*MoveFilesResponse)(nil),    // 28: narad.v1.MoveFilesResponse
+	(*MoveReadRequest)(nil),      // 29: narad.v1.MoveReadRequest
+	(*MoveReadResponse)(nil),     // 30: narad.v1.MoveReadResponse
+	(*ReadIndexRequest)(nil),     // 31: narad.v1.ReadIndexRequest
+	(*ReadIndexResponse)(nil),    // 32: narad.v1.ReadIndexResponse
 }
 var file_node_proto_depIdxs = []int32{
-	1,  // 0: narad.v1.CommitRequest.records:type_name -> narad.v1.Record
-	7,  // 1: narad.v1.PartitionStats.cursors:type_name -> narad.v1.CursorPosition
-	8,  // 2: narad.v1.StatsResponse.partitions:type_name -> narad.v1.PartitionStats
-	12, // 3: narad.v1.JoinRequest.member:type_name -> narad.v1.Member
-	12, // 4: narad.v1.HeartbeatRequest.member:type_name -> narad.v1.Member
-	25, // 5: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
-	2,  // 6: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
-	4,  // 7: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
-	6,  // 8: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
-	10, // 9: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
-	13, // 10: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
-	15, // 11: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	17, // 12: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
-	19, // 13: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
-	21, // 14: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
-	23, // 15: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
-	26, // 16: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
-	28, // 17: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
-	30, // 18: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
-	3,  // 19: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	5,  // 20: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	9,  // 21: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	11, // 22: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	14, // 23: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	16, // 24: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	18, // 25: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	20, // 26: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	22, // 27: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	24, // 28: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	27, // 29: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	29, // 30: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	31, // 31: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
-	19, // [19:32] is the sub-list for method output_type
-	6,  // [6:19] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	2,  // 0: narad.v1.Record.headers:type_name -> narad.v1.Header
+	1,  // 1: narad.v1.CommitRequest.records:type_name -> narad.v1.Record
+	8,  // 2: narad.v1.PartitionStats.cursors:type_name -> narad.v1.CursorPosition
+	9,  // 3: narad.v1.StatsResponse.partitions:type_name -> narad.v1.PartitionStats
+	13, // 4: narad.v1.JoinRequest.member:type_name -> narad.v1.Member
+	13, // 5: narad.v1.HeartbeatRequest.member:type_name -> narad.v1.Member
+	26, // 6: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
+	3,  // 7: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
+	5,  // 8: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
+	7,  // 9: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
+	11, // 10: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
+	14, // 11: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
+	16, // 12: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
+	18, // 13: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	20, // 14: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
+	22, // 15: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
+	24, // 16: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
+	27, // 17: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
+	29, // 18: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
+	31, // 19: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
+	4,  // 20: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	6,  // 21: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	10, // 22: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	12, // 23: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	15, // 24: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	17, // 25: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	19, // 26: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	21, // 27: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	23, // 28: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	25, // 29: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	28, // 30: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	30, // 31: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	32, // 32: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	20, // [20:33] is the sub-list for method output_type
+	7,  // [7:20] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -2142,14 +2210,14 @@ func file_node_proto_init() {
 	if File_node_proto != nil {
 		return
 	}
-	file_node_proto_msgTypes[7].OneofWrappers = []any{}
+	file_node_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad-io/narad/client"
+)
+
+// The end-to-end mode (--e2e) measures what a waiting consumer sees: the
+// time from the start of a record's produce request to the moment a
+// long-polling consumer has it in hand. Producers and consumers run at
+// once; with --rate the producers are paced (open loop), so the figure is
+// the latency at that load rather than at saturation; with --via-child the
+// consumers read a child topic attached to the scratch topic, so the figure
+// is the fan-out copy's latency on top of the parent's own.
+//
+// Each payload starts with its send time: 16 hex digits of nanoseconds
+// since the bench started, from the bench's own monotonic clock. Producer
+// and consumer are this one process, so no two clocks are compared.
+const stampLen = 16
+
+// stamp writes the time since base into the first stampLen bytes of p.
+func stamp(p []byte, base time.Time) {
+	var raw [8]byte
+	v := uint64(time.Since(base))
+	for i := 7; i >= 0; i-- {
+		raw[i] = byte(v)
+		v >>= 8
+	}
+	hex.Encode(p[:stampLen], raw[:])
+}
+
+// stampAge is how long ago (on base's clock) p was stamped.
+func stampAge(p []byte, base time.Time) (time.Duration, error) {
+	if len(p) < stampLen {
+		return 0, fmt.Errorf("payload of %d bytes has no send time (another producer's record?)", len(p))
+	}
+	var raw [8]byte
+	if _, err := hex.Decode(raw[:], p[:stampLen]); err != nil {
+		return 0, fmt.Errorf("payload has no send time (another producer's record?): %w", err)
+	}
+	var v uint64
+	for _, b := range raw {
+		v = v<<8 | uint64(b)
+	}
+	return time.Since(base) - time.Duration(v), nil
+}
+
+// pacer spaces one producer's requests for --rate: the n-th request of
+// producer i is due at start + (i/producers + n) × interval, where the
+// interval makes the producers together send rate records per second. A
+// late request goes at once and the schedule is kept (open loop: a slow
+// answer does not lower the offered load, it shows as latency).
+type pacer struct {
+	start    time.Time
+	interval time.Duration
+	next     time.Duration
+}
+
+func newPacer(start time.Time, rate, producers, batch, worker int) *pacer {
+	if rate <= 0 {
+		return nil
+	}
+	interval := time.Duration(float64(time.Second) * float64(producers*batch) / float64(rate))
+	return &pacer{start: start, interval: interval, next: interval * time.Duration(worker) / time.Duration(producers)}
+}
+
+// wait blocks until the next request is due (nil pacer: never).
+func (p *pacer) wait(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	due := p.start.Add(p.next)
+	p.next += p.interval
+	d := time.Until(due)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// e2eStats is the consumers' side of an end-to-end run: the consume
+// requests (as in the consume phase) and, per record, its end-to-end age.
+type e2eStats struct {
+	consume *phaseStats
+	ages    *phaseStats
+}
+
+// consumeLive consumes and acknowledges from topic while the producers run,
+// and after they stop until every produced record is in (produced reports
+// the producers' total once done is closed), or until benchIdlePolls empty
+// polls in a row after that.
+func (b *bench) consumeLive(ctx context.Context, topic string, base time.Time, done <-chan struct{}, produced func() int64) e2eStats {
+	st := e2eStats{consume: newPhaseStats("consume"), ages: newPhaseStats("end-to-end")}
+	var taken atomic.Int64
+	var lastAt atomic.Int64
+	start := time.Now()
+	finished := func() bool {
+		select {
+		case <-done:
+			return taken.Load() >= produced()
+		default:
+			return false
+		}
+	}
+	workers(ctx, st.consume, b.f.consumers, func(ctx context.Context, fail func(error) bool) {
+		for idle := 0; ctx.Err() == nil && !finished() && idle < benchIdlePolls; {
+			t0 := time.Now()
+			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: b.f.consumeMax})
+			if err == nil && len(msgs) == 0 {
+				select {
+				case <-done:
+					idle++ // nothing more is coming once the producers stopped
+				default:
+				}
+				continue
+			}
+			if err == nil {
+				now := time.Now()
+				for _, m := range msgs {
+					p, perr := m.Bytes()
+					if perr == nil {
+						var age time.Duration
+						if age, perr = stampAge(p, base); perr == nil {
+							st.ages.record(1, age-time.Since(now), nil)
+						}
+					}
+					if perr != nil && err == nil {
+						err = perr
+					}
+				}
+				if err == nil {
+					err = b.ackAll(ctx, st.consume, topic, msgs)
+				}
+			}
+			if err != nil && ctx.Err() != nil {
+				return
+			}
+			st.consume.record(len(msgs), time.Since(t0), err)
+			if !fail(err) {
+				return
+			}
+			if err == nil {
+				idle = 0
+				taken.Add(int64(len(msgs)))
+				lastAt.Store(int64(time.Since(start)))
+			}
+		}
+	})
+	st.consume.elapsed = time.Duration(lastAt.Load())
+	st.ages.elapsed = st.consume.elapsed
+	return st
+}
+
+// runE2E is the --e2e run: producers into the target, consumers on the
+// consumed topic (the target, or its scratch child), at once.
+func (b *bench) runE2E(ctx context.Context, rep *benchReport, produceTo, consumeFrom string) error {
+	base := time.Now()
+	done := make(chan struct{})
+	var prod *phaseStats
+	var total atomic.Int64
+	consumed := make(chan e2eStats, 1)
+	go func() {
+		consumed <- b.consumeLive(ctx, consumeFrom, base, done, total.Load)
+	}()
+	prod = b.produceStamped(ctx, produceTo, base)
+	total.Store(int64(prod.ok()))
+	close(done)
+	st := <-consumed
+	rep.Produce = prod.report(b.f.size)
+	rep.Consume = st.consume.report(b.f.size)
+	if st.ages.hist.TotalCount() > 0 {
+		l := st.ages.report(b.f.size).LatencyUs
+		rep.EndToEnd = &l
+	}
+	failed := errors.Join(prod.failure(), st.consume.failure())
+	if got, want := st.consume.ok(), prod.ok(); failed == nil && ctx.Err() == nil && got < want {
+		failed = fmt.Errorf("end-to-end: %d of %d produced records were consumed", got, want)
+	}
+	return failed
+}
