@@ -84,8 +84,9 @@ func (l *Log) fence(s *segment, pos int64, op string, err error) error {
 	l.failed = e
 	l.fenced.Store(true)
 	if l.flushedPos < pos {
-		// Published lazy frames were not on disk yet: the failed fdatasync
-		// may have dropped them (see Flush). They stay readable from memory
+		// Published lazy frames were not on disk yet: after a failed
+		// fdatasync (or a read-back that failed: the file's state is
+		// unknown) they may be gone (see Flush). They stay readable from memory
 		// and are not cut (readers saw their offsets); the log stays fenced
 		// until it is reopened.
 		l.lostLazy = true

@@ -206,6 +206,11 @@ func TestEveryWayOutFlushesLazyFrames(t *testing.T) {
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
+			// Whoever committed lazily still holds the log: its Flush
+			// answers for Close's (idle eviction, delete, a move's close).
+			if err := l.Flush(); err != nil {
+				t.Fatalf("flush of a log closed whole: %v", err)
+			}
 			return true
 		}},
 		{"copy listing", func(t *testing.T, l *Log) bool {
@@ -274,6 +279,9 @@ func TestFailedLazyFlushFencesUntilReopen(t *testing.T) {
 	}
 	if err := l.Close(); err == nil {
 		t.Fatal("close of a log that lost lazy frames reported nothing")
+	}
+	if err := l.Flush(); err == nil {
+		t.Fatal("flush of a closed log whose lazy frames are not on disk reported nothing: the WAL would be released past them")
 	}
 	l = openT(t, dir, Options{FS: fsys})
 	defer l.Close()

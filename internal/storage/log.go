@@ -317,9 +317,10 @@ type Flusher interface{ Flush() error }
 func (l *Log) Flushed() uint64 { return l.flushed.Load() }
 
 // Flush makes every lazily committed record durable: one fdatasync of the
-// active segment (nothing when there is none; on a closed log, nil when
-// Close flushed them; a roll syncs the segment it seals, so lazy frames are
-// only ever in the active one), then the hwm file. After it returns nil,
+// active segment (a roll syncs the segment it seals, so lazy frames are
+// only ever in the active one), then the hwm file; nothing when no lazy
+// frame is unflushed. On a closed log it answers for Close's flush: nil
+// when Close made everything durable, an error when it could not. After it returns nil,
 // Flushed is at least the HWM it saw. A failed fdatasync fences the log for
 // good (lostLazy): the lazy frames may be gone from the disk while readers
 // saw them, and only a reopen, which recovers what the disk holds and lets
