@@ -357,3 +357,29 @@ func TestSourceFramesOfEitherCodec(t *testing.T) {
 		})
 	}
 }
+
+// A crashed process (SIGKILL) leaves lazy frames in the page cache only;
+// the next Open finds them and reports them held (the WAL is then released
+// past them), so Open makes them durable first: a power cut after that
+// restart must not take them.
+func TestOpenMakesRecoveredLazyFramesDurable(t *testing.T) {
+	fsys := errorfs.New(vfs.Default)
+	dir := t.TempDir()
+	l := openT(t, dir, Options{FS: fsys})
+	commitFrom(t, l, recs("lazy", 4, false), Source{Origin: testOrigin, Seqs: seqs(1, 4), Lazy: true})
+	crash(t, l) // SIGKILL: the writes are in the page cache, not on disk
+	l = openT(t, dir, Options{FS: fsys})
+	if l.HWM() != 4 || l.applied[testOrigin] != 4 {
+		t.Fatalf("after the crash: hwm %d applied %v", l.HWM(), l.applied)
+	}
+	crash(t, l)
+	fsys.LoseUnsyncedWrites() // then a power cut
+	var shortfalls int
+	opts := Options{FS: fsys}
+	opts.Hooks.Shortfall = func() { shortfalls++ }
+	l = openT(t, dir, opts)
+	defer l.Close()
+	if got := readAll(t, l, 0); len(got) != 4 || shortfalls != 0 {
+		t.Fatalf("records the reopened log held (and so released from the WAL) lost: %d readable, %d shortfalls", len(got), shortfalls)
+	}
+}
