@@ -115,7 +115,12 @@ const (
 
 func binaryBody(records []BatchRecord) ([]byte, error) {
 	size := len(binMagic)
-	for _, r := range records {
+	for i, r := range records {
+		if r.MsgID != "" {
+			// Version 1 of the binary body has no field for it; sending
+			// the record without it would drop the id silently.
+			return nil, fmt.Errorf("record %d: the binary batch body carries no msg_id; use the json or ndjson format", i)
+		}
 		size += 13 + len(r.Payload) + len(r.PayloadBase64) + len(r.KeyBase64)
 		if r.Key != nil {
 			size += len(*r.Key)

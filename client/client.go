@@ -55,6 +55,7 @@ type request struct {
 	query       url.Values
 	body        []byte
 	contentType string
+	header      http.Header // more request headers (Narad-Msg-Id)
 }
 
 // response is a finished call: the body is fully read and closed, so the
@@ -84,6 +85,9 @@ func (c *Client) once(ctx context.Context, req request) (response, error) {
 	hreq, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {
 		return response{}, err
+	}
+	for k, v := range req.header {
+		hreq.Header[k] = v
 	}
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)

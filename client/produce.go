@@ -16,6 +16,10 @@ import (
 type ProduceOptions struct {
 	Key       *string
 	Partition *int
+	// MsgID is the producer's id for the record (header Narad-Msg-Id,
+	// 1..128 printable ASCII): in a topic with a dedupe window, a retry
+	// with the same id is stored once. Empty: none.
+	MsgID string
 }
 
 // Produce sends one message with payload as the raw request body:
@@ -38,13 +42,17 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 	if payload == nil {
 		payload = []byte{} // an empty message still has a (zero-length) body
 	}
-	_, err := c.do(ctx, request{
+	req := request{
 		method:      http.MethodPost,
 		path:        topicPath(topic, "produce"),
 		query:       q,
 		body:        payload,
 		contentType: ContentTypeOf(payload),
-	})
+	}
+	if opts.MsgID != "" {
+		req.header = http.Header{"Narad-Msg-Id": {opts.MsgID}}
+	}
+	_, err := c.do(ctx, req)
 	return err
 }
 
@@ -70,6 +78,9 @@ type BatchRecord struct {
 	Partition     *int            `json:"partition,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 string          `json:"payload_base64,omitempty"`
+	// MsgID is the producer's id for the record (see ProduceOptions.MsgID).
+	// Not carried by the binary batch body.
+	MsgID string `json:"msg_id,omitempty"`
 }
 
 // WithKey returns r keyed by key: as Key when it is UTF-8, else as

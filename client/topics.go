@@ -66,6 +66,26 @@ func (c *Client) DeleteTopic(ctx context.Context, name string) error {
 	return err
 }
 
+// Redrive moves up to max unconsumed records of topic into topic to (max
+// 0: the server's default, 1,000): POST /v1/topics/{t}/redrive, and
+// returns how many it moved. A record is settled in topic only once its
+// copy is durable in to, so a redrive cut short (an error, a crash) can be
+// run again: it may duplicate records in to, never lose one.
+func (c *Client) Redrive(ctx context.Context, topic, to string, max int) (int, error) {
+	if topic == "" || to == "" {
+		return 0, errEmptyName
+	}
+	body := struct {
+		To  string `json:"to"`
+		Max int    `json:"max,omitempty"`
+	}{to, max}
+	var out struct {
+		Moved int `json:"moved"`
+	}
+	_, err := c.doJSON(ctx, http.MethodPost, topicPath(topic, "redrive"), nil, body, &out)
+	return out.Moved, err
+}
+
 // Purge settles every record below each partition's high watermark at the
 // moment of the call (POST /v1/topics/{t}/purge, 200) and returns how many
 // it settled that were not settled before: leases on them end (their acks

@@ -25,6 +25,13 @@ type Topic struct {
 	// AttachOffsets is kept raw: the contract does not fix its shape.
 	AttachOffsets json.RawMessage `json:"attach_offsets,omitempty"`
 	FanoutDelayMs int64           `json:"fanout_delay_ms,omitempty"`
+	// MaxDeliveries (0: off) and DeadLetterTopic are the dead-letter
+	// policy (an extension).
+	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
+	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// DedupeWindowMs is the idempotent-produce window (0: off): within it
+	// the topic stores at most one record per MsgID.
+	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
 
 	raw json.RawMessage // the object as the server sent it
 }
@@ -100,6 +107,12 @@ type CreateTopicRequest struct {
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	Parent                    string          `json:"parent,omitempty"`
 	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
+	// MaxDeliveries > 0 dead-letters a record into DeadLetterTopic once
+	// its deliveries are used up (an extension; both or neither).
+	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
+	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// DedupeWindowMs: 0 (off) or 1000..86400000.
+	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
 }
 
 // AlterTopicRequest is PATCH /v1/topics/{t}. Only non-nil fields are sent,
@@ -113,6 +126,11 @@ type AlterTopicRequest struct {
 	MaxAckedAheadPerPartition *int            `json:"max_acked_ahead_per_partition,omitempty"`
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	FanoutDelayMs             *int64          `json:"fanout_delay_ms,omitempty"`
+	// MaxDeliveries 0 turns the dead-letter policy off; DeadLetterTopic
+	// "" clears the dead-letter topic (with MaxDeliveries 0).
+	MaxDeliveries   *int    `json:"max_deliveries,omitempty"`
+	DeadLetterTopic *string `json:"dead_letter_topic,omitempty"`
+	DedupeWindowMs  *int64  `json:"dedupe_window_ms,omitempty"` // 0 turns it off
 }
 
 // Time is a timestamp sent as RFC 3339 text or as a Unix time number (see

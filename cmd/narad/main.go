@@ -118,6 +118,7 @@ completes topics, children, users and contexts.
 		a.serveCmd(),
 		a.serverCmd(),
 		a.clientFlags(a.topicCmd()),
+		a.clientFlags(a.dlqCmd()),
 		a.clientFlags(a.pubCmd()),
 		a.clientFlags(a.subCmd()),
 		a.clientFlags(a.replayCmd()),

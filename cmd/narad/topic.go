@@ -43,7 +43,8 @@ func (a *app) topicAddCmd() *cobra.Command {
   narad topic add orders --partitions 6 --retention 12h
   narad topic add audit --retention 0                  # keep forever
   narad topic add orders-v2 --schema-file order.schema.json
-  narad topic add orders-retry --parent orders --delay 1h`,
+  narad topic add orders-retry --parent orders --delay 1h
+  narad topic add orders --max-deliveries 5 --dead-letter-topic orders.dlq`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +62,8 @@ func (a *app) topicAddCmd() *cobra.Command {
 				MaxInFlightPerPartition:   f.maxInFlight,
 				MaxAckedAheadPerPartition: f.maxAckedAhead,
 				Parent:                    f.parent,
+				MaxDeliveries:             f.maxDeliveries,
+				DeadLetterTopic:           f.deadLetter,
 			}
 			if fs.Changed("retention") {
 				// 0 is sent: it means "keep forever", not "the default".
@@ -74,6 +77,9 @@ func (a *app) topicAddCmd() *cobra.Command {
 				return err
 			}
 			if req.FanoutDelayMs, err = millis("delay", f.delay); err != nil {
+				return err
+			}
+			if req.DedupeWindowMs, err = millis("dedupe-window", f.dedupeWindow); err != nil {
 				return err
 			}
 			if f.schemaFile != "" {
@@ -112,7 +118,9 @@ func (a *app) topicEditCmd() *cobra.Command {
   narad topic edit orders --retention 3d --visibility 1m
   narad topic edit orders --partitions 12              # partitions only grow
   narad topic edit orders --schema-file - < order.schema.json
-  narad topic edit orders --no-schema`,
+  narad topic edit orders --no-schema
+  narad topic edit orders --max-deliveries 5 --dead-letter-topic orders.dlq
+  narad topic edit orders --max-deliveries 0 --dead-letter-topic ""   # policy off`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -137,11 +145,18 @@ func (a *app) topicEditCmd() *cobra.Command {
 			if fs.Changed("max-acked-ahead") {
 				req.MaxAckedAheadPerPartition, changed = &f.maxAckedAhead, true
 			}
+			if fs.Changed("max-deliveries") {
+				req.MaxDeliveries, changed = &f.maxDeliveries, true
+			}
+			if fs.Changed("dead-letter-topic") {
+				req.DeadLetterTopic, changed = &f.deadLetter, true
+			}
 			for _, d := range []struct {
 				name string
 				val  time.Duration
 				dst  **int64
-			}{{"retention", f.retention, &req.RetentionMs}, {"visibility", f.visibility, &req.VisibilityTimeoutMs}, {"delay", f.delay, &req.FanoutDelayMs}} {
+			}{{"retention", f.retention, &req.RetentionMs}, {"visibility", f.visibility, &req.VisibilityTimeoutMs}, {"delay", f.delay, &req.FanoutDelayMs},
+				{"dedupe-window", f.dedupeWindow, &req.DedupeWindowMs}} {
 				if !fs.Changed(d.name) {
 					continue
 				}
@@ -161,7 +176,7 @@ func (a *app) topicEditCmd() *cobra.Command {
 				req.Schema, changed = json.RawMessage("null"), true
 			}
 			if !changed {
-				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --delay, --schema-file, --no-schema")
+				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --schema-file, --no-schema")
 			}
 			c, err := a.client()
 			if err != nil {
@@ -216,6 +231,9 @@ func topicSummary(t client.Topic) string {
 	}
 	if t.FanoutDelayMs > 0 {
 		parts = append(parts, "delay "+formatMs(t.FanoutDelayMs))
+	}
+	if t.MaxDeliveries > 0 {
+		parts = append(parts, fmt.Sprintf("dead letters to %s after %s", t.DeadLetterTopic, deliveriesOf(t.MaxDeliveries)))
 	}
 	if hasSchema(t) {
 		parts = append(parts, "with a schema")

@@ -24,9 +24,12 @@ type topicFlags struct {
 	maxInFlight   int
 	maxAckedAhead int
 	delay         time.Duration
+	dedupeWindow  time.Duration
 	parent        string
 	schemaFile    string
 	noSchema      bool
+	maxDeliveries int
+	deadLetter    string
 }
 
 func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
@@ -37,7 +40,11 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", 0, "most unacknowledged deliveries per partition")
 	fs.IntVar(&f.maxAckedAhead, "max-acked-ahead", 0, "most acks tracked past the frontier per partition")
 	fs.Var(newDurationValue(&f.delay, 0), "delay", "fan-out delay from the parent, e.g. 1h")
+	fs.Var(newDurationValue(&f.dedupeWindow, 0), "dedupe-window", "idempotent produce: store one record per msg id within this window, 1s..24h, e.g. 2m; 0 turns it off")
 	fs.StringVar(&f.schemaFile, "schema-file", "", `JSON Schema every payload must match, from this file ("-": standard input)`)
+	fs.IntVar(&f.maxDeliveries, "max-deliveries", 0, "deliveries a record gets before it goes to --dead-letter-topic, 1..1000 (0: off)")
+	fs.StringVar(&f.deadLetter, "dead-letter-topic", "", `topic that records whose deliveries are used up go to (edit: "" clears it)`)
+	_ = cmd.RegisterFlagCompletionFunc("dead-letter-topic", a.completeTopicFlag)
 	if create {
 		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
 		_ = cmd.RegisterFlagCompletionFunc("parent", a.completeTopicFlag)
@@ -56,6 +63,10 @@ const (
 	maxVisibility = 12 * time.Hour
 	maxDelay      = 365 * 24 * time.Hour
 	maxFlowCap    = 1_000_000
+	maxDeliveries = 1000
+
+	minDedupeWindow = time.Second
+	maxDedupeWindow = 24 * time.Hour
 )
 
 // check validates the flags that were typed (fs.Changed), in the words
@@ -73,6 +84,9 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 			return flagErr(c.name, typed(c.name), "must be 1..%d", maxFlowCap)
 		}
 	}
+	if fs.Changed("max-deliveries") && (f.maxDeliveries < 0 || f.maxDeliveries > maxDeliveries) {
+		return flagErr("max-deliveries", typed("max-deliveries"), "must be 0 (off) or 1..%d", maxDeliveries)
+	}
 	if fs.Changed("retention") && f.retention != 0 && f.retention < minRetention {
 		return flagErr("retention", typed("retention"), "must be 0 (keep forever) or at least %s", showDuration(minRetention))
 	}
@@ -83,6 +97,9 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 		case f.visibility > maxVisibility:
 			return flagErr("visibility", typed("visibility"), "must be at most %s", showDuration(maxVisibility))
 		}
+	}
+	if fs.Changed("dedupe-window") && f.dedupeWindow != 0 && (f.dedupeWindow < minDedupeWindow || f.dedupeWindow > maxDedupeWindow) {
+		return flagErr("dedupe-window", typed("dedupe-window"), "must be 0 (off) or %s..%s", showDuration(minDedupeWindow), showDuration(maxDedupeWindow))
 	}
 	if fs.Changed("delay") && f.delay > maxDelay {
 		return flagErr("delay", typed("delay"), "must be at most %s", showDuration(maxDelay))
@@ -136,9 +153,12 @@ var apiFlags = map[string]string{
 	"max_in_flight_per_partition":   "max-in-flight",
 	"max_acked_ahead_per_partition": "max-acked-ahead",
 	"fanout_delay_ms":               "delay",
+	"dedupe_window_ms":              "dedupe-window",
 	"delay_ms":                      "delay",
 	"schema":                        "schema-file",
 	"parent":                        "parent",
+	"max_deliveries":                "max-deliveries",
+	"dead_letter_topic":             "dead-letter-topic",
 }
 
 // flagError is a server refusal of a field, retold with the flag that set

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/narad-io/narad/client"
@@ -19,6 +20,9 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	row("visibility timeout", formatMs(t.VisibilityTimeoutMs))
 	row("max in flight", fmt.Sprintf("%d per partition", t.MaxInFlightPerPartition))
 	row("max acked ahead", fmt.Sprintf("%d per partition", t.MaxAckedAheadPerPartition))
+	if t.DedupeWindowMs > 0 {
+		row("dedupe window", formatMs(t.DedupeWindowMs))
+	}
 	if !t.CreatedAt.IsZero() {
 		row("created", formatTime(t.CreatedAt))
 	}
@@ -33,6 +37,9 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	}
 	if len(t.Children) > 0 {
 		row("children", strings.Join(t.Children, ", "))
+	}
+	if t.MaxDeliveries > 0 || t.DeadLetterTopic != "" {
+		row("dead letters", deadLetterLine(t.Topic))
 	}
 	if hasSchema(t.Topic) {
 		row("schema", string(t.Schema))
@@ -67,4 +74,20 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// deadLetterLine is the dead-letter policy in a sentence.
+func deadLetterLine(t client.Topic) string {
+	if t.MaxDeliveries == 0 {
+		return fmt.Sprintf("off (dead-letter topic %s kept)", t.DeadLetterTopic)
+	}
+	return fmt.Sprintf("to %s after %s", t.DeadLetterTopic, deliveriesOf(t.MaxDeliveries))
+}
+
+// deliveriesOf is "1 delivery", "5 deliveries".
+func deliveriesOf(n int) string {
+	if n == 1 {
+		return "1 delivery"
+	}
+	return strconv.Itoa(n) + " deliveries"
 }

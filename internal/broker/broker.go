@@ -44,6 +44,10 @@ type Broker struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+	// life ends at Close: the loops' calls that may block (a dead-letter
+	// commit to another node) give up then.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 // topicState is per-topic in-memory state: the broadcast that wakes
@@ -52,6 +56,7 @@ type topicState struct {
 	notify  *notify.Broadcast
 	produce atomic.Uint64 // keyless, unpinned produce rotation
 	consume atomic.Uint64 // start partition of unpinned consumes
+	dedupe  dedupeWindows // msg ids of the partitions committed here (dedupe.go)
 }
 
 // New builds a broker over an open metastore and ingress WAL. Start runs
@@ -61,6 +66,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	b := &Broker{cfg: cfg, meta: ms, wal: w, m: m,
 		queues: make(map[partKey]*queue), topics: make(map[string]*topicState),
 		stop: make(chan struct{})}
+	b.life, b.endLife = context.WithCancel(context.Background())
 	opts := storage.Options{
 		SegmentBytes:       cfg.SegmentBytes,
 		Codec:              cfg.Codec,
@@ -98,12 +104,16 @@ func (b *Broker) Registry() *Registry { return b.reg }
 func (b *Broker) Start() {
 	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
 	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
+	b.loop(b.cfg.DeadLetterPass, b.passDeadLetters)
 	b.loop(b.cfg.RetentionSweep, b.sweepRetention)
 	if b.cfg.IdleEviction > 0 {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
 }
+
+// passDeadLetters runs one dead-letter pass, cut short by Close.
+func (b *Broker) passDeadLetters() { b.deadLetterPass(b.life) }
 
 func (b *Broker) loop(every time.Duration, fn func()) {
 	b.wg.Add(1)
@@ -131,6 +141,7 @@ func (b *Broker) Close() error {
 	default:
 	}
 	close(b.stop)
+	b.endLife()
 	b.wg.Wait()
 	b.persistFrontiers()
 	b.persistAllCounts() // a clean stop loses no delivery count

@@ -36,8 +36,11 @@ type Config struct {
 	// MaxConsumeBytes caps the keys and payloads of one consume or replay
 	// answer; one record is always delivered however large. Default 8 MiB.
 	MaxConsumeBytes int
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// DedupeMaxIDs caps the msg ids one partition remembers for its
+	// topic's dedupe window (dedupe.go); default DefaultDedupeMaxIDs.
+	DedupeMaxIDs int
+	Now          func() time.Time
+	Logger       *slog.Logger
 	// FS is the filesystem of the partition logs and their state files;
 	// nil (production) is the real disk. Tests inject faults here.
 	FS vfs.FS
@@ -52,6 +55,13 @@ type Config struct {
 	// single node (every partition here; no remote stats).
 	Placer      Placer
 	RemoteStats StatsFunc
+	// Remote commits to partitions other nodes own (node RPC): where a
+	// dead-letter copy goes when its partition is not served here. Nil on
+	// a single node.
+	Remote Committer
+	// DeadLetterPass is how often held records are handed to their
+	// dead-letter topics (default 100 ms).
+	DeadLetterPass time.Duration
 }
 
 // DiskGuard is the data disk's reserve (package reserve).
@@ -74,6 +84,8 @@ func (c *Config) withDefaults() {
 	setDefault(&c.HWMPersistPeriod, time.Second)
 	setDefault(&c.MaxConsumeWait, 10*time.Second)
 	setDefault(&c.MaxConsumeBytes, 8<<20)
+	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
+	setDefault(&c.DedupeMaxIDs, DefaultDedupeMaxIDs)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

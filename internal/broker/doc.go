@@ -24,6 +24,11 @@
 //   - the hwm file is written before any consumer frontier it would be
 //     behind, and a frontier found above the high watermark is clamped to
 //     it, so it never hides records (queue.go).
+//   - a record held for its dead-letter topic (lease/dead.go) is settled
+//     only after its copy is committed there (deadletter.go: commit before
+//     settle, so a crash duplicates a dead letter and never loses one), and
+//     a redrive acks a record only after the produce of its copy returned
+//     (redrive.go);
 //   - delivery counts are written after the frontier they go with
 //     (delivery.counts, counts.go): at most countsEvery plus one sweep old
 //     after a crash, complete after Close or a move's freeze; a counts file

@@ -94,3 +94,30 @@ func TestFrontierNeverPersistedPastFlushed(t *testing.T) {
 		t.Fatalf("frontier file %d passed the flushed high watermark %d", f, l.Flushed())
 	}
 }
+
+// A sourced commit through the dedupe window: the kept records keep their
+// own WAL seqs (a duplicate msg id dropped from the middle of the batch),
+// and a re-dispatch of the batch is skipped by seq.
+func TestSourcedCommitThroughTheDedupeWindow(t *testing.T) {
+	n := newTestNode(t, Config{})
+	window := int64(60_000)
+	if _, err := n.b.CreateTopic(testCtx(t), CreateTopicRequest{Name: "orders", Partitions: 1, DedupeWindowMs: &window}, ""); err != nil {
+		t.Fatal(err)
+	}
+	commit := func() {
+		t.Helper()
+		src := storage.Source{Origin: 99, Seqs: []uint64{10, 11, 12}, Lazy: true}
+		if _, err := n.b.CommitSourced(context.Background(), "orders", 0, 0, idRecs("a", "a", "b"), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit()
+	commit() // the re-dispatch after a crash
+	l := n.b.reg.Peek("orders", 0)
+	if l.HWM() != 2 {
+		t.Fatalf("hwm %d, want the two distinct ids once", l.HWM())
+	}
+	if _, skipped, err := l.CommitFrom(idRecs("c"), storage.Source{Origin: 99, Seqs: []uint64{12}}); err != nil || skipped != 1 {
+		t.Fatalf("seq 12 (the kept b) not held: skipped %d, %v", skipped, err)
+	}
+}

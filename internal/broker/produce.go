@@ -33,6 +33,12 @@ type ProduceRecord struct {
 	// Headers are checked (header.Check) and sorted in place by produce;
 	// from a client, names beginning "narad-" are refused.
 	Headers []header.Header
+	// MsgID is the producer id (09-extensions.md, "Idempotent produce"),
+	// given when HasMsgID (so that an empty one is refused, not ignored).
+	// Produce stores it as the reserved header header.MsgID; a keyless
+	// record with one is placed by its hash.
+	MsgID    string
+	HasMsgID bool
 }
 
 // Produce accepts one record: durable in the ingress WAL when it returns.
@@ -81,12 +87,18 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	wrecs := make([]wal.Record, len(recs))
 	bytes := 0
 	for i, r := range recs {
+		if r.HasMsgID {
+			r.Headers = header.WithMsgID(r.Headers, r.MsgID)
+		}
+		id, hasID := header.MsgIDOf(r.Headers)
 		p := 0
 		switch {
 		case r.Partition != nil:
 			p = *r.Partition
 		case len(r.Key) > 0:
 			p = KeyPartition(r.Key, t.Partitions)
+		case hasID: // a retry of a keyless record lands where the first try did
+			p = KeyPartition([]byte(id), t.Partitions)
 		default:
 			p = int(ts.produce.Add(1) % uint64(t.Partitions))
 		}
@@ -203,6 +215,12 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 			b.reject(t.Name, "bad_header")
 			return at(i, apierr.BadRequest("%s%v", where(i), err))
 		}
+		if r.HasMsgID {
+			if err := header.CheckMsgID(r.MsgID); err != nil {
+				b.reject(t.Name, "bad_msg_id")
+				return at(i, apierr.BadRequest("%s%v", where(i), err))
+			}
+		}
 		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
 			b.reject(t.Name, "schema")
 			return at(i, apierr.New(apierr.Status(err), "%s%s", where(i), err.Error()))
@@ -253,6 +271,20 @@ func (b *Broker) CommitSourced(ctx context.Context, topic string, incarnation ui
 	return l, nil
 }
 
+// keptSource is src for the records the dedupe window kept (idx: their
+// indices in the batch, ascending; nil: all of them).
+func keptSource(src storage.Source, idx []int) storage.Source {
+	if idx == nil || src.Origin == 0 {
+		return src
+	}
+	seqs := make([]uint64, len(idx))
+	for i, j := range idx {
+		seqs[i] = src.Seqs[j]
+	}
+	src.Seqs = seqs
+	return src
+}
+
 // SetReplayGate installs the dispatcher's word on which partitions still
 // wait for their records from this node's ingress WAL after a restart
 // (dispatch.Dispatcher.Replaying). Until it says no, commits that did not
@@ -291,7 +323,10 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 		if l, err = b.reg.Get(topic, partition); err != nil {
 			return nil, err
 		}
-		_, _, err = l.CommitFrom(recs, src)
+		err = b.dedupe(ctx, t, partition, l, recs, func(keep []storage.Record, idx []int) error {
+			_, _, err := l.CommitFrom(keep, keptSource(src, idx))
+			return err
+		})
 		if errors.Is(err, storage.ErrClosed) && attempt == 0 {
 			continue // lost a race with idle eviction: reopen once
 		}

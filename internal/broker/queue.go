@@ -40,6 +40,7 @@ func limitsOf(t meta.Topic) lease.Limits {
 		VisibilityTimeout: time.Duration(t.VisibilityTimeoutMs) * time.Millisecond,
 		MaxInFlight:       t.MaxInFlight,
 		MaxAckedAhead:     t.MaxAckedAhead,
+		MaxDeliveries:     maxDeliveriesOf(t),
 	}
 }
 

@@ -34,6 +34,10 @@ type AlterTopicRequest struct {
 	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
 	Schema              json.RawMessage `json:"schema"`
 	Partitions          *int            `json:"partitions"`
+	MaxDeliveries       *int            `json:"max_deliveries"`
+	// DeadLetterTopic: a topic name, or "" to clear (with max_deliveries 0).
+	DeadLetterTopic *string `json:"dead_letter_topic"`
+	DedupeWindowMs  *int64  `json:"dedupe_window_ms"`
 }
 
 // TopicView is a topic as the API shows it (topic.View).
@@ -136,12 +140,22 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 		}
 		t.MaxAckedAhead = *req.MaxAckedAhead
 	}
+	if req.DedupeWindowMs != nil {
+		if err := validDedupeWindow(*req.DedupeWindowMs); err != nil {
+			return meta.Topic{}, err
+		}
+		t.DedupeWindowMs = *req.DedupeWindowMs
+	}
 	if hasSchema(req.Schema) {
 		if _, err := b.schemas.compile(req.Schema); err != nil {
 			return meta.Topic{}, err
 		}
 		t.Schema = req.Schema
 	}
+	if err := b.checkDeadLetter(req.Name, req.MaxDeliveries, req.DeadLetterTopic); err != nil {
+		return meta.Topic{}, err
+	}
+	t.MaxDeliveries, t.DeadLetterTopic = req.MaxDeliveries, req.DeadLetterTopic
 	if req.FanoutDelayMs != nil && req.Parent == "" {
 		return meta.Topic{}, apierr.BadRequest("fanout_delay_ms needs parent")
 	}
@@ -284,6 +298,25 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 		u.MaxAckedAhead, changed = req.MaxAckedAhead, true
 	}
+	if req.MaxDeliveries != nil || req.DeadLetterTopic != nil {
+		max, dlq := t.MaxDeliveries, t.DeadLetterTopic
+		if req.MaxDeliveries != nil {
+			max = *req.MaxDeliveries
+		}
+		if req.DeadLetterTopic != nil {
+			dlq = *req.DeadLetterTopic
+		}
+		if err := b.checkDeadLetter(name, max, dlq); err != nil {
+			return TopicView{}, err
+		}
+		u.MaxDeliveries, u.DeadLetterTopic, changed = req.MaxDeliveries, req.DeadLetterTopic, true
+	}
+	if req.DedupeWindowMs != nil {
+		if err := validDedupeWindow(*req.DedupeWindowMs); err != nil {
+			return TopicView{}, err
+		}
+		u.DedupeWindowMs, changed = req.DedupeWindowMs, true
+	}
 	if req.Schema != nil {
 		if err := b.alterSchema(t, req.Schema, &u); err != nil {
 			return TopicView{}, err
@@ -308,7 +341,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 	}
 	if !changed {
-		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, schema, partitions")
+		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, schema, partitions")
 	}
 	if err := metaErr(b.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err

@@ -66,7 +66,7 @@ func showRecs(recs []broker.ProduceRecord) string {
 		if r.Partition != nil {
 			p = fmt.Sprint(*r.Partition)
 		}
-		fmt.Fprintf(&b, "{key %q nil=%v part %s payload %q} ", r.Key, r.Key == nil, p, r.Payload)
+		fmt.Fprintf(&b, "{key %q nil=%v part %s payload %q msg_id %v %q} ", r.Key, r.Key == nil, p, r.Payload, r.HasMsgID, r.MsgID)
 	}
 	return b.String()
 }
@@ -88,6 +88,12 @@ var diffSeeds = []string{
 	`{"records":[{"key_base64":"/w==","payload":"x"}]}`,
 	`{"records":[{"key":null,"key_base64":"AA==","partition":null,"payload":"x","payload_base64":null}]}`,
 	`{"records":[{"partition":-0,"payload":"x"}]}`,
+	// msg_id: a string (escapes decoded), null for none; its rules are the broker's.
+	`{"records":[{"payload":"x","msg_id":"order-1"},{"payload":"y","msg_id":null},{"msg_id":"a\u0041\"b","payload":1}]}`,
+	`{"records":[{"payload":"x","msg_id":""}]}`,
+	`{"records":[{"payload":"x","msg_id":7}]}`,
+	`{"records":[{"payload":"x","msg_id":"a","msg_id":"b"}]}`,
+	`{"records":[{"payload":"x","Msg_Id":"a"}]}`,
 	"{\"records\":[{\"key\":\"\xff\xfe\",\"payload\":\"\xff\"}]}",
 	"{\"records\":[{\"payload\":\"\xc3\\n\"}]}",
 	`{"records":[{"payload":"x"}],"records":[{"payload":"y"}]}`,
@@ -138,6 +144,7 @@ var diffSeeds = []string{
 // line too).
 var ndjsonSeeds = []string{
 	"{\"payload\":\"one\"}\n{\"key\":\"k\",\"payload\":[1,2]}\n",
+	"{\"payload\":\"one\",\"msg_id\":\"m-1\"}\n{\"msg_id\":\"m-1\",\"payload\":2}\n{\"payload\":3,\"msg_id\":[]}\n",
 	"{\"payload\":1}\r\n\r\n  \n\t{\"payload\":2}",
 	"{\"payload\":1}\n{\"payload\":null}\n{\"payload\":2,\"x\":1}",
 	"{\"payload\":1} {\"payload\":2}\n",

@@ -32,7 +32,8 @@ func clientErr(t *testing.T, what string, err error) *apierr.Error {
 
 func sameRecord(a, b broker.ProduceRecord) bool {
 	samePart := (a.Partition == nil) == (b.Partition == nil) && (a.Partition == nil || *a.Partition == *b.Partition)
-	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil)
+	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil) &&
+		a.MsgID == b.MsgID && a.HasMsgID == b.HasMsgID
 }
 
 // FuzzDecodeBatchRecord is one record of a batch (an NDJSON line or an

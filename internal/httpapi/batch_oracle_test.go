@@ -64,7 +64,9 @@ func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error)
 	if why != "" {
 		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
 	}
-	return broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}, nil
+	rec := broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
+	rec.MsgID, rec.HasMsgID = br.msgID()
+	return rec, nil
 }
 
 // decodeBatch decodes a batch body in one pass (the hot path). It returns
@@ -94,6 +96,7 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 			return nil, nil
 		}
 		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
+		recs[i].MsgID, recs[i].HasMsgID = br.msgID()
 	}
 	return recs, nil
 }
@@ -155,6 +158,15 @@ type batchRecordJSON struct {
 	Partition     *int            `json:"partition"`
 	Payload       json.RawMessage `json:"payload" strict:"opaque"` // the client's data: its keys are its own
 	PayloadBase64 *string         `json:"payload_base64"`
+	MsgID         *string         `json:"msg_id"`
+}
+
+// msgID is the record's producer id, and whether it has one.
+func (r *batchRecordJSON) msgID() (string, bool) {
+	if r.MsgID == nil {
+		return "", false
+	}
+	return *r.MsgID, true
 }
 
 // keyBytes is the record's key (nil: keyless), or why it is refused.

@@ -15,7 +15,7 @@ import (
 // pass with the rules encoding/json plus checkKeys applied before:
 //
 //	{"key": "c1", "key_base64": "...", "partition": 2,
-//	 "payload": <any JSON>, "payload_base64": "..."}
+//	 "payload": <any JSON>, "payload_base64": "...", "msg_id": "..."}
 //
 // and refused in the same words, in the same order: first what the
 // decoder refused (a type, an unknown field: the first in the record),
@@ -32,12 +32,13 @@ const (
 	fPartition
 	fPayload
 	fPayloadBase64
+	fMsgID
 )
 
 var recordFieldNames = [...]struct {
 	name string
 	bit  uint8
-}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}}
+}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"msg_id", fMsgID}}
 
 // span is a value's bytes in the scanned buffer.
 type span struct{ start, end int }
@@ -47,6 +48,7 @@ type recordFields struct {
 	key, keyB span  // strings, quotes included
 	payload   span  // any JSON value
 	payloadB  span  // a string, quotes included
+	msgID     span  // a string, quotes included
 	partition int
 	decErr    string // the first refusal encoding/json would make
 	keyErr    string // the first refusal checkKeys would make
@@ -208,6 +210,8 @@ func (s *jsonScan) fieldValue(f *recordFields, bit uint8) bool {
 			f.key = sp
 		case fKeyBase64:
 			f.keyB = sp
+		case fMsgID:
+			f.msgID = sp
 		default:
 			f.payloadB = sp
 		}
@@ -318,6 +322,11 @@ func (f *recordFields) finish(b []byte, i int, parts *[]int) (broker.ProduceReco
 	}
 	if f.has&fPartition != 0 {
 		rec.Partition = intSlot(parts, f.partition)
+	}
+	if f.has&fMsgID != 0 {
+		// Its rules (1..128 printable ASCII) are the broker's, which
+		// refuses with the record's index.
+		rec.MsgID, rec.HasMsgID = string(unquote(b[f.msgID.start:f.msgID.end])), true
 	}
 	return rec, nil
 }

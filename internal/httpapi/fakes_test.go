@@ -138,6 +138,10 @@ func (f *fakePlane) ProduceBatch(_ context.Context, topic string, recs []broker.
 	return f.note(true, "ProduceBatch", "%s [%s]", topic, strings.Join(parts, " "))
 }
 
+func (f *fakePlane) Redrive(_ context.Context, topic, to string, max int) (int, error) {
+	return 0, f.note(true, "Redrive", "%s to=%s max=%d", topic, to, max)
+}
+
 func (f *fakePlane) CheckBatch(topic string, recs []broker.ProduceRecord) error {
 	return f.note(false, "CheckBatch", "%s %d", topic, len(recs))
 }

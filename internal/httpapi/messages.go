@@ -3,12 +3,17 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 )
+
+// msgIDHeader carries a single produce's producer id (09-extensions.md,
+// "Idempotent produce"), in canonical form for the header map.
+const msgIDHeader = "Narad-Msg-Id"
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
 	topic, err := s.messageTopic(r, meta.ActionProduce, "key", "partition")
@@ -32,6 +37,11 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	// the pool once it has answered.
 	defer body.release()
 	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b}
+	if ids, ok := r.Header[msgIDHeader]; ok {
+		// Its rules are the broker's. Fields given twice are one
+		// comma-separated value (RFC 9110, 5.3).
+		rec.MsgID, rec.HasMsgID = strings.Join(ids, ","), true
+	}
 	if err := s.takeProduce(r, 1, len(rec.Key)+len(rec.Payload)); err != nil {
 		return err
 	}

@@ -27,12 +27,13 @@ var specStatuses = map[string][]int{
 	"GET /v1/topics":                               {200, 400, 401},
 	"GET /v1/topics/{topic}":                       {200, 400, 401, 404},
 	"PATCH /v1/topics/{topic}":                     {200, 400, 401, 403, 404, 409, 413, 503},
-	"DELETE /v1/topics/{topic}":                    {204, 400, 401, 403, 404, 503},
+	"DELETE /v1/topics/{topic}":                    {204, 400, 401, 403, 404, 409, 503}, // 409: named as a dead_letter_topic (09-extensions.md)
 	"POST /v1/topics/{topic}/produce":              {202, 400, 401, 403, 404, 409, 413, 429, 503},
 	"POST /v1/topics/{topic}/produce/batch":        {202, 400, 401, 403, 404, 409, 413, 415, 429, 503}, // 415: a Content-Type of no batch format (the binary format is an extension)
 	"GET /v1/topics/{topic}/consume":               {200, 204, 400, 401, 403, 404, 429, 503},
 	"POST /v1/topics/{topic}/ack":                  {200, 204, 400, 401, 403, 404, 410, 413, 503},
 	"POST /v1/topics/{topic}/purge":                {200, 400, 401, 403, 404, 413, 503},
+	"POST /v1/topics/{topic}/redrive":              {200, 400, 401, 403, 404, 409, 413, 503}, // 09-extensions.md; 409: to is a delay child
 	"GET /v1/topics/{topic}/children":              {200, 400, 401, 404},
 	"POST /v1/topics/{topic}/children":             {200, 400, 401, 403, 404, 409, 413, 503},
 	"DELETE /v1/topics/{topic}/children/{child}":   {204, 400, 401, 403, 404, 503},

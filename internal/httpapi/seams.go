@@ -47,6 +47,9 @@ type Messages interface {
 	// AckBatch returns each handle's outcome as the single form would
 	// (nil: settled), or one error refusing the whole batch.
 	AckBatch(ctx context.Context, topic string, handles []string) ([]error, error)
+	// Redrive moves up to max unconsumed records of topic, of the
+	// partitions this node serves, into to, and says how many it moved.
+	Redrive(ctx context.Context, topic, to string, max int) (int, error)
 	// Purge settles every record below the high watermark of partitions
 	// parts of topic here (nil: every partition this node owns) and
 	// returns how many were not settled before.

@@ -82,6 +82,7 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	s.handle("POST /v1/topics/{topic}/produce/batch", s.produceBatch)
 	s.handle("GET /v1/topics/{topic}/consume", s.consume)
 	s.handle("POST /v1/topics/{topic}/ack", s.ack)
+	s.handle("POST /v1/topics/{topic}/redrive", s.redrive)
 	s.handle("POST /v1/topics/{topic}/purge", s.purgeTopic)
 	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
 	s.handle("POST /v1/topics/{topic}/children", s.attachChild)

@@ -12,6 +12,10 @@
 //   - acked-ahead: offsets acked above a gap, at most MaxAckedAhead;
 //   - skipped-corrupt: offsets whose frame can never be read, held as
 //     ranges and treated as settled;
+//   - delivery counts of unsettled offsets;
+//   - dead-letter holds: offsets whose deliveries are used up
+//     (Limits.MaxDeliveries), neither deliverable nor settled until the
+//     caller has committed them to the dead-letter topic (dead.go);
 //   - delivery counts of unsettled offsets (DeliveryCount reads one); the
 //     caller persists a snapshot (Deliveries) and seeds a new table with it
 //     (SeedDeliveries), so counts survive a restart or a move (counts.go);
@@ -51,8 +55,14 @@
 //     MaxInFlight leases are live because of it, and every unsettled
 //     offset below the hwm is deliverable whenever it is not leased and
 //     the ack room of 5 allows.
-//  8. Every offset in [frontier, cursor) is leased, settled, or in the
-//     free list (see freelist.go); that is what spares Reserve a rescan.
+//  8. Every offset in [frontier, cursor) is leased, settled, held for the
+//     dead-letter topic, or in the free list (see freelist.go); that is
+//     what spares Reserve a rescan.
+//  9. An offset held for the dead-letter topic is never leased again and
+//     is settled only by SettleDead (the caller committed it to the
+//     dead-letter topic first), by retention or a skipped range passing
+//     over it, or made deliverable again by ReviveDead. Holds count
+//     against the ack room like leases above the frontier.
 //
 // Complexity: Reserve, Ack, Extend, Nack and Release are O(log n) per
 // lease touched (n = leases out), plus amortised O(1) per offset the

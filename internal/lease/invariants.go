@@ -84,6 +84,20 @@ func (t *Table) checkLocked() error {
 			return fmt.Errorf("free list holds leased offset %d", x)
 		}
 	}
+	for off := range t.dead {
+		switch {
+		case off < t.frontier || off >= t.cursor:
+			return fmt.Errorf("dead-letter offset %d outside [frontier %d, cursor %d)", off, t.frontier, t.cursor)
+		case t.leases[off] != nil:
+			return fmt.Errorf("offset %d both leased and held for the dead-letter topic", off)
+		case t.settled(off):
+			return fmt.Errorf("offset %d both settled and held for the dead-letter topic", off)
+		case seen[off]:
+			return fmt.Errorf("free list holds dead-letter offset %d", off)
+		case t.deliveries[off] < 1:
+			return fmt.Errorf("dead-letter offset %d has delivery count %d", off, t.deliveries[off])
+		}
+	}
 	if t.cursor < t.frontier {
 		return fmt.Errorf("cursor %d below frontier %d", t.cursor, t.frontier)
 	}

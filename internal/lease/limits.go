@@ -19,6 +19,11 @@ type Limits struct {
 	// the frontier is refused and Reserve only ever hands out the frontier
 	// record.
 	MaxAckedAhead int
+	// MaxDeliveries, when above 0, is how many deliveries a record gets:
+	// once a lease of a record delivered that often expires or is nacked,
+	// the record is held for the dead-letter topic (dead.go) instead of
+	// being offered again. 0 is off (the reference: redelivered forever).
+	MaxDeliveries int
 }
 
 // FloorVisibilityTimeout replaces a non-positive visibility timeout; it is
@@ -41,6 +46,9 @@ func (l Limits) Validate() error {
 	if l.MaxAckedAhead < 0 {
 		errs = append(errs, fmt.Errorf("max acked ahead must not be negative, got %d", l.MaxAckedAhead))
 	}
+	if l.MaxDeliveries < 0 {
+		errs = append(errs, fmt.Errorf("max deliveries must not be negative, got %d", l.MaxDeliveries))
+	}
 	return errors.Join(errs...)
 }
 
@@ -48,7 +56,8 @@ func (l Limits) Validate() error {
 // safe value: a non-positive visibility timeout becomes
 // FloorVisibilityTimeout (zero would redeliver every record at once), a
 // MaxInFlight below 1 becomes 1 (zero would stall the partition for
-// good), and a negative MaxAckedAhead becomes 0 (serial settlement).
+// good), a negative MaxAckedAhead becomes 0 (serial settlement), and a negative
+// MaxDeliveries becomes 0 (off).
 // Valid limits are returned unchanged.
 func (l Limits) Normalize() Limits {
 	if l.VisibilityTimeout <= 0 {
@@ -56,5 +65,6 @@ func (l Limits) Normalize() Limits {
 	}
 	l.MaxInFlight = max(l.MaxInFlight, 1)
 	l.MaxAckedAhead = max(l.MaxAckedAhead, 0)
+	l.MaxDeliveries = max(l.MaxDeliveries, 0)
 	return l
 }

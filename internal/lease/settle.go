@@ -102,6 +102,7 @@ func (t *Table) settleBelow(to uint64) uint64 {
 // so a huge range costs no more than the state held.
 func (t *Table) dropRange(lo, hi uint64) (acked uint64) {
 	in := func(x uint64) bool { return x >= lo && x < hi }
+	t.dropDeadRange(lo, hi)
 	width := hi - lo
 	if width <= uint64(len(t.leases)) {
 		for x := lo; x < hi; x++ {

@@ -8,6 +8,7 @@ type Stats struct {
 	InFlight        int    // live leases
 	AckedAhead      int    // offsets acked above a gap
 	SkippedRanges   int    // skipped-corrupt ranges held above the frontier
+	DeadLetter      int    // offsets held for the dead-letter topic (dead.go)
 	// Unsticking is true while the acked-ahead set is full and Reserve
 	// hands out only the frontier record.
 	Unsticking bool
@@ -31,6 +32,7 @@ func (t *Table) Stats() Stats {
 		InFlight:         len(t.leases),
 		AckedAhead:       len(t.ackedAhead),
 		SkippedRanges:    t.skipped.len(),
+		DeadLetter:       len(t.dead),
 		Unsticking:       t.unsticking(),
 		Skipped:          t.skippedTotal,
 		Expired:          t.expiredTotal,

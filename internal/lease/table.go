@@ -55,6 +55,10 @@ type Table struct {
 	// persists a snapshot only when it moved (counts.go).
 	countsVersion uint64
 
+	// dead holds offsets whose deliveries are used up, waiting to be
+	// committed to the dead-letter topic before they are settled (dead.go).
+	dead map[uint64]*Dead
+
 	// cursor and free make Reserve cheap: every offset in [frontier,
 	// cursor) is leased, settled, or in free. See freelist.go.
 	cursor uint64
@@ -211,6 +215,14 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 			t.free.pop()
 			continue // stale: settled by MarkSkipped since it was freed
 		}
+		if t.exhausted(x) {
+			t.free.pop()
+			t.hold(x, ReasonExpired) // MaxDeliveries was lowered under its count
+			if x != t.frontier {
+				ackRoom-- // its settle will join acked-ahead
+			}
+			continue
+		}
 		if !ackable(x) {
 			return out // the cursor scan below would only find higher offsets
 		}
@@ -231,6 +243,16 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 			x++
 			continue
 		}
+		if t.exhausted(x) {
+			// A count carried over from an earlier life of the partition:
+			// its last lease ended with that life.
+			t.hold(x, ReasonExpired)
+			if x != t.frontier {
+				ackRoom--
+			}
+			x++
+			continue
+		}
 		if !ackable(x) {
 			break
 		}
@@ -247,7 +269,7 @@ func (t *Table) reserveFrontier(hwm uint64, now time.Time) []Lease {
 	if f >= hwm {
 		return nil
 	}
-	if _, leased := t.leases[f]; leased {
+	if _, leased := t.leases[f]; leased || t.isDead(f) {
 		return nil
 	}
 	// f is the lowest offset the free list can hold; take it out so it is
@@ -257,6 +279,10 @@ func (t *Table) reserveFrontier(hwm uint64, now time.Time) []Lease {
 		t.free.pop()
 	}
 	t.cursor = max(t.cursor, f+1)
+	if t.exhausted(f) {
+		t.hold(f, ReasonExpired)
+		return nil
+	}
 	return t.grant(nil, 1, f, now)
 }
 
@@ -369,9 +395,10 @@ func (t *Table) Extend(offset, nonce uint64) error {
 }
 
 // Nack gives up the live lease (offset, nonce): the record is available
-// for redelivery at once. A nil error therefore means exactly one more
-// record is deliverable now, and the caller should wake a waiting
-// consumer. Otherwise it returns ErrGone.
+// for redelivery at once — or, when its deliveries are used up
+// (Limits.MaxDeliveries), held for the dead-letter topic (dead.go). A nil
+// error therefore means at most one more record is deliverable now, and
+// the caller should wake a waiting consumer. Otherwise it returns ErrGone.
 func (t *Table) Nack(offset, nonce uint64) error {
 	t.mu.Lock()
 	defer t.unlock()
@@ -381,7 +408,7 @@ func (t *Table) Nack(offset, nonce uint64) error {
 		return err
 	}
 	t.dropLease(e)
-	t.markFree(offset)
+	t.lapse(offset, ReasonNacked)
 	return nil
 }
 
@@ -424,7 +451,7 @@ func (t *Table) purge(now time.Time) {
 		}
 		off := e.offset
 		t.dropLease(e)
-		t.markFree(off)
+		t.lapse(off, ReasonExpired)
 		t.unreportedExpired++
 		t.expiredTotal++
 	}
@@ -487,16 +514,18 @@ func (t *Table) isFree(x uint64) bool {
 	if _, ok := t.ackedAhead[x]; ok {
 		return false
 	}
-	return !t.skipped.contains(x)
+	return !t.isDead(x) && !t.skipped.contains(x)
 }
 
 // leasesAboveFrontier counts live leases other than one on the frontier
-// record: the leases whose acks would join acked-ahead.
+// record: the leases whose acks would join acked-ahead — and the offsets
+// held for the dead-letter topic, whose settles will.
 func (t *Table) leasesAboveFrontier() int {
+	n := t.deadAboveFrontier()
 	if _, ok := t.leases[t.frontier]; ok {
-		return len(t.leases) - 1
+		return n + len(t.leases) - 1
 	}
-	return len(t.leases)
+	return n + len(t.leases)
 }
 
 // unsticking reports whether the acked-ahead set is full, in which case

@@ -124,8 +124,12 @@ type TopicUpdate struct {
 	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition,omitempty"`
 	Schema              json.RawMessage `json:"schema,omitempty"`
 	ClearSchema         bool            `json:"clear_schema,omitempty"`
-	Partitions          *int            `json:"partitions,omitempty"`
-	Assignments         []Assignment    `json:"assignments,omitempty"`
+	MaxDeliveries       *int            `json:"max_deliveries,omitempty"`
+	// DeadLetterTopic, when set, replaces the dead-letter topic; "" clears it.
+	DeadLetterTopic *string      `json:"dead_letter_topic,omitempty"`
+	Partitions      *int         `json:"partitions,omitempty"`
+	Assignments     []Assignment `json:"assignments,omitempty"`
+	DedupeWindowMs  *int64       `json:"dedupe_window_ms,omitempty"`
 }
 
 // DeleteTopicCmd deletes a topic, its assignments and its links.

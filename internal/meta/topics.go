@@ -37,6 +37,9 @@ func applyCreateTopic(a *applyTx, payload json.RawMessage) error {
 	} else if exists {
 		return topicErr(t.Name, ErrExists, "")
 	}
+	if err := a.checkDeadLetter(t); err != nil {
+		return err
+	}
 	as, err := mergeAssignments(t.Name, nil, t.Partitions, 0, c.Assignments)
 	if err != nil {
 		return err
@@ -104,6 +107,20 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 	case u.Schema != nil:
 		t.Schema = u.Schema
 	}
+	if u.MaxDeliveries != nil {
+		t.MaxDeliveries = *u.MaxDeliveries
+	}
+	if u.DeadLetterTopic != nil {
+		t.DeadLetterTopic = *u.DeadLetterTopic
+	}
+	if t.MaxDeliveries != old.MaxDeliveries || t.DeadLetterTopic != old.DeadLetterTopic {
+		if err := a.checkDeadLetter(t); err != nil {
+			return err
+		}
+	}
+	if u.DedupeWindowMs != nil {
+		t.DedupeWindowMs = *u.DedupeWindowMs
+	}
 	if u.Partitions != nil {
 		if *u.Partitions < t.Partitions {
 			return topicErr(u.Name, ErrConflict, "partitions only grow (%d → %d)", t.Partitions, *u.Partitions)
@@ -160,6 +177,9 @@ func applyDeleteTopic(a *applyTx, payload json.RawMessage) error {
 	}
 	t, err := a.existingTopic(c.Name, "")
 	if err != nil {
+		return err
+	}
+	if err := a.refuseIfDeadLetter(t.Name, "it cannot be deleted"); err != nil {
 		return err
 	}
 	// Children stay as standalone topics.
@@ -219,6 +239,11 @@ func applyAttach(a *applyTx, payload json.RawMessage) error {
 	}
 	if err := checkAttach(parent, child, c.AttachSpec); err != nil {
 		return err
+	}
+	if c.DelayMs > 0 {
+		if err := a.refuseIfDeadLetter(child.Name, "it cannot become a delay child"); err != nil {
+			return err
+		}
 	}
 	link(&parent, &child, c.AttachSpec)
 	if err := a.putTopics(parent, child); err != nil {
@@ -358,7 +383,7 @@ func checkTopicFields(t Topic) error {
 	switch {
 	case t.Name == "":
 		return invalidf("topic without a name")
-	case t.RetentionMs < 0 || t.VisibilityTimeoutMs < 0 || t.MaxInFlight < 0 || t.MaxAckedAhead < 0:
+	case t.RetentionMs < 0 || t.VisibilityTimeoutMs < 0 || t.MaxInFlight < 0 || t.MaxAckedAhead < 0 || t.DedupeWindowMs < 0:
 		return topicErr(t.Name, ErrInvalid, "negative setting")
 	case len(t.Schema) > 0 && !json.Valid(t.Schema):
 		return topicErr(t.Name, ErrInvalid, "schema is not JSON")
@@ -419,7 +444,9 @@ func topicEqual(a, b Topic) bool {
 		a.MaxAckedAhead == b.MaxAckedAhead && bytes.Equal(a.Schema, b.Schema) &&
 		a.CreatedAt == b.CreatedAt && a.Owner == b.Owner && a.OwnerID == b.OwnerID && a.Parent == b.Parent &&
 		a.AttachEpoch == b.AttachEpoch && slices.Equal(a.AttachOffsets, b.AttachOffsets) &&
-		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children)
+		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children) &&
+		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic &&
+		a.DedupeWindowMs == b.DedupeWindowMs
 }
 
 func insertSorted(s []string, v string) []string {

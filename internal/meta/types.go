@@ -22,8 +22,14 @@ type Topic struct {
 	MaxInFlight         int             `json:"max_in_flight_per_partition"`
 	MaxAckedAhead       int             `json:"max_acked_ahead_per_partition"`
 	Schema              json.RawMessage `json:"schema,omitempty"`
-	CreatedAt           int64           `json:"created_at"`      // unix seconds
-	Owner               string          `json:"owner,omitempty"` // creating user's name, for display
+	// MaxDeliveries (0: off) and DeadLetterTopic are the dead-letter
+	// policy (deadletter.go): a record delivered MaxDeliveries times whose
+	// last lease ends unsettled is committed to DeadLetterTopic, then
+	// settled here.
+	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
+	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	CreatedAt       int64  `json:"created_at"`      // unix seconds
+	Owner           string `json:"owner,omitempty"` // creating user's name, for display
 	// OwnerID is the creating user's User.ID, bound by the FSM when the
 	// create applies (a proposer's value is ignored and never sent): the
 	// owner is this incarnation of the name, not whoever holds it later.
@@ -48,6 +54,11 @@ type Topic struct {
 	// records of a deleted topic are never committed into a re-created one.
 	// 0 means a topic created before incarnations existed: it matches any.
 	Incarnation uint64 `json:"incarnation,omitempty"`
+
+	// DedupeWindowMs (0: off) is the idempotent-produce window
+	// (09-extensions.md): within it a partition owner stores at most one
+	// record per producer msg_id (broker/dedupe.go).
+	DedupeWindowMs int64 `json:"dedupe_window_ms"`
 
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.

@@ -20,6 +20,8 @@ type Metrics struct {
 	BytesProduced      prometheus.Counter
 	BytesConsumed      prometheus.Counter
 	ProduceRejections  *prometheus.CounterVec // topic, reason
+	Deduplicated       *prometheus.CounterVec // topic
+	DedupeForgotten    *prometheus.CounterVec // topic
 	ConsumeWait        prometheus.Histogram
 	ConsumeEmpty       prometheus.Counter
 	ConsumeRemoteWakes prometheus.Counter
@@ -39,6 +41,9 @@ type Metrics struct {
 	AckRejected        prometheus.Counter
 	AckExtended        prometheus.Counter
 	Nacks              prometheus.Counter
+	// DeadLettered counts records committed to a dead-letter topic and
+	// settled on their source topic (topic: the source).
+	DeadLettered       *prometheus.CounterVec
 	PurgedMessages     *prometheus.CounterVec // topic
 	CountsRestored     prometheus.Counter
 	CorruptSkipped     prometheus.Counter
@@ -102,6 +107,10 @@ func New() *Metrics {
 	m.BytesProduced = f.counter("bytes_produced_total", "Payload bytes accepted by produce.")
 	m.BytesConsumed = f.counter("bytes_consumed_total", "Payload bytes delivered by consume.")
 	m.ProduceRejections = f.counterVec("produce_rejections_total", "Produce requests refused.", "topic", "reason")
+	m.Deduplicated = f.counterVec("deduplicated_records_total",
+		"Records not stored because their msg_id was stored within the topic's dedupe window (each produce still answered 202).", "topic")
+	m.DedupeForgotten = f.counterVec("dedupe_forgotten_ids_total",
+		"Msg ids a partition forgot before their dedupe window ended, because it remembered its cap of ids (a retry of one would be stored again).", "topic")
 	m.ConsumeWait = f.histogram("consume_wait_seconds", "Time consume requests spent long-polling.", latencyBuckets)
 	m.ConsumeEmpty = f.counter("consume_empty_total", "Consume requests answered 204.")
 	m.ConsumeRemoteWakes = f.counter("consume_remote_wakes_total",
@@ -129,6 +138,7 @@ func New() *Metrics {
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")
+	m.DeadLettered = f.counterVec("dead_lettered_messages_total", "Records committed to their topic's dead-letter topic, then settled there (topic: the source).", "topic")
 	m.PurgedMessages = f.counterVec("purged_messages_total", "Unsettled records settled by a topic purge, by topic.", "topic")
 	m.CountsRestored = f.counter("delivery_counts_restored_total", "Delivery counts of unsettled records loaded from a partition's counts file (a restart or a move).")
 	m.CorruptSkipped = f.counter("consumer_corrupt_skipped_total", "Unreadable records skipped by readers (recorded loss).")

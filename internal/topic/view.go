@@ -16,9 +16,12 @@ type CreateRequest struct {
 	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
 	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
 	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
+	DedupeWindowMs      *int64          `json:"dedupe_window_ms"`
 	Schema              json.RawMessage `json:"schema"`
 	Parent              string          `json:"parent"`
 	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
+	MaxDeliveries       int             `json:"max_deliveries"`
+	DeadLetterTopic     string          `json:"dead_letter_topic"`
 }
 
 // View is a topic as the API shows it.

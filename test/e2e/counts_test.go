@@ -83,6 +83,19 @@ func TestPurgeThroughAPIAndCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A 202 means durable in the ingress WAL; purge settles what is below
+	// the high watermarks, so wait for all ten to be committed first.
+	eventually(t, 10*time.Second, "all ten records committed", func() bool {
+		d, err := n.c.GetTopic(ctx, "pq")
+		if err != nil {
+			return false
+		}
+		var sum uint64
+		for _, p := range d.PartitionStats {
+			sum += p.HighWatermark
+		}
+		return sum == 10
+	})
 	leased := oneMessage(t, n, "pq", 5*time.Second)
 	got, err := n.c.Purge(ctx, "pq")
 	if err != nil || got != 10 {

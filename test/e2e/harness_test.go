@@ -51,6 +51,7 @@ type node struct {
 	http    string
 	cluster string
 	env     []string
+	bin     string // the binary to run; "" is naradBin
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -101,7 +102,11 @@ func (n *node) start() {
 
 func (n *node) startNoWait() {
 	n.t.Helper()
-	cmd := exec.Command(naradBin, "serve")
+	bin := naradBin
+	if n.bin != "" {
+		bin = n.bin
+	}
+	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
 		"NARAD_NODE_ID="+n.id,
 		"NARAD_HTTP_ADDR="+n.http,
