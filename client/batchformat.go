@@ -104,30 +104,44 @@ func ndjsonBody(records []BatchRecord) ([]byte, error) {
 // "NRDB" 1, then per record a flags byte (0x01 key, 0x02 partition,
 // (flags>>2)&3 the payload's encoding: 0 bytes, 1 text, 2 JSON), the
 // partition, the key's length and bytes, the payload's length and bytes —
-// integers 4 bytes, unsigned, big-endian.
+// integers 4 bytes, unsigned, big-endian. A body with headers is version
+// 2 ("NRDB" 2): flag 0x10, and after the key a 2-byte count and per
+// header a 2-byte name length, the name, a 2-byte value length, the
+// value. A body without headers stays version 1, which servers from
+// before headers read.
 const (
 	binMagic    = "NRDB\x01"
+	binMagicV2  = "NRDB\x02"
 	binKey      = 0x01
 	binPart     = 0x02
 	binEncBytes = 0 << 2
 	binEncJSON  = 2 << 2
+	binHeaders  = 0x10
 )
 
 func binaryBody(records []BatchRecord) ([]byte, error) {
 	size := len(binMagic)
+	magic := binMagic
 	for i, r := range records {
 		if r.MsgID != "" {
-			// Version 1 of the binary body has no field for it; sending
-			// the record without it would drop the id silently.
+			// The binary body has no field for it; sending the record
+			// without it would drop the id silently.
 			return nil, fmt.Errorf("record %d: the binary batch body carries no msg_id; use the json or ndjson format", i)
 		}
 		size += 13 + len(r.Payload) + len(r.PayloadBase64) + len(r.KeyBase64)
 		if r.Key != nil {
 			size += len(*r.Key)
 		}
+		if len(r.Headers) > 0 {
+			magic = binMagicV2
+			size += 2
+			for k, v := range r.Headers {
+				size += 4 + len(k) + len(v)
+			}
+		}
 	}
 	b := make([]byte, 0, size)
-	b = append(b, binMagic...)
+	b = append(b, magic...)
 	for i, r := range records {
 		var key []byte
 		hasKey := true
@@ -171,6 +185,9 @@ func binaryBody(records []BatchRecord) ([]byte, error) {
 			}
 			flags |= binPart
 		}
+		if len(r.Headers) > 0 {
+			flags |= binHeaders
+		}
 		b = append(b, flags)
 		if r.Partition != nil {
 			b = binary.BigEndian.AppendUint32(b, uint32(*r.Partition))
@@ -178,6 +195,21 @@ func binaryBody(records []BatchRecord) ([]byte, error) {
 		if hasKey {
 			b = binary.BigEndian.AppendUint32(b, uint32(len(key)))
 			b = append(b, key...)
+		}
+		if len(r.Headers) > 0 {
+			if len(r.Headers) > 0xffff {
+				return nil, fmt.Errorf("batch record %d: %d headers", i, len(r.Headers))
+			}
+			b = binary.BigEndian.AppendUint16(b, uint16(len(r.Headers)))
+			for k, v := range r.Headers {
+				if len(k) > 0xffff || len(v) > 0xffff {
+					return nil, fmt.Errorf("batch record %d: header %.32q is over 64 KiB", i, k)
+				}
+				b = binary.BigEndian.AppendUint16(b, uint16(len(k)))
+				b = append(b, k...)
+				b = binary.BigEndian.AppendUint16(b, uint16(len(v)))
+				b = append(b, v...)
+			}
 		}
 		b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
 		b = append(b, payload...)

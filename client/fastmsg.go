@@ -109,6 +109,8 @@ func fastMessage(b []byte) (m Message, n int, ok bool) {
 			var err error
 			m.Offset, err = strconv.ParseUint(string(b[i:i+used]), 10, 64)
 			ok = used > 0 && err == nil
+		case "headers":
+			m.Headers, used, ok = fastHeaders(b[i:])
 		case "payload":
 			if used = skipValue(b[i:]); used > 0 && b[i] != 'n' {
 				m.Payload = bytes.Clone(b[i : i+used])
@@ -132,6 +134,44 @@ func fastMessage(b []byte) (m Message, n int, ok bool) {
 			return m, i + 1, true
 		}
 		return m, 0, false
+	}
+}
+
+// fastHeaders reads a "headers" object of plain strings (the last of a
+// name given twice wins, as in encoding/json's map).
+func fastHeaders(b []byte) (map[string]string, int, bool) {
+	if len(b) < 2 || b[0] != '{' {
+		return nil, 0, false
+	}
+	hs := make(map[string]string, 4)
+	i := 1
+	if b[i] == '}' {
+		return hs, 2, true
+	}
+	for {
+		name, n, ok := fastString(b[i:])
+		if !ok {
+			return nil, 0, false
+		}
+		i += n
+		if i >= len(b) || b[i] != ':' {
+			return nil, 0, false
+		}
+		i++
+		value, n, ok := fastString(b[i:])
+		if !ok {
+			return nil, 0, false
+		}
+		i += n
+		hs[name] = value
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return hs, i + 1, true
+		}
+		return nil, 0, false
 	}
 }
 

@@ -19,6 +19,12 @@ func FuzzFastMessages(f *testing.F) {
 		`{"topic":"o","partition":-1,"offset":18446744073709551615,"payload":12.5e3,"timestamp":-3}`,
 		`{"topic":"o\u00e9","partition":1.5,"offset":1,"payload":null}`, `{"Topic":"o","payload":true}`,
 		`{"topic":"o","topic":"p","payload":false}`, `{"messages":[` + one + `],"more":1}`, `{}`, `[]`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{"a":"b","trace-id":"é"}}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{}}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{"a":"b","a":"c"}}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{"a":"\n"}}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":null}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{"a":1}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -45,6 +51,7 @@ func FuzzFastMessages(f *testing.F) {
 func TestFastMessagesTakesServerAnswers(t *testing.T) {
 	for _, body := range []string{
 		`{"topic":"orders","partition":2,"offset":0,"key":"c42","payload":{"order_id": 1},"timestamp":1783615560,"receipt_handle":"2:0:861651","delivery_count":1}` + "\n",
+		`{"topic":"t","partition":0,"offset":3,"payload":1,"timestamp":1,"headers":{"a":"b","trace-id":"t1"}}`,
 		`{"messages":[{"topic":"t","partition":0,"offset":1,"payload":"x y","payload_encoding":"text","timestamp":1,"receipt_handle":"0:1:2","delivery_count":3},{"topic":"t","partition":1,"offset":9,"key_base64":"/w==","payload":"/w==","payload_encoding":"base64","timestamp":1}]}` + "\n",
 	} {
 		if _, ok := fastMessages([]byte(body)); !ok {

@@ -16,6 +16,10 @@ import (
 type ProduceOptions struct {
 	Key       *string
 	Partition *int
+	// Headers become the record's headers, each sent as the request
+	// header Narad-Header-<name> (names: lower-case [a-z0-9._-]; names
+	// beginning "narad-" are the broker's and refused).
+	Headers map[string]string
 	// MsgID is the producer's id for the record (header Narad-Msg-Id,
 	// 1..128 printable ASCII): in a topic with a dedupe window, a retry
 	// with the same id is stored once. Empty: none.
@@ -49,8 +53,16 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 		body:        payload,
 		contentType: ContentTypeOf(payload),
 	}
-	if opts.MsgID != "" {
-		req.header = http.Header{"Narad-Msg-Id": {opts.MsgID}}
+	if len(opts.Headers) > 0 || opts.MsgID != "" {
+		req.header = make(http.Header, len(opts.Headers)+1)
+		for name, value := range opts.Headers {
+			// Set directly, not through Header.Set: the name is sent as
+			// given, and the server lower-cases what follows the prefix.
+			req.header["Narad-Header-"+name] = []string{value}
+		}
+		if opts.MsgID != "" {
+			req.header["Narad-Msg-Id"] = []string{opts.MsgID}
+		}
 	}
 	_, err := c.do(ctx, req)
 	return err
@@ -78,6 +90,8 @@ type BatchRecord struct {
 	Partition     *int            `json:"partition,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 string          `json:"payload_base64,omitempty"`
+	// Headers are the record's headers (the rules of ProduceOptions.Headers).
+	Headers map[string]string `json:"headers,omitempty"`
 	// MsgID is the producer's id for the record (see ProduceOptions.MsgID).
 	// Not carried by the binary batch body.
 	MsgID string `json:"msg_id,omitempty"`

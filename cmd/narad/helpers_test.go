@@ -20,6 +20,7 @@ type req struct {
 	Query  url.Values
 	Body   string
 	Auth   string // "user:pass", or "" without basic auth
+	Header http.Header
 }
 
 func (r req) q(name string) string { return r.Query.Get(name) }
@@ -40,7 +41,7 @@ func newBroker(t *testing.T, handle func(r req) (int, string)) *broker {
 	b := &broker{handle: handle}
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		body, _ := io.ReadAll(hr.Body)
-		r := req{Method: hr.Method, Path: hr.URL.EscapedPath(), Query: hr.URL.Query(), Body: string(body)}
+		r := req{Method: hr.Method, Path: hr.URL.EscapedPath(), Query: hr.URL.Query(), Body: string(body), Header: hr.Header}
 		if u, p, ok := hr.BasicAuth(); ok {
 			r.Auth = u + ":" + p
 		}

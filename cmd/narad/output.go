@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -78,8 +80,40 @@ func (p messagePrinter) print(m client.Message) error {
 		}
 		header += " handle=" + orDash(m.ReceiptHandle)
 	}
-	_, err = fmt.Fprintf(p.w, "%s\n%s\n", header, renderPayload(b))
+	_, err = fmt.Fprintf(p.w, "%s\n%s%s\n", header, headerLines(m.Headers), renderPayload(b))
 	return err
+}
+
+// headerLines shows a record's headers under its header line, one a
+// line, sorted by name: "#   trace-id: t1". A value that is not plain
+// printable text is quoted, so it cannot take over the terminal.
+func headerLines(hs map[string]string) string {
+	if len(hs) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(hs))
+	for n := range hs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var sb strings.Builder
+	for _, n := range names {
+		v := hs[n]
+		if !isPlainLine(v) {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(&sb, "#   %s: %s\n", n, v)
+	}
+	return sb.String()
+}
+
+func isPlainLine(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return !strings.HasPrefix(s, `"`)
 }
 
 // printerFor checks --raw against -o and returns the printer.

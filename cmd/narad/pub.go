@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/narad-io/narad/client"
@@ -21,6 +22,7 @@ type pubFlags struct {
 	count     int
 	rate      float64
 	lines     bool
+	headers   []string
 }
 
 func (a *app) pubCmd() *cobra.Command {
@@ -36,7 +38,11 @@ line is a message of its own.
 
 --count N sends N messages; "{i}" in MSG becomes the message's index (from
 0), so 'narad pub orders '{"n":{i}}' --count 100' sends 100 distinct ones.
---rate caps the pace in messages per second. Interrupted, it exits 130.`,
+--rate caps the pace in messages per second. Interrupted, it exits 130.
+
+--header NAME=VALUE (repeatable) gives every message a record header;
+names are lower-case [a-z0-9._-], and those beginning "narad-" are the
+broker's own.`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +62,7 @@ line is a message of its own.
 	fs.IntVarP(&f.count, "count", "n", 1, `send this many messages; "{i}" in MSG is replaced by the index`)
 	fs.Float64Var(&f.rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	fs.BoolVar(&f.lines, "lines", false, "send each line of the input as its own message")
+	fs.StringArrayVar(&f.headers, "header", nil, "a record header NAME=VALUE for every message (repeatable)")
 	return cmd
 }
 
@@ -80,6 +87,9 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 			return flagErr("partition", strconv.Itoa(f.partition), "must not be negative")
 		}
 		opts.Partition = &f.partition
+	}
+	if opts.Headers, err = parseHeaderFlags(f.headers); err != nil {
+		return err
 	}
 	// "{i}" is only expanded when the user asked for several copies of an
 	// argument; a single message, a file or stdin is sent as typed.
@@ -119,6 +129,29 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 		prog.done("")
 	}
 	return nil
+}
+
+// parseHeaderFlags reads --header NAME=VALUE flags (split at the first
+// "="; the value may be empty). The server applies the header rules;
+// what is checked here is what it could not tell apart: no name, or one
+// given twice.
+func parseHeaderFlags(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	hs := make(map[string]string, len(flags))
+	for _, kv := range flags {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, flagErr("header", kv, "want NAME=VALUE")
+		}
+		name = strings.ToLower(name) // as the server reads a Narad-Header-* name
+		if _, dup := hs[name]; dup {
+			return nil, flagErr("header", kv, "header %q is given twice", name)
+		}
+		hs[name] = value
+	}
+	return hs, nil
 }
 
 // readPayloads returns the payloads to send and whether they came from the

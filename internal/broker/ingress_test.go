@@ -318,3 +318,20 @@ func TestHeadersTravelFromProduceToConsume(t *testing.T) {
 		}
 	}
 }
+
+// A commit whose headers the log could not read back is refused before
+// the log sees it, whoever inside the broker made it.
+func TestCommitRefusesHeadersOverTheStoredCaps(t *testing.T) {
+	n := newNode(t, true)
+	ctx := context.Background()
+	if _, err := n.b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "h"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	bad := []storage.Record{{Payload: []byte("x"), Headers: []header.Header{{Name: "v", Value: strings.Repeat("v", header.MaxValue+1)}}}}
+	if err := n.b.CommitLocal(ctx, "h", 0, bad); statusOf(err) != http.StatusBadRequest {
+		t.Fatalf("commit with a 4 KiB + 1 value: %v", err)
+	}
+	if got := n.consumeAll(t, "h", 0); len(got) != 0 {
+		t.Fatalf("the refused commit stored %v", got)
+	}
+}

@@ -313,6 +313,15 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 	if !b.owned(topic, partition) {
 		return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
+	for i := range recs {
+		// The last guard before the log: headers it could not read back
+		// (a caller inside the broker that skipped header.Check).
+		if len(recs[i].Headers) > 0 {
+			if err := header.CheckStored(recs[i].Headers); err != nil {
+				return apierr.BadRequest("record %d: %v", i, err)
+			}
+		}
+	}
 	done, err := b.enterCommit(topic, partition)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,8 @@ type gotRecord struct {
 	key     string
 	keyed   bool
 	payload []byte
+	headers map[string]string
+	msgID   string
 }
 
 func newTarget(t *testing.T) *target {
@@ -57,8 +59,10 @@ func newTarget(t *testing.T) *target {
 		}
 		var in struct {
 			Records []struct {
-				Key           *string `json:"key"`
-				PayloadBase64 string  `json:"payload_base64"`
+				Key           *string           `json:"key"`
+				PayloadBase64 string            `json:"payload_base64"`
+				Headers       map[string]string `json:"headers"`
+				MsgID         string            `json:"msg_id"`
 			} `json:"records"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -71,7 +75,7 @@ func newTarget(t *testing.T) *target {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			g := gotRecord{payload: b}
+			g := gotRecord{payload: b, headers: rec.Headers, msgID: rec.MsgID}
 			if rec.Key != nil {
 				g.key, g.keyed = *rec.Key, true
 			}

@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/narad-io/narad/client"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -34,7 +36,8 @@ func newRemoteCommitter(ms Metastore) *remoteCommitter {
 
 // Commit sends recs through the target's batch produce. Payloads go as
 // payload_base64, so the bytes arrive exactly; keys as JSON strings (a key
-// that is not UTF-8 arrives with replacement characters). A refusal that
+// that is not UTF-8 arrives with replacement characters); headers as
+// "headers", the broker's own under remoteHeaders' rule. A refusal that
 // names the failing record comes back as a *refusedError naming its
 // parent offset.
 func (r *remoteCommitter) Commit(ctx context.Context, child string, _ uint64, _ int, recs []storage.Record) error {
@@ -50,6 +53,17 @@ func (r *remoteCommitter) Commit(ctx context.Context, child string, _ uint64, _ 
 			k := string(rec.Key)
 			batch[i].Key = &k
 		}
+		batch[i].Headers = remoteHeaders(rec.Headers)
+		if id, ok := header.MsgIDOf(rec.Headers); ok {
+			// The producer id crosses as what it is, so a target topic with
+			// a dedupe window stores a retried copy once (and stores it as
+			// its own narad-msg-id).
+			batch[i].MsgID = id
+			delete(batch[i].Headers, remoteReservedPrefix+strings.TrimPrefix(header.MsgID, header.ReservedPrefix))
+			if len(batch[i].Headers) == 0 {
+				batch[i].Headers = nil
+			}
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
 	defer cancel()
@@ -61,6 +75,40 @@ func (r *remoteCommitter) Commit(ctx context.Context, child string, _ uint64, _ 
 		return &refusedError{offset: recs[i].Offset, err: err}
 	}
 	return fmt.Errorf("target %s: %w", target.URL, err)
+}
+
+// remoteReservedPrefix is what a reserved header's "narad-" becomes on
+// its way to a remote cluster.
+const remoteReservedPrefix = "narad."
+
+// remoteHeaders is a record's headers as its remote copy carries them. A
+// remote child copies through the other cluster's public API, which
+// refuses the reserved names (narad-…) from any client, this broker
+// included; so a reserved header arrives with "narad-" replaced by
+// "narad." (narad-dlq-topic arrives as narad.dlq-topic): kept, of the
+// same length, and no longer claiming to be the target broker's own —
+// except the producer id (narad-msg-id), which Commit sends as the
+// record's msg_id, so that it arrives as the target's narad-msg-id. A
+// client header that already has the new name gives way to the
+// broker's. The target's client caps apply to the copy: a record whose
+// broker headers take it past 64 headers or 16 KiB is refused there, and
+// the link stops at it (F28) as for any refused record.
+func remoteHeaders(hs []header.Header) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(hs))
+	for _, h := range hs {
+		if !strings.HasPrefix(h.Name, header.ReservedPrefix) {
+			out[h.Name] = h.Value
+		}
+	}
+	for _, h := range hs {
+		if rest, ok := strings.CutPrefix(h.Name, header.ReservedPrefix); ok {
+			out[remoteReservedPrefix+rest] = h.Value
+		}
+	}
+	return out
 }
 
 func (r *remoteCommitter) close() { r.hc.CloseIdleConnections() }

@@ -113,3 +113,23 @@ func uvarintLen(v uint64) int {
 	}
 	return n
 }
+
+// CheckStored checks only what Decode checks — the sizes — so a list that
+// passes it reads back from a log: the last guard before a commit, cheap
+// enough to run on every one (no syntax, no sort).
+func CheckStored(hs []Header) error {
+	if len(hs) > StoredCount {
+		return fmt.Errorf("%w: %d headers, at most %d stored", ErrInvalid, len(hs), StoredCount)
+	}
+	total := 0
+	for _, h := range hs {
+		if len(h.Name) == 0 || len(h.Name) > MaxName || len(h.Value) > MaxValue {
+			return fmt.Errorf("%w %.32q: name of %d bytes or value of %d bytes out of bounds", ErrInvalid, h.Name, len(h.Name), len(h.Value))
+		}
+		total += len(h.Name) + len(h.Value)
+	}
+	if total > StoredBytes {
+		return fmt.Errorf("%w: headers of %d bytes, at most %d stored", ErrInvalid, total, StoredBytes)
+	}
+	return nil
+}

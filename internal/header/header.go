@@ -51,8 +51,10 @@ const (
 	Reserved
 )
 
-// Check validates hs and sorts it by name in place. Its error names the
-// offending header (and wraps ErrInvalid).
+// Check sorts hs by name in place and validates it. Its error names the
+// offending header (and wraps ErrInvalid): the first by name, so the
+// same headers are refused in the same words whatever order they came in
+// (a JSON object's, a map's).
 func Check(hs []Header, src Source) error {
 	if len(hs) == 0 {
 		return nil
@@ -64,6 +66,7 @@ func Check(hs []Header, src Source) error {
 	if len(hs) > count {
 		return fmt.Errorf("%w: %d headers, at most %d per record", ErrInvalid, len(hs), count)
 	}
+	Sort(hs)
 	sum := 0
 	for _, h := range hs {
 		if err := CheckName(h.Name); err != nil {
@@ -83,7 +86,6 @@ func Check(hs []Header, src Source) error {
 			return fmt.Errorf("%w %q: headers reach %d bytes (names and values), at most %d per record", ErrInvalid, h.Name, sum, total)
 		}
 	}
-	Sort(hs)
 	for i := 1; i < len(hs); i++ {
 		if hs[i].Name == hs[i-1].Name {
 			return fmt.Errorf("%w %q: given twice", ErrInvalid, hs[i].Name)

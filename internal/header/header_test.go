@@ -137,3 +137,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// What CheckStored passes decodes; what it refuses, Decode would refuse.
+func TestCheckStoredMatchesDecode(t *testing.T) {
+	ok := []Header{{"a", strings.Repeat("v", MaxValue)}, {"narad-dlq-topic", "t"}}
+	if err := CheckStored(ok); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Decode(Append(nil, ok)); err != nil {
+		t.Fatal(err)
+	}
+	for name, hs := range map[string][]Header{
+		"empty name": {{"", "v"}},
+		"long value": {{"a", strings.Repeat("v", MaxValue+1)}},
+		"too many":   make([]Header, StoredCount+1),
+	} {
+		if err := CheckStored(hs); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, _, err := Decode(Append(nil, hs)); err == nil {
+			t.Errorf("%s: Decode took what CheckStored refuses", name)
+		}
+	}
+}

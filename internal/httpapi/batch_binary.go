@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // The binary batch body (Content-Type application/x-narad-batch), for
@@ -14,11 +15,15 @@ import (
 // and payloads as raw bytes, read without a copy.
 //
 //	body    = magic record...            records until the body ends
-//	magic   = "NRDB" 0x01                 5 bytes: the format, version 1
-//	record  = flags [partition] [keylen key] paylen payload
+//	magic   = "NRDB" 0x01 | "NRDB" 0x02   5 bytes: the format, version 1 or 2
+//	record  = flags [partition] [keylen key] [headers] paylen payload
 //	flags   = 1 byte:
 //	          0x01  a key follows (keylen, key); without it the record is keyless
 //	          0x02  a partition follows
+//	          0x10  (version 2 only) headers follow
+//	headers = count, then count times: namelen name valuelen value
+//	          (count, namelen, valuelen: 2 bytes each, unsigned, big-endian;
+//	          the record header rules apply, as for a JSON body's "headers")
 //	          0x0c  the payload's encoding, (flags>>2)&3:
 //	                0 bytes: stored as given (a JSON body's payload_base64)
 //	                1 text: UTF-8, stored as given (a JSON body's string payload)
@@ -36,25 +41,37 @@ import (
 // keys), and a refusal names the first failing record's index; a record
 // cut short by the end of the body is refused at its index, and records
 // past the cap are only counted, through their lengths.
+//
+// Version 2 is version 1 with headers: a version-1 body reads as it
+// always did (its 0x10 bit stays reserved), and a server that knows only
+// version 1 refuses a version-2 body by its magic, before any record.
 const (
-	binaryMagic   = "NRDB\x01"
-	binFlagKey    = 0x01
-	binFlagPart   = 0x02
-	binEncMask    = 0x0c
-	binEncBytes   = 0 << 2
-	binEncText    = 1 << 2
-	binEncJSON    = 2 << 2
-	binFlagsKnown = binFlagKey | binFlagPart | binEncMask
+	binaryMagic     = "NRDB\x01"
+	binaryMagicV2   = "NRDB\x02"
+	binFlagKey      = 0x01
+	binFlagPart     = 0x02
+	binEncMask      = 0x0c
+	binEncBytes     = 0 << 2
+	binEncText      = 1 << 2
+	binEncJSON      = 2 << 2
+	binFlagHeaders  = 0x10
+	binFlagsKnown   = binFlagKey | binFlagPart | binEncMask
+	binFlagsKnownV2 = binFlagsKnown | binFlagHeaders
 )
 
 func decodeBinaryBatch(body []byte) ([]broker.ProduceRecord, error) {
-	if len(body) < len(binaryMagic) || string(body[:len(binaryMagic)]) != binaryMagic {
-		return nil, apierr.BadRequest("an application/x-narad-batch body starts with %q (the format and its version 1); this one does not", binaryMagic)
+	known := byte(binFlagsKnown)
+	switch {
+	case len(body) >= len(binaryMagic) && string(body[:len(binaryMagic)]) == binaryMagic:
+	case len(body) >= len(binaryMagicV2) && string(body[:len(binaryMagicV2)]) == binaryMagicV2:
+		known = binFlagsKnownV2
+	default:
+		return nil, apierr.BadRequest("an application/x-narad-batch body starts with %q or %q (the format and its version, 1 or 2 with headers); this one does not", binaryMagic, binaryMagicV2)
 	}
 	var d batchDecoder
 	for at := len(binaryMagic); at < len(body); {
 		i := d.n
-		rec, next, err := binaryRecord(body, at, i, d.err != nil || i >= broker.MaxBatchRecords, &d.parts)
+		rec, next, err := binaryRecord(body, at, i, known, d.err != nil || i >= broker.MaxBatchRecords, &d.parts)
 		if next < 0 { // cut short: no later record can be found
 			if d.n > broker.MaxBatchRecords || d.err != nil {
 				break
@@ -79,8 +96,9 @@ func decodeBinaryBatch(body []byte) ([]broker.ProduceRecord, error) {
 
 // binaryRecord reads record i at body[at:]: the record, where the next
 // starts (-1 when this one is cut short, with its refusal), or its
-// refusal. With frameOnly it only finds the next record.
-func binaryRecord(body []byte, at, i int, frameOnly bool, parts *[]int) (broker.ProduceRecord, int, error) {
+// refusal. With frameOnly it only finds the next record. known is the
+// flags the body's version defines.
+func binaryRecord(body []byte, at, i int, known byte, frameOnly bool, parts *[]int) (broker.ProduceRecord, int, error) {
 	refuse := func(status int, format string, args ...any) error {
 		return apierr.New(status, "record %d: "+format, append([]any{i}, args...)...).AtIndex(i)
 	}
@@ -117,6 +135,35 @@ func binaryRecord(body []byte, at, i int, frameOnly bool, parts *[]int) (broker.
 		rec.Key = body[at : at+n : at+n]
 		at += n
 	}
+	hstart, hcount := at, 0
+	if flags&binFlagHeaders != 0 && known&binFlagHeaders != 0 {
+		u16 := func() (int, bool) {
+			if len(body)-at < 2 {
+				return 0, false
+			}
+			v := int(binary.BigEndian.Uint16(body[at:]))
+			at += 2
+			return v, true
+		}
+		c, ok := u16()
+		if !ok {
+			return short("header count", 2)
+		}
+		hcount = c
+		for h := 0; h < hcount; h++ {
+			for _, what := range [2]string{"header name", "header value"} {
+				n, ok := u16()
+				if !ok {
+					return short(what+" length", 2)
+				}
+				if len(body)-at < n {
+					return short(what, n)
+				}
+				at += n
+			}
+		}
+	}
+	hend := at
 	n, ok := u32()
 	if !ok {
 		return short("payload length", 4)
@@ -129,8 +176,18 @@ func binaryRecord(body []byte, at, i int, frameOnly bool, parts *[]int) (broker.
 	if frameOnly {
 		return rec, at, nil
 	}
-	if flags&^binFlagsKnown != 0 {
-		return rec, at, refuse(400, "flags 0x%02x set reserved bits 0x%02x (known: 0x01 key, 0x02 partition, 0x0c payload encoding)", flags, flags&^binFlagsKnown)
+	if flags&^known != 0 {
+		also := ""
+		if known&binFlagHeaders == 0 && flags&binFlagHeaders != 0 {
+			also = "; 0x10 headers needs a version-2 body"
+		}
+		return rec, at, refuse(400, "flags 0x%02x set reserved bits 0x%02x (known: 0x01 key, 0x02 partition, 0x0c payload encoding%s)", flags, flags&^known, also)
+	}
+	if hcount > header.MaxCount {
+		return rec, at, refuse(400, "%v: %d headers, at most %d per record", header.ErrInvalid, hcount, header.MaxCount)
+	}
+	if hcount > 0 {
+		rec.Headers = binaryHeaders(body[hstart+2:hend], hcount)
 	}
 	switch flags & binEncMask {
 	case binEncBytes:
@@ -175,15 +232,42 @@ func binaryRecord(body []byte, at, i int, frameOnly bool, parts *[]int) (broker.
 	return rec, at, nil
 }
 
+// binaryHeaders reads the count headers of block (their lengths were
+// checked by binaryRecord): one string for all their bytes.
+func binaryHeaders(block []byte, count int) []header.Header {
+	all := string(block)
+	hs := make([]header.Header, count)
+	at := 0
+	for h := range hs {
+		var f [2]string
+		for j := range f {
+			n := int(binary.BigEndian.Uint16(block[at:]))
+			f[j] = all[at+2 : at+2+n]
+			at += 2 + n
+		}
+		hs[h] = header.Header{Name: f[0], Value: f[1]}
+	}
+	return hs
+}
+
 // appendBinaryRecord is the encoder's half, for tests and benchmarks here
 // (the client has its own): enc is binEncBytes, binEncText or binEncJSON.
 func appendBinaryRecord(b []byte, key []byte, hasKey bool, partition *int, enc byte, payload []byte) []byte {
+	return appendBinaryRecordHeaders(b, key, hasKey, partition, enc, payload, nil)
+}
+
+// appendBinaryRecordHeaders is appendBinaryRecord with headers (a
+// version-2 body's records; none: the flag is not set).
+func appendBinaryRecordHeaders(b []byte, key []byte, hasKey bool, partition *int, enc byte, payload []byte, hs []header.Header) []byte {
 	flags := enc
 	if hasKey {
 		flags |= binFlagKey
 	}
 	if partition != nil {
 		flags |= binFlagPart
+	}
+	if len(hs) > 0 {
+		flags |= binFlagHeaders
 	}
 	b = append(b, flags)
 	if partition != nil {
@@ -192,6 +276,15 @@ func appendBinaryRecord(b []byte, key []byte, hasKey bool, partition *int, enc b
 	if hasKey {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(key)))
 		b = append(b, key...)
+	}
+	if len(hs) > 0 {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(hs)))
+		for _, h := range hs {
+			b = binary.BigEndian.AppendUint16(b, uint16(len(h.Name)))
+			b = append(b, h.Name...)
+			b = binary.BigEndian.AppendUint16(b, uint16(len(h.Value)))
+			b = append(b, h.Value...)
+		}
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
 	return append(b, payload...)

@@ -66,7 +66,7 @@ func showRecs(recs []broker.ProduceRecord) string {
 		if r.Partition != nil {
 			p = fmt.Sprint(*r.Partition)
 		}
-		fmt.Fprintf(&b, "{key %q nil=%v part %s payload %q msg_id %v %q} ", r.Key, r.Key == nil, p, r.Payload, r.HasMsgID, r.MsgID)
+		fmt.Fprintf(&b, "{key %q nil=%v part %s payload %q msg_id %v %q headers %v} ", r.Key, r.Key == nil, p, r.Payload, r.HasMsgID, r.MsgID, r.Headers)
 	}
 	return b.String()
 }
@@ -138,6 +138,31 @@ var diffSeeds = []string{
 	`{"records":[` + strings.Repeat(`{"payload":1},`, broker.MaxBatchRecords) + `{"payload":null}]}`,
 	`{"records":[` + strings.Repeat(`{"payload":1},`, broker.MaxBatchRecords-1) + `{"payload":1}]}`,
 	`{"records":[` + strings.Repeat(`{},`, broker.MaxBatchRecords) + `{}]}`,
+	// Headers.
+	`{"records":[{"payload":1,"headers":{"a":"b","trace-id":"\u00e9\n"}}]}`,
+	`{"records":[{"payload":1,"headers":{}}]}`, `{"records":[{"payload":1,"headers":null}]}`,
+	`{"records":[{"payload":1,"headers":{"a":null}}]}`, `{"records":[{"payload":1,"headers":{"a":1}}]}`,
+	`{"records":[{"payload":1,"headers":{"a":1,"b":[],"c":{}}}]}`, `{"records":[{"payload":1,"headers":{"a":true}}]}`,
+	`{"records":[{"payload":1,"headers":"x"}]}`, `{"records":[{"payload":1,"headers":[]}]}`, `{"records":[{"payload":1,"headers":7}]}`,
+	`{"records":[{"payload":1,"headers":{"a":"x","a":"y"}}]}`, `{"records":[{"payload":1,"headers":{"a":"x","\u0061":"y"}}]}`,
+	`{"records":[{"payload":1,"headers":{"a":"x"},"headers":{"b":"y"}}]}`,
+	`{"records":[{"payload":1,"Headers":{"a":"x"}}]}`, `{"records":[{"payload":1,"HEADERS":5}]}`,
+	`{"records":[{"payload":1,"headers":{"a":"x","a":1}}]}`, `{"records":[{"payload":1,"headers":{"a":1,"a":"x"}}]}`,
+	`{"records":[{"payload":1,"headers":{"a":"x",}}]}`, `{"records":[{"payload":1,"headers":{"a"}}]}`,
+	`{"records":[{"payload":1,"headers":{"a":"x"`, `{"records":[{"payload":1,"headers":{1:"x"}}]}`,
+	"{\"records\":[{\"payload\":1,\"headers\":{\"\xff\":\"\xfe\"}}]}",
+	`{"records":[{"payload":1,"headers":{"x":"1"}},{"payload":2,"headers":{"y":{}}}]}`,
+	`{"records":[{"payload":1,"headers":{` + manyHeaders(40) + `}}]}`,
+	`{"records":[{"payload":1,"headers":{` + manyHeaders(40) + `,"h3":"again"}}]}`,
+}
+
+// manyHeaders is n distinct "hN":"v" members of a headers object.
+func manyHeaders(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"h%d":"v"`, i)
+	}
+	return strings.Join(parts, ",")
 }
 
 // ndjsonSeeds are NDJSON bodies (every record refusal above applies to a
@@ -153,6 +178,7 @@ var ndjsonSeeds = []string{
 	"\u00a0{\"payload\":1}\u0085\n", "{\"payload\":1}\v\n", "{\"payload\": \u00a0 1}",
 	"{\"Payload\":1} x\n", "{\"payload\":1,\"payload\":2} x\n", "{\"payload\":1,\"x\":2,\"Payload\":3}\n",
 	"{\"records\":[{\"payload\":1}]}\n",
+	"{\"payload\":1,\"headers\":{\"a\":\"b\"}}\n{\"payload\":2}\n{\"payload\":3,\"headers\":{\"a\":2}}\n",
 	strings.Repeat("{\"payload\":1}\n", broker.MaxBatchRecords) + "{\"payload\":null}\n",
 	strings.Repeat("{\"payload\":1}\n", broker.MaxBatchRecords) + "\n\n",
 	"{\"payload\":" + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + "}",

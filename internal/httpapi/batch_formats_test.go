@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/wal"
@@ -116,6 +117,23 @@ func binBody(recs ...[]byte) []byte {
 	return append([]byte(binaryMagic), bytes.Join(recs, nil)...)
 }
 
+func binBodyV2(recs ...[]byte) []byte {
+	return append([]byte(binaryMagicV2), bytes.Join(recs, nil)...)
+}
+
+// binRecH is a version-2 record with headers (keyless when key is "").
+func binRecH(key string, enc byte, payload string, hs ...header.Header) []byte {
+	return appendBinaryRecordHeaders(nil, []byte(key), key != "", nil, enc, []byte(payload), hs)
+}
+
+func manyHeaderList(n int) []header.Header {
+	hs := make([]header.Header, n)
+	for i := range hs {
+		hs[i] = header.Header{Name: fmt.Sprintf("h%d", i), Value: "v"}
+	}
+	return hs
+}
+
 func binRec(key string, hasKey bool, partition *int, enc byte, payload string) []byte {
 	return appendBinaryRecord(nil, []byte(key), hasKey, partition, enc, []byte(payload))
 }
@@ -127,13 +145,21 @@ func TestBinaryBatchRefusals(t *testing.T) {
 	full := binRec("", false, nil, binEncBytes, "x")
 	runBatchCases(t, s, "application/x-narad-batch", []batchCase{
 		{"accepted", binBody(ok, binRec("k\xff", true, ptr(1), binEncBytes, "\x00\x01"), binRec("", true, nil, binEncJSON, ` {"n": 1} `)), 202, nil, `"accepted":3`},
-		{"no magic", []byte("NRDB\x02" + string(ok)), 400, nil, `starts with \"NRDB\\x01\"`},
+		{"no magic", []byte("NRDB\x03" + string(ok)), 400, nil, `starts with \"NRDB\\x01\" or \"NRDB\\x02\"`},
 		{"empty body", nil, 400, nil, "starts with"},
 		{"no record", binBody(), 400, nil, "the binary batch body holds no record"},
 		{"cut short", binBody(ok, ok[:3]), 400, ptr(1), "record 1: the body ends inside the record: its payload length needs 4 bytes, 2 are left"},
 		{"payload cut short", binBody(ok, append(binRec("", false, nil, binEncText, "abc"), 0)[:7]), 400, ptr(1), "its payload needs 3 bytes, 2 are left"},
 		{"key cut short", binBody(binRec("", true, nil, 0, "")[:3]), 400, ptr(0), "its key length needs 4 bytes"},
-		{"reserved flag bits", binBody(ok, append([]byte{0x10}, ok[1:]...)), 400, ptr(1), "record 1: flags 0x10 set reserved bits 0x10"},
+		{"reserved flag bits", binBody(ok, append([]byte{0x10}, ok[1:]...)), 400, ptr(1), "record 1: flags 0x10 set reserved bits 0x10 (known: 0x01 key, 0x02 partition, 0x0c payload encoding; 0x10 headers needs a version-2 body)"},
+		{"v2: accepted with headers", binBodyV2(ok, binRecH("k", binEncText, "a", header.Header{Name: "a", Value: "b"})), 202, nil, `"accepted":2`},
+		{"v2: reserved bits", binBodyV2(append([]byte{0x20}, ok[1:]...)), 400, ptr(0), "record 0: flags 0x20 set reserved bits 0x20"},
+		{"v2: header count cut short", binBodyV2(ok, []byte{binFlagHeaders, 0}), 400, ptr(1), "record 1: the body ends inside the record: its header count needs 2 bytes, 1 are left"},
+		{"v2: header value cut short", binBodyV2(binRecH("", binEncText, "a", header.Header{Name: "n", Value: "vvv"})[:9]), 400, ptr(0), "its header value needs 3 bytes, 1 are left"},
+		{"v2: over 64 headers", binBodyV2(ok, binRecH("", binEncText, "a", manyHeaderList(65)...)), 400, ptr(1), "record 1: invalid header: 65 headers, at most 64 per record"},
+		{"v2 broker: reserved name", binBodyV2(ok, binRecH("", binEncText, "a", header.Header{Name: "narad-x", Value: "v"})), 400, ptr(1), `record 1: invalid header \"narad-x\": names beginning \"narad-\" are reserved`},
+		{"v2 broker: bad name", binBodyV2(binRecH("", binEncText, "a", header.Header{Name: "Up", Value: "v"})), 400, ptr(0), `record 0: invalid header \"Up\"`},
+		{"v2 broker: value not UTF-8", binBodyV2(binRecH("", binEncText, "a", header.Header{Name: "b", Value: "\xff"})), 400, ptr(0), `record 0: invalid header \"b\": value is not valid UTF-8`},
 		{"unknown encoding", binBody(append([]byte{0x0c}, ok[1:]...)), 400, ptr(0), "payload encoding 3 is unknown"},
 		{"text not UTF-8", binBody(ok, binRec("", false, nil, binEncText, "\xff")), 400, ptr(1), "record 1: payload is flagged text but is not UTF-8"},
 		{"JSON not JSON", binBody(binRec("", false, nil, binEncJSON, `{"a":}`)), 400, ptr(0), "payload is flagged JSON but is not: malformed JSON at byte 6"},
@@ -186,6 +212,8 @@ func FuzzDecodeBinaryBatch(f *testing.F) {
 	for _, b := range [][]byte{
 		binBody(ok), binBody(ok, binRec("", false, nil, binEncJSON, `{"a": [1]}`)), binBody(binRec("", false, nil, binEncJSON, `"s\n"`)),
 		binBody(ok[:4]), binBody(), []byte("NRDB"), binBody(append([]byte{0xff}, ok[1:]...)), binBody(binRec("", false, nil, binEncJSON, "null")),
+		binBodyV2(ok, binRecH("k", binEncBytes, "x", header.Header{Name: "a", Value: "b"}, header.Header{Name: "c", Value: ""})),
+		binBodyV2(binRecH("", binEncText, "x", header.Header{Name: "a", Value: "b"})[:6]), binBodyV2(append([]byte{0x10, 0xff, 0xff}, ok[1:]...)),
 	} {
 		f.Add(b)
 	}
@@ -205,8 +233,11 @@ func FuzzDecodeBinaryBatch(f *testing.F) {
 			t.Fatalf("accepted %d records", len(recs))
 		}
 		for i, r := range recs {
-			if len(r.Payload) > broker.MaxPayloadBytes || (r.Partition != nil && *r.Partition < 0) {
-				t.Fatalf("record %d accepted: payload %d bytes, partition %v", i, len(r.Payload), r.Partition)
+			if len(r.Payload) > broker.MaxPayloadBytes || (r.Partition != nil && *r.Partition < 0) || len(r.Headers) > header.MaxCount {
+				t.Fatalf("record %d accepted: payload %d bytes, partition %v, %d headers", i, len(r.Payload), r.Partition, len(r.Headers))
+			}
+			if len(r.Headers) > 0 && body[4] != 2 {
+				t.Fatalf("record %d of a version-%d body has headers", i, body[4])
 			}
 		}
 	})

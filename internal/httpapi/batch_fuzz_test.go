@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // The decoders a client's produce and ack bodies reach, fuzzed without a
@@ -33,7 +35,18 @@ func clientErr(t *testing.T, what string, err error) *apierr.Error {
 func sameRecord(a, b broker.ProduceRecord) bool {
 	samePart := (a.Partition == nil) == (b.Partition == nil) && (a.Partition == nil || *a.Partition == *b.Partition)
 	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil) &&
-		a.MsgID == b.MsgID && a.HasMsgID == b.HasMsgID
+		a.MsgID == b.MsgID && a.HasMsgID == b.HasMsgID && sameHeaders(a.Headers, b.Headers)
+}
+
+// sameHeaders compares two lists as sets: the oracle's come from a map.
+func sameHeaders(a, b []header.Header) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	header.Sort(a)
+	header.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // FuzzDecodeBatchRecord is one record of a batch (an NDJSON line or an

@@ -12,6 +12,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // The encoding/json batch decoder as it was before the one-pass scanner
@@ -64,7 +65,7 @@ func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error)
 	if why != "" {
 		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %s", i, why).AtIndex(i)
 	}
-	rec := broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
+	rec := broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p, Headers: br.headerList()}
 	rec.MsgID, rec.HasMsgID = br.msgID()
 	return rec, nil
 }
@@ -95,7 +96,7 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 		if why != "" || keyWhy != "" || len(p) > broker.MaxPayloadBytes || (br.Partition != nil && *br.Partition < 0) {
 			return nil, nil
 		}
-		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p}
+		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p, Headers: br.headerList()}
 		recs[i].MsgID, recs[i].HasMsgID = br.msgID()
 	}
 	return recs, nil
@@ -153,12 +154,13 @@ func decodeBatchSlowly(r *http.Request, body []byte) ([]broker.ProduceRecord, er
 
 // batchRecordJSON is one record of a batch produce body.
 type batchRecordJSON struct {
-	Key           *string         `json:"key"`
-	KeyBase64     *string         `json:"key_base64"` // a key that is not UTF-8, as consume shows it
-	Partition     *int            `json:"partition"`
-	Payload       json.RawMessage `json:"payload" strict:"opaque"` // the client's data: its keys are its own
-	PayloadBase64 *string         `json:"payload_base64"`
-	MsgID         *string         `json:"msg_id"`
+	Key           *string           `json:"key"`
+	KeyBase64     *string           `json:"key_base64"` // a key that is not UTF-8, as consume shows it
+	Partition     *int              `json:"partition"`
+	Payload       json.RawMessage   `json:"payload" strict:"opaque"` // the client's data: its keys are its own
+	PayloadBase64 *string           `json:"payload_base64"`
+	MsgID         *string           `json:"msg_id"`
+	Headers       map[string]string `json:"headers"`
 }
 
 // msgID is the record's producer id, and whether it has one.
@@ -167,6 +169,19 @@ func (r *batchRecordJSON) msgID() (string, bool) {
 		return "", false
 	}
 	return *r.MsgID, true
+}
+
+// headerList is the record's headers in no particular order (the broker
+// sorts them); nil when none.
+func (r *batchRecordJSON) headerList() []header.Header {
+	if len(r.Headers) == 0 {
+		return nil
+	}
+	out := make([]header.Header, 0, len(r.Headers))
+	for k, v := range r.Headers {
+		out = append(out, header.Header{Name: k, Value: v})
+	}
+	return out
 }
 
 // keyBytes is the record's key (nil: keyless), or why it is refused.

@@ -9,13 +9,15 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // One record object of a JSON or NDJSON batch, read by jsonScan in one
 // pass with the rules encoding/json plus checkKeys applied before:
 //
 //	{"key": "c1", "key_base64": "...", "partition": 2,
-//	 "payload": <any JSON>, "payload_base64": "...", "msg_id": "..."}
+//	 "payload": <any JSON>, "payload_base64": "...", "msg_id": "...",
+//	 "headers": {"a": "b"}}
 //
 // and refused in the same words, in the same order: first what the
 // decoder refused (a type, an unknown field: the first in the record),
@@ -33,12 +35,13 @@ const (
 	fPayload
 	fPayloadBase64
 	fMsgID
+	fHeaders
 )
 
 var recordFieldNames = [...]struct {
 	name string
 	bit  uint8
-}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"msg_id", fMsgID}}
+}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"msg_id", fMsgID}, {"headers", fHeaders}}
 
 // span is a value's bytes in the scanned buffer.
 type span struct{ start, end int }
@@ -50,9 +53,11 @@ type recordFields struct {
 	payloadB  span  // a string, quotes included
 	msgID     span  // a string, quotes included
 	partition int
-	decErr    string // the first refusal encoding/json would make
-	keyErr    string // the first refusal checkKeys would make
-	trailing  bool   // NDJSON: bytes after the object
+	headers   []header.Header // in body order; the broker checks and sorts them
+	headerIdx map[string]int  // headers by name, once there are many
+	decErr    string          // the first refusal encoding/json would make
+	keyErr    string          // the first refusal checkKeys would make
+	trailing  bool            // NDJSON: bytes after the object
 }
 
 func (f *recordFields) decodeErr(why string) {
@@ -168,6 +173,8 @@ func (s *jsonScan) fieldValue(f *recordFields, bit uint8) bool {
 	switch bit {
 	case 0:
 		return s.skip()
+	case fHeaders:
+		return s.headersValue(f)
 	case fPayload:
 		if !s.skip() {
 			return false
@@ -327,6 +334,9 @@ func (f *recordFields) finish(b []byte, i int, parts *[]int) (broker.ProduceReco
 		// Its rules (1..128 printable ASCII) are the broker's, which
 		// refuses with the record's index.
 		rec.MsgID, rec.HasMsgID = string(unquote(b[f.msgID.start:f.msgID.end])), true
+	}
+	if f.has&fHeaders != 0 {
+		rec.Headers = f.headers
 	}
 	return rec, nil
 }

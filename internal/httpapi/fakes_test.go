@@ -195,7 +195,11 @@ func recString(r broker.ProduceRecord) string {
 	if r.Partition != nil {
 		p = fmt.Sprint(*r.Partition)
 	}
-	return fmt.Sprintf("key=%q p=%s payload=%q", r.Key, p, r.Payload)
+	s := fmt.Sprintf("key=%q p=%s payload=%q", r.Key, p, r.Payload)
+	if len(r.Headers) > 0 {
+		s += fmt.Sprintf(" headers=%v", r.Headers)
+	}
+	return s
 }
 
 func consumeString(r broker.ConsumeRequest) string {

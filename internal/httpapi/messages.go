@@ -28,6 +28,10 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	if err := s.mayProduce(r); err != nil {
 		return err
 	}
+	hs, err := requestHeaders(r)
+	if err != nil {
+		return err
+	}
 	body, err := readPooled(r, broker.MaxPayloadBytes, "payload")
 	if err != nil {
 		return err
@@ -36,7 +40,7 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	// its own encoding: DataPlane.Produce), so the buffer goes back to
 	// the pool once it has answered.
 	defer body.release()
-	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b}
+	rec := broker.ProduceRecord{Key: []byte(q.Get("key")), Partition: part, Payload: body.b, Headers: hs}
 	if ids, ok := r.Header[msgIDHeader]; ok {
 		// Its rules are the broker's. Fields given twice are one
 		// comma-separated value (RFC 9110, 5.3).

@@ -4,9 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/header"
 )
 
 // A delivered record as the API shows it (02-http-api.md, 09-extensions.md
@@ -14,7 +16,11 @@ import (
 //
 //	{"topic": "orders", "partition": 2, "offset": 0, "key": "c42",
 //	 "payload": {"order_id": 1}, "timestamp": 1783615560,
-//	 "receipt_handle": "2:0:861651", "delivery_count": 1}
+//	 "receipt_handle": "2:0:861651", "delivery_count": 1,
+//	 "headers": {"trace-id": "t1"}}
+//
+// "headers" is absent when the record has none, so a client of the
+// reference sees the objects it always saw.
 //
 // The answer is written by hand, not by encoding/json: json.RawMessage is
 // compacted on the way out, and a JSON payload must come back with the
@@ -92,7 +98,34 @@ func appendMessage(b []byte, m broker.Message) []byte {
 		b = append(b, `,"delivery_count":`...)
 		b = strconv.AppendInt(b, int64(m.DeliveryCount), 10)
 	}
+	if len(m.Headers) > 0 {
+		b = appendHeaders(b, m.Headers)
+	}
 	return append(b, '}')
+}
+
+// appendHeaders appends ,"headers":{...} in the stored order (by name).
+// Values were checked as UTF-8 when produced; one that is not (a log
+// damaged past its CRC is not read, so only a bug) is shown with U+FFFD
+// rather than making the answer invalid JSON.
+func appendHeaders(b []byte, hs []header.Header) []byte {
+	b = append(b, `,"headers":{`...)
+	for i, h := range hs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, validUTF8(h.Name))
+		b = append(b, ':')
+		b = appendString(b, validUTF8(h.Value))
+	}
+	return append(b, '}')
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // appendString appends s (valid UTF-8) as a JSON string, escaping what

@@ -72,10 +72,19 @@ func benchServerLimited(tb testing.TB, secure, limited bool) *Server {
 
 // produceRequest is one single-record produce of a 256-byte payload, as
 // bytes on the wire (what narad bench sends).
-func produceRequest(secure bool) []byte {
+func produceRequest(secure bool) []byte { return produceRequestHeaders(secure, false) }
+
+// benchHeaders are three record headers as a producer would send them.
+const benchHeaders = "Narad-Header-Trace-Id: 4bf92f3577b34da6a3ce929d\r\nNarad-Header-Content-Type: application/json\r\nNarad-Header-Tenant: acme\r\n"
+
+// produceRequestHeaders is produceRequest, with benchHeaders when headers.
+func produceRequestHeaders(secure, headers bool) []byte {
 	var b bytes.Buffer
 	payload := strings.Repeat("p", 256)
 	b.WriteString("POST /v1/topics/orders/produce HTTP/1.1\r\nHost: bench\r\nUser-Agent: narad-bench\r\n")
+	if headers {
+		b.WriteString(benchHeaders)
+	}
 	b.WriteString("Content-Type: application/octet-stream\r\nContent-Length: " + strconv.Itoa(len(payload)) + "\r\n")
 	if secure {
 		b.WriteString("Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("producer:bench-password")) + "\r\n")
@@ -153,6 +162,30 @@ func BenchmarkProduceWire(b *testing.B) {
 			defer srv.Close()
 			c := dialWire(b, srv.Listener.Addr().String())
 			req := produceRequest(secure)
+			if st, err := c.roundTrip(req); err != nil || st != http.StatusAccepted {
+				b.Fatalf("warm-up: %d %v", st, err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if st, err := c.roundTrip(req); err != nil || st != http.StatusAccepted {
+					b.Fatalf("%d %v", st, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProduceWireHeaders is BenchmarkProduceWire (security off)
+// with and without three Narad-Header-* request headers: what reading
+// them costs the edge (net/http parses them either way; the rules are
+// the broker's, measured by the header package's BenchmarkCheck).
+func BenchmarkProduceWireHeaders(b *testing.B) {
+	for _, with := range []bool{false, true} {
+		b.Run(fmt.Sprintf("headers=%v", with), func(b *testing.B) {
+			srv := httptest.NewServer(benchServer(b, false))
+			defer srv.Close()
+			c := dialWire(b, srv.Listener.Addr().String())
+			req := produceRequestHeaders(false, with)
 			if st, err := c.roundTrip(req); err != nil || st != http.StatusAccepted {
 				b.Fatalf("warm-up: %d %v", st, err)
 			}

@@ -41,6 +41,15 @@ func manyRecords(n int) string {
 	return b.String()
 }
 
+// manyRequestHeaders is n Narad-Header-* request headers.
+func manyRequestHeaders(n int) map[string]string {
+	m := make(map[string]string, n)
+	for i := range n {
+		m[fmt.Sprintf("Narad-Header-H%d", i)] = "v"
+	}
+	return m
+}
+
 // The 400s of 02-http-api.md that the API decides before the data plane
 // is asked anything: malformed parameters, bodies, names and paths.
 var badRequests = []refusalCase{
@@ -166,6 +175,12 @@ var badRequests = []refusalCase{
 	{name: "batch: envelope key twice", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1}],"records":[{"payload":2}]}`}, want: 400, says: `field "records" is given twice`},
 	{name: "batch: record key twice", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1},{"payload":1,"payload":2}]}`}, want: 400, says: `record 1: invalid JSON body: field "payload" is given twice`},
 	{name: "batch: record field in another case", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"Payload":1}]}`}, want: 400, says: `record 0: invalid JSON body: unknown field "Payload"`},
+	{name: "batch: headers not an object", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1},{"payload":1,"headers":["a"]}]}`}, want: 400, says: `record 1: invalid JSON body: field "headers": want an object, got a JSON array`},
+	{name: "batch: header value not a string", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1,"headers":{"a":1}}]}`}, want: 400, says: `record 0: invalid JSON body: field "headers": want a string, got a JSON number`},
+	{name: "batch: header name twice", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: `{"records":[{"payload":1,"headers":{"a":"x","a":"y"}}]}`}, want: 400, says: `record 0: invalid JSON body: field "headers.a" is given twice`},
+	{name: "batch: NDJSON headers not an object", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{\"payload\":1,\"headers\":\"a=b\"}\n",
+		header: map[string]string{"Content-Type": "application/x-ndjson"}}, want: 400, says: `record 0: invalid JSON body: field "headers": want an object, got a JSON string`},
+	{name: "produce: over 64 headers", req: request{method: "POST", target: "/v1/topics/orders/produce", body: "x", header: manyRequestHeaders(65)}, want: 400, says: "more than 64 Narad-Header-* request headers"},
 	{name: "batch: NDJSON key twice", req: request{method: "POST", target: "/v1/topics/orders/produce/batch", body: "{\"payload\":1}\n{\"key\":\"a\",\"key\":\"b\",\"payload\":1}\n",
 		header: map[string]string{"Content-Type": "application/x-ndjson"}}, want: 400, says: `record 1: invalid JSON body: field "key" is given twice`},
 	{name: "ack batch: key twice", req: request{method: "POST", target: "/v1/topics/orders/ack", body: `{"receipt_handles":["0:0:1"],"receipt_handles":["0:0:2"]}`}, want: 400, says: "given twice"},

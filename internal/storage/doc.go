@@ -43,6 +43,10 @@
 // high watermark; readers see the lost range as a gap (Read's Skipped), not
 // as the end of the log.
 //
+// A record's envelope (record.go) is version 0x02 without headers — the
+// bytes binaries before headers wrote — and 0x03 with them; both are
+// read, and a decoder bounds every length it reads by the bytes left.
+//
 // Layout of a partition directory:
 //
 //	00000000000000000000.log   sealed segment, named by its first offset

@@ -6,8 +6,10 @@
 //
 //   - segment files NNNNNNNNNNNNNNNNNNNN.wal, named by the 20-digit seq of
 //     their first record, holding records back to back (layout in record.go:
-//     version 2, which carries the topic's incarnation, is written; version
-//     1, written by older binaries, is still read, with incarnation 0);
+//     version 2, which carries the topic's incarnation, is written for a
+//     record without headers and version 3, version 2 with headers, for
+//     one with; version 1, written by older binaries, is still read, with
+//     incarnation 0);
 //   - checkpoint, the first seq not known to be committed to its partition
 //     (layout in checkpoint.go), replaced by write-temp, fsync, rename, fsync
 //     of the directory;
