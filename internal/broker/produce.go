@@ -318,7 +318,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 		// (a caller inside the broker that skipped header.Check).
 		if len(recs[i].Headers) > 0 {
 			if err := header.CheckStored(recs[i].Headers); err != nil {
-				return apierr.BadRequest("record %d: %v", i, err)
+				return nil, apierr.BadRequest("record %d: %v", i, err)
 			}
 		}
 	}
