@@ -107,10 +107,12 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 3. Dispatch from the ingress WAL, and fan-out: both commit through
 	// one seam, the router (locally, or to the owner by node RPC).
-	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)}
+	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: localCommitter{b}}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
 		Discard:    dispatch.LeaderDiscarder(ms),
-		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
+		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions },
+		Lazy:       cfg.Storage.LazyPartitionSync}
+	b.SetReplayGate(d.Replaying)
 	if n.clustered {
 		router.Remote = remoteCommitter{ms: ms, peers: others}
 		d.Reroute = cluster.Rerouter{Self: cfg.NodeID, Meta: ms}.Reroute
