@@ -23,6 +23,21 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
   race=
 fi
 
+# The web console's browser tests (test/e2e/console_test.go) drive headless
+# Chromium and never skip: install it when it is missing and we may (root,
+# as .ci/run is, with the Debian registry reachable); otherwise say what to
+# install and stop.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 &&
+  ! command -v google-chrome >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing chromium for the web console's browser tests" >&2
+    apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null
+  else
+    echo "test.sh: the web console's browser tests need Chromium; install it (Debian: sudo apt-get install -y chromium) and run again" >&2
+    exit 1
+  fi
+fi
+
 ./scripts/lint.sh
 # The public client as another module imports it (its own go.mod, outside
 # internal/): ./... of this module does not reach into a nested module.

@@ -26,6 +26,9 @@ type Broker struct {
 	reg  *Registry
 	m    *metrics.Metrics
 
+	// replayGate: the dispatcher's Replaying (SetReplayGate); nil until set.
+	replayGate atomic.Pointer[func(topic string, partition int) bool]
+
 	qmu    sync.Mutex
 	queues map[partKey]*queue
 

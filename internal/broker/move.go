@@ -52,6 +52,13 @@ func (b *Broker) LogOptions() storage.Options { return b.reg.opts }
 // now, if its queue is loaded: a copy taken after it carries both (the
 // counts file is advisory: a failed write of it is logged, not returned).
 func (b *Broker) PersistFrontier(topic string, p int) error {
+	if l := b.reg.Peek(topic, p); l != nil {
+		// Lazy records first, so the frontier is not held back to the
+		// flushed high watermark (queue.persist) in the copy.
+		if err := l.Flush(); err != nil {
+			return err
+		}
+	}
 	if q := b.peekQueue(topic, p); q != nil {
 		if err := q.persist(); err != nil {
 			return err

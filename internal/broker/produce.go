@@ -252,53 +252,98 @@ func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, r
 // Every refusal a caller acts on is typed (package refusal): topic not
 // found, partition out of range, not owner, frozen, disk full, fenced.
 func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
+	if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
+		return apierr.Unavailable(100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
+	}
+	_, err := b.commit(ctx, topic, incarnation, partition, recs, storage.Source{})
+	return err
+}
+
+// CommitSourced commits records read from this node's ingress WAL
+// (route.SourcedCommitter in the commit seam): records the log holds already (by WAL seq) are
+// skipped, and a lazy commit returns the log to Flush before the WAL may
+// release them.
+func (b *Broker) CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
+	l, err := b.commit(ctx, topic, incarnation, partition, recs, src)
+	if err != nil || !src.Lazy {
+		return nil, err
+	}
+	return l, nil
+}
+
+// keptSource is src for the records the dedupe window kept (idx: their
+// indices in the batch, ascending; nil: all of them).
+func keptSource(src storage.Source, idx []int) storage.Source {
+	if idx == nil || src.Origin == 0 {
+		return src
+	}
+	seqs := make([]uint64, len(idx))
+	for i, j := range idx {
+		seqs[i] = src.Seqs[j]
+	}
+	src.Seqs = seqs
+	return src
+}
+
+// SetReplayGate installs the dispatcher's word on which partitions still
+// wait for their records from this node's ingress WAL after a restart
+// (dispatch.Dispatcher.Replaying). Until it says no, commits that did not
+// come from that WAL (forwarded by other nodes, fan-out copies, reroutes)
+// are refused as temporarily unavailable: a power cut may have taken a
+// lazily committed tail readers saw, and the WAL must put it back at the
+// same offsets before anything else lands behind the flushed records.
+func (b *Broker) SetReplayGate(replaying func(topic string, partition int) bool) {
+	b.replayGate.Store(&replaying)
+}
+
+func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (*storage.Log, error) {
 	t, err := b.topic(topic)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if incarnation != 0 && t.Incarnation != 0 && incarnation != t.Incarnation {
 		if incarnation > t.Incarnation {
-			return refusal.New(refusal.ErrIncarnationAhead, time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
+			return nil, refusal.New(refusal.ErrIncarnationAhead, time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
 		}
-		return refusal.New(refusal.ErrIncarnationGone, 0, "topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
+		return nil, refusal.New(refusal.ErrIncarnationGone, 0, "topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
 	}
 	if partition < 0 || partition >= t.Partitions {
-		return refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
+		return nil, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
 	}
 	if !b.owned(topic, partition) {
-		return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
+		return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
 	for i := range recs {
 		// The last guard before the log: headers it could not read back
 		// (a caller inside the broker that skipped header.Check).
 		if len(recs[i].Headers) > 0 {
 			if err := header.CheckStored(recs[i].Headers); err != nil {
-				return apierr.BadRequest("record %d: %v", i, err)
+				return nil, apierr.BadRequest("record %d: %v", i, err)
 			}
 		}
 	}
 	done, err := b.enterCommit(topic, partition)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer done()
+	var l *storage.Log
 	for attempt := 0; ; attempt++ {
-		l, err := b.reg.Get(topic, partition)
-		if err != nil {
-			return err
+		if l, err = b.reg.Get(topic, partition); err != nil {
+			return nil, err
 		}
-		err = b.dedupe(ctx, t, partition, l, recs, func(keep []storage.Record, _ []int) error {
-			_, err := l.Commit(keep)
+		err = b.dedupe(ctx, t, partition, l, recs, func(keep []storage.Record, idx []int) error {
+			_, _, err := l.CommitFrom(keep, keptSource(src, idx))
 			return err
 		})
 		if errors.Is(err, storage.ErrClosed) && attempt == 0 {
 			continue // lost a race with idle eviction: reopen once
 		}
 		if err != nil {
-			return storageErr(topic, partition, err)
+			return nil, storageErr(topic, partition, err)
 		}
 		break
 	}
 	b.topicState(topic).notify.Fire()
-	return nil
+	return l, nil
 }

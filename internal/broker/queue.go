@@ -152,10 +152,22 @@ func (q *queue) persist() error {
 	q.pmu.Lock()
 	defer q.pmu.Unlock()
 	f := q.table.Frontier()
+	l := q.reg.Peek(q.key.topic, q.key.partition)
+	if l != nil && f > l.Flushed() {
+		// Never past the flushed high watermark: records above it were
+		// committed lazily and a power cut takes them back to the WAL, which
+		// re-dispatches them — a durable frontier must not hide them. The
+		// log is flushed first; if that fails the frontier is clamped to
+		// what is flushed (redelivery, never a skip). A closed log flushed
+		// everything.
+		if l.Flush() != nil {
+			f = min(f, l.Flushed())
+		}
+	}
 	if f == q.persisted {
 		return nil
 	}
-	if l := q.reg.Peek(q.key.topic, q.key.partition); l != nil {
+	if l != nil {
 		if err := l.PersistHWM(f); err != nil {
 			return err
 		}

@@ -105,6 +105,13 @@ type StorageConfig struct {
 	// this is on; then it opens and readers skip the damaged records,
 	// counting and logging them. Off by default: skipping is a loss.
 	SkipCorrupt bool
+	// LazyPartitionSync lets records from this node's ingress WAL into
+	// partitions it owns become visible before the partition log's
+	// fdatasync: the WAL fsynced them before their 202 and is kept until
+	// the log is flushed (on the dispatch checkpoint cadence). Off, every
+	// partition commit fsyncs before it is visible, as before: the A/B
+	// switch of issue 12's "one fsync per record path".
+	LazyPartitionSync bool
 	// DiskReserveBytes is room kept on the data disk for topic deletes
 	// (package reserve); 0 keeps none.
 	DiskReserveBytes int64
@@ -185,12 +192,13 @@ func Default() Config {
 		},
 		Recovery: RecoveryConfig{OrphanData: "refuse"},
 		Storage: StorageConfig{
-			Codec:            "none",
-			CompressionLevel: "fastest",
-			SegmentBytes:     64 << 20,
-			IdleLogEviction:  30 * time.Minute,
-			RetentionSweep:   time.Minute,
-			DiskReserveBytes: 64 << 20,
+			Codec:             "none",
+			CompressionLevel:  "fastest",
+			SegmentBytes:      64 << 20,
+			IdleLogEviction:   30 * time.Minute,
+			RetentionSweep:    time.Minute,
+			DiskReserveBytes:  64 << 20,
+			LazyPartitionSync: true,
 		},
 		Log:      LogConfig{Level: "info", Format: "json"},
 		Security: SecurityConfig{Enabled: true},

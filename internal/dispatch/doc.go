@@ -7,9 +7,43 @@
 // full is followed by a pause of at least minCycle and at least as long as
 // its commit took (capped), so partition fsyncs take at most half the time.
 //
+// One fsync per record path (the WAL is the partition logs' journal, as
+// in BookKeeper): a record is fsynced in the ingress WAL before its 202.
+// With Lazy, a bucket committed to a partition this node owns, not
+// rerouted, is committed without the partition's fdatasync — written,
+// read back, CRC-verified, visible — and the checkpoint cadence flushes
+// every log holding such commits before the checkpoint may pass them.
+// Every other commit (owned elsewhere, rerouted, fan-out's, and any
+// commit while a reroute from that partition is above the checkpoint)
+// fsyncs first, which also flushes the lazy frames before it.
+//
 // Invariants:
 //   - the checkpoint never passes a record that is not committed to its
-//     partition (a crash re-commits the window: duplicates, never loss);
+//     partition and, when committed lazily, flushed there;
+//   - commits to partitions owned here carry the WAL's identity and each
+//     record's seq, and the log skips those it holds already: a crash
+//     between a commit and the checkpoint re-reads the window and commits
+//     exactly what the logs lack (no duplicates; forwarded and rerouted
+//     commits carry no source and may still repeat after a crash);
+//   - no reader ever sees a record that could later vanish or change
+//     offset. After a SIGKILL the page cache keeps lazy frames (Open
+//     fsyncs them). After a power cut a log holds its flushed prefix and
+//     loses its lazy tail, and the tail comes back identically: a
+//     partition's commits after its last fdatasync are all lazy (a
+//     synchronous one would have flushed them), so the tail holds only
+//     this WAL's records for that partition, in WAL order, each seq above
+//     the flushed frames' highest; the re-dispatch reads the WAL from the
+//     checkpoint (at or below the tail's first seq), skips what the flushed
+//     frames hold and commits the rest, in WAL order, before anything else
+//     may land there — the broker refuses commits from elsewhere while
+//     Replaying says the partition may be owed records of the WAL as it was
+//     at start, and a reroute of the partition's records keeps its own
+//     commits synchronous until the checkpoint passes them, so no rerouted
+//     record is above the checkpoint and unheld when a lazy tail is lost.
+//     Same records, same order, same first offset: same offsets. A
+//     re-dispatched record is stamped with the time of its new commit (the
+//     log's commit-time floor keeps times non-decreasing); what a reader saw
+//     before the cut may differ by that much, never the offset or bytes;
 //   - a record is discarded only when the owner refused it with a typed
 //     refusal.ErrTopicNotFound (the topic, or the record's incarnation, is
 //     not there) and its topic incarnation is gone by the leader's word

@@ -173,7 +173,19 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 // an exit would restart from the file, re-read and re-commit the slab
 // (duplicates in the child on every try), or, after a torn write, replay
 // from the attach point.
+//
+// The durable offset never passes the parent's flushed high watermark:
+// records above it were committed lazily, and after a power cut their
+// ingress WAL commits them again; a cursor file past them could skip
+// them. So the parent is flushed first, and if that fails the offset is
+// clamped to what is flushed: a power cut may then copy records again,
+// never skip them. (A closed parent log flushed everything.)
 func (e *Engine) advance(ctx context.Context, c *cursor, cf *CursorFile, next uint64) error {
+	if l := e.logs.Peek(c.key.parent, c.key.partition); l != nil && next > l.Flushed() {
+		if err := l.Flush(); err != nil {
+			next = min(next, l.Flushed())
+		}
+	}
 	backoff := e.cfg.Backoff
 	for failures := 0; ; failures++ {
 		err := cf.Advance(c.link.epoch, next)

@@ -242,7 +242,7 @@ func newNodeAsConfigured(t testing.TB, cfg Config) *node {
 	}
 	n := &node{t: t, dir: dir, meta: ms, m: metrics.New()}
 	m := n.m
-	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: n.stamps.Now}, ms, w, m)
+	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: n.stamps.Now, FS: cfg.FS}, ms, w, m) // one FS: fault tests fail parent logs too
 	b.Start()
 	b.OpenCreateGate()
 	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitIncarnation), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}

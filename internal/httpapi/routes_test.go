@@ -39,6 +39,7 @@ func TestRoutesReachTheirOperation(t *testing.T) {
 		{request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=2:0:861651&extend=true"}, 204, "Ack orders 2:0:861651 op=1"},
 		{request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=2:0:861651&extend=0"}, 204, "Ack orders 2:0:861651 op=2"},
 		{request{method: "POST", target: "/v1/topics/orders/ack", body: `{"receipt_handles":["2:0:8","1:4:9"]}`}, 200, "AckBatch orders [2:0:8 1:4:9]"},
+		{request{method: "GET", target: "/v1/topics/orders/stats/history"}, 200, "DescribeTopic orders"},
 		{request{method: "GET", target: "/v1/topics/orders/children"}, 200, "Children orders"},
 		{request{method: "POST", target: "/v1/topics/orders/children", body: `{"child":"orders-retry","delay_ms":3600000}`}, 200, "Attach orders child=orders-retry delay=3600000"},
 		{request{method: "DELETE", target: "/v1/topics/orders/children/orders-retry"}, 204, "Detach orders orders-retry"},

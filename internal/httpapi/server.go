@@ -7,6 +7,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/history"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/ratelimit"
@@ -40,6 +41,8 @@ type Server struct {
 
 	limits limits // per-user rate limits (limits.go)
 
+	history *history.Book // nil: stats/history answers only the live sample
+
 	// series are the request metrics' bound children, by pattern
 	// (metrics.go): filled in while New registers routes.
 	series *seriesTable
@@ -66,12 +69,15 @@ type Options struct {
 	// without their own (limits.go).
 	Limiter       *ratelimit.Limiter
 	DefaultLimits meta.Rates
+	// History is this node's ring of topic samples (package history),
+	// answered by GET /v1/topics/{topic}/stats/history.
+	History *history.Book
 }
 
 // New builds the handler. auth may be nil (security off).
 func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, ready Readiness, log *slog.Logger, opts Options) *Server {
 	s := &Server{b: b, fan: fan, m: m, series: newSeriesTable(m), auth: auth, ready: ready, log: log, mux: http.NewServeMux(),
-		cluster: opts.Cluster, diskRoots: diskRoots(opts.DataDir),
+		cluster: opts.Cluster, history: opts.History, diskRoots: diskRoots(opts.DataDir),
 		limits: limits{lim: opts.Limiter, defaults: opts.DefaultLimits, unlimited: opts.DefaultLimits.Unlimited()}}
 	s.handle("POST /v1/topics", s.createTopic)
 	s.handle("GET /v1/topics", s.listTopics)
@@ -84,6 +90,7 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	s.handle("POST /v1/topics/{topic}/ack", s.ack)
 	s.handle("POST /v1/topics/{topic}/redrive", s.redrive)
 	s.handle("POST /v1/topics/{topic}/purge", s.purgeTopic)
+	s.handle("GET /v1/topics/{topic}/stats/history", s.topicHistory)
 	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
 	s.handle("POST /v1/topics/{topic}/children", s.attachChild)
 	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.detachChild)

@@ -4,8 +4,10 @@
 // elsewhere goes through the remote committer (node RPC, in the cluster).
 //
 // Invariant: every path that makes a record visible ends in the owner's
-// partition log commit (fsync + verify before the HWM moves); route only
-// chooses where that commit runs. A commit pinned to a topic incarnation
+// partition log commit (verified before the HWM moves; fsynced first unless
+// the records are durable in this node's own ingress WAL, which is then
+// kept until the returned Flusher succeeds); route only chooses where that
+// commit runs. A commit pinned to a topic incarnation
 // (non-zero) is carried to the owner with it, which refuses the records
 // when its topic is another incarnation.
 //
@@ -36,6 +38,16 @@ func (f CommitFunc) Commit(ctx context.Context, topic string, incarnation uint64
 	return f(ctx, topic, incarnation, partition, recs)
 }
 
+// SourcedCommitter commits records read from this node's ingress WAL
+// (storage.Source) into a partition this node owns: skipping what the log
+// holds already and, when src.Lazy, without an fdatasync — then it
+// returns the storage.Flusher that makes them durable, and the caller keeps their
+// WAL copy until that Flush succeeds. A nil one means the records are
+// durable already (a synchronous commit, or all skipped).
+type SourcedCommitter interface {
+	CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error)
+}
+
 // OwnerFunc reports the node owning a partition in this node's replica.
 type OwnerFunc func(topic string, partition int) (owner string, ok bool)
 
@@ -62,4 +74,16 @@ func (r *Router) Commit(ctx context.Context, topic string, incarnation uint64, p
 		return apierr.Unavailable(time.Second, "partition %d of %q is owned by %q, and this node has no cluster transport", partition, topic, owner)
 	}
 	return r.Remote.Commit(ctx, topic, incarnation, partition, recs)
+}
+
+// CommitSourced implements SourcedCommitter: the source goes with a
+// commit that runs here; a commit owned elsewhere is a plain, synchronous
+// one (node RPC carries no source: those records are not skipped by seq,
+// and a crash may repeat them as before).
+func (r *Router) CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
+	owner, ok := r.Owner(topic, partition)
+	if sc, local := r.Local.(SourcedCommitter); local && (!ok || owner == r.Self) {
+		return sc.CommitSourced(ctx, topic, incarnation, partition, recs, src)
+	}
+	return nil, r.Commit(ctx, topic, incarnation, partition, recs)
 }

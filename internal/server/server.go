@@ -21,8 +21,10 @@ import (
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/console"
 	"github.com/narad-io/narad/internal/dispatch"
 	"github.com/narad-io/narad/internal/fanout"
+	"github.com/narad-io/narad/internal/history"
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
@@ -105,10 +107,12 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 3. Dispatch from the ingress WAL, and fan-out: both commit through
 	// one seam, the router (locally, or to the owner by node RPC).
-	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)}
+	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: localCommitter{b}}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
 		Discard:    dispatch.LeaderDiscarder(ms),
-		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
+		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions },
+		Lazy:       cfg.Storage.LazyPartitionSync}
+	b.SetReplayGate(d.Replaying)
 	if n.clustered {
 		router.Remote = remoteCommitter{ms: ms, peers: others}
 		d.Reroute = cluster.Rerouter{Self: cfg.NodeID, Meta: ms}.Reroute
@@ -131,10 +135,17 @@ func Run(ctx context.Context, cfg config.Config) error {
 		g.Go("move worker", mover.Run)
 	}
 
+	// The stats history the console charts (package history).
+	book := history.NewBook()
+	g.Go("stats history", func(ctx context.Context) {
+		book.Run(ctx, clock.Real, historySource(ms, b), func(t string) bool { _, ok := ms.Topic(t); return ok })
+	})
+
 	// The client API, which answers /readyz from the start.
 	ready := &readiness{ms: ms, node: node, w: w, disk: disk}
-	api := httpapi.New(b, fan, m, authenticator(cfg, ms, m, ready), ready.check, log.With("component", "http"),
-		apiOptions(cfg, ms, b, node, others))
+	opts := apiOptions(cfg, ms, b, node, others)
+	opts.History = book
+	api := httpapi.New(b, fan, m, authenticator(cfg, ms, m, ready), ready.check, log.With("component", "http"), opts)
 
 	// 5. The node RPC listener.
 	if n.clustered {
@@ -163,7 +174,9 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// 7. Serve clients until ctx ends, then drain. Leadership goes first
 	// on a graceful stop, so the others do not wait out an election
 	// timeout; then the run group stops, then the rooms close.
-	err = serveHTTP(ctx, cfg, httpLn, api, n.httpTLS, log)
+	// The web console is served beside the API on the same listener
+	// (package console); it talks to the API like any client.
+	err = serveHTTP(ctx, cfg, httpLn, console.Handler(api), n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
 	}

@@ -102,3 +102,36 @@ func BenchmarkSequentialRead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCommitLazy is BenchmarkCommit for records durable in their
+// ingress WAL (CommitFrom, Lazy): write, read back, verify, publish — the
+// fdatasync left to a Flush every 64 commits, about what the dispatcher's
+// checkpoint cadence does under load.
+func BenchmarkCommitLazy(b *testing.B) {
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			l := openT(b, b.TempDir(), Options{})
+			defer l.Close()
+			batch := payloads(n, 256)
+			seqs := make([]uint64, n)
+			seq := uint64(0)
+			b.SetBytes(int64(n * 256))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := range seqs {
+					seq++
+					seqs[j] = seq
+				}
+				if _, _, err := l.CommitFrom(batch, Source{Origin: 1, Seqs: seqs, Lazy: true}); err != nil {
+					b.Fatal(err)
+				}
+				if i%64 == 63 {
+					if err := l.Flush(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}

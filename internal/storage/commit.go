@@ -9,7 +9,9 @@ import (
 // commitReq is one caller's batch waiting in the group commit.
 type commitReq struct {
 	recs    []Record
-	now     int64 // the caller's clock, read before queueing (04-storage.md)
+	src     Source // origin, WAL seqs and laziness (CommitFrom)
+	skipped int    // leading records the log held already (by src)
+	now     int64  // the caller's clock, read before queueing (04-storage.md)
 	base    uint64
 	err     error
 	done    chan struct{} // closed when this batch is committed or failed
@@ -28,10 +30,35 @@ type commitReq struct {
 // it hands leadership to the first caller still queued. Each batch keeps
 // its own frame, so each stays all-or-nothing.
 func (l *Log) Commit(recs []Record) (uint64, error) {
+	base, _, err := l.CommitFrom(recs, Source{})
+	return base, err
+}
+
+// CommitFrom is Commit for records read from an ingress WAL (Source).
+// Records whose WAL seq is at or below the highest the log holds from
+// src.Origin are skipped — they were committed before, by a dispatch the
+// WAL checkpoint did not record — and the rest are committed as one
+// frame carrying the origin and its highest seq. skipped is how many
+// leading records were left out (they get no Offset); base is the first
+// committed one's offset. A lazy commit is published after its read-back
+// verifies, without an fdatasync; Flush makes it durable (doc.go).
+func (l *Log) CommitFrom(recs []Record, src Source) (base uint64, skipped int, err error) {
 	if len(recs) == 0 {
-		return 0, ErrEmptyBatch
+		return 0, 0, ErrEmptyBatch
 	}
-	req := &commitReq{recs: recs, now: l.opts.Now().UnixMilli(), done: make(chan struct{}), promote: make(chan struct{})}
+	if src.Origin != 0 {
+		if len(src.Seqs) != len(recs) {
+			return 0, 0, fmt.Errorf("commit: %d WAL seqs for %d records", len(src.Seqs), len(recs))
+		}
+		for i := 1; i < len(src.Seqs); i++ {
+			if src.Seqs[i] <= src.Seqs[i-1] {
+				return 0, 0, fmt.Errorf("commit: WAL seqs not ascending at record %d (%d after %d)", i, src.Seqs[i], src.Seqs[i-1])
+			}
+		}
+	} else {
+		src.Lazy = false // nothing else holds the records: only an fdatasync makes them durable
+	}
+	req := &commitReq{recs: recs, src: src, now: l.opts.Now().UnixMilli(), done: make(chan struct{}), promote: make(chan struct{})}
 	l.gmu.Lock()
 	l.queue = append(l.queue, req)
 	lead := !l.leading
@@ -40,7 +67,7 @@ func (l *Log) Commit(recs []Record) (uint64, error) {
 	if !lead {
 		select {
 		case <-req.done:
-			return req.base, req.err
+			return req.base, req.skipped, req.err
 		case <-req.promote:
 		}
 	}
@@ -59,7 +86,7 @@ func (l *Log) Commit(recs []Record) (uint64, error) {
 	}
 	l.gmu.Unlock()
 	<-req.done
-	return req.base, req.err
+	return req.base, req.skipped, req.err
 }
 
 // commitGroup commits the queued batches in order. A batch that cannot be
@@ -90,22 +117,42 @@ func (l *Log) commitGroup(group []*commitReq) {
 	buf := l.group[:0]
 	var pending []*commitReq // encoded into buf, not yet durable
 	var stamps []int64
+	sync := false // some batch of buf is not lazy: the flush fdatasyncs
+	applied := map[uint64]uint64{}
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
 		pos := active.size
-		if err := l.writeVerified(active, buf, pos, len(pending)); err != nil {
+		if err := l.writeVerified(active, buf, pos, len(pending), sync); err != nil {
 			return err
 		}
-		l.publish(active, pos, buf, pending, stamps)
-		buf, pending, stamps = buf[:0], pending[:0], stamps[:0]
+		l.publish(active, pos, buf, pending, stamps, sync)
+		for o, s := range applied {
+			l.applied[o] = max(l.applied[o], s)
+		}
+		clear(applied)
+		buf, pending, stamps, sync = buf[:0], pending[:0], stamps[:0], false
 		return nil
 	}
 	floor := l.floor
 	for i, r := range group {
+		var seq uint64
+		if o := r.src.Origin; o != 0 {
+			held := max(l.applied[o], applied[o])
+			for r.skipped < len(r.recs) && r.src.Seqs[r.skipped] <= held {
+				r.skipped++
+			}
+			r.recs = r.recs[r.skipped:]
+			if len(r.recs) == 0 {
+				r.base = base // all held already: nothing to write
+				close(r.done)
+				continue
+			}
+			seq = r.src.Seqs[len(r.src.Seqs)-1]
+		}
 		stamp := max(r.now, floor)
-		frame, err := l.enc.encode(base, r.recs, stamp)
+		frame, err := l.enc.encode(base, r.recs, stamp, r.src.Origin, seq, r.src.Lazy)
 		if err != nil {
 			r.err = err
 			close(r.done)
@@ -126,6 +173,10 @@ func (l *Log) commitGroup(group []*commitReq) {
 		buf = append(buf, frame...)
 		pending = append(pending, r)
 		stamps = append(stamps, stamp)
+		sync = sync || !r.src.Lazy
+		if r.src.Origin != 0 {
+			applied[r.src.Origin] = seq
+		}
 		base += uint64(len(r.recs))
 		floor = stamp
 	}
@@ -135,9 +186,10 @@ func (l *Log) commitGroup(group []*commitReq) {
 	l.group = buf[:0]
 }
 
-// publish makes a durable, verified flush visible: index, sizes, HWM,
-// floor, record stamps; then the waiters wake. Called under commitMu.
-func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq, stamps []int64) {
+// publish makes a verified flush visible: index, sizes, HWM, floor, record
+// stamps; then the waiters wake. synced: the flush was fdatasynced, which
+// made every lazy frame before it durable too. Called under commitMu.
+func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq, stamps []int64, synced bool) {
 	l.mu.Lock()
 	active.mu.Lock()
 	off := pos
@@ -156,6 +208,10 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 	active.end = last.base + uint64(len(last.recs))
 	l.hwm = active.end
 	l.mu.Unlock()
+	if synced {
+		l.flushedPos = active.size
+		l.flushed.Store(active.end)
+	}
 	l.floor = stamps[len(stamps)-1]
 	for i, r := range reqs {
 		for j := range r.recs {
@@ -166,11 +222,13 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 	l.notify.Fire()
 }
 
-// writeVerified writes frames at pos, syncs, reads them back and checks
-// every frame's CRC. A write error is undone by truncation and can be
+// writeVerified writes frames at pos, syncs (unless every frame is lazy),
+// reads them back and checks every frame's CRC. A lazy read-back comes from
+// the page cache: it proves the write landed whole, not that it is on disk
+// (Flush does that). A write error is undone by truncation and can be
 // retried; a sync or verify failure, or an undo that fails, fences the log
 // (fence.go).
-func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) error {
+func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int, sync bool) error {
 	w0 := time.Now()
 	if _, err := s.f.WriteAt(frames, pos); err != nil {
 		if terr := s.f.Truncate(pos); terr != nil {
@@ -181,12 +239,14 @@ func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int) err
 	if h := l.opts.Hooks.Flush; h != nil {
 		h(time.Since(w0))
 	}
-	t0 := time.Now()
-	if err := s.f.Datasync(); err != nil {
-		return l.fence(s, pos, "fdatasync", err)
-	}
-	if h := l.opts.Hooks.Fsync; h != nil {
-		h(time.Since(t0))
+	if sync {
+		t0 := time.Now()
+		if err := s.f.Datasync(); err != nil {
+			return l.fence(s, pos, "fdatasync", err)
+		}
+		if h := l.opts.Hooks.Fsync; h != nil {
+			h(time.Since(t0))
+		}
 	}
 	if cap(l.verify) < len(frames) {
 		l.verify = make([]byte, len(frames))

@@ -2,10 +2,34 @@
 // with offsets 0, 1, 2, … kept in segment files of CRC'd frames.
 //
 // It knows nothing of topics, HTTP or clusters. Its one promise is the
-// durability boundary of 04-storage.md:
+// durability boundary of 04-storage.md, in two forms:
 //
 //	a record is visible to readers (below the high watermark) only after the
-//	frame holding it was written, fsynced, read back and CRC-verified.
+//	frame holding it was written, read back and CRC-verified, and either
+//	fsynced (Commit) or durable elsewhere: a lazy CommitFrom, whose records
+//	are in an ingress WAL that the caller keeps until Flush has fsynced them.
+//
+// The log keeps a flushed high watermark beside the published one (Flushed
+// <= HWM): everything below it is on disk. Lazy frames only ever sit in the
+// active segment past it — a synchronous commit's fdatasync, Flush, a roll,
+// Close and the listing a copy takes (Files, Published) all bring it up to
+// the HWM first — and nothing durable about the log speaks past it: the hwm
+// file records only the flushed high watermark, and the broker's consumer
+// frontier and fan-out's cursor files are flushed or clamped to it. A power
+// cut can therefore take back only a lazy tail, which recovery cuts (also a
+// tail with a hole: a bad frame followed only by lazy frames, past the hwm
+// file's claim), never reporting it as a shortfall; the WAL puts its
+// records back (package dispatch says why at the same offsets). A failed
+// fdatasync while lazy frames were unflushed fences the log until it is
+// reopened (Recover refuses): those frames may be gone from the disk.
+//
+// Frames of records from an ingress WAL carry their source (frame.go): the
+// WAL's identity and the highest WAL seq they hold. CommitFrom skips
+// records at or below the highest seq the log holds from that WAL — Open
+// recovers it from the frames — so re-dispatching a window after a crash
+// commits exactly what the log lacks. Open fdatasyncs the recovered active
+// segment first: a crashed process may have left lazy frames only in the
+// page cache, and the WAL is released past what the log holds.
 //
 // A commit's batch becomes visible all at once or not at all, and commit
 // times never decrease along a partition — not within a process and not

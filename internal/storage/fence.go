@@ -83,6 +83,14 @@ func (l *Log) fence(s *segment, pos int64, op string, err error) error {
 	e := &IOError{Op: op, Path: s.path, Err: err, Fenced: true}
 	l.failed = e
 	l.fenced.Store(true)
+	if l.flushedPos < pos {
+		// Published lazy frames were not on disk yet: after a failed
+		// fdatasync (or a read-back that failed: the file's state is
+		// unknown) they may be gone (see Flush). They stay readable from memory
+		// and are not cut (readers saw their offsets); the log stays fenced
+		// until it is reopened.
+		l.lostLazy = true
+	}
 	cutTail(s, pos)
 	l.log.Error("partition log fenced: its active segment failed an I/O call after a write, so its state is unknown; commits are refused until it is recovered (the broker does that on next use)",
 		"file", s.path, "op", op, "verified_bytes", pos, "err", err)
@@ -126,6 +134,9 @@ func (l *Log) Recover() error {
 	l.mu.RUnlock()
 	if closed {
 		return ErrClosed
+	}
+	if l.lostLazy {
+		return fmt.Errorf("%w: lazily committed records may have been lost with a failed fdatasync; the partition recovers when the node restarts (its ingress WAL still holds them)", l.failed)
 	}
 	if err := cutTail(active, active.size); err != nil {
 		return &IOError{Op: "cut the unverified tail", Path: active.path, Err: err, Fenced: true}

@@ -13,7 +13,8 @@ import (
 // Frame header, all integers big-endian (04-storage.md):
 //
 //	0  2  magic 0xCA 0xFE
-//	2  1  flags: bits 0-2 codec (0 none, 1 zstd)
+//	2  1  flags: bits 0-2 codec (0 none, 1 zstd); bit 3 source (below);
+//	         bit 4 lazy (written without an fdatasync of its own)
 //	3  4  record count
 //	7  8  base offset (offset of the first record)
 //	15 4  uncompressed payload size
@@ -22,6 +23,19 @@ import (
 //
 // The CRC leaves the magic out so that recovery can hunt for the magic when
 // it resynchronises after a bad frame.
+//
+// With the source flag (bit 3) the stored payload begins with 16 bytes,
+// never compressed and covered by the CRC like the rest: the origin (the
+// identity of the ingress WAL the frame's records came from, 8 bytes) and
+// the highest WAL seq among them (8 bytes). rawSize counts the records'
+// bytes only, storedSize includes the 16. Frames written before the flag
+// existed have neither bit set and read as before (testdata/v1log).
+const (
+	flagSource = 0x08
+	flagLazy   = 0x10
+	flagsKnown = 0x07 | flagSource | flagLazy
+	sourceLen  = 16
+)
 const (
 	FrameHeaderSize = 27
 	// MaxFrameBytes bounds both the stored and the uncompressed payload of a
@@ -61,6 +75,8 @@ var (
 
 type frameHeader struct {
 	codec      Codec
+	source     bool // the payload starts with origin and WAL seq
+	lazy       bool // written without an fdatasync of its own
 	count      uint32
 	base       uint64
 	rawSize    uint32
@@ -72,9 +88,45 @@ func (h *frameHeader) end() uint64            { return h.base + uint64(h.count) 
 func (h *frameHeader) frameLen() int64        { return FrameHeaderSize + int64(h.storedSize) }
 func (h *frameHeader) contains(o uint64) bool { return o >= h.base && o < h.end() }
 
+// sourceLen is how many bytes of the stored payload the source takes.
+func (h *frameHeader) sourceLen() uint32 {
+	if h.source {
+		return sourceLen
+	}
+	return 0
+}
+
+// Source says where a commit's records came from, for Log.CommitFrom.
+// The zero value is a plain commit (Commit).
+type Source struct {
+	// Origin is the identity of the ingress WAL the records were read
+	// from (wal.WAL.Identity); 0: none, the records are not skipped and
+	// the frame carries no source.
+	Origin uint64
+	// Seqs are the records' WAL seqs, ascending, one per record. Records
+	// at or below the highest seq the log already holds from Origin are
+	// skipped: they are committed already (an idempotent re-dispatch).
+	Seqs []uint64
+	// Lazy commits without an fdatasync: the records are durable in
+	// Origin's WAL, which the caller keeps until Flush (doc.go).
+	Lazy bool
+}
+
+// frameSource reads the origin and WAL seq at the start of a source
+// frame's stored payload.
+func frameSource(stored []byte) (origin, seq uint64) {
+	return binary.BigEndian.Uint64(stored), binary.BigEndian.Uint64(stored[8:])
+}
+
 func putHeader(b []byte, h *frameHeader) {
 	b[0], b[1] = magic0, magic1
 	b[2] = byte(h.codec)
+	if h.source {
+		b[2] |= flagSource
+	}
+	if h.lazy {
+		b[2] |= flagLazy
+	}
 	binary.BigEndian.PutUint32(b[3:], h.count)
 	binary.BigEndian.PutUint64(b[7:], h.base)
 	binary.BigEndian.PutUint32(b[15:], h.rawSize)
@@ -94,6 +146,8 @@ func parseHeader(b []byte) (frameHeader, error) {
 	}
 	h := frameHeader{
 		codec:      Codec(b[2] & 0x07),
+		source:     b[2]&flagSource != 0,
+		lazy:       b[2]&flagLazy != 0,
 		count:      binary.BigEndian.Uint32(b[3:]),
 		base:       binary.BigEndian.Uint64(b[7:]),
 		rawSize:    binary.BigEndian.Uint32(b[15:]),
@@ -101,7 +155,7 @@ func parseHeader(b []byte) (frameHeader, error) {
 		crc:        binary.BigEndian.Uint32(b[23:]),
 	}
 	switch {
-	case b[2]&^0x07 != 0:
+	case b[2]&^flagsKnown != 0:
 		return h, fmt.Errorf("%w: unknown flags 0x%02x", errBadFrame, b[2])
 	case h.codec != CodecNone && h.codec != CodecZstd:
 		return h, fmt.Errorf("%w: unknown codec %d", errBadFrame, h.codec)
@@ -111,7 +165,9 @@ func parseHeader(b []byte) (frameHeader, error) {
 		return h, fmt.Errorf("%w: zero records", errBadFrame)
 	case uint64(h.count)*(4+minRecordBytes) > uint64(h.rawSize):
 		return h, fmt.Errorf("%w: %d records cannot fit %d bytes", errBadFrame, h.count, h.rawSize)
-	case h.codec == CodecNone && h.rawSize != h.storedSize:
+	case h.source && h.storedSize < sourceLen:
+		return h, fmt.Errorf("%w: source frame shorter than its source", errBadFrame)
+	case h.codec == CodecNone && uint64(h.rawSize)+uint64(h.sourceLen()) != uint64(h.storedSize):
 		return h, fmt.Errorf("%w: uncompressed frame with differing sizes", errBadFrame)
 	case h.base+uint64(h.count) < h.base:
 		return h, fmt.Errorf("%w: offsets overflow", errBadFrame)
@@ -136,8 +192,10 @@ type frameEncoder struct {
 }
 
 // encode builds one frame holding recs at offsets base.., each stamped with
-// committedAt. The returned slice is valid until the next call.
-func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64) ([]byte, error) {
+// committedAt; origin != 0 writes the source (origin, seq) into it, lazy
+// marks it written without an fdatasync of its own. The returned slice is
+// valid until the next call.
+func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64, origin, seq uint64, lazy bool) ([]byte, error) {
 	raw := e.raw[:0]
 	for i := range recs {
 		raw = binary.BigEndian.AppendUint32(raw, uint32(recs[i].encodedLen()))
@@ -148,6 +206,10 @@ func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64) ([]
 	}
 	e.raw = raw
 	out := append(e.out[:0], make([]byte, FrameHeaderSize)...)
+	if origin != 0 {
+		out = binary.BigEndian.AppendUint64(out, origin)
+		out = binary.BigEndian.AppendUint64(out, seq)
+	}
 	if e.codec == CodecZstd {
 		out = e.zenc.EncodeAll(raw, out)
 	} else {
@@ -158,6 +220,8 @@ func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64) ([]
 	}
 	h := frameHeader{
 		codec:      e.codec,
+		source:     origin != 0,
+		lazy:       lazy,
 		count:      uint32(len(recs)),
 		base:       base,
 		rawSize:    uint32(len(raw)),
@@ -197,6 +261,7 @@ func decodeFrame(h frameHeader, hdr, stored []byte) ([]Record, error) {
 	if got := frameCRC(hdr, stored); got != h.crc {
 		return nil, fmt.Errorf("%w: crc mismatch (stored %08x, computed %08x)", errBadFrame, h.crc, got)
 	}
+	stored = stored[h.sourceLen():]
 	raw := stored
 	if h.codec == CodecZstd {
 		var err error

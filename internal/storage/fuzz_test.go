@@ -12,15 +12,19 @@ import (
 // before allocating for them.
 func FuzzDecodeFrame(f *testing.F) {
 	enc, _ := newEncoder(CodecNone, "")
-	frame, _ := enc.encode(7, recs("seed", 3, true), 1234)
+	frame, _ := enc.encode(7, recs("seed", 3, true), 1234, 0, 0, false)
 	f.Add(append([]byte(nil), frame...))
 	zenc, _ := newEncoder(CodecZstd, "fastest")
-	zframe, _ := zenc.encode(0, recs("z", 5, false), 99)
+	zframe, _ := zenc.encode(0, recs("z", 5, false), 99, 0, 0, false)
 	f.Add(append([]byte(nil), zframe...))
+	sframe, _ := enc.encode(3, recs("src", 2, true), 5, 0xA11CE, 42, true)
+	f.Add(append([]byte(nil), sframe...))
+	zsframe, _ := zenc.encode(3, recs("zsrc", 4, false), 5, 0xA11CE, 42, false)
+	f.Add(append([]byte(nil), zsframe...))
 	f.Add([]byte{0xCA, 0xFE})
 	withHeaders := recs("hdr", 2, true)
 	withHeaders[1].Headers = []header.Header{{Name: "x", Value: "y"}}
-	hframe, _ := enc.encode(3, withHeaders, 5)
+	hframe, _ := enc.encode(3, withHeaders, 5, 0, 0, false)
 	f.Add(append([]byte(nil), hframe...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := parseHeader(b)
@@ -81,10 +85,10 @@ func TestFrameBoundOnWrite(t *testing.T) {
 	for _, codec := range []Codec{CodecNone, CodecZstd} {
 		enc, _ := newEncoder(codec, "")
 		enc.limit = 1000 // stands in for 256 MiB; the check is the same line
-		if _, err := enc.encode(0, payloads(3, 300), 1); err != nil {
+		if _, err := enc.encode(0, payloads(3, 300), 1, 0, 0, false); err != nil {
 			t.Fatalf("%v: frame under the bound refused: %v", codec, err)
 		}
-		if _, err := enc.encode(0, payloads(4, 300), 1); err != ErrFrameTooLarge {
+		if _, err := enc.encode(0, payloads(4, 300), 1, 0, 0, false); err != ErrFrameTooLarge {
 			t.Fatalf("%v: frame over the bound: %v", codec, err)
 		}
 	}
@@ -92,7 +96,7 @@ func TestFrameBoundOnWrite(t *testing.T) {
 
 func TestParseHeaderRules(t *testing.T) {
 	enc, _ := newEncoder(CodecNone, "")
-	good, _ := enc.encode(0, recs("x", 2, false), 1)
+	good, _ := enc.encode(0, recs("x", 2, false), 1, 0, 0, false)
 	hdr := append([]byte(nil), good[:FrameHeaderSize]...)
 	cases := []struct {
 		name string

@@ -100,6 +100,20 @@ type Log struct {
 	failed     error  // the fence (fence.go): a sync or verify failure, the file state is unknown
 	hwmFailing bool   // the last hwm write failed (logged once per failing spell)
 	fenced     atomic.Bool
+	// applied is the highest WAL seq the log holds per origin (Source):
+	// what an idempotent re-dispatch skips. Recovered by Open.
+	applied map[uint64]uint64
+	// flushed is the flushed high watermark: every record below it is on
+	// disk (fdatasynced). Lazy commits publish past it; Flush, a
+	// synchronous commit, a roll or Close bring it up to the HWM.
+	// flushedPos is the active segment's byte size it stands for.
+	flushed    atomic.Uint64
+	flushedPos int64
+	// lostLazy: an fdatasync failed while published lazy frames were not
+	// yet on disk. The kernel may have dropped them, so the log stays
+	// fenced until it is reopened (a restart), whose recovery cuts back to
+	// what is on disk and lets the WAL re-dispatch the rest.
+	lostLazy bool
 
 	// queue holds commits waiting for the group-commit leader (commit.go).
 	gmu     sync.Mutex
@@ -157,7 +171,9 @@ func (l *Log) persistHWM() {
 // if it is behind. The broker calls it before it persists a consumer
 // frontier, so that the hwm file is never behind a durable frontier: a
 // frontier above the recorded high watermark can then only be damage or a
-// mistake (broker/queue.go clamps it), never a stale hwm file.
+// mistake (broker/queue.go clamps it), never a stale hwm file. atLeast
+// must not pass Flushed (the broker clamps the frontier to it first): the
+// hwm file records only flushed records.
 func (l *Log) PersistHWM(atLeast uint64) error {
 	if l.persisted.Load() >= atLeast {
 		return nil
@@ -186,6 +202,10 @@ func (l *Log) persistHWMLocked() error {
 	if closed {
 		return ErrClosed
 	}
+	// Only the flushed high watermark is ever recorded: recovery treats the
+	// file's claim as on disk, and records past it may still be only in
+	// the page cache (lazy commits).
+	hwm = min(hwm, l.flushed.Load())
 	if hwm == l.persisted.Load() {
 		return nil
 	}
@@ -222,9 +242,15 @@ func (l *Log) Close() error {
 		l.commitMu.Unlock()
 		return nil
 	}
-	l.closed = true
 	active := l.segs[len(l.segs)-1]
-	h := HWMFile{HWM: l.hwm, Boundary: l.failed == nil, Segment: active.base, Position: active.size}
+	l.mu.Unlock()
+	// Lazy frames go to disk before the log goes away: whoever committed
+	// them releases their WAL copy once this log is not open (broker
+	// Flush), and the boundary below must describe the disk.
+	ferr := l.syncActiveLocked(active)
+	l.mu.Lock()
+	l.closed = true
+	h := HWMFile{HWM: l.flushed.Load(), Boundary: l.failed == nil, Segment: active.base, Position: active.size}
 	l.mu.Unlock()
 	if l.failed != nil {
 		// Fenced and never recovered: drop what was not verified, so that
@@ -236,6 +262,9 @@ func (l *Log) Close() error {
 	close(l.stop)
 	<-l.done
 	err := l.hwmw.write(h)
+	if ferr != nil {
+		err = ferr
+	}
 	if cerr := l.hwmw.close(); err == nil {
 		err = cerr
 	}
@@ -260,14 +289,84 @@ func (l *Log) closeFiles() error {
 func (l *Log) Dir() string { return l.dir }
 
 // Published names the active segment's file and how many of its bytes hold
-// verified, published frames. A copy of the log (a partition move) must not
-// take bytes past it: they may be a write in progress, or a failed one the
-// log truncates and writes again.
+// verified, published frames that are on disk. A copy of the log (a
+// partition move) must not take bytes past it: they may be a write in
+// progress, or a failed one the log truncates and writes again. Lazy
+// frames are flushed first, so a copy taken after a freeze holds every
+// published record (the WAL that held them may be released meanwhile);
+// if that flush fails, only the flushed bytes are named.
 func (l *Log) Published() (file string, size int64) {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
 	l.mu.RLock()
-	defer l.mu.RUnlock()
-	a := l.segs[len(l.segs)-1]
-	return filepath.Base(a.path), a.size
+	a, closed := l.segs[len(l.segs)-1], l.closed
+	l.mu.RUnlock()
+	if !closed {
+		l.syncActiveLocked(a) // a failure fences the log and is logged there
+	}
+	return filepath.Base(a.path), l.flushedPos
+}
+
+// Flusher is what a lazy commit leaves its caller to call (Log.Flush),
+// named here so the commit seams can pass it without knowing *Log.
+type Flusher interface{ Flush() error }
+
+// Flushed is the flushed high watermark: every record below it is on disk.
+// Records between it and HWM were committed lazily (CommitFrom) and are
+// readable, but only their ingress WAL holds them durably until Flush.
+func (l *Log) Flushed() uint64 { return l.flushed.Load() }
+
+// Flush makes every lazily committed record durable: one fdatasync of the
+// active segment (a roll syncs the segment it seals, so lazy frames are
+// only ever in the active one), then the hwm file; nothing when no lazy
+// frame is unflushed. On a closed log it answers for Close's flush: nil
+// when Close made everything durable, an error when it could not. After it returns nil,
+// Flushed is at least the HWM it saw. A failed fdatasync fences the log for
+// good (lostLazy): the lazy frames may be gone from the disk while readers
+// saw them, and only a reopen, which recovers what the disk holds and lets
+// the WAL re-dispatch the rest in order, can tell.
+func (l *Log) Flush() error {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	l.mu.RLock()
+	a, closed := l.segs[len(l.segs)-1], l.closed
+	l.mu.RUnlock()
+	if closed {
+		// Close flushed (or failed to, and said so): a closed log answers
+		// for its lazy frames for as long as someone holds it.
+		if f, h := l.flushed.Load(), l.HWM(); f < h {
+			return fmt.Errorf("partition log %s closed with records %d..%d not on disk: %w", l.dir, f, h, ErrClosed)
+		}
+		return nil
+	}
+	if err := l.syncActiveLocked(a); err != nil {
+		return err
+	}
+	return l.persistHWMLocked()
+}
+
+// syncActiveLocked fdatasyncs the active segment if it holds lazy frames
+// not yet on disk. Called under commitMu.
+func (l *Log) syncActiveLocked(a *segment) error {
+	l.mu.RLock()
+	hwm := l.hwm
+	l.mu.RUnlock()
+	if l.flushed.Load() >= hwm {
+		return nil
+	}
+	if l.failed != nil && l.lostLazy {
+		return l.failed
+	}
+	t0 := time.Now()
+	if err := a.f.Datasync(); err != nil {
+		return l.fence(a, a.size, "fdatasync of lazy frames", err)
+	}
+	if h := l.opts.Hooks.Fsync; h != nil {
+		h(time.Since(t0))
+	}
+	l.flushedPos = a.size
+	l.flushed.Store(hwm)
+	return nil
 }
 
 // HWM is the exclusive upper bound of committed records.

@@ -33,13 +33,15 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{dir: dir, opts: opts, fs: fsys, enc: enc, notify: notify.New(), log: opts.Logger,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		applied: map[uint64]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
 	l.cache.init()
 	if err := l.load(); err != nil {
 		l.closeFiles()
 		return nil, err
 	}
 	l.openHWM = l.hwm
+	l.flushed.Store(l.hwm)
+	l.flushedPos = l.segs[len(l.segs)-1].size
 	// Clear the boundary before anything can be appended: from now until a
 	// clean close, the directory no longer describes itself exactly.
 	if l.hwmw, err = openHWMWriter(fsys, dir); err == nil {
@@ -126,9 +128,18 @@ func (l *Log) load() error {
 		}
 	}
 	active := l.segs[len(l.segs)-1]
-	newest, err := recoverActive(active, l.opts.SkipCorrupt, c.hwm, l.log)
+	newest, err := recoverActive(active, l.opts.SkipCorrupt, c.hwm, l.log, l.applied)
 	if err != nil {
 		return err
+	}
+	l.sealedSources(l.applied)
+	// What recovery found may be lazy frames a crashed process left in the
+	// page cache: make them durable before anything relies on them (the
+	// WAL is released past records the log holds).
+	if active.size > 0 {
+		if err := active.f.Datasync(); err != nil {
+			return fmt.Errorf("open %s: fdatasync the recovered active segment: %w", l.dir, err)
+		}
 	}
 	if newest < 0 && len(l.segs) > 1 {
 		// The active segment is empty (a roll just happened): the floor is
@@ -201,13 +212,17 @@ func createSegment(fsys vfs.FS, dir string, base uint64) (*segment, error) {
 	return &segment{base: base, path: path, f: f, end: base, idxBuilt: true, newestAt: -1, oldestAt: -1}, nil
 }
 
-// roll seals the active segment and opens a new one named by the HWM. Every
-// commit already fsynced the old file, so sealing is only bookkeeping.
-// Called under commitMu.
+// roll seals the active segment and opens a new one named by the HWM. A
+// synchronous commit already fsynced the old file; lazy frames in it are
+// fsynced now, so unflushed frames only ever sit in the active segment
+// (recovery scans only that one). Called under commitMu.
 func (l *Log) roll() (*segment, error) {
 	l.mu.RLock()
-	base := l.hwm
+	base, old := l.hwm, l.segs[len(l.segs)-1]
 	l.mu.RUnlock()
+	if err := l.syncActiveLocked(old); err != nil {
+		return nil, err
+	}
 	s, err := createSegment(l.fs, l.dir, base)
 	if err != nil {
 		return nil, &IOError{Op: "create segment", Path: filepath.Join(l.dir, segmentName(base)), Err: err}
@@ -215,5 +230,6 @@ func (l *Log) roll() (*segment, error) {
 	l.mu.Lock()
 	l.segs = append(l.segs, s)
 	l.mu.Unlock()
+	l.flushedPos = 0
 	return s, nil
 }

@@ -44,7 +44,15 @@ func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 //   - A bad frame with valid frames after it is corruption in the middle:
 //     a *CorruptError naming the file and byte position, unless skipCorrupt,
 //     in which case the bad range is kept on disk and readers skip it.
-func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Logger) (newest int64, err error) {
+//     Except past published when every valid frame after it is lazy: that
+//     is a lost lazy tail (a power cut wrote back some of its pages and not
+//     others). No fdatasync ever covered those frames, the WAL that holds
+//     their records was not released past them, so they are cut like a
+//     torn tail and re-dispatched. (A synchronous frame after the bad one
+//     would prove the bad one was fsynced: that stays corruption.)
+//
+// Every valid frame's source (origin, WAL seq) is recorded in applied.
+func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Logger, applied map[uint64]uint64) (newest int64, err error) {
 	fi, err := s.f.Stat()
 	if err != nil {
 		return -1, err
@@ -67,6 +75,11 @@ func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Log
 		}
 		if ferr != nil {
 			resume, rh, found := hunt(s.f, pos+1, fileSize, next)
+			if found && next >= published && lazyAfter(s.f, pos, fileSize, next) {
+				log.Warn("partition log recovery: cutting a lost tail of lazily committed frames at a damaged frame; the ingress WAL re-dispatches their records",
+					"file", s.path, "byte", pos, "from_offset", next, "err", ferr)
+				found = false
+			}
 			if !found && next < published {
 				log.Error("partition log recovery: the last frame of the active segment is unreadable but holds acknowledged records; its bytes are kept",
 					"file", s.path, "byte", pos, "first_offset", next, "err", ferr)
@@ -94,6 +107,10 @@ func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Log
 			continue
 		}
 		s.addIndex(h.base, pos)
+		if h.source {
+			o, q := frameSource(stored)
+			applied[o] = max(applied[o], q)
+		}
 		if !have {
 			s.oldestAt = recs[0].CommittedAt
 		}
@@ -108,6 +125,49 @@ func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Log
 		s.oldestAt, s.newestAt = -1, -1
 	}
 	return lastAt, nil
+}
+
+// lazyAfter reports whether every valid frame after the bad one at pos is
+// lazy: walking forward frame by frame, hunting past each bad one.
+func lazyAfter(f io.ReaderAt, pos, fileSize int64, next uint64) bool {
+	for {
+		resume, h, found := hunt(f, pos+1, fileSize, next)
+		if !found {
+			return true
+		}
+		if !h.lazy {
+			return false
+		}
+		pos, next = resume+h.frameLen()-1, h.end()
+	}
+}
+
+// sealedSources fills applied from the newest sealed segment that holds
+// source frames, walking back from the one before the active segment
+// (headers and the 16 source bytes only). An active segment fresh from a
+// roll holds none, yet the log holds what the WAL must not re-dispatch.
+func (l *Log) sealedSources(applied map[uint64]uint64) {
+	for i := len(l.segs) - 2; i >= 0 && len(applied) == 0; i-- {
+		s := l.segs[i]
+		var hdr [FrameHeaderSize + sourceLen]byte
+		for pos := int64(0); pos+FrameHeaderSize <= s.size; {
+			if _, err := s.f.ReadAt(hdr[:FrameHeaderSize], pos); err != nil {
+				break
+			}
+			h, err := parseHeader(hdr[:FrameHeaderSize])
+			if err != nil {
+				break
+			}
+			if h.source {
+				if _, err := s.f.ReadAt(hdr[FrameHeaderSize:], pos+FrameHeaderSize); err != nil {
+					break
+				}
+				o, q := frameSource(hdr[FrameHeaderSize:])
+				applied[o] = max(applied[o], q)
+			}
+			pos += h.frameLen()
+		}
+	}
 }
 
 // scanFrame reads the next frame from br, verifying it fully.

@@ -13,7 +13,9 @@
 //   - checkpoint, the first seq not known to be committed to its partition
 //     (layout in checkpoint.go), replaced by write-temp, fsync, rename, fsync
 //     of the directory;
-//   - LOCK, flocked while a WAL is open so two processes never share a log.
+//   - LOCK, flocked while a WAL is open so two processes never share a log;
+//   - identity, this WAL's random identity (identity.go), written once:
+//     partition logs record which WAL's seqs they hold by it.
 //
 // Every file call (segments, checkpoint, LOCK, recovery, reads) goes
 // through the vfs.FS of Options (nil is the real disk), so tests can fail a

@@ -110,6 +110,10 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 	if err != nil {
 		return nil, err
 	}
+	id, err := loadIdentity(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
 	firsts, err := listSegments(fsys, dir)
 	if err != nil {
 		return nil, err
@@ -144,6 +148,7 @@ func open(dir string, opts Options, hooks testHooks) (_ *WAL, err error) {
 
 	w := &WAL{
 		dir:         dir,
+		identity:    id,
 		fs:          fsys,
 		opts:        opts,
 		hooks:       hooks,

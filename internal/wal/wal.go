@@ -31,11 +31,12 @@ const maxSpareBytes = 4 << 20
 
 // WAL is the ingress write-ahead log. See the package documentation.
 type WAL struct {
-	dir   string
-	fs    vfs.FS // every file call goes through it
-	opts  Options
-	hooks testHooks
-	lock  io.Closer // holds the flock that keeps a second process out
+	dir      string
+	identity uint64 // identity.go
+	fs       vfs.FS // every file call goes through it
+	opts     Options
+	hooks    testHooks
+	lock     io.Closer // holds the flock that keeps a second process out
 
 	// mu guards staging and the shared bookkeeping. It is held only for
 	// memory operations, never across I/O, so appenders never wait on the

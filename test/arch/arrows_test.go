@@ -74,7 +74,15 @@ var allowed = map[string][]string{
 	// header: the Narad-Header-* request headers and batch "headers" are
 	// read into header.Header values at the edge.
 	// ratelimit: the per-user buckets the edge takes from before a body is read.
-	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit"},
+	// history: the stats history's value types and its ring, which
+	// GET /v1/topics/{topic}/stats/history answers.
+	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit", "history"},
+	// history: the console's stats ring; it reads a topic's view (topic)
+	// and ticks on the injected clock.
+	"history": {"clock", "topic"},
+	// console: embedded assets and the wrapper that serves them beside
+	// the API; it imports nothing of ours (it talks to /v1 over HTTP only).
+	"console": {},
 	"server":  {everything},
 
 	// duration: the flags' syntax (and its printing), shared with the server.

@@ -103,7 +103,7 @@ func TestBadInputEdge(t *testing.T) {
 		{"POST", "/healthz", 405, "GET, HEAD", []string{"not allowed"}},
 		{"PUT", "/metrics", 405, "GET, HEAD", []string{"not allowed"}},
 		{"GET", "/v1", 404, "", []string{"no route"}},
-		{"GET", "/", 404, "", []string{"no route"}},
+		{"POST", "/", 404, "", []string{"no route"}}, // GET / is the console's redirect (below)
 		{"GET", "/favicon.ico", 404, "", []string{"no route"}},
 		{"GET", "/v1/topics/e/", 404, "", []string{"no route"}},
 		{"GET", "//v1//topics", 400, "", []string{"not canonical"}},
@@ -122,6 +122,10 @@ func TestBadInputEdge(t *testing.T) {
 		if got := a.hdr.Get("Allow"); got != c.allow {
 			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
 		}
+	}
+	// The one redirect outside the API: GET / to the web console.
+	if a := biDo(t, n, "GET", "/", "", nil); a.status != http.StatusFound || a.hdr.Get("Location") != "/console/" {
+		t.Errorf("GET /: %d Location %q, want 302 to /console/", a.status, a.hdr.Get("Location"))
 	}
 	if got := biListRaw(t, n); got != list0 {
 		t.Errorf("the topic list changed:\nbefore %s\nafter  %s", list0, got)

@@ -1,0 +1,172 @@
+import { api, get, enc } from '../api.js';
+import { h, clear, table, problem, note, num, rate, ms, bytes, when, topicLink, field, confirmBox } from '../ui.js';
+import { chart } from '../chart.js';
+import { childrenGraph } from './graph.js';
+
+// The settings a PATCH may change, with how they are shown.
+const SETTINGS = [
+  ['retention_ms', 'Retention (ms)', '0 keeps forever; else at least 3,600,000'],
+  ['visibility_timeout_ms', 'Visibility timeout (ms)', '1,000 .. 43,200,000'],
+  ['max_in_flight_per_partition', 'Max in flight per partition', '1 .. 1,000,000'],
+  ['max_acked_ahead_per_partition', 'Max acked ahead per partition', '1 .. 1,000,000'],
+  ['dedupe_window_ms', 'Dedupe window (ms)', '0: no idempotent produce'],
+  ['max_deliveries', 'Max deliveries', '0: no dead-letter policy'],
+  ['dead_letter_topic', 'Dead-letter topic', 'where records past max deliveries go'],
+];
+
+export async function render(main, params, ctx) {
+  const name = params.topic;
+  const base = '/v1/topics/' + enc(name);
+  const head = h('div', {});
+  const charts = h('div', { class: 'charts', 'data-section': 'charts' });
+  const parts = h('div', { 'data-section': 'partitions' });
+  const kids = h('div', { 'data-section': 'children' });
+  const settingsOut = h('div', {});
+  const actionsOut = h('div', {});
+  const settingsForm = h('form', { class: 'settings', 'data-form': 'settings' });
+  const schemaBox = h('div', {});
+  let topic = await get(base); // a 404 or 401 goes to the shell
+
+  const purgeBtn = h('button', { type: 'button', class: 'danger', 'data-action': 'purge', onclick: () => {
+    if (actionsOut.querySelector('.confirm')) return;
+    actionsOut.replaceChildren(confirmBox('Purge ' + name + '? Every record below each high watermark is settled (the log keeps them for replay).', 'Yes, purge', async (box) => {
+      try {
+        const r = await api('POST', base + '/purge');
+        clear(actionsOut, note('Purged ' + num(r.data.purged) + ' records.'));
+        await refresh();
+      } catch (e) {
+        box.replaceWith(problem(e));
+      }
+    }));
+  } }, 'Purge…');
+
+  clear(main,
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/topics' }, 'Topics'), ' / ', name),
+    h('div', { class: 'headrow' }, h('h1', {}, name),
+      h('div', { class: 'actions' },
+        h('a', { class: 'button', href: '#/topics/' + enc(name) + '/messages' }, 'Browse messages'),
+        h('a', { class: 'button', href: '#/topics/' + enc(name) + '/produce' }, 'Produce'),
+        purgeBtn)),
+    actionsOut, head,
+    h('h2', {}, 'Last 15 minutes'), charts,
+    h('h2', {}, 'Partitions'), parts,
+    h('h2', {}, 'Children'), kids,
+    h('h2', {}, 'Settings'), settingsForm, settingsOut,
+    h('h2', {}, 'Schema'), schemaBox);
+
+  function drawSettings() {
+    const inputs = {};
+    const rows = SETTINGS.map(([key, label, hint]) => {
+      const text = key === 'dead_letter_topic';
+      const v = topic[key];
+      const input = h('input', { name: key, id: 'set-' + key, type: text ? 'text' : 'number', min: text ? undefined : 0,
+        value: v === undefined || v === null ? (text ? '' : 0) : String(v) });
+      inputs[key] = input;
+      return field(label, input, hint);
+    });
+    clear(settingsForm, h('div', { class: 'formgrid' }, rows),
+      h('button', { type: 'submit', class: 'primary' }, 'Save settings'));
+    settingsForm.onsubmit = async (ev) => {
+      ev.preventDefault();
+      const patch = {};
+      for (const [key] of SETTINGS) {
+        const was = topic[key] ?? (key === 'dead_letter_topic' ? '' : 0);
+        const now = key === 'dead_letter_topic' ? inputs[key].value.trim() : Number(inputs[key].value);
+        if (String(now) !== String(was)) patch[key] = now;
+      }
+      if (Object.keys(patch).length === 0) return clear(settingsOut, note('Nothing changed.'));
+      try {
+        const r = await api('PATCH', base, patch);
+        topic = { ...topic, ...r.data };
+        clear(settingsOut, note('Saved: ' + Object.keys(patch).join(', ') + '.'));
+        drawSettings();
+      } catch (e) {
+        clear(settingsOut, problem(e));
+      }
+    };
+  }
+
+  function drawHead() {
+    const facts = [
+      ['Role', topic.role + (topic.parent ? ' of ' : ''), topic.parent ? topicLink(topic.parent) : null],
+      ['Partitions', num(topic.partitions)],
+      ['Owner', topic.owner || '—'],
+      ['Created', when(topic.created_at)],
+      ['Retention', topic.retention_ms === 0 ? 'forever' : ms(topic.retention_ms)],
+    ];
+    if (topic.fanout_delay_ms) facts.push(['Delay', ms(topic.fanout_delay_ms)]);
+    if (topic.dead_letter_topic) facts.push(['Dead letters to', topicLink(topic.dead_letter_topic), ' after ' + topic.max_deliveries + ' deliveries']);
+    if (topic.remote) facts.push(['Remote', topic.remote.url + ' → ' + topic.remote.topic]);
+    clear(head, h('dl', { class: 'facts' }, facts.map(([k, ...v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v)))));
+    clear(schemaBox, topic.schema ? h('pre', { class: 'code' }, JSON.stringify(topic.schema, null, 2)) : h('p', { class: 'muted' }, 'No schema: any payload is accepted.'));
+  }
+
+  function drawParts() {
+    const ps = topic.partition_stats || [];
+    clear(parts, table([
+      ['#', (p) => p.index],
+      ['Owner', (p) => p.owner_node || '—'],
+      ['State', (p) => (p.available === false ? h('span', { class: 'badge bad', title: p.error || '' }, 'unavailable') : h('span', { class: 'badge good' }, 'ok'))],
+      ['High watermark', (p) => num(p.high_watermark)],
+      ['Frontier', (p) => num(p.consumer_frontier)],
+      ['Backlog', (p) => (p.high_watermark === undefined ? '—' : num(Math.max(0, p.high_watermark - p.consumer_frontier)))],
+      ['Oldest offset', (p) => num(p.oldest_offset)],
+      ['Size', (p) => bytes(p.size_bytes)],
+      ['', (p) => h('a', { href: '#/topics/' + enc(name) + '/messages?p=' + p.index + '&o=' + (p.oldest_offset ?? 0) }, 'messages')],
+    ], ps, { name: 'partitions', key: (p) => String(p.index), empty: 'No partitions here (a remote child has none).' }),
+    ps.some((p) => p.error) ? ps.filter((p) => p.error).map((p) => h('p', { class: 'problem' }, 'Partition ' + p.index + ': ' + p.error)) : null);
+  }
+
+  async function drawChildren() {
+    if (!(topic.children || []).length) {
+      clear(kids, h('p', { class: 'muted' }, topic.role === 'child' ? 'A child has no children of its own.' : 'No children attached.'));
+      return;
+    }
+    let list;
+    try {
+      list = await get(base + '/children');
+    } catch (e) {
+      clear(kids, problem(e));
+      return;
+    }
+    const cs = list.children || [];
+    clear(kids, childrenGraph(name, cs), table([
+      ['Child', (c) => (c.remote ? h('span', {}, c.name) : topicLink(c.name))],
+      ['Kind', (c) => (c.remote ? 'remote: ' + c.remote.url + ' → ' + c.remote.topic : c.delay_ms ? 'delay ' + ms(c.delay_ms) : 'local')],
+      ['State', (c) => h('span', { class: 'badge' + (c.state && c.state !== 'running' ? ' bad' : ' good'), title: c.state_reason || '' }, c.state || 'running')],
+      ['Lag', (c) => num(c.lag_messages) + (c.lag_complete === false ? ' (incomplete)' : '')],
+      ['Due lag', (c) => (c.due_lag_seconds === undefined ? '—' : c.due_lag_seconds.toFixed(1) + ' s')],
+      ['Dropped', (c) => num(c.dropped_messages)],
+    ], cs, { name: 'children', key: (c) => c.name }));
+  }
+
+  async function drawCharts() {
+    let hist;
+    try {
+      hist = await get(base + '/stats/history');
+    } catch (e) {
+      clear(charts, problem(e));
+      return;
+    }
+    const s = hist.samples || [];
+    const pick = (k) => s.filter((x) => x[k] !== undefined && x[k] !== null).map((x) => [x.at_ms, x[k]]);
+    const now = s.length ? s[s.length - 1].at_ms : Date.now();
+    clear(charts,
+      chart('Produce rate', pick('produce_per_s'), rate, { name: 'produce', now, windowMs: hist.window_ms }),
+      chart('Consume rate', pick('consume_per_s'), rate, { name: 'consume', now, windowMs: hist.window_ms }),
+      chart('Backlog', pick('backlog'), num, { name: 'backlog', now, windowMs: hist.window_ms }));
+  }
+
+  async function refresh() {
+    topic = await get(base);
+    if (!ctx.alive()) return;
+    drawHead();
+    drawParts();
+    await Promise.all([drawChildren(), drawCharts()]);
+  }
+  drawHead();
+  drawParts();
+  drawSettings();
+  await Promise.all([drawChildren(), drawCharts()]);
+  return { refresh };
+}

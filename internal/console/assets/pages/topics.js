@@ -1,0 +1,60 @@
+import { api, allTopics, get, enc } from '../api.js';
+import { h, clear, table, problem, note, num, rate, ms, topicLink, field } from '../ui.js';
+
+const STATS_FOR = 50; // topics (after the search) whose figures are fetched
+
+export async function render(main, params, ctx) {
+  const q = ctx.query.get('q') || '';
+  const search = h('input', { type: 'search', id: 'topic-search', placeholder: 'Search topics', value: q, 'aria-label': 'Search topics',
+    oninput: () => { history.replaceState(null, '', '#/topics' + (search.value ? '?q=' + enc(search.value) : '')); draw(); } });
+  const list = h('div', {});
+  const createOut = h('div', {});
+  const name = h('input', { name: 'name', id: 'create-name', required: true, pattern: '[A-Za-z0-9._\\-]{1,249}', placeholder: 'orders' });
+  const parts = h('input', { name: 'partitions', id: 'create-partitions', type: 'number', min: 1, max: 108, value: 3 });
+  const create = h('details', { class: 'card' }, h('summary', {}, 'Create a topic'),
+    h('form', { 'data-form': 'create-topic', class: 'row', onsubmit: async (ev) => {
+      ev.preventDefault();
+      try {
+        const r = await api('POST', '/v1/topics', { name: name.value, partitions: Number(parts.value) || 0 });
+        clear(createOut, note('Created ' + r.data.name + '.'), ' ', topicLink(r.data.name));
+        name.value = '';
+        await refresh();
+      } catch (e) {
+        clear(createOut, problem(e));
+      }
+    } }, field('Name', name), field('Partitions', parts), h('button', { type: 'submit', class: 'primary' }, 'Create')), createOut);
+  clear(main, h('div', { class: 'headrow' }, h('h1', {}, 'Topics'), search), create, list);
+
+  let all = [];
+  const stats = new Map(); // name -> last sample
+  function draw() {
+    const term = search.value.trim().toLowerCase();
+    const shown = all.filter((t) => !term || t.name.toLowerCase().includes(term));
+    clear(list,
+      h('p', { class: 'muted', 'data-count': String(shown.length) }, shown.length + ' of ' + all.length + ' topics' + (shown.length > STATS_FOR ? '; figures for the first ' + STATS_FOR : '')),
+      table([
+        ['Topic', (t) => topicLink(t.name)],
+        ['Role', (t) => h('span', { class: 'badge' }, t.role + (t.fanout_delay_ms ? ' (delay)' : '') + (t.remote ? ' (remote)' : ''))],
+        ['Partitions', (t) => num(t.partitions)],
+        ['Backlog', (t) => num(stats.get(t.name)?.backlog)],
+        ['Produce', (t) => rate(stats.get(t.name)?.produce_per_s)],
+        ['Consume', (t) => rate(stats.get(t.name)?.consume_per_s)],
+        ['Retention', (t) => (t.retention_ms === 0 ? 'forever' : ms(t.retention_ms))],
+        ['Owner', (t) => t.owner || '—'],
+      ], shown, { name: 'topics', key: (t) => t.name, empty: all.length ? 'No topic matches.' : 'No topics yet.' }));
+    return shown;
+  }
+  async function refresh() {
+    all = await allTopics();
+    const shown = draw();
+    await Promise.all(shown.slice(0, STATS_FOR).map(async (t) => {
+      try {
+        const hist = await get('/v1/topics/' + enc(t.name) + '/stats/history');
+        stats.set(t.name, hist.samples[hist.samples.length - 1]);
+      } catch { /* a topic gone meanwhile */ }
+    }));
+    if (ctx.alive()) draw();
+  }
+  await refresh();
+  return { refresh };
+}

@@ -1,0 +1,113 @@
+// Small DOM helpers: every page builds its elements with h(), never with
+// innerHTML, so a topic name or a payload is always text, never markup.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k in el && typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+// table builds a scrollable table: cols are [header, cell(row)].
+export function table(cols, rows, opts = {}) {
+  const t = h('table', { class: 'grid' + (opts.class ? ' ' + opts.class : ''), 'data-table': opts.name },
+    h('thead', {}, h('tr', {}, cols.map(([head]) => h('th', { scope: 'col' }, head)))),
+    h('tbody', {}, rows.length === 0
+      ? h('tr', {}, h('td', { colspan: cols.length, class: 'muted' }, opts.empty || 'Nothing here.'))
+      : rows.map((r) => h('tr', { 'data-row': opts.key ? opts.key(r) : undefined }, cols.map(([, cell]) => h('td', {}, cell(r)))))));
+  return h('div', { class: 'scroll' }, t);
+}
+
+// problem shows an API error where the action was; a 403 says so in words.
+export function problem(e) {
+  const status = e && e.status ? e.status : 0;
+  let lead = 'Error';
+  if (status === 403) lead = 'Not allowed (403)';
+  else if (status === 401) lead = 'Not signed in (401)';
+  else if (status === 404) lead = 'Not found (404)';
+  else if (status) lead = 'Error ' + status;
+  return h('p', { class: 'problem', role: 'alert', 'data-status': String(status) }, h('strong', {}, lead + ': '), e.message || String(e));
+}
+
+export function note(text) {
+  return h('p', { class: 'ok', role: 'status' }, text);
+}
+
+export function num(n) {
+  if (n === undefined || n === null) return '—';
+  return Number(n).toLocaleString('en');
+}
+
+export function rate(n) {
+  if (n === undefined || n === null) return '—';
+  return (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)) + '/s';
+}
+
+export function bytes(n) {
+  if (n === undefined || n === null) return '—';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + ' ' + u[i];
+}
+
+export function ms(v) {
+  if (v === undefined || v === null) return '—';
+  if (v === 0) return '0';
+  const s = v / 1000;
+  if (s < 120) return s + ' s';
+  if (s < 7200) return (s / 60).toFixed(s % 60 ? 1 : 0) + ' min';
+  if (s < 172800) return (s / 3600).toFixed(s % 3600 ? 1 : 0) + ' h';
+  return (s / 86400).toFixed(s % 86400 ? 1 : 0) + ' d';
+}
+
+export function ago(unixMs) {
+  if (!unixMs) return '—';
+  const s = Math.max(0, Math.round((Date.now() - unixMs) / 1000));
+  if (s < 120) return s + ' s ago';
+  if (s < 7200) return Math.round(s / 60) + ' min ago';
+  return Math.round(s / 3600) + ' h ago';
+}
+
+export function when(unixSeconds) {
+  if (!unixSeconds) return '—';
+  return new Date(unixSeconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+export function topicLink(name, sub = '') {
+  return h('a', { href: '#/topics/' + encodeURIComponent(name) + sub }, name);
+}
+
+export function field(label, input, hint) {
+  return h('label', { class: 'field' }, h('span', {}, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
+}
+
+// confirmBox replaces a button with an in-page confirmation (no
+// window.confirm: it blocks the page and cannot be styled or tabbed).
+export function confirmBox(question, yesLabel, onYes) {
+  const box = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': question });
+  const yes = h('button', { type: 'button', class: 'danger', 'data-action': 'confirm', onclick: async () => { yes.disabled = true; await onYes(box); } }, yesLabel);
+  const no = h('button', { type: 'button', onclick: () => box.remove() }, 'Cancel');
+  box.append(h('p', {}, question), yes, ' ', no);
+  setTimeout(() => no.focus(), 0);
+  return box;
+}
