@@ -107,8 +107,9 @@ func ndjsonBody(records []BatchRecord) ([]byte, error) {
 // integers 4 bytes, unsigned, big-endian. A body with headers is version
 // 2 ("NRDB" 2): flag 0x10, and after the key a 2-byte count and per
 // header a 2-byte name length, the name, a 2-byte value length, the
-// value. A body without headers stays version 1, which servers from
-// before headers read.
+// value. A record with a MsgID (version 2 too) has flag 0x20 and, after
+// the headers, the id's 2-byte length and its bytes. A body without
+// headers or ids stays version 1, which servers from before them read.
 const (
 	binMagic    = "NRDB\x01"
 	binMagicV2  = "NRDB\x02"
@@ -117,6 +118,7 @@ const (
 	binEncBytes = 0 << 2
 	binEncJSON  = 2 << 2
 	binHeaders  = 0x10
+	binMsgID    = 0x20
 )
 
 func binaryBody(records []BatchRecord) ([]byte, error) {
@@ -124,9 +126,11 @@ func binaryBody(records []BatchRecord) ([]byte, error) {
 	magic := binMagic
 	for i, r := range records {
 		if r.MsgID != "" {
-			// The binary body has no field for it; sending the record
-			// without it would drop the id silently.
-			return nil, fmt.Errorf("record %d: the binary batch body carries no msg_id; use the json or ndjson format", i)
+			if len(r.MsgID) > 0xffff {
+				return nil, fmt.Errorf("batch record %d: msg_id of %d bytes is over 64 KiB", i, len(r.MsgID))
+			}
+			magic = binMagicV2
+			size += 2 + len(r.MsgID)
 		}
 		size += 13 + len(r.Payload) + len(r.PayloadBase64) + len(r.KeyBase64)
 		if r.Key != nil {
@@ -188,6 +192,9 @@ func binaryBody(records []BatchRecord) ([]byte, error) {
 		if len(r.Headers) > 0 {
 			flags |= binHeaders
 		}
+		if r.MsgID != "" {
+			flags |= binMsgID
+		}
 		b = append(b, flags)
 		if r.Partition != nil {
 			b = binary.BigEndian.AppendUint32(b, uint32(*r.Partition))
@@ -210,6 +217,10 @@ func binaryBody(records []BatchRecord) ([]byte, error) {
 				b = binary.BigEndian.AppendUint16(b, uint16(len(v)))
 				b = append(b, v...)
 			}
+		}
+		if r.MsgID != "" {
+			b = binary.BigEndian.AppendUint16(b, uint16(len(r.MsgID)))
+			b = append(b, r.MsgID...)
 		}
 		b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
 		b = append(b, payload...)

@@ -81,3 +81,39 @@ func TestMessageHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A batch record's MsgID goes as "msg_id" in JSON and NDJSON, and in a
+// binary body as flag 0x20 with the id's 2-byte length and bytes after
+// the headers (a version-2 body, even without headers).
+func TestProduceBatchSendsMsgID(t *testing.T) {
+	var bodies [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, b)
+		w.WriteHeader(202)
+		io.WriteString(w, `{"accepted":1}`)
+	}))
+	defer srv.Close()
+	c := New(srv.URL, "", "", nil)
+	rec := BatchRecord{Payload: json.RawMessage(`1`), MsgID: "order-7"}
+	for _, f := range []BatchFormat{BatchJSON, BatchNDJSON} {
+		if _, err := c.ProduceBatchAs(ctx, "orders", []BatchRecord{rec}, f); err != nil {
+			t.Fatal(err)
+		}
+		if b := bodies[len(bodies)-1]; !bytes.Contains(b, []byte(`"msg_id":"order-7"`)) {
+			t.Errorf("%v body %s has no msg_id", f, b)
+		}
+	}
+	key := "k"
+	recs := []BatchRecord{rec, {Key: &key, PayloadBase64: "AA==", Headers: map[string]string{"a": "b"}, MsgID: "x"}}
+	if _, err := c.ProduceBatchAs(ctx, "orders", recs, BatchBinary); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]byte("NRDB\x02"), binEncJSON|binMsgID, 0, 7)
+	want = append(want, "order-7"...)
+	want = append(want, 0, 0, 0, 1, '1')
+	want = append(want, binEncBytes|binKey|binHeaders|binMsgID, 0, 0, 0, 1, 'k', 0, 1, 0, 1, 'a', 0, 1, 'b', 0, 1, 'x', 0, 0, 0, 1, 0)
+	if b := bodies[len(bodies)-1]; !bytes.Equal(b, want) {
+		t.Errorf("binary body %q, want %q", b, want)
+	}
+}

@@ -92,8 +92,8 @@ type BatchRecord struct {
 	PayloadBase64 string          `json:"payload_base64,omitempty"`
 	// Headers are the record's headers (the rules of ProduceOptions.Headers).
 	Headers map[string]string `json:"headers,omitempty"`
-	// MsgID is the producer's id for the record (see ProduceOptions.MsgID).
-	// Not carried by the binary batch body.
+	// MsgID is the producer's id for the record (see ProduceOptions.MsgID);
+	// "" is none. A binary batch body with one is version 2.
 	MsgID string `json:"msg_id,omitempty"`
 }
 

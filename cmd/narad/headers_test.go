@@ -65,3 +65,40 @@ func TestMessagesShowHeaders(t *testing.T) {
 		t.Errorf("replay printed %q", r.stdout)
 	}
 }
+
+// pub --msg-id ID sends Narad-Msg-Id on its one message; with several
+// messages (--count, --lines) or an empty id it is refused before
+// anything is sent.
+func TestPubSendsMsgID(t *testing.T) {
+	b := newBroker(t, accept)
+	mustOK(t, against(b).run(t, "pub", "orders", "x", "--msg-id", "order-17"))
+	got := b.only("POST", "/v1/topics/orders/produce")
+	if len(got) != 1 || got[0].Header.Get("Narad-Msg-Id") != "order-17" || got[0].Query.Has("key") {
+		t.Fatalf("produces %+v", got)
+	}
+	b = newBroker(t, accept)
+	mustOK(t, against(b).run(t, "pub", "orders", "x"))
+	if got := b.only("POST", "/v1/topics/orders/produce"); len(got) != 1 || len(got[0].Header.Values("Narad-Msg-Id")) != 0 {
+		t.Fatalf("without --msg-id: %+v", got)
+	}
+	c := against(newBroker(t, accept))
+	c.stdin = "one\n"
+	mustOK(t, c.run(t, "pub", "orders", "--lines", "--msg-id", "only-line"))
+
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"x", "--count", "2", "--msg-id", "m"}},
+		{"one\ntwo\n", []string{"--lines", "--msg-id", "m"}},
+		{"", []string{"x", "--msg-id", ""}},
+	} {
+		b := newBroker(t, accept)
+		c := against(b)
+		c.stdin = tc.stdin
+		r := c.run(t, append([]string{"pub", "orders"}, tc.args...)...)
+		if r.code == 0 || len(b.requests()) != 0 || !strings.Contains(r.stderr, "--msg-id") {
+			t.Errorf("%v: exit %d, %d requests, stderr %q", tc.args, r.code, len(b.requests()), r.stderr)
+		}
+	}
+}

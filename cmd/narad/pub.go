@@ -23,6 +23,7 @@ type pubFlags struct {
 	rate      float64
 	lines     bool
 	headers   []string
+	msgID     string
 }
 
 func (a *app) pubCmd() *cobra.Command {
@@ -42,7 +43,13 @@ line is a message of its own.
 
 --header NAME=VALUE (repeatable) gives every message a record header;
 names are lower-case [a-z0-9._-], and those beginning "narad-" are the
-broker's own.`,
+broker's own.
+
+--msg-id ID gives the message a producer id: on a topic with a dedupe
+window the topic stores it at most once however often it is sent, so a
+pub retried after a failure does not duplicate it. Without --key the
+message is placed by the id's hash. The id names one message, so it is
+refused with --count above 1 or with --lines giving several.`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +70,7 @@ broker's own.`,
 	fs.Float64Var(&f.rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	fs.BoolVar(&f.lines, "lines", false, "send each line of the input as its own message")
 	fs.StringArrayVar(&f.headers, "header", nil, "a record header NAME=VALUE for every message (repeatable)")
+	fs.StringVar(&f.msgID, "msg-id", "", "the message's producer id (deduplicated on a topic with a dedupe window; one message only)")
 	return cmd
 }
 
@@ -90,6 +98,17 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 	}
 	if opts.Headers, err = parseHeaderFlags(f.headers); err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("msg-id") {
+		// One id on several messages would have the topic keep the first
+		// and drop the rest as duplicates: refused rather than done.
+		if n := f.count * len(payloads); n > 1 {
+			return flagErr("msg-id", f.msgID, "names one message, and this pub sends %d (--count or --lines)", n)
+		}
+		if f.msgID == "" {
+			return flagErr("msg-id", `""`, "must not be empty")
+		}
+		opts.MsgID = f.msgID
 	}
 	// "{i}" is only expanded when the user asked for several copies of an
 	// argument; a single message, a file or stdin is sent as typed.

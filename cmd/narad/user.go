@@ -64,7 +64,9 @@ at the prompt (not echoed). It is never taken from a flag.
   narad user add billing --grant produce:invoices.* --grant consume:orders,refunds
   narad user add batch --grant produce:imports --limit produce_records_per_s=1000 --limit produce_bytes_per_s=4MiB
 
-Limits not given are the node's configured defaults (limits.*).`,
+Limits not given are the node's configured defaults (limits.*).
+produce_bytes_per_s counts each record's key, payload, header names and
+values, and msg_id.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {

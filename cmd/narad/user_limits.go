@@ -160,7 +160,8 @@ func (a *app) userEditCmd() *cobra.Command {
 keep what they are. Each is per second, on each node (a client spread over
 three nodes gets three times as much), with a burst of one second's worth;
 over it, requests are refused with 429 and Retry-After and nothing of them
-is stored.
+is stored. produce_bytes_per_s counts each record's key, payload, header
+names and values, and msg_id.
 
   narad user edit billing --limit produce_records_per_s=500 --limit produce_bytes_per_s=1MiB
   narad user edit billing --limit consume_requests_per_s=unlimited   # exempt from the default

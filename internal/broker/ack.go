@@ -85,7 +85,9 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp, qs ackQueues) error 
 		return nil
 	case errors.Is(err, lease.ErrSettled):
 		b.m.AckRejected.Inc()
-		return apierr.Gone("receipt_handle %s: the record at offset %d of partition %d was already settled (acked); there is nothing left to %s", handle, offset, p, opVerb(op))
+		// Settled covers an ack (this handle's or a later lease's), a
+		// dead letter and a purge: the sentence must hold for each.
+		return apierr.Gone("receipt_handle %s: the lease on the record at offset %d of partition %d has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to %s", handle, offset, p, opVerb(op))
 	case errors.Is(err, lease.ErrGone):
 		b.m.AckRejected.Inc()
 		return apierr.Gone("the lease of %s lapsed or was superseded; the record may have gone to another consumer", handle)

@@ -168,9 +168,9 @@ func ackRefusals(t *testing.T, b *Broker) {
 		{"malformed handle", "aq", "zero:one", Settle, 400, "", `receipt_handle "zero:one" is malformed: want 3 fields partition:offset:nonce, got 2;`},
 		{"handle past the partitions", "aq", "5:0:1", Settle, 400, refusal.ErrPartitionRange, `names partition 5, but "aq" has 2 partitions`},
 		{"handle of a partition served elsewhere", "aq", "1:0:1", Settle, 503, refusal.ErrNotOwner, `partition 1 of "aq" is not served by this node`},
-		{"ack twice", "aq", acked, Settle, 410, "", fmt.Sprintf("the record at offset %d of partition 0 was already settled (acked); there is nothing left to ack", msgs[0].Offset)},
-		{"extend a settled lease", "aq", acked, Extend, 410, "", "already settled (acked); there is nothing left to extend"},
-		{"nack a settled lease", "aq", acked, Nack, 410, "", "already settled (acked); there is nothing left to nack"},
+		{"ack twice", "aq", acked, Settle, 410, "", fmt.Sprintf("the lease on the record at offset %d of partition 0 has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to ack", msgs[0].Offset)},
+		{"extend a settled lease", "aq", acked, Extend, 410, "", "has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to extend"},
+		{"nack a settled lease", "aq", acked, Nack, 410, "", "has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to nack"},
 		{"ack a released lease", "aq", nacked, Settle, 410, "", "lapsed"},
 		{"forged nonce", "aq", forged, Settle, 410, "", "lapsed"},
 	}
@@ -209,7 +209,7 @@ func ackRefusals(t *testing.T, b *Broker) {
 	if n := inFlight(b, "aq"); n != 0 {
 		t.Errorf("after the batch ack %d leases are still out: the batch form settles", n)
 	}
-	refused(t, "batch: a settled lease", errs[1], 410, "", "already settled")
+	refused(t, "batch: a settled lease", errs[1], 410, "", "the record was settled")
 	refused(t, "batch: a malformed handle", errs[2], 400, "", `receipt_handle "bad"`)
 	refused(t, "batch: served elsewhere", errs[3], 503, refusal.ErrNotOwner, "not served by this node")
 }

@@ -106,7 +106,7 @@ var settings = []setting{
 		usage: "records a second a user may produce to this node unless its own limits say otherwise (0: unlimited)",
 		field: func(c *Config) any { return &c.Limits.ProduceRecordsPerS }},
 	{key: "limits.produce_bytes_per_s", env: "NARAD_LIMITS_PRODUCE_BYTES_PER_S",
-		usage: "key and payload bytes a second a user may produce to this node unless its own limits say otherwise (0: unlimited)",
+		usage: "bytes (keys, payloads, header names and values, msg_ids) a second a user may produce to this node unless its own limits say otherwise (0: unlimited)",
 		field: func(c *Config) any { return &c.Limits.ProduceBytesPerS }},
 	{key: "limits.consume_requests_per_s", env: "NARAD_LIMITS_CONSUME_REQUESTS_PER_S",
 		usage: "consume requests (a long poll counts once) a second a user may make to this node unless its own limits say otherwise (0: unlimited)",

@@ -16,14 +16,18 @@ import (
 //
 //	body    = magic record...            records until the body ends
 //	magic   = "NRDB" 0x01 | "NRDB" 0x02   5 bytes: the format, version 1 or 2
-//	record  = flags [partition] [keylen key] [headers] paylen payload
+//	record  = flags [partition] [keylen key] [headers] [idlen msgid] paylen payload
 //	flags   = 1 byte:
 //	          0x01  a key follows (keylen, key); without it the record is keyless
 //	          0x02  a partition follows
 //	          0x10  (version 2 only) headers follow
+//	          0x20  (version 2 only) a msg_id follows (idlen, msgid)
 //	headers = count, then count times: namelen name valuelen value
 //	          (count, namelen, valuelen: 2 bytes each, unsigned, big-endian;
 //	          the record header rules apply, as for a JSON body's "headers")
+//	msgid   = the record's producer id, idlen (2 bytes, unsigned,
+//	          big-endian) bytes; its rules (1..128 printable ASCII) are a
+//	          JSON body's "msg_id"'s, so an empty one is refused, not ignored
 //	          0x0c  the payload's encoding, (flags>>2)&3:
 //	                0 bytes: stored as given (a JSON body's payload_base64)
 //	                1 text: UTF-8, stored as given (a JSON body's string payload)
@@ -42,9 +46,11 @@ import (
 // cut short by the end of the body is refused at its index, and records
 // past the cap are only counted, through their lengths.
 //
-// Version 2 is version 1 with headers: a version-1 body reads as it
-// always did (its 0x10 bit stays reserved), and a server that knows only
-// version 1 refuses a version-2 body by its magic, before any record.
+// Version 2 is version 1 with headers and msg_id: a version-1 body reads
+// as it always did (its 0x10 and 0x20 bits stay reserved), and a server
+// that knows only version 1 refuses a version-2 body by its magic, before
+// any record. A version-2 server from before msg_id refuses a record with
+// 0x20 as reserved bits, naming it: an id is never dropped unseen.
 const (
 	binaryMagic     = "NRDB\x01"
 	binaryMagicV2   = "NRDB\x02"
@@ -55,8 +61,9 @@ const (
 	binEncText      = 1 << 2
 	binEncJSON      = 2 << 2
 	binFlagHeaders  = 0x10
+	binFlagMsgID    = 0x20
 	binFlagsKnown   = binFlagKey | binFlagPart | binEncMask
-	binFlagsKnownV2 = binFlagsKnown | binFlagHeaders
+	binFlagsKnownV2 = binFlagsKnown | binFlagHeaders | binFlagMsgID
 )
 
 func decodeBinaryBatch(body []byte) ([]broker.ProduceRecord, error) {
@@ -115,6 +122,14 @@ func binaryRecord(body []byte, at, i int, known byte, frameOnly bool, parts *[]i
 		at += 4
 		return v, true
 	}
+	u16 := func() (int, bool) {
+		if len(body)-at < 2 {
+			return 0, false
+		}
+		v := int(binary.BigEndian.Uint16(body[at:]))
+		at += 2
+		return v, true
+	}
 	var rec broker.ProduceRecord
 	part := -1
 	if flags&binFlagPart != 0 {
@@ -137,14 +152,6 @@ func binaryRecord(body []byte, at, i int, known byte, frameOnly bool, parts *[]i
 	}
 	hstart, hcount := at, 0
 	if flags&binFlagHeaders != 0 && known&binFlagHeaders != 0 {
-		u16 := func() (int, bool) {
-			if len(body)-at < 2 {
-				return 0, false
-			}
-			v := int(binary.BigEndian.Uint16(body[at:]))
-			at += 2
-			return v, true
-		}
 		c, ok := u16()
 		if !ok {
 			return short("header count", 2)
@@ -164,6 +171,18 @@ func binaryRecord(body []byte, at, i int, known byte, frameOnly bool, parts *[]i
 		}
 	}
 	hend := at
+	var msgID []byte
+	if flags&binFlagMsgID != 0 && known&binFlagMsgID != 0 {
+		n, ok := u16()
+		if !ok {
+			return short("msg_id length", 2)
+		}
+		if len(body)-at < n {
+			return short("msg_id", n)
+		}
+		msgID = body[at : at+n : at+n]
+		at += n
+	}
 	n, ok := u32()
 	if !ok {
 		return short("payload length", 4)
@@ -178,8 +197,14 @@ func binaryRecord(body []byte, at, i int, known byte, frameOnly bool, parts *[]i
 	}
 	if flags&^known != 0 {
 		also := ""
+		if known&binFlagHeaders != 0 {
+			also = ", 0x10 headers, 0x20 msg_id"
+		}
 		if known&binFlagHeaders == 0 && flags&binFlagHeaders != 0 {
-			also = "; 0x10 headers needs a version-2 body"
+			also += "; 0x10 headers needs a version-2 body"
+		}
+		if known&binFlagMsgID == 0 && flags&binFlagMsgID != 0 {
+			also += "; 0x20 msg_id needs a version-2 body"
 		}
 		return rec, at, refuse(400, "flags 0x%02x set reserved bits 0x%02x (known: 0x01 key, 0x02 partition, 0x0c payload encoding%s)", flags, flags&^known, also)
 	}
@@ -188,6 +213,11 @@ func binaryRecord(body []byte, at, i int, known byte, frameOnly bool, parts *[]i
 	}
 	if hcount > 0 {
 		rec.Headers = binaryHeaders(body[hstart+2:hend], hcount)
+	}
+	if flags&binFlagMsgID != 0 {
+		// Its rules are the broker's, which refuses with the record's
+		// index (as for a JSON body's "msg_id").
+		rec.MsgID, rec.HasMsgID = string(msgID), true
 	}
 	switch flags & binEncMask {
 	case binEncBytes:
@@ -259,6 +289,12 @@ func appendBinaryRecord(b []byte, key []byte, hasKey bool, partition *int, enc b
 // appendBinaryRecordHeaders is appendBinaryRecord with headers (a
 // version-2 body's records; none: the flag is not set).
 func appendBinaryRecordHeaders(b []byte, key []byte, hasKey bool, partition *int, enc byte, payload []byte, hs []header.Header) []byte {
+	return appendBinaryRecordV2(b, key, hasKey, partition, enc, payload, hs, nil)
+}
+
+// appendBinaryRecordV2 is appendBinaryRecordHeaders with a msg_id (nil:
+// none, the flag is not set; empty: the flag with an empty id).
+func appendBinaryRecordV2(b []byte, key []byte, hasKey bool, partition *int, enc byte, payload []byte, hs []header.Header, msgID []byte) []byte {
 	flags := enc
 	if hasKey {
 		flags |= binFlagKey
@@ -268,6 +304,9 @@ func appendBinaryRecordHeaders(b []byte, key []byte, hasKey bool, partition *int
 	}
 	if len(hs) > 0 {
 		flags |= binFlagHeaders
+	}
+	if msgID != nil {
+		flags |= binFlagMsgID
 	}
 	b = append(b, flags)
 	if partition != nil {
@@ -285,6 +324,10 @@ func appendBinaryRecordHeaders(b []byte, key []byte, hasKey bool, partition *int
 			b = binary.BigEndian.AppendUint16(b, uint16(len(h.Value)))
 			b = append(b, h.Value...)
 		}
+	}
+	if msgID != nil {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(msgID)))
+		b = append(b, msgID...)
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
 	return append(b, payload...)

@@ -101,8 +101,8 @@ func (s *Server) mayProduce(r *http.Request) error {
 	return s.refusal(k, s.limits.lim.Would(k.user, k.id, k.rates, ratelimit.Rates{ratelimit.ProduceRecords: 1, ratelimit.ProduceBytes: 1}), "produce")
 }
 
-// takeProduce takes a produce's records and bytes (keys and payloads)
-// at once, or refuses it whole.
+// takeProduce takes a produce's records and bytes (recordBytes) at once,
+// or refuses it whole.
 func (s *Server) takeProduce(r *http.Request, records, bytes int) error {
 	k, ok := s.limited(r)
 	if !ok {
@@ -174,12 +174,19 @@ func (s *Server) sweepLimits() {
 	}
 }
 
-// recordBytes is what a batch costs the produce bytes limit: its keys
-// and payloads, as stored.
-func recordBytes(recs []broker.ProduceRecord) int {
+// recordBytes is what records cost the produce bytes limit: what each
+// stores of the client's — its key, its payload, each header's name and
+// value, and its msg_id. Headers are counted because up to 16 KiB of
+// them ride on a payload of one byte: a byte limit that left them out
+// would let a user write 16,000 times its rate.
+func recordBytes(recs ...broker.ProduceRecord) int {
 	n := 0
 	for i := range recs {
-		n += len(recs[i].Key) + len(recs[i].Payload)
+		r := &recs[i]
+		n += len(r.Key) + len(r.Payload) + len(r.MsgID)
+		for _, h := range r.Headers {
+			n += len(h.Name) + len(h.Value)
+		}
 	}
 	return n
 }

@@ -77,7 +77,8 @@ func TestRateLimitRefusesWithRetryAfterAndStoresNothing(t *testing.T) {
 		t.Fatalf("narad_rate_limited_requests_total = %v, want 2", got)
 	}
 	clk.Advance(time.Second)
-	// The byte limit (100) takes keys and payloads: after 50 bytes, a
+	// The byte limit (100) takes keys and payloads (and headers and msg_id:
+	// TestRateLimitCountsHeadersAndMsgID): after 50 bytes, a
 	// record of 60 is refused, though the record limit has room.
 	if w := e.do(request{method: "POST", target: "/v1/topics/orders/produce?key=k", body: strings.Repeat("a", 49), user: "limited"}); w.Code != http.StatusAccepted {
 		t.Fatalf("50 bytes: %d", w.Code)
@@ -344,4 +345,33 @@ func rateLimitedFamily(t *testing.T, e *env) []*dto.Metric {
 		}
 	}
 	return nil
+}
+
+// The byte limit counts what a record stores of the client's: key,
+// payload, header names and values, and msg_id. "limited" has 100 bytes
+// a second and 2 records: a produce of key 1 + payload 9 + header 4 + 76
+// + msg_id 10 takes all 100, so the next, of one byte, is refused on
+// bytes though the record limit has room; the same in a batch.
+func TestRateLimitCountsHeadersAndMsgID(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_800_000_000, 0))
+	e := limitedEnv(t, clk, meta.Rates{})
+	w := e.do(request{method: "POST", target: "/v1/topics/orders/produce?key=k", body: strings.Repeat("p", 9), user: "limited",
+		header: map[string]string{"Narad-Header-Note": strings.Repeat("v", 76), "Narad-Msg-Id": "0123456789"}})
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("100 bytes: %d %s", w.Code, w.Body.String())
+	}
+	w = produceAs(e, "limited", "x")
+	if w.Code != http.StatusTooManyRequests || !strings.Contains(errorBody(t, w), "produce_bytes_per_s") {
+		t.Fatalf("one byte more: %d %s, want 429 on produce_bytes_per_s", w.Code, w.Body.String())
+	}
+	clk.Advance(time.Second)
+	w = e.do(request{method: "POST", target: "/v1/topics/orders/produce/batch", user: "limited",
+		body: `{"records":[{"payload":"x","headers":{"h":"` + strings.Repeat("v", 88) + `"},"msg_id":"0123456789"}]}`})
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("a batch of 100 bytes: %d %s", w.Code, w.Body.String())
+	}
+	w = produceAs(e, "limited", "x")
+	if w.Code != http.StatusTooManyRequests || !strings.Contains(errorBody(t, w), "produce_bytes_per_s") {
+		t.Fatalf("one byte after the batch: %d %s, want 429 on produce_bytes_per_s", w.Code, w.Body.String())
+	}
 }

@@ -46,7 +46,7 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 		// comma-separated value (RFC 9110, 5.3).
 		rec.MsgID, rec.HasMsgID = strings.Join(ids, ","), true
 	}
-	if err := s.takeProduce(r, 1, len(rec.Key)+len(rec.Payload)); err != nil {
+	if err := s.takeProduce(r, 1, recordBytes(rec)); err != nil {
 		return err
 	}
 	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
@@ -101,7 +101,7 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 		}
 		return 0, err
 	}
-	if err := s.takeProduce(r, len(recs), recordBytes(recs)); err != nil {
+	if err := s.takeProduce(r, len(recs), recordBytes(recs...)); err != nil {
 		return 0, err
 	}
 	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {

@@ -113,7 +113,8 @@ func selected(lines []line) map[string]bool {
 }
 
 // The dashboard's queries parse and name metrics and labels that exist,
-// and it shows each signal issue 11 asks for.
+// and it shows each signal issue 11 asks for, and issue 13's queue
+// features.
 func TestDashboardNamesOnlyRegisteredMetrics(t *testing.T) {
 	lines, complaints, err := check(t, "", dashboardFile(t))
 	if err != nil {
@@ -136,6 +137,13 @@ func TestDashboardNamesOnlyRegisteredMetrics(t *testing.T) {
 		"fenced ingress WAL":     "narad_ingress_wal_fenced",
 		"members by state":       "narad_members",
 		"HTTP requests by route": "narad_http_requests_total",
+		// The queue features of issue 13.
+		"deduplicated records":     "narad_deduplicated_records_total",
+		"dedupe ids forgotten":     "narad_dedupe_forgotten_ids_total",
+		"dead-lettered records":    "narad_dead_lettered_messages_total",
+		"purged records":           "narad_purged_messages_total",
+		"rate-limited requests":    "narad_rate_limited_requests_total",
+		"delivery counts restored": "narad_delivery_counts_restored_total",
 	} {
 		if !names[metric] {
 			t.Errorf("the dashboard shows no %s (%s)", signal, metric)

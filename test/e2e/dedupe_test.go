@@ -33,8 +33,8 @@ func storedAll(t *testing.T, n *node, topic string) []string {
 }
 
 // Idempotent produce with a real process: the same msg_id produced three
-// times, single and in batches (JSON and NDJSON), then again after a
-// restart, is stored once; every produce answers 202.
+// times, single and in batches (JSON, NDJSON and binary), then again
+// after a restart, is stored once; every produce answers 202.
 func TestDedupeAcrossRestart(t *testing.T) {
 	n := startNode(t)
 	ctx := ctxT(t)
@@ -56,6 +56,13 @@ func TestDedupeAcrossRestart(t *testing.T) {
 		[]byte(`{"records":[{"payload":1,"msg_id":"ok"},{"payload":2,"msg_id":"`+strings.Repeat("x", 129)+`"}]}`)); code != 400 || !strings.Contains(string(b), "record 1") {
 		t.Fatalf("batch with a 129-byte msg_id: %d %s", code, b)
 	}
+	// A binary (version 2) body: record 0 text "a", record 1 text "a"
+	// with flag 0x20 and the msg_id "\t".
+	bin := []byte("NRDB\x02\x04\x00\x00\x00\x01a\x24\x00\x01\t\x00\x00\x00\x01a")
+	if code, b, _ := n.do("POST", "/v1/topics/dd/produce/batch", "application/x-narad-batch", bin); code != 400 ||
+		!strings.Contains(string(b), `"index":1`) || !strings.Contains(string(b), "record 1: invalid header: msg_id has byte 0x09") {
+		t.Fatalf("binary batch with a bad msg_id: %d %s", code, b)
+	}
 
 	produce := func(round string) {
 		for i := range 3 {
@@ -67,10 +74,7 @@ func TestDedupeAcrossRestart(t *testing.T) {
 				{Payload: []byte(fmt.Sprintf(`"b2-%s-%d"`, round, i)), MsgID: "order-b"},
 				{Payload: []byte(fmt.Sprintf(`"a2-%s-%d"`, round, i)), MsgID: "order-a"},
 			}
-			format := client.BatchJSON
-			if i == 1 {
-				format = client.BatchNDJSON
-			}
+			format := []client.BatchFormat{client.BatchJSON, client.BatchNDJSON, client.BatchBinary}[i]
 			if _, err := n.c.ProduceBatchAs(ctx, "dd", recs, format); err != nil {
 				t.Fatal(err)
 			}
