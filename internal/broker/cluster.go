@@ -68,6 +68,7 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 			st = l.Stats()
 		}
 		out[i].Available, out[i].Stats, out[i].Frontier = true, st, b.frontierOf(topic, p)
+		out[i].InFlight, out[i].OldestUnconsumedAt = b.queueFigures(topic, p, out[i].Frontier)
 	}
 	return out
 }

@@ -46,6 +46,7 @@ func (b *Broker) DescribeTopic(name string) (TopicView, error) {
 			for _, r := range reps {
 				if r.Partition >= 0 && r.Partition < len(v.PartitionStats) && r.Available {
 					fill(&v.PartitionStats[r.Partition], r.Stats, r.Frontier)
+					fillQueue(&v.PartitionStats[r.Partition], r.InFlight, r.OldestUnconsumedAt)
 				}
 			}
 		}(owner, parts)
@@ -65,6 +66,41 @@ func fill(ps *PartitionStats, st storage.Stats, frontier uint64) {
 	ps.ConsumerFrontier = &frontier
 }
 
+func fillQueue(ps *PartitionStats, inFlight int, oldestUnconsumedAt int64) {
+	ps.InFlight = &inFlight
+	if oldestUnconsumedAt > 0 {
+		ps.OldestUnconsumedAt = &oldestUnconsumedAt
+	}
+}
+
+// queueFigures are a local partition's in-flight count (its lease table's
+// live leases; 0 when the queue is not loaded, for then nothing is leased)
+// and the commit time of the record at frontier, the oldest unsettled one
+// (0 when none is, or when the log is closed: describe never opens a log
+// to say). A damaged frame at the frontier is stepped over to the next
+// readable record, as a consume would.
+func (b *Broker) queueFigures(topic string, p int, frontier uint64) (inFlight int, oldestUnconsumedAt int64) {
+	if q := b.peekQueue(topic, p); q != nil {
+		inFlight = q.table.Stats().InFlight
+	}
+	l := b.reg.Peek(topic, p)
+	if l == nil {
+		return inFlight, 0
+	}
+	from := max(frontier, l.Oldest())
+	for range 4 {
+		res, err := l.Read(from, 1, 1, storage.NoDueLimit)
+		if err != nil || res.Next <= from {
+			break
+		}
+		if len(res.Records) > 0 {
+			return inFlight, res.Records[0].CommittedAt
+		}
+		from = res.Next
+	}
+	return inFlight, 0
+}
+
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	owner, _ := b.meta.Owner(t.Name, p)
 	ps := PartitionStats{Index: p, OwnerNode: owner}
@@ -80,7 +116,10 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	if err != nil {
 		return unavailable()
 	}
-	fill(&ps, st, b.frontierOf(t.Name, p))
+	frontier := b.frontierOf(t.Name, p)
+	fill(&ps, st, frontier)
+	inFlight, oldestAt := b.queueFigures(t.Name, p, frontier)
+	fillQueue(&ps, inFlight, oldestAt)
 	if ps.Error = b.reg.Unavailable(t.Name, p); ps.Error != "" {
 		f := false
 		ps.Available = &f

@@ -123,6 +123,10 @@ type PartitionStats struct {
 	ConsumerFrontier uint64
 	Exact            bool // false: HighWatermark may lag (storage.Stats.Exact)
 	Cursors          []CursorPosition
+	InFlight         int // live leases in the owner's lease table
+	// OldestUnconsumedAt is the commit time (unix ms) of the record at
+	// the consumer frontier; 0: none unconsumed, or the log is closed.
+	OldestUnconsumedAt int64
 }
 
 // CursorPosition is a fan-out cursor on the parent partition: where the

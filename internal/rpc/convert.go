@@ -96,15 +96,17 @@ func statsToPB(ss []PartitionStats) []*nodepb.PartitionStats {
 	out := make([]*nodepb.PartitionStats, len(ss))
 	for i, s := range ss {
 		p := &nodepb.PartitionStats{
-			Partition:        int32(s.Partition),
-			Available:        s.Available,
-			Segments:         int64(s.Segments),
-			OldestOffset:     s.OldestOffset,
-			HighWatermark:    s.HighWatermark,
-			SizeBytes:        s.SizeBytes,
-			OldestSegmentAt:  s.OldestSegmentAt,
-			ConsumerFrontier: s.ConsumerFrontier,
-			Exact:            s.Exact,
+			Partition:          int32(s.Partition),
+			Available:          s.Available,
+			Segments:           int64(s.Segments),
+			OldestOffset:       s.OldestOffset,
+			HighWatermark:      s.HighWatermark,
+			SizeBytes:          s.SizeBytes,
+			OldestSegmentAt:    s.OldestSegmentAt,
+			ConsumerFrontier:   s.ConsumerFrontier,
+			Exact:              s.Exact,
+			InFlight:           int64(s.InFlight),
+			OldestUnconsumedAt: s.OldestUnconsumedAt,
 		}
 		for _, c := range s.Cursors {
 			p.Cursors = append(p.Cursors, &nodepb.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset,
@@ -119,15 +121,17 @@ func statsFromPB(ps []*nodepb.PartitionStats) []PartitionStats {
 	out := make([]PartitionStats, len(ps))
 	for i, p := range ps {
 		s := PartitionStats{
-			Partition:        int(p.GetPartition()),
-			Available:        p.GetAvailable(),
-			Segments:         int(p.GetSegments()),
-			OldestOffset:     p.GetOldestOffset(),
-			HighWatermark:    p.GetHighWatermark(),
-			SizeBytes:        p.GetSizeBytes(),
-			OldestSegmentAt:  p.GetOldestSegmentAt(),
-			ConsumerFrontier: p.GetConsumerFrontier(),
-			Exact:            p.GetExact(),
+			Partition:          int(p.GetPartition()),
+			Available:          p.GetAvailable(),
+			Segments:           int(p.GetSegments()),
+			OldestOffset:       p.GetOldestOffset(),
+			HighWatermark:      p.GetHighWatermark(),
+			SizeBytes:          p.GetSizeBytes(),
+			OldestSegmentAt:    p.GetOldestSegmentAt(),
+			ConsumerFrontier:   p.GetConsumerFrontier(),
+			Exact:              p.GetExact(),
+			InFlight:           int(p.GetInFlight()),
+			OldestUnconsumedAt: p.GetOldestUnconsumedAt(),
 		}
 		for _, c := range p.GetCursors() {
 			s.Cursors = append(s.Cursors, CursorPosition{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset(),

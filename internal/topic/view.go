@@ -70,6 +70,12 @@ type PartitionStats struct {
 	SizeBytes        *int64  `json:"size_bytes,omitempty"`
 	OldestSegmentAt  *int64  `json:"oldest_segment_at,omitempty"`
 	ConsumerFrontier *uint64 `json:"consumer_frontier,omitempty"`
+	// InFlight: live leases (records delivered, not yet settled).
+	InFlight *int `json:"in_flight,omitempty"`
+	// OldestUnconsumedAt: commit time (unix ms) of the record at the
+	// consumer frontier; absent when nothing is unconsumed, or when the
+	// partition's log is closed (describe never opens a log).
+	OldestUnconsumedAt *int64 `json:"oldest_unconsumed_at_ms,omitempty"`
 }
 
 // PartitionReport describes a partition as its owner reports it (node RPC
@@ -80,6 +86,14 @@ type PartitionReport struct {
 	Stats     storage.Stats
 	Frontier  uint64
 	Cursors   []CursorPosition
+	// InFlight counts the live leases of the partition's lease table (0
+	// when its queue is not loaded: then nothing is leased).
+	InFlight int
+	// OldestUnconsumedAt is the commit time (unix ms) of the record at
+	// the consumer frontier, the oldest one not yet settled; 0 when
+	// nothing is unconsumed, or when the log is closed (a report never
+	// opens a log just to say).
+	OldestUnconsumedAt int64
 }
 
 // CursorPosition is a fan-out cursor's place on a parent partition.

@@ -158,6 +158,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		Stats       []struct {
 			HWM      uint64 `json:"high_watermark"`
 			Frontier uint64 `json:"consumer_frontier"`
+			InFlight *int   `json:"in_flight"`
+			OldestAt int64  `json:"oldest_unconsumed_at_ms"`
 		} `json:"partition_stats"`
 	}) {
 		t.Helper()
@@ -231,6 +233,26 @@ func TestConsoleInABrowser(t *testing.T) {
 		b.until("topic "+name+" listed", has(`tr[data-row="`+name+`"]`))
 	}
 	b.until("the backlog of orders shown", `document.querySelector('tr[data-row="orders"] td:nth-child(4)').textContent === "6"`)
+	// The oldest unconsumed record's age, per topic: the cell carries the
+	// commit time describe gives (the earliest over the partitions), and
+	// a topic with nothing unconsumed shows none.
+	for _, name := range []string{"orders", "orders-dlq", "jobs"} {
+		var oldest int64
+		for _, p := range describe(name).Stats {
+			if p.OldestAt != 0 && (oldest == 0 || p.OldestAt < oldest) {
+				oldest = p.OldestAt
+			}
+		}
+		if name == "orders" && oldest == 0 {
+			t.Fatalf("describe gives orders, six records unconsumed, no oldest unconsumed time")
+		}
+		cell := fmt.Sprintf(`document.querySelector('tr[data-row="%s"] td:nth-child(7)')`, name)
+		if oldest == 0 {
+			b.until(name+" with nothing unconsumed", cell+`.textContent === "—" && !`+cell+`.querySelector('[data-at-ms]')`)
+		} else {
+			b.until(name+"'s oldest unconsumed age", fmt.Sprintf(`%s.querySelector('[data-at-ms]').dataset.atMs === "%d" && /^\d+ (s|min)$/.test(%s.textContent)`, cell, oldest, cell))
+		}
+	}
 	b.shot("topics")
 	b.run("search", chromedp.SendKeys(chromedp.CSS("#topic-search"), "dlq"))
 	b.until("the search keeps orders-dlq only", has(`tr[data-row="orders-dlq"]`)+` && !document.querySelector('tr[data-row="orders"]')`)
@@ -253,7 +275,27 @@ func TestConsoleInABrowser(t *testing.T) {
 	if got := b.text(`table[data-table=partitions] tbody tr:first-child td:nth-child(4)`); got != "6" {
 		t.Errorf("partition 0's high watermark shows %q, want 6", got)
 	}
+	// Two records leased: partition 0 shows them in flight (the page
+	// refreshes on its own), and its oldest unconsumed record's time.
+	var leased struct {
+		Messages []struct {
+			Handle string `json:"receipt_handle"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(root("GET", "/v1/topics/orders/consume?partition=0&max=2", nil).body, &leased)
+	if len(leased.Messages) != 2 {
+		t.Fatalf("leased %d records of orders, want 2", len(leased.Messages))
+	}
+	p0 := describe("orders").Stats[0]
+	if p0.InFlight == nil || *p0.InFlight != 2 || p0.OldestAt == 0 {
+		t.Fatalf("describe of orders' partition 0 after two leases: in flight %v, oldest unconsumed at %d", p0.InFlight, p0.OldestAt)
+	}
+	b.until("two in flight on partition 0", `document.querySelector('table[data-table=partitions] tbody tr:first-child td:nth-child(6)').textContent === "2" && document.querySelector('table[data-table=partitions] tbody tr:nth-child(2) td:nth-child(6)').textContent === "0"`)
+	b.until("partition 0's oldest unconsumed", fmt.Sprintf(`document.querySelector('table[data-table=partitions] tbody tr:first-child td:nth-child(8) [data-at-ms]').dataset.atMs === "%d"`, p0.OldestAt))
 	b.shot("topic")
+	for _, m := range leased.Messages { // released, so the purge below settles the same seven
+		root("POST", "/v1/topics/orders/ack?receipt_handle="+m.Handle+"&extend=0", nil)
+	}
 	b.run("edit retention",
 		chromedp.SetValue(chromedp.CSS("#set-retention_ms"), "7200000"),
 		submit("form[data-form=settings]"))

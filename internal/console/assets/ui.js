@@ -88,6 +88,25 @@ export function ago(unixMs) {
   return Math.round(s / 3600) + ' h ago';
 }
 
+// age is how long ago unixMs was, as a duration ("—" when absent), in an
+// element carrying the instant (data-at-ms) and the full time as its title.
+export function age(unixMs) {
+  if (!unixMs) return h('span', { class: 'muted' }, '—');
+  const s = Math.max(0, Math.round((Date.now() - unixMs) / 1000));
+  let text = s + ' s';
+  if (s >= 172800) text = Math.round(s / 86400) + ' d';
+  else if (s >= 7200) text = Math.round(s / 3600) + ' h';
+  else if (s >= 120) text = Math.round(s / 60) + ' min';
+  return h('span', { 'data-at-ms': String(unixMs), title: new Date(unixMs).toISOString() }, text);
+}
+
+// oldestUnconsumed is the earliest oldest_unconsumed_at_ms of a topic's
+// partitions (undefined when none has one).
+export function oldestUnconsumed(partitionStats) {
+  const ts = (partitionStats || []).map((p) => p.oldest_unconsumed_at_ms).filter((v) => v);
+  return ts.length ? Math.min(...ts) : undefined;
+}
+
 export function when(unixSeconds) {
   if (!unixSeconds) return '—';
   return new Date(unixSeconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');

@@ -675,8 +675,13 @@ type PartitionStats struct {
 	ConsumerFrontier uint64                 `protobuf:"varint,8,opt,name=consumer_frontier,json=consumerFrontier,proto3" json:"consumer_frontier,omitempty"`
 	Exact            bool                   `protobuf:"varint,9,opt,name=exact,proto3" json:"exact,omitempty"`
 	Cursors          []*CursorPosition      `protobuf:"bytes,10,rep,name=cursors,proto3" json:"cursors,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Live leases in the owner's lease table (0 when its queue is not loaded).
+	InFlight int64 `protobuf:"varint,11,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// Commit time (unix ms) of the record at the consumer frontier: 0 when
+	// nothing is unconsumed, or the owner's log is closed (not read to say).
+	OldestUnconsumedAt int64 `protobuf:"varint,12,opt,name=oldest_unconsumed_at,json=oldestUnconsumedAt,proto3" json:"oldest_unconsumed_at,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PartitionStats) Reset() {
@@ -777,6 +782,20 @@ func (x *PartitionStats) GetCursors() []*CursorPosition {
 		return x.Cursors
 	}
 	return nil
+}
+
+func (x *PartitionStats) GetInFlight() int64 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *PartitionStats) GetOldestUnconsumedAt() int64 {
+	if x != nil {
+		return x.OldestUnconsumedAt
+	}
+	return 0
 }
 
 type StatsResponse struct {
@@ -2017,7 +2036,7 @@ const file_node_proto_rawDesc = "" +
 	"\vacked_at_ms\x18\x05 \x01(\x03R\tackedAtMs\x12!\n" +
 	"\fstate_reason\x18\x06 \x01(\tR\vstateReason\x12,\n" +
 	"\x0frejected_offset\x18\a \x01(\x04H\x00R\x0erejectedOffset\x88\x01\x01B\x12\n" +
-	"\x10_rejected_offset\"\xf6\x02\n" +
+	"\x10_rejected_offset\"\xc5\x03\n" +
 	"\x0ePartitionStats\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\bR\tavailable\x12\x1a\n" +
@@ -2030,7 +2049,9 @@ const file_node_proto_rawDesc = "" +
 	"\x11consumer_frontier\x18\b \x01(\x04R\x10consumerFrontier\x12\x14\n" +
 	"\x05exact\x18\t \x01(\bR\x05exact\x122\n" +
 	"\acursors\x18\n" +
-	" \x03(\v2\x18.narad.v1.CursorPositionR\acursors\"I\n" +
+	" \x03(\v2\x18.narad.v1.CursorPositionR\acursors\x12\x1b\n" +
+	"\tin_flight\x18\v \x01(\x03R\binFlight\x120\n" +
+	"\x14oldest_unconsumed_at\x18\f \x01(\x03R\x12oldestUnconsumedAt\"I\n" +
 	"\rStatsResponse\x128\n" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2\x18.narad.v1.PartitionStatsR\n" +

@@ -1,5 +1,5 @@
 import { api, get, enc } from '../api.js';
-import { h, clear, table, problem, note, num, rate, ms, bytes, when, topicLink, field, confirmBox } from '../ui.js';
+import { h, clear, table, problem, note, num, rate, ms, bytes, when, age, oldestUnconsumed, topicLink, field, confirmBox } from '../ui.js';
 import { chart } from '../chart.js';
 import { childrenGraph } from './graph.js';
 
@@ -91,6 +91,7 @@ export async function render(main, params, ctx) {
       ['Role', topic.role + (topic.parent ? ' of ' : ''), topic.parent ? topicLink(topic.parent) : null],
       ['Partitions', num(topic.partitions)],
       ['Owner', topic.owner || '—'],
+      ['Oldest unconsumed', age(oldestUnconsumed(topic.partition_stats))],
       ['Created', when(topic.created_at)],
       ['Retention', topic.retention_ms === 0 ? 'forever' : ms(topic.retention_ms)],
     ];
@@ -109,7 +110,9 @@ export async function render(main, params, ctx) {
       ['State', (p) => (p.available === false ? h('span', { class: 'badge bad', title: p.error || '' }, 'unavailable') : h('span', { class: 'badge good' }, 'ok'))],
       ['High watermark', (p) => num(p.high_watermark)],
       ['Frontier', (p) => num(p.consumer_frontier)],
+      ['In flight', (p) => num(p.in_flight)],
       ['Backlog', (p) => (p.high_watermark === undefined ? '—' : num(Math.max(0, p.high_watermark - p.consumer_frontier)))],
+      ['Oldest unconsumed', (p) => age(p.oldest_unconsumed_at_ms)],
       ['Oldest offset', (p) => num(p.oldest_offset)],
       ['Size', (p) => bytes(p.size_bytes)],
       ['', (p) => h('a', { href: '#/topics/' + enc(name) + '/messages?p=' + p.index + '&o=' + (p.oldest_offset ?? 0) }, 'messages')],

@@ -1,5 +1,5 @@
 import { api, allTopics, get, enc } from '../api.js';
-import { h, clear, table, problem, note, num, rate, ms, topicLink, field } from '../ui.js';
+import { h, clear, table, problem, note, num, rate, ms, age, oldestUnconsumed, topicLink, field } from '../ui.js';
 
 const STATS_FOR = 50; // topics (after the search) whose figures are fetched
 
@@ -27,6 +27,7 @@ export async function render(main, params, ctx) {
 
   let all = [];
   const stats = new Map(); // name -> last sample
+  const oldest = new Map(); // name -> commit time (ms) of its oldest unconsumed record
   function draw() {
     const term = search.value.trim().toLowerCase();
     const shown = all.filter((t) => !term || t.name.toLowerCase().includes(term));
@@ -39,6 +40,7 @@ export async function render(main, params, ctx) {
         ['Backlog', (t) => num(stats.get(t.name)?.backlog)],
         ['Produce', (t) => rate(stats.get(t.name)?.produce_per_s)],
         ['Consume', (t) => rate(stats.get(t.name)?.consume_per_s)],
+        ['Oldest unconsumed', (t) => age(oldest.get(t.name))],
         ['Retention', (t) => (t.retention_ms === 0 ? 'forever' : ms(t.retention_ms))],
         ['Owner', (t) => t.owner || '—'],
       ], shown, { name: 'topics', key: (t) => t.name, empty: all.length ? 'No topic matches.' : 'No topics yet.' }));
@@ -49,8 +51,9 @@ export async function render(main, params, ctx) {
     const shown = draw();
     await Promise.all(shown.slice(0, STATS_FOR).map(async (t) => {
       try {
-        const hist = await get('/v1/topics/' + enc(t.name) + '/stats/history');
+        const [hist, d] = await Promise.all([get('/v1/topics/' + enc(t.name) + '/stats/history'), get('/v1/topics/' + enc(t.name))]);
         stats.set(t.name, hist.samples[hist.samples.length - 1]);
+        oldest.set(t.name, oldestUnconsumed(d.partition_stats));
       } catch { /* a topic gone meanwhile */ }
     }));
     if (ctx.alive()) draw();
