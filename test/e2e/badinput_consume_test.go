@@ -159,13 +159,15 @@ func TestBadInputConsumeAck(t *testing.T) {
 	h0forged := fmt.Sprintf("%s:%s:%d", parts[0], parts[1], nonce+1)
 	h0future := fmt.Sprintf("%s:5:%d", parts[0], nonce)
 
-	// The three records are leased: while that holds, a consume gets 204.
+	// The three records are leased: while that holds, a consume gets 204,
+	// and describe (its in_flight included) stays as it is now.
+	leased := biDescribeRaw(t, n, "c")
 	held := func(t *testing.T) {
 		t.Helper()
 		if m := biConsume(t, n, "c", "max=10"); len(m) != 0 {
 			t.Fatalf("a refused ack released or settled a lease: consume got %+v", m)
 		}
-		unchanged(t, stats0)
+		unchanged(t, leased)
 	}
 	held(t)
 
