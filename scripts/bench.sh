@@ -142,7 +142,7 @@ all=(http://127.0.0.1:17942 http://127.0.0.1:18042 http://127.0.0.1:18142)
 
 for r in $(seq 1 "$rounds"); do
   echo "round $r of $rounds" >&2
-  if want single16 || want single64 || want consume1 || want batch || want batchconsume; then
+  if want single16 || want single64 || want consume1 || want batch || want batchconsume || want latency100 || want fanout10k; then
     start_nodes 1
     want single16 && run single16 produce "$single" -- --producers 16 --messages 30000 --size 256
     want single64 && run single64 produce "$single" -- --producers 64 --messages 60000 --size 256

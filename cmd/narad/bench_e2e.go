@@ -167,6 +167,11 @@ func (b *bench) consumeLive(ctx context.Context, topic string, base time.Time, d
 // runE2E is the --e2e run: producers into the target, consumers on the
 // consumed topic (the target, or its scratch child), at once.
 func (b *bench) runE2E(ctx context.Context, rep *benchReport, produceTo, consumeFrom string) error {
+	if consumeFrom != produceTo {
+		if err := b.warmChild(ctx, produceTo, consumeFrom); err != nil {
+			return err
+		}
+	}
 	base := time.Now()
 	done := make(chan struct{})
 	var prod *phaseStats
@@ -190,4 +195,29 @@ func (b *bench) runE2E(ctx context.Context, rep *benchReport, produceTo, consume
 		failed = fmt.Errorf("end-to-end: %d of %d produced records were consumed", got, want)
 	}
 	return failed
+}
+
+// warmChildTimeout bounds the wait for a fresh child's first copy.
+const warmChildTimeout = 30 * time.Second
+
+// warmChild sends one probe record through the parent and waits until the
+// child has it (and acknowledges it there), so that the measured records
+// time the copy, not the start of a new link's cursors (the engine's
+// reconciler starts them within a second of the attach: without this, the
+// first second's records waited for it and were the run's whole p99).
+func (b *bench) warmChild(ctx context.Context, parent, child string) error {
+	ctx, cancel := context.WithTimeout(ctx, warmChildTimeout)
+	defer cancel()
+	if err := b.c.Produce(ctx, parent, []byte("bench warm-up probe"), client.ProduceOptions{}); err != nil {
+		return fmt.Errorf("warming up the child: producing the probe into %s: %w", parent, err)
+	}
+	for {
+		msgs, err := b.c.Consume(ctx, child, client.ConsumeOptions{Wait: time.Second, Max: 1})
+		if err != nil {
+			return fmt.Errorf("warming up the child: waiting for the probe in %s: %w", child, err)
+		}
+		if len(msgs) > 0 {
+			return b.c.Ack(ctx, child, msgs[0].ReceiptHandle)
+		}
+	}
 }
