@@ -28,18 +28,8 @@ func (s *jsonScan) headersValue(f *recordFields) bool {
 	f.has |= fHeaders
 	// encoding/json merges a second "headers" object into the first; the
 	// record is refused then anyway (the field is given twice).
-	if !s.push(true) {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i >= len(s.b) {
-		return s.early()
-	}
-	if s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return true
+	if empty, ok := s.open(true); !ok || empty {
+		return ok
 	}
 	for {
 		if s.b[s.i] != '"' {

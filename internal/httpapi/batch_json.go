@@ -38,17 +38,11 @@ func decodeJSONBatch(body []byte) ([]broker.ProduceRecord, error) {
 	)
 	switch c := body[s.i]; c {
 	case '{':
-		if !s.push(true) {
+		empty, ok := s.open(true)
+		if !ok {
 			return nil, bad(s.problem)
 		}
-		s.i++
-		s.ws()
-		if s.i >= len(body) {
-			return nil, bad(problemEarly)
-		}
-		if body[s.i] == '}' {
-			s.i++
-			s.depth--
+		if empty {
 			break
 		}
 		for done := false; !done; {
@@ -183,18 +177,8 @@ func (d *batchDecoder) add(b []byte) {
 // array scans the records array at s.i ('[').
 func (d *batchDecoder) array(s *jsonScan) bool {
 	d.reset()
-	if !s.push(false) {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i >= len(s.b) {
-		return s.early()
-	}
-	if s.b[s.i] == ']' {
-		s.i++
-		s.depth--
-		return true
+	if empty, ok := s.open(false); !ok || empty {
+		return ok
 	}
 	for {
 		if s.i >= len(s.b) {

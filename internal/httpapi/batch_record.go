@@ -78,18 +78,8 @@ func (s *jsonScan) record(f *recordFields) bool {
 		f.decodeErr("want an object, got a JSON " + kindOf(c))
 		return s.skip()
 	}
-	if !s.push(true) {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i >= len(s.b) {
-		return s.early()
-	}
-	if s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return true
+	if empty, ok := s.open(true); !ok || empty {
+		return ok
 	}
 	for {
 		if s.b[s.i] != '"' {

@@ -67,6 +67,28 @@ func (s *jsonScan) push(obj bool) bool {
 	return true
 }
 
+// open enters the object or array whose bracket is at s.i: it pushes the
+// level and steps past the bracket and any whitespace. An empty container
+// is stepped over whole (its close too, the level popped): empty is true.
+// ok is false when the nesting is too deep or the body ends (s.problem
+// says which).
+func (s *jsonScan) open(obj bool) (empty, ok bool) {
+	if !s.push(obj) {
+		return false, false
+	}
+	s.i++
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, s.early()
+	}
+	if c := s.b[s.i]; obj && c == '}' || !obj && c == ']' {
+		s.i++
+		s.depth--
+		return true, true
+	}
+	return false, true
+}
+
 func (s *jsonScan) inObject() bool {
 	return s.objects[s.depth>>6]&(uint64(1)<<(s.depth&63)) != 0
 }
@@ -225,17 +247,11 @@ func (s *jsonScan) skip() bool {
 		ended := true
 		switch c := s.b[s.i]; c {
 		case '{', '[':
-			if !s.push(c == '{') {
+			empty, ok := s.open(c == '{')
+			if !ok {
 				return false
 			}
-			s.i++
-			s.ws()
-			if s.i >= len(s.b) {
-				return s.early()
-			}
-			if close := s.b[s.i]; close == '}' && c == '{' || close == ']' && c == '[' {
-				s.i++
-				s.depth--
+			if empty {
 				break
 			}
 			ended = false
