@@ -77,18 +77,7 @@ func (p *pacer) wait(ctx context.Context) error {
 	}
 	due := p.start.Add(p.next)
 	p.next += p.interval
-	d := time.Until(due)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return client.Sleep(ctx, time.Until(due))
 }
 
 // e2eStats is the consumers' side of an end-to-end run: the consume
@@ -98,55 +87,60 @@ type e2eStats struct {
 	ages    *phaseStats
 }
 
-// consumeLive consumes and acknowledges from topic while the producers run,
-// and after they stop until every produced record is in (produced reports
-// the producers' total once done is closed), or until benchIdlePolls empty
-// polls in a row after that.
+// consumeLive consumes and acknowledges from topic while the producers run
+// (consumeUntil), timing each record's age since its stamp.
 func (b *bench) consumeLive(ctx context.Context, topic string, base time.Time, done <-chan struct{}, produced func() int64) e2eStats {
 	st := e2eStats{consume: newPhaseStats("consume"), ages: newPhaseStats("end-to-end")}
+	b.consumeUntil(ctx, topic, st, base, done, produced)
+	st.ages.elapsed = st.consume.elapsed
+	return st
+}
+
+// consumeUntil consumes and acknowledges from topic until every produced
+// record is in (produced reports the producers' total once done is
+// closed), or until benchIdlePolls empty polls in a row after that. Empty
+// long polls are not measured: they time the wait, not the broker; and
+// the clock stops at the last message so a quiet tail does not dilute
+// msg/s. With st.ages, each record's age since its stamp on base's clock
+// is recorded too.
+func (b *bench) consumeUntil(ctx context.Context, topic string, st e2eStats, base time.Time, done <-chan struct{}, produced func() int64) {
 	var taken atomic.Int64
-	var lastAt atomic.Int64
+	var lastAt atomic.Int64 // nanoseconds after start of the last receipt
 	start := time.Now()
-	finished := func() bool {
+	ended := func() bool {
 		select {
 		case <-done:
-			return taken.Load() >= produced()
+			return true
 		default:
 			return false
 		}
 	}
 	workers(ctx, st.consume, b.f.consumers, func(ctx context.Context, fail func(error) bool) {
-		for idle := 0; ctx.Err() == nil && !finished() && idle < benchIdlePolls; {
+		for idle := 0; ctx.Err() == nil && idle < benchIdlePolls; {
+			max := int64(b.f.consumeMax)
+			if ended() {
+				left := produced() - taken.Load()
+				if left <= 0 {
+					return
+				}
+				max = min(max, left)
+			}
 			t0 := time.Now()
-			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: b.f.consumeMax})
+			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: int(max)})
 			if err == nil && len(msgs) == 0 {
-				select {
-				case <-done:
+				if ended() {
 					idle++ // nothing more is coming once the producers stopped
-				default:
 				}
 				continue
 			}
+			if err == nil && st.ages != nil {
+				err = st.recordAges(msgs, base)
+			}
 			if err == nil {
-				now := time.Now()
-				for _, m := range msgs {
-					p, perr := m.Bytes()
-					if perr == nil {
-						var age time.Duration
-						if age, perr = stampAge(p, base); perr == nil {
-							st.ages.record(1, age-time.Since(now), nil)
-						}
-					}
-					if perr != nil && err == nil {
-						err = perr
-					}
-				}
-				if err == nil {
-					err = b.ackAll(ctx, st.consume, topic, msgs)
-				}
+				err = b.ackAll(ctx, st.consume, topic, msgs)
 			}
 			if err != nil && ctx.Err() != nil {
-				return
+				return // cut short by Ctrl-C or another worker's refusal: not a measurement
 			}
 			st.consume.record(len(msgs), time.Since(t0), err)
 			if !fail(err) {
@@ -160,8 +154,24 @@ func (b *bench) consumeLive(ctx context.Context, topic string, base time.Time, d
 		}
 	})
 	st.consume.elapsed = time.Duration(lastAt.Load())
-	st.ages.elapsed = st.consume.elapsed
-	return st
+}
+
+// recordAges records each message's age since its stamp, as of now; a
+// message without a stamp (another producer's record) is an error.
+func (st e2eStats) recordAges(msgs []client.Message, base time.Time) error {
+	now := time.Now()
+	for _, m := range msgs {
+		p, err := m.Bytes()
+		if err != nil {
+			return err
+		}
+		age, err := stampAge(p, base)
+		if err != nil {
+			return err
+		}
+		st.ages.record(1, age-time.Since(now), nil)
+	}
+	return nil
 }
 
 // runE2E is the --e2e run: producers into the target, consumers on the

@@ -144,45 +144,14 @@ func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time
 	return s
 }
 
-// consume consumes and acknowledges target messages. Empty long polls are
-// not measured: they time the wait, not the broker; and the clock stops at
-// the last message so a quiet tail does not dilute msg/s.
+// consume consumes and acknowledges target messages, after the produce
+// phase (consumeUntil with the producers done).
 func (b *bench) consume(ctx context.Context, topic string, target int) *phaseStats {
 	s := newPhaseStats("consume")
-	var taken atomic.Int64
-	var lastAt atomic.Int64 // nanoseconds after start of the last receipt
-	start := time.Now()
 	stopBar := b.progress(s, int64(target), false)
-	workers(ctx, s, b.f.consumers, func(ctx context.Context, fail func(error) bool) {
-		for idle := 0; ctx.Err() == nil && idle < benchIdlePolls; {
-			left := int64(target) - taken.Load()
-			if left <= 0 {
-				return
-			}
-			t0 := time.Now()
-			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: int(min(left, int64(b.f.consumeMax)))})
-			if err == nil && len(msgs) == 0 {
-				idle++
-				continue
-			}
-			if err == nil {
-				err = b.ackAll(ctx, s, topic, msgs)
-			}
-			if err != nil && ctx.Err() != nil {
-				return
-			}
-			s.record(len(msgs), time.Since(t0), err)
-			if !fail(err) {
-				return
-			}
-			if err == nil {
-				idle = 0
-				taken.Add(int64(len(msgs)))
-				lastAt.Store(int64(time.Since(start)))
-			}
-		}
-	})
-	s.elapsed = time.Duration(lastAt.Load())
+	done := make(chan struct{})
+	close(done)
+	b.consumeUntil(ctx, topic, e2eStats{consume: s}, time.Time{}, done, func() int64 { return int64(target) })
 	stopBar()
 	return s
 }
