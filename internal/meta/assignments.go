@@ -37,7 +37,7 @@ func applySetAssignments(a *applyTx, payload json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		if slices.Equal(as, old) {
+		if slices.EqualFunc(as, old, Assignment.Equal) {
 			continue
 		}
 		if err := a.putAssignments(name, as); err != nil {

@@ -153,7 +153,7 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	asChanged := !slices.Equal(as, oldAs)
+	asChanged := !slices.EqualFunc(as, oldAs, Assignment.Equal)
 	if topicEqual(old, t) && !asChanged {
 		return nil // nothing to change: no write, no version bump
 	}

@@ -1,6 +1,9 @@
 package meta
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // MaxChildren is the most fan-out children one parent may have (05-fanout.md).
 const MaxChildren = 108
@@ -60,6 +63,11 @@ type Topic struct {
 	// record per producer msg_id (broker/dedupe.go).
 	DedupeWindowMs int64 `json:"dedupe_window_ms"`
 
+	// ReplicationFactor is how many copies each partition keeps
+	// (09-extensions.md, "Replicated partitions"); 0 is a topic recorded
+	// before replication existed and means 1.
+	ReplicationFactor int `json:"replication_factor,omitempty"`
+
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.
 	Version uint64 `json:"-"`
@@ -94,12 +102,48 @@ func (r *RemoteTarget) Public() *RemoteTarget {
 // Assignment places one partition. Owner serves it now; Target, when set, is
 // where a move will take it. An empty Owner means not placed yet (placement
 // may be deferred, 06-cluster.md anti-affinity).
+//
+// A partition of a replicated topic (Topic.ReplicationFactor > 1) also
+// has Replicas (distinct nodes, Owner among them: Owner is the leader),
+// InSync (the in-sync set: the leader and the followers that hold every
+// acknowledged record; package replica says when it changes), the leader
+// epoch (raised by every leader change) and EpochStarts (where each
+// epoch's leader began writing, ascending: followers cut a divergent tail
+// by it). All four are empty on a single-copy partition, whose record is
+// byte for byte what it was before replication existed.
 type Assignment struct {
-	Topic     string `json:"topic"`
-	Partition int    `json:"partition"`
-	Owner     string `json:"owner"`
-	Target    string `json:"target,omitempty"`
+	Topic       string       `json:"topic"`
+	Partition   int          `json:"partition"`
+	Owner       string       `json:"owner"`
+	Target      string       `json:"target,omitempty"`
+	Replicas    []string     `json:"replicas,omitempty"`
+	InSync      []string     `json:"in_sync,omitempty"`
+	LeaderEpoch uint64       `json:"leader_epoch,omitempty"`
+	EpochStarts []EpochStart `json:"epoch_starts,omitempty"`
 }
+
+// EpochStart says that the leader of Epoch wrote its first record at
+// Offset: every record below Offset it held when it took over, and any
+// other replica's records from earlier epochs at or past Offset were never
+// acknowledged (package replica cuts them).
+type EpochStart struct {
+	Epoch  uint64 `json:"epoch"`
+	Offset uint64 `json:"offset"`
+}
+
+// Equal reports whether two placements are the same, replicas included.
+func (a Assignment) Equal(b Assignment) bool {
+	return a.Topic == b.Topic && a.Partition == b.Partition && a.Owner == b.Owner && a.Target == b.Target &&
+		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.InSync, b.InSync) &&
+		a.LeaderEpoch == b.LeaderEpoch && slices.Equal(a.EpochStarts, b.EpochStarts)
+}
+
+// Replicated reports whether the partition has more than one copy.
+func (a Assignment) Replicated() bool { return len(a.Replicas) > 1 }
+
+// Majority is how many of n replicas make a quorum: a record is
+// acknowledged once it is durable on at least this many.
+func Majority(n int) int { return n/2 + 1 }
 
 // Member states.
 const (

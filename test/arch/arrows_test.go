@@ -58,14 +58,19 @@ var allowed = map[string][]string{
 	"rpc":     {"storage", "apierr", "refusal", "clustertls", "peerauth", "rpc/proto", "header"}, // header: a peer's headers are checked against the stored caps
 	// topic: a topic's record and partition resolution, shared by the broker
 	// and fan-out (arrives with the fan-out work).
-	"topic":    {"meta", "storage", "refusal", "apierr"}, // name rules refuse with 400s, as the broker's did
-	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "apierr", "refusal", "clock", "vfs", "topic", "header"},
+	"topic": {"meta", "storage", "refusal", "apierr"}, // name rules refuse with 400s, as the broker's did
+	// broker: replica, since a node's replicated partitions are its data plane too.
+	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "apierr", "refusal", "clock", "vfs", "topic", "header", "replica"},
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
 	// Committer built on the public client. Never broker.
 	// header: a remote child's copy maps reserved names (remotecommit.go).
 	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header"},
 	"cluster": {"meta", "route", "storage", "metrics", "clock", "refusal"},
+	// replica: keeping a replicated partition's copies in step (the
+	// leader's in-sync set and committed point, the follower's fetch
+	// loop); placement types from meta, the record type from storage.
+	"replica": {"meta", "storage", "metrics", "clock", "refusal"},
 	"move":    {"meta", "route", "storage", "metrics", "clock", "vfs", "refusal"},
 	// httpapi: value types of broker, fanout and meta; behaviour only
 	// through its own interfaces (an import graph cannot tell the two

@@ -1,0 +1,98 @@
+package replica
+
+import (
+	"context"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Log is what replication needs of a partition log opened held
+// (storage.Options.Held): commits are durable on return but become visible
+// to readers only when Release says a quorum has them.
+type Log interface {
+	// End is the local durable end: one past the last record fsynced here.
+	End() uint64
+	// HWM is the visible high watermark (the committed point as this
+	// replica last learned it); HWM() <= End().
+	HWM() uint64
+	// Release moves the visible high watermark up to min(upTo, End()) and
+	// wakes readers; it never moves it down.
+	Release(upTo uint64) error
+	// Append writes records a leader committed, keeping their Offset and
+	// CommittedAt (the first must be End()), durable on return.
+	Append(recs []storage.Record) error
+	// TruncateTo cuts every local record at or past off; it refuses (and
+	// changes nothing) when off < HWM().
+	TruncateTo(off uint64) error
+	// ReadTo reads committed and uncommitted records from `from` up to
+	// End() (what a follower fetches), within the caps.
+	ReadTo(from uint64, maxRecords, maxBytes int) ([]storage.Record, error)
+	// EndNotify is closed when End() next moves (a fetch long-poll).
+	EndNotify() <-chan struct{}
+	// ReplicaState and SaveReplicaState are the replica's own small file
+	// (storage: replica.state): the last epoch it wrote records in and a
+	// checkpoint of the committed point.
+	ReplicaState() storage.ReplicaState
+	SaveReplicaState(storage.ReplicaState) error
+}
+
+// View is one partition's placement as this node's metastore replica
+// knows it.
+type View struct {
+	Topic       string
+	Incarnation uint64
+	Partition   int
+	Leader      string
+	Epoch       uint64
+	Replicas    []string
+	InSync      []string
+	EpochStarts []meta.EpochStart
+}
+
+// ViewOf is the View of a placement.
+func ViewOf(incarnation uint64, a meta.Assignment) View {
+	return View{Topic: a.Topic, Incarnation: incarnation, Partition: a.Partition, Leader: a.Owner,
+		Epoch: a.LeaderEpoch, Replicas: a.Replicas, InSync: a.InSync, EpochStarts: a.EpochStarts}
+}
+
+// FetchRequest is a follower asking the leader for records from Offset.
+// Offset is the follower's durable end: everything below it is fsynced
+// there, which is the follower's acknowledgement.
+type FetchRequest struct {
+	Topic       string
+	Incarnation uint64
+	Partition   int
+	Epoch       uint64 // the epoch the follower believes current
+	Follower    string // node id
+	Offset      uint64
+	MaxBytes    int
+	Wait        time.Duration // long-poll bound when nothing is past Offset
+}
+
+// FetchResponse carries records from the requested offset and the
+// leader's committed point. Frontier is the leader's consumer frontier as
+// last persisted (0: unknown), which a follower keeps for a takeover.
+type FetchResponse struct {
+	Epoch     uint64
+	Committed uint64
+	Records   []storage.Record
+	Frontier  uint64
+}
+
+// Transport reaches a partition's leader (node RPC in a cluster).
+type Transport interface {
+	Fetch(ctx context.Context, leader string, req FetchRequest) (FetchResponse, error)
+}
+
+// Proposer writes replication's commands to the metastore; each is
+// checked where it applies (meta), so a stale proposer changes nothing.
+type Proposer interface {
+	// SetInSync replaces the in-sync set; refused unless leader leads at
+	// epoch.
+	SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string) error
+	// StartEpoch records where the leader of epoch begins writing;
+	// refused unless leader leads at epoch and no start is recorded for it.
+	StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error
+}
