@@ -347,24 +347,7 @@ func (t *Table) Ack(offset, nonce uint64) error {
 	t.mu.Lock()
 	defer t.unlock()
 	t.purge(t.clock.Now())
-	e, err := t.live(offset, nonce)
-	if err != nil {
-		return err
-	}
-	if offset != t.frontier && len(t.ackedAhead) >= t.limits.MaxAckedAhead {
-		return ErrAckedAheadFull
-	}
-	t.dropLease(e)
-	delete(t.deliveries, offset)
-	t.countsVersion++
-	t.freed = t.freed || t.capped
-	t.capped = false
-	if offset == t.frontier {
-		t.moveFrontier(offset + 1)
-	} else {
-		t.ackedAhead[offset] = struct{}{}
-	}
-	return nil
+	return t.ackLocked(offset, nonce)
 }
 
 // TakeFreed reports, once, that an Ack made room after a Reserve was held
@@ -390,7 +373,7 @@ func (t *Table) Extend(offset, nonce uint64) error {
 		return err
 	}
 	e.expiry = now.Add(t.limits.VisibilityTimeout)
-	t.expiries.fix(e)
+	t.expiries.fix(e.index)
 	return nil
 }
 
