@@ -32,20 +32,13 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	return b.ack(t, handle, op)
 }
 
-// ackQueues remembers, within one batch ack, the queue of each partition
-// already proven served here: a batch of 100 handles looked the topic,
-// the owner and the queue (under the broker-wide queue mutex) up 100
-// times. A batch is one request, so checking ownership once per
-// partition in it is checking it when the request arrived.
-type ackQueues map[int]*queue
-
 // ack is Ack on a topic record looked up already.
 func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	p, offset, nonce, err := lease.ParseHandle(handle)
 	if err != nil {
 		return badHandle(handle, err)
 	}
-	q, err := b.ackQueue(t, handle, p, nil)
+	q, err := b.ackQueue(t, handle, p)
 	if err != nil {
 		return err
 	}
@@ -71,25 +64,17 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 }
 
 // ackQueue returns the queue of partition p, which handle names, if this
-// node serves it; qs, when not nil, caches the queues a batch touched.
-func (b *Broker) ackQueue(t meta.Topic, handle string, p int, qs ackQueues) (*queue, error) {
+// node serves it. A batch ack asks once per partition it names: a batch
+// is one request, so checking ownership once per partition in it is
+// checking it when the request arrived.
+func (b *Broker) ackQueue(t meta.Topic, handle string, p int) (*queue, error) {
 	if p >= t.Partitions {
 		return nil, refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, t.Name, t.Partitions)
-	}
-	if q := qs[p]; q != nil {
-		return q, nil
 	}
 	if !b.owned(t.Name, p) {
 		return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, t.Name)
 	}
-	q, err := b.queue(t, p)
-	if err != nil {
-		return nil, err
-	}
-	if qs != nil {
-		qs[p] = q
-	}
-	return q, nil
+	return b.queue(t, p)
 }
 
 // ackErr words the lease table's answer to one handle in the API's terms

@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 )
@@ -14,59 +17,53 @@ import (
 // is settled by its first place and ErrSettled at its second.
 func (b *Broker) ackMany(t meta.Topic, handles []string) []error {
 	out := make([]error, len(handles))
-	type slot struct {
-		i      int // place in handles
-		p      int
-		offset uint64
+	type item struct {
+		i int // place in handles
+		p int
+		r lease.Receipt
 	}
-	slots := make([]slot, 0, len(handles))
-	rs := make([]lease.Receipt, 0, len(handles))
+	items := make([]item, 0, len(handles))
 	for i, h := range handles {
 		p, offset, nonce, err := lease.ParseHandle(h)
 		if err != nil {
 			out[i] = badHandle(h, err)
 			continue
 		}
-		slots = append(slots, slot{i, p, offset})
-		rs = append(rs, lease.Receipt{Offset: offset, Nonce: nonce})
+		items = append(items, item{i, p, lease.Receipt{Offset: offset, Nonce: nonce}})
 	}
-	qs := ackQueues{}
-	errs := make([]error, len(rs))
-	done := make([]bool, len(slots))
-	// One pass per partition, in the order partitions first appear; a
-	// batch names few (the partitions of one consume answer), so the
-	// scratch slices are rebuilt per partition rather than grouped by map.
-	sub := make([]lease.Receipt, 0, len(rs))
-	idx := make([]int, 0, len(rs))
-	for k := range slots {
-		if done[k] {
-			continue
+	// Grouped by partition, each group in the batch's order (a stable
+	// sort: a consume answer comes partition by partition, so this is
+	// nearly always sorted already, and it allocates nothing).
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(a.p, b.p) })
+	rs := make([]lease.Receipt, len(items))
+	for k, it := range items {
+		rs[k] = it.r
+	}
+	errs := make([]error, len(items))
+	for lo := 0; lo < len(items); {
+		p := items[lo].p
+		hi := lo + 1
+		for hi < len(items) && items[hi].p == p {
+			hi++
 		}
-		p := slots[k].p
-		sub, idx = sub[:0], idx[:0]
-		for j := k; j < len(slots); j++ {
-			if !done[j] && slots[j].p == p {
-				done[j] = true
-				sub = append(sub, rs[j])
-				idx = append(idx, j)
-			}
-		}
-		q, err := b.ackQueue(t, handles[slots[k].i], p, qs)
+		group := items[lo:hi]
+		q, err := b.ackQueue(t, handles[group[0].i], p)
 		if err != nil {
-			for _, j := range idx {
+			for _, it := range group {
 				// The refusal names the handle, as the single form's does.
-				_, out[slots[j].i] = b.ackQueue(t, handles[slots[j].i], p, qs)
+				_, out[it.i] = b.ackQueue(t, handles[it.i], p)
 			}
+			lo = hi
 			continue
 		}
-		q.table.AckMany(sub, errs[:len(sub)])
-		for n, j := range idx {
-			s := slots[j]
-			out[s.i] = b.ackErr(t.Name, handles[s.i], p, s.offset, Settle, errs[n])
+		q.table.AckMany(rs[lo:hi], errs[lo:hi])
+		for k, it := range group {
+			out[it.i] = b.ackErr(t.Name, handles[it.i], p, it.r.Offset, Settle, errs[lo+k])
 		}
 		if q.table.TakeFreed() {
 			b.topicState(t.Name).notify.Fire() // room again: wake consumers held back by a cap
 		}
+		lo = hi
 	}
 	return out
 }
