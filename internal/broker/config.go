@@ -59,6 +59,14 @@ type Config struct {
 	// dead-letter copy goes when its partition is not served here. Nil on
 	// a single node.
 	Remote Committer
+	// Replication runs the roles of the replicated partitions this node
+	// holds a replica of (replicas.go); nil: none are hosted (a single
+	// node, or tests), and such partitions are never ready here.
+	Replication ReplicaEngine
+	// Fenced says this node's lease has lapsed (its heartbeat was not
+	// answered within FenceAfter): it serves no replicated partition
+	// until it hears again. Nil: never fenced.
+	Fenced func() bool
 	// DeadLetterPass is how often held records are handed to their
 	// dead-letter topics (default 100 ms).
 	DeadLetterPass time.Duration
