@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -64,10 +63,6 @@ type ReplicaFollower interface {
 	Run(ctx context.Context) error
 	Update(v replica.View)
 }
-
-// commitQuorumWait bounds how long a commit into a replicated partition
-// waits for the in-sync set to hold it before it answers 503.
-const commitQuorumWait = 5 * time.Second
 
 // frontierCopyEvery is how often a follower writes the leader's consumer
 // frontier into its own frontier file.
@@ -210,17 +205,13 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 	if err != nil {
 		return err
 	}
-	rl, ok := any(l).(replica.Log)
-	if !ok {
-		return errors.New("this build's partition logs cannot be held")
-	}
 	ctx, cancel := context.WithCancel(b.life)
 	h := &hostedReplica{key: k, view: v, log: l, cancel: cancel, done: make(chan struct{}), caughtUpAt: map[string]time.Time{}}
 	if v.Leader == b.cfg.NodeID {
-		h.leader = b.cfg.Replication.NewLeader(rl, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) })
+		h.leader = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) })
 	} else {
 		b.dropQueue(k) // a lease table of an earlier leadership here is stale
-		h.follower = b.cfg.Replication.NewFollower(rl, v, func(f uint64) { b.copyFrontier(h, f) })
+		h.follower = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) })
 	}
 	b.replicas.mu.Lock()
 	if b.replicas.stopped || b.replicas.parts[k] != nil {
@@ -347,7 +338,7 @@ func (b *Broker) servedHere(t meta.Topic, p int) error {
 
 // awaitQuorum returns once the in-sync set holds every record of l up to
 // its end (the commit that just returned: acknowledged = committed),
-// bounded by commitQuorumWait. A partition with a single copy returns at
+// bounded by Config.ReplicaCommitWait. A partition with a single copy returns at
 // once.
 func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, l *storage.Log) error {
 	if t, ok := b.meta.Topic(topic); !ok || t.ReplicationFactor <= 1 {
@@ -360,11 +351,11 @@ func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, l *storag
 		}
 		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q stopped being led here during the commit; the records may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
 	}
-	end := endOf(l)
+	end := l.End()
 	if end == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, commitQuorumWait)
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait)
 	defer cancel()
 	if err := h.leader.WaitCommitted(ctx, end-1); err != nil {
 		if _, ok := refusal.As(err); ok {
@@ -375,15 +366,6 @@ func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, l *storag
 	}
 	b.topicState(topic).notify.Fire() // committed: visible to consumers now
 	return nil
-}
-
-// endOf is the log's local durable end (replica.Log.End), or its high
-// watermark on a build whose logs cannot be held.
-func endOf(l *storage.Log) uint64 {
-	if rl, ok := any(l).(replica.Log); ok {
-		return rl.End()
-	}
-	return l.HWM()
 }
 
 // Fetch serves a follower's fetch of a partition this node leads (node
@@ -456,7 +438,7 @@ func (b *Broker) gaugeReplicas(want map[partKey]replica.View) {
 		}
 		lbl := []string{k.topic, partLabel(k.partition)}
 		b.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(len(v.InSync)))
-		end := endOf(h.log)
+		end := h.log.End()
 		var lagRecs uint64
 		var lagSecs float64
 		h.lmu.Lock()

@@ -34,8 +34,8 @@ import (
 // idempotent (the leader's dedupe window).
 
 // replicatedCommitWait bounds one bucket's commit, forward included: the
-// leader's own wait (commitQuorumWait) plus room for the hop.
-const replicatedCommitWait = commitQuorumWait + 5*time.Second
+// leader's own wait (Config.ReplicaCommitWait) plus room for the hop.
+const replicatedCommitHop = 5 * time.Second
 
 func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) error {
 	buckets := map[int][]storage.Record{}
@@ -53,7 +53,7 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, replicatedCommitWait)
+			cctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait+replicatedCommitHop)
 			defer cancel()
 			errs[i] = b.commitToLeader(cctx, t, p, buckets[p])
 		}()
