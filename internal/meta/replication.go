@@ -58,13 +58,13 @@ type SetReplicasCmd struct {
 	Replicas  []string `json:"replicas"`
 }
 
-// checkPlacement holds the shape of a placement a create, a growth or the
+// CheckPlacement holds the shape of a placement a create, a growth or the
 // controller writes: a single-copy one has none of the replication fields
 // (beyond, after a factor lowered to 1, its owner as sole replica); a
 // replicated one has distinct replicas with the owner among them, an
 // in-sync set of replicas that holds the owner, an epoch, and epoch
 // starts of ascending epochs up to it.
-func checkPlacement(topic string, as Assignment) error {
+func CheckPlacement(topic string, as Assignment) error {
 	if len(as.Replicas) == 0 {
 		if len(as.InSync) > 0 || as.LeaderEpoch != 0 || len(as.EpochStarts) > 0 {
 			return topicErr(topic, ErrInvalid, "partition %d: replication fields without replicas", as.Partition)

@@ -419,7 +419,7 @@ func mergeAssignments(topic string, old []Assignment, partitions, from int, set 
 			return nil, topicErr(topic, ErrInvalid, "partition %d assigned twice", as.Partition)
 		}
 		seen[as.Partition] = true
-		if err := checkPlacement(topic, as); err != nil {
+		if err := CheckPlacement(topic, as); err != nil {
 			return nil, err
 		}
 		as.Topic = topic
