@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -35,33 +37,37 @@ import (
 type ReplicaEngine interface {
 	// NewLeader leads the partition at v.Epoch over l. frontier reads the
 	// consumer frontier persisted here (FetchResponse.Frontier).
-	NewLeader(l replica.Log, v replica.View, frontier func() uint64) ReplicaLeader
+	NewLeader(l replica.Log, v replica.View, frontier func() uint64) (ReplicaLeader, error)
 	// NewFollower follows v.Leader at v.Epoch into l; onFrontier is told
 	// the leader's frontier from each fetch answer.
-	NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) ReplicaFollower
+	NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (ReplicaFollower, error)
 }
 
-// ReplicaLeader is a running leader of one partition.
+// ReplicaLeader is a running leader of one partition (*replica.Leader).
 type ReplicaLeader interface {
-	// Start takes over (writes the epoch, proposes its start) and returns
-	// once the leader is ready or ctx ends; Ready says which.
+	// Start takes over (cuts, writes the epoch, proposes its start) and
+	// runs the in-sync checks until Close; the leader is writable once an
+	// Update carries its epoch start.
 	Start(ctx context.Context) error
-	Ready() bool
+	// Writable is nil while commits may be written: ready, still leading.
+	Writable() error
 	HandleFetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error)
 	// WaitCommitted returns once the committed point passes offset.
 	WaitCommitted(ctx context.Context, offset uint64) error
 	Update(v replica.View)
-	Close()
-	// Followers reports each follower's last fetch offset, for the lag
-	// metrics.
-	Followers() map[string]uint64
+	Close() error
+	Stats() replica.LeaderStats
 }
 
-// ReplicaFollower is a running follower of one partition.
+// ReplicaFollower is a running follower of one partition
+// (*replica.Follower).
 type ReplicaFollower interface {
-	// Run fetches until ctx ends.
+	// Run fetches until ctx ends, or returns nil once the view says this
+	// node leads.
 	Run(ctx context.Context) error
 	Update(v replica.View)
+	// Close checkpoints the committed point (after Run returned).
+	Close() error
 }
 
 // frontierCopyEvery is how often a follower writes the leader's consumer
@@ -78,12 +84,12 @@ type hostedReplica struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 
+	started    time.Time
+	readyNoted bool // the leader's readiness was counted (reconcile's goroutine only)
+
 	fmu        sync.Mutex
 	frontierAt time.Time // when the leader's frontier was last written here
 	frontier   uint64
-
-	lmu        sync.Mutex
-	caughtUpAt map[string]time.Time // follower -> last sample it held the leader's end
 }
 
 type replicaSet struct {
@@ -205,14 +211,18 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(b.life)
-	h := &hostedReplica{key: k, view: v, log: l, cancel: cancel, done: make(chan struct{}), caughtUpAt: map[string]time.Time{}}
+	h := &hostedReplica{key: k, view: v, log: l, done: make(chan struct{}), started: b.cfg.Now()}
 	if v.Leader == b.cfg.NodeID {
-		h.leader = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) })
+		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) })
 	} else {
 		b.dropQueue(k) // a lease table of an earlier leadership here is stale
-		h.follower = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) })
+		h.follower, err = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) })
 	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(b.life)
+	h.cancel = cancel
 	b.replicas.mu.Lock()
 	if b.replicas.stopped || b.replicas.parts[k] != nil {
 		b.replicas.mu.Unlock()
@@ -229,29 +239,40 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 	b.replicas.mu.Unlock()
 	go func() {
 		defer close(h.done)
-		var err error
 		if h.leader != nil {
-			start := b.cfg.Now()
-			if err = h.leader.Start(ctx); err == nil && h.leader.Ready() {
-				b.m.LeaderChanges.WithLabelValues(k.topic, partLabel(k.partition)).Inc()
-				b.cfg.Logger.Info("leading replicated partition", "topic", k.topic, "partition", k.partition,
-					"epoch", v.Epoch, "took", b.cfg.Now().Sub(start))
-				b.topicState(k.topic).notify.Fire()
+			// A leader that cannot take over (it lost its state) stays
+			// here never writable, until the controller elects another.
+			if err := h.leader.Start(ctx); err != nil {
+				b.cfg.Logger.Error("cannot lead replicated partition", "topic", k.topic, "partition", k.partition, "epoch", v.Epoch, "err", err)
 			}
 			<-ctx.Done()
-		} else {
-			err = h.follower.Run(ctx)
+			return
 		}
+		err := h.follower.Run(ctx)
+		h.follower.Close()
 		if err != nil && ctx.Err() == nil {
-			b.cfg.Logger.Warn("replica role ended", "topic", k.topic, "partition", k.partition, "leader", h.leader != nil, "err", err)
+			b.cfg.Logger.Warn("replica stopped following", "topic", k.topic, "partition", k.partition, "err", err)
 			b.replicas.mu.Lock()
 			if b.replicas.parts[k] == h {
-				delete(b.replicas.parts, k) // the next reconcile starts it again
+				delete(b.replicas.parts, k) // the next reconcile starts it again, if still placed here
 			}
 			b.replicas.mu.Unlock()
 		}
 	}()
 	return nil
+}
+
+// noteReady counts and logs a leader that became writable (reconcile's
+// goroutine), and wakes consumers parked while it took over.
+func (b *Broker) noteReady(h *hostedReplica) {
+	if h.leader == nil || h.readyNoted || h.leader.Writable() != nil {
+		return
+	}
+	h.readyNoted = true
+	b.m.LeaderChanges.WithLabelValues(h.key.topic, partLabel(h.key.partition)).Inc()
+	b.cfg.Logger.Info("leading replicated partition", "topic", h.key.topic, "partition", h.key.partition,
+		"epoch", h.view.Epoch, "took", b.cfg.Now().Sub(h.started))
+	b.topicState(h.key.topic).notify.Fire()
 }
 
 // heldLog returns the partition's log opened held, reopening one that an
@@ -268,11 +289,13 @@ func (b *Broker) heldLog(topic string, p int) (*storage.Log, error) {
 // stopReplica ends a role and waits for it. A leader's lease table goes
 // with its leadership: the next leader's frontier is the one to follow.
 func (b *Broker) stopReplica(h *hostedReplica) {
+	// Cancel, wait, then Close: Close must not race the Start that the
+	// role's goroutine may still be in.
 	h.cancel()
+	<-h.done
 	if h.leader != nil {
 		h.leader.Close()
 	}
-	<-h.done
 	if h.leader != nil {
 		if q := b.peekQueue(h.key.topic, h.key.partition); q != nil {
 			q.persist()
@@ -318,8 +341,8 @@ func (b *Broker) replicaGate(t meta.Topic, p int) error {
 		}
 		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
 	}
-	if !h.leader.Ready() {
-		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node leads it from epoch %d but its epoch start is not in the metastore yet: retry", p, t.Name, h.view.Epoch)
+	if err := h.leader.Writable(); err != nil {
+		return replicaRefusal(err, t.Name, p)
 	}
 	if b.cfg.Fenced != nil && b.cfg.Fenced() {
 		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
@@ -358,11 +381,11 @@ func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, l *storag
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait)
 	defer cancel()
 	if err := h.leader.WaitCommitted(ctx, end-1); err != nil {
-		if _, ok := refusal.As(err); ok {
-			return err
-		}
 		b.m.Errors.WithLabelValues("broker", "replication_wait").Inc()
-		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
+		}
+		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", replicaRefusal(err, topic, p))
 	}
 	b.topicState(topic).notify.Fire() // committed: visible to consumers now
 	return nil
@@ -379,13 +402,14 @@ func (b *Broker) Fetch(ctx context.Context, req replica.FetchRequest) (replica.F
 	if req.Incarnation != 0 && h.view.Incarnation != 0 && req.Incarnation != h.view.Incarnation {
 		return replica.FetchResponse{}, refusal.New(refusal.ErrStaleEpoch, 200*time.Millisecond, "partition %d of %q: fetch for incarnation %d, this node leads incarnation %d", req.Partition, req.Topic, req.Incarnation, h.view.Incarnation)
 	}
-	if !h.leader.Ready() {
-		return replica.FetchResponse{}, refusal.New(refusal.ErrNotReady, 200*time.Millisecond, "partition %d of %q: the leader is taking over", req.Partition, req.Topic)
-	}
 	if b.cfg.Fenced != nil && b.cfg.Fenced() {
 		return replica.FetchResponse{}, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the leader's lease lapsed", req.Partition, req.Topic)
 	}
-	return h.leader.HandleFetch(ctx, req)
+	resp, err := h.leader.HandleFetch(ctx, req)
+	if err != nil {
+		return resp, replicaRefusal(err, req.Topic, req.Partition)
+	}
+	return resp, nil
 }
 
 // copyFrontier writes the leader's consumer frontier into this follower's
@@ -426,38 +450,46 @@ func (b *Broker) persistedFrontier(topic string, p int) uint64 {
 	return b.frontierOf(topic, p)
 }
 
-// gaugeReplicas sets the in-sync size and, on leaders, the replication
-// lag: how many records the slowest follower lacks, and for how long it
-// has not held the leader's end.
+// gaugeReplicas counts leaders that became writable and, on leaders,
+// sets the in-sync size and the replication lag: records the slowest
+// follower lacks, and how long since it last held the leader's end.
 func (b *Broker) gaugeReplicas(want map[partKey]replica.View) {
-	now := b.cfg.Now()
-	for k, v := range want {
+	for k := range want {
 		h := b.hosted(k.topic, k.partition)
 		if h == nil || h.leader == nil {
 			continue
 		}
+		b.noteReady(h)
+		st := h.leader.Stats()
 		lbl := []string{k.topic, partLabel(k.partition)}
-		b.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(len(v.InSync)))
-		end := h.log.End()
-		var lagRecs uint64
-		var lagSecs float64
-		h.lmu.Lock()
-		for node, off := range h.leader.Followers() {
-			if off >= end {
-				h.caughtUpAt[node] = now
-				continue
-			}
-			lagRecs = max(lagRecs, end-off)
-			if at, ok := h.caughtUpAt[node]; ok {
-				lagSecs = max(lagSecs, now.Sub(at).Seconds())
-			} else {
-				h.caughtUpAt[node] = now
+		b.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(st.InSync))
+		var recs uint64
+		var secs float64
+		for _, f := range st.Followers {
+			recs = max(recs, f.Records)
+			if f.Records > 0 {
+				secs = max(secs, f.Time.Seconds())
 			}
 		}
-		h.lmu.Unlock()
-		b.m.ReplicationLagRecords.WithLabelValues(lbl...).Set(float64(lagRecs))
-		b.m.ReplicationLagSeconds.WithLabelValues(lbl...).Set(lagSecs)
+		b.m.ReplicationLagRecords.WithLabelValues(lbl...).Set(float64(recs))
+		b.m.ReplicationLagSeconds.WithLabelValues(lbl...).Set(secs)
 	}
+}
+
+// replicaRefusal puts the engine's refusals in the data plane's typed
+// words (package refusal), for node RPC and the client API.
+func replicaRefusal(err error, topic string, p int) error {
+	switch {
+	case errors.Is(err, replica.ErrStaleEpoch), errors.Is(err, replica.ErrWrongPartition):
+		return refusal.New(refusal.ErrStaleEpoch, 200*time.Millisecond, "partition %d of %q: %v", p, topic, err)
+	case errors.Is(err, replica.ErrNotReady):
+		return refusal.New(refusal.ErrNotReady, 200*time.Millisecond, "partition %d of %q: this node leads it but its epoch start is not in the metastore yet: retry", p, topic)
+	case errors.Is(err, replica.ErrDeposed), errors.Is(err, replica.ErrNotReplica):
+		return refusal.New(refusal.ErrNotLeader, time.Second, "partition %d of %q is no longer led by this node: retry", p, topic)
+	case errors.Is(err, replica.ErrStateLost), errors.Is(err, replica.ErrOffsetAhead):
+		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node lost records it had (a replaced disk?) and may not lead it; another replica will: retry", p, topic)
+	}
+	return err
 }
 
 // ReplicaInfo is what the describe shows of a replicated partition.

@@ -23,20 +23,20 @@ type fakeEngine struct {
 	followers []*fakeFollower
 }
 
-func (e *fakeEngine) NewLeader(l replica.Log, v replica.View, frontier func() uint64) ReplicaLeader {
+func (e *fakeEngine) NewLeader(l replica.Log, v replica.View, frontier func() uint64) (ReplicaLeader, error) {
 	fl := &fakeLeader{log: l, view: v, frontier: frontier, moved: make(chan struct{})}
 	e.mu.Lock()
 	e.leaders = append(e.leaders, fl)
 	e.mu.Unlock()
-	return fl
+	return fl, nil
 }
 
-func (e *fakeEngine) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) ReplicaFollower {
+func (e *fakeEngine) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (ReplicaFollower, error) {
 	ff := &fakeFollower{log: l, view: v, onFrontier: onFrontier}
 	e.mu.Lock()
 	e.followers = append(e.followers, ff)
 	e.mu.Unlock()
-	return ff
+	return ff, nil
 }
 
 func (e *fakeEngine) leader(i int) *fakeLeader {
@@ -70,10 +70,16 @@ type fakeLeader struct {
 }
 
 func (f *fakeLeader) Start(ctx context.Context) error { return nil }
-func (f *fakeLeader) Ready() bool                     { return f.ready.Load() }
 func (f *fakeLeader) Update(v replica.View)           {}
-func (f *fakeLeader) Close()                          { f.closed.Store(true) }
-func (f *fakeLeader) Followers() map[string]uint64    { return map[string]uint64{"n2": 0} }
+func (f *fakeLeader) Close() error                    { f.closed.Store(true); return nil }
+func (f *fakeLeader) Stats() replica.LeaderStats      { return replica.LeaderStats{InSync: 3} }
+
+func (f *fakeLeader) Writable() error {
+	if !f.ready.Load() {
+		return replica.ErrNotReady
+	}
+	return nil
+}
 func (f *fakeLeader) HandleFetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
 	return replica.FetchResponse{Epoch: f.view.Epoch, Frontier: f.frontier()}, nil
 }
@@ -119,6 +125,7 @@ func (f *fakeFollower) Run(ctx context.Context) error {
 	return nil
 }
 func (f *fakeFollower) Update(v replica.View) {}
+func (f *fakeFollower) Close() error          { return nil }
 
 // waitFor polls cond (the hosting loop reacts to metastore changes on its
 // own goroutine); it fails the test after a generous bound.

@@ -113,7 +113,7 @@ func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
-	nodes := startCluster(t, 3)
+	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info")
 	createReplicated(t, nodes, "rep", 3)
 	ps, _ := partitionStats(nodes[0], "rep")
 	leader, survivors := byID(nodes, ps.OwnerNode)
@@ -163,8 +163,15 @@ func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
 	killed := time.Now()
 	leader.kill()
 	var took time.Duration
+	var last client.PartitionStats
+	defer func() {
+		if t.Failed() {
+			t.Logf("partition as %s last described it: %+v; refusals %v", survivors[0].id, last, led.refused)
+		}
+	}()
 	eventually(t, 40*time.Second, "a new leader to take a produce", func() bool {
 		ps, ok := partitionStats(survivors[0], "rep")
+		last = ps
 		if !ok || ps.OwnerNode == leader.id || ps.OwnerNode == "" {
 			return false
 		}
