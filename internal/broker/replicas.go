@@ -265,7 +265,14 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 // noteReady counts and logs a leader that became writable (reconcile's
 // goroutine), and wakes consumers parked while it took over.
 func (b *Broker) noteReady(h *hostedReplica) {
-	if h.leader == nil || h.readyNoted || h.leader.Writable() != nil {
+	if h.leader == nil || h.readyNoted {
+		return
+	}
+	if err := h.leader.Writable(); err != nil {
+		if since := b.cfg.Now().Sub(h.started); since > 5*time.Second && since%(5*time.Second) < time.Second {
+			b.cfg.Logger.Warn("replicated partition led here is not writable yet", "topic", h.key.topic, "partition", h.key.partition,
+				"epoch", h.view.Epoch, "epoch_starts", h.view.EpochStarts, "end", h.log.End(), "for", since, "err", err)
+		}
 		return
 	}
 	h.readyNoted = true

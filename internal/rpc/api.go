@@ -81,6 +81,9 @@ type Handler interface {
 	// when there are none yet. Refusals are typed (refusal: stale epoch,
 	// not leader, not ready), so the follower classifies them.
 	Fetch(ctx context.Context, req FetchRequest) (FetchResponse, error)
+	// Propose applies a metastore command another node forwarded (its
+	// own replication write), on the metastore leader only.
+	Propose(ctx context.Context, cmd []byte) error
 }
 
 // MoveFile is one file of a partition directory, as the source lists it

@@ -116,3 +116,19 @@ func storedFromPB(recs []*nodepb.StoredRecord) ([]storage.Record, error) {
 	}
 	return out, nil
 }
+
+// Propose forwards an encoded metastore command to the leader at addr
+// (meta.Forwarder).
+func (p *Pool) Propose(ctx context.Context, addr string, cmd []byte) error {
+	_, err := invoke(ctx, p, addr, "Propose", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ProposeResponse, error) {
+		return c.Propose(ctx, &nodepb.ProposeRequest{Command: cmd})
+	})
+	return err
+}
+
+func (s *service) Propose(ctx context.Context, req *nodepb.ProposeRequest) (*nodepb.ProposeResponse, error) {
+	if err := s.h.Propose(ctx, req.GetCommand()); err != nil {
+		return nil, err
+	}
+	return &nodepb.ProposeResponse{}, nil
+}

@@ -84,3 +84,17 @@ func TestFetchRefusesNegativeNumbers(t *testing.T) {
 		t.Fatalf("got %v, handler calls %d", err, f.calls.Load())
 	}
 }
+
+// A forwarded metastore command reaches the leader's handler byte for
+// byte; its failure comes back as an error.
+func TestProposeRoundTrip(t *testing.T) {
+	f := &fake{}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	if err := p.Propose(context.Background(), addr, []byte(`{"op":18}`)); err != nil || f.calls.Load() != 1 {
+		t.Fatalf("propose: %v, calls %d", err, f.calls.Load())
+	}
+	if err := p.Propose(context.Background(), addr, []byte("refuse")); err == nil {
+		t.Fatal("a refused proposal came back as success")
+	}
+}

@@ -39,6 +39,14 @@ type fake struct {
 	fetch     func(context.Context, FetchRequest) (FetchResponse, error)
 }
 
+func (f *fake) Propose(ctx context.Context, cmd []byte) error {
+	f.calls.Add(1)
+	if string(cmd) == "refuse" {
+		return errDisk
+	}
+	return nil
+}
+
 func (f *fake) Fetch(ctx context.Context, req FetchRequest) (FetchResponse, error) {
 	f.calls.Add(1)
 	if f.fetch == nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -52,19 +53,52 @@ func (l *nodeLease) fenced() bool {
 // SetInSync and StartEpoch are forwarded to the Raft leader from any
 // node), the follower fetches over node RPC, both on the system clock.
 type replication struct {
+	log       *slog.Logger
 	self      string
 	ms        *meta.Store
 	transport replica.Transport
 }
 
-func newReplication(self string, ms *meta.Store, others peers) broker.ReplicaEngine {
-	return replication{self: self, ms: ms, transport: fetchTransport{peers: others}}
+func newReplication(self string, ms *meta.Store, others peers, log *slog.Logger) broker.ReplicaEngine {
+	return replication{log: log, self: self, ms: ms, transport: fetchTransport{peers: others}}
 }
 
 func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64) (broker.ReplicaLeader, error) {
-	return replica.NewLeader(replica.LeaderConfig{Self: r.self, View: v, Log: l, Proposer: r.ms, Clock: clock.Real, Frontier: frontier})
+	return replica.NewLeader(replica.LeaderConfig{Self: r.self, View: v, Log: l, Proposer: boundedProposer{r.ms, r.log}, Clock: clock.Real, Frontier: frontier})
 }
 
 func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (broker.ReplicaFollower, error) {
 	return replica.NewFollower(replica.FollowerConfig{Self: r.self, View: v, Log: l, Transport: r.transport, Clock: clock.Real, OnFrontier: onFrontier})
+}
+
+// proposeBound bounds one replication proposal. The leader proposes its
+// epoch start once at Start and again each second until it is recorded,
+// so a proposal that cannot finish (forwarded to a metastore leader that
+// just died) must give up soon, or the retry — and the takeover — waits
+// for the forward's own long timeout.
+const proposeBound = 2 * time.Second
+
+type boundedProposer struct {
+	ms  *meta.Store
+	log *slog.Logger
+}
+
+func (p boundedProposer) SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string) error {
+	ctx, cancel := context.WithTimeout(ctx, proposeBound)
+	defer cancel()
+	err := p.ms.SetInSync(ctx, topic, partition, epoch, leader, inSync)
+	if err != nil {
+		p.log.Warn("in-sync change not recorded; the leader proposes it again", "topic", topic, "partition", partition, "epoch", epoch, "in_sync", inSync, "err", err)
+	}
+	return err
+}
+
+func (p boundedProposer) StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, proposeBound)
+	defer cancel()
+	err := p.ms.StartEpoch(ctx, topic, partition, epoch, leader, offset)
+	if err != nil {
+		p.log.Warn("epoch start not recorded; the leader proposes it again", "topic", topic, "partition", partition, "epoch", epoch, "offset", offset, "err", err)
+	}
+	return err
 }

@@ -143,3 +143,12 @@ func (h *rpcHandler) Fetch(ctx context.Context, req rpc.FetchRequest) (rpc.Fetch
 	resp, err := h.b.Fetch(ctx, replica.FetchRequest(req))
 	return rpc.FetchResponse(resp), err
 }
+
+// Propose applies a replication write another node forwarded (meta's
+// Forwarder), on the metastore leader only.
+func (h *rpcHandler) Propose(ctx context.Context, cmd []byte) error {
+	if !h.ms.IsLeader() {
+		return notLeader()
+	}
+	return h.b.MetaErr(h.ms.ApplyForwarded(ctx, cmd))
+}

@@ -182,8 +182,14 @@ func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
 		return false
 	})
 	t.Logf("a new leader took a produce %v after the leader was SIGKILLed", took.Round(time.Millisecond))
-	for i := 0; i < 150; i++ {
-		led.produce(survivors[i%2])
+	// After the takeover every produce is answered 202: the new leader
+	// and the other survivor are a majority (bounded, so a stall fails
+	// the test instead of hanging it).
+	after := time.Now().Add(20 * time.Second)
+	for i := 0; i < 150 && time.Now().Before(after); i++ {
+		if !led.produce(survivors[i%2]) {
+			t.Errorf("produce %d after the takeover refused", i)
+		}
 	}
 	accepted := led.snapshot()
 	eventually(t, 30*time.Second, "every record answered 202 to be consumed", func() bool {

@@ -2236,6 +2236,88 @@ func (x *FetchResponse) GetFrontier() uint64 {
 	return 0
 }
 
+type ProposeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An encoded metastore command (meta.Command.Encode); the leader takes
+	// only the kinds a node may forward.
+	Command       []byte `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposeRequest) Reset() {
+	*x = ProposeRequest{}
+	mi := &file_node_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposeRequest) ProtoMessage() {}
+
+func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
+func (*ProposeRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ProposeRequest) GetCommand() []byte {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+type ProposeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposeResponse) Reset() {
+	*x = ProposeResponse{}
+	mi := &file_node_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposeResponse) ProtoMessage() {}
+
+func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
+func (*ProposeResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{37}
+}
+
 var File_node_proto protoreflect.FileDescriptor
 
 const file_node_proto_rawDesc = "" +
@@ -2393,7 +2475,10 @@ const file_node_proto_rawDesc = "" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tcommitted\x18\x02 \x01(\x04R\tcommitted\x120\n" +
 	"\arecords\x18\x03 \x03(\v2\x16.narad.v1.StoredRecordR\arecords\x12\x1a\n" +
-	"\bfrontier\x18\x04 \x01(\x04R\bfrontier2\x98\a\n" +
+	"\bfrontier\x18\x04 \x01(\x04R\bfrontier\"*\n" +
+	"\x0eProposeRequest\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\fR\acommand\"\x11\n" +
+	"\x0fProposeResponse2\xd8\a\n" +
 	"\x04Node\x12;\n" +
 	"\x06Commit\x12\x17.narad.v1.CommitRequest\x1a\x18.narad.v1.CommitResponse\x12>\n" +
 	"\aForward\x12\x18.narad.v1.ForwardRequest\x1a\x19.narad.v1.ForwardResponse\x128\n" +
@@ -2409,7 +2494,8 @@ const file_node_proto_rawDesc = "" +
 	"\tMoveFiles\x12\x1a.narad.v1.MoveFilesRequest\x1a\x1b.narad.v1.MoveFilesResponse\x12A\n" +
 	"\bMoveRead\x12\x19.narad.v1.MoveReadRequest\x1a\x1a.narad.v1.MoveReadResponse\x12D\n" +
 	"\tReadIndex\x12\x1a.narad.v1.ReadIndexRequest\x1a\x1b.narad.v1.ReadIndexResponse\x128\n" +
-	"\x05Fetch\x12\x16.narad.v1.FetchRequest\x1a\x17.narad.v1.FetchResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
+	"\x05Fetch\x12\x16.narad.v1.FetchRequest\x1a\x17.narad.v1.FetchResponse\x12>\n" +
+	"\aPropose\x12\x18.narad.v1.ProposeRequest\x1a\x19.narad.v1.ProposeResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -2423,7 +2509,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -2461,6 +2547,8 @@ var file_node_proto_goTypes = []any{
 	(*FetchRequest)(nil),         // 33: narad.v1.FetchRequest
 	(*StoredRecord)(nil),         // 34: narad.v1.StoredRecord
 	(*FetchResponse)(nil),        // 35: narad.v1.FetchResponse
+	(*ProposeRequest)(nil),       // 36: narad.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 37: narad.v1.ProposeResponse
 }
 var file_node_proto_depIdxs = []int32{
 	2,  // 0: narad.v1.Record.headers:type_name -> narad.v1.Header
@@ -2486,22 +2574,24 @@ var file_node_proto_depIdxs = []int32{
 	29, // 20: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
 	31, // 21: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
 	33, // 22: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
-	4,  // 23: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	6,  // 24: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	10, // 25: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	12, // 26: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	15, // 27: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	17, // 28: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	19, // 29: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	21, // 30: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	23, // 31: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	25, // 32: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	28, // 33: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	30, // 34: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	32, // 35: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
-	35, // 36: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
-	23, // [23:37] is the sub-list for method output_type
-	9,  // [9:23] is the sub-list for method input_type
+	36, // 23: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
+	4,  // 24: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	6,  // 25: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	10, // 26: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	12, // 27: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	15, // 28: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	17, // 29: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	19, // 30: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	21, // 31: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	23, // 32: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	25, // 33: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	28, // 34: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	30, // 35: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	32, // 36: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	35, // 37: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
+	37, // 38: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
+	24, // [24:39] is the sub-list for method output_type
+	9,  // [9:24] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -2519,7 +2609,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,7 @@ const (
 	Node_MoveRead_FullMethodName     = "/narad.v1.Node/MoveRead"
 	Node_ReadIndex_FullMethodName    = "/narad.v1.Node/ReadIndex"
 	Node_Fetch_FullMethodName        = "/narad.v1.Node/Fetch"
+	Node_Propose_FullMethodName      = "/narad.v1.Node/Propose"
 )
 
 // NodeClient is the client API for Node service.
@@ -78,6 +79,9 @@ type NodeClient interface {
 	// (09-extensions.md, "Replicated partitions"); the fetch offset is its
 	// acknowledgement of everything below it.
 	Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error)
+	// A node's own metastore write (a partition leader's in-sync change or
+	// epoch start), forwarded to the metastore leader, which applies it.
+	Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (*ProposeResponse, error)
 }
 
 type nodeClient struct {
@@ -228,6 +232,16 @@ func (c *nodeClient) Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *nodeClient) Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (*ProposeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProposeResponse)
+	err := c.cc.Invoke(ctx, Node_Propose_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -264,6 +278,9 @@ type NodeServer interface {
 	// (09-extensions.md, "Replicated partitions"); the fetch offset is its
 	// acknowledgement of everything below it.
 	Fetch(context.Context, *FetchRequest) (*FetchResponse, error)
+	// A node's own metastore write (a partition leader's in-sync change or
+	// epoch start), forwarded to the metastore leader, which applies it.
+	Propose(context.Context, *ProposeRequest) (*ProposeResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -315,6 +332,9 @@ func (UnimplementedNodeServer) ReadIndex(context.Context, *ReadIndexRequest) (*R
 }
 func (UnimplementedNodeServer) Fetch(context.Context, *FetchRequest) (*FetchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Fetch not implemented")
+}
+func (UnimplementedNodeServer) Propose(context.Context, *ProposeRequest) (*ProposeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Propose not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -589,6 +609,24 @@ func _Node_Fetch_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_Propose_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProposeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).Propose(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_Propose_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).Propose(ctx, req.(*ProposeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -651,6 +689,10 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Fetch",
 			Handler:    _Node_Fetch_Handler,
+		},
+		{
+			MethodName: "Propose",
+			Handler:    _Node_Propose_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
