@@ -99,7 +99,7 @@ func TestHeldCrashKillDuringAppendAndTruncate(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	acked := map[uint64]string{} // offset → id of the acknowledged write there; "?" unknown
-	cut := map[string]bool{} // "id@offset" an acknowledged truncation removed: never seen again
+	cut := map[string]bool{}     // "id@offset" an acknowledged truncation removed: never seen again
 	var ackedEnd, committed uint64
 	truncs := 0
 	for round := 0; round < 6; round++ {
