@@ -20,22 +20,23 @@ import (
 var heldFaultOps = []errorfs.Op{errorfs.OpWrite, errorfs.OpSync, errorfs.OpRename, errorfs.OpRemove,
 	errorfs.OpTruncate, errorfs.OpOpen, errorfs.OpRead}
 
-// heldFaultLog is a held log through errorfs with 8 batches of 3 records
-// in 200-byte segments (about one batch per segment), 4 released.
+// heldFaultLog is a held log through errorfs with 5 batches of 3 records
+// in 250-byte segments (two batches each: segments at 0, 6, 12), 1
+// released.
 func heldFaultLog(t *testing.T) (*Log, *errorfs.FS, string, []Record) {
 	t.Helper()
 	fsys := errorfs.New(vfs.Default)
 	dir := t.TempDir()
-	l := openT(t, dir, Options{Held: true, SegmentBytes: 200, FS: fsys, HWMPersistInterval: time.Hour})
-	for i := uint64(0); i < 8; i++ {
+	l := openT(t, dir, Options{Held: true, SegmentBytes: 250, FS: fsys, HWMPersistInterval: time.Hour})
+	for i := uint64(0); i < 5; i++ {
 		if err := l.Append(leaderRecs(i*3, int64(i), int64(i), int64(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l.Release(4)
-	// The hwm file claims the durable end (24), as the persist loop
+	l.Release(1)
+	// The hwm file claims the durable end (15), as the persist loop
 	// leaves it: a truncation must lower that claim before it cuts.
-	if err := l.PersistHWM(24); err != nil {
+	if err := l.PersistHWM(15); err != nil {
 		t.Fatal(err)
 	}
 	return l, fsys, dir, cloneRecords(readToAll(t, l))
@@ -46,7 +47,7 @@ func heldFaultLog(t *testing.T) (*Log, *errorfs.FS, string, []Record) {
 func reopenConsistent(t *testing.T, dir string, written []Record, least uint64) uint64 {
 	t.Helper()
 	var shortfalls int
-	l, err := Open(dir, Options{Held: true, SegmentBytes: 200, Hooks: Hooks{Shortfall: func() { shortfalls++ }}})
+	l, err := Open(dir, Options{Held: true, SegmentBytes: 250, Hooks: Hooks{Shortfall: func() { shortfalls++ }}})
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -60,7 +61,11 @@ func reopenConsistent(t *testing.T, dir string, written []Record, least uint64) 
 }
 
 func TestTruncateFaultsReopenConsistent(t *testing.T) {
-	for _, off := range []uint64{7, 9, 4} { // inside a frame first in its segment, at a segment start, inside the released one's frame
+	// Inside a frame first in its segment (replaced), inside a frame after
+	// another (a new segment file shadows it), at a frame boundary, at a
+	// segment's start; the later segments are removed (two of them, but
+	// for the last).
+	for _, off := range []uint64{1, 4, 3, 6} {
 		for _, op := range heldFaultOps {
 			for k := 0; ; k++ {
 				name := fmt.Sprintf("cut %d, %v fails after %d", off, op, k)
@@ -103,15 +108,15 @@ func TestTruncateFaultThenClose(t *testing.T) {
 	for _, op := range []errorfs.Op{errorfs.OpRename, errorfs.OpRemove} {
 		l, fsys, dir, written := heldFaultLog(t)
 		fsys.Inject(errorfs.Rule{Ops: op, Times: 1, Err: syscall.EIO})
-		if err := l.TruncateTo(7); err == nil || !l.Fenced() {
+		if err := l.TruncateTo(4); err == nil || !l.Fenced() {
 			t.Fatalf("%v: %v, fenced %v", op, err, l.Fenced())
 		}
 		fsys.Clear()
-		if err := l.Append(leaderRecs(7, 9)); !errors.Is(err, ErrFenced) {
+		if err := l.Append(leaderRecs(4, 9)); !errors.Is(err, ErrFenced) {
 			t.Fatalf("%v: Append on a log fenced by truncation: %v", op, err)
 		}
 		l.Close()
-		reopenConsistent(t, dir, written, 7)
+		reopenConsistent(t, dir, written, 4)
 	}
 }
 
@@ -120,18 +125,18 @@ func TestAppendFaultsReopenConsistent(t *testing.T) {
 		for k := 0; ; k++ {
 			name := fmt.Sprintf("%v fails after %d", op, k)
 			l, fsys, dir, written := heldFaultLog(t)
-			next := leaderRecs(24, 8, 8, 8)
+			next := leaderRecs(15, 8, 8, 8)
 			in := fsys.Inject(errorfs.Rule{Ops: op, After: k, Times: 1, Err: syscall.EIO, LoseUnsynced: true})
 			err := l.Append(next)
 			hit := in.Fired() > 0
 			fsys.Clear()
-			least := uint64(24)
+			least := uint64(15)
 			if err == nil {
-				least = 27
-				if l.End() != 27 {
+				least = 18
+				if l.End() != 18 {
 					t.Fatalf("%s: Append answered nil with end %d", name, l.End())
 				}
-			} else if l.End() != 24 {
+			} else if l.End() != 15 {
 				t.Fatalf("%s: a failed Append (%v) moved the end to %d", name, err, l.End())
 			}
 			if err != nil && l.Fenced() {
