@@ -60,10 +60,9 @@ func TestHeldCommitVisibleOnlyAfterRelease(t *testing.T) {
 // A held commit is never lazy: nothing but this copy holds the records
 // until replication counts it.
 func TestHeldCommitIgnoresLazy(t *testing.T) {
-	l := openT(t, t.TempDir(), heldOpts())
-	defer l.Close()
 	var syncs int
-	l.opts.Hooks.Fsync = func(time.Duration) { syncs++ }
+	l := openT(t, t.TempDir(), Options{Held: true, Hooks: Hooks{Fsync: func(time.Duration) { syncs++ }}})
+	defer l.Close()
 	if _, _, err := l.CommitFrom(recs("a", 2, false), Source{Origin: 7, Seqs: []uint64{1, 2}, Lazy: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -118,9 +118,8 @@ func TestTruncateInsideAFrameKeepsTheHead(t *testing.T) {
 
 func TestTruncateAtAFrameBoundary(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, dir, heldOpts())
 	var commitNow int64 = 1000
-	l.opts.Now = clockAt(&commitNow)
+	l := openT(t, dir, Options{Held: true, Now: clockAt(&commitNow)})
 	commitT(t, l, recs("a", 2, false))
 	commitNow = 2000
 	commitT(t, l, recs("b", 2, false))
