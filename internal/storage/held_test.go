@@ -310,3 +310,27 @@ func TestReadToReportsAGap(t *testing.T) {
 		t.Fatalf("ReadTo past the damage: %d records, %v", len(got), err)
 	}
 }
+
+// A reader of a held log stepping over damage stops at the HWM: the range
+// past it is not the reader's to skip yet.
+func TestHeldReadSkipStopsAtTheHWM(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{Held: true, SegmentBytes: 200})
+	for i := uint64(0); i < 3; i++ {
+		if err := l.Append(leaderRecs(i*3, 1, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	seg := filepath.Join(dir, segmentName(3))
+	b, _ := os.ReadFile(seg)
+	b[FrameHeaderSize+5] ^= 0xff
+	os.WriteFile(seg, b, 0o644)
+	l = openT(t, dir, heldOpts())
+	defer l.Close()
+	l.Release(4)
+	res, err := l.Read(3, 100, 1<<20, NoDueLimit)
+	if err != nil || res.Skipped != 1 || res.Next != 4 {
+		t.Fatalf("Read over damage with hwm 4: skipped %d, next %d, %v; want 1 and 4", res.Skipped, res.Next, err)
+	}
+}
