@@ -55,6 +55,9 @@ type Config struct {
 	// single node (every partition here; no remote stats).
 	Placer      Placer
 	RemoteStats StatsFunc
+	// LiveNodes is how many nodes may receive partitions now (the most
+	// copies a replication_factor may ask for); nil: one, this node.
+	LiveNodes func() int
 	// Remote commits to partitions other nodes own (node RPC): where a
 	// dead-letter copy goes when its partition is not served here. Nil on
 	// a single node.

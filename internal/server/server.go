@@ -92,6 +92,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	bc.Admission = freezes
 	if n.clustered {
 		bc.Placer, bc.RemoteStats = cluster.Placement{Meta: ms}.Place, remoteStats{peers: others}.Stats
+		bc.LiveNodes = cluster.Placement{Meta: ms}.LiveCount
 		bc.Remote = remoteCommitter{ms: ms, peers: others} // dead-letter copies to other owners: the router's remote side
 	}
 	b := broker.New(bc, ms, w, m)

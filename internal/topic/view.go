@@ -22,6 +22,7 @@ type CreateRequest struct {
 	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
 	MaxDeliveries       int             `json:"max_deliveries"`
 	DeadLetterTopic     string          `json:"dead_letter_topic"`
+	ReplicationFactor   *int            `json:"replication_factor"`
 }
 
 // View is a topic as the API shows it.
@@ -43,6 +44,9 @@ const (
 // stripped (F30) and its role named.
 func ViewOf(t meta.Topic) View {
 	t.Remote = t.Remote.Public() // credentials are never shown (F30)
+	if t.ReplicationFactor == 0 && t.Remote == nil {
+		t.ReplicationFactor = 1 // recorded before replication existed: one copy
+	}
 	role := RoleStandalone
 	switch {
 	case t.Parent != "":
