@@ -334,3 +334,21 @@ func TestHeldReadSkipStopsAtTheHWM(t *testing.T) {
 		t.Fatalf("Read over damage with hwm 4: skipped %d, next %d, %v; want 1 and 4", res.Skipped, res.Next, err)
 	}
 }
+
+// EndNotify also wakes a fetch long-poll when a truncation moves End and
+// when the log closes.
+func TestEndNotifyOnTruncateAndClose(t *testing.T) {
+	l := openT(t, t.TempDir(), heldOpts())
+	if err := l.Append(leaderRecs(0, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	ch := l.EndNotify()
+	if err := l.TruncateTo(1); err != nil || !fired(ch) {
+		t.Fatalf("TruncateTo: %v, EndNotify fired %v", err, fired(ch))
+	}
+	ch = l.EndNotify()
+	l.Close()
+	if !fired(ch) {
+		t.Fatal("Close did not fire EndNotify")
+	}
+}
