@@ -75,6 +75,15 @@ func validCap(field string, v int) error {
 	return nil
 }
 
+// ValidReplicationFactor checks the shape of replication_factor, 1..5
+// copies: what any node can refuse before forwarding a request.
+func ValidReplicationFactor(v *int) error {
+	if v != nil && (*v < 1 || *v > meta.MaxReplicationFactor) {
+		return apierr.BadRequest("replication_factor must be 1..%d, got %d", meta.MaxReplicationFactor, *v)
+	}
+	return nil
+}
+
 // validReplicationFactor checks replication_factor: 1..5 copies, on
 // distinct nodes, so no more than the nodes that may receive them now.
 func (b *Broker) validReplicationFactor(v int) error {
@@ -83,8 +92,8 @@ func (b *Broker) validReplicationFactor(v int) error {
 		live = b.cfg.LiveNodes()
 	}
 	switch {
-	case v < 1 || v > meta.MaxReplicationFactor:
-		return apierr.BadRequest("replication_factor must be 1..%d, got %d", meta.MaxReplicationFactor, v)
+	case ValidReplicationFactor(&v) != nil:
+		return ValidReplicationFactor(&v)
 	case v > live:
 		return apierr.BadRequest("replication_factor %d is more than the %d live nodes: each copy needs a node of its own", v, live)
 	}

@@ -151,3 +151,16 @@ func TestFencedAfterFenceAfterWithoutAnAnswer(t *testing.T) {
 		t.Fatal("a late answer to an old heartbeat renewed the lease")
 	}
 }
+
+// TestResizeKeepsOffTheParentsCopies: growth takes nodes not holding the
+// parent partition's copies first, in rotation after the leader.
+func TestResizeKeepsOffTheParentsCopies(t *testing.T) {
+	a := meta.Assignment{Owner: "b"}
+	live := []string{"a", "b", "c", "d"}
+	if got := resize(a, []string{"b"}, 3, live, []string{"c"}); !slices.Equal(got, []string{"b", "d", "a"}) {
+		t.Fatalf("grown to %v, want [b d a] (c holds the parent's copy)", got)
+	}
+	if got := resize(a, []string{"b"}, 4, live, []string{"c"}); !slices.Equal(got, []string{"b", "d", "a", "c"}) {
+		t.Fatalf("grown to %v: the parent's node only when nothing else is left", got)
+	}
+}

@@ -10,10 +10,15 @@ import (
 
 // tick is one turn of the leader's loop: propose a missing epoch start
 // again, checkpoint the committed point, and change the in-sync set when
-// a member lags (never below a majority) or a follower caught up. One
-// change is in flight at a time; a failed proposal is proposed again as
-// it was, since it may still apply and the committed point is computed
-// over it until the view shows it.
+// a member lags (never below a majority) or a follower caught up.
+//
+// One change is in flight at a time, and the committed point is computed
+// over it joined with the view's set until the view shows it. A failed
+// proposal may still apply (a timeout), so its set stays in that union
+// until a later proposal succeeds (the metastore applies one leader's
+// proposals in order, so the later one wins); the next proposal is
+// decided afresh, never the failed one again from old facts — re-stating
+// the view's set if nothing else is wanted.
 func (l *Leader) tick(ctx context.Context) {
 	l.mu.Lock()
 	if l.ended != nil || l.stateErr != nil {
@@ -29,9 +34,12 @@ func (l *Leader) tick(ctx context.Context) {
 		}
 		return
 	}
-	next := l.pending
-	if next == nil {
+	var next []string
+	if l.pending == nil {
 		next = l.nextInSyncLocked(now)
+		if next == nil && len(l.uncertain) > 0 {
+			next = slices.Clone(l.view.InSync)
+		}
 		l.pending = next
 	}
 	v := l.view
@@ -40,9 +48,21 @@ func (l *Leader) tick(ctx context.Context) {
 	if next == nil {
 		return
 	}
-	// A refusal means this leader is deposed (the view will say so) or
-	// the proposal will be tried again next tick.
-	_ = l.cfg.Proposer.SetInSync(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, next)
+	err := l.cfg.Proposer.SetInSync(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, next)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// Refused (deposed: the view will say so) or unknown.
+		l.uncertain = append(l.uncertain, next)
+		if slices.Equal(l.pending, next) {
+			l.pending = nil
+		}
+		return
+	}
+	l.uncertain = nil
+	if l.pending != nil && sameSet(l.pending, l.view.InSync) {
+		l.pending = nil // the view showed it already
+	}
 }
 
 // nextInSyncLocked is the in-sync set the leader wants now, or nil if it

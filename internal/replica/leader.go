@@ -95,7 +95,10 @@ type Leader struct {
 	// pending is the in-sync set proposed and not yet seen in the view
 	// (nil: none). Until it is seen, the committed point is computed over
 	// the union of it and the view's set (the stricter one).
-	pending        []string
+	pending []string
+	// uncertain are sets of failed proposals that may still apply; they
+	// join the computation until a later proposal succeeds.
+	uncertain      [][]string
 	startProposed  time.Time
 	checkpointed   uint64
 	checkpointedAt time.Time
@@ -369,15 +372,18 @@ func (l *Leader) advanceLocked() {
 }
 
 // strictSetLocked is the in-sync set the committed point is computed
-// over: the view's, joined with the one in flight.
+// over: the view's, joined with the one in flight and those that may
+// still apply.
 func (l *Leader) strictSetLocked() []string {
-	if l.pending == nil {
+	if l.pending == nil && len(l.uncertain) == 0 {
 		return l.view.InSync
 	}
 	set := slices.Clone(l.view.InSync)
-	for _, n := range l.pending {
-		if !slices.Contains(set, n) {
-			set = append(set, n)
+	for _, s := range append([][]string{l.pending}, l.uncertain...) {
+		for _, n := range s {
+			if !slices.Contains(set, n) {
+				set = append(set, n)
+			}
 		}
 	}
 	return set

@@ -118,3 +118,9 @@ func (m *memMeta) isWiped(n string) bool {
 	defer m.mu.Unlock()
 	return m.wiped[n]
 }
+
+func (m *memMeta) wipedCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.wiped)
+}

@@ -11,7 +11,12 @@ import "github.com/narad-io/narad/internal/meta"
 // (ascending).
 //
 // A replica that wrote in the current epoch (or in a later one: its view
-// is behind, and the fetch will be refused) cuts nothing. Otherwise every
+// is behind, and the fetch will be refused) cuts nothing; nor does one
+// that never wrote in a replicated epoch (lastEpoch 0: every replica
+// marks an epoch before its first record in it), whose records, if any,
+// are the partition's history from before it was replicated (a
+// replication factor raised on a partition with records: its leader must
+// be the old owner). Otherwise every
 // record it holds was written in an epoch <= lastEpoch, and each later
 // epoch's leader held, when it began, only the records below its start:
 // the cut is the lowest start of the epochs after lastEpoch (not the
@@ -23,7 +28,7 @@ import "github.com/narad-io/narad/internal/meta"
 // the same everywhere. The result is never below committed (only a
 // never-acknowledged tail is cut) and never above end.
 func TruncationPoint(lastEpoch, end, committed, current uint64, starts []meta.EpochStart) uint64 {
-	if lastEpoch >= current {
+	if lastEpoch >= current || lastEpoch == 0 {
 		return end
 	}
 	cut := end

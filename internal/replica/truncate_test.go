@@ -23,7 +23,7 @@ func TestTruncationPoint(t *testing.T) {
 		{"never below the committed checkpoint", 1, 17, 12, 4, starts, 12},
 		{"checkpoint past the end: nothing to cut", 1, 8, 9, 4, starts, 8},
 		{"empty disk, zero state", 0, 0, 0, 4, starts, 0},
-		{"never wrote, placement's start", 0, 0, 0, 1, []meta.EpochStart{{Epoch: 1, Offset: 0}}, 0},
+		{"history from before replication (never wrote in an epoch): kept", 0, 7, 0, 1, []meta.EpochStart{{Epoch: 1, Offset: 0}}, 7},
 		{"no start after the last epoch yet: nothing known to cut", 4, 30, 20, 5, starts, 30},
 		{"no history at all: nothing known to cut", 1, 30, 20, 2, nil, 30},
 		{"trimmed history: cut at the checkpoint", 1, 30, 12, 9, []meta.EpochStart{{Epoch: 6, Offset: 40}, {Epoch: 9, Offset: 50}}, 12},

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -60,10 +61,9 @@ func TestHeldCommitVisibleOnlyAfterRelease(t *testing.T) {
 // A held commit is never lazy: nothing but this copy holds the records
 // until replication counts it.
 func TestHeldCommitIgnoresLazy(t *testing.T) {
-	l := openT(t, t.TempDir(), heldOpts())
-	defer l.Close()
 	var syncs int
-	l.opts.Hooks.Fsync = func(time.Duration) { syncs++ }
+	l := openT(t, t.TempDir(), Options{Held: true, Hooks: Hooks{Fsync: func(time.Duration) { syncs++ }}})
+	defer l.Close()
 	if _, _, err := l.CommitFrom(recs("a", 2, false), Source{Origin: 7, Seqs: []uint64{1, 2}, Lazy: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -266,5 +266,89 @@ func TestAppendRollsSegments(t *testing.T) {
 	defer l.Close()
 	if l.End() != 12 {
 		t.Fatalf("reopened end %d", l.End())
+	}
+}
+
+// ReadTo verifies frames as Read does: an unreadable first record is a
+// *GapError naming the range (a replica cannot copy a hole), counted as
+// skipped once however often it is asked; records before the damage come
+// back without it.
+func TestReadToReportsAGap(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{Held: true, SegmentBytes: 200})
+	for i := uint64(0); i < 3; i++ {
+		if err := l.Append(leaderRecs(i*3, 1, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	seg := filepath.Join(dir, segmentName(3)) // sealed: Open does not scan it
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[FrameHeaderSize+5] ^= 0xff
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = openT(t, dir, heldOpts())
+	defer l.Close()
+	if got, err := l.ReadTo(0, 100, 1<<20); err != nil || len(got) != 3 {
+		t.Fatalf("ReadTo before the damage: %d records, %v; want the 3 before it", len(got), err)
+	}
+	for i := 0; i < 2; i++ {
+		_, err := l.ReadTo(3, 100, 1<<20)
+		var gap *GapError
+		if !errors.As(err, &gap) || gap.From != 3 || gap.To != 6 {
+			t.Fatalf("ReadTo at the damage: %v, want a gap 3..6", err)
+		}
+	}
+	if n := l.CorruptSkipped(); n != 3 {
+		t.Fatalf("%d records counted skipped, want 3 (once)", n)
+	}
+	if got, err := l.ReadTo(6, 100, 1<<20); err != nil || len(got) != 3 {
+		t.Fatalf("ReadTo past the damage: %d records, %v", len(got), err)
+	}
+}
+
+// A reader of a held log stepping over damage stops at the HWM: the range
+// past it is not the reader's to skip yet.
+func TestHeldReadSkipStopsAtTheHWM(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{Held: true, SegmentBytes: 200})
+	for i := uint64(0); i < 3; i++ {
+		if err := l.Append(leaderRecs(i*3, 1, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	seg := filepath.Join(dir, segmentName(3))
+	b, _ := os.ReadFile(seg)
+	b[FrameHeaderSize+5] ^= 0xff
+	os.WriteFile(seg, b, 0o644)
+	l = openT(t, dir, heldOpts())
+	defer l.Close()
+	l.Release(4)
+	res, err := l.Read(3, 100, 1<<20, NoDueLimit)
+	if err != nil || res.Skipped != 1 || res.Next != 4 {
+		t.Fatalf("Read over damage with hwm 4: skipped %d, next %d, %v; want 1 and 4", res.Skipped, res.Next, err)
+	}
+}
+
+// EndNotify also wakes a fetch long-poll when a truncation moves End and
+// when the log closes.
+func TestEndNotifyOnTruncateAndClose(t *testing.T) {
+	l := openT(t, t.TempDir(), heldOpts())
+	if err := l.Append(leaderRecs(0, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	ch := l.EndNotify()
+	if err := l.TruncateTo(1); err != nil || !fired(ch) {
+		t.Fatalf("TruncateTo: %v, EndNotify fired %v", err, fired(ch))
+	}
+	ch = l.EndNotify()
+	l.Close()
+	if !fired(ch) {
+		t.Fatal("Close did not fire EndNotify")
 	}
 }

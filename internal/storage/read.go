@@ -69,7 +69,9 @@ func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommit
 			if len(res.Records) > 0 {
 				return res, nil // hand out what is good; the next read reports the gap
 			}
-			to := l.skipRange(s, res.Next, err)
+			// Not past the limit: on a held log the damaged range may run
+			// past what Release allowed, and a reader's Next must not.
+			to := min(l.skipRange(s, res.Next, err), limit)
 			res.SkippedFrom, res.Skipped = res.Next, to-res.Next
 			res.Next = to
 			return res, nil

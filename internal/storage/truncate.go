@@ -60,30 +60,32 @@ func (l *Log) TruncateTo(off uint64) error {
 	if l.failed != nil {
 		return l.failed
 	}
-	l.mu.RLock()
-	closed, hwm, end, oldest := l.closed, l.hwm, l.end, l.oldest
-	l.mu.RUnlock()
-	switch {
-	case closed:
-		return ErrClosed
-	case off < hwm:
-		return fmt.Errorf("truncate %s at %d: %w %d", l.dir, off, ErrBelowCommitted, hwm)
-	case off >= end:
-		return nil
-	case off < oldest:
-		return fmt.Errorf("truncate %s at %d: below the oldest retained record %d", l.dir, off, oldest)
-	}
-	p, err := l.planCut(off)
-	if err != nil {
-		return fmt.Errorf("truncate %s at %d: %w", l.dir, off, err)
-	}
 	l.mu.Lock()
-	if off < l.hwm { // a Release came meanwhile
+	end := l.end
+	switch {
+	case l.closed:
+		l.mu.Unlock()
+		return ErrClosed
+	case off < l.hwm:
 		hwm := l.hwm
 		l.mu.Unlock()
 		return fmt.Errorf("truncate %s at %d: %w %d", l.dir, off, ErrBelowCommitted, hwm)
+	case off >= end:
+		l.mu.Unlock()
+		return nil
+	case off < l.oldest:
+		oldest := l.oldest
+		l.mu.Unlock()
+		return fmt.Errorf("truncate %s at %d: below the oldest retained record %d", l.dir, off, oldest)
 	}
-	// From here neither ReadTo nor Release goes past off.
+	// Planned under the write lock (one frame read, rarely), so that no
+	// Release slips between the check above and the end moving down:
+	// from here neither ReadTo nor Release goes past off.
+	p, err := l.planCutLocked(off)
+	if err != nil {
+		l.mu.Unlock()
+		return fmt.Errorf("truncate %s at %d: %w", l.dir, off, err)
+	}
 	l.end = off
 	l.mu.Unlock()
 	if l.persisted.Load() > off {
@@ -124,9 +126,9 @@ type cutPlan struct {
 	base uint64   // that frame's base offset
 }
 
-func (l *Log) planCut(off uint64) (cutPlan, error) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
+// planCutLocked finds where to cut for off (oldest <= off < end). Called
+// under l.mu.
+func (l *Log) planCutLocked(off uint64) (cutPlan, error) {
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > off }) - 1
 	p := cutPlan{off: off, seg: i}
 	s := l.segs[i]
