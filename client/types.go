@@ -32,6 +32,9 @@ type Topic struct {
 	// DedupeWindowMs is the idempotent-produce window (0: off): within it
 	// the topic stores at most one record per MsgID.
 	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
+	// ReplicationFactor is how many copies of each partition the topic
+	// keeps, on distinct nodes (an extension; 1: a single copy).
+	ReplicationFactor int `json:"replication_factor,omitempty"`
 
 	raw json.RawMessage // the object as the server sent it
 }
@@ -91,6 +94,11 @@ type PartitionStats struct {
 	ConsumerFrontier uint64 `json:"consumer_frontier"`
 	// Available is nil when the server did not say.
 	Available *bool `json:"available,omitempty"`
+	// Replicas and InSync are a replicated topic's (OwnerNode is the
+	// partition's leader): the nodes holding a copy, and those holding
+	// every acknowledged record. Empty for a single copy.
+	Replicas []string `json:"replicas,omitempty"`
+	InSync   []string `json:"in_sync,omitempty"`
 }
 
 // CreateTopicRequest is POST /v1/topics. Zero fields are left out so the
@@ -113,6 +121,9 @@ type CreateTopicRequest struct {
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
 	// DedupeWindowMs: 0 (off) or 1000..86400000.
 	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
+	// ReplicationFactor: 1..5 copies of each partition, at most the live
+	// nodes; 0 takes the default (1).
+	ReplicationFactor int `json:"replication_factor,omitempty"`
 }
 
 // AlterTopicRequest is PATCH /v1/topics/{t}. Only non-nil fields are sent,
@@ -131,6 +142,9 @@ type AlterTopicRequest struct {
 	MaxDeliveries   *int    `json:"max_deliveries,omitempty"`
 	DeadLetterTopic *string `json:"dead_letter_topic,omitempty"`
 	DedupeWindowMs  *int64  `json:"dedupe_window_ms,omitempty"` // 0 turns it off
+	// ReplicationFactor raises or lowers the copies of each partition
+	// (1..5, at most the live nodes).
+	ReplicationFactor *int `json:"replication_factor,omitempty"`
 }
 
 // Time is a timestamp sent as RFC 3339 text or as a Unix time number (see

@@ -64,6 +64,7 @@ func (a *app) topicAddCmd() *cobra.Command {
 				Parent:                    f.parent,
 				MaxDeliveries:             f.maxDeliveries,
 				DeadLetterTopic:           f.deadLetter,
+				ReplicationFactor:         f.replicas,
 			}
 			if fs.Changed("retention") {
 				// 0 is sent: it means "keep forever", not "the default".
@@ -150,6 +151,9 @@ func (a *app) topicEditCmd() *cobra.Command {
 			}
 			if fs.Changed("dead-letter-topic") {
 				req.DeadLetterTopic, changed = &f.deadLetter, true
+			}
+			if fs.Changed("replication-factor") {
+				req.ReplicationFactor, changed = &f.replicas, true
 			}
 			for _, d := range []struct {
 				name string

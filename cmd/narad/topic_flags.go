@@ -30,6 +30,7 @@ type topicFlags struct {
 	noSchema      bool
 	maxDeliveries int
 	deadLetter    string
+	replicas      int
 }
 
 func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
@@ -43,6 +44,7 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	fs.Var(newDurationValue(&f.dedupeWindow, 0), "dedupe-window", "idempotent produce: store one record per msg id within this window, 1s..24h, e.g. 2m; 0 turns it off")
 	fs.StringVar(&f.schemaFile, "schema-file", "", `JSON Schema every payload must match, from this file ("-": standard input)`)
 	fs.IntVar(&f.maxDeliveries, "max-deliveries", 0, "deliveries a record gets before it goes to --dead-letter-topic, 1..1000 (0: off)")
+	fs.IntVar(&f.replicas, "replication-factor", 0, "copies of each partition on distinct nodes, 1..5, at most the live nodes (default 1)")
 	fs.StringVar(&f.deadLetter, "dead-letter-topic", "", `topic that records whose deliveries are used up go to (edit: "" clears it)`)
 	_ = cmd.RegisterFlagCompletionFunc("dead-letter-topic", a.completeTopicFlag)
 	if create {
@@ -64,6 +66,7 @@ const (
 	maxDelay      = 365 * 24 * time.Hour
 	maxFlowCap    = 1_000_000
 	maxDeliveries = 1000
+	maxReplicas   = 5
 
 	minDedupeWindow = time.Second
 	maxDedupeWindow = 24 * time.Hour
@@ -83,6 +86,9 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 		if fs.Changed(c.name) && (c.n < 1 || c.n > maxFlowCap) {
 			return flagErr(c.name, typed(c.name), "must be 1..%d", maxFlowCap)
 		}
+	}
+	if fs.Changed("replication-factor") && (f.replicas < 1 || f.replicas > maxReplicas) {
+		return flagErr("replication-factor", typed("replication-factor"), "must be 1..%d", maxReplicas)
 	}
 	if fs.Changed("max-deliveries") && (f.maxDeliveries < 0 || f.maxDeliveries > maxDeliveries) {
 		return flagErr("max-deliveries", typed("max-deliveries"), "must be 0 (off) or 1..%d", maxDeliveries)
@@ -159,6 +165,7 @@ var apiFlags = map[string]string{
 	"parent":                        "parent",
 	"max_deliveries":                "max-deliveries",
 	"dead_letter_topic":             "dead-letter-topic",
+	"replication_factor":            "replication-factor",
 }
 
 // flagError is a server refusal of a field, retold with the flag that set

@@ -41,6 +41,30 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 	}
 }
 
+// TestReplicationFactorIsSent: --replication-factor reaches the create
+// and the edit bodies, and "topic info" shows the factor.
+func TestReplicationFactorIsSent(t *testing.T) {
+	topic := `{"name":"r","partitions":1,"retention_ms":0,"visibility_timeout_ms":30000,"replication_factor":3}`
+	b := newBroker(t, func(r req) (int, string) {
+		if r.Method == "POST" {
+			return 201, topic
+		}
+		return 200, topic
+	})
+	c := against(b)
+	mustOK(t, c.run(t, "topic", "add", "r", "--replication-factor", "3"))
+	if body := b.requests()[0].Body; body != `{"name":"r","replication_factor":3}` {
+		t.Errorf("add body %s", body)
+	}
+	mustOK(t, c.run(t, "topic", "edit", "r", "--replication-factor", "2"))
+	if got := b.only("PATCH", "/v1/topics/r"); len(got) != 1 || got[0].Body != `{"replication_factor":2}` {
+		t.Errorf("edit: %+v", got)
+	}
+	if r := c.run(t, "topic", "info", "r"); !strings.Contains(r.stdout, "replication factor:  3\n") {
+		t.Errorf("info:\n%s", r.stdout)
+	}
+}
+
 // TestFlagErrorsNameTheFlag: a refused value is named by the flag and the
 // value as typed, never by the API's field, whether the CLI or the server
 // refuses it.
@@ -57,6 +81,8 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"topic", "add", "t", "--retention", "30m"}, "narad: --retention 30m: must be 0 (keep forever) or at least 1h\n"},
 		{[]string{"topic", "add", "t", "--partitions", "0"}, "narad: --partitions 0: must be at least 1\n"},
 		{[]string{"topic", "add", "t", "--max-in-flight", "0"}, "narad: --max-in-flight 0: must be 1..1000000\n"},
+		{[]string{"topic", "add", "t", "--replication-factor", "0"}, "narad: --replication-factor 0: must be 1..5\n"},
+		{[]string{"topic", "edit", "t", "--replication-factor", "6"}, "narad: --replication-factor 6: must be 1..5\n"},
 		{[]string{"sub", "t", "--count", "-1"}, "narad: --count -1: must not be negative\n"},
 		{[]string{"pub", "t", "x", "--count", "0"}, "narad: --count 0: must be at least 1\n"},
 	} {

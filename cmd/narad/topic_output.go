@@ -23,6 +23,9 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	if t.DedupeWindowMs > 0 {
 		row("dedupe window", formatMs(t.DedupeWindowMs))
 	}
+	if t.ReplicationFactor > 0 {
+		row("replication factor", fmt.Sprint(t.ReplicationFactor))
+	}
 	if !t.CreatedAt.IsZero() {
 		row("created", formatTime(t.CreatedAt))
 	}

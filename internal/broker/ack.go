@@ -64,15 +64,15 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 }
 
 // ackQueue returns the queue of partition p, which handle names, if this
-// node serves it. A batch ack asks once per partition it names: a batch
+// node serves it (servedHere: its owner, and its replica gate open). A batch ack asks once per partition it names: a batch
 // is one request, so checking ownership once per partition in it is
 // checking it when the request arrived.
 func (b *Broker) ackQueue(t meta.Topic, handle string, p int) (*queue, error) {
 	if p >= t.Partitions {
 		return nil, refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, t.Name, t.Partitions)
 	}
-	if !b.owned(t.Name, p) {
-		return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, t.Name)
+	if err := b.servedHere(t, p); err != nil {
+		return nil, err
 	}
 	return b.queue(t, p)
 }

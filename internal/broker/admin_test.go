@@ -46,6 +46,10 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 		{"schema not a schema", CreateTopicRequest{Name: "x", Schema: json.RawMessage(`{"type": 12}`)}, 400, "schema"},
 		{"delay without parent", CreateTopicRequest{Name: "x", FanoutDelayMs: i64(1000)}, 400, "fanout_delay_ms needs parent"},
 		{"parent without fan-out", CreateTopicRequest{Name: "x", Parent: "orders"}, 400, "needs the fan-out engine"},
+		{"replication factor 0", CreateTopicRequest{Name: "x", ReplicationFactor: ip(0)}, 400, "replication_factor must be 1..5, got 0"},
+		{"replication factor 6", CreateTopicRequest{Name: "x", ReplicationFactor: ip(6)}, 400, "replication_factor must be 1..5, got 6"},
+		// One node here: a second copy has no node of its own.
+		{"more copies than live nodes", CreateTopicRequest{Name: "x", ReplicationFactor: ip(2)}, 400, "replication_factor 2 is more than the 1 live nodes"},
 		{"exists", CreateTopicRequest{Name: "orders"}, 409, `topic "orders" already exists`},
 	}
 	before := b.meta.TopicsVersion()
@@ -88,6 +92,9 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 		{"in-flight", "orders", AlterTopicRequest{MaxInFlight: ip(-3)}, 400, "", "max_in_flight_per_partition"},
 		{"acked-ahead", "orders", AlterTopicRequest{MaxAckedAhead: ip(0)}, 400, "", "max_acked_ahead_per_partition"},
 		{"schema", "orders", AlterTopicRequest{Schema: json.RawMessage(`{"type": "nothing"}`)}, 400, "", "schema"},
+		{"replication factor 0", "orders", AlterTopicRequest{ReplicationFactor: ip(0)}, 400, "", "replication_factor must be 1..5, got 0"},
+		{"replication factor 6", "orders", AlterTopicRequest{ReplicationFactor: ip(6)}, 400, "", "replication_factor must be 1..5, got 6"},
+		{"more copies than live nodes", "orders", AlterTopicRequest{ReplicationFactor: ip(3)}, 400, "", "replication_factor 3 is more than the 1 live nodes"},
 		// the valid change first, then an invalid one: all or nothing
 		{"one bad field spoils the rest", "orders", AlterTopicRequest{RetentionMs: i64(0), MaxInFlight: ip(0)}, 400, "", "max_in_flight_per_partition"},
 	}
@@ -120,9 +127,21 @@ func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {
 	// What the refusals guard still works: defaults applied, growth
 	// assigned at once, delete on a full disk.
 	v, err := b.CreateTopic(ctx, CreateTopicRequest{Name: "fresh"}, "alice")
-	if err != nil || v.Partitions != 3 || v.VisibilityTimeoutMs != 30_000 || v.Owner != "alice" || v.Role != "standalone" {
+	if err != nil || v.Partitions != 3 || v.VisibilityTimeoutMs != 30_000 || v.Owner != "alice" || v.Role != "standalone" || v.ReplicationFactor != 1 {
 		t.Fatalf("create with defaults: %+v, %v", v, err)
 	}
+	// Within the live nodes, the factor is taken and stored (the
+	// controller brings the replicas to it).
+	b.cfg.LiveNodes = func() int { return 3 }
+	if v, err = b.AlterTopic(ctx, "fresh", AlterTopicRequest{ReplicationFactor: ip(3)}); err != nil || v.ReplicationFactor != 3 {
+		t.Fatalf("replication factor 3 over 3 live nodes: %+v, %v", v, err)
+	}
+	if got, _ := b.meta.Topic("fresh"); got.ReplicationFactor != 3 {
+		t.Fatalf("stored factor %d", got.ReplicationFactor)
+	}
+	_, err = b.AlterTopic(ctx, "fresh", AlterTopicRequest{ReplicationFactor: ip(4)})
+	refused(t, "alter: 4 copies over 3 live nodes", err, 400, "", "replication_factor 4 is more than the 3 live nodes")
+	b.cfg.LiveNodes = nil
 	if v, err = b.AlterTopic(ctx, "fresh", AlterTopicRequest{Partitions: ip(5)}); err != nil || v.Partitions != 5 {
 		t.Fatalf("grow: %+v, %v", v, err)
 	}

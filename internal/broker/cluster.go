@@ -8,11 +8,12 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// Placer decides the owners of partitions [from, to) of a topic; parent is
-// the parent's name for a child created with it (anti-affinity), else "".
-// Nil (a single node): every partition is this node's; a cluster gives
-// the controller's placement (cluster.Placement) in Config.Placer.
-type Placer func(topic string, from, to int, parent string) []meta.Assignment
+// Placer decides the replicas of partitions [from, to) of a topic with rf
+// copies each; parent is the parent's name for a child created with it
+// (anti-affinity), else "". Nil (a single node): every partition is this
+// node's; a cluster gives the controller's placement (cluster.Placement)
+// in Config.Placer.
+type Placer func(topic string, from, to, rf int, parent string) []meta.Assignment
 
 // PartitionReport describes a partition as its owner reports it (node RPC
 // Stats): never by opening a log (topic.PartitionReport).

@@ -39,7 +39,7 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	}
 	createTestTopic(t, b, "parent", 1)
 	delayChild := meta.Topic{Name: "later", Partitions: 1, Parent: "parent", FanoutDelayMs: 60_000, RetentionMs: 0}
-	if err := b.meta.CreateTopic(ctx, delayChild, b.assign("later", 0, 1, "parent"),
+	if err := b.meta.CreateTopic(ctx, delayChild, b.assign("later", 0, 1, 1, "parent"),
 		&meta.AttachSpec{Parent: "parent", Epoch: "e1", AttachOffsets: []uint64{0}, DelayMs: 60_000}); err != nil {
 		t.Fatal(err)
 	}

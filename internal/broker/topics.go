@@ -38,6 +38,9 @@ type AlterTopicRequest struct {
 	// DeadLetterTopic: a topic name, or "" to clear (with max_deliveries 0).
 	DeadLetterTopic *string `json:"dead_letter_topic"`
 	DedupeWindowMs  *int64  `json:"dedupe_window_ms"`
+	// ReplicationFactor: 1..5 copies of each partition, at most the live
+	// nodes; the controller adds or removes replicas to match.
+	ReplicationFactor *int `json:"replication_factor"`
 }
 
 // TopicView is a topic as the API shows it (topic.View).
@@ -68,6 +71,31 @@ func validVisibility(v int64) error {
 func validCap(field string, v int) error {
 	if v < 1 || v > maxFlowCap {
 		return apierr.BadRequest("%s must be 1..%d, got %d", field, maxFlowCap, v)
+	}
+	return nil
+}
+
+// ValidReplicationFactor checks the shape of replication_factor, 1..5
+// copies: what any node can refuse before forwarding a request.
+func ValidReplicationFactor(v *int) error {
+	if v != nil && (*v < 1 || *v > meta.MaxReplicationFactor) {
+		return apierr.BadRequest("replication_factor must be 1..%d, got %d", meta.MaxReplicationFactor, *v)
+	}
+	return nil
+}
+
+// validReplicationFactor checks replication_factor: 1..5 copies, on
+// distinct nodes, so no more than the nodes that may receive them now.
+func (b *Broker) validReplicationFactor(v int) error {
+	live := 1
+	if b.cfg.LiveNodes != nil {
+		live = b.cfg.LiveNodes()
+	}
+	switch {
+	case ValidReplicationFactor(&v) != nil:
+		return ValidReplicationFactor(&v)
+	case v > live:
+		return apierr.BadRequest("replication_factor %d is more than the %d live nodes: each copy needs a node of its own", v, live)
 	}
 	return nil
 }
@@ -146,6 +174,12 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 		}
 		t.DedupeWindowMs = *req.DedupeWindowMs
 	}
+	if req.ReplicationFactor != nil {
+		if err := b.validReplicationFactor(*req.ReplicationFactor); err != nil {
+			return meta.Topic{}, err
+		}
+		t.ReplicationFactor = *req.ReplicationFactor
+	}
 	if hasSchema(req.Schema) {
 		if _, err := b.schemas.compile(req.Schema); err != nil {
 			return meta.Topic{}, err
@@ -179,7 +213,7 @@ func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.Att
 	if err := b.clearOrphanDir(ctx, t.Name); err != nil {
 		return TopicView{}, err
 	}
-	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions, parentOf(attach)), attach)); err != nil {
+	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions, t.ReplicationFactor, parentOf(attach)), attach)); err != nil {
 		return TopicView{}, err
 	}
 	return b.View(t.Name)
@@ -220,9 +254,9 @@ func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
 
 // assign places partitions [from, to) of a topic: the cluster's placement
 // when set, else every partition on this node.
-func (b *Broker) assign(topic string, from, to int, parent string) []meta.Assignment {
+func (b *Broker) assign(topic string, from, to, rf int, parent string) []meta.Assignment {
 	if b.cfg.Placer != nil {
-		return b.cfg.Placer(topic, from, to, parent)
+		return b.cfg.Placer(topic, from, to, rf, parent)
 	}
 	as := make([]meta.Assignment, 0, to-from)
 	for p := from; p < to; p++ {
@@ -317,6 +351,12 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		}
 		u.DedupeWindowMs, changed = req.DedupeWindowMs, true
 	}
+	if req.ReplicationFactor != nil {
+		if err := b.validReplicationFactor(*req.ReplicationFactor); err != nil {
+			return TopicView{}, err
+		}
+		u.ReplicationFactor, changed = req.ReplicationFactor, true
+	}
 	if req.Schema != nil {
 		if err := b.alterSchema(t, req.Schema, &u); err != nil {
 			return TopicView{}, err
@@ -336,12 +376,12 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 			return TopicView{}, apierr.BadRequest("nothing to change: %q already has %d partitions (partitions may only grow)", name, n)
 		}
 		if n > t.Partitions {
-			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n, t.Parent)
+			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n, replicationFactor(t, u), t.Parent)
 			changed = true
 		}
 	}
 	if !changed {
-		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, schema, partitions")
+		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, replication_factor, schema, partitions")
 	}
 	if err := metaErr(b.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err
@@ -351,6 +391,15 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		return TopicView{}, err
 	}
 	return b.view(t), nil
+}
+
+// replicationFactor is the factor t has once u applies: new partitions
+// are placed with it (the controller brings the old ones to it).
+func replicationFactor(t meta.Topic, u meta.TopicUpdate) int {
+	if u.ReplicationFactor != nil {
+		return *u.ReplicationFactor
+	}
+	return t.ReplicationFactor
 }
 
 // checkDelayFloor: a parent must retain at least delay + 1 h for each delay

@@ -20,9 +20,10 @@ func Live(members []meta.Member) []string {
 	return ids
 }
 
-// Assign places partitions [from, to) of topic over the live members,
-// round robin from a start derived from the topic name (so topics spread
-// instead of all starting on the first node).
+// Assign places partitions [from, to) of topic, keeping rf copies of each
+// (0 or 1: one), over the live members, round robin from a start derived
+// from the topic name (so topics spread instead of all starting on the
+// first node).
 //
 // For a child created together with its parent (parent != nil) partition p
 // goes to a node other than the owner of parent partition p whenever two
@@ -30,7 +31,13 @@ func Live(members []meta.Member) []string {
 // on different nodes). If parent partition p is not placed yet, p is left
 // unplaced (Owner "") — deferred, never guessed; the controller places it
 // once the parent's partition has an owner.
-func Assign(topic string, from, to int, live []string, parent []meta.Assignment) []meta.Assignment {
+//
+// With rf > 1 see replicate: the single-copy path below is untouched, so
+// an rf 1 placement is byte for byte what it always was.
+func Assign(topic string, from, to, rf int, live []string, parent []meta.Assignment) []meta.Assignment {
+	if rf > 1 {
+		return replicate(topic, from, to, rf, live, parent)
+	}
 	out := make([]meta.Assignment, 0, max(to-from, 0))
 	if len(live) == 0 {
 		for p := from; p < to; p++ {
@@ -38,9 +45,7 @@ func Assign(topic string, from, to int, live []string, parent []meta.Assignment)
 		}
 		return out
 	}
-	h := fnv.New32a()
-	h.Write([]byte(topic))
-	start := int(h.Sum32() % uint32(len(live)))
+	start := startOf(topic, len(live))
 	for p := from; p < to; p++ {
 		owner := live[(start+p)%len(live)]
 		if parent != nil {
@@ -49,6 +54,13 @@ func Assign(topic string, from, to int, live []string, parent []meta.Assignment)
 		out = append(out, meta.Assignment{Topic: topic, Partition: p, Owner: owner})
 	}
 	return out
+}
+
+// startOf is where topic's round robin starts among n live members.
+func startOf(topic string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(topic))
+	return int(h.Sum32() % uint32(n))
 }
 
 // parentOwner is the owner of parent partition p: "" when unplaced, and
@@ -77,12 +89,16 @@ func avoid(live []string, i int, not string) string {
 // for a child created together with its parent.
 type Placement struct{ Meta *meta.Store }
 
-// Place decides the owners of partitions [from, to) of topic; parent is
-// the parent's name for a child created with it, else "".
-func (pl Placement) Place(topic string, from, to int, parent string) []meta.Assignment {
+// Place decides the replicas of partitions [from, to) of topic, rf copies
+// each; parent is the parent's name for a child created with it, else "".
+func (pl Placement) Place(topic string, from, to, rf int, parent string) []meta.Assignment {
 	var parentAs []meta.Assignment
 	if parent != "" {
 		parentAs = pl.Meta.Assignments(parent)
 	}
-	return Assign(topic, from, to, Live(pl.Meta.Members()), parentAs)
+	return Assign(topic, from, to, rf, Live(pl.Meta.Members()), parentAs)
 }
+
+// LiveCount is how many members may receive partitions now: the most
+// copies a topic created now can have.
+func (pl Placement) LiveCount() int { return len(Live(pl.Meta.Members())) }

@@ -8,7 +8,7 @@ import (
 
 func TestAssignRoundRobinOverLive(t *testing.T) {
 	live := []string{"a", "b", "c"}
-	as := Assign("orders", 0, 6, live, nil)
+	as := Assign("orders", 0, 6, 1, live, nil)
 	count := map[string]int{}
 	for i, a := range as {
 		if a.Partition != i || a.Topic != "orders" || a.Owner == "" {
@@ -20,7 +20,7 @@ func TestAssignRoundRobinOverLive(t *testing.T) {
 		t.Fatalf("6 partitions over 3 nodes: %v", count)
 	}
 	// Growth continues the rotation.
-	more := Assign("orders", 6, 9, live, nil)
+	more := Assign("orders", 6, 9, 1, live, nil)
 	if more[0].Partition != 6 || more[0].Owner != as[0].Owner {
 		t.Fatalf("partition 6 should follow the rotation: %+v vs %+v", more[0], as[0])
 	}
@@ -28,20 +28,20 @@ func TestAssignRoundRobinOverLive(t *testing.T) {
 
 func TestAssignAntiAffinity(t *testing.T) {
 	live := []string{"a", "b", "c"}
-	parent := Assign("src", 0, 6, live, nil)
-	child := Assign("replica", 0, 6, live, parent)
+	parent := Assign("src", 0, 6, 1, live, nil)
+	child := Assign("replica", 0, 6, 1, live, parent)
 	for p := range child {
 		if child[p].Owner == parent[p].Owner || child[p].Owner == "" {
 			t.Fatalf("partition %d: child on %q, parent on %q", p, child[p].Owner, parent[p].Owner)
 		}
 	}
 	// One live node: nothing to avoid with; the child still gets placed.
-	solo := Assign("replica", 0, 2, []string{"a"}, []meta.Assignment{{Owner: "a"}, {Owner: "a"}})
+	solo := Assign("replica", 0, 2, 1, []string{"a"}, []meta.Assignment{{Owner: "a"}, {Owner: "a"}})
 	if solo[0].Owner != "a" {
 		t.Fatalf("single node: %+v", solo)
 	}
 	// Parent partition unplaced: the child's is deferred, never guessed.
-	def := Assign("replica", 0, 2, live, []meta.Assignment{{Owner: ""}, {Owner: "b"}})
+	def := Assign("replica", 0, 2, 1, live, []meta.Assignment{{Owner: ""}, {Owner: "b"}})
 	if def[0].Owner != "" || def[1].Owner == "b" || def[1].Owner == "" {
 		t.Fatalf("deferral: %+v", def)
 	}
@@ -53,7 +53,7 @@ func TestLiveSkipsDeadAndDraining(t *testing.T) {
 	if got := Live(ms); len(got) != 2 || got[0] != "a" || got[1] != "c" {
 		t.Fatalf("live %v", got)
 	}
-	if got := Assign("t", 0, 2, nil, nil); got[0].Owner != "" {
+	if got := Assign("t", 0, 2, 1, nil, nil); got[0].Owner != "" {
 		t.Fatalf("no live node: %+v", got)
 	}
 }

@@ -1,8 +1,14 @@
 // Package cluster is membership and the controller: joining (a node not
 // among the initial members walks its peers every 2 s until the leader
-// admits it), heartbeats (every 5 s, to the leader), dead marking by the
-// controller (no heartbeat for 30 s, counted from the later of the last
-// heartbeat and this leader's first tick), and partition assignment — one
+// admits it), heartbeats (every 1 s, to the leader, which notes each in
+// memory and writes it into the member record at most every 5 s), dead
+// marking by the controller (no recorded heartbeat for 30 s, counted from
+// the later of the last heartbeat and this leader's first tick), the
+// node's lease (Fenced: no heartbeat answered for 2 s), leader election
+// for replicated partitions (a leader silent for 3 s, counted the same
+// way, gives way to an in-sync replica heard from within 3 s) and the
+// reconcile of their replicas to the topic's replication factor, and
+// partition assignment — one
 // function, Assign, decides placement for every path (Placement is the
 // broker's): round robin over live members, anti-affinity for a child
 // created with its parent, and deferral (never a guess) while the parent
@@ -12,6 +18,13 @@
 // Every rule of time reads the Node's clock.Clock, so tests step a fake
 // one. Node RPC is reached only through the package's own Transport.
 //
-// Invariant: assignments are sticky. A dead node's partitions are never
-// reassigned here (its disk holds the only copy); they wait for it.
+// Invariants:
+//   - assignments are sticky. A dead node's single-copy partitions are
+//     never reassigned here (its disk holds the only copy); they wait for
+//     it. The exception is a replicated partition: its leader changes
+//     (ElectLeader) to an in-sync replica, which holds every acknowledged
+//     record; its replicas change only by the replication factor.
+//   - FenceAfter < FailoverAfter (checked at compile time): a leader cut
+//     off from the metastore leader has stopped serving before another
+//     is elected in its place.
 package cluster

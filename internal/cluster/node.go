@@ -4,25 +4,47 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// Timing of 06-cluster.md.
+// Timing of 06-cluster.md, and of replicated partitions (09-extensions.md).
 const (
-	JoinEvery      = 2 * time.Second
-	HeartbeatEvery = 5 * time.Second
-	DeadAfter      = 30 * time.Second
+	JoinEvery = 2 * time.Second
+	// HeartbeatEvery is how often a node tells the leader it lives: often
+	// enough that a silent partition leader is noticed within seconds.
+	HeartbeatEvery = time.Second
+	// RecordEvery is how often, at most, the leader writes a member's
+	// heartbeat into its record (a Raft write): the record only serves
+	// dead marking, which is 30 s coarse. Liveness for failover is the
+	// leader's in-memory view (Node.lastSeen), updated by every heartbeat.
+	RecordEvery = 5 * time.Second
+	DeadAfter   = 30 * time.Second
+	// FenceAfter: a node whose last heartbeat answered by the metastore
+	// leader was sent longer ago than this is fenced (Fenced): it stops
+	// serving replicated partitions.
+	FenceAfter = 2 * time.Second
+	// FailoverAfter: the controller elects a new leader for a replicated
+	// partition whose leader it has not heard from for longer than this.
+	// It exceeds FenceAfter, so the old leader has fenced itself by then
+	// (PacificA: the lease ends before the configuration manager acts).
+	FailoverAfter = 3 * time.Second
 	// ControlEvery is the controller's tick on the leader.
 	ControlEvery = time.Second
 	// recordRetry is how often a new node heartbeats until the leader has
 	// recorded it: placement and routing need every member's record.
 	recordRetry = 200 * time.Millisecond
-	// callTimeout bounds one join or heartbeat call.
+	// callTimeout bounds one join call.
 	callTimeout = 5 * time.Second
 )
+
+// FenceAfter < FailoverAfter, checked by the compiler: a negative
+// difference does not convert to an unsigned constant.
+const _ = uint64(FailoverAfter - FenceAfter - 1)
 
 // Node is this node's membership: it joins, heartbeats, and on the leader
 // runs the controller. Every rule of time here reads Clock.
@@ -35,12 +57,20 @@ type Node struct {
 	Clock     clock.Clock // nil: the system clock
 
 	leaderSince time.Time // when this node last became leader (controller only)
+
+	mu       sync.Mutex
+	lastSeen map[string]time.Time // leader: when each member's last heartbeat arrived
+	// answered is when (clock, unix ns) the last heartbeat the metastore
+	// leader answered was sent; 0: none yet.
+	answered atomic.Int64
 }
 
 func (n *Node) clock() clock.Clock { return clock.Or(n.Clock) }
 
 // Run joins (if needed), then heartbeats every HeartbeatEvery and, while
-// leading, runs the controller every ControlEvery, until ctx ends.
+// leading, runs the controller every ControlEvery, until ctx ends. The
+// two run apart, so a slow controller turn never delays a heartbeat (and
+// never fences the leader's own partitions).
 func (n *Node) Run(ctx context.Context) {
 	clk := n.clock()
 	n.join(ctx)
@@ -54,27 +84,24 @@ func (n *Node) Run(ctx context.Context) {
 			return
 		}
 	}
-	// One timer at a time, to whichever duty is due next; a duty that
-	// fell behind skips its missed turns (as a ticker drops ticks).
-	now := clk.Now()
-	nextBeat, nextControl := now.Add(HeartbeatEvery), now.Add(ControlEvery)
+	beats := make(chan struct{})
+	go func() { defer close(beats); n.every(ctx, HeartbeatEvery, n.heartbeat) }()
+	n.every(ctx, ControlEvery, n.tick)
+	<-beats
+}
+
+// every runs duty every period until ctx ends; a turn that fell behind
+// skips its missed turns (as a ticker drops ticks).
+func (n *Node) every(ctx context.Context, period time.Duration, duty func(context.Context)) {
+	clk := n.clock()
+	next := clk.Now().Add(period)
 	for {
-		next := nextBeat
-		if nextControl.Before(next) {
-			next = nextControl
-		}
 		if clock.Sleep(ctx, clk, next.Sub(clk.Now())) != nil {
 			return
 		}
 		now := clk.Now()
-		if !now.Before(nextBeat) {
-			n.heartbeat(ctx)
-			nextBeat = following(nextBeat, HeartbeatEvery, now)
-		}
-		if !now.Before(nextControl) {
-			n.tick(ctx)
-			nextControl = following(nextControl, ControlEvery, now)
-		}
+		duty(ctx)
+		next = following(next, period, now)
 	}
 }
 
@@ -113,12 +140,22 @@ func (n *Node) join(ctx context.Context) {
 	}
 }
 
-// heartbeat tells the leader this node lives (the leader records it).
+// heartbeat tells the leader this node lives (the leader notes it, and
+// records it now and then). An answered heartbeat renews this node's
+// lease (Fenced); on the leader itself the answer is a quorum confirming
+// it still leads (a read index: no log write).
 func (n *Node) heartbeat(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	sent := n.clock().Now()
+	cctx, cancel := context.WithTimeout(ctx, FenceAfter) // a later answer renews nothing
 	defer cancel()
 	if n.Meta.IsLeader() {
-		n.record(cctx, n.Self)
+		n.noteSeen(n.Self.ID, sent)
+		if _, err := n.Meta.ReadIndexAsLeader(cctx); err == nil {
+			n.noteAnswered(sent)
+		}
+		if err := n.recordDue(cctx, n.Self); err != nil {
+			n.Log.Debug("recording own heartbeat failed", "err", err)
+		}
 		return
 	}
 	addr := Directory{Meta: n.Meta}.LeaderRPC()
@@ -127,13 +164,65 @@ func (n *Node) heartbeat(ctx context.Context) {
 	}
 	if err := n.Transport.Heartbeat(cctx, addr, n.Self); err != nil {
 		n.Log.Debug("heartbeat failed", "leader", addr, "err", err)
+		return
 	}
+	n.noteAnswered(sent)
+}
+
+// Fenced reports whether this node has lost its lease: its last heartbeat
+// the metastore leader answered (on the leader: its own, confirmed by a
+// quorum) was sent more than FenceAfter ago, or none was ever answered.
+// A fenced node serves no replicated partition: by FailoverAfter the
+// controller may have elected another leader for it.
+func (n *Node) Fenced() bool {
+	at := n.answered.Load()
+	return at == 0 || n.clock().Now().Sub(time.Unix(0, at)) > FenceAfter
+}
+
+func (n *Node) noteAnswered(sent time.Time) {
+	v := sent.UnixNano()
+	for {
+		old := n.answered.Load()
+		if old >= v || n.answered.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+func (n *Node) noteSeen(id string, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lastSeen == nil {
+		n.lastSeen = map[string]time.Time{}
+	}
+	if at.After(n.lastSeen[id]) {
+		n.lastSeen[id] = at
+	}
+}
+
+// seen is when this leader last heard from id (zero: not since it leads).
+func (n *Node) seen(id string) time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.lastSeen[id]
 }
 
 // Recorded reports whether this node's member record is in the replica.
 func (n *Node) Recorded() bool {
 	_, ok := n.Meta.Member(n.Self.ID)
 	return ok
+}
+
+// recordDue records a heartbeat unless the member's record is alive, has
+// the same addresses, and was written less than RecordEvery ago: the
+// Raft cost of heartbeats stays what it was at one every 5 s.
+func (n *Node) recordDue(ctx context.Context, m meta.Member) error {
+	old, ok := n.Meta.Member(m.ID)
+	if ok && old.State != meta.MemberDead && old.RaftAddr == m.RaftAddr && old.RPCAddr == m.RPCAddr &&
+		old.HTTPAddr == m.HTTPAddr && n.clock().Now().UnixMilli()-old.LastHeartbeatMs < RecordEvery.Milliseconds() {
+		return nil
+	}
+	return n.record(ctx, m)
 }
 
 // record upserts a member as alive with a fresh heartbeat (leader only),
@@ -167,7 +256,8 @@ func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 	if !n.Meta.IsLeader() {
 		return ErrNotLeader
 	}
-	return n.record(ctx, m)
+	n.noteSeen(m.ID, n.clock().Now())
+	return n.recordDue(ctx, m)
 }
 
 // tick is one controller turn: only the leader controls, and it notes
@@ -175,6 +265,9 @@ func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 func (n *Node) tick(ctx context.Context) {
 	if !n.Meta.IsLeader() {
 		n.leaderSince = time.Time{}
+		n.mu.Lock()
+		n.lastSeen = nil // a later term starts from what it hears then
+		n.mu.Unlock()
 		return
 	}
 	if n.leaderSince.IsZero() {
@@ -214,7 +307,7 @@ func (n *Node) control(ctx context.Context) {
 			if t.Parent != "" {
 				parent = n.Meta.Assignments(t.Parent)
 			}
-			if placed := Assign(t.Name, p, p+1, live, parent); placed[0].Owner != "" {
+			if placed := Assign(t.Name, p, p+1, t.ReplicationFactor, live, parent); placed[0].Owner != "" {
 				fix = append(fix, placed[0])
 			}
 		}
@@ -222,6 +315,8 @@ func (n *Node) control(ctx context.Context) {
 			n.Meta.SetAssignments(ctx, fix)
 		}
 	}
+	n.failover(ctx, now)
+	n.reconcileReplicas(ctx, live)
 	n.planMoves(ctx)
 	n.retire(ctx)
 }

@@ -59,11 +59,20 @@ func run(t *testing.T, n *Node) {
 }
 
 // parked waits until the node's loop waits on the fake clock again: every
-// duty that came due has run.
+// duty that came due has run. Joining, there is one loop.
 func parked(t *testing.T, clk *clock.Fake) {
 	t.Helper()
 	if !clk.BlockUntil(1, 10*time.Second) {
 		t.Fatal("the node never waited on its clock")
+	}
+}
+
+// idle is parked for a recorded node: its heartbeat and control loops
+// both wait on the clock.
+func idle(t *testing.T, clk *clock.Fake) {
+	t.Helper()
+	if !clk.BlockUntil(2, 10*time.Second) {
+		t.Fatal("the node's loops never both waited on its clock")
 	}
 }
 
@@ -132,22 +141,22 @@ func lastHeartbeat(t *testing.T, ms *meta.Store, id string) time.Time {
 	return time.UnixMilli(m.LastHeartbeatMs)
 }
 
-// TestHeartbeatEveryHeartbeatEvery: the leader records its own heartbeat
-// at once, then every HeartbeatEvery on the clock, while the controller
-// ticks every second in between.
-func TestHeartbeatEveryHeartbeatEvery(t *testing.T) {
+// TestHeartbeatRecordedEveryRecordEvery: the leader records its own
+// heartbeat at once, then every RecordEvery on the clock, though it
+// heartbeats every second.
+func TestHeartbeatRecordedEveryRecordEvery(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
 	ms := metatest.Leader(t, t.TempDir(), "n1")
 	n := &Node{Self: meta.Member{ID: "n1", RPCAddr: "127.0.0.1:1"}, Meta: ms, Transport: &fakeTransport{}, Log: quiet(), Clock: clk}
 	run(t, n)
-	parked(t, clk)
+	idle(t, clk)
 	if got := lastHeartbeat(t, ms, "n1"); !got.Equal(clock.Epoch) {
 		t.Fatalf("first heartbeat at %v, want %v", got, clock.Epoch)
 	}
 	for i := 1; i <= 11; i++ {
 		clk.Advance(time.Second)
-		parked(t, clk)
-		want := clock.Epoch.Add(time.Duration(i/5) * HeartbeatEvery)
+		idle(t, clk)
+		want := clock.Epoch.Add(time.Duration(i/5) * RecordEvery)
 		if got := lastHeartbeat(t, ms, "n1"); !got.Equal(want) {
 			t.Fatalf("%d s in: last heartbeat %v, want %v", i, got.Sub(clock.Epoch), want.Sub(clock.Epoch))
 		}
@@ -170,11 +179,11 @@ func TestControllerMarksSilentMembersDead(t *testing.T) {
 	}
 	n := &Node{Self: meta.Member{ID: "n1", RPCAddr: "127.0.0.1:1"}, Meta: ms, Transport: &fakeTransport{}, Log: quiet(), Clock: clk}
 	run(t, n)
-	parked(t, clk)
+	idle(t, clk)
 	dir := Directory{Meta: ms}
 	for s := 1; s <= 51; s++ {
 		clk.Advance(time.Second)
-		parked(t, clk)
+		idle(t, clk)
 		if s == 20 {
 			if err := n.HandleHeartbeat(ctx, meta.Member{ID: "c"}); err != nil {
 				t.Fatal(err)

@@ -22,7 +22,10 @@ type Move struct {
 // whose owners are alive, the fullest keeping the ⌈⌉ slots; a draining
 // member's quota is 0. A partition mid-move counts at its destination and
 // is not moved again; dead owners' partitions stay put (their disk holds
-// the only copy); at most MaxMovesInFlight moves exist at once. Among
+// the only copy); at most MaxMovesInFlight moves exist at once. Replicated
+// partitions are neither counted nor moved: moving a replica set is not
+// built yet (the metastore refuses a target on one), and their leaders
+// change by election instead. Among
 // candidate destinations, one that is not the owner of the same partition
 // of the topic's parent (or child) is preferred — anti-affinity is a
 // preference here, balance wins. topics is every topic record by name (for
@@ -55,7 +58,7 @@ func Plan(members []meta.Member, topics map[string]meta.Topic, as map[string][]m
 	for _, name := range names {
 		for _, a := range as[name] {
 			switch {
-			case a.Owner == "" || !alive[a.Owner]:
+			case a.Owner == "" || !alive[a.Owner] || a.Replicated():
 				continue
 			case a.Target != "":
 				inFlight++

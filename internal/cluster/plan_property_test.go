@@ -50,6 +50,13 @@ func drawPlanState(rt *rapid.T, withTargets bool) planState {
 		st.topics[name] = top
 		for p := 0; p < parts; p++ {
 			a := meta.Assignment{Topic: name, Partition: p, Owner: rapid.SampledFrom(owners).Draw(rt, "owner")}
+			if a.Owner != "" && rapid.IntRange(0, 4).Draw(rt, "replicated?") == 0 {
+				// A replicated partition: the planner leaves it alone.
+				a.Replicas, a.LeaderEpoch = []string{a.Owner, "elsewhere"}, 1
+				a.InSync = a.Replicas
+				st.as[name] = append(st.as[name], a)
+				continue
+			}
 			if withTargets && a.Owner != "" && rapid.IntRange(0, 3).Draw(rt, "moving?") == 0 {
 				if to := rapid.SampledFrom(ids).Draw(rt, "target"); to != a.Owner {
 					a.Target = to
@@ -93,6 +100,9 @@ func checkPlanSafety(rt *rapid.T, st planState, moves []Move) {
 			rt.Fatalf("move %+v names no partition", m)
 		}
 		a := list[m.Partition]
+		if a.Replicated() {
+			rt.Fatalf("move %+v of a replicated partition", m)
+		}
 		if a.Target != "" {
 			rt.Fatalf("move %+v of a partition already moving to %s", m, a.Target)
 		}
@@ -149,6 +159,9 @@ func TestPlanQuotaProperties(t *testing.T) {
 		total := 0
 		for _, list := range st.as {
 			for _, a := range list {
+				if a.Replicated() {
+					continue // not the planner's
+				}
 				before[a.Owner]++
 				if alive[a.Owner] {
 					total++

@@ -71,8 +71,8 @@ func TestPlacementIsAssignOverTheReplica(t *testing.T) {
 		meta.Member{ID: "c", State: meta.MemberAlive, Draining: true}, meta.Member{ID: "d", State: meta.MemberDead})
 	placed(t, ms, "src", "a", "b")
 	pl := Placement{Meta: ms}
-	got := pl.Place("child", 0, 2, "src")
-	if want := Assign("child", 0, 2, []string{"a", "b"}, ms.Assignments("src")); !slices.EqualFunc(got, want, meta.Assignment.Equal) {
+	got := pl.Place("child", 0, 2, 1, "src")
+	if want := Assign("child", 0, 2, 1, []string{"a", "b"}, ms.Assignments("src")); !slices.EqualFunc(got, want, meta.Assignment.Equal) {
 		t.Fatalf("Place = %+v, want %+v", got, want)
 	}
 	for p, a := range got {
@@ -80,7 +80,7 @@ func TestPlacementIsAssignOverTheReplica(t *testing.T) {
 			t.Fatalf("child partition %d on its parent's owner %q", p, a.Owner)
 		}
 	}
-	if got := pl.Place("plain", 0, 4, ""); !slices.EqualFunc(got, Assign("plain", 0, 4, []string{"a", "b"}, nil), meta.Assignment.Equal) {
+	if got := pl.Place("plain", 0, 4, 1, ""); !slices.EqualFunc(got, Assign("plain", 0, 4, 1, []string{"a", "b"}, nil), meta.Assignment.Equal) {
 		t.Fatalf("Place without a parent = %+v", got)
 	}
 }

@@ -74,6 +74,9 @@ var badRequests = []refusalCase{
 	{name: "create: no name", req: request{method: "POST", target: "/v1/topics", body: `{}`}, want: 400, says: "1..249"},
 	{name: "create: its own parent", req: request{method: "POST", target: "/v1/topics", body: `{"name":"x","parent":"x"}`}, want: 400, says: "its own parent"},
 	{name: "create: its own parent, before the right to manage it", req: request{method: "POST", target: "/v1/topics", body: `{"name":"x","parent":"x"}`, user: "bob"}, want: 400, says: "its own parent", opts: []envOpt{secured}},
+	{name: "create: replication factor 0", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","replication_factor":0}`}, want: 400, says: "replication_factor must be 1..5, got 0"},
+	{name: "create: replication factor 6", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","replication_factor":6}`}, want: 400, says: "replication_factor must be 1..5, got 6"},
+	{name: "create: replication factor not a number", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","replication_factor":"3"}`}, want: 400, says: `field "replication_factor": want a number`},
 	{name: "create: bad parent", req: request{method: "POST", target: "/v1/topics", body: `{"name":"a","parent":".."}`}, want: 400, says: "reserved"},
 	// list, describe, alter, delete
 	{name: "list: limit 0", req: request{method: "GET", target: "/v1/topics?limit=0"}, want: 400, says: "limit must be 1..1000, got 0"},
@@ -85,6 +88,8 @@ var badRequests = []refusalCase{
 	{name: "describe: parameter", req: request{method: "GET", target: "/v1/topics/orders?stats=1"}, want: 400, says: "takes none"},
 	{name: "alter: malformed body", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention_ms":}`}, want: 400, says: "invalid JSON"},
 	{name: "alter: unknown field", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"retention":1}`}, want: 400, says: `"retention"`},
+	{name: "alter: replication factor 0", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"replication_factor":0}`}, want: 400, says: "replication_factor must be 1..5, got 0"},
+	{name: "alter: replication factor 6", req: request{method: "PATCH", target: "/v1/topics/orders", body: `{"replication_factor":6}`}, want: 400, says: "replication_factor must be 1..5, got 6"},
 	{name: "alter: empty body", req: request{method: "PATCH", target: "/v1/topics/orders"}, want: 400, says: "body is empty"},
 	{name: "purge: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/purge?force=1"}, want: 400, says: "takes partition"},
 	{name: "purge: bad partition", req: request{method: "POST", target: "/v1/topics/orders/purge?partition=x"}, want: 400, says: "non-negative integer"},

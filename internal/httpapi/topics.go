@@ -30,6 +30,9 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 	if err := broker.ValidateTopicName(req.Name); err != nil {
 		return err
 	}
+	if err := broker.ValidReplicationFactor(req.ReplicationFactor); err != nil {
+		return err
+	}
 	if err := s.allow(r, meta.ActionCreate, req.Name); err != nil {
 		return err
 	}
@@ -117,6 +120,9 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string)
 	}
 	var req broker.AlterTopicRequest // decoded here: a malformed body is this node's 400, never forwarded
 	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if err := broker.ValidReplicationFactor(req.ReplicationFactor); err != nil {
 		return err
 	}
 	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {

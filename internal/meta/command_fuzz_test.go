@@ -44,6 +44,16 @@ func FuzzDecodeCommand(f *testing.F) {
 	seed(OpSetGrants, SetGrantsCmd{Name: "alice", Grants: []Grant{{Action: "produce", Patterns: []string{"orders.*"}}}})
 	seed(OpSetLimits, SetLimitsCmd{Name: "alice", Limits: &Limits{ProduceRecordsPerS: ptr(int64(5))}})
 	seed(OpDeleteUser, DeleteUserCmd{Name: "alice"})
+	repl := plainTopic("repl", 1)
+	repl.ReplicationFactor = 3
+	seed(OpCreateTopic, CreateTopicCmd{Topic: repl, Assignments: []Assignment{{Topic: "repl", Partition: 0, Owner: "n1",
+		Replicas: []string{"n1", "n2", "n3"}, InSync: []string{"n1", "n2", "n3"}, LeaderEpoch: 1, EpochStarts: []EpochStart{{1, 0}}}}})
+	seed(OpSetInSync, SetInSyncCmd{Topic: "repl", Partition: 0, Epoch: 1, Leader: "n1", InSync: []string{"n1", "n3"}})
+	seed(OpStartEpoch, StartEpochCmd{Topic: "repl", Partition: 0, Epoch: 1, Leader: "n1", Offset: 0})
+	seed(OpElectLeader, ElectLeaderCmd{Topic: "repl", Partition: 0, Epoch: 1, To: "n3"})
+	seed(OpStartEpoch, StartEpochCmd{Topic: "repl", Partition: 0, Epoch: 2, Leader: "n3", Offset: 7})
+	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n1", "n4"}})
+	seed(OpUpdateTopic, TopicUpdate{Name: "repl", ReplicationFactor: ptr(2)})
 	seed(OpUpdateTopic, TopicUpdate{Name: "parent", Partitions: ptr(3)})
 	seed(OpDeleteTopic, DeleteTopicCmd{Name: "parent"})
 	f.Add([]byte{})

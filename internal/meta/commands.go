@@ -27,6 +27,10 @@ const (
 	OpFlipOwner      Op = 14
 	OpSetDraining    Op = 15
 	OpSetLimits      Op = 16
+	OpSetInSync      Op = 17
+	OpStartEpoch     Op = 18
+	OpElectLeader    Op = 19
+	OpSetReplicas    Op = 20
 )
 
 func (o Op) String() string {
@@ -63,6 +67,14 @@ func (o Op) String() string {
 		return "set-draining"
 	case OpSetLimits:
 		return "set-limits"
+	case OpSetInSync:
+		return "set-in-sync"
+	case OpStartEpoch:
+		return "start-epoch"
+	case OpElectLeader:
+		return "elect-leader"
+	case OpSetReplicas:
+		return "set-replicas"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -130,6 +142,9 @@ type TopicUpdate struct {
 	Partitions      *int         `json:"partitions,omitempty"`
 	Assignments     []Assignment `json:"assignments,omitempty"`
 	DedupeWindowMs  *int64       `json:"dedupe_window_ms,omitempty"`
+	// ReplicationFactor sets Topic.ReplicationFactor; the controller then
+	// adds or removes replicas (SetReplicas) until each partition has it.
+	ReplicationFactor *int `json:"replication_factor,omitempty"`
 }
 
 // DeleteTopicCmd deletes a topic, its assignments and its links.
@@ -195,6 +210,10 @@ var handlers = map[Op]handler{
 	OpFlipOwner:      applyFlipOwner,
 	OpSetDraining:    applySetDraining,
 	OpSetLimits:      applySetLimits,
+	OpSetInSync:      applySetInSync,
+	OpStartEpoch:     applyStartEpoch,
+	OpElectLeader:    applyElectLeader,
+	OpSetReplicas:    applySetReplicas,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

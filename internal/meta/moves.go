@@ -64,6 +64,10 @@ func applySetTarget(a *applyTx, payload json.RawMessage) error {
 	switch {
 	case cur.Owner != c.Owner:
 		return topicErr(c.Topic, ErrConflict, "partition %d is owned by %q, not %q", c.Partition, cur.Owner, c.Owner)
+	case c.Target != "" && cur.Replicated():
+		// Moving a replica is not built yet: the controller adds and
+		// removes replicas instead (SetReplicas).
+		return topicErr(c.Topic, ErrInvalid, "partition %d is replicated and does not move", c.Partition)
 	case c.Target == cur.Owner && c.Target != "":
 		return topicErr(c.Topic, ErrInvalid, "partition %d already lives on %q", c.Partition, c.Target)
 	case cur.Target == c.Target:

@@ -90,6 +90,10 @@ type Options struct {
 	// Confirmer answers leader confirmations when this node is not the
 	// leader (see ConfirmTopic); nil on a node that always leads alone.
 	Confirmer Confirmer
+	// Forwarder carries the writes a node makes on its own account while
+	// another node leads (SetInSync, StartEpoch) to the leader; nil: such
+	// a write on a follower answers *NotLeaderError.
+	Forwarder Forwarder
 }
 
 // Store is a node's handle on the metastore: the Raft node, its stores and

@@ -121,6 +121,9 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 	if u.DedupeWindowMs != nil {
 		t.DedupeWindowMs = *u.DedupeWindowMs
 	}
+	if u.ReplicationFactor != nil {
+		t.ReplicationFactor = *u.ReplicationFactor
+	}
 	if u.Partitions != nil {
 		if *u.Partitions < t.Partitions {
 			return topicErr(u.Name, ErrConflict, "partitions only grow (%d → %d)", t.Partitions, *u.Partitions)
@@ -387,6 +390,10 @@ func checkTopicFields(t Topic) error {
 		return topicErr(t.Name, ErrInvalid, "negative setting")
 	case len(t.Schema) > 0 && !json.Valid(t.Schema):
 		return topicErr(t.Name, ErrInvalid, "schema is not JSON")
+	case t.ReplicationFactor < 0 || t.ReplicationFactor > MaxReplicationFactor:
+		return topicErr(t.Name, ErrInvalid, "replication factor %d outside 1..%d", t.ReplicationFactor, MaxReplicationFactor)
+	case t.Remote != nil && t.ReplicationFactor > 1:
+		return topicErr(t.Name, ErrInvalid, "a remote child has no partitions to replicate")
 	}
 	return nil
 }
@@ -412,6 +419,9 @@ func mergeAssignments(topic string, old []Assignment, partitions, from int, set 
 			return nil, topicErr(topic, ErrInvalid, "partition %d assigned twice", as.Partition)
 		}
 		seen[as.Partition] = true
+		if err := CheckPlacement(topic, as); err != nil {
+			return nil, err
+		}
 		as.Topic = topic
 		out[as.Partition] = as
 	}
@@ -446,7 +456,7 @@ func topicEqual(a, b Topic) bool {
 		a.AttachEpoch == b.AttachEpoch && slices.Equal(a.AttachOffsets, b.AttachOffsets) &&
 		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children) &&
 		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic &&
-		a.DedupeWindowMs == b.DedupeWindowMs
+		a.DedupeWindowMs == b.DedupeWindowMs && a.ReplicationFactor == b.ReplicationFactor
 }
 
 func insertSorted(s []string, v string) []string {

@@ -24,11 +24,23 @@
 //     leader serves only fetches of its own epoch: a deposed leader can
 //     neither gather acknowledgements nor release records;
 //   - a new leader writes nothing before its EpochStart (its log end when
-//     it stopped following) is in the metastore; a returning replica cuts
-//     its log to the start of the first epoch after the last one it wrote
-//     in (TruncationPoint), and never below the committed point: only a
+//     it stopped following, after cutting its own log as a follower
+//     would) is in the metastore; a returning replica cuts its log at the
+//     lowest start of the epochs after the last one it wrote in
+//     (TruncationPoint), and never below the committed point: only a
 //     never-acknowledged tail is cut;
+//   - while an in-sync change is in flight, or a failed proposal may
+//     still apply, the committed point is computed over the union of the
+//     sets (the stricter one);
+//   - a leader whose log is behind what it recorded itself (its start
+//     past its end, a follower fetching past its end in its own epoch)
+//     lost its disk and stops writing (ErrStateLost);
 //   - readers see only committed records (the log's visible high watermark
 //     is the committed point, not the local end), so no reader ever sees a
 //     record a failover could take back.
+//
+// Leader and Follower are driven by loops (Start, Run) around single
+// steps (begin and tick, prepare and apply); the model test in this
+// package calls the steps itself so that every interleaving of fetches,
+// answers, crashes, elections and wiped disks is its choice.
 package replica

@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// Replicated partitions on the controller: electing a new leader when one
+// falls silent, and bringing each partition's replicas to its topic's
+// replication factor. Every proposal is checked where it applies (the
+// epoch it was decided at), so a decision from a stale view changes
+// nothing.
+
+// failover elects, for each replicated partition whose leader is dead or
+// silent for more than FailoverAfter, the first in-sync replica heard
+// from within FailoverAfter. Silence counts from the later of the last
+// heartbeat and this leader's first tick: a new controller first hears
+// everyone out.
+func (n *Node) failover(ctx context.Context, now time.Time) {
+	state := map[string]meta.Member{}
+	for _, m := range n.Meta.Members() {
+		state[m.ID] = m
+	}
+	heard := func(id string) bool {
+		m, ok := state[id]
+		return ok && m.State != meta.MemberDead && now.Sub(n.seen(id)) <= FailoverAfter
+	}
+	for _, t := range n.Meta.Topics() {
+		for _, a := range n.Meta.Assignments(t.Name) {
+			if !a.Replicated() || a.Owner == "" {
+				continue
+			}
+			since := n.seen(a.Owner)
+			if n.leaderSince.After(since) {
+				since = n.leaderSince
+			}
+			if state[a.Owner].State != meta.MemberDead && now.Sub(since) <= FailoverAfter {
+				continue
+			}
+			to := ""
+			for _, id := range a.InSync {
+				if id != a.Owner && heard(id) {
+					to = id
+					break
+				}
+			}
+			if to == "" {
+				n.Log.Debug("partition leader silent, no in-sync replica to elect", "topic", a.Topic, "partition", a.Partition,
+					"leader", a.Owner, "in_sync", a.InSync)
+				continue
+			}
+			if err := n.Meta.ElectLeader(ctx, a.Topic, a.Partition, a.LeaderEpoch, to); err != nil {
+				n.Log.Warn("electing a partition leader", "topic", a.Topic, "partition", a.Partition, "to", to, "err", err)
+				continue
+			}
+			n.Log.Warn("partition leader elected: the old one fell silent", "topic", a.Topic, "partition", a.Partition,
+				"from", a.Owner, "to", to, "epoch", a.LeaderEpoch+1, "silent_ms", now.Sub(since).Milliseconds())
+		}
+	}
+}
+
+// reconcileReplicas brings each placed partition's replica count to its
+// topic's replication factor (SetReplicas): new members are live nodes,
+// kept off the parent partition's copies where possible, and join out of
+// sync; members leave out-of-sync first, and the leader never. A
+// single-copy topic whose partitions have one copy is never touched.
+func (n *Node) reconcileReplicas(ctx context.Context, live []string) {
+	for _, t := range n.Meta.Topics() {
+		if t.Remote != nil {
+			continue
+		}
+		want := max(1, t.ReplicationFactor)
+		var parent []meta.Assignment
+		if t.Parent != "" {
+			parent = n.Meta.Assignments(t.Parent)
+		}
+		for _, a := range n.Meta.Assignments(t.Name) {
+			if a.Owner == "" || a.Target != "" {
+				continue
+			}
+			cur := a.Replicas
+			if len(cur) == 0 {
+				cur = []string{a.Owner}
+			}
+			if len(cur) == want {
+				continue
+			}
+			var avoid []string
+			if a.Partition < len(parent) {
+				avoid = parent[a.Partition].Replicas
+				if len(avoid) == 0 {
+					avoid = []string{parent[a.Partition].Owner}
+				}
+			}
+			next := resize(a, cur, want, live, avoid)
+			if slices.Equal(next, cur) {
+				continue // no live node to add
+			}
+			if err := n.Meta.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, next); err != nil {
+				n.Log.Debug("changing a partition's replicas", "topic", a.Topic, "partition", a.Partition, "to", next, "err", err)
+				continue
+			}
+			n.Log.Info("partition replicas changed", "topic", a.Topic, "partition", a.Partition, "from", cur, "to", next)
+		}
+	}
+}
+
+// resize is cur grown or shrunk towards want members. Growth takes live
+// nodes in rotation after the leader, those not in avoid first; shrinking
+// drops followers from the end, out-of-sync ones first, never a.Owner.
+func resize(a meta.Assignment, cur []string, want int, live, avoid []string) []string {
+	next := slices.Clone(cur)
+	if len(next) < want {
+		i := max(slices.Index(live, a.Owner), 0)
+		for _, pass := range []bool{false, true} {
+			for k := 0; k < len(live) && len(next) < want; k++ {
+				id := live[(i+k)%len(live)]
+				if slices.Contains(avoid, id) == pass && !slices.Contains(next, id) {
+					next = append(next, id)
+				}
+			}
+		}
+		return next
+	}
+	inSync := a.InSync
+	if len(a.Replicas) == 0 {
+		inSync = []string{a.Owner}
+	}
+	for _, dropInSync := range []bool{false, true} {
+		for k := len(next) - 1; k >= 0 && len(next) > want; k-- {
+			if id := next[k]; id != a.Owner && slices.Contains(inSync, id) == dropInSync {
+				next = slices.Delete(next, k, k+1)
+			}
+		}
+	}
+	return next
+}

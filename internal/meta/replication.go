@@ -1,0 +1,284 @@
+package meta
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Replicated partitions (09-extensions.md; package replica has the
+// protocol). A replicated placement's leader, in-sync set, epoch and
+// epoch starts change only through the four commands here, each checked
+// against the placement it applies to: a proposer that acted on a stale
+// view (an older epoch, a deposed leader) changes nothing.
+
+const (
+	// MaxReplicationFactor is the most copies a topic may keep.
+	MaxReplicationFactor = 5
+	// MaxEpochStarts is how many EpochStarts a placement keeps; the oldest
+	// goes first (a replica whose last epoch is older cuts to its
+	// committed checkpoint instead, replica.TruncationPoint).
+	MaxEpochStarts = 32
+)
+
+// SetInSyncCmd replaces a partition's in-sync set, on the word of the
+// leader of Epoch.
+type SetInSyncCmd struct {
+	Topic     string   `json:"topic"`
+	Partition int      `json:"partition"`
+	Epoch     uint64   `json:"epoch"`
+	Leader    string   `json:"leader"`
+	InSync    []string `json:"in_sync"`
+}
+
+// StartEpochCmd records where the leader of Epoch began writing.
+type StartEpochCmd struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Epoch     uint64 `json:"epoch"`
+	Leader    string `json:"leader"`
+	Offset    uint64 `json:"offset"`
+}
+
+// ElectLeaderCmd makes To the leader of epoch Epoch+1; the controller
+// proposes it with the epoch it saw (ErrConflict once another change
+// happened).
+type ElectLeaderCmd struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Epoch     uint64 `json:"epoch"`
+	To        string `json:"to"`
+}
+
+// SetReplicasCmd replaces a partition's replicas (a replication factor
+// change), at the epoch the controller saw.
+type SetReplicasCmd struct {
+	Topic     string   `json:"topic"`
+	Partition int      `json:"partition"`
+	Epoch     uint64   `json:"epoch"`
+	Replicas  []string `json:"replicas"`
+}
+
+// CheckPlacement holds the shape of a placement a create, a growth or the
+// controller writes: a single-copy one has none of the replication fields
+// (beyond, after a factor lowered to 1, its owner as sole replica); a
+// replicated one has distinct replicas with the owner among them, an
+// in-sync set of replicas that holds the owner, an epoch, and epoch
+// starts of ascending epochs up to it.
+func CheckPlacement(topic string, as Assignment) error {
+	if len(as.Replicas) == 0 {
+		if len(as.InSync) > 0 || as.LeaderEpoch != 0 || len(as.EpochStarts) > 0 {
+			return topicErr(topic, ErrInvalid, "partition %d: replication fields without replicas", as.Partition)
+		}
+		return nil
+	}
+	switch {
+	case as.Owner == "":
+		return topicErr(topic, ErrInvalid, "partition %d: replicas without a leader", as.Partition)
+	case !distinct(as.Replicas) || len(as.Replicas) > MaxReplicationFactor:
+		return topicErr(topic, ErrInvalid, "partition %d: replicas %v are not 1..%d distinct nodes", as.Partition, as.Replicas, MaxReplicationFactor)
+	case !slices.Contains(as.Replicas, as.Owner):
+		return topicErr(topic, ErrInvalid, "partition %d: leader %q is not among replicas %v", as.Partition, as.Owner, as.Replicas)
+	case !subset(as.InSync, as.Replicas) || !slices.Contains(as.InSync, as.Owner):
+		return topicErr(topic, ErrInvalid, "partition %d: in-sync set %v is not replicas holding the leader", as.Partition, as.InSync)
+	case as.LeaderEpoch == 0:
+		return topicErr(topic, ErrInvalid, "partition %d: replicated without a leader epoch", as.Partition)
+	case as.Target != "":
+		return topicErr(topic, ErrInvalid, "partition %d: a replicated partition does not move (yet)", as.Partition)
+	}
+	for i, s := range as.EpochStarts {
+		if s.Epoch == 0 || s.Epoch > as.LeaderEpoch || (i > 0 && s.Epoch <= as.EpochStarts[i-1].Epoch) {
+			return topicErr(topic, ErrInvalid, "partition %d: epoch starts %v not ascending up to epoch %d", as.Partition, as.EpochStarts, as.LeaderEpoch)
+		}
+	}
+	if len(as.EpochStarts) > MaxEpochStarts {
+		return topicErr(topic, ErrInvalid, "partition %d: %d epoch starts (max %d)", as.Partition, len(as.EpochStarts), MaxEpochStarts)
+	}
+	return nil
+}
+
+// replicated reads partition p of topic for a replication command: it
+// must exist and be replicated, and epoch must be its current one.
+func (a *applyTx) replicated(topic string, p int, epoch uint64) ([]Assignment, *Assignment, error) {
+	as, err := a.assignment(topic, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur := &as[p]
+	switch {
+	case !cur.Replicated():
+		return nil, nil, topicErr(topic, ErrInvalid, "partition %d is not replicated", p)
+	case cur.LeaderEpoch != epoch:
+		return nil, nil, topicErr(topic, ErrConflict, "partition %d is at epoch %d, not %d", p, cur.LeaderEpoch, epoch)
+	}
+	return as, cur, nil
+}
+
+// leads checks that leader leads cur (at the epoch already checked).
+func leads(topic string, cur *Assignment, leader string) error {
+	if cur.Owner != leader {
+		return topicErr(topic, ErrConflict, "partition %d is led by %q, not %q", cur.Partition, cur.Owner, leader)
+	}
+	return nil
+}
+
+func (a *applyTx) putPlacement(topic string, as []Assignment) error {
+	if err := a.putAssignments(topic, as); err != nil {
+		return err
+	}
+	a.bump(domAssignments)
+	return nil
+}
+
+func applySetInSync(a *applyTx, payload json.RawMessage) error {
+	var c SetInSyncCmd
+	if err := decodePayload(OpSetInSync, payload, &c); err != nil {
+		return err
+	}
+	as, cur, err := a.replicated(c.Topic, c.Partition, c.Epoch)
+	if err != nil {
+		return err
+	}
+	if err := leads(c.Topic, cur, c.Leader); err != nil {
+		return err
+	}
+	switch {
+	case !distinct(c.InSync) || !subset(c.InSync, cur.Replicas):
+		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v is not distinct replicas of %v", c.Partition, c.InSync, cur.Replicas)
+	case !slices.Contains(c.InSync, c.Leader):
+		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v without its leader %q", c.Partition, c.InSync, c.Leader)
+	case len(c.InSync) < Majority(len(cur.Replicas)) && len(c.InSync) < len(cur.InSync):
+		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v would shrink below a majority of %d replicas",
+			c.Partition, c.InSync, len(cur.Replicas))
+	}
+	next := inReplicaOrder(cur.Replicas, c.InSync)
+	if slices.Equal(next, cur.InSync) {
+		return nil
+	}
+	cur.InSync = next
+	return a.putPlacement(c.Topic, as)
+}
+
+func applyStartEpoch(a *applyTx, payload json.RawMessage) error {
+	var c StartEpochCmd
+	if err := decodePayload(OpStartEpoch, payload, &c); err != nil {
+		return err
+	}
+	as, cur, err := a.replicated(c.Topic, c.Partition, c.Epoch)
+	if err != nil {
+		return err
+	}
+	if err := leads(c.Topic, cur, c.Leader); err != nil {
+		return err
+	}
+	if n := len(cur.EpochStarts); n > 0 && cur.EpochStarts[n-1].Epoch == c.Epoch {
+		if cur.EpochStarts[n-1].Offset == c.Offset {
+			return nil // a retry of the start already recorded
+		}
+		return topicErr(c.Topic, ErrConflict, "partition %d: epoch %d already starts at %d, not %d",
+			c.Partition, c.Epoch, cur.EpochStarts[n-1].Offset, c.Offset)
+	}
+	starts := append(slices.Clone(cur.EpochStarts), EpochStart{Epoch: c.Epoch, Offset: c.Offset})
+	if len(starts) > MaxEpochStarts {
+		starts = starts[len(starts)-MaxEpochStarts:]
+	}
+	cur.EpochStarts = starts
+	return a.putPlacement(c.Topic, as)
+}
+
+func applyElectLeader(a *applyTx, payload json.RawMessage) error {
+	var c ElectLeaderCmd
+	if err := decodePayload(OpElectLeader, payload, &c); err != nil {
+		return err
+	}
+	as, cur, err := a.replicated(c.Topic, c.Partition, c.Epoch)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.To == cur.Owner:
+		return topicErr(c.Topic, ErrInvalid, "partition %d: %q already leads", c.Partition, c.To)
+	case !slices.Contains(cur.InSync, c.To):
+		// Only an in-sync replica holds every acknowledged record.
+		return topicErr(c.Topic, ErrConflict, "partition %d: %q is not in the in-sync set %v", c.Partition, c.To, cur.InSync)
+	}
+	old := cur.Owner
+	cur.Owner, cur.Target = c.To, ""
+	cur.LeaderEpoch++
+	cur.InSync = slices.DeleteFunc(slices.Clone(cur.InSync), func(id string) bool { return id == old })
+	return a.putPlacement(c.Topic, as)
+}
+
+func applySetReplicas(a *applyTx, payload json.RawMessage) error {
+	var c SetReplicasCmd
+	if err := decodePayload(OpSetReplicas, payload, &c); err != nil {
+		return err
+	}
+	as, err := a.assignment(c.Topic, c.Partition)
+	if err != nil {
+		return err
+	}
+	cur := &as[c.Partition]
+	// A single-copy placement is its owner alone, in sync, at epoch 0.
+	replicas, inSync := cur.Replicas, cur.InSync
+	if len(replicas) == 0 {
+		replicas, inSync = []string{cur.Owner}, []string{cur.Owner}
+	}
+	switch {
+	case cur.Owner == "":
+		return topicErr(c.Topic, ErrConflict, "partition %d is not placed", c.Partition)
+	case cur.Target != "":
+		return topicErr(c.Topic, ErrConflict, "partition %d is moving to %q", c.Partition, cur.Target)
+	case cur.LeaderEpoch != c.Epoch:
+		return topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
+	case len(c.Replicas) == 0 || len(c.Replicas) > MaxReplicationFactor || !distinct(c.Replicas) || slices.Contains(c.Replicas, ""):
+		return topicErr(c.Topic, ErrInvalid, "partition %d: replicas %v are not 1..%d distinct nodes", c.Partition, c.Replicas, MaxReplicationFactor)
+	case !slices.Contains(c.Replicas, cur.Owner):
+		return topicErr(c.Topic, ErrInvalid, "partition %d: replicas %v leave out the leader %q", c.Partition, c.Replicas, cur.Owner)
+	}
+	// New members join out of sync: they fetch until the leader adds them.
+	next := inReplicaOrder(c.Replicas, inSync)
+	if len(next) < len(inSync) && len(next) < Majority(len(c.Replicas)) {
+		return topicErr(c.Topic, ErrConflict, "partition %d: replicas %v keep %d of the in-sync set %v, fewer than a majority",
+			c.Partition, c.Replicas, len(next), inSync)
+	}
+	if slices.Equal(c.Replicas, replicas) {
+		return nil
+	}
+	cur.Replicas, cur.InSync = slices.Clone(c.Replicas), next
+	if cur.LeaderEpoch == 0 {
+		// Becoming replicated: epoch 1, whose start the leader records
+		// itself (StartEpoch at its log end), as after any election.
+		cur.LeaderEpoch = 1
+	}
+	return a.putPlacement(c.Topic, as)
+}
+
+// inReplicaOrder is the members of set that are replicas, in replica
+// order: one canonical form, so equal sets compare equal.
+func inReplicaOrder(replicas, set []string) []string {
+	var out []string
+	for _, id := range replicas {
+		if slices.Contains(set, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func distinct(ids []string) bool {
+	for i, id := range ids {
+		if slices.Contains(ids[:i], id) {
+			return false
+		}
+	}
+	return true
+}
+
+func subset(ids, of []string) bool {
+	for _, id := range ids {
+		if !slices.Contains(of, id) {
+			return false
+		}
+	}
+	return true
+}

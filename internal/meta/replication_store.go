@@ -1,0 +1,92 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Forwarder sends an encoded command (Command.Encode) to the leader,
+// whose node RPC handler gives it to ApplyForwarded. leader is the
+// leader's member record as this replica knows it (as for Confirmer). A
+// refusal should come back wrapping the outcome error (ErrConflict,
+// ErrInvalid, ...) when the transport can carry it.
+type Forwarder interface {
+	Forward(ctx context.Context, leader Member, cmd []byte) error
+}
+
+// forwardable are the ops a node proposes on its own account wherever it
+// runs (a partition leader is seldom the metastore leader); every other
+// write reaches the leader through the HTTP forward or its own RPC.
+var forwardable = map[Op]bool{OpSetInSync: true, OpStartEpoch: true}
+
+// ApplyForwarded applies a command another node forwarded (Forwarder),
+// on this node, which must lead: it never forwards again, so a command
+// cannot bounce between nodes. Only replication's own writes are taken.
+func (s *Store) ApplyForwarded(ctx context.Context, b []byte) error {
+	cmd, err := DecodeCommand(b)
+	if err != nil {
+		return err
+	}
+	if !forwardable[cmd.Op] {
+		return invalidf("%s is not a forwarded command", cmd.Op)
+	}
+	_, err = s.Apply(ctx, cmd)
+	return err
+}
+
+// proposeAnywhere proposes here when this node leads, else forwards to
+// the leader (Options.Forwarder).
+func (s *Store) proposeAnywhere(ctx context.Context, op Op, payload any) error {
+	cmd, err := NewCommand(op, payload)
+	if err != nil {
+		return err
+	}
+	_, err = s.Apply(ctx, cmd)
+	if !errors.Is(err, ErrNotLeader) || s.opts.Forwarder == nil {
+		return err
+	}
+	id, addr := s.Leader()
+	if addr == "" {
+		return err
+	}
+	leader, _ := s.Member(id)
+	leader.ID, leader.RaftAddr = id, addr
+	if ferr := s.opts.Forwarder.Forward(ctx, leader, cmd.Encode()); ferr != nil {
+		return fmt.Errorf("meta: %s via leader %s: %w", op, id, ferr)
+	}
+	return nil
+}
+
+// SetInSync replaces a partition's in-sync set on the word of its leader
+// at epoch (replica.Proposer). Refused (ErrConflict) unless leader leads
+// at epoch; ErrInvalid unless inSync is distinct replicas holding the
+// leader and, when smaller than now, at least a majority. Stored in
+// replica order. Runs on any node: a follower forwards it to the leader.
+func (s *Store) SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string) error {
+	return s.proposeAnywhere(ctx, OpSetInSync, SetInSyncCmd{Topic: topic, Partition: partition, Epoch: epoch, Leader: leader, InSync: inSync})
+}
+
+// StartEpoch records that the leader of epoch begins writing at offset
+// (replica.Proposer). Refused (ErrConflict) unless leader leads at epoch,
+// or when another offset is recorded for epoch (the same one again is a
+// harmless retry). At most MaxEpochStarts are kept. Runs on any node.
+func (s *Store) StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error {
+	return s.proposeAnywhere(ctx, OpStartEpoch, StartEpochCmd{Topic: topic, Partition: partition, Epoch: epoch, Leader: leader, Offset: offset})
+}
+
+// ElectLeader makes to the leader of a replicated partition at epoch+1,
+// if epoch is still current and to is in sync and not the leader already;
+// the old leader leaves the in-sync set. The controller's (leader only).
+func (s *Store) ElectLeader(ctx context.Context, topic string, partition int, epoch uint64, to string) error {
+	return s.propose(ctx, OpElectLeader, ElectLeaderCmd{Topic: topic, Partition: partition, Epoch: epoch, To: to})
+}
+
+// SetReplicas replaces a partition's replicas at epoch (a single-copy
+// partition is at epoch 0 and becomes epoch 1): the leader stays, new
+// members join out of sync, and a change that would leave fewer in-sync
+// members than before and than a majority is refused (ErrConflict). The
+// controller's (leader only).
+func (s *Store) SetReplicas(ctx context.Context, topic string, partition int, epoch uint64, replicas []string) error {
+	return s.propose(ctx, OpSetReplicas, SetReplicasCmd{Topic: topic, Partition: partition, Epoch: epoch, Replicas: replicas})
+}

@@ -1,0 +1,106 @@
+package replica
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// HandleFetch answers a follower's fetch: it records req.Offset as the
+// follower's acknowledgement (its durable end), moves the committed point
+// and releases it, then returns the records from req.Offset (waiting up
+// to req.Wait, bounded by MaxWait, when there are none yet) with the
+// committed point.
+//
+// Refused, changing nothing: another epoch (*EpochError, ErrStaleEpoch),
+// another partition (ErrWrongPartition), a node that is not a follower
+// here (ErrNotReplica), before the epoch start is recorded (ErrNotReady),
+// after the leadership ended (ErrDeposed), an offset past the leader's end
+// (ErrOffsetAhead).
+func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchResponse, error) {
+	l.mu.Lock()
+	v := l.view
+	resp := FetchResponse{Epoch: v.Epoch}
+	if err := l.admitLocked(req); err != nil {
+		l.mu.Unlock()
+		return resp, err
+	}
+	l.ackLocked(req.Follower, req.Offset, l.clk.Now())
+	l.advanceLocked()
+	l.mu.Unlock()
+
+	maxBytes := req.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = l.cfg.MaxBytes
+	}
+	// Taken before the read, so an append between the read and the wait
+	// still wakes it.
+	moved := l.log.EndNotify()
+	recs, err := l.log.ReadTo(req.Offset, l.cfg.MaxRecords, maxBytes)
+	if err != nil {
+		return resp, err
+	}
+	if len(recs) == 0 && req.Wait > 0 {
+		t := l.clk.NewTimer(min(req.Wait, l.cfg.MaxWait))
+		select {
+		case <-moved:
+		case <-t.C():
+		case <-l.endCh:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		if recs, err = l.log.ReadTo(req.Offset, l.cfg.MaxRecords, maxBytes); err != nil {
+			return resp, err
+		}
+	}
+	resp.Records = recs
+	resp.Committed = l.Committed()
+	if l.cfg.Frontier != nil {
+		resp.Frontier = l.cfg.Frontier()
+	}
+	return resp, nil
+}
+
+func (l *Leader) admitLocked(req FetchRequest) error {
+	v := l.view
+	switch {
+	case req.Topic != v.Topic || req.Partition != v.Partition || req.Incarnation != v.Incarnation:
+		return ErrWrongPartition
+	case l.ended != nil:
+		return l.ended
+	case req.Epoch != v.Epoch:
+		return &EpochError{Have: v.Epoch, Asked: req.Epoch}
+	case req.Follower == l.cfg.Self || !slices.Contains(v.Replicas, req.Follower):
+		return ErrNotReplica
+	}
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if req.Offset > l.log.End() {
+		// In the leader's own epoch a follower holds only records this
+		// leader gave it, durable here first: the leader lost records (a
+		// replaced disk). It stops writing; another replica must lead.
+		l.stateErr = ErrStateLost
+		return ErrOffsetAhead
+	}
+	return nil
+}
+
+// ackLocked records a fetch from offset off at now.
+func (l *Leader) ackLocked(node string, off uint64, now time.Time) {
+	p := l.peers[node]
+	end := l.log.End()
+	switch {
+	case p.known && off < p.acked:
+		// The follower's durable end went back: it lost records (a
+		// replaced disk) or this is a late duplicate. Either way it is not
+		// caught up; if it is in the in-sync set the next check drops it.
+		p.caughtUpAt = now.Add(-l.cfg.LagMax - time.Nanosecond)
+	case off >= end:
+		p.caughtUpAt = now
+	case p.known && off >= p.endAtLastFetch && p.lastFetchAt.After(p.caughtUpAt):
+		p.caughtUpAt = p.lastFetchAt
+	}
+	p.known, p.acked = true, off
+	p.lastFetchAt, p.endAtLastFetch = now, end
+}

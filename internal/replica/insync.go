@@ -1,0 +1,155 @@
+package replica
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// tick is one turn of the leader's loop: propose a missing epoch start
+// again, checkpoint the committed point, and change the in-sync set when
+// a member lags (never below a majority) or a follower caught up.
+//
+// One change is in flight at a time, and the committed point is computed
+// over it joined with the view's set until the view shows it. A failed
+// proposal may still apply (a timeout), so its set stays in that union
+// until a later proposal succeeds (the metastore applies one leader's
+// proposals in order, so the later one wins); the next proposal is
+// decided afresh, never the failed one again from old facts — re-stating
+// the view's set if nothing else is wanted.
+func (l *Leader) tick(ctx context.Context) {
+	l.mu.Lock()
+	if l.ended != nil || l.stateErr != nil {
+		l.mu.Unlock()
+		return
+	}
+	now := l.clk.Now()
+	if !l.ready {
+		again := now.Sub(l.startProposed) >= time.Second
+		l.mu.Unlock()
+		if again {
+			l.proposeStart(ctx)
+		}
+		return
+	}
+	var next []string
+	if l.pending == nil {
+		next = l.nextInSyncLocked(now)
+		if next == nil && len(l.uncertain) > 0 {
+			next = slices.Clone(l.view.InSync)
+		}
+		l.pending = next
+	}
+	v := l.view
+	l.mu.Unlock()
+	_ = l.checkpoint(false) // a failed checkpoint is tried again next tick
+	if next == nil {
+		return
+	}
+	err := l.cfg.Proposer.SetInSync(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, next)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// Refused (deposed: the view will say so) or unknown.
+		l.uncertain = append(l.uncertain, next)
+		if slices.Equal(l.pending, next) {
+			l.pending = nil
+		}
+		return
+	}
+	l.uncertain = nil
+	if l.pending != nil && sameSet(l.pending, l.view.InSync) {
+		l.pending = nil // the view showed it already
+	}
+}
+
+// nextInSyncLocked is the in-sync set the leader wants now, or nil if it
+// is the current one. A member whose fetches have not reached the leader's
+// end for LagMax leaves (the longest lagging first), while more than a
+// majority remain; a follower whose durable end is at least the committed
+// point and this epoch's start, and that is not lagging, joins. The order
+// is the replicas' order.
+func (l *Leader) nextInSyncLocked(now time.Time) []string {
+	v := l.view
+	maj := meta.Majority(len(v.Replicas))
+	keep := map[string]bool{l.cfg.Self: true}
+	for _, n := range v.InSync {
+		keep[n] = true
+	}
+	var laggards []string
+	for _, n := range v.InSync {
+		if p := l.peers[n]; p != nil && now.Sub(p.caughtUpAt) > l.cfg.LagMax {
+			laggards = append(laggards, n)
+		}
+	}
+	slices.SortStableFunc(laggards, func(a, b string) int { return l.peers[a].caughtUpAt.Compare(l.peers[b].caughtUpAt) })
+	size := len(keep)
+	for _, n := range laggards {
+		if size <= maj {
+			break
+		}
+		delete(keep, n)
+		size--
+	}
+	start, _ := startOf(v.EpochStarts, v.Epoch)
+	for _, n := range v.Replicas {
+		p := l.peers[n]
+		if keep[n] || p == nil || !p.known {
+			continue
+		}
+		if p.acked >= l.committed && p.acked >= start.Offset && now.Sub(p.caughtUpAt) <= l.cfg.LagMax {
+			keep[n] = true
+		}
+	}
+	var next []string
+	for _, n := range v.Replicas {
+		if keep[n] {
+			next = append(next, n)
+		}
+	}
+	if sameSet(next, v.InSync) {
+		return nil
+	}
+	return next
+}
+
+// FollowerLag is one follower as its leader sees it.
+type FollowerLag struct {
+	Node    string
+	InSync  bool
+	Records uint64        // the leader's end minus the follower's acknowledged end
+	Time    time.Duration // since its fetches last reached the leader's end
+}
+
+// LeaderStats is what the metrics need of a Leader.
+type LeaderStats struct {
+	Epoch     uint64
+	Ready     bool
+	InSync    int // members of the view's in-sync set
+	End       uint64
+	Committed uint64
+	Followers []FollowerLag // in the replicas' order
+}
+
+// Stats is a snapshot for metrics and the describe.
+func (l *Leader) Stats() LeaderStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clk.Now()
+	end := l.log.End()
+	s := LeaderStats{Epoch: l.view.Epoch, Ready: l.ready && l.ended == nil, InSync: len(l.view.InSync), End: end, Committed: l.committed}
+	for _, n := range l.view.Replicas {
+		p := l.peers[n]
+		if p == nil {
+			continue
+		}
+		f := FollowerLag{Node: n, InSync: slices.Contains(l.view.InSync, n), Records: end, Time: now.Sub(p.caughtUpAt)}
+		if p.known && p.acked <= end {
+			f.Records = end - p.acked
+		}
+		s.Followers = append(s.Followers, f)
+	}
+	return s
+}

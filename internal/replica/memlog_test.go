@@ -1,0 +1,187 @@
+package replica
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// memLog is a held log in memory, faithful to the Log contract: every
+// Append and commit is durable on return (a crash keeps them), the
+// visible high watermark never passes the end nor moves down while open,
+// TruncateTo refuses below it and changes nothing, and a reopen after a
+// crash starts the watermark at the replica.state checkpoint (what
+// storage's recovery of held logs does).
+type memLog struct {
+	mu     sync.Mutex
+	recs   []storage.Record
+	hwm    uint64
+	state  storage.ReplicaState
+	notify chan struct{}
+	clock  int64
+	fails  error // when set, Append, commit and SaveReplicaState fail with it
+	cuts   int   // truncations that removed records
+}
+
+var _ Log = (*memLog)(nil)
+
+func newMemLog() *memLog { return &memLog{notify: make(chan struct{})} }
+
+func (m *memLog) End() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return uint64(len(m.recs))
+}
+
+func (m *memLog) HWM() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hwm
+}
+
+func (m *memLog) Release(upTo uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if hw := min(upTo, uint64(len(m.recs))); hw > m.hwm {
+		m.hwm = hw
+	}
+	return nil
+}
+
+func (m *memLog) Append(recs []storage.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fails != nil {
+		return m.fails
+	}
+	for i, r := range recs {
+		if r.Offset != uint64(len(m.recs)+i) {
+			return fmt.Errorf("memlog: append of offset %d at end %d", r.Offset, len(m.recs)+i)
+		}
+	}
+	for _, r := range recs {
+		r.Payload = slices.Clone(r.Payload)
+		m.recs = append(m.recs, r)
+	}
+	if len(recs) > 0 {
+		m.movedLocked()
+	}
+	return nil
+}
+
+// commit is the leader's own write (storage's held commit): durable,
+// not visible.
+func (m *memLog) commit(payload []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fails != nil {
+		return 0, m.fails
+	}
+	m.clock++
+	off := uint64(len(m.recs))
+	m.recs = append(m.recs, storage.Record{Offset: off, Payload: slices.Clone(payload), CommittedAt: m.clock})
+	m.movedLocked()
+	return off, nil
+}
+
+func (m *memLog) TruncateTo(off uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if off < m.hwm {
+		return fmt.Errorf("memlog: truncate to %d below the visible high watermark %d", off, m.hwm)
+	}
+	if off < uint64(len(m.recs)) {
+		m.recs = m.recs[:off]
+		m.cuts++
+		m.movedLocked()
+	}
+	return nil
+}
+
+func (m *memLog) ReadTo(from uint64, maxRecords, maxBytes int) ([]storage.Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if from > uint64(len(m.recs)) {
+		return nil, fmt.Errorf("memlog: read from %d past the end %d", from, len(m.recs))
+	}
+	var out []storage.Record
+	size := 0
+	for _, r := range m.recs[from:] {
+		if len(out) == maxRecords || (len(out) > 0 && size+len(r.Payload) > maxBytes) {
+			break
+		}
+		size += len(r.Payload)
+		r.Payload = slices.Clone(r.Payload)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (m *memLog) EndNotify() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.notify
+}
+
+func (m *memLog) movedLocked() {
+	close(m.notify)
+	m.notify = make(chan struct{})
+}
+
+func (m *memLog) ReplicaState() storage.ReplicaState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state
+}
+
+func (m *memLog) SaveReplicaState(s storage.ReplicaState) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fails != nil {
+		return m.fails
+	}
+	m.state = s
+	return nil
+}
+
+// crash is a SIGKILL and reopen: the durable records and state stay, the
+// watermark restarts at the checkpoint.
+func (m *memLog) crash() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hwm = min(m.state.Committed, uint64(len(m.recs)))
+}
+
+// wipe is a replaced disk: nothing left.
+func (m *memLog) wipe() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs, m.hwm, m.state = nil, 0, storage.ReplicaState{}
+	m.movedLocked()
+}
+
+// at returns the payload at off, if the log holds it.
+func (m *memLog) at(off uint64) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if off >= uint64(len(m.recs)) {
+		return nil, false
+	}
+	return m.recs[off].Payload, true
+}
+
+// agreesBelow reports the first offset below n where m and o differ (or
+// either lacks a record), and whether there is one.
+func (m *memLog) diffBelow(o *memLog, n uint64) (uint64, bool) {
+	for off := range n {
+		a, okA := m.at(off)
+		b, okB := o.at(off)
+		if !okA || !okB || !bytes.Equal(a, b) {
+			return off, true
+		}
+	}
+	return 0, false
+}
