@@ -55,7 +55,9 @@ func TestReplaceDisk(t *testing.T) {
 		{Topic: "s", Partition: 0, Owner: "b", Replicas: []string{"b", "c", "a"}, InSync: []string{"b", "c"}, LeaderEpoch: 1,
 			EpochStarts: []EpochStart{{1, 0}}},
 		{Topic: "s", Partition: 1, Owner: "b"}}}))
-	replace := func(node, prev, disk string) ReplaceDiskCmd { return ReplaceDiskCmd{Node: node, Previous: prev, Disk: disk} }
+	replace := func(node, prev, disk string) ReplaceDiskCmd {
+		return ReplaceDiskCmd{Node: node, Previous: prev, Disk: disk}
+	}
 	r.refused("no such member", ErrNotFound, OpReplaceDisk, replace("d", "", "dd"))
 	r.refused("another previous disk", ErrConflict, OpReplaceDisk, replace("b", "dx", "db2"))
 	r.refused("no disk", ErrInvalid, OpReplaceDisk, replace("b", "db", ""))
