@@ -956,11 +956,14 @@ func (x *ConfirmTopicResponse) GetIncarnation() uint64 {
 }
 
 type Member struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	RaftAddr      string                 `protobuf:"bytes,2,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
-	RpcAddr       string                 `protobuf:"bytes,3,opt,name=rpc_addr,json=rpcAddr,proto3" json:"rpc_addr,omitempty"`
-	HttpAddr      string                 `protobuf:"bytes,4,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	RaftAddr string                 `protobuf:"bytes,2,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
+	RpcAddr  string                 `protobuf:"bytes,3,opt,name=rpc_addr,json=rpcAddr,proto3" json:"rpc_addr,omitempty"`
+	HttpAddr string                 `protobuf:"bytes,4,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
+	// disk_id names the data directory the node runs on (a new one: its
+	// copies of replicated partitions are gone).
+	DiskId        string `protobuf:"bytes,5,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1019,6 +1022,13 @@ func (x *Member) GetRpcAddr() string {
 func (x *Member) GetHttpAddr() string {
 	if x != nil {
 		return x.HttpAddr
+	}
+	return ""
+}
+
+func (x *Member) GetDiskId() string {
+	if x != nil {
+		return x.DiskId
 	}
 	return ""
 }
@@ -2062,12 +2072,13 @@ const file_node_proto_rawDesc = "" +
 	"\x14ConfirmTopicResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12#\n" +
 	"\repoch_current\x18\x02 \x01(\bR\fepochCurrent\x12 \n" +
-	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"m\n" +
+	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"\x86\x01\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\traft_addr\x18\x02 \x01(\tR\braftAddr\x12\x19\n" +
 	"\brpc_addr\x18\x03 \x01(\tR\arpcAddr\x12\x1b\n" +
-	"\thttp_addr\x18\x04 \x01(\tR\bhttpAddr\"7\n" +
+	"\thttp_addr\x18\x04 \x01(\tR\bhttpAddr\x12\x17\n" +
+	"\adisk_id\x18\x05 \x01(\tR\x06diskId\"7\n" +
 	"\vJoinRequest\x12(\n" +
 	"\x06member\x18\x01 \x01(\v2\x10.narad.v1.MemberR\x06member\"o\n" +
 	"\fJoinResponse\x12\x1a\n" +
