@@ -94,6 +94,11 @@ type PartitionStats struct {
 	ConsumerFrontier uint64 `json:"consumer_frontier"`
 	// Available is nil when the server did not say.
 	Available *bool `json:"available,omitempty"`
+	// Replicas and InSync are a replicated topic's (OwnerNode is the
+	// partition's leader): the nodes holding a copy, and those holding
+	// every acknowledged record. Empty for a single copy.
+	Replicas []string `json:"replicas,omitempty"`
+	InSync   []string `json:"in_sync,omitempty"`
 }
 
 // CreateTopicRequest is POST /v1/topics. Zero fields are left out so the

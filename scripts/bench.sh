@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"single16 single64 consume1 batch batchconsume latency100 fanout10k cluster_single cluster_batch"}
+figures=${FIGURES:-"single16 single64 consume1 batch batchconsume latency100 fanout10k cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -127,9 +127,10 @@ run() {
 
 # e2e NAME BENCH ARGS: one --e2e round on the single node; keeps the
 # end-to-end p50 and p99 (produce request start to a consumer holding it).
+# E2E_URL (default the single node) is the node it runs against.
 e2e() {
   local name=$1; shift
-  run "$name" consume "$single" -- --e2e "$@"
+  run "$name" consume "${E2E_URL:-$single}" -- --e2e "$@"
   local json
   json=$(cat "$work/out-0.json")
   e2e50[$name]+="$(field "$json" end_to_end_us p50) "
@@ -159,10 +160,19 @@ for r in $(seq 1 "$rounds"); do
     rate[rss_kib]+="$rss "
     stop_nodes
   fi
-  if want cluster_single || want cluster_batch; then
+  if want cluster_single || want cluster_batch || want rf3_single || want rf3_batch || want rf3_batchconsume || want rf3_latency100; then
     start_nodes 3
     want cluster_single && run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
     want cluster_batch && run cluster_batch produce "${all[@]}" -- --producers 4 --batch 100 --messages 150000 --size 256
+    # The same figures on topics of three copies (replication_factor 3):
+    # a 202 waits for a majority of the copies' fdatasyncs.
+    want rf3_single && run rf3_single produce "${all[@]}" -- --replication-factor 3 --producers 6 --messages 10000 --size 256
+    if want rf3_batch || want rf3_batchconsume; then
+      run rf3_batch produce "${all[0]}" -- --replication-factor 3 --producers 8 --batch 100 --messages 200000 --size 256 --consumers 8 --consume-max 100
+      rate[rf3_batchconsume]+="$(field "$(cat "$work/out-0.json")" consume messages_per_second) "
+      p99[rf3_batchconsume]+="$(field "$(cat "$work/out-0.json")" consume p99) "
+    fi
+    want rf3_latency100 && E2E_URL=${all[0]} e2e rf3_latency100 --replication-factor 3 --rate 100 --producers 4 --duration 10s --size 256
     stop_nodes
   fi
 done
@@ -177,6 +187,9 @@ label() {
     batchconsume) echo "batch consume (max=100) + batch ack, 8 consumers" ;;
     cluster_single) echo "3 nodes, single produce, 6 clients per node" ;;
     cluster_batch) echo "3 nodes, batch produce of 100, 4 clients per node" ;;
+    rf3_single) echo "3 nodes, 3 copies, single produce, 6 clients per node" ;;
+    rf3_batch) echo "3 nodes, 3 copies, batch produce of 100, 8 clients" ;;
+    rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
   esac
 }
 for f in $figures; do
@@ -185,11 +198,12 @@ for f in $figures; do
   printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${p99[$f]}" | grep . | stats)"
 done
-for f in latency100 fanout10k; do
+for f in latency100 fanout10k rf3_latency100; do
   [ -n "${e2e99[$f]:-}" ] || continue
   case $f in
     latency100) l="produce → consumed, 100 msg/s offered" ;;
     fanout10k) l="produce → consumed from a child, 10,000 msg/s offered" ;;
+    rf3_latency100) l="3 copies: produce → consumed, 100 msg/s offered" ;;
   esac
   printf '%-52s p50 µs %s, p99 µs %s\n' "$l" "$(tr ' ' '\n' <<<"${e2e50[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${e2e99[$f]}" | grep . | stats)"

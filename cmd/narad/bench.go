@@ -20,6 +20,7 @@ type benchFlags struct {
 	batch      int
 	consumeMax int
 	partitions int
+	rf         int
 	json       bool
 	format     string // --batch-format: json, ndjson or binary
 	rate       int    // --rate: records per second offered in all (0: as fast as answered)
@@ -96,6 +97,7 @@ what was measured so far and exits 130.`,
 	fs.IntVar(&f.batch, "batch", 1, "records per request (1..10000); above 1 uses batch produce")
 	fs.IntVar(&f.consumeMax, "consume-max", 100, "records per consume (1..1000): 1 measures consume + ack one record per call, more a batch consume + batch ack")
 	fs.IntVar(&f.partitions, "partitions", 0, "partitions of the scratch topic (0: the server's default)")
+	fs.IntVar(&f.rf, "replication-factor", 0, "copies of each partition of the scratch topic, 1..5 (0: the server's default, one)")
 	fs.StringVar(&f.format, "batch-format", "json", "batch produce body with --batch above 1: json, ndjson or binary (application/x-narad-batch)")
 	fs.IntVar(&f.rate, "rate", 0, "records per second the producers offer in all, paced (0: as fast as they are answered)")
 	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
@@ -162,9 +164,15 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 	if f.partitions < 0 {
 		bad("--partitions must not be negative, got %d", f.partitions)
 	}
+	if f.rf < 0 || f.rf > 5 {
+		bad("--replication-factor must be 1..5 copies, got %d", f.rf)
+	}
 	if len(args) == 1 {
 		if changed("partitions") {
 			bad("--partitions sizes the scratch topic; %s exists already (leave out TOPIC for a scratch topic)", args[0])
+		}
+		if changed("replication-factor") {
+			bad("--replication-factor is the scratch topic's; %s exists already (leave out TOPIC for a scratch topic)", args[0])
 		}
 		if f.viaChild {
 			bad("--via-child attaches a scratch child to the scratch topic: leave out TOPIC")

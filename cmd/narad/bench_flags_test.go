@@ -25,6 +25,8 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"--consume-max", "0"}, "--consume-max must be 1..1000 records (the server's cap), got 0"},
 		{[]string{"--consume-max", "1001"}, "--consume-max must be 1..1000 records"},
 		{[]string{"--partitions", "-1"}, "--partitions must not be negative, got -1"},
+		{[]string{"--replication-factor", "6"}, "--replication-factor must be 1..5 copies, got 6"},
+		{[]string{"orders", "--replication-factor", "3"}, "--replication-factor is the scratch topic's; orders exists already"},
 		{[]string{"--duration", "0s"}, "--duration must be above 0, got 0s"},
 		{[]string{"--duration", "10s", "--messages", "5"}, "give --messages or --duration, not both"},
 		{[]string{"--duration", "ten"}, `invalid argument "ten" for "--duration" flag`},

@@ -57,9 +57,11 @@ func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
 	}
 	retention := scratchRetention.Milliseconds()
 	created, err := b.c.CreateTopic(ctx, client.CreateTopicRequest{
-		Name:        name,
-		Partitions:  b.f.partitions,
-		RetentionMs: &retention,
+		Name:              name,
+		Partitions:        b.f.partitions,
+		RetentionMs:       &retention,
+		ReplicationFactor: b.f.rf, // the --via-child copy keeps one
+
 	})
 	if err != nil {
 		// Without an answer (cut short, connection lost) the topic may

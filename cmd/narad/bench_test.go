@@ -88,12 +88,13 @@ func (api *benchAPI) messageRequests() []req {
 // into it, and deletes it when done.
 func TestBenchUsesAScratchTopicOfItsOwn(t *testing.T) {
 	api := newBenchAPI(t, nil)
-	r := against(api.broker).run(t, "bench", "--producers", "3", "--messages", "10", "--size", "16", "--partitions", "4")
+	r := against(api.broker).run(t, "bench", "--producers", "3", "--messages", "10", "--size", "16", "--partitions", "4", "--replication-factor", "3")
 	mustOK(t, r)
 	name := api.scratch(t)
 	create := api.only("POST", "/v1/topics")[0]
-	if !strings.Contains(create.Body, `"partitions":4`) || !strings.Contains(create.Body, `"retention_ms":3600000`) {
-		t.Errorf("create body %s: want --partitions and a one-hour retention", create.Body)
+	if !strings.Contains(create.Body, `"partitions":4`) || !strings.Contains(create.Body, `"retention_ms":3600000`) ||
+		!strings.Contains(create.Body, `"replication_factor":3`) {
+		t.Errorf("create body %s: want --partitions, --replication-factor and a one-hour retention", create.Body)
 	}
 	bodies := produceBodies(api.broker, name)
 	if len(bodies) != 10 || len(api.messageRequests()) != 10 {

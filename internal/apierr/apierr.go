@@ -137,7 +137,8 @@ func statusOf(k refusal.Kind) (int, bool) {
 		return http.StatusNotFound, true
 	case refusal.ErrPartitionRange:
 		return http.StatusBadRequest, true
-	case refusal.ErrFrozen, refusal.ErrNotOwner, refusal.ErrIncarnationAhead, refusal.ErrDiskFull, refusal.ErrFenced:
+	case refusal.ErrFrozen, refusal.ErrNotOwner, refusal.ErrIncarnationAhead, refusal.ErrDiskFull, refusal.ErrFenced,
+		refusal.ErrStaleEpoch, refusal.ErrNotLeader, refusal.ErrNotReady:
 		return http.StatusServiceUnavailable, true
 	}
 	return 0, false

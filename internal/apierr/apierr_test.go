@@ -42,6 +42,9 @@ func TestFromRefusals(t *testing.T) {
 		refusal.ErrNotOwner:         http.StatusServiceUnavailable,
 		refusal.ErrDiskFull:         http.StatusServiceUnavailable,
 		refusal.ErrFenced:           http.StatusServiceUnavailable,
+		refusal.ErrStaleEpoch:       http.StatusServiceUnavailable,
+		refusal.ErrNotLeader:        http.StatusServiceUnavailable,
+		refusal.ErrNotReady:         http.StatusServiceUnavailable,
 	}
 	for _, k := range refusal.Kinds() {
 		status, ok := want[k]

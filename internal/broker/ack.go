@@ -52,8 +52,8 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp, qs ackQueues) error 
 	}
 	q := qs[p]
 	if q == nil {
-		if !b.owned(topic, p) {
-			return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, topic)
+		if err := b.servedHere(t, p); err != nil {
+			return err
 		}
 		if q, err = b.queue(t, p); err != nil {
 			return err

@@ -37,6 +37,8 @@ type Broker struct {
 
 	schemas schemaCache
 
+	replicas replicaSet // the replicated partitions' roles here (replicas.go)
+
 	// createOpen is the create gate of the boot order (06-cluster.md):
 	// closed until the startup reconcile has swept orphan directories, so
 	// a topic cannot be created over data that is about to be judged.
@@ -89,6 +91,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		cfg.Logger.Warn("storage.skip_corrupt is on: partition logs with mid-segment damage open, and readers skip the damaged records (recorded loss, counted in narad_consumer_corrupt_skipped_total); turn it off once the damaged partitions have been read past")
 	}
 	b.reg = newRegistry(filepath.Join(cfg.DataDir, "topics"), opts, cfg.Now, cfg.Logger)
+	b.reg.held = b.replicatedHere
 	b.reg.onOpenChange = func(n int) { m.OpenPartitionLogs.Set(float64(n)) }
 	b.reg.onError = func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() }
 	return b
@@ -110,6 +113,8 @@ func (b *Broker) Start() {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
+	b.wg.Add(1)
+	go b.runReplicas()
 }
 
 // passDeadLetters runs one dead-letter pass, cut short by Close.
@@ -143,6 +148,7 @@ func (b *Broker) Close() error {
 	close(b.stop)
 	b.endLife()
 	b.wg.Wait()
+	b.closeReplicas()
 	b.persistFrontiers()
 	b.persistAllCounts() // a clean stop loses no delivery count
 	return b.reg.CloseAll()

@@ -62,6 +62,18 @@ type Config struct {
 	// dead-letter copy goes when its partition is not served here. Nil on
 	// a single node.
 	Remote Committer
+	// Replication runs the roles of the replicated partitions this node
+	// holds a replica of (replicas.go); nil: none are hosted (a single
+	// node, or tests), and such partitions are never ready here.
+	Replication ReplicaEngine
+	// Fenced says this node's lease has lapsed (its heartbeat was not
+	// answered within FenceAfter): it serves no replicated partition
+	// until it hears again. Nil: never fenced.
+	Fenced func() bool
+	// ReplicaCommitWait bounds how long a commit into a replicated
+	// partition waits for the in-sync set to hold it before answering 503
+	// (default 5 s).
+	ReplicaCommitWait time.Duration
 	// DeadLetterPass is how often held records are handed to their
 	// dead-letter topics (default 100 ms).
 	DeadLetterPass time.Duration
@@ -88,6 +100,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.MaxConsumeWait, 10*time.Second)
 	setDefault(&c.MaxConsumeBytes, 8<<20)
 	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
+	setDefault(&c.ReplicaCommitWait, 5*time.Second)
 	setDefault(&c.DedupeMaxIDs, DefaultDedupeMaxIDs)
 	if c.Now == nil {
 		c.Now = time.Now

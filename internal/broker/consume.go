@@ -64,8 +64,8 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 	wait := min(req.Wait, b.cfg.MaxConsumeWait)
 	var parts []int
 	if req.Partition != nil {
-		if !b.owned(t.Name, *req.Partition) {
-			return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", *req.Partition, t.Name)
+		if err := b.servedHere(t, *req.Partition); err != nil {
+			return nil, err
 		}
 		parts = []int{*req.Partition}
 	}
@@ -154,7 +154,7 @@ func (b *Broker) ownedPartitions(t meta.Topic, ts *topicState) []int {
 	first := int(ts.consume.Add(1) % uint64(n))
 	out := make([]int, 0, n)
 	for i := 0; i < n; i++ {
-		if p := (first + i) % n; b.owned(t.Name, p) {
+		if p := (first + i) % n; b.owned(t.Name, p) && b.replicaGate(t, p) == nil {
 			out = append(out, p)
 		}
 	}

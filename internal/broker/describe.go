@@ -104,6 +104,7 @@ func (b *Broker) queueFigures(topic string, p int, frontier uint64) (inFlight in
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	owner, _ := b.meta.Owner(t.Name, p)
 	ps := PartitionStats{Index: p, OwnerNode: owner}
+	ps.Replicas, ps.InSync = b.replicaInfo(t, p)
 	unavailable := func() PartitionStats {
 		f := false
 		ps.Available = &f

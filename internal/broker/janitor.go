@@ -127,8 +127,8 @@ func (b *Broker) applyRetention(topic string, p int, l *storage.Log) {
 func (b *Broker) evictIdle() {
 	cutoff := b.cfg.Now().Add(-b.cfg.IdleEviction)
 	for _, op := range b.reg.Open() {
-		if op.LastAccess.After(cutoff) {
-			continue
+		if op.LastAccess.After(cutoff) || b.hostsReplica(op.Topic, op.Partition) {
+			continue // a replica's role writes to or serves from its log
 		}
 		if q := b.peekQueue(op.Topic, op.Partition); q != nil {
 			if q.table.Stats().InFlight > 0 {

@@ -106,6 +106,16 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 			Incarnation: t.Incarnation, Headers: r.Headers}
 		bytes += len(r.Payload)
 	}
+	if t.ReplicationFactor > 1 {
+		// Not through the ingress WAL: it would answer before a majority
+		// of the replicas holds the records (replicated_produce.go).
+		if err := b.commitReplicated(ctx, t, wrecs); err != nil {
+			return err
+		}
+		b.countProduced(topic, wrecs)
+		b.m.BytesProduced.Add(float64(bytes))
+		return nil
+	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
@@ -255,7 +265,10 @@ func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnatio
 	if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
 		return apierr.Unavailable(100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
 	}
-	_, err := b.commit(ctx, topic, incarnation, partition, recs, storage.Source{})
+	l, err := b.commit(ctx, topic, incarnation, partition, recs, storage.Source{})
+	if err == nil {
+		err = b.awaitQuorum(ctx, topic, partition, l)
+	}
 	return err
 }
 
@@ -265,6 +278,9 @@ func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnatio
 // release them.
 func (b *Broker) CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
 	l, err := b.commit(ctx, topic, incarnation, partition, recs, src)
+	if err == nil {
+		err = b.awaitQuorum(ctx, topic, partition, l)
+	}
 	if err != nil || !src.Lazy {
 		return nil, err
 	}
@@ -312,6 +328,9 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 	}
 	if !b.owned(topic, partition) {
 		return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
+	}
+	if err := b.replicaGate(t, partition); err != nil {
+		return nil, err
 	}
 	for i := range recs {
 		// The last guard before the log: headers it could not read back

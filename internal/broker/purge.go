@@ -42,8 +42,8 @@ func (b *Broker) Purge(ctx context.Context, topic string, parts []int) (uint64, 
 		if p < 0 || p >= t.Partitions {
 			return 0, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", p, t.Name, t.Partitions)
 		}
-		if !b.owned(t.Name, p) {
-			return 0, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, t.Name)
+		if err := b.servedHere(t, p); err != nil {
+			return 0, err
 		}
 	}
 	var total uint64

@@ -29,6 +29,10 @@ type Registry struct {
 	logs     map[partKey]*openLog
 	failures map[partKey]*openFailure // partitions whose last open failed (health.go)
 
+	// held says a partition is replicated here: its log opens held
+	// (replica.Log), so readers see only what a quorum holds. Nil: none.
+	held func(topic string, partition int) bool
+
 	onOpenChange func(open int)
 	onError      func(kind string) // errors_total{component="storage"}
 }
@@ -42,6 +46,7 @@ type openLog struct {
 	log        *storage.Log
 	lastAccess atomic.Int64 // unix nanos
 	recoverAt  atomic.Int64 // unix nanos: when a fenced log may next try Recover
+	held       bool         // opened held (a replicated partition)
 }
 
 func newRegistry(root string, opts storage.Options, now func() time.Time, log *slog.Logger) *Registry {
@@ -95,6 +100,10 @@ func (r *Registry) Get(topic string, partition int) (*storage.Log, error) {
 	}
 	opts := r.opts
 	opts.Logger = r.log.With("topic", topic, "partition", partition)
+	held := r.held != nil && r.held(topic, partition)
+	if held {
+		holdOptions(&opts)
+	}
 	l, err := storage.Open(dir, opts)
 	if err != nil {
 		return nil, r.openFailed(k, dir, err)
@@ -103,7 +112,7 @@ func (r *Registry) Get(topic string, partition int) (*storage.Log, error) {
 		delete(r.failures, k)
 		r.log.Info("partition log opened again", "topic", topic, "partition", partition)
 	}
-	ol := &openLog{log: l}
+	ol := &openLog{log: l, held: held}
 	ol.lastAccess.Store(r.now().UnixNano())
 	r.logs[k] = ol
 	r.changed()
@@ -118,6 +127,14 @@ func (r *Registry) Peek(topic string, partition int) *storage.Log {
 		return ol.log
 	}
 	return nil
+}
+
+// IsHeld reports whether the partition's open log was opened held.
+func (r *Registry) IsHeld(topic string, partition int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ol, ok := r.logs[partKey{topic, partition}]
+	return ok && ol.held
 }
 
 // Describe describes a partition without opening it: from memory when the

@@ -80,6 +80,14 @@ type Metrics struct {
 	DispatchDiscarded  prometheus.Counter
 	DispatchKept       prometheus.Counter
 
+	// Replicated partitions (09-extensions.md): on the leader, the
+	// in-sync set's size and how far the slowest follower trails; on
+	// every node, how often it took a partition's leadership.
+	ReplicasInSync        *prometheus.GaugeVec   // topic, partition
+	LeaderChanges         *prometheus.CounterVec // topic, partition
+	ReplicationLagRecords *prometheus.GaugeVec   // topic, partition
+	ReplicationLagSeconds *prometheus.GaugeVec   // topic, partition
+
 	// Cluster.
 	Topics       prometheus.Gauge
 	Partitions   prometheus.Gauge
@@ -135,6 +143,10 @@ func New() *Metrics {
 	f.alias(m.InflightMessages, "inflight_size")
 	m.AckedAheadMessages = f.gaugeVec("acked_ahead_messages", "Acks above a gap waiting for the frontier.", "topic", "partition")
 	f.alias(m.AckedAheadMessages, "acked_ahead_size")
+	m.ReplicasInSync = f.gaugeVec("partition_replicas_in_sync", "Replicas in a replicated partition's in-sync set, as its leader sees it (exported by the leader).", "topic", "partition")
+	m.LeaderChanges = f.counterVec("partition_leader_changes_total", "Times this node became ready as a replicated partition's leader.", "topic", "partition")
+	m.ReplicationLagRecords = f.gaugeVec("partition_replication_lag_records", "Records the slowest follower of a replicated partition lacks, on its leader.", "topic", "partition")
+	m.ReplicationLagSeconds = f.gaugeVec("partition_replication_lag_seconds", "Seconds since the slowest follower of a replicated partition last held its leader's end (0: caught up), on its leader.", "topic", "partition")
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")

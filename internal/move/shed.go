@@ -10,12 +10,20 @@ import (
 // leader's confirmation (barrier rule) that another node owns the
 // partition and that no move targets this node; any doubt keeps the copy.
 // A partition of a topic that no longer exists is not this loop's: topic
-// deletion and the startup sweep handle it.
+// deletion and the startup sweep handle it; nor is a replicated
+// partition's copy (a follower's log).
 func (w *Worker) shed(ctx context.Context) {
 	for topic, parts := range w.data.PartitionDirs() {
 		as := w.meta.Assignments(topic)
 		for _, p := range parts {
 			if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.self || as[p].Target == w.self {
+				continue
+			}
+			if as[p].Replicated() || len(as[p].Replicas) > 0 {
+				// A replicated partition's copies here are a follower's
+				// (package replica), not a move's leftovers: never shed,
+				// or a follower — the next leader — loses acknowledged
+				// records. Removing a replica's data is not this loop's.
 				continue
 			}
 			// Never under a running session (it may have installed a copy

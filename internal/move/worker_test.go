@@ -193,3 +193,20 @@ func TestPassReportsMovesInFlight(t *testing.T) {
 		t.Fatalf("one move: gauge %v, InFlight %v", g.v, in)
 	}
 }
+
+// A replicated partition's copy on a node that does not lead it is a
+// follower's log, not a move's leftover: the shed keeps it (deleting it
+// would lose the acknowledged records of the next leader).
+func TestShedKeepsAReplicaCopy(t *testing.T) {
+	p := newPair(t)
+	p.fill(30)
+	reps := []string{"dst", "src", "x"}
+	if err := p.ms.SetAssignments(p.ctx(), []meta.Assignment{{Topic: "orders", Partition: 0, Owner: "dst", Replicas: reps,
+		InSync: reps, LeaderEpoch: 1, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}}}); err != nil {
+		t.Fatal(err)
+	}
+	p.worker(p.src, p.remote).shed(p.ctx())
+	if _, err := os.Stat(p.src.partDir(t)); err != nil {
+		t.Fatalf("the shed dropped a replica's copy: %v", err)
+	}
+}

@@ -41,12 +41,24 @@ const (
 	// ErrFenced: the log that would take the write is fenced after an
 	// I/O error, until it recovers. Temporary.
 	ErrFenced Kind = "fenced"
+	// ErrStaleEpoch: a replicated partition's fetch or commit names a
+	// leader epoch other than the one the serving node knows (package
+	// replica). Temporary: one side learns the new epoch shortly.
+	ErrStaleEpoch Kind = "stale_epoch"
+	// ErrNotLeader: this node holds a replica of the partition but does
+	// not lead it at the epoch asked for. Temporary.
+	ErrNotLeader Kind = "not_leader"
+	// ErrNotReady: this node leads the replicated partition but may not
+	// serve it yet or any more (its epoch start is not in the metastore,
+	// its lease lapsed, or the in-sync set is below a majority).
+	// Temporary.
+	ErrNotReady Kind = "not_ready"
 )
 
 // Kinds lists every kind, for the edges' mapping tests.
 func Kinds() []Kind {
 	return []Kind{ErrTopicNotFound, ErrIncarnationGone, ErrIncarnationAhead, ErrPartitionRange,
-		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced}
+		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced, ErrStaleEpoch, ErrNotLeader, ErrNotReady}
 }
 
 // ParseKind returns the kind named name, as a peer sent it; false for a

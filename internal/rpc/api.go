@@ -76,6 +76,14 @@ type Handler interface {
 	// ReadIndex, on the leader: a metastore version covering every write
 	// acknowledged before the call (meta.Store.ReadIndexAsLeader).
 	ReadIndex(ctx context.Context) (uint64, error)
+	// Fetch serves a follower's fetch of a replicated partition this node
+	// leads (fetch.go): records from req.Offset, waiting up to req.Wait
+	// when there are none yet. Refusals are typed (refusal: stale epoch,
+	// not leader, not ready), so the follower classifies them.
+	Fetch(ctx context.Context, req FetchRequest) (FetchResponse, error)
+	// Propose applies a metastore command another node forwarded (its
+	// own replication write), on the metastore leader only.
+	Propose(ctx context.Context, cmd []byte) error
 }
 
 // MoveFile is one file of a partition directory, as the source lists it

@@ -2,8 +2,9 @@
 // RPC) on gRPC: a Server that exposes one Handler to the other nodes, and
 // a Pool that calls them. Commit (produce dispatch and fan-out child
 // commits), Forward (a client-API request replayed on the partition owner
-// or the leader), Stats, ConfirmTopic (leader confirmation), Join and
-// Heartbeat are its calls.
+// or the leader), Stats, ConfirmTopic (leader confirmation), Join,
+// Heartbeat and Fetch (a replicated partition's follower pulling from its
+// leader) are its calls.
 //
 // It depends only on apierr, refusal, storage.Record and the door
 // (peerauth); the broker, the metastore and fan-out plug in through Handler
@@ -38,9 +39,10 @@
 //     deadline passed may still have committed. Callers retry, and the
 //     cluster accepts the resulting duplicates (06-cluster.md dispatch).
 //   - Timeouts: 5 s per call, Commit 30 s (a slow fsync is not a dead
-//     node), Forward the caller's ForwardRequest.Timeout (5 s plus a
-//     long-poll's wait for the data plane, 75 s for a metadata write to
-//     the leader); a caller's earlier deadline always wins.
+//     node), Fetch its long-poll wait plus 5 s, Forward the caller's
+//     ForwardRequest.Timeout (5 s plus a long-poll's wait for the data
+//     plane, 75 s for a metadata write to the leader); a caller's earlier
+//     deadline always wins.
 //   - Messages up to MaxMessageBytes (64 MiB) either way, on both sides.
 //   - Wire compatibility: fields of proto/node.proto are only ever added,
 //     never renumbered or retyped; a new operation is a new rpc.

@@ -36,6 +36,23 @@ type fake struct {
 	join      func(context.Context, Member) (JoinResult, error)
 	heartbeat func(context.Context, Member) error
 	wait      func(context.Context, string, time.Duration) (bool, error)
+	fetch     func(context.Context, FetchRequest) (FetchResponse, error)
+}
+
+func (f *fake) Propose(ctx context.Context, cmd []byte) error {
+	f.calls.Add(1)
+	if string(cmd) == "refuse" {
+		return errDisk
+	}
+	return nil
+}
+
+func (f *fake) Fetch(ctx context.Context, req FetchRequest) (FetchResponse, error) {
+	f.calls.Add(1)
+	if f.fetch == nil {
+		return FetchResponse{}, nil
+	}
+	return f.fetch(ctx, req)
 }
 
 func (f *fake) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, metaVersion uint64) error {

@@ -160,6 +160,7 @@ func metaOptions(cfg config.Config, n boot, m *metrics.Metrics, pool *rpc.Pool, 
 	}
 	if pool != nil {
 		o.Confirmer = leaderConfirmer{pool: pool}
+		o.Forwarder = leaderConfirmer{pool: pool}
 	}
 	return o
 }

@@ -51,3 +51,14 @@ func (c leaderConfirmer) TopicIncarnation(ctx context.Context, leader meta.Membe
 	}
 	return c.pool.TopicIncarnation(ctx, addr, name)
 }
+
+// Forward carries this node's own replication writes (a partition
+// leader's epoch start and in-sync changes) to the metastore leader
+// (meta.Forwarder).
+func (c leaderConfirmer) Forward(ctx context.Context, leader meta.Member, cmd []byte) error {
+	addr, err := c.addr(leader)
+	if err != nil {
+		return err
+	}
+	return c.pool.Propose(ctx, addr, cmd)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/move"
+	"github.com/narad-io/narad/internal/replica"
 	"github.com/narad-io/narad/internal/rpc"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -133,4 +134,21 @@ func (h *rpcHandler) Heartbeat(ctx context.Context, m rpc.Member) error {
 
 func (h *rpcHandler) Wait(ctx context.Context, topic string, wait time.Duration) (bool, error) {
 	return h.b.WaitTopic(ctx, topic, wait)
+}
+
+// Fetch serves a follower of a replicated partition this node leads. The
+// conversions (not field lists) stop compiling if node RPC's types and
+// package replica's drift apart.
+func (h *rpcHandler) Fetch(ctx context.Context, req rpc.FetchRequest) (rpc.FetchResponse, error) {
+	resp, err := h.b.Fetch(ctx, replica.FetchRequest(req))
+	return rpc.FetchResponse(resp), err
+}
+
+// Propose applies a replication write another node forwarded (meta's
+// Forwarder), on the metastore leader only.
+func (h *rpcHandler) Propose(ctx context.Context, cmd []byte) error {
+	if !h.ms.IsLeader() {
+		return notLeader()
+	}
+	return h.b.MetaErr(h.ms.ApplyForwarded(ctx, cmd))
 }

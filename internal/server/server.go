@@ -88,12 +88,15 @@ func Run(ctx context.Context, cfg config.Config) error {
 		return metrics.WALCounts{Syncs: s.Syncs, Records: s.Records, Appends: s.Appends}
 	})
 	freezes := move.NewFreezes(clock.Real, nil) // the broker's commit-admission hook
+	var lease nodeLease                         // replicated partitions serve only while this node holds it (step 4 sets it)
 	bc := brokerConfig(cfg, n, disk, log)
 	bc.Admission = freezes
 	if n.clustered {
 		bc.Placer, bc.RemoteStats = cluster.Placement{Meta: ms}.Place, remoteStats{peers: others}.Stats
 		bc.LiveNodes = cluster.Placement{Meta: ms}.LiveCount
 		bc.Remote = remoteCommitter{ms: ms, peers: others} // dead-letter copies to other owners: the router's remote side
+		bc.Replication = newReplication(cfg.NodeID, ms, others, log.With("component", "replica"))
+		bc.Fenced = lease.fenced
 	}
 	b := broker.New(bc, ms, w, m)
 	moves := move.NewSource(cfg.NodeID, ms, b, freezes) // loads the freezes on disk: before any commit
@@ -129,6 +132,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		if node, err = newMembership(cfg, n, ms, pool, log); err != nil {
 			return err
 		}
+		lease.set(node)
 		g.Go("membership", node.Run)
 		mover := move.NewWorker(moves, move.WorkerConfig{Remote: move.NewNodeRemote(ms, pool, others.dir, rpc.MaxMoveRead),
 			DataDir: cfg.DataDir, Clock: clock.Real, Log: log.With("component", "move"), InPlace: fanout.CopiedCursorFile,

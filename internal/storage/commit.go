@@ -55,8 +55,12 @@ func (l *Log) CommitFrom(recs []Record, src Source) (base uint64, skipped int, e
 				return 0, 0, fmt.Errorf("commit: WAL seqs not ascending at record %d (%d after %d)", i, src.Seqs[i], src.Seqs[i-1])
 			}
 		}
-	} else {
-		src.Lazy = false // nothing else holds the records: only an fdatasync makes them durable
+	}
+	if src.Origin == 0 || l.opts.Held {
+		// Nothing else holds the records: only an fdatasync makes them
+		// durable. A held log's commit is acknowledged by replication,
+		// which counts this copy as durable: no WAL stands behind it.
+		src.Lazy = false
 	}
 	req := &commitReq{recs: recs, src: src, now: l.opts.Now().UnixMilli(), done: make(chan struct{}), promote: make(chan struct{})}
 	l.gmu.Lock()
@@ -108,7 +112,7 @@ func (l *Log) commitGroup(group []*commitReq) {
 		return
 	}
 	l.mu.RLock()
-	closed, base, active := l.closed, l.hwm, l.segs[len(l.segs)-1]
+	closed, base, active := l.closed, l.end, l.segs[len(l.segs)-1]
 	l.mu.RUnlock()
 	if closed {
 		fail(group, ErrClosed)
@@ -206,7 +210,10 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 	last := reqs[len(reqs)-1]
 	active.size = pos + int64(len(buf))
 	active.end = last.base + uint64(len(last.recs))
-	l.hwm = active.end
+	l.end = active.end
+	if !l.opts.Held {
+		l.hwm = l.end
+	}
 	l.mu.Unlock()
 	if synced {
 		l.flushedPos = active.size
@@ -219,7 +226,11 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 		}
 		close(r.done)
 	}
-	l.notify.Fire()
+	if l.opts.Held {
+		l.endNote.Fire() // readers wait for Release
+	} else {
+		l.notify.Fire()
+	}
 }
 
 // writeVerified writes frames at pos, syncs (unless every frame is lazy),

@@ -9,13 +9,32 @@
 //	fsynced (Commit) or durable elsewhere: a lazy CommitFrom, whose records
 //	are in an ingress WAL that the caller keeps until Flush has fsynced them.
 //
+// A held log (Options.Held: a replica of a replicated partition, package
+// replica; held.go) adds one rule to that boundary:
+//
+//	on a held log nothing is visible past what Release allowed, and Release
+//	never passes End.
+//
+// Its commits and Appends (a leader's records, with their offsets and
+// commit times) are synchronous — fsynced, read back and verified — and
+// move End, the local durable end, but not the HWM readers see (Read,
+// Notify, consume, replay, fan-out); Release moves the HWM up to the
+// committed point a quorum holds, never down. ReadTo reads up to End for a
+// follower's fetch. TruncateTo cuts a never-committed tail (never below the
+// HWM); truncate.go says why each of its steps leaves a directory that
+// reopens consistent, the hwm file's claim lowered first. A held log
+// reopens with its HWM at min(replica.state's committed checkpoint, End).
+// On a log that is not held End == HWM and nothing of this applies.
+//
 // The log keeps a flushed high watermark beside the published one (Flushed
 // <= HWM): everything below it is on disk. Lazy frames only ever sit in the
 // active segment past it — a synchronous commit's fdatasync, Flush, a roll,
 // Close and the listing a copy takes (Files, Published) all bring it up to
 // the HWM first — and nothing durable about the log speaks past it: the hwm
-// file records only the flushed high watermark, and the broker's consumer
-// frontier and fan-out's cursor files are flushed or clamped to it. A power
+// file records only the flushed high watermark (on a held log the flushed
+// End, released or not: it says what the disk holds), and the broker's
+// consumer frontier and fan-out's cursor files are flushed or clamped to
+// it. A power
 // cut can therefore take back only a lazy tail, which recovery cuts (also a
 // tail with a hole: a bad frame followed only by lazy frames, past the hwm
 // file's claim), never reporting it as a shortfall; the WAL puts its
@@ -33,10 +52,13 @@
 //
 // A commit's batch becomes visible all at once or not at all, and commit
 // times never decrease along a partition — not within a process and not
-// across a reopen, because Open recovers the floor from the newest record.
+// across a reopen, because Open recovers the floor from the newest record
+// (and a truncation from the newest record it keeps: a cut tail's times
+// bind nothing after it).
 // Every caller of Commit gets an answer, whatever fails.
 //
-// Offsets never go backwards, not even after damage: recovery compares what
+// Offsets never go backwards, not even after damage (a held log's End goes
+// back only by TruncateTo, and only over records never visible): recovery compares what
 // the segments hold with the hwm file (written only after records were
 // published) and, when records are missing, logs the loss naming the file
 // and offsets, reports it (Hooks.Shortfall) and continues at the recorded
@@ -54,6 +76,7 @@
 //	hwm                        durable high watermark (+ boundary on clean close)
 //	consumer.offset            consumer frontier (written by the broker)
 //	delivery.counts            delivery counts of unsettled records (the broker; countsfile.go)
+//	replica.state              held logs only: last epoch written in, committed checkpoint (replicastate.go)
 //
 // Recovery truncates a torn tail of the active segment — bytes past the
 // recorded high watermark, never acknowledged — and refuses to open

@@ -119,7 +119,7 @@ func (l *Log) Fenced() bool { return l.fenced.Load() }
 
 // Recover lifts a fence: it drops whatever was not verified from the
 // fenced segment, makes that durable, and continues in a fresh segment
-// file named by the high watermark. Every record below the high watermark
+// file named by the log's end. Every record below the end
 // stays as it was: those were fsynced and verified before the fence. A
 // failure leaves the log fenced (try again later). Recover on a log that is
 // not fenced does nothing.
@@ -134,6 +134,9 @@ func (l *Log) Recover() error {
 	l.mu.RUnlock()
 	if closed {
 		return ErrClosed
+	}
+	if l.mustReopen {
+		return fmt.Errorf("%w: a truncation failed part way; the partition recovers when its log is reopened", l.failed)
 	}
 	if l.lostLazy {
 		return fmt.Errorf("%w: lazily committed records may have been lost with a failed fdatasync; the partition recovers when the node restarts (its ingress WAL still holds them)", l.failed)

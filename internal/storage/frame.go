@@ -205,6 +205,28 @@ func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64, ori
 		}
 	}
 	e.raw = raw
+	return e.seal(base, len(recs), raw, origin, seq, lazy)
+}
+
+// encodeKept builds one frame of records that were committed before
+// (replication's Append, a truncation's rewritten head): each keeps its
+// own CommittedAt. No source, not lazy.
+func (e *frameEncoder) encodeKept(base uint64, recs []Record) ([]byte, error) {
+	raw := e.raw[:0]
+	for i := range recs {
+		raw = binary.BigEndian.AppendUint32(raw, uint32(recs[i].encodedLen()))
+		raw = appendRecord(raw, &recs[i], recs[i].CommittedAt)
+		if len(raw) > e.limit {
+			return nil, ErrFrameTooLarge
+		}
+	}
+	e.raw = raw
+	return e.seal(base, len(recs), raw, 0, 0, false)
+}
+
+// seal compresses raw (count records from base) into a frame with its
+// header and CRC.
+func (e *frameEncoder) seal(base uint64, count int, raw []byte, origin, seq uint64, lazy bool) ([]byte, error) {
 	out := append(e.out[:0], make([]byte, FrameHeaderSize)...)
 	if origin != 0 {
 		out = binary.BigEndian.AppendUint64(out, origin)
@@ -222,7 +244,7 @@ func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64, ori
 		codec:      e.codec,
 		source:     origin != 0,
 		lazy:       lazy,
-		count:      uint32(len(recs)),
+		count:      uint32(count),
 		base:       base,
 		rawSize:    uint32(len(raw)),
 		storedSize: uint32(len(out) - FrameHeaderSize),

@@ -37,6 +37,11 @@ type Options struct {
 	// FS is the filesystem every file call goes through; nil is the real
 	// disk (vfs.Default). Tests put an errorfs here.
 	FS vfs.FS
+	// Held opens the log of a replicated partition (held.go): commits are
+	// durable on return but readers see them only once Release says a
+	// quorum holds them; Append, TruncateTo, ReadTo and the replica.state
+	// file serve replication. Lazy commits are never lazy on a held log.
+	Held bool
 }
 
 // Hooks let the caller observe the log without this package knowing any
@@ -120,12 +125,21 @@ type Log struct {
 	queue   []*commitReq
 	leading bool
 
-	// mu guards what readers see: segs, hwm, oldest, closed.
-	mu     sync.RWMutex
-	segs   []*segment // ascending; the last is active
+	// mu guards what readers see: segs, end, hwm, oldest, closed.
+	mu   sync.RWMutex
+	segs []*segment // ascending; the last is active
+	// end is one past the last record verified here (the active
+	// segment's end); hwm is what readers see. On a log that is not held
+	// they are equal; on a held log hwm moves only by Release, never past
+	// end (held.go).
+	end    uint64
 	hwm    uint64
 	oldest uint64
 	closed bool
+	// mustReopen: a truncation failed part way (truncate.go); the files
+	// are consistent for a reopen but not known to match segs, so Recover
+	// refuses and the owner reopens the log.
+	mustReopen bool
 
 	// openHWM is the high watermark recovery ended at: every record below
 	// it was published before this Log existed. It never changes.
@@ -133,8 +147,15 @@ type Log struct {
 	log     *slog.Logger
 	skips   skipCounter // read.go: what readers skipped, counted once
 
-	cache     frameCache
-	notify    *notify.Broadcast
+	cache  frameCache
+	notify *notify.Broadcast
+	// endNote wakes waiters for End to move (a leader's fetch long-poll).
+	// On a log that is not held it is notify itself.
+	endNote *notify.Broadcast
+	// stateMu serialises replica.state writes and guards state.
+	stateMu sync.Mutex
+	state   ReplicaState
+
 	hwmw      *hwmWriter
 	persisted atomic.Uint64
 	corrupt   atomic.Uint64
@@ -197,14 +218,15 @@ func (l *Log) PersistHWM(atLeast uint64) error {
 // Called under commitMu.
 func (l *Log) persistHWMLocked() error {
 	l.mu.RLock()
-	hwm, closed := l.hwm, l.closed
+	hwm, closed := l.end, l.closed
 	l.mu.RUnlock()
 	if closed {
 		return ErrClosed
 	}
 	// Only the flushed high watermark is ever recorded: recovery treats the
 	// file's claim as on disk, and records past it may still be only in
-	// the page cache (lazy commits).
+	// the page cache (lazy commits). On a held log that is its durable
+	// end, released or not: the claim says what the disk holds.
 	hwm = min(hwm, l.flushed.Load())
 	if hwm == l.persisted.Load() {
 		return nil
@@ -272,6 +294,9 @@ func (l *Log) Close() error {
 		err = cerr
 	}
 	l.notify.Fire() // parked readers wake and see ErrClosed
+	if l.endNote != l.notify {
+		l.endNote.Fire()
+	}
 	return err
 }
 
@@ -314,7 +339,15 @@ type Flusher interface{ Flush() error }
 // Flushed is the flushed high watermark: every record below it is on disk.
 // Records between it and HWM were committed lazily (CommitFrom) and are
 // readable, but only their ingress WAL holds them durably until Flush.
-func (l *Log) Flushed() uint64 { return l.flushed.Load() }
+// On a held log records past HWM are on disk too, but Flushed still never
+// passes HWM: it bounds what a reader may have been handed.
+func (l *Log) Flushed() uint64 {
+	f := l.flushed.Load()
+	if l.opts.Held {
+		return min(f, l.HWM())
+	}
+	return f
+}
 
 // Flush makes every lazily committed record durable: one fdatasync of the
 // active segment (a roll syncs the segment it seals, so lazy frames are
@@ -349,7 +382,7 @@ func (l *Log) Flush() error {
 // not yet on disk. Called under commitMu.
 func (l *Log) syncActiveLocked(a *segment) error {
 	l.mu.RLock()
-	hwm := l.hwm
+	hwm := l.end
 	l.mu.RUnlock()
 	if l.flushed.Load() >= hwm {
 		return nil
@@ -369,7 +402,8 @@ func (l *Log) syncActiveLocked(a *segment) error {
 	return nil
 }
 
-// HWM is the exclusive upper bound of committed records.
+// HWM is the exclusive upper bound of committed records: what readers
+// see. On a held log it is what Release allowed (held.go).
 func (l *Log) HWM() uint64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -383,7 +417,8 @@ func (l *Log) Oldest() uint64 {
 	return l.oldest
 }
 
-// Notify returns a channel closed at the next commit or Wake. Take it
+// Notify returns a channel closed at the next commit or Wake (on a held
+// log: at the next Release that moves the HWM, or Wake). Take it
 // before re-checking a condition, then block on it.
 func (l *Log) Notify() <-chan struct{} { return l.notify.Wait() }
 

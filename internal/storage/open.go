@@ -34,18 +34,33 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l := &Log{dir: dir, opts: opts, fs: fsys, enc: enc, notify: notify.New(), log: opts.Logger,
 		applied: map[uint64]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	l.endNote = l.notify
 	l.cache.init()
 	if err := l.load(); err != nil {
 		l.closeFiles()
 		return nil, err
 	}
+	l.end = l.hwm
+	if opts.Held {
+		// Readers start at the committed checkpoint: everything below it
+		// was committed, and what lies past it may be a tail a failover
+		// takes back, until the leader's word (Release) says otherwise.
+		st, err := ReadReplicaStateFS(fsys, dir)
+		if err != nil {
+			l.closeFiles()
+			return nil, fmt.Errorf("open %s: %w", dir, err)
+		}
+		l.state = st
+		l.hwm = min(st.Committed, l.end)
+		l.endNote = notify.New()
+	}
 	l.openHWM = l.hwm
-	l.flushed.Store(l.hwm)
+	l.flushed.Store(l.end)
 	l.flushedPos = l.segs[len(l.segs)-1].size
 	// Clear the boundary before anything can be appended: from now until a
 	// clean close, the directory no longer describes itself exactly.
 	if l.hwmw, err = openHWMWriter(fsys, dir); err == nil {
-		err = l.hwmw.write(HWMFile{HWM: l.hwm})
+		err = l.hwmw.write(HWMFile{HWM: l.end})
 		if err != nil {
 			l.hwmw.close()
 		}
@@ -54,7 +69,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		l.closeFiles()
 		return nil, fmt.Errorf("open %s: hwm file: %w", dir, err)
 	}
-	l.persisted.Store(l.hwm)
+	l.persisted.Store(l.end)
 	go l.persistLoop()
 	return l, nil
 }
@@ -212,13 +227,13 @@ func createSegment(fsys vfs.FS, dir string, base uint64) (*segment, error) {
 	return &segment{base: base, path: path, f: f, end: base, idxBuilt: true, newestAt: -1, oldestAt: -1}, nil
 }
 
-// roll seals the active segment and opens a new one named by the HWM. A
+// roll seals the active segment and opens a new one named by its end. A
 // synchronous commit already fsynced the old file; lazy frames in it are
 // fsynced now, so unflushed frames only ever sit in the active segment
 // (recovery scans only that one). Called under commitMu.
 func (l *Log) roll() (*segment, error) {
 	l.mu.RLock()
-	base, old := l.hwm, l.segs[len(l.segs)-1]
+	base, old := l.end, l.segs[len(l.segs)-1]
 	l.mu.RUnlock()
 	if err := l.syncActiveLocked(old); err != nil {
 		return nil, err

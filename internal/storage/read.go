@@ -48,6 +48,12 @@ func (l *Log) Read(from uint64, maxRecords, maxBytes int, maxCommittedAt int64) 
 	l.reads.Add(1)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	return l.readLocked(from, l.hwm, maxRecords, maxBytes, maxCommittedAt)
+}
+
+// readLocked is Read up to limit (the HWM for readers, the end for a
+// follower's fetch: ReadTo). Called under l.mu.
+func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommittedAt int64) (ReadResult, error) {
 	if l.closed {
 		return ReadResult{}, ErrClosed
 	}
@@ -56,19 +62,23 @@ func (l *Log) Read(from uint64, maxRecords, maxBytes int, maxCommittedAt int64) 
 	}
 	res := ReadResult{Next: from}
 	bytes := 0
-	for res.Next < l.hwm && len(res.Records) < maxRecords {
+	for res.Next < limit && len(res.Records) < maxRecords {
 		s := l.segmentFor(res.Next)
 		fr, err := l.frameFor(s, res.Next)
 		if err != nil {
 			if len(res.Records) > 0 {
 				return res, nil // hand out what is good; the next read reports the gap
 			}
-			to := l.skipRange(s, res.Next, err)
+			// Not past the limit: on a held log the damaged range may run
+			// past what Release allowed, and a reader's Next must not.
+			to := min(l.skipRange(s, res.Next, err), limit)
 			res.SkippedFrom, res.Skipped = res.Next, to-res.Next
 			res.Next = to
 			return res, nil
 		}
-		for i := res.Next - fr.h.base; i < uint64(len(fr.recs)); i++ {
+		// A held log's limit may fall inside a frame (Release moves to any
+		// offset): records past it are not handed out.
+		for i, n := res.Next-fr.h.base, min(uint64(len(fr.recs)), limit-fr.h.base); i < n; i++ {
 			r := fr.recs[i]
 			if r.CommittedAt > maxCommittedAt {
 				res.NotDueAt = r.CommittedAt

@@ -148,25 +148,31 @@ func lazyAfter(f io.ReaderAt, pos, fileSize int64, next uint64) bool {
 // roll holds none, yet the log holds what the WAL must not re-dispatch.
 func (l *Log) sealedSources(applied map[uint64]uint64) {
 	for i := len(l.segs) - 2; i >= 0 && len(applied) == 0; i-- {
-		s := l.segs[i]
-		var hdr [FrameHeaderSize + sourceLen]byte
-		for pos := int64(0); pos+FrameHeaderSize <= s.size; {
-			if _, err := s.f.ReadAt(hdr[:FrameHeaderSize], pos); err != nil {
-				break
-			}
-			h, err := parseHeader(hdr[:FrameHeaderSize])
-			if err != nil {
-				break
-			}
-			if h.source {
-				if _, err := s.f.ReadAt(hdr[FrameHeaderSize:], pos+FrameHeaderSize); err != nil {
-					break
-				}
-				o, q := frameSource(hdr[FrameHeaderSize:])
-				applied[o] = max(applied[o], q)
-			}
-			pos += h.frameLen()
+		segmentSources(l.segs[i], applied)
+	}
+}
+
+// segmentSources adds the sources of s's frames to applied, walking their
+// headers up to s.size (or the first header that does not parse) and
+// stopping at s.end: frames past it are shadowed (truncate.go).
+func segmentSources(s *segment, applied map[uint64]uint64) {
+	var hdr [FrameHeaderSize + sourceLen]byte
+	for pos := int64(0); pos+FrameHeaderSize <= s.size; {
+		if _, err := s.f.ReadAt(hdr[:FrameHeaderSize], pos); err != nil {
+			break
 		}
+		h, err := parseHeader(hdr[:FrameHeaderSize])
+		if err != nil || h.base >= s.end {
+			break
+		}
+		if h.source {
+			if _, err := s.f.ReadAt(hdr[FrameHeaderSize:], pos+FrameHeaderSize); err != nil {
+				break
+			}
+			o, q := frameSource(hdr[FrameHeaderSize:])
+			applied[o] = max(applied[o], q)
+		}
+		pos += h.frameLen()
 	}
 }
 

@@ -63,17 +63,21 @@ func ViewOf(t meta.Topic) View {
 // listed with "available": false, the figures its directory gives, and
 // Error saying why and what the operator can do.
 type PartitionStats struct {
-	Index            int     `json:"index"`
-	OwnerNode        string  `json:"owner_node"`
-	Available        *bool   `json:"available,omitempty"`
-	Error            string  `json:"error,omitempty"`
-	Segments         *int    `json:"segments,omitempty"`
-	OldestOffset     *uint64 `json:"oldest_offset,omitempty"`
-	NextOffset       *uint64 `json:"next_offset,omitempty"`
-	HighWatermark    *uint64 `json:"high_watermark,omitempty"`
-	SizeBytes        *int64  `json:"size_bytes,omitempty"`
-	OldestSegmentAt  *int64  `json:"oldest_segment_at,omitempty"`
-	ConsumerFrontier *uint64 `json:"consumer_frontier,omitempty"`
+	Index     int    `json:"index"`
+	OwnerNode string `json:"owner_node"`
+	// Replicas and InSync describe a replicated partition (OwnerNode is
+	// its leader); absent for a single copy.
+	Replicas         []string `json:"replicas,omitempty"`
+	InSync           []string `json:"in_sync,omitempty"`
+	Available        *bool    `json:"available,omitempty"`
+	Error            string   `json:"error,omitempty"`
+	Segments         *int     `json:"segments,omitempty"`
+	OldestOffset     *uint64  `json:"oldest_offset,omitempty"`
+	NextOffset       *uint64  `json:"next_offset,omitempty"`
+	HighWatermark    *uint64  `json:"high_watermark,omitempty"`
+	SizeBytes        *int64   `json:"size_bytes,omitempty"`
+	OldestSegmentAt  *int64   `json:"oldest_segment_at,omitempty"`
+	ConsumerFrontier *uint64  `json:"consumer_frontier,omitempty"`
 	// InFlight: live leases (records delivered, not yet settled).
 	InFlight *int `json:"in_flight,omitempty"`
 	// OldestUnconsumedAt: commit time (unix ms) of the record at the

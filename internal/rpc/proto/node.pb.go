@@ -1993,6 +1993,341 @@ func (x *ReadIndexResponse) GetMetaVersion() uint64 {
 	return 0
 }
 
+type FetchRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Topic       string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Incarnation uint64                 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Partition   int32                  `protobuf:"varint,3,opt,name=partition,proto3" json:"partition,omitempty"`
+	// The leader epoch the follower believes current: another epoch is
+	// refused (stale epoch), both ways.
+	Epoch uint64 `protobuf:"varint,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The follower's node id.
+	Follower string `protobuf:"bytes,5,opt,name=follower,proto3" json:"follower,omitempty"`
+	// The follower's durable end: everything below it is fsynced there.
+	Offset   uint64 `protobuf:"varint,6,opt,name=offset,proto3" json:"offset,omitempty"`
+	MaxBytes int64  `protobuf:"varint,7,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// Long-poll bound when nothing is past offset.
+	WaitMs        int64 `protobuf:"varint,8,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchRequest) Reset() {
+	*x = FetchRequest{}
+	mi := &file_node_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchRequest) ProtoMessage() {}
+
+func (x *FetchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchRequest.ProtoReflect.Descriptor instead.
+func (*FetchRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *FetchRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *FetchRequest) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+func (x *FetchRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *FetchRequest) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *FetchRequest) GetFollower() string {
+	if x != nil {
+		return x.Follower
+	}
+	return ""
+}
+
+func (x *FetchRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *FetchRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *FetchRequest) GetWaitMs() int64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// StoredRecord is a record as the leader's log holds it: its offset and
+// commit time travel, so the follower's copy is the same record.
+type StoredRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	CommittedAt   int64                  `protobuf:"varint,2,opt,name=committed_at,json=committedAt,proto3" json:"committed_at,omitempty"`
+	Key           []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Payload       []byte                 `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	Headers       []*Header              `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoredRecord) Reset() {
+	*x = StoredRecord{}
+	mi := &file_node_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoredRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoredRecord) ProtoMessage() {}
+
+func (x *StoredRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoredRecord.ProtoReflect.Descriptor instead.
+func (*StoredRecord) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *StoredRecord) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *StoredRecord) GetCommittedAt() int64 {
+	if x != nil {
+		return x.CommittedAt
+	}
+	return 0
+}
+
+func (x *StoredRecord) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *StoredRecord) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *StoredRecord) GetHeaders() []*Header {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+type FetchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Epoch uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The leader's committed point (high watermark).
+	Committed uint64          `protobuf:"varint,2,opt,name=committed,proto3" json:"committed,omitempty"`
+	Records   []*StoredRecord `protobuf:"bytes,3,rep,name=records,proto3" json:"records,omitempty"`
+	// The leader's consumer frontier as last persisted (0: unknown).
+	Frontier      uint64 `protobuf:"varint,4,opt,name=frontier,proto3" json:"frontier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchResponse) Reset() {
+	*x = FetchResponse{}
+	mi := &file_node_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchResponse) ProtoMessage() {}
+
+func (x *FetchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchResponse.ProtoReflect.Descriptor instead.
+func (*FetchResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *FetchResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *FetchResponse) GetCommitted() uint64 {
+	if x != nil {
+		return x.Committed
+	}
+	return 0
+}
+
+func (x *FetchResponse) GetRecords() []*StoredRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *FetchResponse) GetFrontier() uint64 {
+	if x != nil {
+		return x.Frontier
+	}
+	return 0
+}
+
+type ProposeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An encoded metastore command (meta.Command.Encode); the leader takes
+	// only the kinds a node may forward.
+	Command       []byte `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposeRequest) Reset() {
+	*x = ProposeRequest{}
+	mi := &file_node_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposeRequest) ProtoMessage() {}
+
+func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
+func (*ProposeRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ProposeRequest) GetCommand() []byte {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+type ProposeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposeResponse) Reset() {
+	*x = ProposeResponse{}
+	mi := &file_node_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposeResponse) ProtoMessage() {}
+
+func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
+func (*ProposeResponse) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{37}
+}
+
 var File_node_proto protoreflect.FileDescriptor
 
 const file_node_proto_rawDesc = "" +
@@ -2131,7 +2466,30 @@ const file_node_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x12\n" +
 	"\x10ReadIndexRequest\"6\n" +
 	"\x11ReadIndexResponse\x12!\n" +
-	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion2\xde\x06\n" +
+	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xe4\x01\n" +
+	"\fFetchRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12 \n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x1c\n" +
+	"\tpartition\x18\x03 \x01(\x05R\tpartition\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\x04R\x05epoch\x12\x1a\n" +
+	"\bfollower\x18\x05 \x01(\tR\bfollower\x12\x16\n" +
+	"\x06offset\x18\x06 \x01(\x04R\x06offset\x12\x1b\n" +
+	"\tmax_bytes\x18\a \x01(\x03R\bmaxBytes\x12\x17\n" +
+	"\await_ms\x18\b \x01(\x03R\x06waitMs\"\xa1\x01\n" +
+	"\fStoredRecord\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12!\n" +
+	"\fcommitted_at\x18\x02 \x01(\x03R\vcommittedAt\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\fR\x03key\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\x12*\n" +
+	"\aheaders\x18\x05 \x03(\v2\x10.narad.v1.HeaderR\aheaders\"\x91\x01\n" +
+	"\rFetchResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
+	"\tcommitted\x18\x02 \x01(\x04R\tcommitted\x120\n" +
+	"\arecords\x18\x03 \x03(\v2\x16.narad.v1.StoredRecordR\arecords\x12\x1a\n" +
+	"\bfrontier\x18\x04 \x01(\x04R\bfrontier\"*\n" +
+	"\x0eProposeRequest\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\fR\acommand\"\x11\n" +
+	"\x0fProposeResponse2\xd8\a\n" +
 	"\x04Node\x12;\n" +
 	"\x06Commit\x12\x17.narad.v1.CommitRequest\x1a\x18.narad.v1.CommitResponse\x12>\n" +
 	"\aForward\x12\x18.narad.v1.ForwardRequest\x1a\x19.narad.v1.ForwardResponse\x128\n" +
@@ -2146,7 +2504,9 @@ const file_node_proto_rawDesc = "" +
 	"MoveFreeze\x12\x1b.narad.v1.MoveFreezeRequest\x1a\x1c.narad.v1.MoveFreezeResponse\x12D\n" +
 	"\tMoveFiles\x12\x1a.narad.v1.MoveFilesRequest\x1a\x1b.narad.v1.MoveFilesResponse\x12A\n" +
 	"\bMoveRead\x12\x19.narad.v1.MoveReadRequest\x1a\x1a.narad.v1.MoveReadResponse\x12D\n" +
-	"\tReadIndex\x12\x1a.narad.v1.ReadIndexRequest\x1a\x1b.narad.v1.ReadIndexResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
+	"\tReadIndex\x12\x1a.narad.v1.ReadIndexRequest\x1a\x1b.narad.v1.ReadIndexResponse\x128\n" +
+	"\x05Fetch\x12\x16.narad.v1.FetchRequest\x1a\x17.narad.v1.FetchResponse\x12>\n" +
+	"\aPropose\x12\x18.narad.v1.ProposeRequest\x1a\x19.narad.v1.ProposeResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -2160,7 +2520,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -2195,6 +2555,11 @@ var file_node_proto_goTypes = []any{
 	(*MoveReadResponse)(nil),     // 30: narad.v1.MoveReadResponse
 	(*ReadIndexRequest)(nil),     // 31: narad.v1.ReadIndexRequest
 	(*ReadIndexResponse)(nil),    // 32: narad.v1.ReadIndexResponse
+	(*FetchRequest)(nil),         // 33: narad.v1.FetchRequest
+	(*StoredRecord)(nil),         // 34: narad.v1.StoredRecord
+	(*FetchResponse)(nil),        // 35: narad.v1.FetchResponse
+	(*ProposeRequest)(nil),       // 36: narad.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 37: narad.v1.ProposeResponse
 }
 var file_node_proto_depIdxs = []int32{
 	2,  // 0: narad.v1.Record.headers:type_name -> narad.v1.Header
@@ -2204,37 +2569,43 @@ var file_node_proto_depIdxs = []int32{
 	13, // 4: narad.v1.JoinRequest.member:type_name -> narad.v1.Member
 	13, // 5: narad.v1.HeartbeatRequest.member:type_name -> narad.v1.Member
 	26, // 6: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
-	3,  // 7: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
-	5,  // 8: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
-	7,  // 9: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
-	11, // 10: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
-	14, // 11: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
-	16, // 12: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	18, // 13: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
-	20, // 14: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
-	22, // 15: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
-	24, // 16: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
-	27, // 17: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
-	29, // 18: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
-	31, // 19: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
-	4,  // 20: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	6,  // 21: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	10, // 22: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	12, // 23: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	15, // 24: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	17, // 25: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	19, // 26: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	21, // 27: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	23, // 28: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	25, // 29: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	28, // 30: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	30, // 31: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	32, // 32: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
-	20, // [20:33] is the sub-list for method output_type
-	7,  // [7:20] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	2,  // 7: narad.v1.StoredRecord.headers:type_name -> narad.v1.Header
+	34, // 8: narad.v1.FetchResponse.records:type_name -> narad.v1.StoredRecord
+	3,  // 9: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
+	5,  // 10: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
+	7,  // 11: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
+	11, // 12: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
+	14, // 13: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
+	16, // 14: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
+	18, // 15: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	20, // 16: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
+	22, // 17: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
+	24, // 18: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
+	27, // 19: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
+	29, // 20: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
+	31, // 21: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
+	33, // 22: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
+	36, // 23: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
+	4,  // 24: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	6,  // 25: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	10, // 26: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	12, // 27: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	15, // 28: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	17, // 29: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	19, // 30: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	21, // 31: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	23, // 32: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	25, // 33: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	28, // 34: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	30, // 35: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	32, // 36: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	35, // 37: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
+	37, // 38: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
+	24, // [24:39] is the sub-list for method output_type
+	9,  // [9:24] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -2249,7 +2620,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

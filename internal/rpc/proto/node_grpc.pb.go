@@ -39,6 +39,8 @@ const (
 	Node_MoveFiles_FullMethodName    = "/narad.v1.Node/MoveFiles"
 	Node_MoveRead_FullMethodName     = "/narad.v1.Node/MoveRead"
 	Node_ReadIndex_FullMethodName    = "/narad.v1.Node/ReadIndex"
+	Node_Fetch_FullMethodName        = "/narad.v1.Node/Fetch"
+	Node_Propose_FullMethodName      = "/narad.v1.Node/Propose"
 )
 
 // NodeClient is the client API for Node service.
@@ -73,6 +75,13 @@ type NodeClient interface {
 	// write acknowledged before the call, so a follower about to answer
 	// "no such topic" first catches up to it (read-your-writes).
 	ReadIndex(ctx context.Context, in *ReadIndexRequest, opts ...grpc.CallOption) (*ReadIndexResponse, error)
+	// A follower of a replicated partition fetches records from its leader
+	// (09-extensions.md, "Replicated partitions"); the fetch offset is its
+	// acknowledgement of everything below it.
+	Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error)
+	// A node's own metastore write (a partition leader's in-sync change or
+	// epoch start), forwarded to the metastore leader, which applies it.
+	Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (*ProposeResponse, error)
 }
 
 type nodeClient struct {
@@ -213,6 +222,26 @@ func (c *nodeClient) ReadIndex(ctx context.Context, in *ReadIndexRequest, opts .
 	return out, nil
 }
 
+func (c *nodeClient) Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FetchResponse)
+	err := c.cc.Invoke(ctx, Node_Fetch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nodeClient) Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (*ProposeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProposeResponse)
+	err := c.cc.Invoke(ctx, Node_Propose_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -245,6 +274,13 @@ type NodeServer interface {
 	// write acknowledged before the call, so a follower about to answer
 	// "no such topic" first catches up to it (read-your-writes).
 	ReadIndex(context.Context, *ReadIndexRequest) (*ReadIndexResponse, error)
+	// A follower of a replicated partition fetches records from its leader
+	// (09-extensions.md, "Replicated partitions"); the fetch offset is its
+	// acknowledgement of everything below it.
+	Fetch(context.Context, *FetchRequest) (*FetchResponse, error)
+	// A node's own metastore write (a partition leader's in-sync change or
+	// epoch start), forwarded to the metastore leader, which applies it.
+	Propose(context.Context, *ProposeRequest) (*ProposeResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -293,6 +329,12 @@ func (UnimplementedNodeServer) MoveRead(context.Context, *MoveReadRequest) (*Mov
 }
 func (UnimplementedNodeServer) ReadIndex(context.Context, *ReadIndexRequest) (*ReadIndexResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadIndex not implemented")
+}
+func (UnimplementedNodeServer) Fetch(context.Context, *FetchRequest) (*FetchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Fetch not implemented")
+}
+func (UnimplementedNodeServer) Propose(context.Context, *ProposeRequest) (*ProposeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Propose not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -549,6 +591,42 @@ func _Node_ReadIndex_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_Fetch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FetchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).Fetch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_Fetch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).Fetch(ctx, req.(*FetchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Node_Propose_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProposeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).Propose(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_Propose_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).Propose(ctx, req.(*ProposeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -607,6 +685,14 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReadIndex",
 			Handler:    _Node_ReadIndex_Handler,
+		},
+		{
+			MethodName: "Fetch",
+			Handler:    _Node_Fetch_Handler,
+		},
+		{
+			MethodName: "Propose",
+			Handler:    _Node_Propose_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,512 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/replica"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Hosting replicated partitions (09-extensions.md, "Replicated
+// partitions"; the protocol is package replica's).
+//
+// For every partition of a replicated topic that names this node among its
+// Replicas, the broker opens the log held (readers see only what a quorum
+// has) and runs the engine's role for it: a Leader when this node is the
+// partition's Owner, a Follower otherwise. A reconcile pass (on every
+// metastore change, and each second) compares what runs with the
+// placement and stops one role before starting the other when the leader,
+// the epoch or the membership changes; InSync and EpochStarts changes
+// reach the running role as an Update. A held log with a live role is
+// never idle-evicted: a follower writes to it and a leader answers
+// fetches from it.
+//
+// The engine is behind ReplicaEngine (the server wires package replica's
+// Leader and Follower to node RPC and the metastore), so the broker's
+// tests drive hosting with a fake.
+
+// ReplicaEngine builds the replication engine's two roles for one
+// partition hosted here.
+type ReplicaEngine interface {
+	// NewLeader leads the partition at v.Epoch over l. frontier reads the
+	// consumer frontier persisted here (FetchResponse.Frontier).
+	NewLeader(l replica.Log, v replica.View, frontier func() uint64) (ReplicaLeader, error)
+	// NewFollower follows v.Leader at v.Epoch into l; onFrontier is told
+	// the leader's frontier from each fetch answer.
+	NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (ReplicaFollower, error)
+}
+
+// ReplicaLeader is a running leader of one partition (*replica.Leader).
+type ReplicaLeader interface {
+	// Start takes over (cuts, writes the epoch, proposes its start) and
+	// runs the in-sync checks until Close; the leader is writable once an
+	// Update carries its epoch start.
+	Start(ctx context.Context) error
+	// Writable is nil while commits may be written: ready, still leading.
+	Writable() error
+	HandleFetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error)
+	// WaitCommitted returns once the committed point passes offset.
+	WaitCommitted(ctx context.Context, offset uint64) error
+	Update(v replica.View)
+	Close() error
+	Stats() replica.LeaderStats
+}
+
+// ReplicaFollower is a running follower of one partition
+// (*replica.Follower).
+type ReplicaFollower interface {
+	// Run fetches until ctx ends, or returns nil once the view says this
+	// node leads.
+	Run(ctx context.Context) error
+	Update(v replica.View)
+	// Close checkpoints the committed point (after Run returned).
+	Close() error
+}
+
+// frontierCopyEvery is how often a follower writes the leader's consumer
+// frontier into its own frontier file.
+const frontierCopyEvery = time.Second
+
+// hostedReplica is one partition's running role.
+type hostedReplica struct {
+	key      partKey
+	view     replica.View
+	log      *storage.Log
+	leader   ReplicaLeader   // nil on a follower
+	follower ReplicaFollower // nil on a leader
+	cancel   context.CancelFunc
+	done     chan struct{}
+
+	started    time.Time
+	readyNoted bool // the leader's readiness was counted (reconcile's goroutine only)
+
+	fmu        sync.Mutex
+	frontierAt time.Time // when the leader's frontier was last written here
+	frontier   uint64
+}
+
+type replicaSet struct {
+	mu    sync.Mutex
+	parts map[partKey]*hostedReplica
+	// stopped is set at Close: nothing starts again.
+	stopped bool
+}
+
+func (b *Broker) hosted(topic string, p int) *hostedReplica {
+	b.replicas.mu.Lock()
+	defer b.replicas.mu.Unlock()
+	return b.replicas.parts[partKey{topic, p}]
+}
+
+// hostsReplica reports whether a role runs for the partition here (its log
+// is then never idle-evicted).
+func (b *Broker) hostsReplica(topic string, p int) bool { return b.hosted(topic, p) != nil }
+
+// replicatedHere reports whether the partition is replicated and this node
+// is one of its replicas: its log must be opened held.
+func (b *Broker) replicatedHere(topic string, p int) bool {
+	t, ok := b.meta.Topic(topic)
+	if !ok || t.ReplicationFactor <= 1 {
+		return false
+	}
+	as := b.meta.Assignments(topic)
+	return p >= 0 && p < len(as) && as[p].Replicated() && slices.Contains(as[p].Replicas, b.cfg.NodeID)
+}
+
+// runReplicas reconciles on every metastore change, and each second (a
+// leader that could not start is retried).
+func (b *Broker) runReplicas() {
+	defer b.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		ch := b.meta.Watch()
+		b.reconcileReplicas()
+		select {
+		case <-b.stop:
+			return
+		case <-ch:
+		case <-t.C:
+		}
+	}
+}
+
+// reconcileReplicas makes the running roles match the placement.
+func (b *Broker) reconcileReplicas() {
+	if b.cfg.Replication == nil {
+		return
+	}
+	want := map[partKey]replica.View{}
+	for _, t := range b.meta.Topics() {
+		if t.ReplicationFactor <= 1 || t.Remote != nil {
+			continue
+		}
+		for _, a := range b.meta.Assignments(t.Name) {
+			if a.Replicated() && slices.Contains(a.Replicas, b.cfg.NodeID) && a.LeaderEpoch > 0 {
+				want[partKey{t.Name, a.Partition}] = replica.ViewOf(t.Incarnation, a)
+			}
+		}
+	}
+	b.replicas.mu.Lock()
+	if b.replicas.stopped {
+		b.replicas.mu.Unlock()
+		return
+	}
+	var stop []*hostedReplica
+	var update []*hostedReplica
+	for k, h := range b.replicas.parts {
+		v, ok := want[k]
+		switch {
+		case !ok || roleChanged(h, v, b.cfg.NodeID):
+			stop = append(stop, h)
+			delete(b.replicas.parts, k)
+		case !sameView(h.view, v):
+			h.view = v
+			update = append(update, h)
+		}
+	}
+	b.replicas.mu.Unlock()
+	for _, h := range stop {
+		b.stopReplica(h)
+	}
+	for _, h := range update {
+		if h.leader != nil {
+			h.leader.Update(h.view)
+		} else {
+			h.follower.Update(h.view)
+		}
+	}
+	for k, v := range want {
+		if b.hosted(k.topic, k.partition) == nil {
+			if err := b.startReplica(k, v); err != nil {
+				b.m.Errors.WithLabelValues("broker", "replica_start").Inc()
+				b.cfg.Logger.Warn("replica not started; retried", "topic", k.topic, "partition", k.partition, "err", err)
+			}
+		}
+	}
+	b.gaugeReplicas(want)
+}
+
+// roleChanged: a new leader, a new epoch or an incarnation is a new role;
+// the rest of a view is an Update.
+func roleChanged(h *hostedReplica, v replica.View, self string) bool {
+	return h.view.Leader != v.Leader || h.view.Epoch != v.Epoch || h.view.Incarnation != v.Incarnation ||
+		(h.leader != nil) != (v.Leader == self)
+}
+
+func sameView(a, b replica.View) bool {
+	return slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.InSync, b.InSync) && slices.Equal(a.EpochStarts, b.EpochStarts)
+}
+
+// startReplica opens the partition's log held and starts its role.
+func (b *Broker) startReplica(k partKey, v replica.View) error {
+	l, err := b.heldLog(k.topic, k.partition)
+	if err != nil {
+		return err
+	}
+	h := &hostedReplica{key: k, view: v, log: l, done: make(chan struct{}), started: b.cfg.Now()}
+	if v.Leader == b.cfg.NodeID {
+		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) })
+	} else {
+		b.dropQueue(k) // a lease table of an earlier leadership here is stale
+		h.follower, err = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) })
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(b.life)
+	h.cancel = cancel
+	b.replicas.mu.Lock()
+	if b.replicas.stopped || b.replicas.parts[k] != nil {
+		b.replicas.mu.Unlock()
+		cancel()
+		if h.leader != nil {
+			h.leader.Close()
+		}
+		return nil
+	}
+	if b.replicas.parts == nil {
+		b.replicas.parts = map[partKey]*hostedReplica{}
+	}
+	b.replicas.parts[k] = h
+	b.replicas.mu.Unlock()
+	go func() {
+		defer close(h.done)
+		if h.leader != nil {
+			// A leader that cannot take over (it lost its state) stays
+			// here never writable, until the controller elects another.
+			if err := h.leader.Start(ctx); err != nil {
+				b.cfg.Logger.Error("cannot lead replicated partition", "topic", k.topic, "partition", k.partition, "epoch", v.Epoch, "err", err)
+			}
+			<-ctx.Done()
+			return
+		}
+		err := h.follower.Run(ctx)
+		h.follower.Close()
+		if err != nil && ctx.Err() == nil {
+			b.cfg.Logger.Warn("replica stopped following", "topic", k.topic, "partition", k.partition, "err", err)
+			b.replicas.mu.Lock()
+			if b.replicas.parts[k] == h {
+				delete(b.replicas.parts, k) // the next reconcile starts it again, if still placed here
+			}
+			b.replicas.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// noteReady counts and logs a leader that became writable (reconcile's
+// goroutine), and wakes consumers parked while it took over.
+func (b *Broker) noteReady(h *hostedReplica) {
+	if h.leader == nil || h.readyNoted {
+		return
+	}
+	if err := h.leader.Writable(); err != nil {
+		if since := b.cfg.Now().Sub(h.started); since > 5*time.Second && since%(5*time.Second) < time.Second {
+			b.cfg.Logger.Warn("replicated partition led here is not writable yet", "topic", h.key.topic, "partition", h.key.partition,
+				"epoch", h.view.Epoch, "epoch_starts", h.view.EpochStarts, "end", h.log.End(), "for", since, "err", err)
+		}
+		return
+	}
+	h.readyNoted = true
+	b.m.LeaderChanges.WithLabelValues(h.key.topic, partLabel(h.key.partition)).Inc()
+	b.cfg.Logger.Info("leading replicated partition", "topic", h.key.topic, "partition", h.key.partition,
+		"epoch", h.view.Epoch, "took", b.cfg.Now().Sub(h.started))
+	b.topicState(h.key.topic).notify.Fire()
+}
+
+// heldLog returns the partition's log opened held, reopening one that an
+// earlier placement (a single copy) opened plain.
+func (b *Broker) heldLog(topic string, p int) (*storage.Log, error) {
+	l, err := b.reg.Get(topic, p)
+	if err != nil || b.reg.IsHeld(topic, p) {
+		return l, err
+	}
+	b.reg.ClosePartition(topic, p)
+	return b.reg.Get(topic, p)
+}
+
+// stopReplica ends a role and waits for it. A leader's lease table goes
+// with its leadership: the next leader's frontier is the one to follow.
+func (b *Broker) stopReplica(h *hostedReplica) {
+	// Cancel, wait, then Close: Close must not race the Start that the
+	// role's goroutine may still be in.
+	h.cancel()
+	<-h.done
+	if h.leader != nil {
+		h.leader.Close()
+	}
+	if h.leader != nil {
+		if q := b.peekQueue(h.key.topic, h.key.partition); q != nil {
+			q.persist()
+			b.persistCounts(q, true)
+		}
+		b.dropQueue(h.key)
+	}
+	b.m.ReplicasInSync.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
+	b.m.ReplicationLagRecords.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
+	b.m.ReplicationLagSeconds.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
+}
+
+// closeReplicas stops every role (Close), before the logs close.
+func (b *Broker) closeReplicas() {
+	b.replicas.mu.Lock()
+	b.replicas.stopped = true
+	parts := b.replicas.parts
+	b.replicas.parts = nil
+	b.replicas.mu.Unlock()
+	for _, h := range parts {
+		b.stopReplica(h)
+	}
+}
+
+func (b *Broker) dropQueue(k partKey) {
+	b.qmu.Lock()
+	delete(b.queues, k)
+	b.qmu.Unlock()
+}
+
+// replicaGate says whether a replicated partition may be served here now
+// (commits, consume, ack, replay): only by a leader that is ready and
+// whose node still holds its lease (Config.Fenced). nil for a partition
+// with a single copy.
+func (b *Broker) replicaGate(t meta.Topic, p int) error {
+	if t.ReplicationFactor <= 1 {
+		return nil
+	}
+	h := b.hosted(t.Name, p)
+	if h == nil || h.leader == nil {
+		if !b.replicatedHere(t.Name, p) {
+			return nil // not (yet) placed as a replicated partition: a single copy
+		}
+		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
+	}
+	if err := h.leader.Writable(); err != nil {
+		return replicaRefusal(err, t.Name, p)
+	}
+	if b.cfg.Fenced != nil && b.cfg.Fenced() {
+		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
+	}
+	return nil
+}
+
+// servedHere is the serving check of consume, ack and purge: this node
+// owns the partition and, when it is replicated, may serve it now.
+func (b *Broker) servedHere(t meta.Topic, p int) error {
+	if !b.owned(t.Name, p) {
+		return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, t.Name)
+	}
+	return b.replicaGate(t, p)
+}
+
+// awaitQuorum returns once the in-sync set holds every record of l up to
+// its end (the commit that just returned: acknowledged = committed),
+// bounded by Config.ReplicaCommitWait. A partition with a single copy returns at
+// once.
+func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, l *storage.Log) error {
+	if t, ok := b.meta.Topic(topic); !ok || t.ReplicationFactor <= 1 {
+		return nil
+	}
+	h := b.hosted(topic, p)
+	if h == nil || h.leader == nil {
+		if !b.replicatedHere(topic, p) {
+			return nil
+		}
+		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q stopped being led here during the commit; the records may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
+	}
+	end := l.End()
+	if end == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait)
+	defer cancel()
+	if err := h.leader.WaitCommitted(ctx, end-1); err != nil {
+		b.m.Errors.WithLabelValues("broker", "replication_wait").Inc()
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
+		}
+		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", replicaRefusal(err, topic, p))
+	}
+	b.topicState(topic).notify.Fire() // committed: visible to consumers now
+	return nil
+}
+
+// Fetch serves a follower's fetch of a partition this node leads (node
+// RPC). Refusals are typed: not the leader here, not ready, stale epoch
+// (the engine's).
+func (b *Broker) Fetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
+	h := b.hosted(req.Topic, req.Partition)
+	if h == nil || h.leader == nil {
+		return replica.FetchResponse{}, refusal.New(refusal.ErrNotLeader, 200*time.Millisecond, "partition %d of %q is not led by this node", req.Partition, req.Topic)
+	}
+	if req.Incarnation != 0 && h.view.Incarnation != 0 && req.Incarnation != h.view.Incarnation {
+		return replica.FetchResponse{}, refusal.New(refusal.ErrStaleEpoch, 200*time.Millisecond, "partition %d of %q: fetch for incarnation %d, this node leads incarnation %d", req.Partition, req.Topic, req.Incarnation, h.view.Incarnation)
+	}
+	if b.cfg.Fenced != nil && b.cfg.Fenced() {
+		return replica.FetchResponse{}, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the leader's lease lapsed", req.Partition, req.Topic)
+	}
+	resp, err := h.leader.HandleFetch(ctx, req)
+	if err != nil {
+		return resp, replicaRefusal(err, req.Topic, req.Partition)
+	}
+	return resp, nil
+}
+
+// copyFrontier writes the leader's consumer frontier into this follower's
+// frontier file, at most once per frontierCopyEvery, never above what this
+// replica holds and has released (so a takeover here never finds it above
+// its high watermark): consumers resume near where they were, with
+// duplicates and never a gap.
+func (b *Broker) copyFrontier(h *hostedReplica, f uint64) {
+	h.fmu.Lock()
+	defer h.fmu.Unlock()
+	now := b.cfg.Now()
+	f = min(f, h.log.HWM())
+	if f <= h.frontier || now.Sub(h.frontierAt) < frontierCopyEvery {
+		return
+	}
+	dir, err := b.reg.Dir(h.key.topic, h.key.partition)
+	if err != nil {
+		return
+	}
+	if err := h.log.PersistHWM(f); err == nil {
+		err = storage.WriteOffsetFileFS(b.reg.fs, dir+"/"+storage.ConsumerOffsetFile, f)
+		if err == nil {
+			h.frontier, h.frontierAt = f, now
+			return
+		}
+	}
+	b.m.Errors.WithLabelValues("broker", "frontier_copy").Inc()
+}
+
+// persistedFrontier is the frontier this leader last made durable (what
+// its followers copy).
+func (b *Broker) persistedFrontier(topic string, p int) uint64 {
+	if q := b.peekQueue(topic, p); q != nil {
+		q.pmu.Lock()
+		defer q.pmu.Unlock()
+		return q.persisted
+	}
+	return b.frontierOf(topic, p)
+}
+
+// gaugeReplicas counts leaders that became writable and, on leaders,
+// sets the in-sync size and the replication lag: records the slowest
+// follower lacks, and how long since it last held the leader's end.
+func (b *Broker) gaugeReplicas(want map[partKey]replica.View) {
+	for k := range want {
+		h := b.hosted(k.topic, k.partition)
+		if h == nil || h.leader == nil {
+			continue
+		}
+		b.noteReady(h)
+		st := h.leader.Stats()
+		lbl := []string{k.topic, partLabel(k.partition)}
+		b.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(st.InSync))
+		var recs uint64
+		var secs float64
+		for _, f := range st.Followers {
+			recs = max(recs, f.Records)
+			if f.Records > 0 {
+				secs = max(secs, f.Time.Seconds())
+			}
+		}
+		b.m.ReplicationLagRecords.WithLabelValues(lbl...).Set(float64(recs))
+		b.m.ReplicationLagSeconds.WithLabelValues(lbl...).Set(secs)
+	}
+}
+
+// replicaRefusal puts the engine's refusals in the data plane's typed
+// words (package refusal), for node RPC and the client API.
+func replicaRefusal(err error, topic string, p int) error {
+	switch {
+	case errors.Is(err, replica.ErrStaleEpoch), errors.Is(err, replica.ErrWrongPartition):
+		return refusal.New(refusal.ErrStaleEpoch, 200*time.Millisecond, "partition %d of %q: %v", p, topic, err)
+	case errors.Is(err, replica.ErrNotReady):
+		return refusal.New(refusal.ErrNotReady, 200*time.Millisecond, "partition %d of %q: this node leads it but its epoch start is not in the metastore yet: retry", p, topic)
+	case errors.Is(err, replica.ErrDeposed), errors.Is(err, replica.ErrNotReplica):
+		return refusal.New(refusal.ErrNotLeader, time.Second, "partition %d of %q is no longer led by this node: retry", p, topic)
+	case errors.Is(err, replica.ErrStateLost), errors.Is(err, replica.ErrOffsetAhead):
+		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node lost records it had (a replaced disk?) and may not lead it; another replica will: retry", p, topic)
+	}
+	return err
+}
+
+// ReplicaInfo is what the describe shows of a replicated partition.
+func (b *Broker) replicaInfo(t meta.Topic, p int) (replicas, inSync []string) {
+	if t.ReplicationFactor <= 1 {
+		return nil, nil
+	}
+	as := b.meta.Assignments(t.Name)
+	if p < 0 || p >= len(as) || !as[p].Replicated() {
+		return nil, nil
+	}
+	return as[p].Replicas, as[p].InSync
+}

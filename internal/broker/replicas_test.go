@@ -1,0 +1,301 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/replica"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// fakeEngine records the roles the broker starts; its leader commits what
+// the test says a quorum holds (commitTo), and is ready when told.
+type fakeEngine struct {
+	mu        sync.Mutex
+	leaders   []*fakeLeader
+	followers []*fakeFollower
+}
+
+func (e *fakeEngine) NewLeader(l replica.Log, v replica.View, frontier func() uint64) (ReplicaLeader, error) {
+	fl := &fakeLeader{log: l, view: v, frontier: frontier, moved: make(chan struct{})}
+	e.mu.Lock()
+	e.leaders = append(e.leaders, fl)
+	e.mu.Unlock()
+	return fl, nil
+}
+
+func (e *fakeEngine) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (ReplicaFollower, error) {
+	ff := &fakeFollower{log: l, view: v, onFrontier: onFrontier}
+	e.mu.Lock()
+	e.followers = append(e.followers, ff)
+	e.mu.Unlock()
+	return ff, nil
+}
+
+func (e *fakeEngine) leader(i int) *fakeLeader {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if i < len(e.leaders) {
+		return e.leaders[i]
+	}
+	return nil
+}
+
+func (e *fakeEngine) follower(i int) *fakeFollower {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if i < len(e.followers) {
+		return e.followers[i]
+	}
+	return nil
+}
+
+type fakeLeader struct {
+	log      replica.Log
+	view     replica.View
+	frontier func() uint64
+	ready    atomic.Bool
+	closed   atomic.Bool
+
+	mu        sync.Mutex
+	committed uint64
+	moved     chan struct{}
+}
+
+func (f *fakeLeader) Start(ctx context.Context) error { return nil }
+func (f *fakeLeader) Update(v replica.View)           {}
+func (f *fakeLeader) Close() error                    { f.closed.Store(true); return nil }
+func (f *fakeLeader) Stats() replica.LeaderStats      { return replica.LeaderStats{InSync: 3} }
+
+func (f *fakeLeader) Writable() error {
+	if !f.ready.Load() {
+		return replica.ErrNotReady
+	}
+	return nil
+}
+func (f *fakeLeader) HandleFetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
+	return replica.FetchResponse{Epoch: f.view.Epoch, Frontier: f.frontier()}, nil
+}
+
+// commitTo is the quorum holding everything below n.
+func (f *fakeLeader) commitTo(n uint64) {
+	f.log.Release(n)
+	f.mu.Lock()
+	f.committed = n
+	close(f.moved)
+	f.moved = make(chan struct{})
+	f.mu.Unlock()
+}
+
+func (f *fakeLeader) WaitCommitted(ctx context.Context, offset uint64) error {
+	for {
+		f.mu.Lock()
+		c, ch := f.committed, f.moved
+		f.mu.Unlock()
+		if c > offset {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+type fakeFollower struct {
+	log        replica.Log
+	view       replica.View
+	onFrontier func(uint64)
+	running    atomic.Bool
+	ended      atomic.Bool
+}
+
+func (f *fakeFollower) Run(ctx context.Context) error {
+	f.running.Store(true)
+	<-ctx.Done()
+	f.ended.Store(true)
+	return nil
+}
+func (f *fakeFollower) Update(v replica.View) {}
+func (f *fakeFollower) Close() error          { return nil }
+
+// waitFor polls cond (the hosting loop reacts to metastore changes on its
+// own goroutine); it fails the test after a generous bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// createReplicated creates a one-partition topic with three replicas led
+// by leader at epoch 1.
+func createReplicated(t *testing.T, n *testNode, name, leader string) {
+	t.Helper()
+	reps := []string{"n1", "n2", "n3"}
+	tp := meta.Topic{Name: name, Partitions: 1, ReplicationFactor: 3, RetentionMs: 3600_000, VisibilityTimeoutMs: 30_000,
+		MaxInFlight: 100, MaxAckedAhead: 100}
+	as := []meta.Assignment{{Topic: name, Partition: 0, Owner: leader, Replicas: reps, InSync: reps, LeaderEpoch: 1,
+		EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}}}
+	if err := n.ms.CreateTopic(testCtx(t), tp, as, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setPlacement(t *testing.T, n *testNode, a meta.Assignment) {
+	t.Helper()
+	if err := n.ms.SetAssignments(testCtx(t), []meta.Assignment{a}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A replicated partition led here opens held and serves only once its
+// leader is ready and the node is not fenced; a commit returns only once
+// the quorum holds it, and answers 503 (not ready) when it does not in
+// time; readers see only what the quorum holds.
+func TestReplicatedLeaderServesOnlyWhenReadyAndCommitsWaitForQuorum(t *testing.T) {
+	eng := &fakeEngine{}
+	var fenced atomic.Bool
+	n := newTestNode(t, Config{Replication: eng, Fenced: fenced.Load, ReplicaCommitWait: 200 * time.Millisecond})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	fl := eng.leader(0)
+	if !n.b.reg.IsHeld("r", 0) {
+		t.Fatal("a replicated partition's log is not held")
+	}
+
+	err := n.commit("r", 0, "a")
+	if !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit before the leader is ready: %v", err)
+	}
+	if _, err := n.consume("r", 0, 1); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("consume before the leader is ready: %v", err)
+	}
+
+	fl.ready.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- n.commit("r", 0, "a", "b") }()
+	waitFor(t, "the commit to be durable here", func() bool { return fl.log.End() == 2 })
+	select {
+	case err := <-done:
+		t.Fatalf("the commit returned before the quorum held it: %v", err)
+	default:
+	}
+	if msgs, _ := n.consume("r", 0, 10); len(msgs) != 0 {
+		t.Fatalf("a reader saw %d records no quorum holds", len(msgs))
+	}
+	fl.commitTo(2)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := n.consume("r", 0, 10); err != nil || len(msgs) != 2 {
+		t.Fatalf("after the quorum: %d records, %v", len(msgs), err)
+	}
+
+	// No quorum in time: 503, the records durable here but not visible.
+	if err := n.commit("r", 0, "c"); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit without a quorum: %v", err)
+	}
+	if fl.log.HWM() != 2 {
+		t.Fatalf("visible high watermark %d after an unacknowledged commit", fl.log.HWM())
+	}
+
+	fenced.Store(true)
+	if _, err := n.consume("r", 0, 1); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("consume while fenced: %v", err)
+	}
+	if err := n.commit("r", 0, "d"); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit while fenced: %v", err)
+	}
+	if _, err := n.b.Fetch(testCtx(t), replica.FetchRequest{Topic: "r", Partition: 0, Epoch: 1}); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("fetch while fenced: %v", err)
+	}
+}
+
+// A produce to a replicated topic is committed on the leader and answers
+// only once the quorum holds it — never through the ingress WAL (this
+// broker has none: a WAL append would panic).
+func TestReplicatedProduceCommitsOnTheLeader(t *testing.T) {
+	eng := &fakeEngine{}
+	n := newTestNode(t, Config{Replication: eng})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	fl := eng.leader(0)
+	fl.ready.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		done <- n.b.ProduceBatch(testCtx(t), "r", []ProduceRecord{{Payload: []byte("x")}, {Payload: []byte("y"), Key: []byte("k")}})
+	}()
+	waitFor(t, "the records on the leader's disk", func() bool { return fl.log.End() == 2 })
+	fl.commitTo(2)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A leader change here stops the leader role (its lease table goes) and
+// starts a follower of the new leader; the follower copies the leader's
+// frontier into its frontier file, never above what it holds; a replica
+// removed from the placement stops.
+func TestReplicaRolesFollowThePlacement(t *testing.T) {
+	eng := &fakeEngine{}
+	n := newTestNode(t, Config{Replication: eng})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	fl := eng.leader(0)
+	fl.ready.Store(true)
+	go n.commit("r", 0, "a", "b", "c")
+	waitFor(t, "three records", func() bool { return fl.log.End() == 3 })
+	fl.commitTo(3)
+	if _, err := n.consume("r", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n.b.peekQueue("r", 0) == nil {
+		t.Fatal("no queue after a consume")
+	}
+
+	reps := []string{"n1", "n2", "n3"}
+	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n2", Replicas: reps, InSync: []string{"n2", "n3"},
+		LeaderEpoch: 2, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}, {Epoch: 2, Offset: 3}}})
+	waitFor(t, "the follower role", func() bool { f := eng.follower(0); return f != nil && f.running.Load() })
+	ff := eng.follower(0)
+	if !fl.closed.Load() {
+		t.Fatal("the old leader role was not closed")
+	}
+	if ff.view.Leader != "n2" || ff.view.Epoch != 2 {
+		t.Fatalf("follower view %+v", ff.view)
+	}
+	if n.b.peekQueue("r", 0) != nil {
+		t.Fatal("the lease table of the old leadership survived it")
+	}
+	if err := n.commit("r", 0, "z"); !errors.Is(err, refusal.ErrNotOwner) {
+		t.Fatalf("commit on a follower: %v", err)
+	}
+	if _, err := n.b.Fetch(testCtx(t), replica.FetchRequest{Topic: "r", Partition: 0, Epoch: 2}); !errors.Is(err, refusal.ErrNotLeader) {
+		t.Fatalf("fetch from a follower: %v", err)
+	}
+
+	ff.onFrontier(99) // above what it holds: clamped
+	dir := n.partDir("r", 0)
+	got, _, err := storage.ReadOffsetFileFS(n.fs, filepath.Join(dir, storage.ConsumerOffsetFile))
+	if err != nil || got != 3 {
+		t.Fatalf("copied frontier %d, %v; want 3 (clamped to the records held)", got, err)
+	}
+
+	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n2", Replicas: []string{"n2", "n3", "n4"},
+		InSync: []string{"n2", "n3"}, LeaderEpoch: 2, EpochStarts: []meta.EpochStart{{Epoch: 2, Offset: 3}}})
+	waitFor(t, "the follower to stop", ff.ended.Load)
+	waitFor(t, "the role to be forgotten", func() bool { return !n.b.hostsReplica("r", 0) })
+}

@@ -1,0 +1,84 @@
+package broker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// Produce to a replicated topic (09-extensions.md, "Replicated
+// partitions").
+//
+// The records are placed into partitions exactly as for any topic, then
+// each partition's bucket is committed synchronously to its leader through
+// the commit seam — the local commit when this node leads it, node RPC to
+// the leader otherwise, the path dead-letter copies take (deadletter.go) —
+// and the produce answers only once every bucket returned. A leader's
+// commit returns once the records are durable on the in-sync set, at least
+// a majority of the replicas (awaitQuorum), so a 202 means "on a
+// majority", and no receiving node's single disk stands behind it.
+//
+// Why not the ingress WAL: it answers once the records are on this node's
+// disk, before any replica has them, and a WAL lost with its disk would
+// lose them. A replicated WAL would be a second replication protocol to
+// keep in step with the partitions'; the forward costs one hop instead.
+//
+// A failed bucket fails the produce (the first error), even though other
+// buckets — or the failed one, when only its wait for the quorum timed out
+// — may be stored: the client retries, and a msg_id makes the retry
+// idempotent (the leader's dedupe window).
+
+// replicatedCommitWait bounds one bucket's commit, forward included: the
+// leader's own wait (Config.ReplicaCommitWait) plus room for the hop.
+const replicatedCommitHop = 5 * time.Second
+
+func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) error {
+	buckets := map[int][]storage.Record{}
+	var order []int
+	for _, r := range wrecs {
+		p := int(r.Partition)
+		if _, ok := buckets[p]; !ok {
+			order = append(order, p)
+		}
+		buckets[p] = append(buckets[p], storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers})
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, p := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait+replicatedCommitHop)
+			defer cancel()
+			errs[i] = b.commitToLeader(cctx, t, p, buckets[p])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitToLeader commits a bucket on the partition's leader: here, or by
+// node RPC.
+func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs []storage.Record) error {
+	owner, ok := b.meta.Owner(t.Name, p)
+	if !ok {
+		return apierr.Unavailable(time.Second, "partition %d of %q has no leader yet: nothing was stored; retry", p, t.Name)
+	}
+	if owner == b.cfg.NodeID {
+		return b.CommitIncarnation(ctx, t.Name, t.Incarnation, p, recs)
+	}
+	if b.cfg.Remote == nil {
+		return apierr.Unavailable(time.Second, "partition %d of %q is led by %q, and this node has no cluster transport", p, t.Name, owner)
+	}
+	return b.cfg.Remote.Commit(ctx, t.Name, t.Incarnation, p, recs)
+}

@@ -1,0 +1,134 @@
+package rpc
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/storage"
+
+	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+)
+
+// Fetch is the replication call of a replicated partition (09-extensions.md,
+// "Replicated partitions"): a follower asks its leader for the records from
+// its durable end. These types are package replica's FetchRequest and
+// FetchResponse field for field (the server package converts them, which
+// stops compiling if the two drift apart), declared here so node RPC needs
+// nothing of the replication engine or the metastore.
+
+// FetchRequest is a follower's fetch (replica.FetchRequest).
+type FetchRequest struct {
+	Topic       string
+	Incarnation uint64
+	Partition   int
+	Epoch       uint64
+	Follower    string
+	Offset      uint64
+	MaxBytes    int
+	Wait        time.Duration
+}
+
+// FetchResponse is the leader's answer (replica.FetchResponse): records
+// with their offsets and commit times, its committed point and consumer
+// frontier.
+type FetchResponse struct {
+	Epoch     uint64
+	Committed uint64
+	Records   []storage.Record
+	Frontier  uint64
+}
+
+// Fetch asks the leader at addr for records. The call's budget is the
+// long-poll wait plus the default timeout, so a leader that parks the fetch
+// for its whole wait still answers in time.
+func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchResponse, error) {
+	in := &nodepb.FetchRequest{Topic: req.Topic, Incarnation: req.Incarnation, Partition: int32(req.Partition),
+		Epoch: req.Epoch, Follower: req.Follower, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait)}
+	out, err := invoke(ctx, p, addr, "Fetch", max(req.Wait, 0)+DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.FetchResponse, error) {
+		return c.Fetch(ctx, in)
+	})
+	if err != nil {
+		return FetchResponse{}, err
+	}
+	recs, err := storedFromPB(out.GetRecords())
+	if err != nil {
+		return FetchResponse{}, err
+	}
+	return FetchResponse{Epoch: out.GetEpoch(), Committed: out.GetCommitted(), Records: recs, Frontier: out.GetFrontier()}, nil
+}
+
+func (s *service) Fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.FetchResponse, error) {
+	if req.GetMaxBytes() < 0 || req.GetWaitMs() < 0 || req.GetPartition() < 0 {
+		return nil, apierr.BadRequest("fetch: partition %d max_bytes %d wait_ms %d out of range", req.GetPartition(), req.GetMaxBytes(), req.GetWaitMs())
+	}
+	resp, err := s.h.Fetch(ctx, FetchRequest{Topic: req.GetTopic(), Incarnation: req.GetIncarnation(), Partition: int(req.GetPartition()),
+		Epoch: req.GetEpoch(), Follower: req.GetFollower(), Offset: req.GetOffset(), MaxBytes: int(min(req.GetMaxBytes(), MaxMessageBytes)),
+		Wait: fromMillis(req.GetWaitMs())})
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.FetchResponse{Epoch: resp.Epoch, Committed: resp.Committed, Records: storedToPB(resp.Records), Frontier: resp.Frontier}, nil
+}
+
+// storedToPB carries records as the log holds them: offset and commit time
+// included (a follower's copy must be the same record at the same offset).
+func storedToPB(recs []storage.Record) []*nodepb.StoredRecord {
+	out := make([]*nodepb.StoredRecord, len(recs))
+	backing := make([]nodepb.StoredRecord, len(recs))
+	for i, r := range recs {
+		m := &backing[i]
+		m.Offset, m.CommittedAt, m.Key, m.Payload = r.Offset, r.CommittedAt, r.Key, r.Payload
+		if len(r.Headers) > 0 {
+			m.Headers = make([]*nodepb.Header, len(r.Headers))
+			for j, h := range r.Headers {
+				m.Headers[j] = &nodepb.Header{Name: h.Name, Value: h.Value}
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// storedFromPB refuses headers the follower's log could not read back, as
+// recordsFromPB does for a commit (header.CheckStored: the stored caps,
+// reserved names included), and records whose offsets do not ascend by
+// one: a follower appends them where they say they belong.
+func storedFromPB(recs []*nodepb.StoredRecord) ([]storage.Record, error) {
+	out := make([]storage.Record, len(recs))
+	for i, r := range recs {
+		if i > 0 && r.GetOffset() != out[i-1].Offset+1 {
+			return nil, apierr.New(http.StatusBadGateway, "fetch: record %d has offset %d after %d", i, r.GetOffset(), out[i-1].Offset)
+		}
+		out[i] = storage.Record{Offset: r.GetOffset(), CommittedAt: r.GetCommittedAt(), Key: r.GetKey(), Payload: r.GetPayload()}
+		if phs := r.GetHeaders(); len(phs) > 0 {
+			hs := make([]header.Header, len(phs))
+			for j, h := range phs {
+				hs[j] = header.Header{Name: h.GetName(), Value: h.GetValue()}
+			}
+			if err := header.CheckStored(hs); err != nil {
+				return nil, apierr.New(http.StatusBadGateway, "fetch: record %d: %v", i, err)
+			}
+			out[i].Headers = hs
+		}
+	}
+	return out, nil
+}
+
+// Propose forwards an encoded metastore command to the leader at addr
+// (meta.Forwarder).
+func (p *Pool) Propose(ctx context.Context, addr string, cmd []byte) error {
+	_, err := invoke(ctx, p, addr, "Propose", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ProposeResponse, error) {
+		return c.Propose(ctx, &nodepb.ProposeRequest{Command: cmd})
+	})
+	return err
+}
+
+func (s *service) Propose(ctx context.Context, req *nodepb.ProposeRequest) (*nodepb.ProposeResponse, error) {
+	if err := s.h.Propose(ctx, req.GetCommand()); err != nil {
+		return nil, err
+	}
+	return &nodepb.ProposeResponse{}, nil
+}

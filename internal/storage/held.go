@@ -1,0 +1,181 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+)
+
+// A held log (Options.Held) is a replica of a replicated partition
+// (package replica). Its records are durable here on return of Commit or
+// Append, but readers — consume, replay, fan-out, anything using Read,
+// HWM or Notify — see only what the replication layer released: the
+// committed point, which a quorum holds. The invariant:
+//
+//	on a held log nothing is visible past what Release allowed, and
+//	Release never passes End.
+//
+// End is the local durable end (every record below it was fsynced and
+// verified here); ReadTo reads up to it, for a follower's fetch; EndNotify
+// wakes whoever waits for it to move. On a log that is not held, End ==
+// HWM, Release does nothing and EndNotify is Notify.
+
+var (
+	// ErrNotHeld refuses replication's writes (Append, SaveReplicaState)
+	// on a log that was not opened held.
+	ErrNotHeld = errors.New("partition log is not held (not opened as a replica)")
+	// ErrAppendMismatch is wrapped by every Append refused because its
+	// records do not continue the log (first offset, a gap, commit times).
+	ErrAppendMismatch = errors.New("records do not continue the log")
+	// ErrBelowCommitted is wrapped by a TruncateTo refused because it
+	// would cut records readers may have seen (below HWM).
+	ErrBelowCommitted = errors.New("truncation below the visible high watermark")
+)
+
+// GapError is ReadTo's answer when the first record asked for is
+// unreadable (a damaged frame, or a range recovery found lost): records
+// [From, To) cannot be copied from here. Read would hand the same range
+// to a reader as Skipped; a replica cannot replicate a hole.
+type GapError struct{ From, To uint64 }
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("records %d..%d are unreadable in this log (damaged or lost); they cannot be copied", e.From, e.To)
+}
+
+// End is the local durable end: one past the last record fsynced and
+// verified here. HWM() <= End().
+func (l *Log) End() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.end
+}
+
+// Release moves the visible high watermark of a held log up to
+// min(upTo, End()) and wakes readers (Notify); it never moves it down. On
+// a log that is not held it does nothing and returns nil: there the HWM is
+// End already.
+func (l *Log) Release(upTo uint64) error {
+	if !l.opts.Held {
+		return nil
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	to := min(upTo, l.end)
+	moved := to > l.hwm
+	if moved {
+		l.hwm = to
+	}
+	l.mu.Unlock()
+	if moved {
+		l.notify.Fire()
+	}
+	return nil
+}
+
+// EndNotify returns a channel closed when End next moves (a commit, an
+// Append, a truncation) or the log closes. Take it before re-checking
+// End, then block on it. On a log that is not held it is Notify.
+func (l *Log) EndNotify() <-chan struct{} { return l.endNote.Wait() }
+
+// ReadTo reads records from `from` up to End() — released or not: what a
+// follower fetches — at most maxRecords and maxBytes of keys and payloads
+// (at least one record when one is readable). Frames are verified as by
+// Read; an unreadable first record is a *GapError (counted and logged as a
+// skip once, as Read does), and records before damage are returned
+// without it. The records may alias shared frames: read-only.
+func (l *Log) ReadTo(from uint64, maxRecords, maxBytes int) ([]Record, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	res, err := l.readLocked(from, l.end, maxRecords, maxBytes, NoDueLimit)
+	if err != nil {
+		return nil, err
+	}
+	if res.Skipped > 0 {
+		return nil, &GapError{From: res.SkippedFrom, To: res.SkippedFrom + res.Skipped}
+	}
+	return res.Records, nil
+}
+
+// Append writes records a leader committed, keeping each record's Offset
+// and CommittedAt (and key, headers, payload): one frame, written,
+// fdatasynced, read back and verified, so they are durable on return. They
+// become visible only by Release. The first Offset must be End(), offsets
+// contiguous, commit times never decreasing and none below the log's
+// newest: otherwise an error wrapping ErrAppendMismatch, and nothing is
+// written. I/O failures follow the sticky-failure rule of Commit
+// (fence.go). Only a held log appends (ErrNotHeld).
+func (l *Log) Append(recs []Record) error {
+	if !l.opts.Held {
+		return ErrNotHeld
+	}
+	if len(recs) == 0 {
+		return ErrEmptyBatch
+	}
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if l.failed != nil {
+		return l.failed
+	}
+	l.mu.RLock()
+	closed, end, active := l.closed, l.end, l.segs[len(l.segs)-1]
+	l.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := continues(recs, end, l.floor); err != nil {
+		return err
+	}
+	frame, err := l.enc.encodeKept(end, recs)
+	if err != nil {
+		return err
+	}
+	if active.size > 0 && active.size+int64(len(frame)) > l.opts.SegmentBytes {
+		if active, err = l.roll(); err != nil {
+			return err
+		}
+	}
+	pos := active.size
+	if err := l.writeVerified(active, frame, pos, 1, true); err != nil {
+		return err
+	}
+	first, last := recs[0].CommittedAt, recs[len(recs)-1].CommittedAt
+	l.mu.Lock()
+	active.mu.Lock()
+	active.addIndex(end, pos)
+	if active.oldestAt < 0 {
+		active.oldestAt = first
+	}
+	active.newestAt = last
+	active.mu.Unlock()
+	active.size = pos + int64(len(frame))
+	active.end = end + uint64(len(recs))
+	l.end = active.end
+	l.mu.Unlock()
+	l.flushedPos = active.size
+	l.flushed.Store(active.end)
+	l.floor = last
+	l.endNote.Fire()
+	return nil
+}
+
+// continues checks that recs continue a log ending at end whose newest
+// commit time is floor.
+func continues(recs []Record, end uint64, floor int64) error {
+	if recs[0].Offset != end {
+		return fmt.Errorf("append: %w: the first record has offset %d, the log ends at %d", ErrAppendMismatch, recs[0].Offset, end)
+	}
+	if recs[0].CommittedAt < floor {
+		return fmt.Errorf("append: %w: the first record's commit time %d is below the log's newest %d", ErrAppendMismatch, recs[0].CommittedAt, floor)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].Offset != recs[i-1].Offset+1 {
+			return fmt.Errorf("append: %w: offset %d follows %d at record %d", ErrAppendMismatch, recs[i].Offset, recs[i-1].Offset, i)
+		}
+		if recs[i].CommittedAt < recs[i-1].CommittedAt {
+			return fmt.Errorf("append: %w: commit time %d follows %d at record %d", ErrAppendMismatch, recs[i].CommittedAt, recs[i-1].CommittedAt, i)
+		}
+	}
+	return nil
+}
