@@ -2007,7 +2007,9 @@ type FetchRequest struct {
 	Offset   uint64 `protobuf:"varint,6,opt,name=offset,proto3" json:"offset,omitempty"`
 	MaxBytes int64  `protobuf:"varint,7,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
 	// Long-poll bound when nothing is past offset.
-	WaitMs        int64 `protobuf:"varint,8,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	WaitMs int64 `protobuf:"varint,8,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	// The follower's disk id: its acknowledgement counts for that disk.
+	DiskId        string `protobuf:"bytes,9,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2096,6 +2098,13 @@ func (x *FetchRequest) GetWaitMs() int64 {
 		return x.WaitMs
 	}
 	return 0
+}
+
+func (x *FetchRequest) GetDiskId() string {
+	if x != nil {
+		return x.DiskId
+	}
+	return ""
 }
 
 // StoredRecord is a record as the leader's log holds it: its offset and
@@ -2466,7 +2475,7 @@ const file_node_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x12\n" +
 	"\x10ReadIndexRequest\"6\n" +
 	"\x11ReadIndexResponse\x12!\n" +
-	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xe4\x01\n" +
+	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xfd\x01\n" +
 	"\fFetchRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x1c\n" +
@@ -2475,7 +2484,8 @@ const file_node_proto_rawDesc = "" +
 	"\bfollower\x18\x05 \x01(\tR\bfollower\x12\x16\n" +
 	"\x06offset\x18\x06 \x01(\x04R\x06offset\x12\x1b\n" +
 	"\tmax_bytes\x18\a \x01(\x03R\bmaxBytes\x12\x17\n" +
-	"\await_ms\x18\b \x01(\x03R\x06waitMs\"\xa1\x01\n" +
+	"\await_ms\x18\b \x01(\x03R\x06waitMs\x12\x17\n" +
+	"\adisk_id\x18\t \x01(\tR\x06diskId\"\xa1\x01\n" +
 	"\fStoredRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12!\n" +
 	"\fcommitted_at\x18\x02 \x01(\x03R\vcommittedAt\x12\x10\n" +
