@@ -316,6 +316,7 @@ func (n *Node) control(ctx context.Context) {
 		}
 	}
 	n.failover(ctx, now)
+	n.drainReplicas(ctx, live, now)
 	n.reconcileReplicas(ctx, live)
 	n.planMoves(ctx)
 	n.retire(ctx)
