@@ -35,6 +35,14 @@ import (
 // already listed does step 4 come before step 1: one copy fewer for a
 // tick, the reconcile adds it back.
 
+// RetireGrace is how long a draining member stays a Raft voter after the
+// controller removed its last replicated copy: its move shed (every 10 s)
+// deletes the copy on the leader's read index, which a node no longer
+// among the voters cannot get (its metastore stops hearing the leader).
+// A copy left behind anyway (a controller change forgets the times) is
+// harmless: the node owns nothing and serves nothing of it.
+const RetireGrace = 15 * time.Second
+
 // drainAct is what one drain step does.
 type drainAct int
 
@@ -165,6 +173,16 @@ func (n *Node) applyDrain(ctx context.Context, a meta.Assignment, s drainStep) b
 		n.Log.Warn("decommission of a replicated partition: step refused", "topic", a.Topic, "partition", a.Partition,
 			"step", s.act.String(), "err", err)
 		return false
+	}
+	if s.act == drainRemove {
+		if n.copyLeft == nil {
+			n.copyLeft = map[string]time.Time{}
+		}
+		for _, id := range a.Replicas {
+			if !slices.Contains(s.replicas, id) {
+				n.copyLeft[id] = n.clock().Now()
+			}
+		}
 	}
 	n.Log.Info("decommission of a replicated partition", "topic", a.Topic, "partition", a.Partition, "step", s.act.String(),
 		"from", a.Replicas, "to", s.replicas, "leader", s.to, "epoch", a.LeaderEpoch)

@@ -58,7 +58,8 @@ func (n *Node) planMoves(ctx context.Context) {
 }
 
 // retire removes decommissioned members from the Raft voters once they
-// own nothing, hold no replicated copy and nothing moves to them — never below MinVoters; a leader
+// own nothing, hold no replicated copy (and RetireGrace passed since the
+// last was removed) and nothing moves to them — never below MinVoters; a leader
 // that is itself being retired hands leadership over first.
 func (n *Node) retire(ctx context.Context) {
 	servers, err := n.Meta.Servers()
@@ -72,6 +73,9 @@ func (n *Node) retire(ctx context.Context) {
 	for _, m := range n.Meta.Members() {
 		if !m.Draining || !voter[m.ID] || len(voter) <= MinVoters || n.holds(m.ID) {
 			continue
+		}
+		if left, ok := n.copyLeft[m.ID]; ok && n.clock().Now().Sub(left) < RetireGrace {
+			continue // its copies are being deleted while it can still ask the leader
 		}
 		if m.ID == n.Self.ID {
 			n.Log.Info("decommissioned and empty: handing leadership over before leaving the voters")
