@@ -21,11 +21,11 @@ import (
 //     the in-sync set — the leader adds a replacement once it has caught
 //     up — and those in sync are a majority of the copies that stay;
 //  3. if a draining node leads, elect an in-sync copy that stays and was
-//     heard from within FailoverAfter (a planned change: the old leader
-//     is alive, but an in-sync member holds every acknowledged record,
-//     and the old leader acknowledges nothing more it lacks: the new
-//     leader stops fetching, and the old one's in-sync set can no longer
-//     change at its deposed epoch);
+//     heard from within FailoverAfter on its recorded disk (a planned
+//     change: the old leader is alive, but an in-sync member holds every
+//     acknowledged record, and the old leader acknowledges nothing more it
+//     lacks: the new leader stops fetching, and the old one's in-sync set
+//     can no longer change at its deposed epoch);
 //  4. drop the draining nodes from the replicas (SetReplicas).
 //
 // The copy count never goes below the factor on a decommission's account
@@ -127,7 +127,11 @@ func (n *Node) drainReplicas(ctx context.Context, live []string, now time.Time) 
 	}
 	draining := func(id string) bool { return state[id].Draining }
 	gone := func(id string) bool { m, ok := state[id]; return !ok || m.State == meta.MemberDead }
-	heard := func(id string) bool { return !gone(id) && now.Sub(n.seen(id)) <= FailoverAfter }
+	// As failover's: only a member whose latest heartbeat named its
+	// recorded disk is elected (disks.go).
+	heard := func(id string) bool {
+		return !gone(id) && now.Sub(n.seen(id)) <= FailoverAfter && n.onRecordedDisk(state[id])
+	}
 	for _, t := range n.Meta.Topics() {
 		if t.Remote != nil {
 			continue

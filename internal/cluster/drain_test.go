@@ -66,8 +66,8 @@ func TestDecommissionMovesReplicatedCopies(t *testing.T) {
 			t.Fatalf("changed while the replacement is out of sync:\n%+v\n%+v", b0, b1)
 		}
 	}
-	must(t, ms.SetInSync(ctx, "r", 0, 1, "b", []string{"b", "c", "n1", "d"}))
-	must(t, ms.SetInSync(ctx, "r", 1, 1, "c", []string{"c", "b", "n1", "d"}))
+	must(t, ms.SetInSync(ctx, "r", 0, 1, "b", []string{"b", "c", "n1", "d"}, nil))
+	must(t, ms.SetInSync(ctx, "r", 1, 1, "c", []string{"c", "b", "n1", "d"}, nil))
 	a0, a1 = tick()
 	if a0.Owner != "c" || a0.LeaderEpoch != 2 || !slices.Equal(a0.Replicas, []string{"c", "n1", "d"}) ||
 		!slices.Equal(a0.InSync, []string{"c", "n1", "d"}) {
