@@ -113,6 +113,7 @@ func (b *Broker) Start() {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
+	b.loop(time.Second, b.unholdSingleCopies)
 	b.wg.Add(1)
 	go b.runReplicas()
 }
