@@ -24,10 +24,10 @@ func TestFetchRoundTrip(t *testing.T) {
 	want := FetchResponse{Epoch: 7, Committed: 40, Frontier: 12, StateVersion: 1<<62 + 4,
 		Counts:  []storage.CountEntry{{Offset: 13, Count: 4}, {Offset: 20, Count: 1}},
 		Cursors: []FollowedCursor{{Child: "audit", Epoch: "e1", NextOffset: 38}, {Child: "late", Epoch: "e2", NextOffset: 0}}, Records: []storage.Record{
-		{Offset: 41, CommittedAt: 1700000000123, Key: []byte("k"), Payload: []byte(`{"a":1}`),
-			Headers: []header.Header{{Name: "a", Value: "1"}, {Name: header.MsgID, Value: "m-1"}}},
-		{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}},
-	}}
+			{Offset: 41, CommittedAt: 1700000000123, Key: []byte("k"), Payload: []byte(`{"a":1}`),
+				Headers: []header.Header{{Name: "a", Value: "1"}, {Name: header.MsgID, Value: "m-1"}}},
+			{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}},
+		}}
 	var got FetchRequest
 	f := &fake{fetch: func(_ context.Context, r FetchRequest) (FetchResponse, error) {
 		got = r
