@@ -55,16 +55,14 @@ func (e *Engine) CursorCopies(parent string, partition int) ([]CursorCopy, error
 	return out, nil
 }
 
-// ErrCursorRunning: a cursor runs on the file here (this node leads the
-// parent partition): its own position wins over any copy.
-var ErrCursorRunning = errors.New("fanout: a cursor runs on this cursor file here")
-
 // WriteCursorCopy writes a copy of the leader's cursor file beside this
 // node's copy of parent/partition. It writes nothing (false, nil) when the
 // child is not attached to parent at c.Epoch here (detached, re-attached:
-// that file would be an orphan), or when the file already holds c.Epoch at
-// c.NextOffset or later. It refuses with ErrCursorRunning when a cursor
-// owns the path. The write is atomic (WriteCursorFileAtomic) and done
+// that file would be an orphan), when the file already holds c.Epoch at
+// c.NextOffset or later, or when a cursor owns the path here (this node
+// led the partition until lately and its cursor is still stopping: the
+// file is that cursor's own durable position, safe to resume from). The
+// write is atomic (WriteCursorFileAtomic) and done
 // while holding the paths' ownership lock, so a cursor starting here
 // meanwhile reads either the old file or the new one, and always owns the
 // file it then advances in place (a rename after it opened the file would
@@ -85,7 +83,7 @@ func (e *Engine) WriteCursorCopy(parent string, partition int, c CursorCopy) (bo
 	e.owned.mu.Lock()
 	defer e.owned.mu.Unlock()
 	if e.owned.by[path] != nil {
-		return false, ErrCursorRunning
+		return false, nil
 	}
 	st, exists, err := readCursorFile(e.cfg.FS, path)
 	switch {
