@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/client"
-	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -112,10 +112,15 @@ func TestReplicatedFanoutCursorsFollowTheLeader(t *testing.T) {
 	// The followers' copies of the leader's cursor files reach the end.
 	for _, f := range survivors {
 		for _, child := range []string{"fc", "fd"} {
-			path := partFile(f, "fp", fanout.CursorFileName(child))
+			path := partFile(f, "fp", "fanout-"+child+".offset")
 			eventually(t, 20*time.Second, f.id+"'s copy of the "+child+" cursor at "+fmt.Sprint(first), func() bool {
-				st, ok, err := fanout.ReadCursorFile(path)
-				return err == nil && ok && st.NextOffset == first
+				// A copy is written by rename (whole), and the file is a
+				// JSON object (05-fanout.md, F14).
+				var st struct {
+					NextOffset uint64 `json:"next_offset"`
+				}
+				b, err := os.ReadFile(path)
+				return err == nil && json.Unmarshal(b, &st) == nil && st.NextOffset == first
 			})
 		}
 	}
