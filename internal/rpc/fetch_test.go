@@ -19,7 +19,7 @@ import (
 // keyless), headers, with the leader's committed point, frontier and side
 // state (the echoed version, delivery counts, cursor positions).
 func TestFetchRoundTrip(t *testing.T) {
-	req := FetchRequest{Topic: "orders", Incarnation: 1<<33 + 1, Partition: 4, Epoch: 7, Follower: "n2", Offset: 41,
+	req := FetchRequest{Topic: "orders", Incarnation: 1<<33 + 1, Partition: 4, Epoch: 7, Follower: "n2", DiskID: "0f1e2d3c", Offset: 41,
 		MaxBytes: 1 << 20, Wait: 500 * time.Millisecond, StateVersion: 1<<62 + 3}
 	want := FetchResponse{Epoch: 7, Committed: 40, Frontier: 12, StateVersion: 1<<62 + 4,
 		Counts:  []storage.CountEntry{{Offset: 13, Count: 4}, {Offset: 20, Count: 1}},
