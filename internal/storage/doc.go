@@ -23,7 +23,9 @@
 // follower's fetch. TruncateTo cuts a never-committed tail (never below the
 // HWM); truncate.go says why each of its steps leaves a directory that
 // reopens consistent, the hwm file's claim lowered first. A held log
-// reopens with its HWM at min(replica.state's committed checkpoint, End).
+// reopens with its HWM at min(replica.state's committed checkpoint, End),
+// raised to the consumer frontier when that is higher and within End (a
+// frontier is written only below what readers saw: a committed point too).
 // On a log that is not held End == HWM and nothing of this applies.
 //
 // The log keeps a flushed high watermark beside the published one (Flushed

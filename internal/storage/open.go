@@ -52,6 +52,15 @@ func Open(dir string, opts Options) (*Log, error) {
 		}
 		l.state = st
 		l.hwm = min(st.Committed, l.end)
+		// The consumer frontier is a committed point too: it is written
+		// only at or below what readers saw, and readers see only
+		// committed records. Without this, a frontier persisted after the
+		// last checkpoint would be clamped back below records consumers
+		// had acknowledged, and redelivered. (A frontier past the log's
+		// end vouches for nothing: damage, which the broker clamps.)
+		if f, ok, err := ReadOffsetFileFS(fsys, filepath.Join(dir, ConsumerOffsetFile)); err == nil && ok && f <= l.end {
+			l.hwm = max(l.hwm, f)
+		}
 		l.endNote = notify.New()
 	}
 	l.openHWM = l.hwm

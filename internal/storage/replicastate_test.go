@@ -116,3 +116,30 @@ func TestDamagedReplicaStateFailsOpen(t *testing.T) {
 	u := openT(t, dir, Options{})
 	u.Close()
 }
+
+// A consumer frontier vouches for what readers saw, so a held log reopens
+// visible at least up to it (within what it holds): a frontier persisted
+// after the last checkpoint is not clamped back and redelivered. One past
+// the end vouches for nothing.
+func TestHeldReopenStartsVisibleAtLeastAtTheFrontier(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, heldOpts())
+	commitT(t, l, recs("a", 6, false))
+	l.Release(5)
+	if err := l.SaveReplicaState(ReplicaState{LastEpoch: 1, Committed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	offsets := filepath.Join(dir, ConsumerOffsetFile)
+	for _, c := range []struct{ frontier, want uint64 }{{4, 4}, {1, 2}, {9, 2}} {
+		if err := WriteOffsetFile(offsets, c.frontier); err != nil {
+			t.Fatal(err)
+		}
+		l = openT(t, dir, heldOpts())
+		got := l.HWM()
+		l.Close()
+		if got != c.want {
+			t.Fatalf("checkpoint 2, end 6, frontier %d: reopened visible at %d, want %d", c.frontier, got, c.want)
+		}
+	}
+}
