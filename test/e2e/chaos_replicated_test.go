@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/client"
+)
+
+// TestChaosReplicated is the chaos run on a replicated topic (three
+// copies of each of its partitions on the three nodes): the same load,
+// SIGKILLs, moves and ledger as TestChaos, and at least once per run the
+// killed node's data directory is deleted and it starts empty. A
+// replicated topic survives the loss of any minority of its replicas,
+// disks included (09-extensions.md), so the disturber keeps to one node
+// at a time: before a wipe every replica is in sync, and after one the
+// wiped node is back in every in-sync set before anything else is
+// disturbed. A single-copy topic cannot keep a ledger through a wiped
+// disk, so this run has none (TestChaos keeps them).
+func TestChaosReplicated(t *testing.T) {
+	runChaos(t, chaosPlan{
+		short: 30 * time.Second,
+		// The replication engine's decisions (elections, truncations,
+		// in-sync changes) are logged at info: a loss's report needs them.
+		env: []string{"NARAD_LOG_LEVEL=info"},
+		families: []chaosFamily{{
+			parent: client.CreateTopicRequest{Name: "chaos-rep", Partitions: 4, VisibilityTimeoutMs: 2000, ReplicationFactor: 3},
+			pinned: true,
+		}},
+		wipe: true,
+	})
+}
+
+// dataDir is the directory a wipe deletes: everything the node stored
+// (metastore, ingress, partitions, its id file).
+func (n *node) dataDir() string { return filepath.Join(n.dir, "data") }
+
+// waitInSync waits until a live node describes every partition of every
+// replicated family with a leader and its in-sync set equal to its
+// replicas (including id, when not ""); false (and the test failed) when
+// that does not happen within a minute. Single-copy families have nothing
+// to wait for.
+func (run *chaosRun) waitInSync(after, id string) bool {
+	run.t.Helper()
+	var last []client.PartitionStats
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		ok := true
+		for _, f := range run.plan.families {
+			if f.parent.ReplicationFactor < 2 {
+				continue
+			}
+			ps, good := run.describeReplicated(f.parent, id)
+			last = ps
+			if !good {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	run.t.Errorf("after %s: the replicas not all in sync within a minute; last described: %+v", after, last)
+	return false
+}
+
+// describeReplicated describes topic through a node that is up and says
+// whether every partition has a leader and every replica in sync.
+func (run *chaosRun) describeReplicated(topic client.CreateTopicRequest, id string) ([]client.PartitionStats, bool) {
+	run.mu.Lock()
+	down := run.down
+	run.mu.Unlock()
+	for i, n := range run.nodes {
+		if i == down {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		d, err := n.c.GetTopic(ctx, topic.Name)
+		cancel()
+		if err != nil {
+			continue
+		}
+		if len(d.PartitionStats) != topic.Partitions {
+			return d.PartitionStats, false
+		}
+		for _, p := range d.PartitionStats {
+			if p.OwnerNode == "" || len(p.Replicas) != topic.ReplicationFactor || len(p.InSync) != len(p.Replicas) ||
+				id != "" && !slices.Contains(p.InSync, id) {
+				return d.PartitionStats, false
+			}
+		}
+		return d.PartitionStats, true
+	}
+	return nil, false
+}
+
+// chaosLogLine is what a failed run's report keeps of the nodes' logs:
+// the brokers' and the controller's warnings and errors, and the
+// replication engine's decisions; not Raft's connection noise.
+var (
+	chaosLogLine  = regexp.MustCompile(`level=(WARN|ERROR)|(?i)elect|epoch|truncat|in.sync|fenc|follow|replica|ready`)
+	chaosLogNoise = regexp.MustCompile(`component=raft|PLAINTEXT|msg=request`)
+)
+
+// logHistoryOnFailure logs, when the test failed, the relevant lines of
+// every incarnation of every node (the harness's cleanup logs only the
+// last one's tail).
+func (run *chaosRun) logHistoryOnFailure() {
+	if !run.t.Failed() {
+		return
+	}
+	for _, n := range run.nodes {
+		run.keepLogs(n)
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for _, n := range run.nodes {
+		for i, logs := range run.past[n.id] {
+			var keep []string
+			for _, l := range strings.Split(logs, "\n") {
+				if chaosLogLine.MatchString(l) && !chaosLogNoise.MatchString(l) {
+					keep = append(keep, l)
+				}
+			}
+			if len(keep) > 150 {
+				keep = append([]string{fmt.Sprintf("… %d earlier lines", len(keep)-150)}, keep[len(keep)-150:]...)
+			}
+			run.t.Logf("%s, incarnation %d, relevant lines:\n%s", n.id, i+1, strings.Join(keep, "\n"))
+		}
+	}
+}
