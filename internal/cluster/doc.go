@@ -6,7 +6,8 @@
 // the later of the last heartbeat and this leader's first tick), the
 // node's lease (Fenced: no heartbeat answered for 2 s), leader election
 // for replicated partitions (a leader silent for 3 s, counted the same
-// way, gives way to an in-sync replica heard from within 3 s) and the
+// way, or one outside its in-sync set after losing its disk, gives way to
+// an in-sync replica heard from within 3 s) and the
 // reconcile of their replicas to the topic's replication factor, and
 // partition assignment — one
 // function, Assign, decides placement for every path (Placement is the
@@ -27,4 +28,11 @@
 //   - FenceAfter < FailoverAfter (checked at compile time): a leader cut
 //     off from the metastore leader has stopped serving before another
 //     is elected in its place.
+//   - a member that announces another disk than the one recorded (its data
+//     directory was wiped) is counted as heard only once the metastore
+//     records the new disk and, in the same command, holds none of its old
+//     copies in sync (meta.ReplaceDisk); a partition it led is given to an
+//     in-sync member at the next tick. An election picks only a member
+//     whose latest heartbeat named its recorded disk, and a node is fenced
+//     while its own metastore replica records another disk than its own.
 package cluster

@@ -14,11 +14,12 @@ import (
 // epoch it was decided at), so a decision from a stale view changes
 // nothing.
 
-// failover elects, for each replicated partition whose leader is dead or
-// silent for more than FailoverAfter, the first in-sync replica heard
-// from within FailoverAfter. Silence counts from the later of the last
-// heartbeat and this leader's first tick: a new controller first hears
-// everyone out.
+// failover elects, for each replicated partition whose leader is dead,
+// silent for more than FailoverAfter, or outside the in-sync set (its
+// disk was replaced, meta.ReplaceDisk), the first in-sync replica heard
+// from within FailoverAfter whose latest heartbeat announced its recorded
+// disk. Silence counts from the later of the last heartbeat and this
+// leader's first tick: a new controller first hears everyone out.
 func (n *Node) failover(ctx context.Context, now time.Time) {
 	state := map[string]meta.Member{}
 	for _, m := range n.Meta.Members() {
@@ -26,7 +27,7 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 	}
 	heard := func(id string) bool {
 		m, ok := state[id]
-		return ok && m.State != meta.MemberDead && now.Sub(n.seen(id)) <= FailoverAfter
+		return ok && m.State != meta.MemberDead && now.Sub(n.seen(id)) <= FailoverAfter && n.onRecordedDisk(m)
 	}
 	for _, t := range n.Meta.Topics() {
 		for _, a := range n.Meta.Assignments(t.Name) {
@@ -37,7 +38,8 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 			if n.leaderSince.After(since) {
 				since = n.leaderSince
 			}
-			if state[a.Owner].State != meta.MemberDead && now.Sub(since) <= FailoverAfter {
+			lost := !slices.Contains(a.InSync, a.Owner)
+			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) <= FailoverAfter {
 				continue
 			}
 			to := ""
@@ -56,8 +58,8 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 				n.Log.Warn("electing a partition leader", "topic", a.Topic, "partition", a.Partition, "to", to, "err", err)
 				continue
 			}
-			n.Log.Warn("partition leader elected: the old one fell silent", "topic", a.Topic, "partition", a.Partition,
-				"from", a.Owner, "to", to, "epoch", a.LeaderEpoch+1, "silent_ms", now.Sub(since).Milliseconds())
+			n.Log.Warn("partition leader elected: the old one fell silent or lost its disk", "topic", a.Topic, "partition", a.Partition,
+				"from", a.Owner, "to", to, "epoch", a.LeaderEpoch+1, "silent_ms", now.Sub(since).Milliseconds(), "disk_lost", lost)
 		}
 	}
 }

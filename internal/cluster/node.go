@@ -60,6 +60,7 @@ type Node struct {
 
 	mu       sync.Mutex
 	lastSeen map[string]time.Time // leader: when each member's last heartbeat arrived
+	lastDisk map[string]string    // leader: the disk id each member's last heartbeat announced
 	// answered is when (clock, unix ns) the last heartbeat the metastore
 	// leader answered was sent; 0: none yet.
 	answered atomic.Int64
@@ -149,6 +150,10 @@ func (n *Node) heartbeat(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, FenceAfter) // a later answer renews nothing
 	defer cancel()
 	if n.Meta.IsLeader() {
+		if err := n.admitDisk(cctx, n.Self); err != nil {
+			n.Log.Warn("own heartbeat not counted", "err", err)
+			return
+		}
 		n.noteSeen(n.Self.ID, sent)
 		if _, err := n.Meta.ReadIndexAsLeader(cctx); err == nil {
 			n.noteAnswered(sent)
@@ -173,10 +178,13 @@ func (n *Node) heartbeat(ctx context.Context) {
 // the metastore leader answered (on the leader: its own, confirmed by a
 // quorum) was sent more than FenceAfter ago, or none was ever answered.
 // A fenced node serves no replicated partition: by FailoverAfter the
-// controller may have elected another leader for it.
+// controller may have elected another leader for it. A node is fenced too
+// while its metastore replica does not record the disk it runs on
+// (Self.DiskID): that replica may still count its copies from a disk
+// since wiped.
 func (n *Node) Fenced() bool {
 	at := n.answered.Load()
-	return at == 0 || n.clock().Now().Sub(time.Unix(0, at)) > FenceAfter
+	return at == 0 || n.clock().Now().Sub(time.Unix(0, at)) > FenceAfter || !n.ownDiskRecorded()
 }
 
 func (n *Node) noteAnswered(sent time.Time) {
@@ -219,18 +227,20 @@ func (n *Node) Recorded() bool {
 func (n *Node) recordDue(ctx context.Context, m meta.Member) error {
 	old, ok := n.Meta.Member(m.ID)
 	if ok && old.State != meta.MemberDead && old.RaftAddr == m.RaftAddr && old.RPCAddr == m.RPCAddr &&
-		old.HTTPAddr == m.HTTPAddr && n.clock().Now().UnixMilli()-old.LastHeartbeatMs < RecordEvery.Milliseconds() {
+		old.HTTPAddr == m.HTTPAddr && (m.DiskID == "" || old.DiskID == m.DiskID) && n.clock().Now().UnixMilli()-old.LastHeartbeatMs < RecordEvery.Milliseconds() {
 		return nil
 	}
 	return n.record(ctx, m)
 }
 
 // record upserts a member as alive with a fresh heartbeat (leader only),
-// keeping its drain flag: a decommission survives the node's restarts.
+// keeping its drain flag: a decommission survives the node's restarts. A
+// recorded disk id stays (meta changes it only by ReplaceDisk, admitDisk).
 func (n *Node) record(ctx context.Context, m meta.Member) error {
 	old, _ := n.Meta.Member(m.ID)
 	return n.Meta.UpsertMember(ctx, meta.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr,
-		HTTPAddr: m.HTTPAddr, LastHeartbeatMs: n.clock().Now().UnixMilli(), State: meta.MemberAlive, Draining: old.Draining})
+		HTTPAddr: m.HTTPAddr, LastHeartbeatMs: n.clock().Now().UnixMilli(), State: meta.MemberAlive, Draining: old.Draining,
+		DiskID: m.DiskID})
 }
 
 // HandleJoin answers a joining node: the leader admits it (AddVoter is
@@ -240,6 +250,11 @@ func (n *Node) HandleJoin(ctx context.Context, m meta.Member) (JoinResult, error
 	if !n.Meta.IsLeader() {
 		id, _ := n.Meta.Leader()
 		return JoinResult{Admitted: false, LeaderID: id, LeaderRPCAddr: Directory{Meta: n.Meta}.LeaderRPC()}, nil
+	}
+	// A known node rejoining from a wiped disk (its Raft state went with
+	// it) has its copies forgotten first.
+	if err := n.admitDisk(ctx, m); err != nil {
+		return JoinResult{}, err
 	}
 	if err := n.Meta.AddVoter(ctx, m.ID, m.RaftAddr); err != nil {
 		return JoinResult{}, fmt.Errorf("admitting %s: %w", m.ID, err)
@@ -251,12 +266,17 @@ func (n *Node) HandleJoin(ctx context.Context, m meta.Member) (JoinResult, error
 }
 
 // HandleHeartbeat records a member's heartbeat on the leader; elsewhere
-// it is ErrNotLeader.
+// it is ErrNotLeader. A heartbeat from a new disk counts (and is
+// answered) only once the disk is recorded (admitDisk).
 func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 	if !n.Meta.IsLeader() {
 		return ErrNotLeader
 	}
-	n.noteSeen(m.ID, n.clock().Now())
+	at := n.clock().Now()
+	if err := n.admitDisk(ctx, m); err != nil {
+		return err
+	}
+	n.noteSeen(m.ID, at)
 	return n.recordDue(ctx, m)
 }
 
@@ -267,6 +287,7 @@ func (n *Node) tick(ctx context.Context) {
 		n.leaderSince = time.Time{}
 		n.mu.Lock()
 		n.lastSeen = nil // a later term starts from what it hears then
+		n.lastDisk = nil
 		n.mu.Unlock()
 		return
 	}

@@ -128,3 +128,65 @@ func TestLockRefusesASecondHolderByPid(t *testing.T) {
 	}
 	l2.Close()
 }
+
+func TestDiskIDWrittenWithTheNodeIDAndKept(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := Claim(dir, "n1", true); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ClaimDisk(dir)
+	if err != nil || !validDiskID(d.ID) || d.Upgraded {
+		t.Fatalf("disk of a new directory = %+v %v, want a fresh id, not upgraded", d, err)
+	}
+	if _, _, err := Claim(dir, "n1", true); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ClaimDisk(dir); err != nil || again != d {
+		t.Fatalf("disk on a later start = %+v %v, want %+v", again, err, d)
+	}
+}
+
+// A wiped directory is a new one: same configured node id, a new disk.
+func TestWipedDirectoryGetsANewDiskID(t *testing.T) {
+	dir := t.TempDir()
+	Claim(dir, "n1", true)
+	before, _ := ClaimDisk(dir)
+	os.RemoveAll(dir)
+	if _, _, err := Claim(dir, "n1", true); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ClaimDisk(dir)
+	if err != nil || after.ID == before.ID || after.Upgraded {
+		t.Fatalf("disk after a wipe = %+v %v (before %+v), want a new id", after, err, before)
+	}
+}
+
+// A directory written before disk ids (node-id, no disk-id) gets one,
+// marked upgraded; the next start reads it back.
+func TestDiskIDOfAnUpgradedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, IDFile), []byte("n1\n"), 0o644)
+	if _, _, err := Claim(dir, "n1", true); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ClaimDisk(dir)
+	if err != nil || !d.Upgraded || !validDiskID(d.ID) {
+		t.Fatalf("disk of an old directory = %+v %v, want a new id, upgraded", d, err)
+	}
+	if again, err := ClaimDisk(dir); err != nil || again.ID != d.ID || again.Upgraded {
+		t.Fatalf("next start = %+v %v, want %s, not upgraded", again, err, d.ID)
+	}
+}
+
+func TestBadDiskIDFileIsAnErrorAndKept(t *testing.T) {
+	dir := t.TempDir()
+	Claim(dir, "n1", true)
+	path := filepath.Join(dir, DiskFile)
+	os.WriteFile(path, []byte("garbage\n"), 0o644)
+	if _, err := ClaimDisk(dir); err == nil || !strings.Contains(err.Error(), DiskFile) {
+		t.Fatalf("bad disk id file: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "garbage\n" {
+		t.Fatalf("the bad file was changed to %q", b)
+	}
+}

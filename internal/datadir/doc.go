@@ -15,6 +15,15 @@
 //     not know and waiting forever for a leader. A node whose id was not
 //     configured (it defaults to the host name, which changes when a
 //     container is recreated) takes the stored one.
+//   - A data directory is one disk, named by a random id (the file
+//     disk-id, written with node-id when the directory is created, and
+//     never changed after). A wiped or replaced directory keeps its node id
+//     (configured) but gets a new disk id; the node announces it in its
+//     join and heartbeats, and the metastore, seeing it differ from the one
+//     it recorded, counts none of the node's old copies of replicated
+//     partitions (meta.ReplaceDisk). A directory from before disk ids gets
+//     one on its next start (ClaimDisk, Upgraded). A disk-id file that does
+//     not hold an id is an error, never replaced silently.
 //   - Topic data is never deleted because its metadata is missing. A data
 //     directory that holds topic data but no metastore state lost its
 //     metastore (a deleted or unmounted directory, a bad restore): starting

@@ -24,6 +24,14 @@ func Claim(dir, configured string, explicit bool) (id string, stored bool, err e
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		// A new directory (or one wiped): its disk id first, so a
+		// directory with a node id and no disk id is one from before disk
+		// ids (ClaimDisk). One already there is kept.
+		if _, err := readDisk(dir); errors.Is(err, os.ErrNotExist) {
+			if _, err := writeDisk(dir); err != nil {
+				return "", false, err
+			}
+		}
 		if err := writeID(dir, configured); err != nil {
 			return "", false, err
 		}

@@ -31,6 +31,7 @@ const (
 	OpStartEpoch     Op = 18
 	OpElectLeader    Op = 19
 	OpSetReplicas    Op = 20
+	OpReplaceDisk    Op = 21
 )
 
 func (o Op) String() string {
@@ -75,6 +76,8 @@ func (o Op) String() string {
 		return "elect-leader"
 	case OpSetReplicas:
 		return "set-replicas"
+	case OpReplaceDisk:
+		return "replace-disk"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -214,6 +217,7 @@ var handlers = map[Op]handler{
 	OpStartEpoch:     applyStartEpoch,
 	OpElectLeader:    applyElectLeader,
 	OpSetReplicas:    applySetReplicas,
+	OpReplaceDisk:    applyReplaceDisk,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

@@ -48,6 +48,12 @@
 //     answer "no such topic" asks first (CatchUpUnlessKnown, bounded by
 //     CatchUpBound). A follower asks the leader through the Confirmer given
 //     at Open, which receives the leader's member record.
+//   - A member's recorded disk (Member.DiskID) changes only by ReplaceDisk,
+//     which in the same step takes the node out of every in-sync set: a
+//     copy on a replaced disk is never counted or elected. SetInSync adds
+//     a member only when it names that member's recorded disk, as the
+//     leader saw it fetching (a member recorded before disk ids, with none,
+//     is taken on the leader's word: the upgrade gap, disks.go).
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

@@ -7,7 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// applyUpsertMember stores a member record. Which counter moves depends on
+// applyUpsertMember stores a member record (keeping a recorded DiskID). Which counter moves depends on
 // what changed: addresses and alive/dead route traffic (Members, counted in
 // LatestDomainVersion); a heartbeat timestamp or the drain flag alone does
 // not (Heartbeats), so heartbeats every 5 s do not wake the fan-out
@@ -31,6 +31,12 @@ func applyUpsertMember(a *applyTx, payload json.RawMessage) error {
 	old, existed, err := a.member(m.ID)
 	if err != nil {
 		return err
+	}
+	if existed && old.DiskID != "" {
+		// A recorded disk changes only by ReplaceDisk, which also takes
+		// the node out of every in-sync set: an upsert (a heartbeat, a
+		// dead marking) can neither change nor clear it.
+		m.DiskID = old.DiskID
 	}
 	if existed && old == m {
 		return nil

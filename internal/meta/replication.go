@@ -21,13 +21,17 @@ const (
 )
 
 // SetInSyncCmd replaces a partition's in-sync set, on the word of the
-// leader of Epoch.
+// leader of Epoch. Disks names, for followers in the set, the disk id the
+// leader saw in their fetches: a member the command adds is taken only
+// with the disk the metastore records for it (DiskID), so an
+// acknowledgement from a disk since replaced never re-admits it.
 type SetInSyncCmd struct {
-	Topic     string   `json:"topic"`
-	Partition int      `json:"partition"`
-	Epoch     uint64   `json:"epoch"`
-	Leader    string   `json:"leader"`
-	InSync    []string `json:"in_sync"`
+	Topic     string            `json:"topic"`
+	Partition int               `json:"partition"`
+	Epoch     uint64            `json:"epoch"`
+	Leader    string            `json:"leader"`
+	InSync    []string          `json:"in_sync"`
+	Disks     map[string]string `json:"disks,omitempty"`
 }
 
 // StartEpochCmd records where the leader of Epoch began writing.
@@ -149,6 +153,14 @@ func applySetInSync(a *applyTx, payload json.RawMessage) error {
 	case len(c.InSync) < Majority(len(cur.Replicas)) && len(c.InSync) < len(cur.InSync):
 		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v would shrink below a majority of %d replicas",
 			c.Partition, c.InSync, len(cur.Replicas))
+	case !slices.Contains(cur.InSync, c.Leader):
+		// Its disk was replaced (ReplaceDisk): its copy counts for
+		// nothing, so neither does its word; the controller elects another.
+		return topicErr(c.Topic, ErrConflict, "partition %d: leader %q is not in the in-sync set %v (its disk was replaced)",
+			c.Partition, c.Leader, cur.InSync)
+	}
+	if err := a.checkAddedDisks(c, cur.InSync); err != nil {
+		return err
 	}
 	next := inReplicaOrder(cur.Replicas, c.InSync)
 	if slices.Equal(next, cur.InSync) {

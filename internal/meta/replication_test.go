@@ -232,7 +232,7 @@ func TestReplicationSurvivesSnapshot(t *testing.T) {
 	must(t, s.CreateTopic(ctx, top, []Assignment{replicatedPlacement(0, "n1", "b", "c")}, nil))
 	must(t, s.ElectLeader(ctx, "r", 0, 1, "b"))
 	must(t, s.StartEpoch(ctx, "r", 0, 2, "b", 9))
-	must(t, s.SetInSync(ctx, "r", 0, 2, "b", []string{"b", "c"}))
+	must(t, s.SetInSync(ctx, "r", 0, 2, "b", []string{"b", "c"}, nil))
 	want := dump(t, s.fsm)
 	snap, err := s.fsm.Snapshot()
 	must(t, err)

@@ -160,10 +160,16 @@ type Member struct {
 	LastHeartbeatMs int64  `json:"last_heartbeat_ms"`
 	State           string `json:"state"` // MemberAlive or MemberDead
 	Draining        bool   `json:"draining,omitempty"`
+	// DiskID names the data directory the node runs on (datadir.Disk):
+	// a new one means its copies of replicated partitions are gone. Set
+	// by the first record that carries one; changed only by ReplaceDisk
+	// (an upsert keeps a recorded one). Empty: a member recorded before
+	// disk ids (the upgrade gap: its first id is taken on its word).
+	DiskID string `json:"disk_id,omitempty"`
 }
 
 // routingEqual reports whether two records route traffic the same way. Only
-// heartbeat timestamps and the drain flag may differ (they do not count
+// heartbeat timestamps, the drain flag and the disk id may differ (they do not count
 // towards LatestDomainVersion, 05-fanout.md F3).
 func (m Member) routingEqual(o Member) bool {
 	return m.ID == o.ID && m.RaftAddr == o.RaftAddr && m.RPCAddr == o.RPCAddr &&

@@ -59,13 +59,17 @@ func ViewOf(incarnation uint64, a meta.Assignment) View {
 
 // FetchRequest is a follower asking the leader for records from Offset.
 // Offset is the follower's durable end: everything below it is fsynced
-// there, which is the follower's acknowledgement.
+// there, which is the follower's acknowledgement. DiskID names the disk
+// it is durable on (datadir.Disk): an acknowledgement counts only for
+// that disk, and the leader names it when it adds the follower to the
+// in-sync set.
 type FetchRequest struct {
 	Topic       string
 	Incarnation uint64
 	Partition   int
 	Epoch       uint64 // the epoch the follower believes current
 	Follower    string // node id
+	DiskID      string // the follower's data directory ("" before disk ids)
 	Offset      uint64
 	MaxBytes    int
 	Wait        time.Duration // long-poll bound when nothing is past Offset
@@ -90,8 +94,12 @@ type Transport interface {
 // checked where it applies (meta), so a stale proposer changes nothing.
 type Proposer interface {
 	// SetInSync replaces the in-sync set; refused unless leader leads at
-	// epoch.
-	SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string) error
+	// epoch and is in the set now. disks names, for each follower of
+	// inSync the leader has had a fetch from in this epoch, the disk id of
+	// its latest fetch; a member added whose recorded disk id (meta.Member)
+	// it does not name is refused, so an acknowledgement from a replaced
+	// disk never re-admits a node.
+	SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error
 	// StartEpoch records where the leader of epoch begins writing;
 	// refused unless leader leads at epoch and no start is recorded for it.
 	StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error

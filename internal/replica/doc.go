@@ -35,6 +35,13 @@
 //   - a leader whose log is behind what it recorded itself (its start
 //     past its end, a follower fetching past its end in its own epoch)
 //     lost its disk and stops writing (ErrStateLost);
+//   - an acknowledgement counts for the disk it came from: a fetch names
+//     the follower's disk id, a change of disk forgets what the old one
+//     acknowledged, and an in-sync proposal names each follower's disk,
+//     which the metastore must record for a member it adds. A node whose
+//     disk was replaced leaves every in-sync set when the metastore learns
+//     it (meta.ReplaceDisk); a leader outside its own in-sync set serves
+//     nothing (ErrStateLost) until another is elected;
 //   - readers see only committed records (the log's visible high watermark
 //     is the committed point, not the local end), so no reader ever sees a
 //     record a failover could take back.

@@ -25,7 +25,7 @@ func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchRespon
 		l.mu.Unlock()
 		return resp, err
 	}
-	l.ackLocked(req.Follower, req.Offset, l.clk.Now())
+	l.ackLocked(req.Follower, req.DiskID, req.Offset, l.clk.Now())
 	l.advanceLocked()
 	l.mu.Unlock()
 
@@ -86,10 +86,15 @@ func (l *Leader) admitLocked(req FetchRequest) error {
 	return nil
 }
 
-// ackLocked records a fetch from offset off at now.
-func (l *Leader) ackLocked(node string, off uint64, now time.Time) {
+// ackLocked records a fetch from offset off, by node on disk, at now.
+func (l *Leader) ackLocked(node, disk string, off uint64, now time.Time) {
 	p := l.peers[node]
 	end := l.log.End()
+	if p.known && p.disk != disk {
+		// Another disk: what the old one acknowledged is gone with it.
+		// The new one starts out of date, as a follower that went back.
+		*p = peer{caughtUpAt: now.Add(-l.cfg.LagMax - time.Nanosecond)}
+	}
 	switch {
 	case p.known && off < p.acked:
 		// The follower's durable end went back: it lost records (a
@@ -101,6 +106,6 @@ func (l *Leader) ackLocked(node string, off uint64, now time.Time) {
 	case p.known && off >= p.endAtLastFetch && p.lastFetchAt.After(p.caughtUpAt):
 		p.caughtUpAt = p.lastFetchAt
 	}
-	p.known, p.acked = true, off
+	p.known, p.acked, p.disk = true, off, disk
 	p.lastFetchAt, p.endAtLastFetch = now, end
 }

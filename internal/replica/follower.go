@@ -20,7 +20,10 @@ const (
 // FollowerConfig is what a Follower needs. Zero durations and sizes take
 // the defaults; Clock nil is the system clock.
 type FollowerConfig struct {
-	Self      string
+	Self string
+	// DiskID is this node's data directory's disk id, sent with every
+	// fetch (FetchRequest.DiskID).
+	DiskID    string
 	View      View
 	Log       Log
 	Transport Transport
@@ -174,7 +177,7 @@ func (f *Follower) prepare() (leader string, req FetchRequest, wait <-chan struc
 		}
 	}
 	req = FetchRequest{Topic: v.Topic, Incarnation: v.Incarnation, Partition: v.Partition, Epoch: v.Epoch,
-		Follower: f.cfg.Self, Offset: f.log.End(), MaxBytes: f.cfg.MaxBytes, Wait: f.cfg.Wait}
+		Follower: f.cfg.Self, DiskID: f.cfg.DiskID, Offset: f.log.End(), MaxBytes: f.cfg.MaxBytes, Wait: f.cfg.Wait}
 	return v.Leader, req, nil, nil
 }
 

@@ -91,7 +91,7 @@ func TestFollowerRun(t *testing.T) {
 // it fetches in the new one, and waits while the new epoch has no start.
 func TestFollowerCutsOnAnEpochChange(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
-	md := newMemMeta(modelNodes, func(string) bool { return true }, func(string) bool { return true })
+	md := newMemMeta(modelNodes, func(string) bool { return true })
 	flog := newMemLog()
 	flog.state.LastEpoch = 1
 	for range 5 {

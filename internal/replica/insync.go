@@ -43,12 +43,13 @@ func (l *Leader) tick(ctx context.Context) {
 		l.pending = next
 	}
 	v := l.view
+	disks := l.disksLocked(next)
 	l.mu.Unlock()
 	_ = l.checkpoint(false) // a failed checkpoint is tried again next tick
 	if next == nil {
 		return
 	}
-	err := l.cfg.Proposer.SetInSync(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, next)
+	err := l.cfg.Proposer.SetInSync(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, next, disks)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -63,6 +64,24 @@ func (l *Leader) tick(ctx context.Context) {
 	if l.pending != nil && sameSet(l.pending, l.view.InSync) {
 		l.pending = nil // the view showed it already
 	}
+}
+
+// disksLocked names the disk of each follower in set that fetched in this
+// epoch: the disk its acknowledgements are from. The metastore adds a
+// member only with its recorded disk named, so a follower whose disk was
+// replaced is re-admitted only for fetches from the new one (ackLocked
+// forgets the old disk's).
+func (l *Leader) disksLocked(set []string) map[string]string {
+	var disks map[string]string
+	for _, n := range set {
+		if p := l.peers[n]; p != nil && p.known && p.disk != "" {
+			if disks == nil {
+				disks = map[string]string{}
+			}
+			disks[n] = p.disk
+		}
+	}
+	return disks
 }
 
 // nextInSyncLocked is the in-sync set the leader wants now, or nil if it

@@ -111,6 +111,7 @@ type Leader struct {
 type peer struct {
 	known bool   // it fetched in this epoch
 	acked uint64 // its last fetch offset: its durable end
+	disk  string // the disk id of its fetches (acked is that disk's)
 	// caughtUpAt is the last time its fetches had reached the leader's end
 	// (Kafka's lastCaughtUpTime): a fetch at or past End() sets it to now,
 	// one at or past the end as it was at its previous fetch sets it to
@@ -138,6 +139,7 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	l.committed = l.log.HWM()
 	l.checkpointed = l.log.ReplicaState().Committed
 	l.syncPeersLocked(l.clk.Now())
+	l.checkInSyncLocked()
 	return l, nil
 }
 
@@ -162,6 +164,10 @@ func (l *Leader) Start(ctx context.Context) error {
 func (l *Leader) begin(ctx context.Context) error {
 	l.mu.Lock()
 	v := l.view
+	if l.stateErr != nil {
+		l.mu.Unlock()
+		return fmt.Errorf("replica: %s/%d epoch %d: %w", v.Topic, v.Partition, v.Epoch, l.stateErr)
+	}
 	st := l.log.ReplicaState()
 	start, recorded := startOf(v.EpochStarts, v.Epoch)
 	switch {
@@ -244,6 +250,7 @@ func (l *Leader) Update(v View) {
 	if l.pending != nil && sameSet(l.pending, v.InSync) {
 		l.pending = nil
 	}
+	l.checkInSyncLocked()
 	l.syncPeersLocked(l.clk.Now())
 	l.checkReadyLocked()
 	l.advanceLocked()
@@ -266,6 +273,16 @@ func (l *Leader) endLocked(err error) {
 	if l.ended == nil {
 		l.ended = err
 		close(l.endCh)
+	}
+}
+
+// checkInSyncLocked: a leader outside its own in-sync set has had its
+// disk replaced (meta.ReplaceDisk) since it was elected, the metastore
+// counts none of its copies: it serves nothing until the controller
+// elects another (ErrStateLost).
+func (l *Leader) checkInSyncLocked() {
+	if l.stateErr == nil && !slices.Contains(l.view.InSync, l.cfg.Self) {
+		l.stateErr = ErrStateLost
 	}
 }
 

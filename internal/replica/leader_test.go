@@ -25,7 +25,7 @@ type leaderRig struct {
 func newLeaderRig(t testing.TB, records int) *leaderRig {
 	t.Helper()
 	r := &leaderRig{t: t, clk: clock.NewFake(time.Time{}), log: newMemLog()}
-	r.md = newMemMeta(modelNodes, func(string) bool { return true }, func(string) bool { return true })
+	r.md = newMemMeta(modelNodes, func(string) bool { return true })
 	r.log.state.LastEpoch = 1 // written in epoch 1, as a leader writes
 	for i := range records {
 		if _, err := r.log.commit([]byte{byte(i)}); err != nil {
@@ -47,7 +47,7 @@ func newLeaderRig(t testing.TB, records int) *leaderRig {
 func (r *leaderRig) fetch(node string, off uint64) (FetchResponse, error) {
 	v := r.md.view()
 	return r.l.HandleFetch(context.Background(), FetchRequest{Topic: v.Topic, Incarnation: v.Incarnation, Partition: v.Partition,
-		Epoch: v.Epoch, Follower: node, Offset: off})
+		Epoch: v.Epoch, Follower: node, DiskID: diskOf(node, 0), Offset: off})
 }
 
 // A new leader writes its epoch to replica.state and proposes its start
@@ -55,7 +55,7 @@ func (r *leaderRig) fetch(node string, off uint64) (FetchResponse, error) {
 // fetches as not ready.
 func TestLeaderIsReadyOnlyOnceItsEpochStartIsInTheView(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
-	md := newMemMeta(modelNodes, func(string) bool { return true }, func(string) bool { return true })
+	md := newMemMeta(modelNodes, func(string) bool { return true })
 	log := newMemLog()
 	log.state.LastEpoch = 1 // b followed epoch 1's leader
 	for range 3 {
@@ -96,7 +96,7 @@ func TestLeaderIsReadyOnlyOnceItsEpochStartIsInTheView(t *testing.T) {
 // A leader whose start is recorded but whose replica.state never saw the
 // epoch (or whose end is below its start) lost its disk: it never leads.
 func TestLeaderWithALostDiskRefusesToLead(t *testing.T) {
-	md := newMemMeta(modelNodes, func(string) bool { return true }, func(string) bool { return true })
+	md := newMemMeta(modelNodes, func(string) bool { return true })
 	_ = md.electLeader("b")
 	_ = md.StartEpoch(context.Background(), "t", 0, 2, "b", 5)
 	l, err := NewLeader(LeaderConfig{Self: "b", View: md.view(), Log: newMemLog(), Proposer: md, Clock: clock.NewFake(time.Time{})})
@@ -197,7 +197,7 @@ func TestLeaderCommitsAtTheLeastInSyncEnd(t *testing.T) {
 func TestLeaderCommitsNothingBelowAMajority(t *testing.T) {
 	r := newLeaderRig(t, 2)
 	r.md.allowBelowMajority = true
-	if err := r.md.SetInSync(context.Background(), "t", 0, 1, "a", []string{"a"}); err != nil {
+	if err := r.md.SetInSync(context.Background(), "t", 0, 1, "a", []string{"a"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.l.Update(r.md.view())
@@ -283,7 +283,7 @@ func TestLeaderLongPoll(t *testing.T) {
 // Start runs the in-sync checks on the clock and Close stops them.
 func TestLeaderStartAndClose(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
-	md := newMemMeta(modelNodes, func(string) bool { return true }, func(string) bool { return true })
+	md := newMemMeta(modelNodes, func(string) bool { return true })
 	log := newMemLog()
 	l, err := NewLeader(LeaderConfig{Self: "a", View: md.view(), Log: log, Proposer: md, Clock: clk})
 	if err != nil {

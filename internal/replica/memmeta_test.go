@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -11,35 +12,41 @@ import (
 
 // memMeta is one partition's placement in a metastore, applying
 // replication's commands with the checks meta applies: SetInSync only by
-// the current leader at its epoch and never below a majority, StartEpoch
-// once per epoch by its leader, ElectLeader only of a live in-sync member
-// (epoch+1, the old leader leaves the in-sync set). EpochStarts keeps the
-// last maxStarts, as meta trims it.
-//
-// wiped stands in for a disk identity the metastore would need to know
-// (see the report): a node whose disk was replaced is not electable, and
-// no leader adds it to the in-sync set until that leader has had a fetch
-// from the new disk (confirmed) — as if fetches carried the disk's id and
-// SetInSync named the ids it saw. Once added it is whole again.
+// the current leader at its epoch, itself in the set, never below a
+// majority, and adding a member only with its recorded disk named;
+// StartEpoch once per epoch by its leader; ElectLeader only of a live
+// in-sync member (epoch+1, the old leader leaves the in-sync set);
+// replaceDisk records a node's new disk and takes it out of the in-sync
+// set, even below a majority (meta.ReplaceDisk, which the controller
+// applies before it counts the node's first heartbeat from that disk).
+// EpochStarts keeps the last maxStarts, as meta trims it.
 type memMeta struct {
 	mu        sync.Mutex
 	a         meta.Assignment
 	alive     func(string) bool
-	confirmed func(string) bool
-	wiped     map[string]bool
+	disks     map[string]string // recorded disk ids (meta.Member.DiskID)
 	maxStarts int
 	// breakage switches, for seeing the property fail (never set in the
 	// suite)
-	allowBelowMajority, electOutOfSync bool
+	allowBelowMajority, electOutOfSync, ignoreDisks, keepReplacedInSync bool
 }
 
 var errRefused = errors.New("memmeta: refused")
 
-func newMemMeta(nodes []string, alive, confirmed func(string) bool) *memMeta {
-	return &memMeta{a: meta.Assignment{Topic: "t", Partition: 0, Owner: nodes[0], Replicas: slices.Clone(nodes),
+// newMemMeta places the partition on nodes, each recorded on its first
+// disk, diskOf(node, 0).
+func newMemMeta(nodes []string, alive func(string) bool) *memMeta {
+	m := &memMeta{a: meta.Assignment{Topic: "t", Partition: 0, Owner: nodes[0], Replicas: slices.Clone(nodes),
 		InSync: slices.Clone(nodes), LeaderEpoch: 1, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}},
-		alive: alive, confirmed: confirmed, wiped: map[string]bool{}, maxStarts: 32}
+		alive: alive, disks: map[string]string{}, maxStarts: 32}
+	for _, n := range nodes {
+		m.disks[n] = diskOf(n, 0)
+	}
+	return m
 }
+
+// diskOf is node's disk id after wipes wipes.
+func diskOf(node string, wipes int) string { return fmt.Sprintf("%s.disk%d", node, wipes) }
 
 func (m *memMeta) view() View {
 	m.mu.Lock()
@@ -47,24 +54,22 @@ func (m *memMeta) view() View {
 	return cloneView(ViewOf(1, m.a))
 }
 
-func (m *memMeta) SetInSync(_ context.Context, topic string, partition int, epoch uint64, leader string, inSync []string) error {
+func (m *memMeta) SetInSync(_ context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if topic != m.a.Topic || partition != m.a.Partition || epoch != m.a.LeaderEpoch || leader != m.a.Owner ||
 		!slices.Contains(inSync, leader) || (len(inSync) < meta.Majority(len(m.a.Replicas)) && !m.allowBelowMajority) {
 		return errRefused
 	}
+	if !slices.Contains(m.a.InSync, leader) && !m.ignoreDisks {
+		return errRefused // its own disk was replaced
+	}
 	for _, n := range inSync {
 		if !slices.Contains(m.a.Replicas, n) {
 			return errRefused
 		}
-		if m.wiped[n] && !slices.Contains(m.a.InSync, n) && !m.confirmed(n) {
+		if !slices.Contains(m.a.InSync, n) && disks[n] != m.disks[n] && !m.ignoreDisks {
 			return errRefused
-		}
-	}
-	for _, n := range inSync {
-		if m.wiped[n] && !slices.Contains(m.a.InSync, n) {
-			delete(m.wiped, n)
 		}
 	}
 	m.a.InSync = slices.Clone(inSync)
@@ -93,7 +98,7 @@ func (m *memMeta) electLeader(candidate string) error {
 	if candidate == m.a.Owner || !slices.Contains(m.a.Replicas, candidate) || !m.alive(candidate) {
 		return errRefused
 	}
-	if !m.electOutOfSync && (!slices.Contains(m.a.InSync, candidate) || m.wiped[candidate]) {
+	if !m.electOutOfSync && !slices.Contains(m.a.InSync, candidate) {
 		return errRefused
 	}
 	old := m.a.Owner
@@ -106,21 +111,16 @@ func (m *memMeta) electLeader(candidate string) error {
 	return nil
 }
 
-// markWiped records that n's disk was replaced.
-func (m *memMeta) markWiped(n string) {
+// replaceDisk records that n now runs on disk and takes it out of the
+// in-sync set (meta.ReplaceDisk).
+func (m *memMeta) replaceDisk(n, disk string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.wiped[n] = true
-}
-
-func (m *memMeta) isWiped(n string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.wiped[n]
-}
-
-func (m *memMeta) wipedCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.wiped)
+	if m.disks[n] == disk {
+		return
+	}
+	m.disks[n] = disk
+	if !m.keepReplacedInSync {
+		m.a.InSync = slices.DeleteFunc(slices.Clone(m.a.InSync), func(id string) bool { return id == n })
+	}
 }

@@ -57,9 +57,7 @@ type modelNode struct {
 	leader   *Leader
 	follower *Follower
 	inflight bool
-	// fetchedNewDisk: since its last wipe, the leader has had a fetch
-	// from it (memMeta.confirmed)
-	fetchedNewDisk bool
+	wipes    int // its disk is diskOf(id, wipes)
 }
 
 type modelMsg struct {
@@ -89,6 +87,10 @@ type model struct {
 	acked   map[uint64][]byte
 	seen    map[uint64][]byte
 	seq     int
+	// lost: the node's disk was wiped and no leader has re-admitted it to
+	// the in-sync set since (the model's knowledge, not the metastore's:
+	// the metastore knows only disk ids). One at a time.
+	lost map[string]bool
 	// counters, to see that the model gets somewhere
 	acks, elections, wipes int
 }
@@ -97,12 +99,11 @@ var errUnreachable = errors.New("model: no leader there")
 
 func newModel(t *rapid.T) *model {
 	m := &model{t: t, clk: clock.NewFake(time.Time{}), nodes: map[string]*modelNode{},
-		acked: map[uint64][]byte{}, seen: map[uint64][]byte{}}
+		acked: map[uint64][]byte{}, seen: map[uint64][]byte{}, lost: map[string]bool{}}
 	for _, id := range modelNodes {
 		m.nodes[id] = &modelNode{id: id, log: newMemLog(), alive: true}
 	}
-	m.meta = newMemMeta(modelNodes, func(id string) bool { return m.nodes[id].alive },
-		func(id string) bool { return m.nodes[id].fetchedNewDisk })
+	m.meta = newMemMeta(modelNodes, func(id string) bool { return m.nodes[id].alive })
 	for _, id := range modelNodes {
 		m.sync(m.nodes[id])
 	}
@@ -155,6 +156,7 @@ func (m *model) run(t *rapid.T, steps int) {
 		a := acts[deck[rapid.IntRange(0, len(deck)-1).Draw(t, "action")]]
 		t.Log(a.name)
 		a.do(t)
+		m.readmitted()
 		m.settle()
 		m.check()
 	}
@@ -223,7 +225,6 @@ func (m *model) deliverAt(t *rapid.T, i int) {
 		ans := modelMsg{response: true, from: msg.to, to: msg.from, gen: msg.gen, req: msg.req, err: errUnreachable}
 		if to.alive && to.leader != nil {
 			ans.resp, ans.err = to.leader.HandleFetch(context.Background(), msg.req)
-			m.nodes[msg.from].fetchedNewDisk = true
 		}
 		if to.alive || rapid.Bool().Draw(t, "answerFromDead") {
 			m.net = append(m.net, ans)
@@ -319,7 +320,7 @@ func (m *model) sync(n *modelNode) {
 	}
 	if v.Leader != n.id {
 		if n.follower == nil {
-			f, err := NewFollower(FollowerConfig{Self: n.id, View: v, Log: n.log, Transport: noTransport{}, Clock: m.clk})
+			f, err := NewFollower(FollowerConfig{Self: n.id, DiskID: diskOf(n.id, n.wipes), View: v, Log: n.log, Transport: noTransport{}, Clock: m.clk})
 			if err != nil {
 				m.t.Fatalf("NewFollower: %v", err)
 			}
@@ -333,15 +334,15 @@ func (m *model) sync(n *modelNode) {
 		n.follower, n.inflight = nil, false
 		n.gen++
 	}
-	if n.leader != nil || m.meta.isWiped(n.id) {
-		// A replica whose disk was replaced is not the disk the metastore
-		// counts as the leader's (memMeta.wiped): it is not hosted.
+	if n.leader != nil {
 		return
 	}
 	l, err := NewLeader(LeaderConfig{Self: n.id, View: v, Log: n.log, Proposer: m.meta, Clock: m.clk})
 	if err != nil {
 		m.t.Fatalf("NewLeader: %v", err)
 	}
+	// A leader whose disk was replaced is outside the in-sync set: it
+	// refuses to lead (ErrStateLost) until the controller elects another.
 	if err := l.begin(context.Background()); err != nil && !errors.Is(err, ErrStateLost) {
 		m.t.Fatalf("%s: begin: %v", n.id, err)
 	}
@@ -371,8 +372,8 @@ func (m *model) wipe(t *rapid.T) {
 	// One disk at a time: the guarantee is for the loss of a minority.
 	// A replaced disk is whole again once a leader re-admitted it.
 	n := m.pick(t, "wiped", func(n *modelNode) bool {
-		for _, id := range modelNodes {
-			if m.meta.isWiped(id) && id != n.id {
+		for id := range m.lost {
+			if id != n.id {
 				return false
 			}
 		}
@@ -385,10 +386,22 @@ func (m *model) wipe(t *rapid.T) {
 		m.crash(n)
 	}
 	n.log.wipe()
-	n.fetchedNewDisk = false
-	m.meta.markWiped(n.id)
+	n.wipes++
+	m.lost[n.id] = true
 	m.wipes++
+	// The restarted node's first heartbeat names its new disk; the
+	// controller records it (out of the in-sync set) before it counts,
+	// and the node serves nothing until then (cluster: Fenced).
+	m.meta.replaceDisk(n.id, diskOf(n.id, n.wipes))
 	m.restart(n)
+}
+
+// readmitted forgets the loss of a node that is back in the in-sync set:
+// a leader found it caught up on its new disk.
+func (m *model) readmitted() {
+	for _, id := range m.meta.view().InSync {
+		delete(m.lost, id)
+	}
 }
 
 func (m *model) elect(t *rapid.T) {
@@ -421,7 +434,7 @@ func (m *model) settle() {
 			}
 			// A replaced disk may have been one of the majority when it
 			// acknowledged: it counts (one disk is lost at a time).
-			if held := m.holders(p.off, p.payload) + m.meta.wipedCount(); held < meta.Majority(len(modelNodes)) {
+			if held := m.holders(p.off, p.payload) + len(m.lost); held < meta.Majority(len(modelNodes)) {
 				m.t.Fatalf("%q at %d acknowledged while durable on %d replicas", p.payload, p.off, held)
 			}
 			m.acked[p.off] = p.payload
@@ -447,7 +460,7 @@ func (m *model) holders(off uint64, payload []byte) int {
 func (m *model) check() {
 	v := m.meta.view()
 	owner := m.nodes[v.Leader]
-	ownerOK := !m.meta.isWiped(owner.id)
+	ownerOK := !m.lost[owner.id]
 	for off, p := range m.acked {
 		// one disk lost at a time (wipe): an acknowledged record is still
 		// somewhere, whoever leads
@@ -484,7 +497,7 @@ func (m *model) check() {
 	if owner.alive && owner.leader != nil && ownerOK && owner.leader.Writable() == nil {
 		c := owner.leader.Committed()
 		for _, id := range v.InSync {
-			if id == owner.id || m.meta.isWiped(id) {
+			if id == owner.id || m.lost[id] {
 				continue
 			}
 			if off, differ := m.nodes[id].log.diffBelow(owner.log, c); differ {

@@ -157,6 +157,7 @@ type Member struct {
 	RaftAddr string
 	RPCAddr  string
 	HTTPAddr string
+	DiskID   string // its data directory's disk id (meta.Member.DiskID)
 }
 
 // JoinResult answers a join. Not admitted with a leader named means "ask

@@ -26,6 +26,7 @@ type FetchRequest struct {
 	Partition   int
 	Epoch       uint64
 	Follower    string
+	DiskID      string
 	Offset      uint64
 	MaxBytes    int
 	Wait        time.Duration
@@ -46,7 +47,7 @@ type FetchResponse struct {
 // for its whole wait still answers in time.
 func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchResponse, error) {
 	in := &nodepb.FetchRequest{Topic: req.Topic, Incarnation: req.Incarnation, Partition: int32(req.Partition),
-		Epoch: req.Epoch, Follower: req.Follower, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait)}
+		Epoch: req.Epoch, Follower: req.Follower, DiskId: req.DiskID, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait)}
 	out, err := invoke(ctx, p, addr, "Fetch", max(req.Wait, 0)+DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.FetchResponse, error) {
 		return c.Fetch(ctx, in)
 	})
@@ -65,7 +66,7 @@ func (s *service) Fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.
 		return nil, apierr.BadRequest("fetch: partition %d max_bytes %d wait_ms %d out of range", req.GetPartition(), req.GetMaxBytes(), req.GetWaitMs())
 	}
 	resp, err := s.h.Fetch(ctx, FetchRequest{Topic: req.GetTopic(), Incarnation: req.GetIncarnation(), Partition: int(req.GetPartition()),
-		Epoch: req.GetEpoch(), Follower: req.GetFollower(), Offset: req.GetOffset(), MaxBytes: int(min(req.GetMaxBytes(), MaxMessageBytes)),
+		Epoch: req.GetEpoch(), Follower: req.GetFollower(), DiskID: req.GetDiskId(), Offset: req.GetOffset(), MaxBytes: int(min(req.GetMaxBytes(), MaxMessageBytes)),
 		Wait: fromMillis(req.GetWaitMs())})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 // the leader's log holds them: offsets, commit times, keys (keyless stays
 // keyless), headers, with the leader's committed point and frontier.
 func TestFetchRoundTrip(t *testing.T) {
-	req := FetchRequest{Topic: "orders", Incarnation: 1<<33 + 1, Partition: 4, Epoch: 7, Follower: "n2", Offset: 41,
+	req := FetchRequest{Topic: "orders", Incarnation: 1<<33 + 1, Partition: 4, Epoch: 7, Follower: "n2", DiskID: "0f1e2d3c", Offset: 41,
 		MaxBytes: 1 << 20, Wait: 500 * time.Millisecond}
 	want := FetchResponse{Epoch: 7, Committed: 40, Frontier: 12, Records: []storage.Record{
 		{Offset: 41, CommittedAt: 1700000000123, Key: []byte("k"), Payload: []byte(`{"a":1}`),

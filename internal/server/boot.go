@@ -25,8 +25,9 @@ import (
 type boot struct {
 	lock          io.Closer // the data directory's, held for the process's life
 	clustered     bool
-	adopt         bool   // re-register orphan topic data (datadir.CheckOrphans)
-	raftAdvertise string // the Raft address peers dial
+	adopt         bool         // re-register orphan topic data (datadir.CheckOrphans)
+	raftAdvertise string       // the Raft address peers dial
+	disk          datadir.Disk // the data directory's disk id, announced to the cluster
 	codec         storage.Codec
 	clusterTLS    *clustertls.Config // nil: plaintext cluster plane
 	httpTLS       *tls.Config        // nil: plain HTTP
@@ -55,6 +56,12 @@ func prepare(cfg *config.Config, log *slog.Logger) (n boot, err error) {
 	}()
 	if n.adopt, err = checkDataDir(cfg, log); err != nil {
 		return n, err
+	}
+	if n.disk, err = datadir.ClaimDisk(cfg.DataDir); err != nil {
+		return n, err
+	}
+	if n.disk.Upgraded {
+		log.Info("disk id written to a data directory from before disk ids", "disk_id", n.disk.ID, "file", datadir.DiskFile)
 	}
 	if n.raftAdvertise = advertise(cfg.NodeID, cfg.Cluster); n.raftAdvertise == "" {
 		n.raftAdvertise = cfg.Cluster.Addr

@@ -21,7 +21,7 @@ func newMembership(cfg config.Config, n boot, ms *meta.Store, pool *rpc.Pool, lo
 		return nil, fmt.Errorf("cluster address %q: %w", n.raftAdvertise, err)
 	}
 	self := meta.Member{ID: cfg.NodeID, RaftAddr: n.raftAdvertise, RPCAddr: rpcAdvertise,
-		HTTPAddr: httpAdvertise(cfg.HTTP.Addr, n.raftAdvertise)}
+		HTTPAddr: httpAdvertise(cfg.HTTP.Addr, n.raftAdvertise), DiskID: n.disk.ID}
 	return &cluster.Node{Self: self, Meta: ms, Transport: membershipTransport{pool: pool}, Peers: peerRPCAddrs(cfg),
 		Log: log.With("component", "cluster")}, nil
 }
@@ -39,11 +39,11 @@ func (t membershipTransport) Heartbeat(ctx context.Context, addr string, m meta.
 }
 
 func rpcMember(m meta.Member) rpc.Member {
-	return rpc.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr}
+	return rpc.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr, DiskID: m.DiskID}
 }
 
 func metaMember(m rpc.Member) meta.Member {
-	return meta.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr}
+	return meta.Member{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr, DiskID: m.DiskID}
 }
 
 // memberCounts feeds narad_members: the member records by state, read at

@@ -55,12 +55,13 @@ func (l *nodeLease) fenced() bool {
 type replication struct {
 	log       *slog.Logger
 	self      string
+	disk      string // this node's disk id, named in every fetch
 	ms        *meta.Store
 	transport replica.Transport
 }
 
-func newReplication(self string, ms *meta.Store, others peers, log *slog.Logger) broker.ReplicaEngine {
-	return replication{log: log, self: self, ms: ms, transport: fetchTransport{peers: others}}
+func newReplication(self, disk string, ms *meta.Store, others peers, log *slog.Logger) broker.ReplicaEngine {
+	return replication{log: log, self: self, disk: disk, ms: ms, transport: fetchTransport{peers: others}}
 }
 
 func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64) (broker.ReplicaLeader, error) {
@@ -68,7 +69,7 @@ func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() ui
 }
 
 func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (broker.ReplicaFollower, error) {
-	return replica.NewFollower(replica.FollowerConfig{Self: r.self, View: v, Log: l, Transport: r.transport, Clock: clock.Real, OnFrontier: onFrontier})
+	return replica.NewFollower(replica.FollowerConfig{Self: r.self, DiskID: r.disk, View: v, Log: l, Transport: r.transport, Clock: clock.Real, OnFrontier: onFrontier})
 }
 
 // proposeBound bounds one replication proposal. The leader proposes its
@@ -83,10 +84,10 @@ type boundedProposer struct {
 	log *slog.Logger
 }
 
-func (p boundedProposer) SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string) error {
+func (p boundedProposer) SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error {
 	ctx, cancel := context.WithTimeout(ctx, proposeBound)
 	defer cancel()
-	err := p.ms.SetInSync(ctx, topic, partition, epoch, leader, inSync)
+	err := p.ms.SetInSync(ctx, topic, partition, epoch, leader, inSync, disks)
 	if err != nil {
 		p.log.Warn("in-sync change not recorded; the leader proposes it again", "topic", topic, "partition", partition, "epoch", epoch, "in_sync", inSync, "err", err)
 	}

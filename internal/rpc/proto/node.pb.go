@@ -956,11 +956,14 @@ func (x *ConfirmTopicResponse) GetIncarnation() uint64 {
 }
 
 type Member struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	RaftAddr      string                 `protobuf:"bytes,2,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
-	RpcAddr       string                 `protobuf:"bytes,3,opt,name=rpc_addr,json=rpcAddr,proto3" json:"rpc_addr,omitempty"`
-	HttpAddr      string                 `protobuf:"bytes,4,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	RaftAddr string                 `protobuf:"bytes,2,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
+	RpcAddr  string                 `protobuf:"bytes,3,opt,name=rpc_addr,json=rpcAddr,proto3" json:"rpc_addr,omitempty"`
+	HttpAddr string                 `protobuf:"bytes,4,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
+	// disk_id names the data directory the node runs on (a new one: its
+	// copies of replicated partitions are gone).
+	DiskId        string `protobuf:"bytes,5,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1019,6 +1022,13 @@ func (x *Member) GetRpcAddr() string {
 func (x *Member) GetHttpAddr() string {
 	if x != nil {
 		return x.HttpAddr
+	}
+	return ""
+}
+
+func (x *Member) GetDiskId() string {
+	if x != nil {
+		return x.DiskId
 	}
 	return ""
 }
@@ -1997,7 +2007,9 @@ type FetchRequest struct {
 	Offset   uint64 `protobuf:"varint,6,opt,name=offset,proto3" json:"offset,omitempty"`
 	MaxBytes int64  `protobuf:"varint,7,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
 	// Long-poll bound when nothing is past offset.
-	WaitMs        int64 `protobuf:"varint,8,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	WaitMs int64 `protobuf:"varint,8,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	// The follower's disk id: its acknowledgement counts for that disk.
+	DiskId        string `protobuf:"bytes,9,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2086,6 +2098,13 @@ func (x *FetchRequest) GetWaitMs() int64 {
 		return x.WaitMs
 	}
 	return 0
+}
+
+func (x *FetchRequest) GetDiskId() string {
+	if x != nil {
+		return x.DiskId
+	}
+	return ""
 }
 
 // StoredRecord is a record as the leader's log holds it: its offset and
@@ -2397,12 +2416,13 @@ const file_node_proto_rawDesc = "" +
 	"\x14ConfirmTopicResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12#\n" +
 	"\repoch_current\x18\x02 \x01(\bR\fepochCurrent\x12 \n" +
-	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"m\n" +
+	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"\x86\x01\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\traft_addr\x18\x02 \x01(\tR\braftAddr\x12\x19\n" +
 	"\brpc_addr\x18\x03 \x01(\tR\arpcAddr\x12\x1b\n" +
-	"\thttp_addr\x18\x04 \x01(\tR\bhttpAddr\"7\n" +
+	"\thttp_addr\x18\x04 \x01(\tR\bhttpAddr\x12\x17\n" +
+	"\adisk_id\x18\x05 \x01(\tR\x06diskId\"7\n" +
 	"\vJoinRequest\x12(\n" +
 	"\x06member\x18\x01 \x01(\v2\x10.narad.v1.MemberR\x06member\"o\n" +
 	"\fJoinResponse\x12\x1a\n" +
@@ -2455,7 +2475,7 @@ const file_node_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x12\n" +
 	"\x10ReadIndexRequest\"6\n" +
 	"\x11ReadIndexResponse\x12!\n" +
-	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xe4\x01\n" +
+	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xfd\x01\n" +
 	"\fFetchRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x1c\n" +
@@ -2464,7 +2484,8 @@ const file_node_proto_rawDesc = "" +
 	"\bfollower\x18\x05 \x01(\tR\bfollower\x12\x16\n" +
 	"\x06offset\x18\x06 \x01(\x04R\x06offset\x12\x1b\n" +
 	"\tmax_bytes\x18\a \x01(\x03R\bmaxBytes\x12\x17\n" +
-	"\await_ms\x18\b \x01(\x03R\x06waitMs\"\xa1\x01\n" +
+	"\await_ms\x18\b \x01(\x03R\x06waitMs\x12\x17\n" +
+	"\adisk_id\x18\t \x01(\tR\x06diskId\"\xa1\x01\n" +
 	"\fStoredRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12!\n" +
 	"\fcommitted_at\x18\x02 \x01(\x03R\vcommittedAt\x12\x10\n" +
