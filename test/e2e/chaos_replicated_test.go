@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -70,6 +71,59 @@ func (run *chaosRun) waitInSync(after, id string) bool {
 	}
 	run.t.Errorf("after %s: the replicas not all in sync within a minute; last described: %+v", after, last)
 	return false
+}
+
+// waitNewDisk waits until the controller has recorded the disk n started
+// on after its wipe (datadir's disk id, read from n's new data directory;
+// the controller logs the replacement, naming both). Until then the
+// metastore may still count n's lost copies as in sync, and a describe
+// naming n in every in-sync set proves nothing.
+func (run *chaosRun) waitNewDisk(n *node) bool {
+	run.t.Helper()
+	var disk string
+	deadline := time.Now().Add(30 * time.Second)
+	for ; time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if disk == "" {
+			b, err := os.ReadFile(filepath.Join(n.dataDir(), "disk-id"))
+			if err != nil {
+				continue
+			}
+			disk = strings.TrimSpace(string(b))
+		}
+		want := regexp.MustCompile(`member came back on a new disk.* member=` + regexp.QuoteMeta(n.id) + ` .*disk=` + regexp.QuoteMeta(disk))
+		for _, m := range run.nodes {
+			m.mu.Lock()
+			logs := m.logs
+			m.mu.Unlock()
+			if logs != nil && want.MatchString(logs.String()) {
+				return true
+			}
+		}
+	}
+	run.t.Errorf("%s started on a new disk (%q) and no controller recorded it within 30s", n.id, disk)
+	return false
+}
+
+// waitServing waits until every partition of every replicated family
+// answers a replay through every node: the calm before the ledger drains
+// (a node fenced a moment ago answers 503 until it hears the cluster).
+func (run *chaosRun) waitServing() {
+	run.t.Helper()
+	for _, f := range run.plan.families {
+		if f.parent.ReplicationFactor < 2 {
+			continue
+		}
+		for _, n := range run.nodes {
+			for p := 0; p < f.parent.Partitions; p++ {
+				eventually(run.t, time.Minute, fmt.Sprintf("%s/%d to answer a replay through %s", f.parent.Name, p, n.id), func() bool {
+					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+					defer cancel()
+					_, err := n.c.Consume(ctx, f.parent.Name, client.ConsumeOptions{Partition: ptr(p), Offset: ptr(uint64(0)), Max: 1})
+					return err == nil
+				})
+			}
+		}
+	}
 }
 
 // describeReplicated describes topic through a node that is up and says

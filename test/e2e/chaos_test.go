@@ -166,6 +166,7 @@ func runChaos(t *testing.T, plan chaosPlan) {
 	}
 	eventually(t, 90*time.Second, "no move in flight", func() bool { return movesInFlight(nodes[0]) == 0 })
 	run.waitInSync("the run", "")
+	run.waitServing()
 	completed := 0.0
 	for _, n := range nodes {
 		completed += max(n.metric("narad_moves_completed_total"), 0)
@@ -319,7 +320,7 @@ func (run *chaosRun) disturb(ctx context.Context, rng *rand.Rand, duration time.
 			// One node disturbed at a time: the next disturbance waits
 			// until the empty node holds every acknowledged record again.
 			back := time.Now()
-			if !run.waitInSync(n.id+" started empty", n.id) {
+			if !run.waitNewDisk(n) || !run.waitInSync(n.id+" started empty", n.id) {
 				return kills, wipes
 			}
 			run.t.Logf("%s, started empty, in every in-sync set %v after its restart", n.id, time.Since(back).Round(time.Millisecond))
