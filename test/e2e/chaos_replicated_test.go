@@ -26,7 +26,7 @@ import (
 // disk, so this run has none (TestChaos keeps them).
 func TestChaosReplicated(t *testing.T) {
 	runChaos(t, chaosPlan{
-		short: 30 * time.Second,
+		short: 25 * time.Second,
 		// The replication engine's decisions (elections, truncations,
 		// in-sync changes) are logged at info: a loss's report needs them.
 		env: []string{"NARAD_LOG_LEVEL=info"},
@@ -81,16 +81,17 @@ func (run *chaosRun) waitInSync(after, id string) bool {
 func (run *chaosRun) waitNewDisk(n *node) bool {
 	run.t.Helper()
 	var disk string
+	var want *regexp.Regexp
 	deadline := time.Now().Add(30 * time.Second)
 	for ; time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if disk == "" {
+		if want == nil {
 			b, err := os.ReadFile(filepath.Join(n.dataDir(), "disk-id"))
 			if err != nil {
 				continue
 			}
 			disk = strings.TrimSpace(string(b))
+			want = regexp.MustCompile(`member came back on a new disk.* member=` + regexp.QuoteMeta(n.id) + ` .*disk=` + regexp.QuoteMeta(disk))
 		}
-		want := regexp.MustCompile(`member came back on a new disk.* member=` + regexp.QuoteMeta(n.id) + ` .*disk=` + regexp.QuoteMeta(disk))
 		for _, m := range run.nodes {
 			m.mu.Lock()
 			logs := m.logs
