@@ -29,38 +29,18 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 	if err != nil {
 		return err
 	}
-	return b.ack(t, handle, op, nil)
+	return b.ack(t, handle, op)
 }
 
-// ackQueues remembers, within one batch ack, the queue of each partition
-// already proven served here: a batch of 100 handles looked the topic,
-// the owner and the queue (under the broker-wide queue mutex) up 100
-// times. A batch is one request, so checking ownership once per
-// partition in it is checking it when the request arrived.
-type ackQueues map[int]*queue
-
-// ack is Ack on a topic record looked up already; qs, when not nil,
-// caches the queues of the partitions this batch touched.
-func (b *Broker) ack(t meta.Topic, handle string, op AckOp, qs ackQueues) error {
-	topic := t.Name
+// ack is Ack on a topic record looked up already.
+func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	p, offset, nonce, err := lease.ParseHandle(handle)
 	if err != nil {
 		return badHandle(handle, err)
 	}
-	if p >= t.Partitions {
-		return refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, topic, t.Partitions)
-	}
-	q := qs[p]
-	if q == nil {
-		if err := b.servedHere(t, p); err != nil {
-			return err
-		}
-		if q, err = b.queue(t, p); err != nil {
-			return err
-		}
-		if qs != nil {
-			qs[p] = q
-		}
+	q, err := b.ackQueue(t, handle, p)
+	if err != nil {
+		return err
 	}
 	switch op {
 	case Extend:
@@ -72,14 +52,34 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp, qs ackQueues) error 
 		err = q.table.Nack(offset, nonce)
 		if err == nil {
 			b.m.Nacks.Inc()
-			b.topicState(topic).notify.Fire() // the record is available now: wake waiters
+			b.topicState(t.Name).notify.Fire() // the record is available now: wake waiters
 		}
 	default:
 		err = q.table.Ack(offset, nonce)
 		if err == nil && q.table.TakeFreed() {
-			b.topicState(topic).notify.Fire() // room again: wake consumers held back by a cap
+			b.topicState(t.Name).notify.Fire() // room again: wake consumers held back by a cap
 		}
 	}
+	return b.ackErr(t.Name, handle, p, offset, op, err)
+}
+
+// ackQueue returns the queue of partition p, which handle names, if this
+// node serves it (servedHere: its owner, and its replica gate open). A batch ack asks once per partition it names: a batch
+// is one request, so checking ownership once per partition in it is
+// checking it when the request arrived.
+func (b *Broker) ackQueue(t meta.Topic, handle string, p int) (*queue, error) {
+	if p >= t.Partitions {
+		return nil, refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, t.Name, t.Partitions)
+	}
+	if err := b.servedHere(t, p); err != nil {
+		return nil, err
+	}
+	return b.queue(t, p)
+}
+
+// ackErr words the lease table's answer to one handle in the API's terms
+// (nil stays nil).
+func (b *Broker) ackErr(topic, handle string, p int, offset uint64, op AckOp, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -131,10 +131,5 @@ func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) (
 	if len(handles) > MaxAckBatch {
 		return nil, apierr.TooLarge("%d receipt handles is over the cap of %d", len(handles), MaxAckBatch)
 	}
-	out := make([]error, len(handles))
-	qs := ackQueues{}
-	for i, h := range handles {
-		out[i] = b.ack(t, h, Settle, qs)
-	}
-	return out, nil
+	return b.ackMany(t, handles), nil
 }

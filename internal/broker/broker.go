@@ -28,6 +28,9 @@ type Broker struct {
 
 	// replayGate: the dispatcher's Replaying (SetReplayGate); nil until set.
 	replayGate atomic.Pointer[func(topic string, partition int) bool]
+	// cursorCopies: the fan-out engine's cursor files (SetCursorCopies,
+	// sidestate.go); nil until set.
+	cursorCopies atomic.Pointer[CursorCopies]
 
 	qmu    sync.Mutex
 	queues map[partKey]*queue
@@ -113,6 +116,7 @@ func (b *Broker) Start() {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
+	b.loop(time.Second, b.unholdSingleCopies)
 	b.wg.Add(1)
 	go b.runReplicas()
 }

@@ -34,6 +34,11 @@
 //     after a crash, complete after Close or a move's freeze; a counts file
 //     that cannot be read starts the partition from no counts, never stops
 //     it;
+//   - a follower of a replicated partition keeps the leader's delivery
+//     counts and fan-out cursor files as they were at most countsEvery (plus
+//     a fetch) ago, never past its own committed point (sidestate.go): a
+//     failover re-delivers with counts at most that old and re-copies into
+//     children at most what the old leader copied since, never a gap;
 //   - a purge (purge.go) moves the frontier only to the high watermark,
 //     writes it before it answers, and is refused during a move's freeze
 //     like a commit, so no acknowledged purge is undone by a crash or move;

@@ -92,7 +92,7 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 		return 0, nil
 	}
 	budget := answer{max: MaxBatchBodySize}
-	msgs, _, err := b.readLeased(topic, q, l, leases, &budget)
+	msgs, _, err := b.readLeased(topic, q, l, leases, &budget, nil)
 	if err != nil {
 		b.giveBack(q, msgs)
 		return 0, err

@@ -36,11 +36,13 @@ import (
 // partition hosted here.
 type ReplicaEngine interface {
 	// NewLeader leads the partition at v.Epoch over l. frontier reads the
-	// consumer frontier persisted here (FetchResponse.Frontier).
-	NewLeader(l replica.Log, v replica.View, frontier func() uint64) (ReplicaLeader, error)
+	// consumer frontier persisted here (FetchResponse.Frontier); state is
+	// the side state snapshot (sidestate.go) fetch answers carry.
+	NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (ReplicaLeader, error)
 	// NewFollower follows v.Leader at v.Epoch into l; onFrontier is told
-	// the leader's frontier from each fetch answer.
-	NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (ReplicaFollower, error)
+	// the leader's frontier from each fetch answer, onState its side
+	// state when it changed (an error: not applied, sent again).
+	NewFollower(l replica.Log, v replica.View, onFrontier func(uint64), onState func(replica.SideState) error) (ReplicaFollower, error)
 }
 
 // ReplicaLeader is a running leader of one partition (*replica.Leader).
@@ -90,6 +92,8 @@ type hostedReplica struct {
 	fmu        sync.Mutex
 	frontierAt time.Time // when the leader's frontier was last written here
 	frontier   uint64
+
+	side sideState // delivery counts and cursor positions (sidestate.go)
 }
 
 type replicaSet struct {
@@ -213,10 +217,12 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 	}
 	h := &hostedReplica{key: k, view: v, log: l, done: make(chan struct{}), started: b.cfg.Now()}
 	if v.Leader == b.cfg.NodeID {
-		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) })
+		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) },
+			func() replica.SideState { return b.leaderSideState(h) })
 	} else {
 		b.dropQueue(k) // a lease table of an earlier leadership here is stale
-		h.follower, err = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) })
+		h.follower, err = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) },
+			func(st replica.SideState) error { return b.applySideState(h, st) })
 	}
 	if err != nil {
 		return err

@@ -23,16 +23,16 @@ type fakeEngine struct {
 	followers []*fakeFollower
 }
 
-func (e *fakeEngine) NewLeader(l replica.Log, v replica.View, frontier func() uint64) (ReplicaLeader, error) {
-	fl := &fakeLeader{log: l, view: v, frontier: frontier, moved: make(chan struct{})}
+func (e *fakeEngine) NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (ReplicaLeader, error) {
+	fl := &fakeLeader{log: l, view: v, frontier: frontier, state: state, moved: make(chan struct{})}
 	e.mu.Lock()
 	e.leaders = append(e.leaders, fl)
 	e.mu.Unlock()
 	return fl, nil
 }
 
-func (e *fakeEngine) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (ReplicaFollower, error) {
-	ff := &fakeFollower{log: l, view: v, onFrontier: onFrontier}
+func (e *fakeEngine) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64), onState func(replica.SideState) error) (ReplicaFollower, error) {
+	ff := &fakeFollower{log: l, view: v, onFrontier: onFrontier, onState: onState}
 	e.mu.Lock()
 	e.followers = append(e.followers, ff)
 	e.mu.Unlock()
@@ -61,6 +61,7 @@ type fakeLeader struct {
 	log      replica.Log
 	view     replica.View
 	frontier func() uint64
+	state    func() replica.SideState
 	ready    atomic.Bool
 	closed   atomic.Bool
 
@@ -114,6 +115,7 @@ type fakeFollower struct {
 	log        replica.Log
 	view       replica.View
 	onFrontier func(uint64)
+	onState    func(replica.SideState) error
 	running    atomic.Bool
 	ended      atomic.Bool
 }

@@ -8,7 +8,10 @@
 // for replicated partitions (a leader silent for 3 s, counted the same
 // way, or one outside its in-sync set after losing its disk, gives way to
 // an in-sync replica heard from within 3 s) and the
-// reconcile of their replicas to the topic's replication factor, and
+// reconcile of their replicas to the topic's replication factor, the
+// decommission of their copies (drain.go: a replacement joins and catches
+// up before a draining copy leaves, and a draining leader hands over to an
+// in-sync copy first), and
 // partition assignment — one
 // function, Assign, decides placement for every path (Placement is the
 // broker's): round robin over live members, anti-affinity for a child
@@ -24,7 +27,11 @@
 //     never reassigned here (its disk holds the only copy); they wait for
 //     it. The exception is a replicated partition: its leader changes
 //     (ElectLeader) to an in-sync replica, which holds every acknowledged
-//     record; its replicas change only by the replication factor.
+//     record; its replicas change only by the replication factor and by
+//     a decommission, which never leaves fewer in-sync copies than a
+//     majority of the copies that stay, nor fewer copies than the factor
+//     (it waits for a node to take one instead; only at five copies, the
+//     most a placement lists, is one fewer for a tick).
 //   - FenceAfter < FailoverAfter (checked at compile time): a leader cut
 //     off from the metastore leader has stopped serving before another
 //     is elected in its place.

@@ -68,8 +68,10 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 // topic's replication factor (SetReplicas): new members are live nodes,
 // kept off the parent partition's copies where possible, and join out of
 // sync; members leave out-of-sync first, and the leader never. A
+// partition with a copy on a draining member is left to drainReplicas. A
 // single-copy topic whose partitions have one copy is never touched.
 func (n *Node) reconcileReplicas(ctx context.Context, live []string) {
+	members := n.Meta.Members()
 	for _, t := range n.Meta.Topics() {
 		if t.Remote != nil {
 			continue
@@ -80,8 +82,8 @@ func (n *Node) reconcileReplicas(ctx context.Context, live []string) {
 			parent = n.Meta.Assignments(t.Parent)
 		}
 		for _, a := range n.Meta.Assignments(t.Name) {
-			if a.Owner == "" || a.Target != "" {
-				continue
+			if a.Owner == "" || a.Target != "" || drainingCopy(a, members) {
+				continue // a decommission changes these replicas (drain.go)
 			}
 			cur := a.Replicas
 			if len(cur) == 0 {

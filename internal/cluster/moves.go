@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/narad-io/narad/internal/meta"
@@ -57,7 +58,8 @@ func (n *Node) planMoves(ctx context.Context) {
 }
 
 // retire removes decommissioned members from the Raft voters once they
-// own nothing and nothing moves to them — never below MinVoters; a leader
+// own nothing, hold no replicated copy (and RetireGrace passed since the
+// last was removed) and nothing moves to them — never below MinVoters; a leader
 // that is itself being retired hands leadership over first.
 func (n *Node) retire(ctx context.Context) {
 	servers, err := n.Meta.Servers()
@@ -71,6 +73,9 @@ func (n *Node) retire(ctx context.Context) {
 	for _, m := range n.Meta.Members() {
 		if !m.Draining || !voter[m.ID] || len(voter) <= MinVoters || n.holds(m.ID) {
 			continue
+		}
+		if left, ok := n.copyLeft[m.ID]; ok && n.clock().Now().Sub(left) < RetireGrace {
+			continue // its copies are being deleted while it can still ask the leader
 		}
 		if m.ID == n.Self.ID {
 			n.Log.Info("decommissioned and empty: handing leadership over before leaving the voters")
@@ -86,11 +91,12 @@ func (n *Node) retire(ctx context.Context) {
 	}
 }
 
-// holds reports whether id owns a partition or is a move's target.
+// holds reports whether id owns a partition, is a move's target, or
+// holds a copy of a replicated partition (drainReplicas takes it away).
 func (n *Node) holds(id string) bool {
 	for _, t := range n.Meta.Topics() {
 		for _, a := range n.Meta.Assignments(t.Name) {
-			if a.Owner == id || a.Target == id {
+			if a.Owner == id || a.Target == id || (a.Replicated() && slices.Contains(a.Replicas, id)) {
 				return true
 			}
 		}

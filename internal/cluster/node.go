@@ -57,6 +57,10 @@ type Node struct {
 	Clock     clock.Clock // nil: the system clock
 
 	leaderSince time.Time // when this node last became leader (controller only)
+	// copyLeft is when the controller last removed a draining member's
+	// replicated copy (drain.go; controller goroutine only): retire waits
+	// RetireGrace after it.
+	copyLeft map[string]time.Time
 
 	mu       sync.Mutex
 	lastSeen map[string]time.Time // leader: when each member's last heartbeat arrived
@@ -337,6 +341,7 @@ func (n *Node) control(ctx context.Context) {
 		}
 	}
 	n.failover(ctx, now)
+	n.drainReplicas(ctx, live, now)
 	n.reconcileReplicas(ctx, live)
 	n.planMoves(ctx)
 	n.retire(ctx)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -174,7 +173,8 @@ func writeMessages(w http.ResponseWriter, msgs []broker.Message, batch bool) err
 	for _, m := range msgs {
 		size += 200 + len(m.Key)*2 + len(m.Payload)*4/3
 	}
-	b := make([]byte, 0, size)
+	p := answerBuf(size)
+	b := *p
 	if batch {
 		b = append(b, `{"messages":[`...)
 	}
@@ -188,12 +188,7 @@ func writeMessages(w http.ResponseWriter, msgs []broker.Message, batch bool) err
 		b = append(b, "]}"...)
 	}
 	b = append(b, '\n')
-	// A known length spares net/http the chunked framing of an answer
-	// past its 2 KiB buffer (every max=100 one).
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	writeAnswer(w, p, b)
 	return nil
 }
 

@@ -188,6 +188,19 @@ func (s *Server) ackEverywhere(r *http.Request, topic, user string, handles []st
 		}
 		groups[node] = append(groups[node], i)
 	}
+	if _, local := groups[""]; local && len(groups) == 1 {
+		// Every handle is served here (a single node's every batch): the
+		// same answers as below without copying the handles into a group
+		// and waiting on a goroutine for it.
+		res, err := s.localAcks(r, topic, handles)
+		if err != nil {
+			res = make([]AckResult, len(handles))
+			for i, h := range handles {
+				res[i] = s.ackResult(h, err)
+			}
+		}
+		return res, nil
+	}
 	// The owners are asked at once: one that does not answer costs the
 	// batch one forward timeout, not one per owner. Each group fills its
 	// own places of out.

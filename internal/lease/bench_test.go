@@ -47,3 +47,31 @@ func BenchmarkRedeliverUnderLoad(b *testing.B) {
 		l = got[0]
 	}
 }
+
+// BenchmarkReserveAckMany is BenchmarkReserveAck with the 100 acks of a
+// round in one AckMany (one batch ack), in the same expensive order.
+func BenchmarkReserveAckMany(b *testing.B) {
+	tb, _ := newTable(b, Limits{VisibilityTimeout: vt, MaxInFlight: 1000, MaxAckedAhead: 1000})
+	var hwm uint64
+	rs := make([]Receipt, 100)
+	errs := make([]error, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		hwm += 100
+		ls := tb.Reserve(hwm, 100)
+		if len(ls) != 100 {
+			b.Fatalf("reserved %d", len(ls))
+		}
+		for i := range ls {
+			l := ls[len(ls)-1-i]
+			rs[i] = Receipt{l.Offset, l.Nonce}
+		}
+		tb.AckMany(rs, errs)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/lease")
+}

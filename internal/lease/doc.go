@@ -64,9 +64,11 @@
 //     over it, or made deliverable again by ReviveDead. Holds count
 //     against the ack room like leases above the frontier.
 //
-// Complexity: Reserve, Ack, Extend, Nack and Release are O(log n) per
-// lease touched (n = leases out), plus amortised O(1) per offset the
-// frontier moves over. MarkSkipped and AdvanceTo are O(min(width, n)).
+// Complexity: Reserve, Ack, AckMany, Extend, Nack and Release are
+// O(log n) per lease touched (n = leases out), plus amortised O(1) per
+// offset the frontier moves over; AckMany takes the mutex and reads the
+// clock once for its whole batch. MarkSkipped and AdvanceTo are
+// O(min(width, n)).
 // Memory is O(leases + acked-ahead + skipped ranges + freed offsets), all
 // bounded by the limits, independent of partition size.
 package lease

@@ -36,6 +36,61 @@ func FormatHandle(partition int, offset, nonce uint64) string {
 // overflow) is rejected rather than normalised, so that one lease has one
 // spelling. Errors are *HandleError (errors.Is ErrBadHandle).
 func ParseHandle(s string) (partition int, offset, nonce uint64, err error) {
+	if p, o, n, ok := parseHandleFast(s); ok {
+		return p, o, n, nil
+	}
+	return parseHandleSlow(s)
+}
+
+// maxUint64Digits is MaxUint64 in decimal: a 20-digit field is in range
+// iff it is not greater as a string (same length: string order is number
+// order).
+const maxUint64Digits = "18446744073709551615"
+
+// parseHandleFast accepts exactly the canonical handles, in one pass with
+// no division per digit; anything else (ok false) goes to parseHandleSlow,
+// which words the refusal. Every batch ack parses a hundred handles, and
+// the field split plus the per-digit overflow division of the slow path
+// were ~7% of a batch consume + ack (BenchmarkParseHandle).
+func parseHandleFast(s string) (partition int, offset, nonce uint64, ok bool) {
+	if len(s) > maxHandleLen {
+		return 0, 0, 0, false
+	}
+	var v [3]uint64
+	i := 0
+	for f := range v {
+		start := i
+		var x uint64
+		for i < len(s) && s[i] != ':' {
+			c := s[i] - '0'
+			if c > 9 {
+				return 0, 0, 0, false
+			}
+			x = x*10 + uint64(c) // wraps only past 20 digits, refused below
+			i++
+		}
+		n := i - start
+		if n == 0 || n > len(maxUint64Digits) || (n > 1 && s[start] == '0') ||
+			(n == len(maxUint64Digits) && s[start:i] > maxUint64Digits) {
+			return 0, 0, 0, false
+		}
+		v[f] = x
+		if f < len(v)-1 {
+			if i == len(s) {
+				return 0, 0, 0, false // fewer than 3 fields
+			}
+			i++ // the ':'
+		}
+	}
+	if i != len(s) || v[0] > MaxPartition {
+		return 0, 0, 0, false // a fourth field, or a partition out of range
+	}
+	return int(v[0]), v[1], v[2], true
+}
+
+// parseHandleSlow is ParseHandle field by field, with a reason for each
+// refusal.
+func parseHandleSlow(s string) (partition int, offset, nonce uint64, err error) {
 	if len(s) > maxHandleLen {
 		return 0, 0, 0, badHandle("longer than %d bytes", maxHandleLen)
 	}

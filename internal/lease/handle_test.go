@@ -96,11 +96,20 @@ func FuzzParseHandle(f *testing.F) {
 	for _, s := range []string{
 		"0:0:0", "7:42:1700000000000000001", "2147483647:18446744073709551615:18446744073709551615",
 		"", "1:2", "1:2:3:4", "-1:2:3", "+1:2:3", "01:2:3", "1::3", "1:18446744073709551616:0", " 1:2:3",
+		"2147483648:0:0", "0:0:99999999999999999999", "0:0:18446744073709551615:", "1:2:", ":1:2", "0:00:1",
+		"1:2:3/", "9:9:9\x00",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, o, n, err := ParseHandle(s)
+		// The one-pass parser accepts exactly what the field-by-field one
+		// does, with the same values.
+		fp, fo, fn, ok := parseHandleFast(s)
+		sp, so, sn, serr := parseHandleSlow(s)
+		if ok != (serr == nil) || (ok && (fp != sp || fo != so || fn != sn)) {
+			t.Fatalf("%q: one pass (%d, %d, %d, %v), field by field (%d, %d, %d, %v)", s, fp, fo, fn, ok, sp, so, sn, serr)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrBadHandle) {
 				t.Fatalf("ParseHandle(%q) error %v does not wrap ErrBadHandle", s, err)
@@ -156,6 +165,17 @@ func TestHandleRoundTripEdges(t *testing.T) {
 					t.Fatalf("round trip %q: (%d, %d, %d, %v)", h, gp, gOff, gn, err)
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkParseHandle parses a handle as the server issues them.
+func BenchmarkParseHandle(b *testing.B) {
+	h := FormatHandle(2, 1234567, 12345678901234567890)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := ParseHandle(h); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func (t *Table) checkLocked() error {
 		}
 	}
 	for i := 1; i < len(t.expiries); i++ {
-		if t.expiries.Less(i, (i-1)/2) {
+		if t.expiries.less(i, (i-1)/2) {
 			return fmt.Errorf("expiry heap order broken at %d", i)
 		}
 	}

@@ -155,6 +155,22 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 			}
 		}
 
+		// modelAck settles the live lease on off in the model.
+		modelAck := func(off uint64) error {
+			if off != m.frontier && len(m.acked) >= m.limits.MaxAckedAhead {
+				if !m.lowered {
+					rt.Fatalf("ack of %d would be refused, though no limit was lowered", off)
+				}
+				return ErrAckedAheadFull
+			}
+			delete(m.leases, off)
+			delete(m.deliveries, off)
+			m.settledBy[off] = "ack"
+			m.acked[off] = true
+			m.carry()
+			return nil
+		}
+
 		settleOp := func(name string, do func(off, nonce uint64) error, apply func(off uint64, l mLease) error) func(*rapid.T) {
 			return func(rt *rapid.T) {
 				off, nonce := pickHandle(rt)
@@ -207,20 +223,29 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 					m.issued = append(m.issued, l)
 				}
 			},
-			"ack": settleOp("Ack", tb.Ack, func(off uint64, _ mLease) error {
-				if off != m.frontier && len(m.acked) >= m.limits.MaxAckedAhead {
-					if !m.lowered {
-						rt.Fatalf("ack of %d would be refused, though no limit was lowered", off)
+			"ack": settleOp("Ack", tb.Ack, func(off uint64, _ mLease) error { return modelAck(off) }),
+			// A batch ack must answer each handle as Ack one at a time
+			// would, in order, at one instant (repeats included).
+			"ackmany": func(rt *rapid.T) {
+				n := rapid.IntRange(0, 6).Draw(rt, "batch")
+				rs := make([]Receipt, n)
+				want := make([]error, n)
+				m.purge()
+				for i := range rs {
+					off, nonce := pickHandle(rt)
+					rs[i] = Receipt{off, nonce}
+					if want[i] = m.liveErr(off, nonce); want[i] == nil {
+						want[i] = modelAck(off)
 					}
-					return ErrAckedAheadFull
 				}
-				delete(m.leases, off)
-				delete(m.deliveries, off)
-				m.settledBy[off] = "ack"
-				m.acked[off] = true
-				m.carry()
-				return nil
-			}),
+				got := make([]error, n)
+				tb.AckMany(rs, got)
+				for i := range rs {
+					if got[i] != want[i] {
+						rt.Fatalf("AckMany: receipt %d (%d, %d) = %v, model says %v", i, rs[i].Offset, rs[i].Nonce, got[i], want[i])
+					}
+				}
+			},
 			"extend": settleOp("Extend", tb.Extend, func(off uint64, l mLease) error {
 				l.expiry = clk.Now().Add(m.limits.VisibilityTimeout)
 				m.leases[off] = l

@@ -96,6 +96,15 @@ func applyFlipOwner(a *applyTx, payload json.RawMessage) error {
 			c.Partition, cur.Owner, cur.Target, c.From, c.To)
 	}
 	cur.Owner, cur.Target = c.To, ""
+	if len(cur.Replicas) == 1 {
+		// A single copy that was replicated once (its factor lowered to
+		// 1) keeps its copy list naming its owner: a list naming the old
+		// owner would make every later raise of the factor refused.
+		cur.Replicas = []string{c.To}
+		if len(cur.InSync) > 0 {
+			cur.InSync = []string{c.To}
+		}
+	}
 	if err := a.putAssignments(c.Topic, as); err != nil {
 		return err
 	}

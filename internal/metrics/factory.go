@@ -60,6 +60,16 @@ func (f factory) counterVec(n, help string, labels ...string) *prometheus.Counte
 	return c
 }
 
+// partitionCounters is counterVec labelled (topic, partition), with its
+// children bound once (partcounters.go).
+func (f factory) partitionCounters(n, help string) *PartitionCounters {
+	labels := []string{"topic", "partition"}
+	c := newPartitionCounters(prometheus.NewCounterVec(prometheus.CounterOpts{Name: name(n), Help: help}, labels))
+	f.register(c, n, "counter", labels)
+	f.vec(c, labels)
+	return c
+}
+
 func (f factory) gauge(n, help string) prometheus.Gauge {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name(n), Help: help})
 	f.register(g, n, "gauge", nil)

@@ -15,8 +15,8 @@ type Metrics struct {
 	vecs     []labelled // the vectors, for deleting a topic's series (topics.go)
 
 	// Traffic.
-	MessagesProduced   *prometheus.CounterVec // topic, partition
-	MessagesConsumed   *prometheus.CounterVec // topic, partition
+	MessagesProduced   *PartitionCounters // topic, partition
+	MessagesConsumed   *PartitionCounters // topic, partition
 	BytesProduced      prometheus.Counter
 	BytesConsumed      prometheus.Counter
 	ProduceRejections  *prometheus.CounterVec // topic, reason
@@ -110,8 +110,8 @@ func New() *Metrics {
 	m := &Metrics{Registry: r}
 	f := factory{m}
 	// Traffic.
-	m.MessagesProduced = f.counterVec("messages_produced_total", "Records accepted by produce, by the partition they were given.", "topic", "partition")
-	m.MessagesConsumed = f.counterVec("messages_consumed_total", "Records delivered by queue consume (a redelivery counts again).", "topic", "partition")
+	m.MessagesProduced = f.partitionCounters("messages_produced_total", "Records accepted by produce, by the partition they were given.")
+	m.MessagesConsumed = f.partitionCounters("messages_consumed_total", "Records delivered by queue consume (a redelivery counts again).")
 	m.BytesProduced = f.counter("bytes_produced_total", "Payload bytes accepted by produce.")
 	m.BytesConsumed = f.counter("bytes_consumed_total", "Payload bytes delivered by consume.")
 	m.ProduceRejections = f.counterVec("produce_rejections_total", "Produce requests refused.", "topic", "reason")

@@ -8,7 +8,7 @@
 // The source's side (Source) freezes, lists and serves its files over node
 // RPC; the freezes themselves (Freezes) are the broker's commit-admission
 // hook, the one thing of a move the broker knows. A node sheds its copies
-// of partitions it no longer owns. What a move does to a directory
+// of partitions it no longer owns, and of replicas it no longer is. What a move does to a directory
 // (listing, staging, verify, install, remove) is package storage's; the
 // planner that sets targets is the controller's (package cluster).
 //
@@ -16,7 +16,9 @@
 // only after a verified copy is installed at the destination; a failed
 // flip removes that copy and the source stays authoritative; a node deletes
 // its copy of a partition only when the leader confirms another node owns
-// it and no move targets this node. A frozen partition takes no commit; a
+// it and no move targets this node — and, for a partition whose placement
+// lists replicas, that this node is not among them, with no replication
+// role running for it here (a follower's log is the next leader's). A frozen partition takes no commit; a
 // freeze is written down before it holds, lifts only by the session that
 // set it last (with the leader confirming the source still owns the
 // partition) or past its TTL with that same confirmation, and never after

@@ -32,6 +32,10 @@ type Partitions interface {
 	// ForgetPartition closes topic/p's log and drops its queue state: the
 	// directory is about to be replaced or removed.
 	ForgetPartition(topic string, p int)
+	// WithoutReplica runs remove while no replication role for topic/p
+	// runs on this node and none can start; refused (an error) when one
+	// runs or the placement lists this node as a replica again.
+	WithoutReplica(topic string, p int, remove func() error) error
 }
 
 // Meta is what a move needs of the metastore (*meta.Store).
@@ -42,6 +46,10 @@ type Meta interface {
 	// ConfirmOwner asks the leader (the barrier rule) who owns a partition
 	// and where it moves; only a nil error is an answer.
 	ConfirmOwner(ctx context.Context, topic string, p int) (owner, target string, err error)
+	// CatchUp waits until this replica has applied every write the leader
+	// acknowledged before the call (a read index); only a nil error is an
+	// answer.
+	CatchUp(ctx context.Context) error
 	IsLeader() bool
 	// FlipOwner completes a move (compare-and-swap), on the leader.
 	FlipOwner(ctx context.Context, topic string, p int, from, to string) error

@@ -2,16 +2,18 @@ package move
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
 // shed deletes this node's copies of partitions another node owns now —
-// what a move leaves behind on its source. Each deletion needs the
-// leader's confirmation (barrier rule) that another node owns the
-// partition and that no move targets this node; any doubt keeps the copy.
-// A partition of a topic that no longer exists is not this loop's: topic
-// deletion and the startup sweep handle it; nor is a replicated
-// partition's copy (a follower's log).
+// what a move leaves behind on its source, and a replica's copy the
+// placement no longer lists (its factor lowered, a decommission, see
+// shedReplica). Each deletion needs the leader's confirmation (barrier
+// rule) that another node owns the partition and that no move targets
+// this node; any doubt keeps the copy. A partition of a topic that no
+// longer exists is not this loop's: topic deletion and the startup sweep
+// handle it; nor is a copy of a replica still listed (a follower's log).
 func (w *Worker) shed(ctx context.Context) {
 	for topic, parts := range w.data.PartitionDirs() {
 		as := w.meta.Assignments(topic)
@@ -19,11 +21,11 @@ func (w *Worker) shed(ctx context.Context) {
 			if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.self || as[p].Target == w.self {
 				continue
 			}
-			if as[p].Replicated() || len(as[p].Replicas) > 0 {
-				// A replicated partition's copies here are a follower's
-				// (package replica), not a move's leftovers: never shed,
+			if slices.Contains(as[p].Replicas, w.self) {
+				// A replicated partition's copy here is a follower's
+				// (package replica), not a move's leftover: never shed,
 				// or a follower — the next leader — loses acknowledged
-				// records. Removing a replica's data is not this loop's.
+				// records.
 				continue
 			}
 			// Never under a running session (it may have installed a copy
@@ -39,7 +41,11 @@ func (w *Worker) shed(ctx context.Context) {
 			if busy {
 				continue
 			}
-			w.shedOne(ctx, topic, p)
+			if len(as[p].Replicas) > 0 {
+				w.shedReplica(ctx, topic, p)
+			} else {
+				w.shedOne(ctx, topic, p)
+			}
 			w.mu.Lock()
 			delete(w.running, k)
 			w.mu.Unlock()
@@ -60,6 +66,36 @@ func (w *Worker) shedOne(ctx context.Context, topic string, p int) {
 		return
 	}
 	w.log.Info("dropped the copy of a partition now owned elsewhere", "topic", topic, "partition", p, "owner", owner)
+}
+
+// shedReplica drops the copy of a replica this node no longer is: its
+// placement lists replicas, this node not among them. The leader's word
+// is a read index (CatchUp: the leader confirms with a quorum that it
+// leads and how far its state is, and this replica waits until it has
+// applied as much), so the placement read after it holds every change
+// acknowledged before the question; it must still not list this node as
+// a replica, owner or target. The broker then removes the directory only
+// while no replication role runs for it here (WithoutReplica): a
+// placement that lists this node again starts its role on a fresh
+// directory.
+func (w *Worker) shedReplica(ctx context.Context, topic string, p int) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := w.meta.CatchUp(cctx)
+	cancel()
+	if err != nil {
+		return
+	}
+	as := w.meta.Assignments(topic)
+	if p >= len(as) || as[p].Owner == "" || as[p].Owner == w.self || as[p].Target == w.self ||
+		len(as[p].Replicas) == 0 || slices.Contains(as[p].Replicas, w.self) {
+		return
+	}
+	if err := w.data.WithoutReplica(topic, p, func() error { return w.drop(topic, p) }); err != nil {
+		w.log.Warn("move: dropping a copy of a replica no longer placed here", "topic", topic, "partition", p, "err", err)
+		return
+	}
+	w.log.Info("dropped the copy of a replica no longer placed here", "topic", topic, "partition", p,
+		"owner", as[p].Owner, "replicas", as[p].Replicas)
 }
 
 // liftExpired lifts freezes whose TTL passed — a move whose destination

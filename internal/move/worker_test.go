@@ -210,3 +210,22 @@ func TestShedKeepsAReplicaCopy(t *testing.T) {
 		t.Fatalf("the shed dropped a replica's copy: %v", err)
 	}
 }
+
+// A copy of a replica the placement no longer lists (a decommission, the
+// factor lowered — to one copy too) goes once the leader's read index
+// confirms it; a node still listed keeps its copy.
+func TestShedDropsARemovedReplicasCopy(t *testing.T) {
+	for _, reps := range [][]string{{"dst", "x", "y"}, {"dst"}} {
+		p := newPair(t)
+		p.fill(30)
+		as := meta.Assignment{Topic: "orders", Partition: 0, Owner: "dst", Replicas: reps, InSync: reps, LeaderEpoch: 2,
+			EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}}
+		if err := p.ms.SetAssignments(p.ctx(), []meta.Assignment{as}); err != nil {
+			t.Fatal(err)
+		}
+		p.worker(p.src, p.remote).shed(p.ctx())
+		if _, err := os.Stat(p.src.partDir(t)); !os.IsNotExist(err) {
+			t.Fatalf("replicas %v: the copy of a replica no longer listed was kept: %v", reps, err)
+		}
+	}
+}

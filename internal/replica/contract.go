@@ -73,16 +73,51 @@ type FetchRequest struct {
 	Offset      uint64
 	MaxBytes    int
 	Wait        time.Duration // long-poll bound when nothing is past Offset
+	// StateVersion is the Version of the leader's SideState this follower
+	// last applied in this epoch (0: none): the leader sends its state
+	// again only when its version differs.
+	StateVersion uint64
 }
 
 // FetchResponse carries records from the requested offset and the
 // leader's committed point. Frontier is the leader's consumer frontier as
 // last persisted (0: unknown), which a follower keeps for a takeover.
+// StateVersion, Counts and Cursors are the leader's SideState, present
+// (StateVersion != 0) only when its version differs from the request's.
 type FetchResponse struct {
-	Epoch     uint64
-	Committed uint64
-	Records   []storage.Record
-	Frontier  uint64
+	Epoch        uint64
+	Committed    uint64
+	Records      []storage.Record
+	Frontier     uint64
+	StateVersion uint64
+	Counts       []storage.CountEntry
+	Cursors      []CursorPosition
+}
+
+// SideState is the state of a partition's readers that lives beside its
+// log on the leader and must follow the leadership (09-extensions.md,
+// "Replicated partitions"): the delivery counts of its unsettled records
+// (delivery.counts) and the positions of the fan-out cursors that copy it
+// into its children (their cursor files). The leader snapshots it at most
+// once per persistence interval; Version changes whenever the snapshot
+// does, and is never reused by a later leadership of the same node (it
+// starts from the clock), so a follower's echo of it is never mistaken
+// for a newer state.
+type SideState struct {
+	Version uint64
+	Counts  []storage.CountEntry
+	Cursors []CursorPosition
+}
+
+// CursorPosition is one fan-out cursor of the partition as its file holds
+// it: the child it copies into, the child's attach epoch, the next parent
+// offset to copy. An alias of an unnamed struct, declared field for field
+// in node RPC and package fanout too: the conversions between the three
+// stop compiling if they drift apart, and none imports the others.
+type CursorPosition = struct {
+	Child      string
+	Epoch      string
+	NextOffset uint64
 }
 
 // Transport reaches a partition's leader (node RPC in a cluster).

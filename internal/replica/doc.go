@@ -44,7 +44,13 @@
 //     nothing (ErrStateLost) until another is elected;
 //   - readers see only committed records (the log's visible high watermark
 //     is the committed point, not the local end), so no reader ever sees a
-//     record a failover could take back.
+//     record a failover could take back;
+//   - the state beside the log that follows the leader (the consumer
+//     frontier, and SideState: delivery counts and fan-out cursor
+//     positions) reaches a follower clamped to its visible high watermark,
+//     so no copied position ever points past what this replica committed;
+//     SideState is sent only when its version differs from the follower's
+//     echo, and echoed only once the follower took it.
 //
 // Leader and Follower are driven by loops (Start, Run) around single
 // steps (begin and tick, prepare and apply); the model test in this

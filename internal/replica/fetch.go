@@ -58,6 +58,13 @@ func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchRespon
 	if l.cfg.Frontier != nil {
 		resp.Frontier = l.cfg.Frontier()
 	}
+	if l.cfg.State != nil {
+		// Only when changed since the follower last applied it: a busy
+		// partition's answers stay records, not repeated state.
+		if st := l.cfg.State(); st.Version != 0 && st.Version != req.StateVersion {
+			resp.StateVersion, resp.Counts, resp.Cursors = st.Version, st.Counts, st.Cursors
+		}
+	}
 	return resp, nil
 }
 

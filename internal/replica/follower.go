@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // Defaults of the follower's retry pacing.
@@ -40,6 +41,14 @@ type FollowerConfig struct {
 	// OnFrontier, if set, is handed the leader's consumer frontier of
 	// each answer that carries one, clamped to the local end.
 	OnFrontier func(uint64)
+	// OnState, if set, is handed the leader's SideState of each answer
+	// that carries one (only when it changed since the last one applied),
+	// every position clamped to the visible high watermark here: a copied
+	// cursor or count never points past what this replica has committed.
+	// Its error (the state was not written) leaves the version unechoed,
+	// so the next answer carries the state again; the fetch itself goes
+	// on.
+	OnState func(SideState) error
 }
 
 // Follower copies one partition from its leader: the fetch loop, the cut
@@ -57,6 +66,9 @@ type Follower struct {
 	viewCh         chan struct{} // closed and replaced by Update
 	checkpointed   uint64
 	checkpointedAt time.Time
+	// The SideState version applied last, and the epoch it came in: a
+	// new epoch's leader has versions of its own, so the echo restarts.
+	stateEpoch, stateVersion uint64
 }
 
 // errLeading says the view makes this node the leader: Run returns nil.
@@ -178,6 +190,9 @@ func (f *Follower) prepare() (leader string, req FetchRequest, wait <-chan struc
 	}
 	req = FetchRequest{Topic: v.Topic, Incarnation: v.Incarnation, Partition: v.Partition, Epoch: v.Epoch,
 		Follower: f.cfg.Self, DiskID: f.cfg.DiskID, Offset: f.log.End(), MaxBytes: f.cfg.MaxBytes, Wait: f.cfg.Wait}
+	if f.stateEpoch == v.Epoch {
+		req.StateVersion = f.stateVersion
+	}
 	return v.Leader, req, nil, nil
 }
 
@@ -219,11 +234,44 @@ func (f *Follower) apply(req FetchRequest, resp FetchResponse, err error) error 
 			return err
 		}
 	}
+	hwm := f.log.HWM()
 	f.mu.Unlock()
 	if f.cfg.OnFrontier != nil && resp.Frontier > 0 {
 		f.cfg.OnFrontier(min(resp.Frontier, end))
 	}
+	if resp.StateVersion != 0 {
+		f.applyState(req.Epoch, hwm, resp)
+	}
 	return f.checkpoint(false)
+}
+
+// applyState hands the leader's SideState to OnState, clamped to hwm
+// (the visible high watermark here), and echoes its version once it was
+// taken. A count of a record past hwm is dropped; a cursor past it is
+// held at hwm (it copies those records again after a takeover here:
+// duplicates in the child, never a gap).
+func (f *Follower) applyState(epoch, hwm uint64, resp FetchResponse) {
+	if f.cfg.OnState != nil {
+		st := SideState{Version: resp.StateVersion, Counts: make([]storage.CountEntry, 0, len(resp.Counts)),
+			Cursors: make([]CursorPosition, len(resp.Cursors))}
+		for _, c := range resp.Counts {
+			if c.Offset < hwm {
+				st.Counts = append(st.Counts, c)
+			}
+		}
+		for i, c := range resp.Cursors {
+			c.NextOffset = min(c.NextOffset, hwm)
+			st.Cursors[i] = c
+		}
+		if err := f.cfg.OnState(st); err != nil {
+			return
+		}
+	}
+	f.mu.Lock()
+	if f.view.Epoch == epoch {
+		f.stateEpoch, f.stateVersion = epoch, resp.StateVersion
+	}
+	f.mu.Unlock()
 }
 
 // Close checkpoints the committed point (call it after Run returned).

@@ -48,6 +48,10 @@ type LeaderConfig struct {
 	// Frontier, if set, is the consumer frontier as last persisted, sent
 	// to followers with every fetch answer.
 	Frontier func() uint64
+	// State, if set, is the partition's SideState as last snapshotted
+	// here (cheap: called on every fetch answer); it is sent to a
+	// follower whose fetch echoes another version.
+	State func() SideState
 }
 
 func (c *LeaderConfig) defaults() {

@@ -30,16 +30,31 @@ type FetchRequest struct {
 	Offset      uint64
 	MaxBytes    int
 	Wait        time.Duration
+	// StateVersion echoes the side state last applied (0: none).
+	StateVersion uint64
 }
 
 // FetchResponse is the leader's answer (replica.FetchResponse): records
 // with their offsets and commit times, its committed point and consumer
-// frontier.
+// frontier, and its side state (delivery counts and fan-out cursors) when
+// it changed since the version the fetch echoed.
 type FetchResponse struct {
-	Epoch     uint64
-	Committed uint64
-	Records   []storage.Record
-	Frontier  uint64
+	Epoch        uint64
+	Committed    uint64
+	Records      []storage.Record
+	Frontier     uint64
+	StateVersion uint64
+	Counts       []storage.CountEntry
+	Cursors      []FollowedCursor
+}
+
+// FollowedCursor is one fan-out cursor file a follower keeps for a
+// takeover (replica.CursorPosition: the same unnamed struct, so the two
+// convert).
+type FollowedCursor = struct {
+	Child      string
+	Epoch      string
+	NextOffset uint64
 }
 
 // Fetch asks the leader at addr for records. The call's budget is the
@@ -47,7 +62,8 @@ type FetchResponse struct {
 // for its whole wait still answers in time.
 func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchResponse, error) {
 	in := &nodepb.FetchRequest{Topic: req.Topic, Incarnation: req.Incarnation, Partition: int32(req.Partition),
-		Epoch: req.Epoch, Follower: req.Follower, DiskId: req.DiskID, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait)}
+		Epoch: req.Epoch, Follower: req.Follower, DiskId: req.DiskID, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait),
+		StateVersion: req.StateVersion}
 	out, err := invoke(ctx, p, addr, "Fetch", max(req.Wait, 0)+DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.FetchResponse, error) {
 		return c.Fetch(ctx, in)
 	})
@@ -58,7 +74,19 @@ func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchR
 	if err != nil {
 		return FetchResponse{}, err
 	}
-	return FetchResponse{Epoch: out.GetEpoch(), Committed: out.GetCommitted(), Records: recs, Frontier: out.GetFrontier()}, nil
+	resp := FetchResponse{Epoch: out.GetEpoch(), Committed: out.GetCommitted(), Records: recs, Frontier: out.GetFrontier(),
+		StateVersion: out.GetStateVersion()}
+	if resp.StateVersion != 0 {
+		resp.Counts = make([]storage.CountEntry, len(out.GetCounts()))
+		for i, c := range out.GetCounts() {
+			resp.Counts[i] = storage.CountEntry{Offset: c.GetOffset(), Count: c.GetCount()}
+		}
+		resp.Cursors = make([]FollowedCursor, len(out.GetCursors()))
+		for i, c := range out.GetCursors() {
+			resp.Cursors[i] = FollowedCursor{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset()}
+		}
+	}
+	return resp, nil
 }
 
 func (s *service) Fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.FetchResponse, error) {
@@ -67,11 +95,23 @@ func (s *service) Fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.
 	}
 	resp, err := s.h.Fetch(ctx, FetchRequest{Topic: req.GetTopic(), Incarnation: req.GetIncarnation(), Partition: int(req.GetPartition()),
 		Epoch: req.GetEpoch(), Follower: req.GetFollower(), DiskID: req.GetDiskId(), Offset: req.GetOffset(), MaxBytes: int(min(req.GetMaxBytes(), MaxMessageBytes)),
-		Wait: fromMillis(req.GetWaitMs())})
+		Wait: fromMillis(req.GetWaitMs()), StateVersion: req.GetStateVersion()})
 	if err != nil {
 		return nil, err
 	}
-	return &nodepb.FetchResponse{Epoch: resp.Epoch, Committed: resp.Committed, Records: storedToPB(resp.Records), Frontier: resp.Frontier}, nil
+	out := &nodepb.FetchResponse{Epoch: resp.Epoch, Committed: resp.Committed, Records: storedToPB(resp.Records), Frontier: resp.Frontier,
+		StateVersion: resp.StateVersion}
+	if resp.StateVersion != 0 {
+		out.Counts = make([]*nodepb.DeliveryCount, len(resp.Counts))
+		for i, c := range resp.Counts {
+			out.Counts[i] = &nodepb.DeliveryCount{Offset: c.Offset, Count: c.Count}
+		}
+		out.Cursors = make([]*nodepb.FollowedCursor, len(resp.Cursors))
+		for i, c := range resp.Cursors {
+			out.Cursors[i] = &nodepb.FollowedCursor{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset}
+		}
+	}
+	return out, nil
 }
 
 // storedToPB carries records as the log holds them: offset and commit time

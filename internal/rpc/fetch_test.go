@@ -16,15 +16,18 @@ import (
 
 // A fetch carries every field of the request, and the records come back as
 // the leader's log holds them: offsets, commit times, keys (keyless stays
-// keyless), headers, with the leader's committed point and frontier.
+// keyless), headers, with the leader's committed point, frontier and side
+// state (the echoed version, delivery counts, cursor positions).
 func TestFetchRoundTrip(t *testing.T) {
 	req := FetchRequest{Topic: "orders", Incarnation: 1<<33 + 1, Partition: 4, Epoch: 7, Follower: "n2", DiskID: "0f1e2d3c", Offset: 41,
-		MaxBytes: 1 << 20, Wait: 500 * time.Millisecond}
-	want := FetchResponse{Epoch: 7, Committed: 40, Frontier: 12, Records: []storage.Record{
-		{Offset: 41, CommittedAt: 1700000000123, Key: []byte("k"), Payload: []byte(`{"a":1}`),
-			Headers: []header.Header{{Name: "a", Value: "1"}, {Name: header.MsgID, Value: "m-1"}}},
-		{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}},
-	}}
+		MaxBytes: 1 << 20, Wait: 500 * time.Millisecond, StateVersion: 1<<62 + 3}
+	want := FetchResponse{Epoch: 7, Committed: 40, Frontier: 12, StateVersion: 1<<62 + 4,
+		Counts:  []storage.CountEntry{{Offset: 13, Count: 4}, {Offset: 20, Count: 1}},
+		Cursors: []FollowedCursor{{Child: "audit", Epoch: "e1", NextOffset: 38}, {Child: "late", Epoch: "e2", NextOffset: 0}}, Records: []storage.Record{
+			{Offset: 41, CommittedAt: 1700000000123, Key: []byte("k"), Payload: []byte(`{"a":1}`),
+				Headers: []header.Header{{Name: "a", Value: "1"}, {Name: header.MsgID, Value: "m-1"}}},
+			{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}},
+		}}
 	var got FetchRequest
 	f := &fake{fetch: func(_ context.Context, r FetchRequest) (FetchResponse, error) {
 		got = r

@@ -64,12 +64,14 @@ func newReplication(self, disk string, ms *meta.Store, others peers, log *slog.L
 	return replication{log: log, self: self, disk: disk, ms: ms, transport: fetchTransport{peers: others}}
 }
 
-func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64) (broker.ReplicaLeader, error) {
-	return replica.NewLeader(replica.LeaderConfig{Self: r.self, View: v, Log: l, Proposer: boundedProposer{r.ms, r.log}, Clock: clock.Real, Frontier: frontier})
+func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (broker.ReplicaLeader, error) {
+	return replica.NewLeader(replica.LeaderConfig{Self: r.self, View: v, Log: l, Proposer: boundedProposer{r.ms, r.log}, Clock: clock.Real,
+		Frontier: frontier, State: state})
 }
 
-func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64)) (broker.ReplicaFollower, error) {
-	return replica.NewFollower(replica.FollowerConfig{Self: r.self, DiskID: r.disk, View: v, Log: l, Transport: r.transport, Clock: clock.Real, OnFrontier: onFrontier})
+func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64), onState func(replica.SideState) error) (broker.ReplicaFollower, error) {
+	return replica.NewFollower(replica.FollowerConfig{Self: r.self, DiskID: r.disk, View: v, Log: l, Transport: r.transport, Clock: clock.Real,
+		OnFrontier: onFrontier, OnState: onState})
 }
 
 // proposeBound bounds one replication proposal. The leader proposes its

@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	}
 	g.Go("dispatch", d.Run)
 	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b.Registry(), b, b, router, m)
+	b.SetCursorCopies(fan) // a replicated parent's cursor files follow its leader
 	fan.Start()
 	g.Go("fan-out", func(ctx context.Context) { <-ctx.Done(); fan.Close() })
 

@@ -1,6 +1,9 @@
 package storage
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // The caches keep sequential readers (consumers, cursors, replay) from
 // re-seeking and re-decoding: several readers tailing one partition share
@@ -13,12 +16,21 @@ import "sync"
 // 400,000 records); at 4 MiB it is 72–74 MB and consumers, which read
 // just behind the tail, were not slower in interleaved runs (narad bench,
 // batch 100, 8 consumers). A reader further behind decodes from the page
-// cache instead.
+// cache instead. A frame counts its decoded Record headers too
+// (recordHeaderBytes each, read.go): with those counted, 4 MiB still let
+// a batch consume keep a 24 MB live heap, and at 1 MiB RSS after the same
+// round was 46–49 MB (was 69–77 MB), batch consume no slower (five runs
+// each, measured during the session that set it; the README's figures are
+// scripts/bench.sh's).
 const (
 	cacheFrames    = 64
-	cacheBytes     = 4 << 20
+	cacheBytes     = 1 << 20
 	cachePositions = 1024
 )
+
+// recordHeaderBytes is what a decoded Record costs beyond the raw frame
+// bytes it points into.
+const recordHeaderBytes = int(unsafe.Sizeof(Record{}))
 
 type cachedFrame struct {
 	h    frameHeader

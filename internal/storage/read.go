@@ -128,7 +128,11 @@ func (l *Log) frameFor(s *segment, o uint64) (*cachedFrame, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: frame at %d: %w", s.path, pos, err)
 	}
-	fr := &cachedFrame{h: h, recs: recs, size: int(h.rawSize)}
+	// A cached frame costs its raw bytes (the decoded records' keys and
+	// payloads point into them) plus a Record header per record: counting
+	// only the bytes let three busy partitions hold ~17 MB under a 4 MiB
+	// bound.
+	fr := &cachedFrame{h: h, recs: recs, size: int(h.rawSize) + len(recs)*recordHeaderBytes}
 	l.cache.put(s.base, pos, fr)
 	return fr, nil
 }

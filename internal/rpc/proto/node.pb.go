@@ -2009,7 +2009,10 @@ type FetchRequest struct {
 	// Long-poll bound when nothing is past offset.
 	WaitMs int64 `protobuf:"varint,8,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
 	// The follower's disk id: its acknowledgement counts for that disk.
-	DiskId        string `protobuf:"bytes,9,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
+	DiskId string `protobuf:"bytes,9,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
+	// The version of the leader's side state (delivery counts, fan-out
+	// cursors) the follower last applied in this epoch; 0: none.
+	StateVersion  uint64 `protobuf:"varint,10,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2107,6 +2110,13 @@ func (x *FetchRequest) GetDiskId() string {
 	return ""
 }
 
+func (x *FetchRequest) GetStateVersion() uint64 {
+	if x != nil {
+		return x.StateVersion
+	}
+	return 0
+}
+
 // StoredRecord is a record as the leader's log holds it: its offset and
 // commit time travel, so the follower's copy is the same record.
 type StoredRecord struct {
@@ -2192,7 +2202,13 @@ type FetchResponse struct {
 	Committed uint64          `protobuf:"varint,2,opt,name=committed,proto3" json:"committed,omitempty"`
 	Records   []*StoredRecord `protobuf:"bytes,3,rep,name=records,proto3" json:"records,omitempty"`
 	// The leader's consumer frontier as last persisted (0: unknown).
-	Frontier      uint64 `protobuf:"varint,4,opt,name=frontier,proto3" json:"frontier,omitempty"`
+	Frontier uint64 `protobuf:"varint,4,opt,name=frontier,proto3" json:"frontier,omitempty"`
+	// The leader's side state, present (state_version != 0) only when its
+	// version differs from the fetch's: the delivery counts of unsettled
+	// records and the fan-out cursor positions, as last persisted there.
+	StateVersion  uint64            `protobuf:"varint,5,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
+	Counts        []*DeliveryCount  `protobuf:"bytes,6,rep,name=counts,proto3" json:"counts,omitempty"`
+	Cursors       []*FollowedCursor `protobuf:"bytes,7,rep,name=cursors,proto3" json:"cursors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2255,6 +2271,142 @@ func (x *FetchResponse) GetFrontier() uint64 {
 	return 0
 }
 
+func (x *FetchResponse) GetStateVersion() uint64 {
+	if x != nil {
+		return x.StateVersion
+	}
+	return 0
+}
+
+func (x *FetchResponse) GetCounts() []*DeliveryCount {
+	if x != nil {
+		return x.Counts
+	}
+	return nil
+}
+
+func (x *FetchResponse) GetCursors() []*FollowedCursor {
+	if x != nil {
+		return x.Cursors
+	}
+	return nil
+}
+
+// DeliveryCount is one unsettled record's delivery count (delivery.counts).
+type DeliveryCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Count         uint64                 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeliveryCount) Reset() {
+	*x = DeliveryCount{}
+	mi := &file_node_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeliveryCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeliveryCount) ProtoMessage() {}
+
+func (x *DeliveryCount) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeliveryCount.ProtoReflect.Descriptor instead.
+func (*DeliveryCount) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DeliveryCount) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *DeliveryCount) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// FollowedCursor is one fan-out cursor file of the partition: the child,
+// its attach epoch, the next parent offset to copy.
+type FollowedCursor struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Child         string                 `protobuf:"bytes,1,opt,name=child,proto3" json:"child,omitempty"`
+	Epoch         string                 `protobuf:"bytes,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	NextOffset    uint64                 `protobuf:"varint,3,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowedCursor) Reset() {
+	*x = FollowedCursor{}
+	mi := &file_node_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowedCursor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowedCursor) ProtoMessage() {}
+
+func (x *FollowedCursor) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowedCursor.ProtoReflect.Descriptor instead.
+func (*FollowedCursor) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *FollowedCursor) GetChild() string {
+	if x != nil {
+		return x.Child
+	}
+	return ""
+}
+
+func (x *FollowedCursor) GetEpoch() string {
+	if x != nil {
+		return x.Epoch
+	}
+	return ""
+}
+
+func (x *FollowedCursor) GetNextOffset() uint64 {
+	if x != nil {
+		return x.NextOffset
+	}
+	return 0
+}
+
 type ProposeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// An encoded metastore command (meta.Command.Encode); the leader takes
@@ -2266,7 +2418,7 @@ type ProposeRequest struct {
 
 func (x *ProposeRequest) Reset() {
 	*x = ProposeRequest{}
-	mi := &file_node_proto_msgTypes[36]
+	mi := &file_node_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2430,7 @@ func (x *ProposeRequest) String() string {
 func (*ProposeRequest) ProtoMessage() {}
 
 func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[36]
+	mi := &file_node_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2443,7 @@ func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
 func (*ProposeRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{36}
+	return file_node_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ProposeRequest) GetCommand() []byte {
@@ -2309,7 +2461,7 @@ type ProposeResponse struct {
 
 func (x *ProposeResponse) Reset() {
 	*x = ProposeResponse{}
-	mi := &file_node_proto_msgTypes[37]
+	mi := &file_node_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2321,7 +2473,7 @@ func (x *ProposeResponse) String() string {
 func (*ProposeResponse) ProtoMessage() {}
 
 func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[37]
+	mi := &file_node_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2334,7 +2486,7 @@ func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
 func (*ProposeResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{37}
+	return file_node_proto_rawDescGZIP(), []int{39}
 }
 
 var File_node_proto protoreflect.FileDescriptor
@@ -2475,7 +2627,7 @@ const file_node_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x12\n" +
 	"\x10ReadIndexRequest\"6\n" +
 	"\x11ReadIndexResponse\x12!\n" +
-	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xfd\x01\n" +
+	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xa2\x02\n" +
 	"\fFetchRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x1c\n" +
@@ -2485,18 +2637,31 @@ const file_node_proto_rawDesc = "" +
 	"\x06offset\x18\x06 \x01(\x04R\x06offset\x12\x1b\n" +
 	"\tmax_bytes\x18\a \x01(\x03R\bmaxBytes\x12\x17\n" +
 	"\await_ms\x18\b \x01(\x03R\x06waitMs\x12\x17\n" +
-	"\adisk_id\x18\t \x01(\tR\x06diskId\"\xa1\x01\n" +
+	"\adisk_id\x18\t \x01(\tR\x06diskId\x12#\n" +
+	"\rstate_version\x18\n" +
+	" \x01(\x04R\fstateVersion\"\xa1\x01\n" +
 	"\fStoredRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12!\n" +
 	"\fcommitted_at\x18\x02 \x01(\x03R\vcommittedAt\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\fR\x03key\x12\x18\n" +
 	"\apayload\x18\x04 \x01(\fR\apayload\x12*\n" +
-	"\aheaders\x18\x05 \x03(\v2\x10.narad.v1.HeaderR\aheaders\"\x91\x01\n" +
+	"\aheaders\x18\x05 \x03(\v2\x10.narad.v1.HeaderR\aheaders\"\x9b\x02\n" +
 	"\rFetchResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tcommitted\x18\x02 \x01(\x04R\tcommitted\x120\n" +
 	"\arecords\x18\x03 \x03(\v2\x16.narad.v1.StoredRecordR\arecords\x12\x1a\n" +
-	"\bfrontier\x18\x04 \x01(\x04R\bfrontier\"*\n" +
+	"\bfrontier\x18\x04 \x01(\x04R\bfrontier\x12#\n" +
+	"\rstate_version\x18\x05 \x01(\x04R\fstateVersion\x12/\n" +
+	"\x06counts\x18\x06 \x03(\v2\x17.narad.v1.DeliveryCountR\x06counts\x122\n" +
+	"\acursors\x18\a \x03(\v2\x18.narad.v1.FollowedCursorR\acursors\"=\n" +
+	"\rDeliveryCount\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\"]\n" +
+	"\x0eFollowedCursor\x12\x14\n" +
+	"\x05child\x18\x01 \x01(\tR\x05child\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\tR\x05epoch\x12\x1f\n" +
+	"\vnext_offset\x18\x03 \x01(\x04R\n" +
+	"nextOffset\"*\n" +
 	"\x0eProposeRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\fR\acommand\"\x11\n" +
 	"\x0fProposeResponse2\xd8\a\n" +
@@ -2530,7 +2695,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -2568,8 +2733,10 @@ var file_node_proto_goTypes = []any{
 	(*FetchRequest)(nil),         // 33: narad.v1.FetchRequest
 	(*StoredRecord)(nil),         // 34: narad.v1.StoredRecord
 	(*FetchResponse)(nil),        // 35: narad.v1.FetchResponse
-	(*ProposeRequest)(nil),       // 36: narad.v1.ProposeRequest
-	(*ProposeResponse)(nil),      // 37: narad.v1.ProposeResponse
+	(*DeliveryCount)(nil),        // 36: narad.v1.DeliveryCount
+	(*FollowedCursor)(nil),       // 37: narad.v1.FollowedCursor
+	(*ProposeRequest)(nil),       // 38: narad.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 39: narad.v1.ProposeResponse
 }
 var file_node_proto_depIdxs = []int32{
 	2,  // 0: narad.v1.Record.headers:type_name -> narad.v1.Header
@@ -2581,41 +2748,43 @@ var file_node_proto_depIdxs = []int32{
 	26, // 6: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
 	2,  // 7: narad.v1.StoredRecord.headers:type_name -> narad.v1.Header
 	34, // 8: narad.v1.FetchResponse.records:type_name -> narad.v1.StoredRecord
-	3,  // 9: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
-	5,  // 10: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
-	7,  // 11: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
-	11, // 12: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
-	14, // 13: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
-	16, // 14: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	18, // 15: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
-	20, // 16: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
-	22, // 17: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
-	24, // 18: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
-	27, // 19: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
-	29, // 20: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
-	31, // 21: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
-	33, // 22: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
-	36, // 23: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
-	4,  // 24: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	6,  // 25: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	10, // 26: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	12, // 27: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	15, // 28: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	17, // 29: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	19, // 30: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	21, // 31: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	23, // 32: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	25, // 33: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	28, // 34: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	30, // 35: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	32, // 36: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
-	35, // 37: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
-	37, // 38: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
-	24, // [24:39] is the sub-list for method output_type
-	9,  // [9:24] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	36, // 9: narad.v1.FetchResponse.counts:type_name -> narad.v1.DeliveryCount
+	37, // 10: narad.v1.FetchResponse.cursors:type_name -> narad.v1.FollowedCursor
+	3,  // 11: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
+	5,  // 12: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
+	7,  // 13: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
+	11, // 14: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
+	14, // 15: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
+	16, // 16: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
+	18, // 17: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	20, // 18: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
+	22, // 19: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
+	24, // 20: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
+	27, // 21: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
+	29, // 22: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
+	31, // 23: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
+	33, // 24: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
+	38, // 25: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
+	4,  // 26: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	6,  // 27: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	10, // 28: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	12, // 29: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	15, // 30: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	17, // 31: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	19, // 32: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	21, // 33: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	23, // 34: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	25, // 35: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	28, // 36: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	30, // 37: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	32, // 38: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	35, // 39: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
+	39, // 40: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
+	26, // [26:41] is the sub-list for method output_type
+	11, // [11:26] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -2630,7 +2799,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
