@@ -33,9 +33,10 @@ bench:
 figures:
 	./scripts/bench.sh
 
-# A long chaos run of a 3-node cluster (the suite runs a 40 s one).
+# Long chaos runs of a 3-node cluster, single-copy topics then a
+# replicated one with disks wiped (the suite runs short ones).
 chaos:
-	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) go test -count=1 -run '^TestChaos$$' -timeout 2h -v ./test/e2e/
+	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) go test -count=1 -run '^TestChaos(Replicated)?$$' -timeout 2h -v ./test/e2e/
 
 # The mutation check: breaks rules on purpose, one at a time, and reports
 # which breakages the tests catch (scripts/mutate.sh).
