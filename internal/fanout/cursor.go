@@ -135,23 +135,16 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 			return err
 		}
 		n := len(slab)
-		if next == pos && n == 0 {
-			continue
-		}
-		// The parent must be flushed up to next before the cursor file
-		// may say next (advance): start that fdatasync now, beside the
-		// child commits, instead of after them — a slab then waits for
-		// one fdatasync less in a row.
-		flushed := e.flushParent(c, next)
 		if n > 0 {
 			// The slab is handed over, not kept: across a bucket outage
 			// only commitSlab's copy of the failed records stays live.
 			if err := e.commitSlab(ctx, c, &slab); err != nil {
-				<-flushed
 				return err
 			}
 		}
-		<-flushed
+		if next == pos {
+			continue
+		}
 		// Every bucket of the slab is committed: only now may the durable
 		// offset pass its records. (A skipped unreadable range is advanced
 		// over the same way; storage counted it as recorded loss.)
@@ -163,24 +156,6 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		e.m.FanoutCommitted.WithLabelValues(k.parent, k.child).Add(float64(n))
 	}
 	return ctx.Err()
-}
-
-// flushParent starts flushing the parent partition's log up to its
-// published records when next passes what is flushed, and returns a
-// channel closed when that flush ended (at once when none was needed).
-// Its outcome is advance's to check: it compares next with Flushed again.
-func (e *Engine) flushParent(c *cursor, next uint64) <-chan struct{} {
-	done := make(chan struct{})
-	l := e.logs.Peek(c.key.parent, c.key.partition)
-	if l == nil || next <= l.Flushed() {
-		close(done)
-		return done
-	}
-	go func() {
-		defer close(done)
-		_ = l.Flush() // a failure is seen by advance: Flushed stays below next
-	}()
-	return done
 }
 
 // advance durably records next in the cursor file (F9), and does not
