@@ -40,9 +40,6 @@ func (d *Dispatcher) Replaying(topic string, partition int) bool {
 
 // hold recomputes Replaying's answer before each cycle.
 func (d *Dispatcher) hold(next uint64, pending map[bucketKey]*bucket) {
-	if next > d.bootSeq {
-		d.replayed.Store(true)
-	}
 	held := map[partKey]bool{}
 	for _, b := range pending {
 		if !b.rerouted && b.minSeq <= d.bootSeq {
@@ -51,6 +48,13 @@ func (d *Dispatcher) hold(next uint64, pending map[bucketKey]*bucket) {
 	}
 	if old := d.held.Load(); old == nil || len(*old) != 0 || len(held) != 0 {
 		d.held.Store(&held)
+	}
+	// Only now: Replaying reads replayed first, then held, so the held
+	// set must be current before replayed says to look at it — else a
+	// partition still waiting for its boot records reads as released for
+	// a moment (and commits from other nodes could land ahead of them).
+	if next > d.bootSeq {
+		d.replayed.Store(true)
 	}
 }
 
