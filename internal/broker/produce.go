@@ -266,9 +266,9 @@ func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnatio
 	if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
 		return apierr.Unavailable(100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
 	}
-	l, err := b.commit(ctx, topic, incarnation, partition, recs, storage.Source{})
+	_, c, err := b.commit(ctx, topic, incarnation, partition, recs, storage.Source{})
 	if err == nil {
-		err = b.awaitQuorum(ctx, topic, partition, l)
+		err = b.awaitQuorum(ctx, topic, partition, c.role, c.end)
 	}
 	return err
 }
@@ -278,9 +278,9 @@ func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnatio
 // skipped, and a lazy commit returns the log to Flush before the WAL may
 // release them.
 func (b *Broker) CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
-	l, err := b.commit(ctx, topic, incarnation, partition, recs, src)
+	l, c, err := b.commit(ctx, topic, incarnation, partition, recs, src)
 	if err == nil {
-		err = b.awaitQuorum(ctx, topic, partition, l)
+		err = b.awaitQuorum(ctx, topic, partition, c.role, c.end)
 	}
 	if err != nil || !src.Lazy {
 		return nil, err
@@ -313,44 +313,63 @@ func (b *Broker) SetReplayGate(replaying func(topic string, partition int) bool)
 	b.replayGate.Store(&replaying)
 }
 
-func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (*storage.Log, error) {
+// leaderCommit is what a commit into a replicated partition leaves for
+// its quorum wait: the role it was written under and the log's end right
+// after it (zero for a single copy).
+type leaderCommit struct {
+	role *hostedReplica
+	end  uint64
+}
+
+func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (*storage.Log, leaderCommit, error) {
+	var none leaderCommit
 	t, err := b.topic(topic)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	if incarnation != 0 && t.Incarnation != 0 && incarnation != t.Incarnation {
 		if incarnation > t.Incarnation {
-			return nil, refusal.New(refusal.ErrIncarnationAhead, time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
+			return nil, none, refusal.New(refusal.ErrIncarnationAhead, time.Second, "topic %q: records of incarnation %d, this node's metastore replica knows only %d yet", topic, incarnation, t.Incarnation)
 		}
-		return nil, refusal.New(refusal.ErrIncarnationGone, 0, "topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
+		return nil, none, refusal.New(refusal.ErrIncarnationGone, 0, "topic %q: records of incarnation %d, which was deleted; the topic now is incarnation %d", topic, incarnation, t.Incarnation)
 	}
 	if partition < 0 || partition >= t.Partitions {
-		return nil, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
+		return nil, none, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", partition, topic, t.Partitions)
 	}
 	if !b.owned(topic, partition) {
-		return nil, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
+		return nil, none, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
-	if err := b.replicaGate(t, partition); err != nil {
-		return nil, err
+	role, err := b.leaderRole(t, partition)
+	if err != nil {
+		return nil, none, err
+	}
+	if role != nil {
+		// Written under the role that was checked, or not at all
+		// (hostedReplica.commits).
+		role.commits.RLock()
+		defer role.commits.RUnlock()
+		if role.stopped {
+			return nil, none, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q stopped being led here: retry", partition, topic)
+		}
 	}
 	for i := range recs {
 		// The last guard before the log: headers it could not read back
 		// (a caller inside the broker that skipped header.Check).
 		if len(recs[i].Headers) > 0 {
 			if err := header.CheckStored(recs[i].Headers); err != nil {
-				return nil, apierr.BadRequest("record %d: %v", i, err)
+				return nil, none, apierr.BadRequest("record %d: %v", i, err)
 			}
 		}
 	}
 	done, err := b.enterCommit(topic, partition)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	defer done()
 	var l *storage.Log
 	for attempt := 0; ; attempt++ {
 		if l, err = b.reg.Get(topic, partition); err != nil {
-			return nil, err
+			return nil, none, err
 		}
 		err = b.dedupe(ctx, t, partition, l, recs, func(keep []storage.Record, idx []int) error {
 			_, _, err := l.CommitFrom(keep, keptSource(src, idx))
@@ -360,10 +379,13 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 			continue // lost a race with idle eviction: reopen once
 		}
 		if err != nil {
-			return nil, storageErr(topic, partition, err)
+			return nil, none, storageErr(topic, partition, err)
 		}
 		break
 	}
 	b.topicState(topic).notify.Fire()
-	return l, nil
+	if role == nil {
+		return l, none, nil
+	}
+	return l, leaderCommit{role: role, end: l.End()}, nil
 }

@@ -94,6 +94,15 @@ type hostedReplica struct {
 	frontier   uint64
 
 	side sideState // delivery counts and cursor positions (sidestate.go)
+
+	// commits is held shared by every commit written to the log under
+	// this role (commit, produce.go) and exclusively by stopReplica
+	// before anything else, which then sets stopped: no commit accepted
+	// while this role led lands in the log after it stopped — a follower
+	// started next would take such a stray record for one of its
+	// leader's, and acknowledge it by its next fetch.
+	commits sync.RWMutex
+	stopped bool // under commits
 }
 
 type replicaSet struct {
@@ -302,6 +311,11 @@ func (b *Broker) heldLog(topic string, p int) (*storage.Log, error) {
 // stopReplica ends a role and waits for it. A leader's lease table goes
 // with its leadership: the next leader's frontier is the one to follow.
 func (b *Broker) stopReplica(h *hostedReplica) {
+	// First let every commit written under this role finish, and refuse
+	// the rest (hostedReplica.commits).
+	h.commits.Lock()
+	h.stopped = true
+	h.commits.Unlock()
 	// Cancel, wait, then Close: Close must not race the Start that the
 	// role's goroutine may still be in.
 	h.cancel()
@@ -342,25 +356,34 @@ func (b *Broker) dropQueue(k partKey) {
 // replicaGate says whether a replicated partition may be served here now
 // (commits, consume, ack, replay): only by a leader that is ready and
 // whose node still holds its lease (Config.Fenced). nil for a partition
-// with a single copy.
+// placed with a single copy (on this node, which the callers check).
 func (b *Broker) replicaGate(t meta.Topic, p int) error {
+	_, err := b.leaderRole(t, p)
+	return err
+}
+
+// leaderRole is replicaGate that also returns the role it checked (nil
+// for a single copy): a commit is written under that role's commit lock
+// and waits for that leader's quorum (awaitQuorum), never for whichever
+// role the partition has by the time the write returns.
+func (b *Broker) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
 	if t.ReplicationFactor <= 1 {
-		return nil
+		return nil, nil
 	}
 	h := b.hosted(t.Name, p)
 	if h == nil || h.leader == nil {
 		if !b.replicatedHere(t.Name, p) {
-			return nil // not (yet) placed as a replicated partition: a single copy
+			return nil, nil // not (yet) placed as a replicated partition: a single copy
 		}
-		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
+		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
 	}
 	if err := h.leader.Writable(); err != nil {
-		return replicaRefusal(err, t.Name, p)
+		return nil, replicaRefusal(err, t.Name, p)
 	}
 	if b.cfg.Fenced != nil && b.cfg.Fenced() {
-		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
+		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
 	}
-	return nil
+	return h, nil
 }
 
 // servedHere is the serving check of consume, ack and purge: this node
@@ -372,28 +395,20 @@ func (b *Broker) servedHere(t meta.Topic, p int) error {
 	return b.replicaGate(t, p)
 }
 
-// awaitQuorum returns once the in-sync set holds every record of l up to
-// its end (the commit that just returned: acknowledged = committed),
-// bounded by Config.ReplicaCommitWait. A partition with a single copy returns at
-// once.
-func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, l *storage.Log) error {
-	if t, ok := b.meta.Topic(topic); !ok || t.ReplicationFactor <= 1 {
-		return nil
-	}
-	h := b.hosted(topic, p)
-	if h == nil || h.leader == nil {
-		if !b.replicatedHere(topic, p) {
-			return nil
-		}
-		return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q stopped being led here during the commit; the records may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
-	}
-	end := l.End()
-	if end == 0 {
+// awaitQuorum returns once the in-sync set holds every record up to end
+// (the log's end right after the commit that just returned under role:
+// acknowledged = committed), bounded by Config.ReplicaCommitWait. It waits
+// on role's leader only: if that leadership ends first (deposed, stopped
+// here, even if this node leads again later at another epoch) the answer
+// is a refusal, never a 202 for records a later leadership may cut. A
+// single copy (role nil) returns at once.
+func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, role *hostedReplica, end uint64) error {
+	if role == nil || end == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait)
 	defer cancel()
-	if err := h.leader.WaitCommitted(ctx, end-1); err != nil {
+	if err := role.leader.WaitCommitted(ctx, end-1); err != nil {
 		b.m.Errors.WithLabelValues("broker", "replication_wait").Inc()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
