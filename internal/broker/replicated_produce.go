@@ -33,8 +33,9 @@ import (
 // — may be stored: the client retries, and a msg_id makes the retry
 // idempotent (the leader's dedupe window).
 
-// replicatedCommitWait bounds one bucket's commit, forward included: the
-// leader's own wait (Config.ReplicaCommitWait) plus room for the hop.
+// replicatedCommitHop is the room for the hop to the leader: one bucket's
+// commit, forward included, is bounded by the leader's own wait
+// (Config.ReplicaCommitWait) plus this.
 const replicatedCommitHop = 5 * time.Second
 
 func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) error {

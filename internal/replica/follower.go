@@ -180,12 +180,8 @@ func (f *Follower) prepare() (leader string, req FetchRequest, wait <-chan struc
 		return "", req, f.viewCh, nil
 	}
 	if st.LastEpoch < v.Epoch {
-		end := f.log.End()
-		cut := TruncationPoint(st.LastEpoch, end, max(st.Committed, f.log.HWM()), v.Epoch, v.EpochStarts)
-		if cut < end {
-			if err := f.log.TruncateTo(cut); err != nil {
-				return "", req, nil, fmt.Errorf("replica: %s/%d: cutting at %d for epoch %d: %w", v.Topic, v.Partition, cut, v.Epoch, err)
-			}
+		if err := cutForEpoch(f.log, st, v); err != nil {
+			return "", req, nil, err
 		}
 	}
 	req = FetchRequest{Topic: v.Topic, Incarnation: v.Incarnation, Partition: v.Partition, Epoch: v.Epoch,

@@ -191,12 +191,9 @@ func (l *Leader) begin(ctx context.Context) error {
 		// replica that missed an epoch (its view went from e-2 to e while
 		// it followed e-2's deposed leader) may hold records of e-2 past
 		// e-1's start, never acknowledged; they are not history.
-		end := l.log.End()
-		if cut := TruncationPoint(st.LastEpoch, end, max(st.Committed, l.log.HWM()), v.Epoch, v.EpochStarts); cut < end {
-			if err := l.log.TruncateTo(cut); err != nil {
-				l.mu.Unlock()
-				return fmt.Errorf("replica: %s/%d: cutting at %d for epoch %d: %w", v.Topic, v.Partition, cut, v.Epoch, err)
-			}
+		if err := cutForEpoch(l.log, st, v); err != nil {
+			l.mu.Unlock()
+			return err
 		}
 		st.LastEpoch = v.Epoch
 		if err := l.log.SaveReplicaState(st); err != nil {

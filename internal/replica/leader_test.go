@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
-	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -325,5 +324,4 @@ func TestLeaderStartAndClose(t *testing.T) {
 	if err := l.WaitCommitted(context.Background(), 5); !errors.Is(err, ErrDeposed) {
 		t.Fatalf("WaitCommitted after Close = %v", err)
 	}
-	_ = meta.Majority
 }

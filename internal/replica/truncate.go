@@ -1,6 +1,11 @@
 package replica
 
-import "github.com/narad-io/narad/internal/meta"
+import (
+	"fmt"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+)
 
 // TruncationPoint is where a replica cuts its log before it fetches in
 // epoch current (Kafka's leader-epoch truncation, KIP-101/279, with the
@@ -51,4 +56,20 @@ func TruncationPoint(lastEpoch, end, committed, current uint64, starts []meta.Ep
 		cut = end
 	}
 	return cut
+}
+
+// cutForEpoch cuts log by TruncationPoint before a replica whose last
+// epoch written is st.LastEpoch works in v's epoch (as its leader or its
+// follower): the committed floor is the later of its checkpoint and its
+// visible high watermark.
+func cutForEpoch(log Log, st storage.ReplicaState, v View) error {
+	end := log.End()
+	cut := TruncationPoint(st.LastEpoch, end, max(st.Committed, log.HWM()), v.Epoch, v.EpochStarts)
+	if cut >= end {
+		return nil
+	}
+	if err := log.TruncateTo(cut); err != nil {
+		return fmt.Errorf("replica: %s/%d: cutting at %d for epoch %d: %w", v.Topic, v.Partition, cut, v.Epoch, err)
+	}
+	return nil
 }
