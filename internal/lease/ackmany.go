@@ -36,6 +36,14 @@ func (t *Table) ackLocked(offset, nonce uint64) error {
 		return ErrAckedAheadFull
 	}
 	t.dropLease(e)
+	t.settle(offset)
+	return nil
+}
+
+// settle records offset as done — acked, or its held dead letter
+// committed elsewhere: its delivery count goes, the frontier moves past
+// it or it waits in ackedAhead, and a consumer capped by the room wakes.
+func (t *Table) settle(offset uint64) {
 	delete(t.deliveries, offset)
 	t.countsVersion++
 	t.freed = t.freed || t.capped
@@ -45,5 +53,4 @@ func (t *Table) ackLocked(offset, nonce uint64) error {
 	} else {
 		t.ackedAhead[offset] = struct{}{}
 	}
-	return nil
 }

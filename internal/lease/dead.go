@@ -137,15 +137,7 @@ func (t *Table) SettleDead(x uint64) error {
 		return ErrGone
 	}
 	delete(t.dead, x)
-	delete(t.deliveries, x)
-	t.countsVersion++
-	t.freed = t.freed || t.capped
-	t.capped = false
-	if x == t.frontier {
-		t.moveFrontier(x + 1)
-	} else {
-		t.ackedAhead[x] = struct{}{}
-	}
+	t.settle(x)
 	return nil
 }
 
