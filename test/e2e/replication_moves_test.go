@@ -164,9 +164,15 @@ func TestReplicationLoweredToOne(t *testing.T) {
 	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info")
 	createReplicatedN(t, nodes[0], "rl", 2, 3)
 	led := newReplLedger(t, "rl")
+	// A new leader answers 503 ("taking over its leadership: retry")
+	// until its epoch start is in the metastore: retry those, a while.
+	warm := time.Now().Add(10 * time.Second)
 	for i := 0; i < 60; i++ {
-		if !led.produce(nodes[i%3]) {
-			t.Fatalf("produce refused before the change: %v", led.refused)
+		for !led.produce(nodes[i%3]) {
+			if len(led.refused) != 1 || led.refused[http.StatusServiceUnavailable] == 0 || time.Now().After(warm) {
+				t.Fatalf("produce refused before the change: %v", led.refused)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	before, _ := allPartitionStats(nodes[0], "rl")
