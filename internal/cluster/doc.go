@@ -1,13 +1,15 @@
 // Package cluster is membership and the controller: joining (a node not
 // among the initial members walks its peers every 2 s until the leader
-// admits it), heartbeats (every 1 s, to the leader, which notes each in
-// memory and writes it into the member record at most every 5 s), dead
+// admits it), heartbeats (every 500 ms, to the leader, which answers
+// each only once a quorum confirmed it still leads, notes each in memory
+// and writes it into the member record at most every 5 s), dead
 // marking by the controller (no recorded heartbeat for 30 s, counted from
 // the later of the last heartbeat and this leader's first tick), the
-// node's lease (Fenced: no heartbeat answered for 2 s), leader election
-// for replicated partitions (a leader silent for 3 s, counted the same
-// way, or one outside its in-sync set after losing its disk, gives way to
-// an in-sync replica heard from within 3 s) and the
+// node's lease (Fenced: no heartbeat answered for 1.5 s), leader election
+// for replicated partitions (looked for every 250 ms: a leader silent for
+// 2.5 s, counted the same way, or one outside its in-sync set after
+// losing its disk, gives way to an in-sync replica heard from within
+// 2.5 s) and the
 // reconcile of their replicas to the topic's replication factor, the
 // decommission of their copies (drain.go: a replacement joins and catches
 // up before a draining copy leaves, and a draining leader hands over to an
@@ -34,7 +36,10 @@
 //     most a placement lists, is one fewer for a tick).
 //   - FenceAfter < FailoverAfter (checked at compile time): a leader cut
 //     off from the metastore leader has stopped serving before another
-//     is elected in its place.
+//     is elected in its place. Across a metastore leader change too: a
+//     heartbeat is answered only after a quorum confirmed the answering
+//     leader, and a new controller counts silence from its first turn as
+//     leader, which follows its election.
 //   - a member that announces another disk than the one recorded (its data
 //     directory was wiped) is counted as heard only once the metastore
 //     records the new disk and, in the same command, holds none of its old

@@ -18,8 +18,9 @@ func replicated(topic string, p int, inSync []string, replicas ...string) meta.A
 
 // TestFailoverElectsAnInSyncReplica: a replicated partition whose leader
 // has been silent for more than FailoverAfter — counted from the later of
-// its last heartbeat and the controller's first tick — gets the first
-// in-sync replica heard from within FailoverAfter as leader, at epoch+1;
+// its last heartbeat and the controller's first turn — gets the first
+// in-sync replica heard from within FailoverAfter as leader, at epoch+1,
+// at the controller's first turn past that (it looks every FailoverEvery);
 // with no such replica it keeps waiting.
 func TestFailoverElectsAnInSyncReplica(t *testing.T) {
 	ctx := context.Background()
@@ -41,22 +42,25 @@ func TestFailoverElectsAnInSyncReplica(t *testing.T) {
 	n := &Node{Self: meta.Member{ID: "n1", RPCAddr: "127.0.0.1:1"}, Meta: ms, Transport: &fakeTransport{}, Log: quiet(), Clock: clk}
 	run(t, n)
 	idle(t, clk)
-	for s := 1; s <= 12; s++ {
-		clk.Advance(time.Second)
+	const bStops = 5 * time.Second // b's last heartbeat
+	first := FailoverEvery         // the controller's first turn: it notes that it leads
+	for at := FailoverEvery; at <= 12*time.Second; at += FailoverEvery {
+		clk.Advance(FailoverEvery)
 		idle(t, clk)
 		as := ms.Assignments("r")
-		// b last heard at 5 s: silent more than 3 s from 9 s on.
-		if want := map[bool]string{true: "b", false: "c"}[s < 9]; as[0].Owner != want {
-			t.Fatalf("%d s in: partition 0 led by %q, want %q", s, as[0].Owner, want)
+		// Elected at the first turn more than FailoverAfter after b's
+		// last heartbeat, not a turn later.
+		if want := map[bool]string{true: "b", false: "c"}[at-bStops <= FailoverAfter]; as[0].Owner != want {
+			t.Fatalf("%v in: partition 0 led by %q, want %q", at, as[0].Owner, want)
 		}
-		// d never heard: the first tick (1 s) starts its grace, so 5 s.
-		if want := map[bool]string{true: "d", false: "c"}[s < 5]; as[1].Owner != want {
-			t.Fatalf("%d s in: partition 1 led by %q, want %q", s, as[1].Owner, want)
+		// d never heard: its silence counts from the controller's first turn.
+		if want := map[bool]string{true: "d", false: "c"}[at-first <= FailoverAfter]; as[1].Owner != want {
+			t.Fatalf("%v in: partition 1 led by %q, want %q", at, as[1].Owner, want)
 		}
 		if as[2].Owner != "d" || as[2].LeaderEpoch != 1 {
-			t.Fatalf("%d s in: partition 2 elected with no in-sync replica heard: %+v", s, as[2])
+			t.Fatalf("%v in: partition 2 elected with no in-sync replica heard: %+v", at, as[2])
 		}
-		if s <= 5 {
+		if at <= bStops {
 			must(t, n.HandleHeartbeat(ctx, meta.Member{ID: "b"}))
 		}
 		must(t, n.HandleHeartbeat(ctx, meta.Member{ID: "c"}))
@@ -124,22 +128,23 @@ func TestFencedAfterFenceAfterWithoutAnAnswer(t *testing.T) {
 	}
 	run(t, n)
 	idle(t, clk)
-	for s := 1; s <= 4; s++ {
-		clk.Advance(time.Second)
+	var last time.Duration // when the last answered heartbeat was sent
+	for last < 4*time.Second {
+		clk.Advance(HeartbeatEvery)
+		last += HeartbeatEvery
 		idle(t, clk)
 		if n.Fenced() {
-			t.Fatalf("%d s in: fenced while heartbeats are answered", s)
+			t.Fatalf("%v in: fenced while heartbeats are answered", last)
 		}
 	}
-	// The metastore goes: no heartbeat is answered from now on (the last
-	// answered one was sent at 4 s).
+	// The metastore goes: no heartbeat is answered from now on.
 	must(t, ms.Close())
-	clk.Advance(time.Second)
-	idle(t, clk)
-	clk.Advance(time.Second)
-	idle(t, clk)
-	if n.Fenced() {
-		t.Fatal("fenced at exactly FenceAfter after the last answered heartbeat")
+	for gone := HeartbeatEvery; gone <= FenceAfter; gone += HeartbeatEvery {
+		clk.Advance(HeartbeatEvery)
+		idle(t, clk)
+		if n.Fenced() {
+			t.Fatalf("fenced %v after the last answered heartbeat, FenceAfter is %v", gone, FenceAfter)
+		}
 	}
 	clk.Advance(time.Millisecond)
 	if !n.Fenced() {

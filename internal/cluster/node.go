@@ -13,11 +13,19 @@ import (
 )
 
 // Timing of 06-cluster.md, and of replicated partitions (09-extensions.md).
+//
+// A replicated partition's failover is bounded by these numbers: a leader
+// that dies is replaced FailoverAfter after its last heartbeat reached the
+// metastore leader, seen by a controller that looks every FailoverEvery;
+// when the dead node also led the metastore, a Raft election (1-2 s with
+// hashicorp/raft's cluster timings) comes first and the new controller
+// counts the silence from the moment it noticed that it leads.
 const (
 	JoinEvery = 2 * time.Second
 	// HeartbeatEvery is how often a node tells the leader it lives: often
-	// enough that a silent partition leader is noticed within seconds.
-	HeartbeatEvery = time.Second
+	// enough that three go unanswered before its lease ends (FenceAfter),
+	// so one slow answer never fences a node.
+	HeartbeatEvery = 500 * time.Millisecond
 	// RecordEvery is how often, at most, the leader writes a member's
 	// heartbeat into its record (a Raft write): the record only serves
 	// dead marking, which is 30 s coarse. Liveness for failover is the
@@ -27,12 +35,23 @@ const (
 	// FenceAfter: a node whose last heartbeat answered by the metastore
 	// leader was sent longer ago than this is fenced (Fenced): it stops
 	// serving replicated partitions.
-	FenceAfter = 2 * time.Second
+	FenceAfter = 1500 * time.Millisecond
 	// FailoverAfter: the controller elects a new leader for a replicated
 	// partition whose leader it has not heard from for longer than this.
 	// It exceeds FenceAfter, so the old leader has fenced itself by then
 	// (PacificA: the lease ends before the configuration manager acts).
-	FailoverAfter = 3 * time.Second
+	// The second of difference is the margin for a metastore leader
+	// change: a heartbeat is answered only after the answering leader
+	// confirmed its leadership with a quorum (HandleHeartbeat), so no
+	// answer was sent for a heartbeat sent after a new leader's election
+	// beyond the messages then in flight, and a new controller counts
+	// silence from no earlier than that election (tick).
+	FailoverAfter = 2500 * time.Millisecond
+	// FailoverEvery is the controller's turn on the leader: it notes that
+	// it leads and looks for silent partition leaders this often; the
+	// rest of control (dead marking, placement, replicas, moves) runs at
+	// most every ControlEvery.
+	FailoverEvery = 250 * time.Millisecond
 	// ControlEvery is the controller's tick on the leader.
 	ControlEvery = time.Second
 	// recordRetry is how often a new node heartbeats until the leader has
@@ -57,6 +76,7 @@ type Node struct {
 	Clock     clock.Clock // nil: the system clock
 
 	leaderSince time.Time // when this node last became leader (controller only)
+	controlled  time.Time // the last full control turn (controller only)
 	// copyLeft is when the controller last removed a draining member's
 	// replicated copy (drain.go; controller goroutine only): retire waits
 	// RetireGrace after it.
@@ -73,7 +93,7 @@ type Node struct {
 func (n *Node) clock() clock.Clock { return clock.Or(n.Clock) }
 
 // Run joins (if needed), then heartbeats every HeartbeatEvery and, while
-// leading, runs the controller every ControlEvery, until ctx ends. The
+// leading, runs the controller every FailoverEvery, until ctx ends. The
 // two run apart, so a slow controller turn never delays a heartbeat (and
 // never fences the leader's own partitions).
 func (n *Node) Run(ctx context.Context) {
@@ -91,7 +111,7 @@ func (n *Node) Run(ctx context.Context) {
 	}
 	beats := make(chan struct{})
 	go func() { defer close(beats); n.every(ctx, HeartbeatEvery, n.heartbeat) }()
-	n.every(ctx, ControlEvery, n.tick)
+	n.every(ctx, FailoverEvery, n.tick)
 	<-beats
 }
 
@@ -271,7 +291,12 @@ func (n *Node) HandleJoin(ctx context.Context, m meta.Member) (JoinResult, error
 
 // HandleHeartbeat records a member's heartbeat on the leader; elsewhere
 // it is ErrNotLeader. A heartbeat from a new disk counts (and is
-// answered) only once the disk is recorded (admitDisk).
+// answered) only once the disk is recorded (admitDisk). It is answered
+// only once a quorum confirmed that this node still leads (a read index,
+// no log write): a deposed leader that has not noticed yet renews no
+// lease, so once another leader is elected no heartbeat sent after the
+// election is answered (but for messages then in flight), which is the
+// bound FailoverAfter's margin over FenceAfter rests on.
 func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 	if !n.Meta.IsLeader() {
 		return ErrNotLeader
@@ -280,24 +305,36 @@ func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 	if err := n.admitDisk(ctx, m); err != nil {
 		return err
 	}
+	if _, err := n.Meta.ReadIndexAsLeader(ctx); err != nil {
+		return err
+	}
 	n.noteSeen(m.ID, at)
 	return n.recordDue(ctx, m)
 }
 
-// tick is one controller turn: only the leader controls, and it notes
-// when it became leader (see control).
+// tick is one controller turn (every FailoverEvery): only the leader
+// controls. It notes when it became leader — within a turn of the Raft
+// election, never before it, which is what FailoverAfter's margin
+// assumes — looks for silent partition leaders at every turn, and runs
+// the rest of control at most every ControlEvery.
 func (n *Node) tick(ctx context.Context) {
 	if !n.Meta.IsLeader() {
-		n.leaderSince = time.Time{}
+		n.leaderSince, n.controlled = time.Time{}, time.Time{}
 		n.mu.Lock()
 		n.lastSeen = nil // a later term starts from what it hears then
 		n.lastDisk = nil
 		n.mu.Unlock()
 		return
 	}
+	now := n.clock().Now()
 	if n.leaderSince.IsZero() {
-		n.leaderSince = n.clock().Now()
+		n.leaderSince = now
 	}
+	n.failover(ctx, now)
+	if !n.controlled.IsZero() && now.Sub(n.controlled) < ControlEvery {
+		return
+	}
+	n.controlled = now
 	n.control(ctx)
 }
 
@@ -340,7 +377,6 @@ func (n *Node) control(ctx context.Context) {
 			n.Meta.SetAssignments(ctx, fix)
 		}
 	}
-	n.failover(ctx, now)
 	n.drainReplicas(ctx, live, now)
 	n.reconcileReplicas(ctx, live)
 	n.planMoves(ctx)
