@@ -29,6 +29,9 @@ type Disk struct {
 	// (it takes this one as the first) or has another one (the node is
 	// treated as replaced, which is safe: it catches up and is re-admitted).
 	Upgraded bool
+	// Renewed: the directory's disk id was replaced by a new one at this
+	// start (RenewDisk).
+	Renewed bool
 }
 
 // ClaimDisk returns the data directory's disk id, after Claim. Claim
@@ -46,6 +49,29 @@ func ClaimDisk(dir string) (Disk, error) {
 		return Disk{}, err
 	}
 	return Disk{ID: id, Upgraded: true}, nil
+}
+
+// HasDisk reports whether the data directory holds a disk id file (call
+// it before Claim, which writes one into a new directory).
+func HasDisk(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, DiskFile))
+	return err == nil
+}
+
+// RenewDisk gives the data directory a new disk id. A node whose
+// metastore (Raft) state is gone while its data directory stayed must
+// not be recognised by its old disk id: a record of that id in the
+// metastore may be an entry from long before the loss, and the node
+// takes the record of its disk as proof that its log holds everything
+// committed before it lost its state (meta's abstention from elections).
+// With a new id the proof is an entry written after the loss; the
+// cluster also treats its partition copies as new (caught up again).
+func RenewDisk(dir string) (Disk, error) {
+	id, err := writeDisk(dir)
+	if err != nil {
+		return Disk{}, err
+	}
+	return Disk{ID: id, Renewed: true}, nil
 }
 
 func readDisk(dir string) (string, error) {

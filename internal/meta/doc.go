@@ -54,6 +54,13 @@
 //     a member only when it names that member's recorded disk, as the
 //     leader saw it fetching (a member recorded before disk ids, with none,
 //     is taken on the leader's word: the upgrade gap, disks.go).
+//   - A node that opened with no Raft state of its own (a wiped disk, a new
+//     member) grants no vote or pre-vote to a candidate with a history
+//     until its replica records the disk it runs on (Options.DiskID): that
+//     record is an entry appended after the loss, so every entry committed
+//     before it is in this node's log by then (abstain.go). Raft assumes a
+//     voter never forgets its log; this is how a forgotten one is kept from
+//     electing a leader that lacks a committed entry.
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

@@ -54,6 +54,12 @@ type Options struct {
 	// (BindAddr on 0.0.0.0, or behind NAT). Must be a concrete host:port.
 	Advertise string
 
+	// DiskID is the id of the data directory this node runs on
+	// (datadir.Disk). A node that opens with no Raft state abstains from
+	// elections until its replica records this disk for it (abstain.go);
+	// empty: no abstention (tests, and nodes from before disk ids).
+	DiskID string
+
 	// Bootstrap: no peers are configured, so a node whose disk is empty
 	// bootstraps a one-member cluster of itself. Ignored when the disk
 	// holds Raft state. Without it an empty node waits to be added.
@@ -103,8 +109,11 @@ type Store struct {
 	log      *slog.Logger
 	raft     *raft.Raft
 	trans    *raft.NetworkTransport
+	votes    *abstainTransport // trans as Raft sees it (abstain.go)
 	logStore *raftboltdb.BoltStore
 	fsm      *fsm
+
+	abstaining abstention // abstain.go
 
 	closeOnce sync.Once
 	closeErr  error
@@ -184,8 +193,16 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("meta: listen %s: %w", opts.BindAddr, err)
 	}
 
-	s.raft, err = raft.NewRaft(s.raftConfig(hlog), s.fsm, s.logStore, s.logStore, snaps, s.trans)
+	// With no Raft state and a disk id to recognise, this node abstains
+	// from elections until its replica records its disk (abstain.go).
+	s.abstaining.on.Store(!hasState && opts.DiskID != "")
+	self := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(opts.NodeID),
+		Addr: s.trans.EncodePeer(raft.ServerID(opts.NodeID), s.trans.LocalAddr())}
+	s.votes = newAbstainTransport(s.trans, self, s.abstains)
+	s.raft, err = raft.NewRaft(s.raftConfig(hlog), s.fsm, s.logStore, s.logStore, snaps, s.votes)
 	if err != nil {
+		_ = s.votes.Close()
+		s.trans = nil
 		cleanup()
 		return nil, fmt.Errorf("meta: start raft: %w", err)
 	}
@@ -305,7 +322,7 @@ func (s *Store) Close() error {
 		// Close the pooled outbound connections too: Close alone leaves
 		// them open, and each keeps a peer's handler goroutine reading.
 		s.trans.CloseStreams()
-		errs = append(errs, s.trans.Close(), s.logStore.Close(), s.fsm.close())
+		errs = append(errs, s.votes.Close(), s.logStore.Close(), s.fsm.close())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

@@ -54,7 +54,9 @@ func prepare(cfg *config.Config, log *slog.Logger) (n boot, err error) {
 			n.lock.Close()
 		}
 	}()
-	if n.adopt, err = checkDataDir(cfg, log); err != nil {
+	hadDisk := datadir.HasDisk(cfg.DataDir) // before checkDataDir's Claim writes one into a new directory
+	metaState := false
+	if n.adopt, metaState, err = checkDataDir(cfg, log); err != nil {
 		return n, err
 	}
 	if n.disk, err = datadir.ClaimDisk(cfg.DataDir); err != nil {
@@ -62,6 +64,15 @@ func prepare(cfg *config.Config, log *slog.Logger) (n boot, err error) {
 	}
 	if n.disk.Upgraded {
 		log.Info("disk id written to a data directory from before disk ids", "disk_id", n.disk.ID, "file", datadir.DiskFile)
+	}
+	if n.clustered && hadDisk && !metaState {
+		old := n.disk.ID
+		if n.disk, err = datadir.RenewDisk(cfg.DataDir); err != nil {
+			return n, err
+		}
+		log.Warn("the metastore's Raft state is gone from a data directory that had a disk id: it gets a new one, so this node "+
+			"abstains from metastore elections until the cluster records it, and its partition copies are caught up again",
+			"old_disk_id", old, "disk_id", n.disk.ID, "file", datadir.DiskFile)
 	}
 	if n.raftAdvertise = advertise(cfg.NodeID, cfg.Cluster); n.raftAdvertise == "" {
 		n.raftAdvertise = cfg.Cluster.Addr
@@ -81,25 +92,25 @@ func prepare(cfg *config.Config, log *slog.Logger) (n boot, err error) {
 // checkDataDir binds the data directory to this node's id and refuses a
 // start that would treat topic data as orphans because the metastore is
 // gone (package datadir); adopt says the operator chose to re-register it.
-func checkDataDir(cfg *config.Config, log *slog.Logger) (adopt bool, err error) {
+func checkDataDir(cfg *config.Config, log *slog.Logger) (adopt, hasState bool, err error) {
 	id, fromFile, err := datadir.Claim(cfg.DataDir, cfg.NodeID, !cfg.NodeIDDefaulted)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if fromFile {
 		log.Info("node id taken from the data directory (none configured; the host name default differs)",
 			"node_id", id, "host_name", cfg.NodeID, "file", datadir.IDFile)
 	}
 	cfg.NodeID = id
-	hasState, err := meta.HasState(filepath.Join(cfg.DataDir, "metastore"))
+	hasState, err = meta.HasState(filepath.Join(cfg.DataDir, "metastore"))
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	adopt, err = datadir.CheckOrphans(cfg.DataDir, hasState, cfg.Recovery.OrphanData)
 	if err == nil && !hasState && cfg.Recovery.OrphanData == datadir.OrphanDiscard {
 		log.Warn("no metastore state: topic data on disk will be deleted by the startup reconcile (recovery.orphan_data=discard)")
 	}
-	return adopt, err
+	return adopt, hasState, err
 }
 
 // clientTLS loads the client API's certificate, if one is configured:
@@ -156,6 +167,7 @@ func metaOptions(cfg config.Config, n boot, m *metrics.Metrics, pool *rpc.Pool, 
 		Advertise:      advertise(cfg.NodeID, cfg.Cluster),
 		Bootstrap:      !n.clustered,
 		InitialServers: initialServers(cfg, n.raftAdvertise),
+		DiskID:         n.disk.ID,
 		Logger:         log.With("component", "meta"),
 	}
 	if pool != nil {

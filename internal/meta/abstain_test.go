@@ -1,0 +1,115 @@
+package meta
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/narad-io/narad/internal/peerauth"
+	"github.com/narad-io/narad/internal/testutil"
+)
+
+// voter is a Raft transport of a would-be candidate: it asks a node for
+// its vote the way hashicorp/raft does.
+type voter struct {
+	t  *testing.T
+	tr *raft.NetworkTransport
+	id string
+}
+
+func newVoter(t *testing.T, secret []byte, id string) *voter {
+	t.Helper()
+	stream, err := peerauth.ListenRaft("127.0.0.1:0", nil, peerauth.Config{Plane: "raft", Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := raft.NewNetworkTransport(stream, 1, 5*time.Second, io.Discard)
+	t.Cleanup(func() { tr.CloseStreams(); _ = tr.Close() })
+	return &voter{t: t, tr: tr, id: id}
+}
+
+// ask asks s for its vote in the next term as a candidate whose log is
+// far ahead of s's (so Raft itself would grant it), marked as a
+// leadership transfer (so a known leader does not stop s from voting).
+func (v *voter) ask(s *Store, preVote bool) bool {
+	v.t.Helper()
+	hdr := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(v.id),
+		Addr: v.tr.EncodePeer(raft.ServerID(v.id), v.tr.LocalAddr())}
+	target, addr := raft.ServerID(s.NodeID()), raft.ServerAddress(s.RaftAddr())
+	const ahead = 1 << 40
+	if preVote {
+		var resp raft.RequestPreVoteResponse
+		req := raft.RequestPreVoteRequest{RPCHeader: hdr, Term: s.Term() + 1, LastLogIndex: ahead, LastLogTerm: ahead}
+		if err := v.tr.RequestPreVote(target, addr, &req, &resp); err != nil {
+			v.t.Fatalf("pre-vote: %v", err)
+		}
+		return resp.Granted
+	}
+	var resp raft.RequestVoteResponse
+	req := raft.RequestVoteRequest{RPCHeader: hdr, Term: s.Term() + 1, LastLogIndex: ahead, LastLogTerm: ahead, LeadershipTransfer: true}
+	if err := v.tr.RequestVote(target, addr, &req, &resp); err != nil {
+		v.t.Fatalf("vote: %v", err)
+	}
+	return resp.Granted
+}
+
+// TestANodeWithoutRaftStateAbstainsUntilItsDiskIsRecorded: a node that
+// opened with no Raft state (a wiped disk, or a new member) refuses
+// every vote and pre-vote for a candidate with a history until its own
+// replica records the disk it runs on; then Raft decides again (and, for
+// the candidate this test makes up, grants).
+func TestANodeWithoutRaftStateAbstainsUntilItsDiskIsRecorded(t *testing.T) {
+	ctx := testCtx(t)
+	o1 := testOptions(t.TempDir(), "127.0.0.1:0")
+	o1.DiskID = "d1"
+	leader := openLeader(t, o1)
+	must(t, leader.CreateTopic(ctx, plainTopic("history", 1), nil, nil))
+
+	o2 := testOptions(t.TempDir(), "127.0.0.1:0")
+	o2.NodeID, o2.Bootstrap, o2.DiskID = "n2", false, "d2"
+	n2, err := Open(o2)
+	must(t, err)
+	t.Cleanup(func() { _ = n2.Close() })
+	must(t, leader.AddVoter(ctx, "n2", n2.RaftAddr()))
+	testutil.WaitFor(t, "n2 to hold the topic", func() bool { _, ok := n2.Topic("history"); return ok })
+
+	v := newVoter(t, o1.Secret, "n1") // a member of the configuration
+	if v.ask(n2, true) {
+		t.Fatal("a node without Raft state granted a pre-vote before its disk was recorded")
+	}
+	if v.ask(n2, false) {
+		t.Fatal("a node without Raft state granted a vote before its disk was recorded")
+	}
+	if !n2.abstains(2) || n2.abstains(bootstrapIndex) {
+		t.Fatal("abstention: a candidate past the bootstrap configuration must be refused, a brand-new cluster's judged by Raft")
+	}
+
+	must(t, leader.UpsertMember(ctx, Member{ID: "n2", RaftAddr: n2.RaftAddr(), State: MemberAlive, DiskID: "d2"}))
+	testutil.WaitFor(t, "n2 to record its disk", func() bool { m, ok := n2.Member("n2"); return ok && m.DiskID == "d2" })
+	if !v.ask(n2, false) {
+		t.Fatal("a node whose disk is recorded still refuses a vote Raft would grant")
+	}
+}
+
+// TestANodeWithRaftStateNeverAbstains: reopened on its own state (or with
+// no disk id to recognise), a node votes as Raft says.
+func TestANodeWithRaftStateNeverAbstains(t *testing.T) {
+	o := testOptions(t.TempDir(), "127.0.0.1:0")
+	o.DiskID = "d1"
+	s := openLeader(t, o)
+	if !s.abstaining.on.Load() {
+		t.Fatal("a node that bootstrapped on an empty disk does not abstain")
+	}
+	must(t, s.Close())
+	o.BindAddr = s.RaftAddr()
+	s = openLeader(t, o)
+	if s.abstaining.on.Load() || s.abstains(1<<40) {
+		t.Fatal("a node reopened on its Raft state abstains")
+	}
+	o2 := testOptions(t.TempDir(), "127.0.0.1:0")
+	if s2 := openLeader(t, o2); s2.abstains(1 << 40) {
+		t.Fatal("a node without a disk id abstains")
+	}
+}

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/narad-io/narad/internal/meta/metatest"
+)
+
+// TestLostMetastoreStateRenewsTheDiskID: a clustered node whose data
+// directory kept its disk id but lost the metastore's Raft state starts
+// with a new disk id (its abstention from metastore elections ends only
+// on a record of its disk written after the loss: meta's abstain.go); a
+// new directory, and one whose Raft state is there, keep theirs.
+func TestLostMetastoreStateRenewsTheDiskID(t *testing.T) {
+	cfg := testConfig(t, true)
+	log := slog.New(slog.DiscardHandler)
+	start := func() string {
+		t.Helper()
+		n, err := prepare(&cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.lock.Close()
+		return n.disk.ID
+	}
+	first := start() // a new directory: its first disk id
+	second := start()
+	if second == first {
+		t.Fatal("a directory that kept its disk id but has no Raft state kept that id")
+	}
+	ms := metatest.Leader(t, cfg.DataDir, cfg.NodeID) // Raft state in <data_dir>/metastore
+	if err := ms.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if third := start(); third != second {
+		t.Fatalf("a directory with its Raft state got a new disk id (%s, was %s)", third, second)
+	}
+	single := testConfig(t, false)
+	cfg = single
+	a, b := start(), start()
+	if a != b {
+		t.Fatal("a single node (no cluster) renewed its disk id")
+	}
+}
