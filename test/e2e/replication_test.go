@@ -69,6 +69,7 @@ type replLedger struct {
 	next     int
 	accepted map[int]bool
 	refused  map[int]int // status -> count
+	into     *int        // the partition to produce into; nil: the server spreads them
 }
 
 func newReplLedger(t *testing.T, topic string) *replLedger {
@@ -81,7 +82,7 @@ func (l *replLedger) produce(n *node) bool {
 	l.next++
 	id := l.next
 	l.mu.Unlock()
-	err := n.c.Produce(ctxT(l.t), l.topic, []byte(fmt.Sprintf("id-%d", id)), client.ProduceOptions{MsgID: fmt.Sprintf("m-%d", id)})
+	err := n.c.Produce(ctxT(l.t), l.topic, []byte(fmt.Sprintf("id-%d", id)), client.ProduceOptions{MsgID: fmt.Sprintf("m-%d", id), Partition: l.into})
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
