@@ -169,7 +169,7 @@ func (n *Node) applyDrain(ctx context.Context, a meta.Assignment, s drainStep) b
 			"replicas", a.Replicas, "in_sync", a.InSync, "why", s.why)
 		return false
 	case drainAdd, drainRemove:
-		err = n.Meta.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, s.replicas)
+		err = n.Meta.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, s.replicas, "")
 	case drainElect:
 		err = n.Meta.ElectLeader(ctx, a.Topic, a.Partition, a.LeaderEpoch, s.to)
 	}

@@ -103,7 +103,7 @@ func (n *Node) reconcileReplicas(ctx context.Context, live []string) {
 			if slices.Equal(next, cur) {
 				continue // no live node to add
 			}
-			if err := n.Meta.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, next); err != nil {
+			if err := n.Meta.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, next, ""); err != nil {
 				n.Log.Debug("changing a partition's replicas", "topic", a.Topic, "partition", a.Partition, "to", next, "err", err)
 				continue
 			}
