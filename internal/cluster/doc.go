@@ -13,7 +13,9 @@
 // reconcile of their replicas to the topic's replication factor, the
 // decommission of their copies (drain.go: a replacement joins and catches
 // up before a draining copy leaves, and a draining leader hands over to an
-// in-sync copy first), and
+// in-sync copy first), the rebalance of their copies over the receivers
+// by the same steps (rebalance.go) and the spread of their leaderships
+// (leaders.go) — one tick of that copy work is copies.go — and
 // partition assignment — one
 // function, Assign, decides placement for every path (Placement is the
 // broker's): round robin over live members, anti-affinity for a child
@@ -29,11 +31,27 @@
 //     never reassigned here (its disk holds the only copy); they wait for
 //     it. The exception is a replicated partition: its leader changes
 //     (ElectLeader) to an in-sync replica, which holds every acknowledged
-//     record; its replicas change only by the replication factor and by
-//     a decommission, which never leaves fewer in-sync copies than a
-//     majority of the copies that stay, nor fewer copies than the factor
-//     (it waits for a node to take one instead; only at five copies, the
-//     most a placement lists, is one fewer for a tick).
+//     record; its replicas change only by the replication factor, by a
+//     decommission and by a rebalance. A copy leaves (drain.go) only
+//     once its replacement joined and every copy that stays is in sync,
+//     never leaving fewer in-sync copies than a majority of the copies
+//     that stay, nor fewer copies than the factor (a decommission waits
+//     for a node to take one instead — only at five copies, the most a
+//     placement lists, is one fewer for a tick; a rebalance's move is
+//     called off).
+//   - a rebalance's leaving copy is marked in the metastore
+//     (meta.Assignment.Leaving) by the command that adds its
+//     replacement, so a partition with one copy more than its factor is
+//     a move in flight (finished by whichever controller comes next; the
+//     factor reconcile leaves it alone) or a lowered factor (the
+//     reconcile drops the surplus, out-of-sync copies first), never
+//     taken for the other. A rebalance moves a copy from a receiver
+//     holding at least two more than another, and an election for balance
+//     goes from a node leading at least two more than another copy's node:
+//     each strictly lowers a sum of squares, so neither undoes itself.
+//     Both touch only partitions fully in sync with every copy on a
+//     receiver heard from; at most MaxReplicaMovesInFlight moves and
+//     LeaderMovesPerTick balance elections a tick.
 //   - FenceAfter < FailoverAfter (checked at compile time): a leader cut
 //     off from the metastore leader has stopped serving before another
 //     is elected in its place. Across a metastore leader change too: a

@@ -18,17 +18,14 @@ import (
 // silent for more than FailoverAfter, or outside the in-sync set (its
 // disk was replaced, meta.ReplaceDisk), the first in-sync replica heard
 // from within FailoverAfter whose latest heartbeat announced its recorded
-// disk. Silence counts from the later of the last heartbeat and this
+// disk, one that is not leaving first. Silence counts from the later of the last heartbeat and this
 // leader's first tick: a new controller first hears everyone out.
 func (n *Node) failover(ctx context.Context, now time.Time) {
 	state := map[string]meta.Member{}
 	for _, m := range n.Meta.Members() {
 		state[m.ID] = m
 	}
-	heard := func(id string) bool {
-		m, ok := state[id]
-		return ok && m.State != meta.MemberDead && now.Sub(n.seen(id)) <= FailoverAfter && n.onRecordedDisk(m)
-	}
+	heard := n.heardFrom(state, now)
 	for _, t := range n.Meta.Topics() {
 		for _, a := range n.Meta.Assignments(t.Name) {
 			if !a.Replicated() || a.Owner == "" {
@@ -42,11 +39,14 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) <= FailoverAfter {
 				continue
 			}
+			// A copy that stays is preferred to one leaving (drain.go),
+			// which would have to hand the leadership over again.
 			to := ""
-			for _, id := range a.InSync {
-				if id != a.Owner && heard(id) {
-					to = id
-					break
+			for _, stays := range []bool{true, false} {
+				for _, id := range a.InSync {
+					if to == "" && id != a.Owner && heard(id) && (id != a.Leaving && !state[id].Draining) == stays {
+						to = id
+					}
 				}
 			}
 			if to == "" {
@@ -64,26 +64,26 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 	}
 }
 
-// reconcileReplicas brings each placed partition's replica count to its
-// topic's replication factor (SetReplicas): new members are live nodes,
-// kept off the parent partition's copies where possible, and join out of
-// sync; members leave out-of-sync first, and the leader never. A
-// partition with a copy on a draining member is left to drainReplicas. A
+// reconcile brings each placed partition's replica count to its topic's
+// replication factor (SetReplicas): new members are live nodes, kept off
+// the parent partition's copies where possible, and join out of sync;
+// members leave out-of-sync first, and the leader never. A partition with
+// a copy leaving — marked by a rebalance, or on a draining member — is
+// left to moveCopies: its surplus copy is a replacement catching up. A
 // single-copy topic whose partitions have one copy is never touched.
-func (n *Node) reconcileReplicas(ctx context.Context, live []string) {
-	members := n.Meta.Members()
-	for _, t := range n.Meta.Topics() {
+func (w *copyWork) reconcile(ctx context.Context) {
+	for _, t := range w.st.Topics() {
 		if t.Remote != nil {
 			continue
 		}
 		want := max(1, t.ReplicationFactor)
 		var parent []meta.Assignment
 		if t.Parent != "" {
-			parent = n.Meta.Assignments(t.Parent)
+			parent = w.st.Assignments(t.Parent)
 		}
-		for _, a := range n.Meta.Assignments(t.Name) {
-			if a.Owner == "" || a.Target != "" || drainingCopy(a, members) {
-				continue // a decommission changes these replicas (drain.go)
+		for _, a := range w.st.Assignments(t.Name) {
+			if a.Owner == "" || a.Target != "" || leavingCopy(a, w.draining) {
+				continue // a copy leaving changes these replicas (drain.go)
 			}
 			cur := a.Replicas
 			if len(cur) == 0 {
@@ -92,22 +92,15 @@ func (n *Node) reconcileReplicas(ctx context.Context, live []string) {
 			if len(cur) == want {
 				continue
 			}
-			var avoid []string
-			if a.Partition < len(parent) {
-				avoid = parent[a.Partition].Replicas
-				if len(avoid) == 0 {
-					avoid = []string{parent[a.Partition].Owner}
-				}
-			}
-			next := resize(a, cur, want, live, avoid)
+			next := resize(a, cur, want, w.live, parentCopies(parent, a.Partition))
 			if slices.Equal(next, cur) {
 				continue // no live node to add
 			}
-			if err := n.Meta.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, next); err != nil {
-				n.Log.Debug("changing a partition's replicas", "topic", a.Topic, "partition", a.Partition, "to", next, "err", err)
+			if err := w.st.SetReplicas(ctx, a.Topic, a.Partition, a.LeaderEpoch, next, ""); err != nil {
+				w.log.Debug("changing a partition's replicas", "topic", a.Topic, "partition", a.Partition, "to", next, "err", err)
 				continue
 			}
-			n.Log.Info("partition replicas changed", "topic", a.Topic, "partition", a.Partition, "from", cur, "to", next)
+			w.log.Info("partition replicas changed", "topic", a.Topic, "partition", a.Partition, "from", cur, "to", next)
 		}
 	}
 }

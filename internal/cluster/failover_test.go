@@ -71,6 +71,21 @@ func TestFailoverElectsAnInSyncReplica(t *testing.T) {
 	}
 }
 
+// TestFailoverPrefersACopyThatStays: a silent leader of a partition
+// whose copy on c is leaving (a rebalance's move) gets n1, not c, first
+// in the in-sync set though c is: c would have to hand over again.
+func TestFailoverPrefersACopyThatStays(t *testing.T) {
+	c := newControlled(t, 3, inSync("r", 0, "b", "c", "n1"))
+	must(t, c.ms.SetReplicas(context.Background(), "r", 0, 1, []string{"b", "c", "n1", "d"}, "c")) // d joins, c is leaving
+	c.heard = []string{"c", "d"}
+	for range 5 {
+		c.tick()
+	}
+	if got := c.ms.Assignments("r")[0]; got.Owner != "n1" || got.LeaderEpoch != 2 || got.Leaving != "c" {
+		t.Fatalf("after b fell silent: %+v, want n1 elected, c still leaving", got)
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/narad-io/narad/internal/meta"
 )
@@ -11,16 +10,10 @@ import (
 // MinVoters is the fewest Raft voters decommission leaves.
 const MinVoters = 3
 
-// planMoves is the controller's planner tick: after a barrier (the
-// leader's applied state is current), cancel moves that can no longer
-// finish, then set the targets of the moves Plan wants.
+// planMoves is the controller's planner tick, after control's barrier
+// (the leader's applied state is current): cancel moves that can no
+// longer finish, then set the targets of the moves Plan wants.
 func (n *Node) planMoves(ctx context.Context) {
-	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err := n.Meta.Barrier(bctx)
-	cancel()
-	if err != nil {
-		return
-	}
 	members := n.Meta.Members()
 	state := map[string]meta.Member{}
 	for _, m := range members {
@@ -92,7 +85,7 @@ func (n *Node) retire(ctx context.Context) {
 }
 
 // holds reports whether id owns a partition, is a move's target, or
-// holds a copy of a replicated partition (drainReplicas takes it away).
+// holds a copy of a replicated partition (moveCopies takes it away).
 func (n *Node) holds(id string) bool {
 	for _, t := range n.Meta.Topics() {
 		for _, a := range n.Meta.Assignments(t.Name) {

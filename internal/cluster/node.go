@@ -339,7 +339,9 @@ func (n *Node) tick(ctx context.Context) {
 }
 
 // control is one controller tick on the leader: mark silent members dead,
-// and place partitions whose placement was deferred.
+// place partitions whose placement was deferred, elect leaders for silent
+// ones, move and balance replicated copies (copies.go), plan moves of
+// single copies, retire decommissioned members.
 func (n *Node) control(ctx context.Context) {
 	now := n.clock().Now()
 	// A new leader's view of heartbeats is as old as its election: give
@@ -377,8 +379,15 @@ func (n *Node) control(ctx context.Context) {
 			n.Meta.SetAssignments(ctx, fix)
 		}
 	}
-	n.drainReplicas(ctx, live, now)
-	n.reconcileReplicas(ctx, live)
-	n.planMoves(ctx)
+	// Copies and moves are planned on the leader's applied state made
+	// current (a barrier): a new leader may not have applied every
+	// committed change yet, and the in-flight bounds count what it sees.
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := n.Meta.Barrier(bctx)
+	cancel()
+	if err == nil {
+		n.copies(now).tick(ctx)
+		n.planMoves(ctx)
+	}
 	n.retire(ctx)
 }

@@ -23,11 +23,10 @@ type Move struct {
 // member's quota is 0. A partition mid-move counts at its destination and
 // is not moved again; dead owners' partitions stay put (their disk holds
 // the only copy); at most MaxMovesInFlight moves exist at once. Replicated
-// partitions are neither counted nor moved: the metastore refuses a target
-// on one; their copies leave a draining member by drainReplicas (add a
-// replacement, wait until it is in sync, move the leadership, remove),
-// and rebalancing them over new members is not built — a new node gets
-// copies of new topics and of factors raised. Among
+// partitions are neither counted nor moved here: the metastore refuses a
+// target on one; their copies are balanced by planReplicaMoves
+// (rebalance.go) and leave a node by moveCopies (add a replacement, wait
+// until it is in sync, move the leadership, remove). Among
 // candidate destinations, one that is not the owner of the same partition
 // of the topic's parent (or child) is preferred — anti-affinity is a
 // preference here, balance wins. topics is every topic record by name (for

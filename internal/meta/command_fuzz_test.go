@@ -53,6 +53,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	seed(OpElectLeader, ElectLeaderCmd{Topic: "repl", Partition: 0, Epoch: 1, To: "n3"})
 	seed(OpStartEpoch, StartEpochCmd{Topic: "repl", Partition: 0, Epoch: 2, Leader: "n3", Offset: 7})
 	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n1", "n4"}})
+	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n1", "n4", "n5"}, Leaving: "n1"})
+	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n4", "n5"}})
 	seed(OpUpsertMember, UpsertMemberCmd{Member: Member{ID: "n3", RaftAddr: "127.0.0.1:3", DiskID: "d1"}})
 	seed(OpReplaceDisk, ReplaceDiskCmd{Node: "n3", Previous: "d1", Disk: "d2"})
 	seed(OpSetInSync, SetInSyncCmd{Topic: "repl", Partition: 0, Epoch: 2, Leader: "n3", InSync: []string{"n3", "n1"},

@@ -61,6 +61,14 @@
 //     before it is in this node's log by then (abstain.go). Raft assumes a
 //     voter never forgets its log; this is how a forgotten one is kept from
 //     electing a leader that lacks a committed entry.
+//   - A copy being moved off a replicated partition (Assignment.Leaving)
+//     is marked by the SetReplicas that adds its replacement, and every
+//     later change that keeps the copy must name it; the mark goes only
+//     with the copy, or with the move called off (replicas unchanged).
+//     So a partition holding one copy more than its factor says itself
+//     whether the extra copy is a replacement catching up (kept) or a
+//     surplus after a lowered factor (dropped), to any controller
+//     (leaving.go). Placements written whole never carry a mark.
 //   - Hot-path reads (Topic, Owner) cost one atomic load when nothing changed:
 //     decoded records sit in an immutable cache that is replaced, never
 //     mutated, when the topics or assignments version moves.

@@ -65,14 +65,14 @@ func TestFlipOfALoweredCopyMovesItsReplicaList(t *testing.T) {
 	three := []string{"n1", "n2", "n3"}
 	must(t, s.CreateTopic(ctx, top, []Assignment{{Topic: "orders", Partition: 0, Owner: "n1", Replicas: three,
 		InSync: three, LeaderEpoch: 1, EpochStarts: []EpochStart{{Epoch: 1, Offset: 0}}}}, nil))
-	must(t, s.SetReplicas(ctx, "orders", 0, 1, []string{"n1"}))
+	must(t, s.SetReplicas(ctx, "orders", 0, 1, []string{"n1"}, ""))
 	must(t, s.SetTarget(ctx, "orders", 0, "n1", "n4"))
 	must(t, s.FlipOwner(ctx, "orders", 0, "n1", "n4"))
 	a := s.Assignments("orders")[0]
 	if a.Owner != "n4" || len(a.Replicas) != 1 || a.Replicas[0] != "n4" || len(a.InSync) != 1 || a.InSync[0] != "n4" {
 		t.Fatalf("after the move: %+v, want replicas and in-sync [n4]", a)
 	}
-	must(t, s.SetReplicas(ctx, "orders", 0, a.LeaderEpoch, []string{"n4", "n2"}))
+	must(t, s.SetReplicas(ctx, "orders", 0, a.LeaderEpoch, []string{"n4", "n2"}, ""))
 }
 
 func TestSetDraining(t *testing.T) {

@@ -54,12 +54,17 @@ type ElectLeaderCmd struct {
 }
 
 // SetReplicasCmd replaces a partition's replicas (a replication factor
-// change), at the epoch the controller saw.
+// change, a copy moved), at the epoch the controller saw. Leaving names
+// the copy being moved off (Assignment.Leaving, leaving.go): set with
+// the replacement, kept by every change that keeps the copy; empty once
+// the copy goes. Absent from the JSON when empty, so a command without
+// one is byte for byte what it was before the field.
 type SetReplicasCmd struct {
 	Topic     string   `json:"topic"`
 	Partition int      `json:"partition"`
 	Epoch     uint64   `json:"epoch"`
 	Replicas  []string `json:"replicas"`
+	Leaving   string   `json:"leaving,omitempty"`
 }
 
 // CheckPlacement holds the shape of a placement a create, a growth or the
@@ -67,8 +72,11 @@ type SetReplicasCmd struct {
 // (beyond, after a factor lowered to 1, its owner as sole replica); a
 // replicated one has distinct replicas with the owner among them, an
 // in-sync set of replicas that holds the owner, an epoch, and epoch
-// starts of ascending epochs up to it.
+// starts of ascending epochs up to it. None names a leaving copy.
 func CheckPlacement(topic string, as Assignment) error {
+	if as.Leaving != "" {
+		return topicErr(topic, ErrInvalid, "partition %d: a placement written whole names no leaving copy (SetReplicas does)", as.Partition)
+	}
 	if len(as.Replicas) == 0 {
 		if len(as.InSync) > 0 || as.LeaderEpoch != 0 || len(as.EpochStarts) > 0 {
 			return topicErr(topic, ErrInvalid, "partition %d: replication fields without replicas", as.Partition)
@@ -202,22 +210,38 @@ func applyElectLeader(a *applyTx, payload json.RawMessage) error {
 	if err := decodePayload(OpElectLeader, payload, &c); err != nil {
 		return err
 	}
-	as, cur, err := a.replicated(c.Topic, c.Partition, c.Epoch)
+	as, err := a.assignment(c.Topic, c.Partition)
 	if err != nil {
 		return err
 	}
+	next, err := c.Apply(as[c.Partition])
+	if err != nil {
+		return err
+	}
+	as[c.Partition] = next
+	return a.putPlacement(c.Topic, as)
+}
+
+// Apply is cur after the election, or why it is refused: the rule the
+// FSM applies, a pure function so that the controller's tests propose
+// against the rule itself.
+func (c ElectLeaderCmd) Apply(cur Assignment) (Assignment, error) {
 	switch {
+	case !cur.Replicated():
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d is not replicated", c.Partition)
+	case cur.LeaderEpoch != c.Epoch:
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
 	case c.To == cur.Owner:
-		return topicErr(c.Topic, ErrInvalid, "partition %d: %q already leads", c.Partition, c.To)
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: %q already leads", c.Partition, c.To)
 	case !slices.Contains(cur.InSync, c.To):
 		// Only an in-sync replica holds every acknowledged record.
-		return topicErr(c.Topic, ErrConflict, "partition %d: %q is not in the in-sync set %v", c.Partition, c.To, cur.InSync)
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d: %q is not in the in-sync set %v", c.Partition, c.To, cur.InSync)
 	}
 	old := cur.Owner
 	cur.Owner, cur.Target = c.To, ""
 	cur.LeaderEpoch++
 	cur.InSync = slices.DeleteFunc(slices.Clone(cur.InSync), func(id string) bool { return id == old })
-	return a.putPlacement(c.Topic, as)
+	return cur, nil
 }
 
 func applySetReplicas(a *applyTx, payload json.RawMessage) error {
@@ -229,7 +253,18 @@ func applySetReplicas(a *applyTx, payload json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	cur := &as[c.Partition]
+	next, err := c.Apply(as[c.Partition])
+	if err != nil || next.Equal(as[c.Partition]) {
+		return err
+	}
+	as[c.Partition] = next
+	return a.putPlacement(c.Topic, as)
+}
+
+// Apply is cur after the change, or why it is refused: the rule the FSM
+// applies, a pure function so that the controller's tests propose
+// against the rule itself.
+func (c SetReplicasCmd) Apply(cur Assignment) (Assignment, error) {
 	// A single-copy placement is its owner alone, in sync, at epoch 0.
 	replicas, inSync := cur.Replicas, cur.InSync
 	if len(replicas) == 0 {
@@ -237,32 +272,35 @@ func applySetReplicas(a *applyTx, payload json.RawMessage) error {
 	}
 	switch {
 	case cur.Owner == "":
-		return topicErr(c.Topic, ErrConflict, "partition %d is not placed", c.Partition)
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d is not placed", c.Partition)
 	case cur.Target != "":
-		return topicErr(c.Topic, ErrConflict, "partition %d is moving to %q", c.Partition, cur.Target)
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d is moving to %q", c.Partition, cur.Target)
 	case cur.LeaderEpoch != c.Epoch:
-		return topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
 	case len(c.Replicas) == 0 || len(c.Replicas) > MaxReplicationFactor || !distinct(c.Replicas) || slices.Contains(c.Replicas, ""):
-		return topicErr(c.Topic, ErrInvalid, "partition %d: replicas %v are not 1..%d distinct nodes", c.Partition, c.Replicas, MaxReplicationFactor)
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: replicas %v are not 1..%d distinct nodes", c.Partition, c.Replicas, MaxReplicationFactor)
 	case !slices.Contains(c.Replicas, cur.Owner):
-		return topicErr(c.Topic, ErrInvalid, "partition %d: replicas %v leave out the leader %q", c.Partition, c.Replicas, cur.Owner)
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: replicas %v leave out the leader %q", c.Partition, c.Replicas, cur.Owner)
+	}
+	if err := c.checkLeaving(cur, replicas); err != nil {
+		return cur, err
 	}
 	// New members join out of sync: they fetch until the leader adds them.
 	next := inReplicaOrder(c.Replicas, inSync)
 	if len(next) < len(inSync) && len(next) < Majority(len(c.Replicas)) {
-		return topicErr(c.Topic, ErrConflict, "partition %d: replicas %v keep %d of the in-sync set %v, fewer than a majority",
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d: replicas %v keep %d of the in-sync set %v, fewer than a majority",
 			c.Partition, c.Replicas, len(next), inSync)
 	}
-	if slices.Equal(c.Replicas, replicas) {
-		return nil
+	if slices.Equal(c.Replicas, replicas) && c.Leaving == cur.Leaving {
+		return cur, nil
 	}
-	cur.Replicas, cur.InSync = slices.Clone(c.Replicas), next
+	cur.Replicas, cur.InSync, cur.Leaving = slices.Clone(c.Replicas), next, c.Leaving
 	if cur.LeaderEpoch == 0 {
 		// Becoming replicated: epoch 1, whose start the leader records
 		// itself (StartEpoch at its log end), as after any election.
 		cur.LeaderEpoch = 1
 	}
-	return a.putPlacement(c.Topic, as)
+	return cur, nil
 }
 
 // inReplicaOrder is the members of set that are replicas, in replica

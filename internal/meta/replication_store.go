@@ -89,8 +89,10 @@ func (s *Store) ElectLeader(ctx context.Context, topic string, partition int, ep
 // SetReplicas replaces a partition's replicas at epoch (a single-copy
 // partition is at epoch 0 and becomes epoch 1): the leader stays, new
 // members join out of sync, and a change that would leave fewer in-sync
-// members than before and than a majority is refused (ErrConflict). The
-// controller's (leader only).
-func (s *Store) SetReplicas(ctx context.Context, topic string, partition int, epoch uint64, replicas []string) error {
-	return s.propose(ctx, OpSetReplicas, SetReplicasCmd{Topic: topic, Partition: partition, Epoch: epoch, Replicas: replicas})
+// members than before and than a majority is refused (ErrConflict).
+// leaving names the copy being moved off, or none (leaving.go says when
+// it must be named). The controller's (leader only).
+func (s *Store) SetReplicas(ctx context.Context, topic string, partition int, epoch uint64, replicas []string, leaving string) error {
+	return s.propose(ctx, OpSetReplicas, SetReplicasCmd{Topic: topic, Partition: partition, Epoch: epoch, Replicas: replicas,
+		Leaving: leaving})
 }

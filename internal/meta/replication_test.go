@@ -206,6 +206,7 @@ func TestPlacementShapeIsChecked(t *testing.T) {
 		"moving":               func(a *Assignment) { a.Target = "d" },
 		"unplaced":             func(a *Assignment) { a.Owner = "" },
 		"fields, no replicas":  func(a *Assignment) { a.Replicas = nil },
+		"a leaving copy":       func(a *Assignment) { a.Leaving = "c" },
 	}
 	for name, spoil := range bad {
 		a := good
@@ -222,7 +223,8 @@ func TestPlacementShapeIsChecked(t *testing.T) {
 	must(t, r.apply(OpUpdateTopic, TopicUpdate{Name: "r", ReplicationFactor: ptr(2)}))
 }
 
-// The replication fields survive a snapshot and restore.
+// The replication fields, a leaving copy's mark too, survive a snapshot
+// and restore.
 func TestReplicationSurvivesSnapshot(t *testing.T) {
 	t.Parallel()
 	s := newLeader(t)
@@ -233,6 +235,7 @@ func TestReplicationSurvivesSnapshot(t *testing.T) {
 	must(t, s.ElectLeader(ctx, "r", 0, 1, "b"))
 	must(t, s.StartEpoch(ctx, "r", 0, 2, "b", 9))
 	must(t, s.SetInSync(ctx, "r", 0, 2, "b", []string{"b", "c"}, nil))
+	must(t, s.SetReplicas(ctx, "r", 0, 2, []string{"n1", "b", "c", "d"}, "c"))
 	want := dump(t, s.fsm)
 	snap, err := s.fsm.Snapshot()
 	must(t, err)
@@ -247,7 +250,8 @@ func TestReplicationSurvivesSnapshot(t *testing.T) {
 	}
 	a := got.Assign["r"][0]
 	if a.Owner != "b" || a.LeaderEpoch != 2 || !slices.Equal(a.InSync, []string{"b", "c"}) ||
-		!slices.Equal(a.EpochStarts, []EpochStart{{1, 0}, {2, 9}}) || got.Topics[0].ReplicationFactor != 3 {
+		!slices.Equal(a.EpochStarts, []EpochStart{{1, 0}, {2, 9}}) || got.Topics[0].ReplicationFactor != 3 ||
+		a.Leaving != "c" || len(a.Replicas) != 4 {
 		t.Fatalf("restored placement %+v, topic %+v", a, got.Topics[0])
 	}
 }

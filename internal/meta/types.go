@@ -111,6 +111,13 @@ func (r *RemoteTarget) Public() *RemoteTarget {
 // epoch's leader began writing, ascending: followers cut a divergent tail
 // by it). All four are empty on a single-copy partition, whose record is
 // byte for byte what it was before replication existed.
+//
+// Leaving, when set, names the copy the controller is moving off the
+// partition (a rebalance): it was set by the SetReplicas that added its
+// replacement, so Replicas holds one copy more than the copies that stay,
+// and it is cleared by the SetReplicas that removes the copy (or calls
+// the move off). Empty otherwise, and absent from the JSON: a record
+// written before the field reads the same.
 type Assignment struct {
 	Topic       string       `json:"topic"`
 	Partition   int          `json:"partition"`
@@ -120,6 +127,7 @@ type Assignment struct {
 	InSync      []string     `json:"in_sync,omitempty"`
 	LeaderEpoch uint64       `json:"leader_epoch,omitempty"`
 	EpochStarts []EpochStart `json:"epoch_starts,omitempty"`
+	Leaving     string       `json:"leaving,omitempty"`
 }
 
 // EpochStart says that the leader of Epoch wrote its first record at
@@ -135,7 +143,7 @@ type EpochStart struct {
 func (a Assignment) Equal(b Assignment) bool {
 	return a.Topic == b.Topic && a.Partition == b.Partition && a.Owner == b.Owner && a.Target == b.Target &&
 		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.InSync, b.InSync) &&
-		a.LeaderEpoch == b.LeaderEpoch && slices.Equal(a.EpochStarts, b.EpochStarts)
+		a.LeaderEpoch == b.LeaderEpoch && slices.Equal(a.EpochStarts, b.EpochStarts) && a.Leaving == b.Leaving
 }
 
 // Replicated reports whether the partition has more than one copy.

@@ -15,8 +15,9 @@ import (
 )
 
 // Replicated partitions changing their replica sets on real processes: a
-// decommission moves every copy off a node (leaderships first), and a
-// factor lowered to 1 leaves a single copy serving everything it holds.
+// decommission moves every copy off a node (leaderships first), a node
+// that joins later gets its share of the copies (rebalance), and a factor
+// lowered to 1 leaves a single copy serving everything it holds.
 
 // createReplicatedN creates topic with parts partitions of rf copies
 // through n and waits until n describes every partition fully in sync.
@@ -51,6 +52,18 @@ func allPartitionStats(n *node, topic string) ([]client.PartitionStats, bool) {
 		return nil, false
 	}
 	return d.PartitionStats, true
+}
+
+// threeWithReplicated starts three nodes with an RF=3 topic of parts
+// partitions, fully in sync, and a ledger for it (skipped with -short).
+func threeWithReplicated(t *testing.T, topic string, parts int) ([]*node, *replLedger) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info")
+	createReplicatedN(t, nodes[0], topic, parts, 3)
+	return nodes, newReplLedger(t, topic)
 }
 
 // partitionDirs lists the partition directories of topic on n's disk.
@@ -90,6 +103,20 @@ func produceUntil(led *replLedger, via []*node, stop chan struct{}) *sync.WaitGr
 		}
 	}()
 	return &wg
+}
+
+// stopAndCheck stops produceUntil's producer, asks that at least least
+// records were answered 202, and checks every one is consumable through n.
+func stopAndCheck(t *testing.T, led *replLedger, stop chan struct{}, producing *sync.WaitGroup, least int, n *node) {
+	t.Helper()
+	close(stop)
+	producing.Wait()
+	accepted := led.snapshot()
+	if len(accepted) < least {
+		t.Fatalf("only %d records accepted (refused: %v)", len(accepted), led.refused)
+	}
+	t.Logf("refused while the replicas changed: %v", led.refused)
+	checkLedger(t, led.topic, accepted, drain(t, n, led.topic, 4))
 }
 
 // TestReplicatedDecommission: an RF=3 topic on 4 nodes under produce; the
@@ -143,14 +170,63 @@ func TestReplicatedDecommission(t *testing.T) {
 	eventually(t, 30*time.Second, victim.id+"'s copies deleted from its disk", func() bool {
 		return len(partitionDirs(t, victim, "rd")) == 0
 	})
-	close(stop)
-	producing.Wait()
-	accepted := led.snapshot()
-	if len(accepted) < 100 {
-		t.Fatalf("only %d records accepted (refused: %v)", len(accepted), led.refused)
+	stopAndCheck(t, led, stop, producing, 100, rest[1])
+}
+
+// TestReplicatedRebalanceToANewNode: an RF=3 topic of four partitions on
+// three nodes (four copies each) under produce; a fourth node joins. The
+// controller moves copies to it until every node holds three, each move
+// adding the replacement before the copy leaves, so every partition ends
+// with three copies, all in sync; the copies moved off are deleted from
+// their old nodes' disks, and every record answered 202 is consumable.
+func TestReplicatedRebalanceToANewNode(t *testing.T) {
+	nodes, led := threeWithReplicated(t, "rb", 4)
+	for i := 0; i < 50; i++ {
+		led.produce(nodes[i%3])
 	}
-	t.Logf("refused while the replicas changed: %v", led.refused)
-	checkLedger(t, "rd", accepted, drain(t, rest[1], "rd", 4))
+	stop := make(chan struct{})
+	producing := produceUntil(led, nodes, stop)
+
+	n4 := joinNode(t, nodes, "n4", testSecret, "NARAD_LOG_LEVEL=info")
+	n4.waitReady()
+	all := append(append([]*node{}, nodes...), n4)
+	var last []client.PartitionStats
+	defer func() {
+		if t.Failed() {
+			t.Logf("partitions as last described: %+v", last)
+		}
+	}()
+	eventually(t, 120*time.Second, "three copies on every node, every partition three copies in sync", func() bool {
+		ps, ok := allPartitionStats(nodes[0], "rb")
+		last = ps
+		if !ok || len(ps) != 4 {
+			return false
+		}
+		held := map[string]int{}
+		for _, p := range ps {
+			if len(p.Replicas) != 3 || len(p.InSync) != 3 {
+				return false
+			}
+			for _, id := range p.Replicas {
+				held[id]++
+			}
+		}
+		for _, n := range all {
+			if held[n.id] != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	eventually(t, 30*time.Second, "the copies moved off deleted from their old nodes", func() bool {
+		for _, n := range all {
+			if len(partitionDirs(t, n, "rb")) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	stopAndCheck(t, led, stop, producing, 50, n4)
 }
 
 // TestReplicationLoweredToOne: an RF=3 topic lowered to 1 by PATCH keeps
@@ -158,12 +234,7 @@ func TestReplicatedDecommission(t *testing.T) {
 // it holds; produce goes on answering 202, every record answered 202 is
 // consumable, and the other copies are deleted from their nodes.
 func TestReplicationLoweredToOne(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
-	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info")
-	createReplicatedN(t, nodes[0], "rl", 2, 3)
-	led := newReplLedger(t, "rl")
+	nodes, led := threeWithReplicated(t, "rl", 2)
 	// A new leader answers 503 ("taking over its leadership: retry")
 	// until its epoch start is in the metastore: retry those, a while.
 	warm := time.Now().Add(10 * time.Second)
