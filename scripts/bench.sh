@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"single16 single64 consume1 batch batchconsume latency100 fanout10k cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -28,6 +28,10 @@ trap 'exit 130' INT
 
 go build -o "$work/narad" ./cmd/narad
 narad=$work/narad
+# The yardstick of the single-record produce figures (scripts/ceiling): the
+# least an HTTP server can do to answer 202 only after a group-committed
+# fdatasync, measured with the same client in the same round.
+go build -o "$work/ceiling" ./scripts/ceiling
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -143,6 +147,17 @@ all=(http://127.0.0.1:17942 http://127.0.0.1:18042 http://127.0.0.1:18142)
 
 for r in $(seq 1 "$rounds"); do
   echo "round $r of $rounds" >&2
+  if want ceiling16 || want ceiling64; then
+    port_free 17999 || { echo "bench.sh: port 17999 is taken" >&2; exit 1; }
+    mkdir -p "$work/ceiling-data"
+    "$work/ceiling" -addr 127.0.0.1:17999 -dir "$work/ceiling-data" 2>"$work/ceiling.log" &
+    pids+=($!)
+    wait_ready 17999
+    want ceiling16 && run ceiling16 produce http://127.0.0.1:17999 -- --producers 16 --messages 30000 --size 256
+    want ceiling64 && run ceiling64 produce http://127.0.0.1:17999 -- --producers 64 --messages 60000 --size 256
+    stop_nodes
+    rm -rf "$work/ceiling-data"
+  fi
   if want single16 || want single64 || want consume1 || want batch || want batchconsume || want latency100 || want fanout10k; then
     start_nodes 1
     want single16 && run single16 produce "$single" -- --producers 16 --messages 30000 --size 256
@@ -180,6 +195,8 @@ done
 printf '\n%-52s %-28s %s\n' "figure (256-byte records, fsync before every 202)" "msg/s median (min–max)" "p99 µs median (min–max)"
 label() {
   case $1 in
+    ceiling16) echo "ceiling: minimal fsync server, 16 clients" ;;
+    ceiling64) echo "ceiling: minimal fsync server, 64 clients" ;;
     single16) echo "single-record produce, 16 clients" ;;
     single64) echo "single-record produce, 64 clients" ;;
     consume1) echo "consume + ack one per call, 16 consumers" ;;
@@ -211,3 +228,10 @@ done
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
 fi
+# Narad's single-record produce against the ceiling of the same rounds.
+for n in 16 64; do
+  [ -n "${rate[single$n]:-}" ] && [ -n "${rate[ceiling$n]:-}" ] || continue
+  a=$(tr ' ' '\n' <<<"${rate[single$n]}" | grep . | stats | cut -d' ' -f1)
+  c=$(tr ' ' '\n' <<<"${rate[ceiling$n]}" | grep . | stats | cut -d' ' -f1)
+  printf '%-52s %s%%\n' "single-record produce, $n clients, of the ceiling" "$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.0f", 100 * a / c }')"
+done
