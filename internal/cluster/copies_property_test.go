@@ -136,6 +136,9 @@ func (m *copyModel) ElectLeader(_ context.Context, topic string, p int, epoch ui
 		if !m.rebalanceable(cur) || l[cur.Owner]-l[to] < 2 {
 			m.rt.Fatalf("an election for balance of %+v from %s (leads %d) to %s (leads %d)", cur, cur.Owner, l[cur.Owner], to, l[to])
 		}
+		if len(next.InSync) < meta.Majority(len(next.Replicas)) {
+			m.rt.Fatalf("an election for balance of %+v leaves too few in sync: %+v", cur, next)
+		}
 		if m.balanceElections++; m.balanceElections > LeaderMovesPerTick {
 			m.rt.Fatalf("%d elections for balance in one tick", m.balanceElections)
 		}
@@ -424,7 +427,7 @@ func (m *copyModel) checkSettled() {
 						m.rt.Fatalf("at rest, %s holds %d copies and %s %d, yet %+v could move", s, count[s], d, count[d], a)
 					}
 				}
-				if s != a.Owner && leads[a.Owner]-leads[s] >= 2 {
+				if s != a.Owner && leads[a.Owner]-leads[s] >= 2 && len(a.InSync)-1 >= meta.Majority(len(a.Replicas)) {
 					m.rt.Fatalf("at rest, %s leads %d and %s %d, yet %+v could change leader", a.Owner, leads[a.Owner], s, leads[s], a)
 				}
 			}

@@ -50,3 +50,23 @@ func TestADeposedLeaderAnswersNoHeartbeat(t *testing.T) {
 		t.Fatal("n1 stepped down before it was asked: the test showed nothing (lengthen the lease)")
 	}
 }
+
+// TestHeartbeatsOfAnEarlierTermDoNotCount: what a leader heard in an
+// earlier term of its own leadership is not silence counted from: another
+// leader may have renewed the member's lease in between.
+func TestHeartbeatsOfAnEarlierTermDoNotCount(t *testing.T) {
+	n := &Node{leaderTerm: 3}
+	at := time.Unix(100, 0)
+	n.noteSeen("b", at, 2)
+	if got := n.seen("b"); !got.IsZero() {
+		t.Fatalf("a heartbeat of term 2 counts in term 3: %v", got)
+	}
+	n.noteSeen("b", at.Add(-time.Second), 3)
+	if got := n.seen("b"); !got.Equal(at.Add(-time.Second)) {
+		t.Fatalf("a heartbeat of the current term: seen %v", got)
+	}
+	n.noteSeen("b", at.Add(time.Second), 2) // a late one of the older term
+	if got := n.seen("b"); !got.Equal(at.Add(-time.Second)) {
+		t.Fatalf("a late heartbeat of an older term replaced the current one: seen %v", got)
+	}
+}

@@ -33,6 +33,8 @@ type leaderMove struct {
 // preferred-leader election it moves leadership between in-sync copies
 // only, and the election drops the old leader from the in-sync set until
 // it catches up again, so a partition is not re-elected before then.
+// A partition of two copies is never re-elected for balance: the old
+// leader's leaving the in-sync set would leave one, under a majority.
 // Deterministic: the same state plans the same elections on any node.
 func planLeaders(as map[string][]meta.Assignment, v copyView) []leaderMove {
 	count := map[string]int{}
@@ -43,7 +45,10 @@ func planLeaders(as map[string][]meta.Assignment, v copyView) []leaderMove {
 				continue
 			}
 			count[a.Owner]++
-			if healthy(a, v) {
+			// The election drops the old leader from the in-sync set:
+			// only where the rest still make a majority (not at two
+			// copies, whose commits would stall until it caught up).
+			if healthy(a, v) && len(a.InSync)-1 >= meta.Majority(len(a.Replicas)) {
 				cands = append(cands, a)
 			}
 		}

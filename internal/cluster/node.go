@@ -22,9 +22,11 @@ import (
 // counts the silence from the moment it noticed that it leads.
 const (
 	JoinEvery = 2 * time.Second
-	// HeartbeatEvery is how often a node tells the leader it lives: often
-	// enough that three go unanswered before its lease ends (FenceAfter),
-	// so one slow answer never fences a node.
+	// HeartbeatEvery is how often a node tells the leader it lives: three
+	// are sent within a lease (FenceAfter), so one lost heartbeat never
+	// fences a node. Heartbeats go one at a time, each waiting up to
+	// FenceAfter: an answer slower than HeartbeatEvery delays the next,
+	// and answers that together take longer than the lease fence it.
 	HeartbeatEvery = 500 * time.Millisecond
 	// RecordEvery is how often, at most, the leader writes a member's
 	// heartbeat into its record (a Raft write): the record only serves
@@ -76,6 +78,7 @@ type Node struct {
 	Clock     clock.Clock // nil: the system clock
 
 	leaderSince time.Time // when this node last became leader (controller only)
+	leaderTerm  uint64    // the Raft term leaderSince belongs to (controller writes it, under mu)
 	controlled  time.Time // the last full control turn (controller only)
 	// copyLeft is when the controller last removed a draining member's
 	// replicated copy (drain.go; controller goroutine only): retire waits
@@ -83,8 +86,8 @@ type Node struct {
 	copyLeft map[string]time.Time
 
 	mu       sync.Mutex
-	lastSeen map[string]time.Time // leader: when each member's last heartbeat arrived
-	lastDisk map[string]string    // leader: the disk id each member's last heartbeat announced
+	lastSeen map[string]seenAt // leader: when each member's last heartbeat arrived
+	lastDisk map[string]string // leader: the disk id each member's last heartbeat announced
 	// answered is when (clock, unix ns) the last heartbeat the metastore
 	// leader answered was sent; 0: none yet.
 	answered atomic.Int64
@@ -168,7 +171,7 @@ func (n *Node) join(ctx context.Context) {
 // heartbeat tells the leader this node lives (the leader notes it, and
 // records it now and then). An answered heartbeat renews this node's
 // lease (Fenced); on the leader itself the answer is a quorum confirming
-// it still leads (a read index: no log write).
+// it still leads (ConfirmLeader: no log write).
 func (n *Node) heartbeat(ctx context.Context) {
 	sent := n.clock().Now()
 	cctx, cancel := context.WithTimeout(ctx, FenceAfter) // a later answer renews nothing
@@ -178,8 +181,8 @@ func (n *Node) heartbeat(ctx context.Context) {
 			n.Log.Warn("own heartbeat not counted", "err", err)
 			return
 		}
-		n.noteSeen(n.Self.ID, sent)
-		if _, err := n.Meta.ReadIndexAsLeader(cctx); err == nil {
+		if err := n.Meta.ConfirmLeader(cctx); err == nil {
+			n.noteSeen(n.Self.ID, sent, n.Meta.Term())
 			n.noteAnswered(sent)
 		}
 		if err := n.recordDue(cctx, n.Self); err != nil {
@@ -221,22 +224,35 @@ func (n *Node) noteAnswered(sent time.Time) {
 	}
 }
 
-func (n *Node) noteSeen(id string, at time.Time) {
+// seenAt is a heartbeat's arrival and the Raft term of the leadership
+// that answered it.
+type seenAt struct {
+	at   time.Time
+	term uint64
+}
+
+func (n *Node) noteSeen(id string, at time.Time, term uint64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.lastSeen == nil {
-		n.lastSeen = map[string]time.Time{}
+		n.lastSeen = map[string]seenAt{}
 	}
-	if at.After(n.lastSeen[id]) {
-		n.lastSeen[id] = at
+	if old := n.lastSeen[id]; term > old.term || (term == old.term && at.After(old.at)) {
+		n.lastSeen[id] = seenAt{at: at, term: term}
 	}
 }
 
-// seen is when this leader last heard from id (zero: not since it leads).
+// seen is when this leader last heard from id in its current term (zero:
+// not since it leads). A heartbeat answered in an earlier term of this
+// node's leadership does not count: another leader may have renewed the
+// member's lease in between.
 func (n *Node) seen(id string) time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.lastSeen[id]
+	if s := n.lastSeen[id]; s.term == n.leaderTerm {
+		return s.at
+	}
+	return time.Time{}
 }
 
 // Recorded reports whether this node's member record is in the replica.
@@ -292,8 +308,8 @@ func (n *Node) HandleJoin(ctx context.Context, m meta.Member) (JoinResult, error
 // HandleHeartbeat records a member's heartbeat on the leader; elsewhere
 // it is ErrNotLeader. A heartbeat from a new disk counts (and is
 // answered) only once the disk is recorded (admitDisk). It is answered
-// only once a quorum confirmed that this node still leads (a read index,
-// no log write): a deposed leader that has not noticed yet renews no
+// only once a quorum confirmed that this node still leads
+// (ConfirmLeader: no log write, no wait for the apply backlog): a deposed leader that has not noticed yet renews no
 // lease, so once another leader is elected no heartbeat sent after the
 // election is answered (but for messages then in flight), which is the
 // bound FailoverAfter's margin over FenceAfter rests on.
@@ -305,10 +321,10 @@ func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 	if err := n.admitDisk(ctx, m); err != nil {
 		return err
 	}
-	if _, err := n.Meta.ReadIndexAsLeader(ctx); err != nil {
+	if err := n.Meta.ConfirmLeader(ctx); err != nil {
 		return err
 	}
-	n.noteSeen(m.ID, at)
+	n.noteSeen(m.ID, at, n.Meta.Term())
 	return n.recordDue(ctx, m)
 }
 
@@ -327,8 +343,13 @@ func (n *Node) tick(ctx context.Context) {
 		return
 	}
 	now := n.clock().Now()
-	if n.leaderSince.IsZero() {
-		n.leaderSince = now
+	if term := n.Meta.Term(); n.leaderSince.IsZero() || term != n.leaderTerm {
+		// Leading anew — also when leadership was lost and regained
+		// between two turns: what was heard in an earlier term may be
+		// older than a lease another leader granted meanwhile.
+		n.mu.Lock()
+		n.leaderSince, n.leaderTerm, n.controlled = now, term, time.Time{}
+		n.mu.Unlock()
 	}
 	n.failover(ctx, now)
 	if !n.controlled.IsZero() && now.Sub(n.controlled) < ControlEvery {

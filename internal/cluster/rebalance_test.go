@@ -126,6 +126,9 @@ func TestPlanLeaders(t *testing.T) {
 			replicated("t", 1, []string{"n1", "n2"}, "n1", "n2", "n3")}, v: viewOf(live)},
 		{name: "only between copies of the partition", as: []meta.Assignment{inSync("t", 0, "n1", "n2"), inSync("t", 1, "n1", "n2"),
 			inSync("t", 2, "n2", "n1")}, v: viewOf(live)},
+		{name: "two copies: never (the old leader leaves the in-sync set, one is under a majority)", as: []meta.Assignment{
+			inSync("t", 0, "n1", "n2"), inSync("t", 1, "n1", "n2"), inSync("t", 2, "n1", "n3"), inSync("t", 3, "n1", "n3")},
+			v: viewOf(live)},
 		{name: "a copy silent: nothing", as: []meta.Assignment{inSync("t", 0, "n1", "n2"), inSync("t", 1, "n1", "n2")},
 			v: viewOf([]string{"n1", "n2"}, "n2")},
 	} {

@@ -1,6 +1,10 @@
 package meta
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -23,7 +27,13 @@ import (
 // So until this node's own metastore replica records the disk it runs
 // on (Options.DiskID; the leader records a node's new disk when it first
 // hears from it, meta.ReplaceDisk), incoming RequestVote and
-// RequestPreVote RPCs are answered "not granted" before Raft sees them.
+// RequestPreVote RPCs are answered "not granted" before Raft sees them,
+// and this node's own campaigns fail at its transport: hashicorp/raft
+// counts a candidate's vote for itself without a message, so a wiped
+// node that could campaign would still lend a forgetful vote — its own.
+// The abstention is written down (AbstainFile, fsynced before Raft
+// writes anything) and lasts across restarts: Raft has state of its own
+// as soon as a leader wrote it a term, long before the node caught up.
 // That record is an entry a leader appended after this node lost its
 // state, and Raft's log matching puts every entry before it — every
 // entry committed before the loss among them (a leader holds all of
@@ -33,10 +43,15 @@ import (
 //
 // One exception lets a brand-new cluster form: every initial member
 // starts empty, and a candidate whose log ends at the bootstrap
-// configuration (index 1) is judged by Raft as usual — no entry beyond
-// the configuration can have been committed by then. A cluster that
-// loses its first leader before a member's disk is recorded waits for
-// that member. A node that still has its Raft state never abstains.
+// configuration (index 1) is judged by Raft as usual. That is safe while
+// no more than one copy fails at a time: a candidate at index 1 lacks
+// every later committed entry, and it wins only with the vote of a voter
+// holding none either — the entry's holders, a majority, would all have
+// to be wiped or down, more than the one failure three voters tolerate.
+// A cluster that loses its first leader before a member's disk is
+// recorded (its first heartbeat, well under a second) waits for that
+// member. A node that opened on its Raft state, with no abstention
+// written down, never abstains.
 type abstainTransport struct {
 	*raft.NetworkTransport
 	self    raft.RPCHeader
@@ -58,6 +73,26 @@ func newAbstainTransport(t *raft.NetworkTransport, self raft.RPCHeader, abstain 
 	go a.forward()
 	return a
 }
+
+// RequestVote asks a peer for its vote, unless this node abstains: then
+// the campaign gets no vote but its own, and loses.
+func (a *abstainTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	if a.abstain(args.LastLogIndex) {
+		return errAbstaining
+	}
+	return a.NetworkTransport.RequestVote(id, target, args, resp)
+}
+
+// RequestPreVote is RequestVote's pre-vote: an abstaining node never
+// passes one, so it never raises its term either.
+func (a *abstainTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	if a.abstain(args.LastLogIndex) {
+		return errAbstaining
+	}
+	return a.NetworkTransport.RequestPreVote(id, target, args, resp)
+}
+
+var errAbstaining = errors.New("meta: this node has no Raft state of its own yet recorded: it abstains from elections")
 
 // Consumer is what Raft reads RPCs from: the transport's, less the votes
 // this node abstains from.
@@ -111,12 +146,55 @@ func (a *abstainTransport) Close() error {
 	return err
 }
 
-// abstention is a Store's state of the rule above: set at Open when
-// Raft had no state, cleared for good once the replica records this
-// node's disk.
+// AbstainFile, in the metastore directory, says that this node abstains
+// (written before Raft state, removed once the disk is recorded).
+const AbstainFile = "abstaining"
+
+// abstention is a Store's state of the rule above: on at Open when Raft
+// had no state or AbstainFile is there, off for good once the replica
+// records this node's disk.
 type abstention struct {
-	on     atomic.Bool
-	logged sync.Once
+	on   atomic.Bool
+	file string
+	once sync.Once
+}
+
+// startAbstaining decides at Open whether this node abstains, and writes
+// it down before Raft can write anything.
+func (s *Store) startAbstaining(hasState bool) error {
+	s.abstaining.file = filepath.Join(s.opts.Dir, AbstainFile)
+	_, err := os.Stat(s.abstaining.file)
+	written := err == nil
+	if s.opts.DiskID == "" || (hasState && !written) {
+		return nil
+	}
+	if !written {
+		if err := writeDurably(s.abstaining.file, []byte(s.opts.DiskID+"\n")); err != nil {
+			return fmt.Errorf("meta: writing %s: %w", AbstainFile, err)
+		}
+	}
+	s.abstaining.on.Store(true)
+	s.log.Info("metastore: this node has no Raft state of its own yet recorded: it abstains from elections until its disk is recorded",
+		"node", s.opts.NodeID, "disk_id", s.opts.DiskID, "state_on_disk", hasState)
+	return nil
+}
+
+// writeDurably writes a new small file and fsyncs it and its directory.
+func writeDurably(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // abstains reports whether a vote for a candidate whose log ends at
@@ -126,8 +204,14 @@ func (s *Store) abstains(lastLogIndex uint64) bool {
 		return false
 	}
 	if m, ok := s.Member(s.opts.NodeID); ok && s.opts.DiskID != "" && m.DiskID == s.opts.DiskID {
-		s.abstaining.on.Store(false)
-		s.abstaining.logged.Do(func() {
+		s.abstaining.once.Do(func() {
+			// Removed before votes resume: a restart after this finds
+			// the record at once; a failed removal only makes the next
+			// start abstain until it reads the record again.
+			if err := os.Remove(s.abstaining.file); err == nil || errors.Is(err, os.ErrNotExist) {
+				_ = syncDir(filepath.Dir(s.abstaining.file))
+			}
+			s.abstaining.on.Store(false)
 			s.log.Info("metastore: this node's disk is recorded in its replica, which holds every entry committed before its Raft state was lost: it votes again",
 				"node", s.opts.NodeID, "disk_id", s.opts.DiskID)
 		})

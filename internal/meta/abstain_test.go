@@ -1,7 +1,10 @@
 package meta
 
 import (
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -55,27 +58,35 @@ func (v *voter) ask(s *Store, preVote bool) bool {
 	return resp.Granted
 }
 
-// TestANodeWithoutRaftStateAbstainsUntilItsDiskIsRecorded: a node that
-// opened with no Raft state (a wiped disk, or a new member) refuses
-// every vote and pre-vote for a candidate with a history until its own
-// replica records the disk it runs on; then Raft decides again (and, for
-// the candidate this test makes up, grants).
-func TestANodeWithoutRaftStateAbstainsUntilItsDiskIsRecorded(t *testing.T) {
+// joinAbstaining opens a leader n1 (with some history) and an empty n2
+// (disk "d2") that n1 adds as a voter, and waits until n2 holds the
+// history.
+func joinAbstaining(t *testing.T) (leader, n2 *Store, o2 Options) {
+	t.Helper()
 	ctx := testCtx(t)
 	o1 := testOptions(t.TempDir(), "127.0.0.1:0")
 	o1.DiskID = "d1"
-	leader := openLeader(t, o1)
+	leader = openLeader(t, o1)
 	must(t, leader.CreateTopic(ctx, plainTopic("history", 1), nil, nil))
-
-	o2 := testOptions(t.TempDir(), "127.0.0.1:0")
+	o2 = testOptions(t.TempDir(), "127.0.0.1:0")
 	o2.NodeID, o2.Bootstrap, o2.DiskID = "n2", false, "d2"
 	n2, err := Open(o2)
 	must(t, err)
 	t.Cleanup(func() { _ = n2.Close() })
 	must(t, leader.AddVoter(ctx, "n2", n2.RaftAddr()))
 	testutil.WaitFor(t, "n2 to hold the topic", func() bool { _, ok := n2.Topic("history"); return ok })
+	return leader, n2, o2
+}
 
-	v := newVoter(t, o1.Secret, "n1") // a member of the configuration
+// TestANodeWithoutRaftStateAbstains: a node that opened with no Raft
+// state refuses every vote and pre-vote for a candidate with a history
+// (asked when it knows no leader, so that Raft itself would grant them),
+// and its own campaigns get no vote from anyone.
+func TestANodeWithoutRaftStateAbstains(t *testing.T) {
+	leader, n2, o2 := joinAbstaining(t)
+	v := newVoter(t, o2.Secret, "n1") // a member of the configuration
+	must(t, leader.Close())
+	testutil.WaitFor(t, "n2 to lose its leader", func() bool { _, addr := n2.Leader(); return addr == "" })
 	if v.ask(n2, true) {
 		t.Fatal("a node without Raft state granted a pre-vote before its disk was recorded")
 	}
@@ -85,11 +96,49 @@ func TestANodeWithoutRaftStateAbstainsUntilItsDiskIsRecorded(t *testing.T) {
 	if !n2.abstains(2) || n2.abstains(bootstrapIndex) {
 		t.Fatal("abstention: a candidate past the bootstrap configuration must be refused, a brand-new cluster's judged by Raft")
 	}
+	var resp raft.RequestVoteResponse
+	err := n2.votes.RequestVote("n1", raft.ServerAddress(leader.RaftAddr()), &raft.RequestVoteRequest{Term: 9, LastLogIndex: 5}, &resp)
+	if !errors.Is(err, errAbstaining) {
+		t.Fatalf("an abstaining node's own campaign asked for a vote: %v", err)
+	}
+	var pre raft.RequestPreVoteResponse
+	err = n2.votes.RequestPreVote("n1", raft.ServerAddress(leader.RaftAddr()), &raft.RequestPreVoteRequest{Term: 9, LastLogIndex: 5}, &pre)
+	if !errors.Is(err, errAbstaining) {
+		t.Fatalf("an abstaining node's own campaign asked for a pre-vote: %v", err)
+	}
+}
+
+// TestAbstentionLastsUntilTheDiskIsRecorded: the abstention survives a
+// restart (Raft has state of its own by then, from its leader), and ends
+// — for good, its file removed — once the replica records the node's
+// disk; then Raft decides votes again (and grants this test's candidate).
+func TestAbstentionLastsUntilTheDiskIsRecorded(t *testing.T) {
+	ctx := testCtx(t)
+	leader, n2, o2 := joinAbstaining(t)
+	must(t, n2.Close())
+	o2.BindAddr = n2.RaftAddr()
+	n2, err := Open(o2)
+	must(t, err)
+	t.Cleanup(func() { _ = n2.Close() })
+	if !n2.abstains(1 << 40) {
+		t.Fatal("a node restarted before its disk was recorded no longer abstains")
+	}
 
 	must(t, leader.UpsertMember(ctx, Member{ID: "n2", RaftAddr: n2.RaftAddr(), State: MemberAlive, DiskID: "d2"}))
 	testutil.WaitFor(t, "n2 to record its disk", func() bool { m, ok := n2.Member("n2"); return ok && m.DiskID == "d2" })
+	v := newVoter(t, o2.Secret, "n1")
 	if !v.ask(n2, false) {
 		t.Fatal("a node whose disk is recorded still refuses a vote Raft would grant")
+	}
+	if _, err := os.Stat(filepath.Join(o2.Dir, AbstainFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the abstention's file is still there once it ended: %v", err)
+	}
+	must(t, n2.Close())
+	n2, err = Open(o2)
+	must(t, err)
+	t.Cleanup(func() { _ = n2.Close() })
+	if n2.abstaining.on.Load() {
+		t.Fatal("a node abstains again after its abstention ended")
 	}
 }
 
@@ -101,6 +150,10 @@ func TestANodeWithRaftStateNeverAbstains(t *testing.T) {
 	s := openLeader(t, o)
 	if !s.abstaining.on.Load() {
 		t.Fatal("a node that bootstrapped on an empty disk does not abstain")
+	}
+	must(t, s.UpsertMember(testCtx(t), Member{ID: "n1", RaftAddr: s.RaftAddr(), State: MemberAlive, DiskID: "d1"}))
+	if s.abstains(1 << 40) {
+		t.Fatal("a node whose disk is recorded abstains")
 	}
 	must(t, s.Close())
 	o.BindAddr = s.RaftAddr()

@@ -21,6 +21,32 @@ const (
 // IsLeader reports whether this node is the Raft leader now.
 func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
 
+// ConfirmLeader returns nil once a quorum has confirmed that this node
+// still leads (hashicorp/raft's VerifyLeader: heartbeats, no log write,
+// no wait for the apply backlog), or the reason it could not: a deposed
+// leader that has not noticed yet learns it here.
+func (s *Store) ConfirmLeader(ctx context.Context) error {
+	return s.asLeader(ctx, "confirm leadership", func(time.Duration) raft.Future { return s.raft.VerifyLeader() })
+}
+
+// asLeader starts a future that only a leader may (closed and not
+// leading are refused first) and waits for it, bounded by 5 s and ctx.
+func (s *Store) asLeader(ctx context.Context, what string, start func(timeout time.Duration) raft.Future) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if !s.IsLeader() {
+		return s.notLeader()
+	}
+	ctx, cancel := context.WithTimeout(ctx, barrierTimeout)
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	if err := waitFuture(ctx, start(time.Until(dl))); err != nil {
+		return s.raftErr(what, err)
+	}
+	return nil
+}
+
 // Term is this node's current Raft term.
 func (s *Store) Term() uint64 { return s.raft.CurrentTerm() }
 
@@ -84,17 +110,5 @@ func (s *Store) AppliedCaughtUp() bool {
 // proves the log, not the applied state: a leader trusts its replica for a
 // destructive decision only after a barrier (06-cluster.md, barrier rule).
 func (s *Store) Barrier(ctx context.Context) error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	if !s.IsLeader() {
-		return s.notLeader()
-	}
-	ctx, cancel := context.WithTimeout(ctx, barrierTimeout)
-	defer cancel()
-	dl, _ := ctx.Deadline()
-	if err := waitFuture(ctx, s.raft.Barrier(time.Until(dl))); err != nil {
-		return s.raftErr("barrier", err)
-	}
-	return nil
+	return s.asLeader(ctx, "barrier", s.raft.Barrier)
 }

@@ -46,8 +46,8 @@ func (s *Store) ReadIndexAsLeader(ctx context.Context) (uint64, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, barrierTimeout)
 	defer cancel()
-	if err := waitFuture(ctx, s.raft.VerifyLeader()); err != nil {
-		return 0, s.raftErr("read index", err)
+	if err := s.ConfirmLeader(ctx); err != nil {
+		return 0, fmt.Errorf("meta: read index: %w", err)
 	}
 	if s.raft.AppliedIndex() < s.raft.CommitIndex() {
 		if err := s.Barrier(ctx); err != nil {

@@ -193,9 +193,15 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("meta: listen %s: %w", opts.BindAddr, err)
 	}
 
-	// With no Raft state and a disk id to recognise, this node abstains
-	// from elections until its replica records its disk (abstain.go).
-	s.abstaining.on.Store(!hasState && opts.DiskID != "")
+	// With no Raft state (or an abstention written down) and a disk id to
+	// recognise, this node abstains from elections until its replica
+	// records its disk (abstain.go).
+	if err := s.startAbstaining(hasState); err != nil {
+		s.trans.Close()
+		s.trans = nil
+		cleanup()
+		return nil, err
+	}
 	self := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(opts.NodeID),
 		Addr: s.trans.EncodePeer(raft.ServerID(opts.NodeID), s.trans.LocalAddr())}
 	s.votes = newAbstainTransport(s.trans, self, s.abstains)
