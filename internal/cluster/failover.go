@@ -36,7 +36,9 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 				since = n.leaderSince
 			}
 			lost := !slices.Contains(a.InSync, a.Owner)
-			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) <= FailoverAfter {
+			// At FailoverAfter, not a turn later: a new controller's turns
+			// fall on its leaderSince plus whole turns.
+			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) < FailoverAfter {
 				continue
 			}
 			// A copy that stays is preferred to one leaving (drain.go),

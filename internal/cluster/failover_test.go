@@ -48,13 +48,13 @@ func TestFailoverElectsAnInSyncReplica(t *testing.T) {
 		clk.Advance(FailoverEvery)
 		idle(t, clk)
 		as := ms.Assignments("r")
-		// Elected at the first turn more than FailoverAfter after b's
-		// last heartbeat, not a turn later.
-		if want := map[bool]string{true: "b", false: "c"}[at-bStops <= FailoverAfter]; as[0].Owner != want {
+		// Elected at the first turn FailoverAfter or more after b's last
+		// heartbeat, not a turn later.
+		if want := map[bool]string{true: "b", false: "c"}[at-bStops < FailoverAfter]; as[0].Owner != want {
 			t.Fatalf("%v in: partition 0 led by %q, want %q", at, as[0].Owner, want)
 		}
 		// d never heard: its silence counts from the controller's first turn.
-		if want := map[bool]string{true: "d", false: "c"}[at-first <= FailoverAfter]; as[1].Owner != want {
+		if want := map[bool]string{true: "d", false: "c"}[at-first < FailoverAfter]; as[1].Owner != want {
 			t.Fatalf("%v in: partition 1 led by %q, want %q", at, as[1].Owner, want)
 		}
 		if as[2].Owner != "d" || as[2].LeaderEpoch != 1 {

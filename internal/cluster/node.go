@@ -39,7 +39,7 @@ const (
 	// serving replicated partitions.
 	FenceAfter = 1500 * time.Millisecond
 	// FailoverAfter: the controller elects a new leader for a replicated
-	// partition whose leader it has not heard from for longer than this.
+	// partition whose leader it has not heard from for this long.
 	// It exceeds FenceAfter, so the old leader has fenced itself by then
 	// (PacificA: the lease ends before the configuration manager acts).
 	// The second of difference is the margin for a metastore leader

@@ -78,9 +78,8 @@ type Options struct {
 	RaftLogOutput io.Writer
 	RaftLogLevel  string
 
-	// Raft timings. Zero picks the defaults: for a single node
-	// (Bootstrap) 500 ms / 500 ms / 250 ms, so leadership comes within
-	// about a second; otherwise hashicorp/raft's 1 s / 1 s / 500 ms.
+	// Raft timings. Zero picks the defaults: 500 ms / 500 ms / 250 ms,
+	// so leadership comes within about a second (withDefaults).
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
@@ -272,10 +271,13 @@ func withDefaults(o Options) Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	hb, el, lease := 1000*time.Millisecond, 1000*time.Millisecond, 500*time.Millisecond
-	if o.Bootstrap {
-		hb, el, lease = 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
-	}
+	// 500 ms / 500 ms / 250 ms, half hashicorp/raft's defaults: a dead
+	// metastore leader is replaced within about a second, which bounds a
+	// replicated partition's failover when that node led it too (the
+	// controller's 2.5 s count only starts after the election). The
+	// leader heartbeats its followers every 50 ms (a tenth of the
+	// timeout), so a follower calls an election only after ten missed.
+	hb, el, lease := 500*time.Millisecond, 500*time.Millisecond, 250*time.Millisecond
 	if o.HeartbeatTimeout == 0 {
 		o.HeartbeatTimeout = hb
 	}
