@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 )
@@ -53,14 +54,21 @@ func (c *Client) AckBatch(ctx context.Context, topic string, handles []string) (
 	if topic == "" {
 		return nil, errEmptyName
 	}
-	in := struct {
-		ReceiptHandles []string `json:"receipt_handles"`
-	}{handles}
-	var out struct {
-		Results []AckResult `json:"results"`
-	}
-	if _, err := c.doJSON(ctx, http.MethodPost, topicPath(topic, "ack"), nil, in, &out); err != nil {
+	body, err := ackBatchBody(handles)
+	if err != nil {
 		return nil, err
 	}
-	return out.Results, nil
+	path := topicPath(topic, "ack")
+	resp, err := c.do(ctx, request{method: http.MethodPost, path: path, body: body, contentType: "application/json"})
+	if err != nil {
+		return nil, err
+	}
+	if resp.status == http.StatusNoContent {
+		return nil, nil
+	}
+	res, err := decodeAckResults(resp.body)
+	if err != nil {
+		return nil, fmt.Errorf("POST %s: decoding response: %w", path, err)
+	}
+	return res, nil
 }
