@@ -26,6 +26,7 @@ type benchFlags struct {
 	rate       int    // --rate: records per second offered in all (0: as fast as answered)
 	e2e        bool   // --e2e: produce and consume at once, measure produce-to-consumed
 	viaChild   bool   // --via-child: with --e2e, consume from a child of the scratch topic
+	cpuProfile string // --cpuprofile: write the bench's own CPU profile here (the client's share)
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
@@ -84,6 +85,13 @@ what was measured so far and exits 130.`,
 			if len(args) == 1 {
 				topic = args[0]
 			}
+			if f.cpuProfile != "" {
+				end, err := startCPUProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer end()
+			}
 			return (&bench{a: a, c: c, f: f}).run(ctx, topic)
 		},
 	}
@@ -103,6 +111,7 @@ what was measured so far and exits 130.`,
 	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
 	fs.BoolVar(&f.viaChild, "via-child", false, "with --e2e, consume from a scratch child attached to the scratch topic: the fan-out copy's latency")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench client's own CPU profile to this file (go tool pprof): the load generator's share of the machine")
 	return cmd
 }
 
