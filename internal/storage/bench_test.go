@@ -103,6 +103,34 @@ func BenchmarkSequentialRead(b *testing.B) {
 	}
 }
 
+// BenchmarkReadOne reads committed 256-byte records one per call, front to
+// back, the way consumers taking one record per request walk a backlog:
+// most reads land in the middle of a frame another read just decoded.
+func BenchmarkReadOne(b *testing.B) {
+	l := openT(b, b.TempDir(), Options{})
+	defer l.Close()
+	batch := payloads(100, 256)
+	for i := 0; i < 100; i++ {
+		if _, err := l.Commit(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	hwm := l.HWM()
+	b.ReportAllocs()
+	b.ResetTimer()
+	next := uint64(0)
+	for i := 0; i < b.N; i++ {
+		if next >= hwm {
+			next = 0
+		}
+		res, err := l.Read(next, 1, 4<<20, NoDueLimit)
+		if err != nil || len(res.Records) != 1 {
+			b.Fatal(err, len(res.Records))
+		}
+		next = res.Next
+	}
+}
+
 // BenchmarkCommitLazy is BenchmarkCommit for records durable in their
 // ingress WAL (CommitFrom, Lazy): write, read back, verify, publish — the
 // fdatasync left to a Flush every 64 commits, about what the dispatcher's

@@ -83,6 +83,25 @@ func (c *frameCache) position(seg, o uint64) (int64, bool) {
 	return e.pos, true
 }
 
+// containing returns a cached frame of segment seg that holds offset o.
+// Readers taking one record per call land mostly inside a frame another
+// reader just decoded; finding it here, newest first among at most
+// cacheFrames, saves the seek's header reads from the segment index.
+func (c *frameCache) containing(seg, o uint64) (*cachedFrame, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.order) - 1; i >= 0; i-- {
+		k := c.order[i]
+		if k.seg != seg {
+			continue
+		}
+		if fr, ok := c.frames[k]; ok && fr.h.contains(o) {
+			return fr, true
+		}
+	}
+	return nil, false
+}
+
 func (c *frameCache) frame(seg uint64, pos int64) (*cachedFrame, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

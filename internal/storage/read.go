@@ -113,6 +113,9 @@ func (l *Log) frameFor(s *segment, o uint64) (*cachedFrame, error) {
 		}
 	}
 	if !ok {
+		if fr, ok := l.cache.containing(s.base, o); ok {
+			return fr, nil
+		}
 		var err error
 		if pos, _, err = s.seek(o); err != nil {
 			return nil, fmt.Errorf("%s: offset %d: %w", s.path, o, err)
