@@ -87,6 +87,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 			CorruptSkipped:   func(n uint64) { m.CorruptSkipped.Add(float64(n)) },
 			Fenced:           func() { m.Errors.WithLabelValues("storage", "fenced").Inc() },
 			HWMPersistFailed: func() { m.Errors.WithLabelValues("storage", "hwm_persist").Inc() },
+			ReadFailed:       func() { m.Errors.WithLabelValues("storage", "read").Inc() },
 			Shortfall:        m.RecoveryShortfalls.Inc,
 		},
 	}

@@ -186,7 +186,10 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 			}
 		}
 		if err != nil && len(parts) == 1 {
-			return out, err
+			if len(out) > 0 {
+				break // deliver what is leased; the next consume meets the error
+			}
+			return nil, storageErr(t.Name, p, "be read", err)
 		}
 	}
 	b.countConsumed(out)
@@ -417,7 +420,7 @@ func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, storageErr(t.Name, p, "be read", err)
 	}
 	out := make([]Message, len(res.Records))
 	for i, r := range res.Records {

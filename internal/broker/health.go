@@ -104,23 +104,23 @@ func (r *Registry) Unavailable(topic string, partition int) string {
 	return ""
 }
 
-// storageErr maps a partition log's commit failure onto a temporary
-// refusal whose message names no server path: ErrFenced for a fenced log,
-// ErrDiskFull for a write undone on a full disk, a plain 503 for another
-// undone write.
-func storageErr(topic string, p int, err error) error {
+// storageErr maps a partition log's failure to commit or to read (act:
+// "commit", "be read") onto a temporary refusal whose message names no
+// server path: ErrFenced for a fenced log, ErrDiskFull for a write undone
+// on a full disk, a plain 503 for another undone write or a failed read.
+func storageErr(topic string, p int, act string, err error) error {
 	var ioe *storage.IOError
 	if !errors.As(err, &ioe) {
 		return err
 	}
-	const format = "partition %d of %q cannot commit now: %s"
+	const format = "partition %d of %q cannot %s now: %s"
 	switch {
 	case errors.Is(err, storage.ErrFenced):
-		return refusal.New(refusal.ErrFenced, time.Second, format, p, topic, ioe.Reason())
+		return refusal.New(refusal.ErrFenced, time.Second, format, p, topic, act, ioe.Reason())
 	case errors.Is(err, syscall.ENOSPC):
-		return refusal.New(refusal.ErrDiskFull, time.Second, format, p, topic, ioe.Reason())
+		return refusal.New(refusal.ErrDiskFull, time.Second, format, p, topic, act, ioe.Reason())
 	}
-	return apierr.Unavailable(time.Second, format, p, topic, ioe.Reason())
+	return apierr.Unavailable(time.Second, format, p, topic, act, ioe.Reason())
 }
 
 // publicCause is the part of a file error a client may see: the errno's

@@ -75,6 +75,36 @@ func TestFencedPartitionHealsOnNextUse(t *testing.T) {
 	}
 }
 
+// A read that fails with an I/O error (EIO) is not damage: consume and
+// replay answer 503 naming no path, count errors_total{storage,read}, and
+// skip nothing — once the disk answers, every record is delivered.
+// (Skipping would have settled records no consumer ever saw.)
+func TestReadErrorAnswers503AndSkipsNothing(t *testing.T) {
+	n := newTestNode(t, Config{})
+	n.createTopic("orders", 1)
+	for _, p := range []string{"a", "b", "c"} {
+		if err := n.commit("orders", 0, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Err: syscall.EIO})
+	_, err := n.consume("orders", 0, 10)
+	n.want503("consume on a failing read", err, "be read", "input/output error")
+	_, err = n.replay("orders", 0, 1, 10)
+	n.want503("replay on a failing read", err, "be read", "input/output error")
+	if v := n.metric(`narad_errors_total{component="storage",kind="read"}`); v < 2 {
+		t.Fatalf("errors_total{storage,read} = %v, want a count per failed read", v)
+	}
+	eio.Remove()
+	msgs, err := n.consume("orders", 0, 10)
+	if err != nil || strings.Join(payloadsOf(msgs), ",") != "a,b,c" {
+		t.Fatalf("consume once the disk answers: %v %v, want a,b,c", payloadsOf(msgs), err)
+	}
+	if v := n.metric("narad_consumer_corrupt_skipped_total"); v != 0 {
+		t.Fatalf("corrupt_skipped_total = %v after an I/O error", v)
+	}
+}
+
 // A full disk (ENOSPC on write) answers 503 naming no path, and commits
 // succeed again once space exists.
 func TestFullDiskHealsWithoutRestart(t *testing.T) {

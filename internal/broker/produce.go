@@ -379,7 +379,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 			continue // lost a race with idle eviction: reopen once
 		}
 		if err != nil {
-			return nil, none, storageErr(topic, partition, err)
+			return nil, none, storageErr(topic, partition, "commit", err)
 		}
 		break
 	}

@@ -307,3 +307,40 @@ func TestOffsetFileFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestReadErrorIsNotDamage: a read of a segment that fails (EIO) is an
+// error for the reader to retry, never a skipped range — skipping would
+// settle records no consumer ever saw. Nothing is counted as unreadable,
+// and once the disk answers again the same read returns every record.
+func TestReadErrorIsNotDamage(t *testing.T) {
+	for _, name := range []string{"first read", "mid-frame read"} {
+		t.Run(name, func(t *testing.T) {
+			l, fsys, _ := faultyLog(t, Options{})
+			defer l.Close()
+			if _, err := l.Commit(payloads(10, 16)); err != nil {
+				t.Fatal(err)
+			}
+			from := uint64(0)
+			if name == "mid-frame read" {
+				from = 4 // no cached frame, no cached position: a seek first
+			}
+			in := fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Err: syscall.EIO})
+			res, err := l.Read(from, 100, 1<<20, NoDueLimit)
+			if !errors.Is(err, syscall.EIO) || res.Skipped != 0 || len(res.Records) != 0 {
+				t.Fatalf("read under EIO: %+v %v; want the EIO, nothing skipped", res, err)
+			}
+			var ioe *IOError
+			if !errors.As(err, &ioe) || ioe.Reason() != "read: input/output error" {
+				t.Fatalf("error %v: want an IOError whose reason names no path", err)
+			}
+			if n := l.CorruptSkipped(); n != 0 {
+				t.Fatalf("%d records counted unreadable after an I/O error", n)
+			}
+			in.Remove()
+			res, err = l.Read(from, 100, 1<<20, NoDueLimit)
+			if err != nil || res.Skipped != 0 || len(res.Records) != int(10-from) || res.Records[0].Offset != from {
+				t.Fatalf("read after the fault: %+v %v; want records %d..9", res, err, from)
+			}
+		})
+	}
+}

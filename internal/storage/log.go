@@ -63,6 +63,9 @@ type Hooks struct {
 	// Shortfall is called when recovery finds fewer records than the
 	// directory says were published (open.go).
 	Shortfall func()
+	// ReadFailed is called for each read that failed with an I/O error
+	// (read.go): the reader retries, nothing is skipped.
+	ReadFailed func()
 }
 
 func (o *Options) withDefaults() {
@@ -160,6 +163,8 @@ type Log struct {
 	persisted atomic.Uint64
 	corrupt   atomic.Uint64
 	reads     atomic.Uint64
+	// readFailLogged is when a failed read was last logged (UnixNano).
+	readFailLogged atomic.Int64
 
 	stop chan struct{}
 	done chan struct{}

@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"sync"
+	"time"
 )
 
 // NoDueLimit as maxCommittedAt reads regardless of commit time.
@@ -69,6 +72,13 @@ func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommit
 			if len(res.Records) > 0 {
 				return res, nil // hand out what is good; the next read reports the gap
 			}
+			if !damaged(err) {
+				// An I/O error (EIO, …) says nothing of the bytes: they
+				// may read fine next time. Skipping would settle records
+				// nobody ever saw; the reader gets the error and retries.
+				l.readFailed(s, err)
+				return res, &IOError{Op: "read", Path: s.path, Err: err}
+			}
 			// Not past the limit: on a held log the damaged range may run
 			// past what Release allowed, and a reader's Next must not.
 			to := min(l.skipRange(s, res.Next, err), limit)
@@ -94,6 +104,28 @@ func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommit
 		}
 	}
 	return res, nil
+}
+
+// readFailed counts a read's I/O error and logs it, at most once per
+// readFailLogEvery for the log: consumers retry at their polling rate.
+func (l *Log) readFailed(s *segment, err error) {
+	if h := l.opts.Hooks.ReadFailed; h != nil {
+		h()
+	}
+	now := time.Now().UnixNano()
+	if last := l.readFailLogged.Load(); now-last >= int64(readFailLogEvery) && l.readFailLogged.CompareAndSwap(last, now) {
+		l.log.Error("partition log read failed; readers retry, nothing is skipped", "file", s.path, "err", err)
+	}
+}
+
+// readFailLogEvery spaces the log lines of failing reads.
+const readFailLogEvery = 10 * time.Second
+
+// damaged reports whether a frame could not be read because of its bytes
+// (a bad header or checksum, a frame cut short by a truncated file), not
+// because the read itself failed.
+func damaged(err error) bool {
+	return errors.Is(err, errBadFrame) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // segmentFor returns the segment holding offset o (oldest <= o < hwm).
