@@ -81,7 +81,12 @@ func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommit
 			}
 			// Not past the limit: on a held log the damaged range may run
 			// past what Release allowed, and a reader's Next must not.
-			to := min(l.skipRange(s, res.Next, err), limit)
+			to, herr := l.skipRange(s, res.Next, err)
+			if herr != nil {
+				l.readFailed(s, herr)
+				return res, &IOError{Op: "read", Path: s.path, Err: herr}
+			}
+			to = min(to, limit)
 			res.SkippedFrom, res.Skipped = res.Next, to-res.Next
 			res.Next = to
 			return res, nil
@@ -176,11 +181,15 @@ func (l *Log) frameFor(s *segment, o uint64) (*cachedFrame, error) {
 // holding o: the next CRC-valid frame in the segment, or the segment's end.
 // The range is remembered so every reader skips the same records; it is
 // counted and logged once per record, however many readers step over it.
-func (l *Log) skipRange(s *segment, o uint64, cause error) uint64 {
+func (l *Log) skipRange(s *segment, o uint64, cause error) (uint64, error) {
 	to, ok := l.cache.skip(o)
 	if !ok {
 		to = s.end
-		if _, h, found := hunt(s.f, 0, s.size, o+1); found && h.base < s.end {
+		_, h, found, err := hunt(s.f, 0, s.size, o+1)
+		if err != nil {
+			return 0, err // the hunt's read failed: where the damage ends is unknown yet
+		}
+		if found && h.base < s.end {
 			to = h.base
 		}
 		l.cache.putSkip(o, to)
@@ -193,7 +202,7 @@ func (l *Log) skipRange(s *segment, o uint64, cause error) uint64 {
 		l.log.Error("unreadable records skipped by readers (recorded loss)",
 			"file", s.path, "from_offset", o, "to_offset", to, "records", n, "err", cause)
 	}
-	return to
+	return to, nil
 }
 
 // skipCounter remembers the unreadable ranges readers stepped over, so each

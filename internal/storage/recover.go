@@ -73,12 +73,23 @@ func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Log
 		if ferr == nil && h.base != next {
 			ferr = fmt.Errorf("%w: frame starts at offset %d, expected %d", errBadFrame, h.base, next)
 		}
+		if ferr != nil && !damaged(ferr) {
+			// The read failed, not the bytes: nothing here says the frame
+			// is torn or bad. Refuse to open rather than cut or skip it.
+			return -1, &IOError{Op: "read", Path: s.path, Err: ferr}
+		}
 		if ferr != nil {
-			resume, rh, found := hunt(s.f, pos+1, fileSize, next)
-			if found && next >= published && lazyAfter(s.f, pos, fileSize, next) {
-				log.Warn("partition log recovery: cutting a lost tail of lazily committed frames at a damaged frame; the ingress WAL re-dispatches their records",
-					"file", s.path, "byte", pos, "from_offset", next, "err", ferr)
-				found = false
+			resume, rh, found, herr := hunt(s.f, pos+1, fileSize, next)
+			if herr == nil && found && next >= published {
+				var lazy bool
+				if lazy, herr = lazyAfter(s.f, pos, fileSize, next); lazy && herr == nil {
+					found = false
+					log.Warn("partition log recovery: cutting a lost tail of lazily committed frames at a damaged frame; the ingress WAL re-dispatches their records",
+						"file", s.path, "byte", pos, "from_offset", next, "err", ferr)
+				}
+			}
+			if herr != nil {
+				return -1, &IOError{Op: "read", Path: s.path, Err: herr}
 			}
 			if !found && next < published {
 				log.Error("partition log recovery: the last frame of the active segment is unreadable but holds acknowledged records; its bytes are kept",
@@ -129,14 +140,14 @@ func recoverActive(s *segment, skipCorrupt bool, published uint64, log *slog.Log
 
 // lazyAfter reports whether every valid frame after the bad one at pos is
 // lazy: walking forward frame by frame, hunting past each bad one.
-func lazyAfter(f io.ReaderAt, pos, fileSize int64, next uint64) bool {
+func lazyAfter(f io.ReaderAt, pos, fileSize int64, next uint64) (bool, error) {
 	for {
-		resume, h, found := hunt(f, pos+1, fileSize, next)
-		if !found {
-			return true
+		resume, h, found, err := hunt(f, pos+1, fileSize, next)
+		if err != nil || !found {
+			return err == nil, err
 		}
 		if !h.lazy {
-			return false
+			return false, nil
 		}
 		pos, next = resume+h.frameLen()-1, h.end()
 	}
@@ -207,14 +218,16 @@ func scanFrame(br *bufio.Reader, hdr []byte, stored *[]byte, pos, fileSize int64
 // hunt looks for the first fully valid frame at or after from whose base
 // offset is at least minBase: proof that a bad frame before it sits in the
 // middle of the log rather than at its torn end. It reads the rest of the
-// file into memory; it runs only when something is already wrong.
-func hunt(f io.ReaderAt, from, fileSize int64, minBase uint64) (int64, frameHeader, bool) {
+// file into memory; it runs only when something is already wrong. A read
+// that fails is an error, never "nothing found": that answer would let the
+// caller cut or skip records the disk simply did not return this time.
+func hunt(f io.ReaderAt, from, fileSize int64, minBase uint64) (int64, frameHeader, bool, error) {
 	if from >= fileSize {
-		return 0, frameHeader{}, false
+		return 0, frameHeader{}, false, nil
 	}
 	rest := make([]byte, fileSize-from)
 	if _, err := f.ReadAt(rest, from); err != nil && !errors.Is(err, io.EOF) {
-		return 0, frameHeader{}, false
+		return 0, frameHeader{}, false, err
 	}
 	magic := []byte{magic0, magic1}
 	for i := 0; i < len(rest); {
@@ -226,9 +239,9 @@ func hunt(f io.ReaderAt, from, fileSize int64, minBase uint64) (int64, frameHead
 		if h, err := parseHeader(rest[i:]); err == nil && h.base >= minBase &&
 			int64(i)+h.frameLen() <= int64(len(rest)) &&
 			frameCRC(rest[i:i+FrameHeaderSize], rest[i+FrameHeaderSize:i+int(h.frameLen())]) == h.crc {
-			return from + int64(i), h, true
+			return from + int64(i), h, true, nil
 		}
 		i++
 	}
-	return 0, frameHeader{}, false
+	return 0, frameHeader{}, false, nil
 }

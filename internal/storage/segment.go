@@ -97,6 +97,9 @@ func (s *segment) ensureIndex() {
 	var hdr [FrameHeaderSize]byte
 	for pos := int64(0); pos+FrameHeaderSize <= s.size; {
 		if _, err := s.f.ReadAt(hdr[:], pos); err != nil {
+			if !damaged(err) {
+				return // a failed read: the partial index serves, the next seek walks again
+			}
 			break
 		}
 		h, err := parseHeader(hdr[:])
@@ -132,7 +135,10 @@ func (s *segment) seek(o uint64) (int64, frameHeader, error) {
 			err = fmt.Errorf("%w: frame at %d starts at offset %d, expected %d", errBadFrame, pos, h.base, expected)
 		}
 		if err != nil {
-			rpos, rh, found := hunt(s.f, pos+1, s.size, expected+1)
+			rpos, rh, found, herr := hunt(s.f, pos+1, s.size, expected+1)
+			if herr != nil {
+				return pos, h, herr
+			}
 			if !found || o < rh.base {
 				return pos, h, err
 			}

@@ -95,7 +95,9 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			off += int64(n)
 		}
-		sc.validFrameAfter(0, int64(len(data)), 0)
+		if _, _, err := sc.validFrameAfter(0, int64(len(data)), 0); err != nil {
+			t.Fatalf("validFrameAfter over bytes in memory: %v", err)
+		}
 		// Whatever the length fields claim, no buffer may exceed the bytes
 		// actually present (nor the record bound).
 		if sc.largestAlloc > len(data) || sc.largestAlloc > max(readChunk, MaxRecordBytes) {

@@ -129,7 +129,11 @@ func scanTo(sc *scanner, f vfs.File, seg *segment, size int64, tailMayTear bool)
 		if !tailMayTear {
 			return &CorruptError{Path: seg.path, Offset: off, Reason: err}
 		}
-		if q, ok := sc.validFrameAfter(off+1, size, next-1); ok {
+		q, ok, herr := sc.validFrameAfter(off+1, size, next-1)
+		if herr != nil {
+			return fmt.Errorf("wal: segment %s: looking past a bad record at byte %d: %w", seg.path, off, herr)
+		}
+		if ok {
 			return &CorruptError{Path: seg.path, Offset: off,
 				Reason: fmt.Errorf("%w; a valid record follows at byte %d", err, q)}
 		}

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,7 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/narad-io/narad/internal/vfs"
+	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
 // frameOffsets returns the byte offset of every frame in a clean segment.
@@ -265,4 +270,53 @@ func TestRecoveryDoesNotTrustLengths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecoveryReadErrorPastDamageTruncatesNothing: a bad record at the
+// tail of the active segment is a torn tail only if nothing valid follows
+// it. When the disk fails the reads that would tell (EIO), recovery does
+// not know that: Open must fail and leave the file as it was, not cut
+// the acknowledged records after the damage. A later Open on a disk that
+// answers refuses the mid-segment damage as before.
+func TestRecoveryReadErrorPastDamageTruncatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentBytes: 64 << 20}
+	w := openT(t, dir, opts)
+	big := func(i int) Record {
+		r := testRecord(i)
+		r.Payload = bytes.Repeat([]byte{byte('a' + i%26)}, 64<<10)
+		return r
+	}
+	for i := 0; i < 20; i++ { // ~1.3 MB: past the scanner's first window
+		if err := w.Append(context.Background(), []Record{big(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	segs := segmentFiles(t, dir)
+	path := filepath.Join(dir, segs[len(segs)-1])
+	offs := frameOffsets(t, path)
+	var damaged []byte
+	editFile(t, path, func(b []byte) []byte {
+		b[offs[2]+frameHeaderSize+100] ^= 1 // inside the first window
+		damaged = bytes.Clone(b)
+		return b
+	})
+	efs := errorfs.New(vfs.Default)
+	// The first read (the scanner's first window) succeeds; every read
+	// after it, the ones looking past the bad record, fails.
+	efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 1, Err: syscall.EIO})
+	o := opts
+	o.FS = efs
+	if w2, err := Open(dir, o); err == nil {
+		w2.Close()
+		t.Fatal("Open succeeded while the reads past a bad record failed")
+	} else if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Open: %v, want the EIO", err)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
+		t.Fatalf("a failed Open changed %s (%d bytes, was %d; %v)", path, len(after), len(damaged), err)
+	}
+	_, err := Open(dir, opts)
+	mustErrIs(t, err, ErrCorrupt)
 }

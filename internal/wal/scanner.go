@@ -100,13 +100,17 @@ func (s *scanner) frame(off, limit int64) (frameView, int, error) {
 // so candidates are first filtered on fields that garbage rarely gets right:
 // the length fits, the version byte matches and the seq lies in the only
 // range a later record of this segment could have.
-func (s *scanner) validFrameAfter(from, limit int64, lastGood uint64) (int64, bool) {
+//
+// A read that fails is an error, never "nothing follows": that answer
+// would have recovery truncate acknowledged records the disk simply did
+// not return this time.
+func (s *scanner) validFrameAfter(from, limit int64, lastGood uint64) (int64, bool, error) {
 	const peek = frameHeaderSize + 9 // length, crc, version, seq
 	maxSeq := lastGood + uint64((limit-from)/minFrameSizeV1) + 1
 	for q := from; limit-q >= minFrameSizeV1; q++ {
 		b, err := s.bytes(q, peek, limit)
 		if err != nil {
-			return 0, false
+			return 0, false, err
 		}
 		size, err := frameBodyLen(b)
 		if err != nil || int64(size) > limit-q {
@@ -115,9 +119,13 @@ func (s *scanner) validFrameAfter(from, limit int64, lastGood uint64) (int64, bo
 		if v, seq := peekSeq(b); (v != recordVersion && v != recordVersionV1 && v != recordVersionV3) || seq <= lastGood || seq > maxSeq {
 			continue
 		}
-		if _, _, err := s.frame(q, limit); err == nil {
-			return q, true
+		_, _, err = s.frame(q, limit)
+		if err == nil {
+			return q, true, nil
+		}
+		if !isFrameErr(err) {
+			return 0, false, err
 		}
 	}
-	return 0, false
+	return 0, false, nil
 }
