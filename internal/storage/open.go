@@ -90,15 +90,34 @@ type claims struct {
 	frontier uint64 // the consumer frontier (0 without one)
 }
 
-func (l *Log) readClaims() claims {
+//
+// A claim file that is missing or unreadable as a claim (torn, foreign)
+// counts as no claim. One whose read fails (EIO) is an error: taking it
+// for no claim would let recovery cut a damaged tail of acknowledged
+// records as torn, or start a directory without segments back at offset 0.
+func (l *Log) readClaims() (claims, error) {
 	var c claims
-	if h, err := ReadHWMFileFS(l.fs, l.dir); err == nil {
+	h, err := ReadHWMFileFS(l.fs, l.dir)
+	if err == nil {
 		c.hwm = h.HWM
+	} else if readFailed(err) {
+		return c, &IOError{Op: "read", Path: filepath.Join(l.dir, hwmFileName), Err: err}
 	}
-	if f, ok, err := ReadOffsetFileFS(l.fs, filepath.Join(l.dir, ConsumerOffsetFile)); err == nil && ok {
+	path := filepath.Join(l.dir, ConsumerOffsetFile)
+	f, ok, err := ReadOffsetFileFS(l.fs, path)
+	if err == nil && ok {
 		c.frontier = f
+	} else if readFailed(err) {
+		return c, &IOError{Op: "read", Path: path, Err: err}
 	}
-	return c
+	return c, nil
+}
+
+// readFailed reports whether err is a file call that failed (EIO, EACCES,
+// …), not a missing file and not bytes that do not parse.
+func readFailed(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist)
 }
 
 // load opens the segment files, recovers the active one and checks the
@@ -108,7 +127,10 @@ func (l *Log) load() error {
 	if err != nil {
 		return err
 	}
-	c := l.readClaims()
+	c, err := l.readClaims()
+	if err != nil {
+		return err
+	}
 	if len(bases) == 0 {
 		// A fresh directory — or one whose segment files were removed while
 		// its hwm file survived. Start at the claim so offsets never go

@@ -63,3 +63,40 @@ func TestRecoveryReadErrorLosesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimFileReadErrorFailsOpen: the hwm and consumer.offset files are
+// what recovery checks the segments against. A read of either that fails
+// (EIO) must fail the Open, not count as "no claim" (which lets a damaged
+// acknowledged tail pass for a torn one, or a frontier drop to zero);
+// once the disk answers, the log opens whole with its frontier.
+func TestClaimFileReadErrorFailsOpen(t *testing.T) {
+	for _, name := range []string{hwmFileName, ConsumerOffsetFile} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := openT(t, dir, Options{})
+			if _, err := l.Commit(recs("a", 5, false)); err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			if err := WriteOffsetFile(filepath.Join(dir, ConsumerOffsetFile), 3); err != nil {
+				t.Fatal(err)
+			}
+			fsys := errorfs.New(vfs.Default)
+			fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: string(filepath.Separator) + name, Err: syscall.EIO})
+			if l2, err := Open(dir, Options{FS: fsys}); err == nil {
+				l2.Close()
+				t.Fatalf("Open succeeded while %s could not be read", name)
+			} else if !errors.Is(err, syscall.EIO) {
+				t.Fatalf("Open: %v, want the EIO", err)
+			}
+			l3 := openT(t, dir, Options{})
+			defer l3.Close()
+			if got := len(readAll(t, l3, 0)); got != 5 {
+				t.Fatalf("after the fault: %d records, want 5", got)
+			}
+			if f, ok, err := ReadOffsetFile(filepath.Join(dir, ConsumerOffsetFile)); err != nil || !ok || f != 3 {
+				t.Fatalf("frontier after the fault: %d %v %v, want 3", f, ok, err)
+			}
+		})
+	}
+}
