@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/vfs"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
@@ -98,5 +100,43 @@ func TestClaimFileReadErrorFailsOpen(t *testing.T) {
 				t.Fatalf("frontier after the fault: %d %v %v, want 3", f, ok, err)
 			}
 		})
+	}
+}
+
+// TestRetentionReadErrorDeletesNothingYoung: retention dates a sealed
+// segment by its newest record. A read that fails while finding it must
+// not date the segment by an older frame the walk did reach (and delete
+// records still inside retention): the pass fails, and keeps the segment.
+func TestRetentionReadErrorDeletesNothingYoung(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	l := openT(t, dir, Options{Now: clk.Now})
+	for i := 0; i < 5; i++ { // one frame each: 0 and 1 old, 2..4 young
+		if i == 2 {
+			clk.Set(time.UnixMilli(5_000_000))
+		}
+		commitT(t, l, recs(fmt.Sprint("r", i), 1, false))
+	}
+	if _, err := l.roll(); err != nil {
+		t.Fatal(err)
+	}
+	commitT(t, l, recs("active", 1, false))
+	l.Close()
+
+	fsys := errorfs.New(vfs.Default)
+	l = openT(t, dir, Options{Now: clk.Now, FS: fsys})
+	defer l.Close()
+	// The index walk (5 header reads) succeeds; the seek's first header
+	// read fails; the walk after it reads two headers and then fails.
+	seg := string(filepath.Separator) + segmentName(0)
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: seg, After: 5, Times: 1, Err: syscall.EIO})
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: seg, After: 8, Times: 1, Err: syscall.EIO})
+	res, err := l.ApplyRetention(3_000_000) // cutoff 2,000,000
+	if err == nil && res.Records > 0 {
+		t.Fatalf("retention under a read error deleted %d records, of which %d were young", res.Records, res.Records-2)
+	}
+	fsys.Clear()
+	if got := readAll(t, l, 0); len(got) != 6 {
+		t.Fatalf("%d records left, want all 6", len(got))
 	}
 }

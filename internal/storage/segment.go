@@ -204,8 +204,17 @@ func (s *segment) newestTime() (int64, error) {
 	}
 	pos, _, err := s.seek(s.end - 1)
 	if err != nil {
+		// Only damage sends the walk to the last frame it can reach: a
+		// failed read would date the segment by an older frame, and
+		// retention would delete records still inside it.
+		if !damaged(err) {
+			return -1, fmt.Errorf("%s: %w", s.name(), err)
+		}
 		var ok bool
-		if pos, ok = s.lastFrame(); !ok {
+		var lerr error
+		if pos, ok, lerr = s.lastFrame(); lerr != nil {
+			return -1, fmt.Errorf("%s: %w", s.name(), lerr)
+		} else if !ok {
 			return -1, fmt.Errorf("%s: %w", s.name(), err)
 		}
 	}
@@ -221,8 +230,8 @@ func (s *segment) newestTime() (int64, error) {
 }
 
 // lastFrame returns the position of the last frame a header walk reaches
-// from the last index entry.
-func (s *segment) lastFrame() (int64, bool) {
+// from the last index entry; a read that fails ends it with the error.
+func (s *segment) lastFrame() (int64, bool, error) {
 	s.ensureIndex()
 	s.mu.Lock()
 	pos := int64(0)
@@ -234,6 +243,9 @@ func (s *segment) lastFrame() (int64, bool) {
 	var hdr [FrameHeaderSize]byte
 	for pos+FrameHeaderSize <= s.size {
 		if _, err := s.f.ReadAt(hdr[:], pos); err != nil {
+			if !damaged(err) {
+				return 0, false, err
+			}
 			break
 		}
 		h, err := parseHeader(hdr[:])
@@ -243,7 +255,7 @@ func (s *segment) lastFrame() (int64, bool) {
 		last, found = pos, true
 		pos += h.frameLen()
 	}
-	return last, found
+	return last, found, nil
 }
 
 // oldestTime returns the commit time of the segment's first record.
