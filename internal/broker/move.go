@@ -78,20 +78,26 @@ func (b *Broker) ForgetPartition(topic string, p int) {
 }
 
 // PartitionDirs lists the partition directories this node holds, by topic.
-func (b *Broker) PartitionDirs() map[string][]int {
+// A listing that fails is an error, not a shorter list: the move source
+// loads the freezes written in these directories from it.
+func (b *Broker) PartitionDirs() (map[string][]int, error) {
 	out := map[string][]int{}
 	topics, err := b.reg.TopicDirs()
 	if err != nil {
-		return out
+		return nil, err
 	}
 	for _, t := range topics {
 		td, err := b.reg.TopicDir(t)
 		if err != nil {
-			continue
+			continue // not a topic directory name
 		}
-		if parts, _ := storage.PartitionDirs(b.reg.fs, td); len(parts) > 0 {
+		parts, err := storage.PartitionDirs(b.reg.fs, td)
+		if err != nil {
+			return nil, err
+		}
+		if len(parts) > 0 {
 			out[t] = parts
 		}
 	}
-	return out
+	return out, nil
 }

@@ -65,7 +65,10 @@ func TestPartitionDirsListsTheDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := b.PartitionDirs()
+	got, err := b.PartitionDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 1 || len(got["orders"]) != 2 || got["orders"][0] != 0 || got["orders"][1] != 2 {
 		t.Fatalf("PartitionDirs = %v, want orders: [0 2]", got)
 	}

@@ -2,6 +2,7 @@ package move
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -168,14 +169,22 @@ func (f *Freezes) lift(g *gate, dir string) error {
 
 // load re-freezes topic/p if its directory carries the marker: a freeze
 // survives a restart, already expired (it lifts only with the leader's
-// confirmation).
-func (f *Freezes) load(topic string, p int, dir string) {
-	if _, err := f.fs.Stat(filepath.Join(dir, movingMarker)); err == nil {
-		g := f.gate(topic, p)
-		g.mu.Lock()
-		g.frozen = true
-		g.mu.Unlock()
+// confirmation). A marker that cannot be checked is an error: taking it
+// for absent would let a stale copy take commits.
+func (f *Freezes) load(topic string, p int, dir string) error {
+	path := filepath.Join(dir, movingMarker)
+	_, err := f.fs.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("move: checking the freeze marker %s: %w", path, err)
+	}
+	g := f.gate(topic, p)
+	g.mu.Lock()
+	g.frozen = true
+	g.mu.Unlock()
+	return nil
 }
 
 // forget drops topic/p's freeze with its directory (removed, or replaced

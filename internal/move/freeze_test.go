@@ -1,10 +1,16 @@
 package move
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/vfs"
+	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
 // A freeze belongs to the session that set it last: another session's
@@ -126,5 +132,38 @@ func TestFreezeSurvivesARestart(t *testing.T) {
 	done()
 	if _, err := os.Stat(filepath.Join(again.partDir(t), movingMarker)); !os.IsNotExist(err) {
 		t.Fatalf("the marker outlived the freeze: %v", err)
+	}
+}
+
+// TestFreezeMarkerThatCannotBeCheckedFailsTheLoad: a freeze survives a
+// restart through its marker file. A marker whose check fails (EIO on
+// stat) is not an absent marker — the copy would take commits a later
+// shed deletes — so loading fails; a missing marker leaves the partition
+// open, a present one freezes it.
+func TestFreezeMarkerThatCannotBeCheckedFailsTheLoad(t *testing.T) {
+	dir := t.TempDir()
+	efs := errorfs.New(vfs.Default)
+	fz := NewFreezes(clock.NewFake(time.Unix(1000, 0)), efs)
+	if err := fz.load("orders", 0, dir); err != nil {
+		t.Fatalf("load with no marker: %v", err)
+	}
+	if done, ok := fz.Admit("orders", 0); !ok {
+		t.Fatal("no marker, yet the partition is frozen")
+	} else {
+		done()
+	}
+	in := efs.Inject(errorfs.Rule{Ops: errorfs.OpStat, Path: string(filepath.Separator) + movingMarker, Err: syscall.EIO})
+	if err := fz.load("orders", 1, dir); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("load with a marker that cannot be checked: %v, want the EIO", err)
+	}
+	in.Remove()
+	if err := os.WriteFile(filepath.Join(dir, movingMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fz.load("orders", 2, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fz.Admit("orders", 2); ok {
+		t.Fatal("a marker on disk, yet the partition takes commits")
 	}
 }

@@ -133,7 +133,11 @@ func (p *pair) node(id, dir string) *node {
 	}
 	fz := NewFreezes(p.clk, nil)
 	b := broker.New(broker.Config{DataDir: dir, NodeID: id, SegmentBytes: 4096, Admission: fz}, p.ms, w, metrics.New())
-	n := &node{id: id, dir: dir, b: b, freezes: fz, source: NewSource(id, p.ms, b, fz)}
+	src, err := NewSource(id, p.ms, b, fz)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	n := &node{id: id, dir: dir, b: b, freezes: fz, source: src}
 	b.Start()
 	var once sync.Once
 	n.close = func() { once.Do(func() { b.Close(); w.Close() }) }

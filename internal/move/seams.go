@@ -23,7 +23,7 @@ type Partitions interface {
 	// PartitionLog opens topic/p's log (creating its directory if need be).
 	PartitionLog(topic string, p int) (*storage.Log, error)
 	// PartitionDirs lists the partition directories on this node by topic.
-	PartitionDirs() map[string][]int
+	PartitionDirs() (map[string][]int, error)
 	// LogOptions are the options logs open with here (FS included).
 	LogOptions() storage.Options
 	// PersistFrontier writes topic/p's consumer frontier now, so that a

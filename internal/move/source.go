@@ -3,6 +3,7 @@ package move
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -25,17 +26,25 @@ type Source struct {
 // NewSource serves copies of this node's partitions, freezing them in
 // freezes (the table the broker admits commits through). It loads the
 // freezes written down in partition directories, so it must be built
-// before the node takes commits.
-func NewSource(self string, ms Meta, data Partitions, freezes *Freezes) *Source {
+// before the node takes commits. A directory it cannot list or a marker
+// it cannot check fails it: a freeze missed would let a stale copy take
+// commits that a later shed deletes.
+func NewSource(self string, ms Meta, data Partitions, freezes *Freezes) (*Source, error) {
 	s := &Source{self: self, meta: ms, data: data, freezes: freezes}
-	for topic, parts := range data.PartitionDirs() {
+	dirs, err := data.PartitionDirs()
+	if err != nil {
+		return nil, fmt.Errorf("move: listing partition directories for their freezes: %w", err)
+	}
+	for topic, parts := range dirs {
 		for _, p := range parts {
 			if dir, err := data.PartitionDir(topic, p); err == nil {
-				freezes.load(topic, p, dir)
+				if err := freezes.load(topic, p, dir); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	return s
+	return s, nil
 }
 
 func (s *Source) owned(topic string, p int) bool {

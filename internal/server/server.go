@@ -99,7 +99,11 @@ func Run(ctx context.Context, cfg config.Config) error {
 		bc.Fenced = lease.fenced
 	}
 	b := broker.New(bc, ms, w, m)
-	moves := move.NewSource(cfg.NodeID, ms, b, freezes) // loads the freezes on disk: before any commit
+	moves, err := move.NewSource(cfg.NodeID, ms, b, freezes) // loads the freezes on disk: before any commit
+	if err != nil {
+		b.Close()
+		return err
+	}
 	b.Start()
 	defer b.Close()
 
