@@ -86,8 +86,13 @@ func (l *Log) Files() ([]PartitionFile, error) {
 			continue
 		}
 		fi, err := e.Info()
-		if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
 			continue // deleted meanwhile (retention)
+		}
+		if err != nil {
+			// Not a shorter list: a copy missing a file it should hold
+			// would be installed, and its source deleted, without it.
+			return nil, err
 		}
 		size := fi.Size()
 		if e.Name() == active {

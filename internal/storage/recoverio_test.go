@@ -140,3 +140,22 @@ func TestRetentionReadErrorDeletesNothingYoung(t *testing.T) {
 		t.Fatalf("%d records left, want all 6", len(got))
 	}
 }
+
+// TestFilesListingErrorIsNotAShorterList: a move copies the files this
+// listing names and then deletes the source. A file whose lstat fails
+// (EIO) must fail the listing, not drop out of it; one deleted meanwhile
+// (retention) drops out.
+func TestFilesListingErrorIsNotAShorterList(t *testing.T) {
+	fsys := errorfs.New(vfs.Default)
+	l := openT(t, t.TempDir(), Options{FS: fsys})
+	defer l.Close()
+	commitT(t, l, recs("a", 3, false))
+	all, err := l.Files()
+	if err != nil || len(all) == 0 {
+		t.Fatalf("listing: %v %v", all, err)
+	}
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpStat, Path: string(filepath.Separator) + segmentName(0), Err: syscall.EIO})
+	if files, err := l.Files(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("listing with a segment that cannot be stat'ed: %v %v, want the EIO", files, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -229,7 +230,26 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if r := f.check(OpStat, name); r != nil {
 		return nil, fail(OpStat, name, r)
 	}
-	return f.inner.ReadDir(name)
+	ents, err := f.inner.ReadDir(name)
+	for i, e := range ents {
+		ents[i] = dirEntry{DirEntry: e, fs: f, path: filepath.Join(name, e.Name())}
+	}
+	return ents, err
+}
+
+// dirEntry is a listed entry whose Info (an lstat) goes through the rules
+// as an OpStat of its path.
+type dirEntry struct {
+	fs.DirEntry
+	fs   *FS
+	path string
+}
+
+func (e dirEntry) Info() (fs.FileInfo, error) {
+	if r := e.fs.check(OpStat, e.path); r != nil {
+		return nil, fail(OpStat, e.path, r)
+	}
+	return e.DirEntry.Info()
 }
 
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
