@@ -164,6 +164,11 @@ type abstention struct {
 func (s *Store) startAbstaining(hasState bool) error {
 	s.abstaining.file = filepath.Join(s.opts.Dir, AbstainFile)
 	_, err := os.Stat(s.abstaining.file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		// Not "no marker": a node that lost its Raft state must not vote
+		// on an incomplete log because its marker could not be read.
+		return fmt.Errorf("meta: checking %s: %w", AbstainFile, err)
+	}
 	written := err == nil
 	if s.opts.DiskID == "" || (hasState && !written) {
 		return nil

@@ -166,3 +166,26 @@ func TestANodeWithRaftStateNeverAbstains(t *testing.T) {
 		t.Fatal("a node without a disk id abstains")
 	}
 }
+
+// TestAnAbstentionThatCannotBeCheckedFailsOpen: the abstention's file is
+// what keeps a node that lost its Raft state from voting once Raft has
+// state again. A file that cannot be checked (here a symlink loop: the
+// stat fails with ELOOP, not "no such file") must fail the Open, not
+// count as no abstention.
+func TestAnAbstentionThatCannotBeCheckedFailsOpen(t *testing.T) {
+	o := testOptions(t.TempDir(), "127.0.0.1:0")
+	o.DiskID = "d1"
+	s := openLeader(t, o)
+	if !s.abstaining.on.Load() {
+		t.Fatal("a node that bootstrapped on an empty disk does not abstain")
+	}
+	must(t, s.Close())
+	marker := filepath.Join(o.Dir, AbstainFile)
+	must(t, os.Remove(marker))
+	must(t, os.Symlink(AbstainFile, marker)) // points at itself
+	o.BindAddr = s.RaftAddr()
+	if s2, err := Open(o); err == nil {
+		_ = s2.Close()
+		t.Fatalf("Open succeeded with an abstention file that cannot be checked (abstaining: %v)", s2.abstaining.on.Load())
+	}
+}
