@@ -190,3 +190,29 @@ func TestBadDiskIDFileIsAnErrorAndKept(t *testing.T) {
 		t.Fatalf("the bad file was changed to %q", b)
 	}
 }
+
+// TestHasDiskThatCannotBeCheckedIsAnError: HasDisk decides whether a node
+// that lost its Raft state gets a new disk id. A disk id file that cannot
+// be checked (a symlink loop: ELOOP) is an error, not "none"; a missing
+// one is none.
+func TestHasDiskThatCannotBeCheckedIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	if has, err := HasDisk(dir); has || err != nil {
+		t.Fatalf("empty directory: %v %v, want false, nil", has, err)
+	}
+	if err := os.Symlink(DiskFile, filepath.Join(dir, DiskFile)); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := HasDisk(dir); err == nil {
+		t.Fatalf("a disk id file that cannot be checked: %v, nil; want an error", has)
+	}
+	if err := os.Remove(filepath.Join(dir, DiskFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ClaimDisk(dir); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := HasDisk(dir); !has || err != nil {
+		t.Fatalf("after a claim: %v %v, want true, nil", has, err)
+	}
+}

@@ -52,10 +52,16 @@ func ClaimDisk(dir string) (Disk, error) {
 }
 
 // HasDisk reports whether the data directory holds a disk id file (call
-// it before Claim, which writes one into a new directory).
-func HasDisk(dir string) bool {
+// it before Claim, which writes one into a new directory). A file that
+// cannot be checked is an error, not "none": a node that lost its Raft
+// state would keep its old disk id, whose old record would end its
+// abstention from metastore elections.
+func HasDisk(dir string) (bool, error) {
 	_, err := os.Stat(filepath.Join(dir, DiskFile))
-	return err == nil
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // RenewDisk gives the data directory a new disk id. A node whose

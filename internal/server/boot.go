@@ -54,7 +54,10 @@ func prepare(cfg *config.Config, log *slog.Logger) (n boot, err error) {
 			n.lock.Close()
 		}
 	}()
-	hadDisk := datadir.HasDisk(cfg.DataDir) // before checkDataDir's Claim writes one into a new directory
+	hadDisk, err := datadir.HasDisk(cfg.DataDir) // before checkDataDir's Claim writes one into a new directory
+	if err != nil {
+		return n, err
+	}
 	metaState := false
 	if n.adopt, metaState, err = checkDataDir(cfg, log); err != nil {
 		return n, err
