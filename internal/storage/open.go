@@ -36,7 +36,8 @@ func Open(dir string, opts Options) (*Log, error) {
 		applied: map[uint64]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
 	l.endNote = l.notify
 	l.cache.init()
-	if err := l.load(); err != nil {
+	c, err := l.load()
+	if err != nil {
 		l.closeFiles()
 		return nil, err
 	}
@@ -58,8 +59,8 @@ func Open(dir string, opts Options) (*Log, error) {
 		// last checkpoint would be clamped back below records consumers
 		// had acknowledged, and redelivered. (A frontier past the log's
 		// end vouches for nothing: damage, which the broker clamps.)
-		if f, ok, err := ReadOffsetFileFS(fsys, filepath.Join(dir, ConsumerOffsetFile)); err == nil && ok && f <= l.end {
-			l.hwm = max(l.hwm, f)
+		if c.frontier <= l.end { // the claim load read (a failed read failed the Open)
+			l.hwm = max(l.hwm, c.frontier)
 		}
 		l.endNote = notify.New()
 	}
@@ -90,11 +91,11 @@ type claims struct {
 	frontier uint64 // the consumer frontier (0 without one)
 }
 
-//
-// A claim file that is missing or unreadable as a claim (torn, foreign)
-// counts as no claim. One whose read fails (EIO) is an error: taking it
-// for no claim would let recovery cut a damaged tail of acknowledged
-// records as torn, or start a directory without segments back at offset 0.
+// readClaims reads the directory's claims. A claim file that is missing
+// or unreadable as a claim (torn, foreign) counts as no claim. One whose
+// read fails (EIO) is an error: taking it for no claim would let recovery
+// cut a damaged tail of acknowledged records as torn, or start a
+// directory without segments back at offset 0.
 func (l *Log) readClaims() (claims, error) {
 	var c claims
 	h, err := ReadHWMFileFS(l.fs, l.dir)
@@ -122,14 +123,14 @@ func readFailed(err error) bool {
 
 // load opens the segment files, recovers the active one and checks the
 // result against the directory's claims.
-func (l *Log) load() error {
+func (l *Log) load() (claims, error) {
 	bases, err := listSegments(l.fs, l.dir)
 	if err != nil {
-		return err
+		return claims{}, err
 	}
 	c, err := l.readClaims()
 	if err != nil {
-		return err
+		return c, err
 	}
 	if len(bases) == 0 {
 		// A fresh directory — or one whose segment files were removed while
@@ -141,12 +142,12 @@ func (l *Log) load() error {
 		}
 		s, err := createSegment(l.fs, l.dir, c.hwm)
 		if err != nil {
-			return err
+			return c, err
 		}
 		l.segs = []*segment{s}
 		l.hwm, l.oldest = c.hwm, c.hwm
 		l.checkFrontier(c)
-		return nil
+		return c, nil
 	}
 	for i, b := range bases {
 		flag := os.O_RDONLY
@@ -156,19 +157,19 @@ func (l *Log) load() error {
 		path := filepath.Join(l.dir, segmentName(b))
 		f, err := l.fs.OpenFile(path, flag, 0)
 		if err != nil {
-			return err
+			return c, err
 		}
 		s := &segment{base: b, path: path, f: f, newestAt: -1, oldestAt: -1}
 		l.segs = append(l.segs, s)
 		if i > 0 {
 			prev := l.segs[i-1]
 			if b <= prev.base {
-				return fmt.Errorf("open %s: segments out of order", l.dir)
+				return c, fmt.Errorf("open %s: segments out of order", l.dir)
 			}
 			prev.end = b
 			fi, err := prev.f.Stat()
 			if err != nil {
-				return err
+				return c, err
 			}
 			prev.size = fi.Size()
 		}
@@ -176,7 +177,7 @@ func (l *Log) load() error {
 	active := l.segs[len(l.segs)-1]
 	newest, err := recoverActive(active, l.opts.SkipCorrupt, c.hwm, l.log, l.applied)
 	if err != nil {
-		return err
+		return c, err
 	}
 	l.sealedSources(l.applied)
 	// What recovery found may be lazy frames a crashed process left in the
@@ -184,14 +185,14 @@ func (l *Log) load() error {
 	// WAL is released past records the log holds).
 	if active.size > 0 {
 		if err := active.f.Datasync(); err != nil {
-			return fmt.Errorf("open %s: fdatasync the recovered active segment: %w", l.dir, err)
+			return c, fmt.Errorf("open %s: fdatasync the recovered active segment: %w", l.dir, err)
 		}
 	}
 	if newest < 0 && len(l.segs) > 1 {
 		// The active segment is empty (a roll just happened): the floor is
 		// in the newest record of the sealed segment before it.
 		if newest, err = l.segs[len(l.segs)-2].newestTime(); err != nil {
-			return fmt.Errorf("open %s: recover commit-time floor: %w", l.dir, err)
+			return c, fmt.Errorf("open %s: recover commit-time floor: %w", l.dir, err)
 		}
 	}
 	l.floor = max(newest, 0)
@@ -203,14 +204,14 @@ func (l *Log) load() error {
 		active.end = c.hwm
 		s, err := createSegment(l.fs, l.dir, c.hwm)
 		if err != nil {
-			return fmt.Errorf("open %s: continue after the lost range: %w", l.dir, err)
+			return c, fmt.Errorf("open %s: continue after the lost range: %w", l.dir, err)
 		}
 		l.segs = append(l.segs, s)
 	}
 	l.hwm = l.segs[len(l.segs)-1].end
 	l.oldest = l.segs[0].base
 	l.checkFrontier(c)
-	return nil
+	return c, nil
 }
 
 // shortfall reports acknowledged records recovery could not find.
