@@ -179,7 +179,9 @@ func (l *Log) load() (claims, error) {
 	if err != nil {
 		return c, err
 	}
-	l.sealedSources(l.applied)
+	if err := l.sealedSources(l.applied); err != nil {
+		return c, err
+	}
 	// What recovery found may be lazy frames a crashed process left in the
 	// page cache: make them durable before anything relies on them (the
 	// WAL is released past records the log holds).

@@ -157,19 +157,27 @@ func lazyAfter(f io.ReaderAt, pos, fileSize int64, next uint64) (bool, error) {
 // source frames, walking back from the one before the active segment
 // (headers and the 16 source bytes only). An active segment fresh from a
 // roll holds none, yet the log holds what the WAL must not re-dispatch.
-func (l *Log) sealedSources(applied map[uint64]uint64) {
+func (l *Log) sealedSources(applied map[uint64]uint64) error {
 	for i := len(l.segs) - 2; i >= 0 && len(applied) == 0; i-- {
-		segmentSources(l.segs[i], applied)
+		if err := segmentSources(l.segs[i], applied); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // segmentSources adds the sources of s's frames to applied, walking their
 // headers up to s.size (or the first header that does not parse) and
-// stopping at s.end: frames past it are shadowed (truncate.go).
-func segmentSources(s *segment, applied map[uint64]uint64) {
+// stopping at s.end: frames past it are shadowed (truncate.go). A read
+// that fails is an error: sources missed would have the WAL dispatch
+// records the log holds again, at new offsets.
+func segmentSources(s *segment, applied map[uint64]uint64) error {
 	var hdr [FrameHeaderSize + sourceLen]byte
 	for pos := int64(0); pos+FrameHeaderSize <= s.size; {
 		if _, err := s.f.ReadAt(hdr[:FrameHeaderSize], pos); err != nil {
+			if !damaged(err) {
+				return &IOError{Op: "read", Path: s.path, Err: err}
+			}
 			break
 		}
 		h, err := parseHeader(hdr[:FrameHeaderSize])
@@ -178,6 +186,9 @@ func segmentSources(s *segment, applied map[uint64]uint64) {
 		}
 		if h.source {
 			if _, err := s.f.ReadAt(hdr[FrameHeaderSize:], pos+FrameHeaderSize); err != nil {
+				if !damaged(err) {
+					return &IOError{Op: "read", Path: s.path, Err: err}
+				}
 				break
 			}
 			o, q := frameSource(hdr[FrameHeaderSize:])
@@ -185,6 +196,7 @@ func segmentSources(s *segment, applied map[uint64]uint64) {
 		}
 		pos += h.frameLen()
 	}
+	return nil
 }
 
 // scanFrame reads the next frame from br, verifying it fully.

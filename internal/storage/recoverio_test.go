@@ -159,3 +159,33 @@ func TestFilesListingErrorIsNotAShorterList(t *testing.T) {
 		t.Fatalf("listing with a segment that cannot be stat'ed: %v %v, want the EIO", files, err)
 	}
 }
+
+// TestSourcesReadErrorFailsOpen: Open learns from the newest sourced
+// frames which WAL records the log holds, so that re-dispatch skips them.
+// A read of those frames that fails must fail the Open: sources missed
+// would have the WAL commit the same records again, at new offsets.
+func TestSourcesReadErrorFailsOpen(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	if _, _, err := l.CommitFrom(recs("a", 3, false), Source{Origin: 7, Seqs: []uint64{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.roll(); err != nil { // the active segment holds no source
+		t.Fatal(err)
+	}
+	l.Close()
+	fsys := errorfs.New(vfs.Default)
+	// One failed read: the first of the sources' walk (later reads of the
+	// segment, for the commit-time floor, work).
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: string(filepath.Separator) + segmentName(0), Times: 1, Err: syscall.EIO})
+	if l2, err := Open(dir, Options{FS: fsys}); err == nil {
+		applied := l2.applied[7]
+		l2.Close()
+		t.Fatalf("Open succeeded while the sourced frames could not be read (WAL seq held: %d, want 3 or an error)", applied)
+	}
+	l3 := openT(t, dir, Options{})
+	defer l3.Close()
+	if l3.applied[7] != 3 {
+		t.Fatalf("after the fault: WAL seq held %d, want 3", l3.applied[7])
+	}
+}

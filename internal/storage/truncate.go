@@ -286,8 +286,12 @@ func (l *Log) afterCut() error {
 	}
 	l.floor = max(floor, 0)
 	clear(l.applied)
-	segmentSources(active, l.applied)
-	l.sealedSources(l.applied)
+	if err := segmentSources(active, l.applied); err != nil {
+		return err
+	}
+	if err := l.sealedSources(l.applied); err != nil {
+		return err
+	}
 	l.flushedPos = active.size
 	l.flushed.Store(active.end)
 	return nil
