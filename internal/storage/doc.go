@@ -87,6 +87,12 @@
 // every frame they decode and skip an unreadable range instead of wedging,
 // counting and logging each skipped record once.
 //
+// Damage is bytes that read back wrong (errBadFrame, a file cut short:
+// read.go's damaged), never a read that failed. A failed read (EIO) is an
+// error wherever it happens — a reader's, recovery's, a retention pass's,
+// a listing's — so nothing is skipped, truncated, deleted or left out
+// because the disk did not answer once.
+//
 // I/O errors follow the sticky-failure rule (fence.go): a failed write is
 // undone and may be retried (a full disk heals once space exists); a failed
 // fdatasync or read-back fences the log — commits are refused with
