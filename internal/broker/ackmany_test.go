@@ -70,7 +70,9 @@ func TestAckBatchMatchesSingleAcks(t *testing.T) {
 			}
 		}
 		for p := range 3 {
-			if fa, fb := a.frontierOf("q", p), b.frontierOf("q", p); fa != fb {
+			fa, errA := a.frontierOf("q", p)
+			fb, errB := b.frontierOf("q", p)
+			if errA != nil || errB != nil || fa != fb {
 				rt.Fatalf("partition %d: frontier %d after the batch, %d one at a time", p, fa, fb)
 			}
 		}

@@ -68,7 +68,11 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 			}
 			st = l.Stats()
 		}
-		out[i].Available, out[i].Stats, out[i].Frontier = true, st, b.frontierOf(topic, p)
+		frontier, err := b.frontierOf(topic, p)
+		if err != nil {
+			continue // reported unavailable: no frontier to vouch for
+		}
+		out[i].Available, out[i].Stats, out[i].Frontier = true, st, frontier
 		out[i].InFlight, out[i].OldestUnconsumedAt = b.queueFigures(topic, p, out[i].Frontier)
 	}
 	return out

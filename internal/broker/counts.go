@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"errors"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -18,12 +20,15 @@ import (
 // period: 600 ms by default); a clean stop (Close) and a move's freeze
 // (PersistFrontier) write them whatever their age, so they lose none.
 //
-// The counts are advisory for at-least-once delivery: a counts file that
-// cannot be read (torn, damaged, foreign, unreadable disk) never stops
-// the partition — it is logged, counted in
+// The counts are advisory for at-least-once delivery: a counts file whose
+// bytes do not decode (torn, damaged, foreign) never stops the partition
+// — it is logged, counted in
 // narad_errors_total{component="broker",kind="delivery_counts_file"},
 // and the partition starts from no counts, its records then reported as
-// delivered fewer times than they were. Past storage.MaxDeliveryCounts
+// delivered fewer times than they were. A read that fails (EIO) is not
+// that: the file may be whole, and the next write would replace it with
+// no counts. The queue is not loaded then (its consume answers 503) until
+// the file reads. Past storage.MaxDeliveryCounts
 // unsettled delivered records, the highest counts are written (those
 // nearest a dead-letter policy's max_deliveries) and the rest restart at
 // 1 after a restart.
@@ -42,18 +47,21 @@ type countsState struct {
 }
 
 // readCounts reads the counts file of the partition in dir (before the
-// queue mutex is taken: it is I/O). A file that cannot be read is logged
-// and counted, and the partition starts from no counts (see above); it
-// never fails the queue.
-func (b *Broker) readCounts(topic string, p int, dir string) (path string, es []storage.CountEntry) {
+// queue mutex is taken: it is I/O). A file that does not decode is logged
+// and counted, and the partition starts from no counts (see above); a
+// read that fails is the error, and the queue is not loaded.
+func (b *Broker) readCounts(topic string, p int, dir string) (path string, es []storage.CountEntry, err error) {
 	path = filepath.Join(dir, storage.DeliveryCountsFile)
-	es, _, err := storage.ReadDeliveryCountsFS(b.reg.fs, path)
+	es, _, err = storage.ReadDeliveryCountsFS(b.reg.fs, path)
 	if err != nil {
 		b.m.Errors.WithLabelValues("broker", "delivery_counts_file").Inc()
+		if !errors.Is(err, storage.ErrBadCounts) {
+			return path, nil, apierr.Unavailable(time.Second, "partition %d of %q cannot be read now: delivery counts: %s", p, topic, publicCause(err))
+		}
 		b.cfg.Logger.Error("delivery counts file unreadable: the partition starts from no delivery counts (records may report fewer deliveries than they had)",
 			"topic", topic, "partition", p, "err", err)
 	}
-	return path, es
+	return path, es, nil
 }
 
 // seedCounts loads es into a new queue's table (entries below its

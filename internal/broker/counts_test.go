@@ -166,6 +166,29 @@ func TestDamagedCountsFileStartsFromZero(t *testing.T) {
 	}
 }
 
+// A counts file whose read fails (EIO) is not a damaged one: the queue is
+// not loaded (consume answers 503 naming no path), the file is left as it
+// is, and once it reads the record's count goes on (3 after 2 deliveries).
+// Starting from no counts would let the next write replace the good file.
+func TestCountsFileReadErrorKeepsTheCounts(t *testing.T) {
+	n := newTestNode(t, Config{FrontierPersist: time.Hour})
+	n.createTopic("jobs", 1)
+	if err := n.commit("jobs", 0, "a"); err != nil {
+		t.Fatal(err)
+	}
+	deliverAndNack(t, n, "jobs")
+	deliverAndNack(t, n, "jobs")
+	n.b.Close()
+	n.start()
+	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.DeliveryCountsFile, Err: syscall.EIO})
+	_, err := n.consume("jobs", 0, 1)
+	n.want503("consume while the counts file cannot be read", err, "delivery counts", "input/output error")
+	eio.Remove()
+	if got := nextDeliveryCount(t, n, "jobs"); got != 3 {
+		t.Fatalf("delivery once the counts file reads says %d, want 3", got)
+	}
+}
+
 // A counts write that fails (full disk) is logged and counted, leaves the
 // frontier written and the old file in place, and the next sweep writes
 // once the disk takes it.

@@ -117,7 +117,10 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	if err != nil {
 		return unavailable()
 	}
-	frontier := b.frontierOf(t.Name, p)
+	frontier, err := b.frontierOf(t.Name, p)
+	if err != nil {
+		return unavailable()
+	}
 	fill(&ps, st, frontier)
 	inFlight, oldestAt := b.queueFigures(t.Name, p, frontier)
 	fillQueue(&ps, inFlight, oldestAt)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
@@ -102,6 +104,33 @@ func TestReadErrorAnswers503AndSkipsNothing(t *testing.T) {
 	}
 	if v := n.metric("narad_consumer_corrupt_skipped_total"); v != 0 {
 		t.Fatalf("corrupt_skipped_total = %v after an I/O error", v)
+	}
+}
+
+// A consumer frontier file that cannot be read (EIO) is not frontier 0:
+// the describe shows the partition unavailable rather than a frontier
+// that would count every retained record as unconsumed (and a remote
+// child attached at it would copy them all again).
+func TestFrontierReadErrorIsNotFrontierZero(t *testing.T) {
+	n := newTestNode(t, Config{})
+	n.createTopic("orders", 1)
+	if err := n.commit("orders", 0, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := n.consume("orders", 0, 2)
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("consume: %v %v", payloadsOf(msgs), err)
+	}
+	for _, m := range msgs {
+		if err := n.b.Ack(context.Background(), "orders", m.ReceiptHandle, Settle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.b.Close()
+	n.start() // the queue is not loaded: the describe reads the frontier file
+	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.ConsumerOffsetFile, Err: syscall.EIO})
+	if ok, _ := n.partitionState("orders", 0); ok {
+		t.Fatal("describe with a frontier file that cannot be read shows the partition available")
 	}
 }
 

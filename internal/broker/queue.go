@@ -71,7 +71,10 @@ func (b *Broker) queue(t meta.Topic, partition int) (*queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	countsPath, counts := b.readCounts(t.Name, partition, dir)
+	countsPath, counts, err := b.readCounts(t.Name, partition, dir)
+	if err != nil {
+		return nil, err
+	}
 	b.qmu.Lock()
 	defer b.qmu.Unlock()
 	if q, ok := b.queues[k]; ok {
@@ -181,16 +184,18 @@ func (q *queue) persist() error {
 
 // frontierOf reads a partition's frontier without loading its queue: from
 // memory when loaded, else from the frontier file (never opening the log).
-func (b *Broker) frontierOf(topic string, partition int) uint64 {
+// A file that cannot be read is an error, not frontier 0: a remote child
+// attached at the frontier would copy the whole retained parent again.
+func (b *Broker) frontierOf(topic string, partition int) (uint64, error) {
 	if q := b.peekQueue(topic, partition); q != nil {
-		return q.table.Frontier()
+		return q.table.Frontier(), nil
 	}
 	dir, err := b.reg.Dir(topic, partition)
 	if err != nil {
-		return 0
+		return 0, err
 	}
-	f, _, _ := storage.ReadOffsetFileFS(b.reg.fs, filepath.Join(dir, storage.ConsumerOffsetFile))
-	return f
+	f, _, err := storage.ReadOffsetFileFS(b.reg.fs, filepath.Join(dir, storage.ConsumerOffsetFile))
+	return f, err
 }
 
 // clockFunc is the system clock read through the broker's Now, so a pinned

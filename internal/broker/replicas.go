@@ -475,7 +475,8 @@ func (b *Broker) persistedFrontier(topic string, p int) uint64 {
 		defer q.pmu.Unlock()
 		return q.persisted
 	}
-	return b.frontierOf(topic, p)
+	f, _ := b.frontierOf(topic, p) // unreadable: 0, which followers take as none sent
+	return f
 }
 
 // gaugeReplicas counts leaders that became writable and, on leaders,

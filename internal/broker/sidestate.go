@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -125,8 +126,11 @@ func (b *Broker) snapshotCounts(h *hostedReplica, s *sideState) ([]storage.Count
 		return s.st.Counts, false
 	}
 	es, _, err := storage.ReadDeliveryCountsFS(b.reg.fs, filepath.Join(dir, storage.DeliveryCountsFile))
+	if err != nil && !errors.Is(err, storage.ErrBadCounts) {
+		return s.st.Counts, false // a failed read: nothing learnt, try again next time (counts.go)
+	}
 	if err != nil {
-		es = nil // unreadable here: the queue would start from no counts too (counts.go)
+		es = nil // damaged here: the queue would start from no counts too (counts.go)
 	}
 	s.table, s.fromFile = nil, true
 	return es, !slices.Equal(es, s.st.Counts)
