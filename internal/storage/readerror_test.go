@@ -1,5 +1,10 @@
 package storage
 
+// A failed read is an error for the step that made it, never damage or
+// absence (doc.go): each test here fails a read (errorfs, EIO) where a
+// decision follows it and checks that nothing is cut, skipped, deleted or
+// left out.
+
 import (
 	"errors"
 	"fmt"
