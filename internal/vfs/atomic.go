@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 )
 
@@ -35,4 +36,33 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 		return err
 	}
 	return fsys.SyncDir(dir)
+}
+
+// MkdirAllDurable is MkdirAll whose new directories survive a power cut:
+// each level it creates is followed by an fsync of its parent, so a file
+// later made durable inside the last one is not lost with a directory
+// entry that never reached the disk (POSIX makes an entry durable only
+// with its parent's fsync). Levels that exist already cost one Stat each.
+func MkdirAllDurable(fsys FS, path string, perm fs.FileMode) error {
+	var missing []string
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := fsys.Stat(p); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := fsys.MkdirAll(missing[i], perm); err != nil {
+			return err
+		}
+		if err := fsys.SyncDir(filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -13,5 +13,7 @@
 // Rules count only the calls they match, so "the third fdatasync of the
 // active segment" is expressible and repeatable. LoseUnsyncedWrites is a
 // power cut: every write no successful sync covered is undone, so a test
-// can tell written from durable (crash.go).
+// can tell written from durable (crash.go). UnsyncedEntries lists the
+// directory entries (mkdir, create, rename) whose parent directory was
+// not fsynced since: what a power cut could still take away (dirsync.go).
 package errorfs

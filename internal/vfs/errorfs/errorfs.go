@@ -103,7 +103,8 @@ type FS struct {
 	inner   vfs.FS
 	mu      sync.Mutex
 	rules   []*Injection
-	journal journal // unsynced writes, for LoseUnsyncedWrites (crash.go)
+	journal journal    // unsynced writes, for LoseUnsyncedWrites (crash.go)
+	dirs    dirEntries // entries whose parent is not synced since (dirsync.go)
 }
 
 // New wraps inner.
@@ -174,7 +175,11 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error)
 	if r := f.check(OpOpen, name); r != nil {
 		return nil, fail(OpOpen, name, r)
 	}
+	created := f.creates(name, flag)
 	inner, err := f.inner.OpenFile(name, flag, perm)
+	if err == nil && created {
+		f.dirs.note(name)
+	}
 	return f.wrap(inner, err)
 }
 
@@ -183,6 +188,9 @@ func (f *FS) CreateTemp(dir, pattern string) (vfs.File, error) {
 		return nil, fail(OpOpen, dir, r)
 	}
 	inner, err := f.inner.CreateTemp(dir, pattern)
+	if err == nil {
+		f.dirs.note(inner.Name())
+	}
 	return f.wrap(inner, err)
 }
 
@@ -202,28 +210,46 @@ func (f *FS) Remove(name string) error {
 	if r := f.check(OpRemove, name); r != nil {
 		return fail(OpRemove, name, r)
 	}
-	return f.inner.Remove(name)
+	err := f.inner.Remove(name)
+	if err == nil {
+		f.dirs.forget(name)
+	}
+	return err
 }
 
 func (f *FS) RemoveAll(name string) error {
 	if r := f.check(OpRemove, name); r != nil {
 		return fail(OpRemove, name, r)
 	}
-	return f.inner.RemoveAll(name)
+	err := f.inner.RemoveAll(name)
+	if err == nil {
+		f.dirs.forget(name)
+	}
+	return err
 }
 
 func (f *FS) Rename(o, n string) error {
 	if r := f.check(OpRename, o, n); r != nil {
 		return fail(OpRename, o, r)
 	}
-	return f.inner.Rename(o, n)
+	err := f.inner.Rename(o, n)
+	if err == nil {
+		f.dirs.forget(o)
+		f.dirs.note(n)
+	}
+	return err
 }
 
 func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
 	if r := f.check(OpMkdir, name); r != nil {
 		return fail(OpMkdir, name, r)
 	}
-	return f.inner.MkdirAll(name, perm)
+	created := f.missingLevels(name)
+	err := f.inner.MkdirAll(name, perm)
+	if err == nil {
+		f.dirs.note(created...)
+	}
+	return err
 }
 
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
@@ -263,7 +289,11 @@ func (f *FS) SyncDir(name string) error {
 	if r := f.check(OpSync, name); r != nil {
 		return fail(OpSync, name, r)
 	}
-	return f.inner.SyncDir(name)
+	err := f.inner.SyncDir(name)
+	if err == nil {
+		f.dirs.synced(name)
+	}
+	return err
 }
 
 func (f *FS) Lock(name string) (io.Closer, error) {
