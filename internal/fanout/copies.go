@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // Cursor files of a replicated parent follow its leader (09-extensions.md,
@@ -92,7 +94,7 @@ func (e *Engine) WriteCursorCopy(parent string, partition int, c CursorCopy) (bo
 	case err == nil && exists && st.Epoch == c.Epoch && st.NextOffset >= c.NextOffset:
 		return false, nil
 	}
-	if err := e.cfg.FS.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(e.cfg.FS, dir, 0o755); err != nil {
 		return false, fmt.Errorf("cursor copy of %s/%d for %q: %w", parent, partition, c.Child, err)
 	}
 	if err := WriteCursorFileAtomic(e.cfg.FS, path, c.Epoch, c.NextOffset); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/vfs"
 )
 
 // cursor is one running (parent partition, child) copier.
@@ -241,7 +242,7 @@ func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uin
 	if err != nil || !childExists || !current {
 		return 0, fmt.Errorf("%w (child %q epoch %s: exists=%v current=%v err=%v)", errDeferred, c.key.child, c.link.epoch, childExists, current, err)
 	}
-	if err := e.cfg.FS.MkdirAll(filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
+	if err := vfs.MkdirAllDurable(e.cfg.FS, filepath.Dir(path), 0o755); err != nil { // a parent partition never written yet
 		return 0, err
 	}
 	if err := WriteCursorFileAtomic(e.cfg.FS, path, c.link.epoch, start); err != nil {

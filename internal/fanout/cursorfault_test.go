@@ -200,3 +200,20 @@ func TestCursorReadFaultsNeverAnchor(t *testing.T) {
 		})
 	}
 }
+
+// TestCursorAnchorIsDurableInItsParents: a cursor anchored in a parent
+// partition never written yet creates the partition's directories; once
+// the anchor is durable, none of their entries is left to a power cut (a
+// lost cursor file re-anchors at the attach point and copies again).
+func TestCursorAnchorIsDurableInItsParents(t *testing.T) {
+	f := newFaultNode(t)
+	child := f.attach("src", "dst", 0)
+	f.e.Start()
+	f.waitDurable(t, child.AttachEpoch, 0)
+	// The file is readable once renamed into place; its directory's fsync
+	// follows.
+	topics := filepath.Join(f.dir, "topics")
+	waitFor(t, 5*time.Second, "no entry under topics/ left to a power cut", func() bool {
+		return len(f.fs.UnsyncedEntries(topics)) == 0
+	})
+}

@@ -29,7 +29,9 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	fsys := vfs.Or(opts.FS)
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+	// Durably: a partition (or topic) directory whose entry a power cut
+	// took would come back empty at offset 0, its records acknowledged.
+	if err := vfs.MkdirAllDurable(fsys, dir, 0o755); err != nil {
 		return nil, err
 	}
 	l := &Log{dir: dir, opts: opts, fs: fsys, enc: enc, notify: notify.New(), log: opts.Logger,
@@ -69,8 +71,12 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.flushedPos = l.segs[len(l.segs)-1].size
 	// Clear the boundary before anything can be appended: from now until a
 	// clean close, the directory no longer describes itself exactly.
+	_, statErr := fsys.Stat(filepath.Join(dir, hwmFileName))
 	if l.hwmw, err = openHWMWriter(fsys, dir); err == nil {
 		err = l.hwmw.write(HWMFile{HWM: l.end})
+		if err == nil && errors.Is(statErr, fs.ErrNotExist) {
+			err = fsys.SyncDir(dir) // a new hwm file: its entry too
+		}
 		if err != nil {
 			l.hwmw.close()
 		}

@@ -131,13 +131,18 @@ func (s *Stage) Install(dir string) error {
 		return err
 	}
 	parent := filepath.Dir(dir)
-	if err := s.fs.MkdirAll(parent, 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(s.fs, parent, 0o755); err != nil {
 		return err
 	}
 	if err := s.fs.Rename(s.dir, dir); err != nil {
 		return err
 	}
-	return s.fs.SyncDir(parent)
+	if err := s.fs.SyncDir(parent); err != nil {
+		return err
+	}
+	// The stage's old entry gone too, so a power cut leaves no second
+	// name for the installed copy behind.
+	return s.fs.SyncDir(filepath.Dir(s.dir))
 }
 
 // Remove deletes the stage (nothing is left after an Install).

@@ -190,14 +190,11 @@ func dropBelow(fsys vfs.FS, dir string, firsts []uint64, ckpt uint64) ([]uint64,
 }
 
 func ensureDir(fsys vfs.FS, dir string) error {
-	if _, err := fsys.Stat(dir); err == nil {
-		return nil
-	}
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+	// Every level it creates made durable in its parent.
+	if err := vfs.MkdirAllDurable(fsys, dir, 0o755); err != nil {
 		return fmt.Errorf("wal: create directory %s: %w", dir, err)
 	}
-	// Make the new directory's own entry durable.
-	return syncDir(fsys, filepath.Dir(filepath.Clean(dir)))
+	return nil
 }
 
 func lockDir(fsys vfs.FS, dir string) (io.Closer, error) {

@@ -320,3 +320,16 @@ func TestRecoveryReadErrorPastDamageTruncatesNothing(t *testing.T) {
 	_, err := Open(dir, opts)
 	mustErrIs(t, err, ErrCorrupt)
 }
+
+// TestNewWALIsDurableInItsParents: a WAL opened in directories that did
+// not exist leaves no directory entry to a power cut once an append has
+// returned (acknowledged): not a level of its directory, not a segment.
+func TestNewWALIsDurableInItsParents(t *testing.T) {
+	root := t.TempDir()
+	efs := errorfs.New(vfs.Default)
+	w := openT(t, filepath.Join(root, "data", "n1", "ingress"), Options{FS: efs})
+	appendRange(t, w, 0, 3, 1)
+	if got := efs.UnsyncedEntries(root); len(got) != 0 {
+		t.Fatalf("after an acknowledged append, entries a power cut could remove: %v", got)
+	}
+}
