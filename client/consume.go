@@ -52,18 +52,7 @@ func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions)
 	if resp.status == http.StatusNoContent {
 		return nil, nil
 	}
-	// The fast reader checks the grammar of what it accepts, so the
-	// server's plain answers take one pass; anything else is validated
-	// first, for encoding/json's words about what is wrong.
-	if msgs, ok := fastMessages(resp.body); ok {
-		return msgs, nil
-	}
-	if !json.Valid(resp.body) {
-		var raw json.RawMessage
-		err := json.Unmarshal(resp.body, &raw)
-		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
-	}
-	msgs, err := slowMessages(resp.body)
+	msgs, err := decodeMessages(resp.body)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: decoding response: %w", topicPath(topic, "consume"), err)
 	}
@@ -71,10 +60,16 @@ func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions)
 }
 
 // decodeMessages decodes a consume answer: in one pass when it has the
-// server's plain shape (fastMessages), else with encoding/json.
+// server's plain shape (fastMessages checks the grammar of what it
+// takes), else validated and decoded by encoding/json, for its words
+// about what is wrong.
 func decodeMessages(body []byte) ([]Message, error) {
 	if msgs, ok := fastMessages(body); ok {
 		return msgs, nil
+	}
+	if !json.Valid(body) {
+		var raw json.RawMessage
+		return nil, json.Unmarshal(body, &raw)
 	}
 	return slowMessages(body)
 }

@@ -186,10 +186,7 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 			}
 		}
 		if err != nil && len(parts) == 1 {
-			if len(out) > 0 {
-				break // deliver what is leased; the next consume meets the error
-			}
-			return nil, storageErr(t.Name, p, "be read", err)
+			return out, storageErr(t.Name, p, "be read", err)
 		}
 	}
 	b.countConsumed(out)

@@ -15,10 +15,7 @@ import (
 // longer exists is not this loop's: topic deletion and the startup sweep
 // handle it; nor is a copy of a replica still listed (a follower's log).
 func (w *Worker) shed(ctx context.Context) {
-	dirs, err := w.data.PartitionDirs()
-	if err != nil {
-		return // a listing that failed sheds nothing; the next pass lists again
-	}
+	dirs, _ := w.data.PartitionDirs() // a listing that failed (nil) sheds nothing; the next pass lists again
 	for topic, parts := range dirs {
 		as := w.meta.Assignments(topic)
 		for _, p := range parts {

@@ -107,22 +107,22 @@ func (l *Log) readClaims() (claims, error) {
 	h, err := ReadHWMFileFS(l.fs, l.dir)
 	if err == nil {
 		c.hwm = h.HWM
-	} else if readFailed(err) {
+	} else if callFailed(err) {
 		return c, &IOError{Op: "read", Path: filepath.Join(l.dir, hwmFileName), Err: err}
 	}
 	path := filepath.Join(l.dir, ConsumerOffsetFile)
 	f, ok, err := ReadOffsetFileFS(l.fs, path)
 	if err == nil && ok {
 		c.frontier = f
-	} else if readFailed(err) {
+	} else if callFailed(err) {
 		return c, &IOError{Op: "read", Path: path, Err: err}
 	}
 	return c, nil
 }
 
-// readFailed reports whether err is a file call that failed (EIO, EACCES,
+// callFailed reports whether err is a file call that failed (EIO, EACCES,
 // …), not a missing file and not bytes that do not parse.
-func readFailed(err error) bool {
+func callFailed(err error) bool {
 	var pe *fs.PathError
 	return errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist)
 }

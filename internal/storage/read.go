@@ -76,15 +76,13 @@ func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommit
 				// An I/O error (EIO, …) says nothing of the bytes: they
 				// may read fine next time. Skipping would settle records
 				// nobody ever saw; the reader gets the error and retries.
-				l.readFailed(s, err)
-				return res, &IOError{Op: "read", Path: s.path, Err: err}
+				return res, l.readFailed(s, err)
 			}
 			// Not past the limit: on a held log the damaged range may run
 			// past what Release allowed, and a reader's Next must not.
 			to, herr := l.skipRange(s, res.Next, err)
 			if herr != nil {
-				l.readFailed(s, herr)
-				return res, &IOError{Op: "read", Path: s.path, Err: herr}
+				return res, l.readFailed(s, herr)
 			}
 			to = min(to, limit)
 			res.SkippedFrom, res.Skipped = res.Next, to-res.Next
@@ -111,9 +109,10 @@ func (l *Log) readLocked(from, limit uint64, maxRecords, maxBytes int, maxCommit
 	return res, nil
 }
 
-// readFailed counts a read's I/O error and logs it, at most once per
-// readFailLogEvery for the log: consumers retry at their polling rate.
-func (l *Log) readFailed(s *segment, err error) {
+// readFailed counts a read's I/O error, logs it at most once per
+// readFailLogEvery for the log (consumers retry at their polling rate),
+// and returns it as the reader's error.
+func (l *Log) readFailed(s *segment, err error) error {
 	if h := l.opts.Hooks.ReadFailed; h != nil {
 		h()
 	}
@@ -121,6 +120,7 @@ func (l *Log) readFailed(s *segment, err error) {
 	if last := l.readFailLogged.Load(); now-last >= int64(readFailLogEvery) && l.readFailLogged.CompareAndSwap(last, now) {
 		l.log.Error("partition log read failed; readers retry, nothing is skipped", "file", s.path, "err", err)
 	}
+	return &IOError{Op: "read", Path: s.path, Err: err}
 }
 
 // readFailLogEvery spaces the log lines of failing reads.

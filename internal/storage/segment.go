@@ -97,9 +97,6 @@ func (s *segment) ensureIndex() {
 	var hdr [FrameHeaderSize]byte
 	for pos := int64(0); pos+FrameHeaderSize <= s.size; {
 		if _, err := s.f.ReadAt(hdr[:], pos); err != nil {
-			if !damaged(err) {
-				return // a failed read: the partial index serves, the next seek walks again
-			}
 			break
 		}
 		h, err := parseHeader(hdr[:])

@@ -137,12 +137,7 @@ func (s *Stage) Install(dir string) error {
 	if err := s.fs.Rename(s.dir, dir); err != nil {
 		return err
 	}
-	if err := s.fs.SyncDir(parent); err != nil {
-		return err
-	}
-	// The stage's old entry gone too, so a power cut leaves no second
-	// name for the installed copy behind.
-	return s.fs.SyncDir(filepath.Dir(s.dir))
+	return s.fs.SyncDir(parent)
 }
 
 // Remove deletes the stage (nothing is left after an Install).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 )
 
 // WriteFileAtomic replaces path with data so that a crash leaves either
@@ -44,25 +45,36 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 // entry that never reached the disk (POSIX makes an entry durable only
 // with its parent's fsync). Levels that exist already cost one Stat each.
 func MkdirAllDurable(fsys FS, path string, perm fs.FileMode) error {
+	missing, err := MissingDirs(fsys, path)
+	if err != nil {
+		return err
+	}
+	for _, dir := range missing {
+		if err := fsys.MkdirAll(dir, perm); err != nil {
+			return err
+		}
+		if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MissingDirs lists the directories MkdirAll(path) would create, top
+// first.
+func MissingDirs(fsys FS, path string) ([]string, error) {
 	var missing []string
 	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
 		if _, err := fsys.Stat(p); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return nil, err
 		}
 		missing = append(missing, p)
 		if filepath.Dir(p) == p {
 			break
 		}
 	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := fsys.MkdirAll(missing[i], perm); err != nil {
-			return err
-		}
-		if err := fsys.SyncDir(filepath.Dir(missing[i])); err != nil {
-			return err
-		}
-	}
-	return nil
+	slices.Reverse(missing)
+	return missing, nil
 }

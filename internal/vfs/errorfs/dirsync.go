@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -55,13 +56,9 @@ func (d *dirEntries) forget(path string) {
 	}
 }
 
+// isUnder reports whether p lies below dir (both clean).
 func isUnder(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) && !startsWithDotDot(rel)
-}
-
-func startsWithDotDot(rel string) bool {
-	return len(rel) >= 3 && rel[:3] == ".."+string(filepath.Separator)
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // UnsyncedEntries lists, sorted, the entries at or under root created or
@@ -78,23 +75,6 @@ func (f *FS) UnsyncedEntries(root string) []string {
 		}
 	}
 	slices.Sort(out)
-	return out
-}
-
-// missingLevels lists the directories MkdirAll(name) would create, top
-// first.
-func (f *FS) missingLevels(name string) []string {
-	var out []string
-	for p := filepath.Clean(name); ; p = filepath.Dir(p) {
-		if _, err := f.inner.Stat(p); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		out = append(out, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	slices.Reverse(out)
 	return out
 }
 

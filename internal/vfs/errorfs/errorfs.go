@@ -244,7 +244,7 @@ func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
 	if r := f.check(OpMkdir, name); r != nil {
 		return fail(OpMkdir, name, r)
 	}
-	created := f.missingLevels(name)
+	created, _ := vfs.MissingDirs(f.inner, name) // best effort: MkdirAll reports a failing Stat
 	err := f.inner.MkdirAll(name, perm)
 	if err == nil {
 		f.dirs.note(created...)
