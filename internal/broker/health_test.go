@@ -132,6 +132,9 @@ func TestFrontierReadErrorIsNotFrontierZero(t *testing.T) {
 	if ok, _ := n.partitionState("orders", 0); ok {
 		t.Fatal("describe with a frontier file that cannot be read shows the partition available")
 	}
+	if r := n.b.LocalReports("orders", []int{0}, false); r[0].Available {
+		t.Fatalf("the report other nodes and attaches read shows the partition available, frontier %d", r[0].Frontier)
+	}
 }
 
 // A full disk (ENOSPC on write) answers 503 naming no path, and commits

@@ -217,3 +217,17 @@ func TestCursorAnchorIsDurableInItsParents(t *testing.T) {
 		return len(f.fs.UnsyncedEntries(topics)) == 0
 	})
 }
+
+// TestCursorCopyIsDurableInItsParents: a follower's copy of a cursor file,
+// written for a parent partition never written here, leaves none of the
+// directory entries it made to a power cut.
+func TestCursorCopyIsDurableInItsParents(t *testing.T) {
+	f := newFaultNode(t)
+	link := f.attach("src", "dst", 0)
+	if ok, err := f.e.WriteCursorCopy("src", 0, CursorCopy{Child: "dst", Epoch: link.AttachEpoch, NextOffset: 0}); err != nil || !ok {
+		t.Fatalf("cursor copy: %v %v", ok, err)
+	}
+	if got := f.fs.UnsyncedEntries(filepath.Join(f.dir, "topics")); len(got) != 0 {
+		t.Fatalf("after the copy, entries a power cut could remove: %v", got)
+	}
+}

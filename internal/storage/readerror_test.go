@@ -6,9 +6,13 @@ package storage
 // left out.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -192,5 +196,121 @@ func TestSourcesReadErrorFailsOpen(t *testing.T) {
 	defer l3.Close()
 	if l3.applied[7] != 3 {
 		t.Fatalf("after the fault: WAL seq held %d, want 3", l3.applied[7])
+	}
+}
+
+// TestSeekPastDamageReadErrorSkipsNothing: a seek that meets a damaged
+// frame header hunts for the next valid frame. When that hunt's read
+// fails, the seek must say so: taken for "nothing valid follows", the
+// reader skipped the valid frame it was looking for as part of the
+// damage (a later hunt, whose read worked, dates the damage's end past
+// it).
+func TestSeekPastDamageReadErrorSkipsNothing(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	for f := 0; f < 3; f++ { // frames of two: 0-1, 2-3, 4-5
+		commitT(t, l, recs(fmt.Sprint("f", f), 2, false))
+	}
+	if _, err := l.roll(); err != nil { // sealed: damage in it is skipped, not refused
+		t.Fatal(err)
+	}
+	commitT(t, l, recs("active", 1, false)) // Open dates the log by this one, not by the sealed segment
+	l.Close()
+	path := filepath.Join(dir, segmentName(0))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := parseHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[h.frameLen()] ^= 0xff // the second frame's magic
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := errorfs.New(vfs.Default)
+	l = openT(t, dir, Options{FS: fsys})
+	defer l.Close()
+	// Reads of the sealed segment: the index walk (frame 0's header, frame
+	// 1's), the seek (the same two), then the hunt past frame 1: that one
+	// fails. (Without the failure the hunt indexes frame 2.)
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: string(filepath.Separator) + segmentName(0), After: 4, Times: 1, Err: syscall.EIO})
+	res, err := l.Read(4, 10, 1<<20, NoDueLimit)
+	if err == nil && (res.Skipped > 0 || len(res.Records) == 0) {
+		t.Fatalf("read of offset 4 under a failed hunt: %+v; want the error, or the records", res)
+	}
+	res, err = l.Read(4, 2, 1<<20, NoDueLimit)
+	if err != nil || res.Skipped != 0 || len(res.Records) != 2 || res.Records[0].Offset != 4 {
+		t.Fatalf("read of offset 4 once the disk answers: %+v %v; want records 4 and 5", res, err)
+	}
+}
+
+// TestRecoveryHuntReadErrorTruncatesNothing: recovery meets a bad frame in
+// the active segment and hunts for a valid one after it, to tell a torn
+// tail from damage in the middle. When the hunt's read fails it cannot
+// tell: Open must fail and leave the file as it was — taken for "nothing
+// valid follows", the valid frame after the damage was cut as a torn
+// tail. Once the disk answers, Open refuses the mid-segment damage.
+func TestRecoveryHuntReadErrorTruncatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	for f := 0; f < 3; f++ {
+		commitT(t, l, recs(fmt.Sprint("f", f), 2, false))
+	}
+	l.Close()
+	if err := vfs.WriteFileAtomic(vfs.Default, filepath.Join(dir, hwmFileName), encodeHWM(HWMFile{})); err != nil {
+		t.Fatal(err) // the hwm file behind, as after a SIGKILL
+	}
+	path := filepath.Join(dir, segmentName(0))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := parseHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[h.frameLen()+FrameHeaderSize] ^= 0xff // a byte of the second frame's records: its CRC fails
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := errorfs.New(vfs.Default)
+	// The scan reads the segment in one go; the hunt's read is the next.
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: string(filepath.Separator) + segmentName(0), After: 1, Times: 1, Err: syscall.EIO})
+	if l2, err := Open(dir, Options{FS: fsys}); err == nil {
+		l2.Close()
+		t.Fatal("Open succeeded while the hunt past a bad frame could not read")
+	} else if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Open: %v, want the EIO", err)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, b) {
+		t.Fatalf("a failed Open changed the segment (%d bytes, was %d; %v)", len(after), len(b), err)
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open once the disk answers: %v, want the mid-segment damage refused", err)
+	}
+}
+
+// TestReadErrorsAreCountedEachAndLoggedOnce: every failed read is counted
+// (Hooks.ReadFailed); the log line comes at most once per
+// readFailLogEvery, since consumers retry at their polling rate.
+func TestReadErrorsAreCountedEachAndLoggedOnce(t *testing.T) {
+	var logs bytes.Buffer
+	counted := 0
+	fsys := errorfs.New(vfs.Default)
+	l := openT(t, t.TempDir(), Options{FS: fsys, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Hooks: Hooks{ReadFailed: func() { counted++ }}})
+	defer l.Close()
+	commitT(t, l, recs("a", 3, false))
+	l.cache.clear() // the next reads go to the disk
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Err: syscall.EIO})
+	for range 3 {
+		if _, err := l.Read(0, 10, 1<<20, NoDueLimit); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("read under EIO: %v", err)
+		}
+	}
+	if lines := strings.Count(logs.String(), "partition log read failed"); counted != 3 || lines != 1 {
+		t.Fatalf("3 failed reads: counted %d, logged %d times; want 3 and 1", counted, lines)
 	}
 }

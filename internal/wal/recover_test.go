@@ -302,20 +302,24 @@ func TestRecoveryReadErrorPastDamageTruncatesNothing(t *testing.T) {
 		damaged = bytes.Clone(b)
 		return b
 	})
-	efs := errorfs.New(vfs.Default)
-	// The first read (the scanner's first window) succeeds; every read
-	// after it, the ones looking past the bad record, fails.
-	efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 1, Err: syscall.EIO})
-	o := opts
-	o.FS = efs
-	if w2, err := Open(dir, o); err == nil {
-		w2.Close()
-		t.Fatal("Open succeeded while the reads past a bad record failed")
-	} else if !errors.Is(err, syscall.EIO) {
-		t.Fatalf("Open: %v, want the EIO", err)
-	}
-	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
-		t.Fatalf("a failed Open changed %s (%d bytes, was %d; %v)", path, len(after), len(damaged), err)
+	// The first read (the scanner's first window) succeeds; after it, the
+	// reads looking past the bad record fail: every one, or only the next
+	// (the read of the record after the damage, which runs past the
+	// window).
+	for _, times := range []int{0, 1} {
+		efs := errorfs.New(vfs.Default)
+		efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 1, Times: times, Err: syscall.EIO})
+		o := opts
+		o.FS = efs
+		if w2, err := Open(dir, o); err == nil {
+			w2.Close()
+			t.Fatalf("Times %d: Open succeeded while the reads past a bad record failed", times)
+		} else if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("Times %d: Open: %v, want the EIO", times, err)
+		}
+		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
+			t.Fatalf("Times %d: a failed Open changed %s (%d bytes, was %d; %v)", times, path, len(after), len(damaged), err)
+		}
 	}
 	_, err := Open(dir, opts)
 	mustErrIs(t, err, ErrCorrupt)
@@ -331,5 +335,47 @@ func TestNewWALIsDurableInItsParents(t *testing.T) {
 	appendRange(t, w, 0, 3, 1)
 	if got := efs.UnsyncedEntries(root); len(got) != 0 {
 		t.Fatalf("after an acknowledged append, entries a power cut could remove: %v", got)
+	}
+}
+
+// TestRecoveryPeekReadErrorTruncatesNothing: the same, where the failing
+// read is one of the candidate peeks past the bad record (records larger
+// than the scanner's window, so the look-ahead crosses its edge before it
+// reaches the next record).
+func TestRecoveryPeekReadErrorTruncatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentBytes: 64 << 20}
+	w := openT(t, dir, opts)
+	for i := 0; i < 3; i++ {
+		r := testRecord(i)
+		r.Payload = bytes.Repeat([]byte{byte('a' + i)}, readChunk+(44<<10))
+		if err := w.Append(context.Background(), []Record{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	segs := segmentFiles(t, dir)
+	path := filepath.Join(dir, segs[len(segs)-1])
+	offs := frameOffsets(t, path)
+	var damaged []byte
+	editFile(t, path, func(b []byte) []byte {
+		b[offs[1]+frameHeaderSize+100] ^= 1
+		damaged = bytes.Clone(b)
+		return b
+	})
+	efs := errorfs.New(vfs.Default)
+	// Reads: record 0's header window and its frame, record 1's; the next
+	// is the look-ahead's first read past record 1's window.
+	efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 4, Times: 1, Err: syscall.EIO})
+	o := opts
+	o.FS = efs
+	if w2, err := Open(dir, o); err == nil {
+		w2.Close()
+		t.Fatal("Open succeeded while a read past a bad record failed")
+	} else if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Open: %v, want the EIO", err)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
+		t.Fatalf("a failed Open changed %s (%d bytes, was %d; %v)", path, len(after), len(damaged), err)
 	}
 }
