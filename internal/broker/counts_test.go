@@ -135,9 +135,10 @@ func TestDeliveryCountsWrittenOnTheSweepsCadence(t *testing.T) {
 	}
 }
 
-// A counts file that cannot be read does not stop the partition: logged,
-// counted, and the records start from no counts.
-func TestDamagedCountsFileStartsFromZero(t *testing.T) {
+// twiceDeliveredThenStopped is a node whose jobs/0 holds one record
+// delivered (and nacked) twice, stopped cleanly: its counts file says 2.
+func twiceDeliveredThenStopped(t *testing.T) *testNode {
+	t.Helper()
 	n := newTestNode(t, Config{FrontierPersist: time.Hour})
 	n.createTopic("jobs", 1)
 	if err := n.commit("jobs", 0, "a"); err != nil {
@@ -146,6 +147,13 @@ func TestDamagedCountsFileStartsFromZero(t *testing.T) {
 	deliverAndNack(t, n, "jobs")
 	deliverAndNack(t, n, "jobs")
 	n.b.Close()
+	return n
+}
+
+// A counts file that cannot be read does not stop the partition: logged,
+// counted, and the records start from no counts.
+func TestDamagedCountsFileStartsFromZero(t *testing.T) {
+	n := twiceDeliveredThenStopped(t)
 	path := filepath.Join(n.partDir("jobs", 0), storage.DeliveryCountsFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -171,14 +179,7 @@ func TestDamagedCountsFileStartsFromZero(t *testing.T) {
 // is, and once it reads the record's count goes on (3 after 2 deliveries).
 // Starting from no counts would let the next write replace the good file.
 func TestCountsFileReadErrorKeepsTheCounts(t *testing.T) {
-	n := newTestNode(t, Config{FrontierPersist: time.Hour})
-	n.createTopic("jobs", 1)
-	if err := n.commit("jobs", 0, "a"); err != nil {
-		t.Fatal(err)
-	}
-	deliverAndNack(t, n, "jobs")
-	deliverAndNack(t, n, "jobs")
-	n.b.Close()
+	n := twiceDeliveredThenStopped(t)
 	n.start()
 	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.DeliveryCountsFile, Err: syscall.EIO})
 	_, err := n.consume("jobs", 0, 1)
@@ -195,14 +196,7 @@ func TestCountsFileReadErrorKeepsTheCounts(t *testing.T) {
 // next snapshot reads again — taken for a damaged file, it sent them no
 // counts and never looked again.
 func TestSideStateCountsReadErrorSendsNothing(t *testing.T) {
-	n := newTestNode(t, Config{FrontierPersist: time.Hour})
-	n.createTopic("jobs", 1)
-	if err := n.commit("jobs", 0, "a"); err != nil {
-		t.Fatal(err)
-	}
-	deliverAndNack(t, n, "jobs")
-	deliverAndNack(t, n, "jobs")
-	n.b.Close()
+	n := twiceDeliveredThenStopped(t)
 	n.start() // the queue is not loaded: counts come from the file
 	h, s := &hostedReplica{key: partKey{"jobs", 0}}, &sideState{}
 	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.DeliveryCountsFile, Err: syscall.EIO})

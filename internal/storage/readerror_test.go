@@ -216,19 +216,7 @@ func TestSeekPastDamageReadErrorSkipsNothing(t *testing.T) {
 	}
 	commitT(t, l, recs("active", 1, false)) // Open dates the log by this one, not by the sealed segment
 	l.Close()
-	path := filepath.Join(dir, segmentName(0))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := parseHeader(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[h.frameLen()] ^= 0xff // the second frame's magic
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	damageSecondFrame(t, dir, 0) // its magic: the header does not parse
 	fsys := errorfs.New(vfs.Default)
 	l = openT(t, dir, Options{FS: fsys})
 	defer l.Close()
@@ -263,18 +251,7 @@ func TestRecoveryHuntReadErrorTruncatesNothing(t *testing.T) {
 		t.Fatal(err) // the hwm file behind, as after a SIGKILL
 	}
 	path := filepath.Join(dir, segmentName(0))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := parseHeader(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[h.frameLen()+FrameHeaderSize] ^= 0xff // a byte of the second frame's records: its CRC fails
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	b := damageSecondFrame(t, dir, FrameHeaderSize) // a byte of its records: the CRC fails
 	fsys := errorfs.New(vfs.Default)
 	// The scan reads the segment in one go; the hunt's read is the next.
 	fsys.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: string(filepath.Separator) + segmentName(0), After: 1, Times: 1, Err: syscall.EIO})
@@ -313,4 +290,24 @@ func TestReadErrorsAreCountedEachAndLoggedOnce(t *testing.T) {
 	if lines := strings.Count(logs.String(), "partition log read failed"); counted != 3 || lines != 1 {
 		t.Fatalf("3 failed reads: counted %d, logged %d times; want 3 and 1", counted, lines)
 	}
+}
+
+// damageSecondFrame flips the byte at off within the second frame of
+// dir's first segment and returns the file as it now is.
+func damageSecondFrame(t *testing.T, dir string, off int64) []byte {
+	t.Helper()
+	path := filepath.Join(dir, segmentName(0))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := parseHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[h.frameLen()+off] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

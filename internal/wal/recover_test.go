@@ -281,45 +281,13 @@ func TestRecoveryDoesNotTrustLengths(t *testing.T) {
 func TestRecoveryReadErrorPastDamageTruncatesNothing(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentBytes: 64 << 20}
-	w := openT(t, dir, opts)
-	big := func(i int) Record {
-		r := testRecord(i)
-		r.Payload = bytes.Repeat([]byte{byte('a' + i%26)}, 64<<10)
-		return r
-	}
-	for i := 0; i < 20; i++ { // ~1.3 MB: past the scanner's first window
-		if err := w.Append(context.Background(), []Record{big(i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	segs := segmentFiles(t, dir)
-	path := filepath.Join(dir, segs[len(segs)-1])
-	offs := frameOffsets(t, path)
-	var damaged []byte
-	editFile(t, path, func(b []byte) []byte {
-		b[offs[2]+frameHeaderSize+100] ^= 1 // inside the first window
-		damaged = bytes.Clone(b)
-		return b
-	})
+	path, damaged := bigRecordsDamaged(t, dir, opts, 20, 64<<10, 2) // ~1.3 MB: past the scanner's first window; damage inside it
 	// The first read (the scanner's first window) succeeds; after it, the
 	// reads looking past the bad record fail: every one, or only the next
 	// (the read of the record after the damage, which runs past the
 	// window).
 	for _, times := range []int{0, 1} {
-		efs := errorfs.New(vfs.Default)
-		efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 1, Times: times, Err: syscall.EIO})
-		o := opts
-		o.FS = efs
-		if w2, err := Open(dir, o); err == nil {
-			w2.Close()
-			t.Fatalf("Times %d: Open succeeded while the reads past a bad record failed", times)
-		} else if !errors.Is(err, syscall.EIO) {
-			t.Fatalf("Times %d: Open: %v, want the EIO", times, err)
-		}
-		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
-			t.Fatalf("Times %d: a failed Open changed %s (%d bytes, was %d; %v)", times, path, len(after), len(damaged), err)
-		}
+		openFailsUnchanged(t, dir, opts, errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 1, Times: times, Err: syscall.EIO}, path, damaged)
 	}
 	_, err := Open(dir, opts)
 	mustErrIs(t, err, ErrCorrupt)
@@ -345,10 +313,39 @@ func TestNewWALIsDurableInItsParents(t *testing.T) {
 func TestRecoveryPeekReadErrorTruncatesNothing(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentBytes: 64 << 20}
+	path, damaged := bigRecordsDamaged(t, dir, opts, 3, readChunk+(44<<10), 1)
+	// Reads: record 0's header window and its frame, record 1's; the next
+	// is the look-ahead's first read past record 1's window.
+	openFailsUnchanged(t, dir, opts, errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 4, Times: 1, Err: syscall.EIO}, path, damaged)
+}
+
+// openFailsUnchanged opens the WAL in dir with rule in force and wants
+// the rule's error, with the segment at path still holding want.
+func openFailsUnchanged(t *testing.T, dir string, opts Options, rule errorfs.Rule, path string, want []byte) {
+	t.Helper()
+	efs := errorfs.New(vfs.Default)
+	efs.Inject(rule)
+	opts.FS = efs
+	if w, err := Open(dir, opts); err == nil {
+		w.Close()
+		t.Fatalf("%+v: Open succeeded while a read past a bad record failed", rule)
+	} else if !errors.Is(err, rule.Err) {
+		t.Fatalf("%+v: Open: %v, want %v", rule, err, rule.Err)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, want) {
+		t.Fatalf("%+v: a failed Open changed %s (%d bytes, was %d; %v)", rule, path, len(after), len(want), err)
+	}
+}
+
+// bigRecordsDamaged appends n records of size payload bytes to a WAL in
+// dir, one per append, closes it and flips a payload byte of record
+// damage in the last segment; it returns that segment's path and bytes.
+func bigRecordsDamaged(t *testing.T, dir string, opts Options, n, size, damage int) (string, []byte) {
+	t.Helper()
 	w := openT(t, dir, opts)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < n; i++ {
 		r := testRecord(i)
-		r.Payload = bytes.Repeat([]byte{byte('a' + i)}, readChunk+(44<<10))
+		r.Payload = bytes.Repeat([]byte{byte('a' + i%26)}, size)
 		if err := w.Append(context.Background(), []Record{r}); err != nil {
 			t.Fatal(err)
 		}
@@ -359,23 +356,9 @@ func TestRecoveryPeekReadErrorTruncatesNothing(t *testing.T) {
 	offs := frameOffsets(t, path)
 	var damaged []byte
 	editFile(t, path, func(b []byte) []byte {
-		b[offs[1]+frameHeaderSize+100] ^= 1
+		b[offs[damage]+frameHeaderSize+100] ^= 1
 		damaged = bytes.Clone(b)
 		return b
 	})
-	efs := errorfs.New(vfs.Default)
-	// Reads: record 0's header window and its frame, record 1's; the next
-	// is the look-ahead's first read past record 1's window.
-	efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 4, Times: 1, Err: syscall.EIO})
-	o := opts
-	o.FS = efs
-	if w2, err := Open(dir, o); err == nil {
-		w2.Close()
-		t.Fatal("Open succeeded while a read past a bad record failed")
-	} else if !errors.Is(err, syscall.EIO) {
-		t.Fatalf("Open: %v, want the EIO", err)
-	}
-	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
-		t.Fatalf("a failed Open changed %s (%d bytes, was %d; %v)", path, len(after), len(damaged), err)
-	}
+	return path, damaged
 }
