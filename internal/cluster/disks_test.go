@@ -67,7 +67,7 @@ func TestNewDiskLeavesEveryInSyncSet(t *testing.T) {
 		t.Fatalf("r/0 a tick after its leader's disk was replaced: %+v, want led by c at epoch 2", a)
 	}
 	// The same disk again is an ordinary heartbeat: nothing more leaves.
-	must(t, ms.SetInSync(ctx, "r", 1, 1, "n1", []string{"n1", "b"}, map[string]string{"b": "b2"}))
+	must(t, ms.SetInSync(ctx, meta.SetInSyncCmd{Topic: "r", Partition: 1, Epoch: 1, Leader: "n1", InSync: []string{"n1", "b"}, Disks: map[string]string{"b": "b2"}}))
 	beat("b2")
 	if a := ms.Assignments("r")[1]; !slices.Equal(a.InSync, []string{"n1", "b"}) {
 		t.Fatalf("r/1 after b was re-admitted on its new disk: %+v", a)

@@ -70,8 +70,8 @@ func TestDecommissionMovesReplicatedCopies(t *testing.T) {
 			t.Fatalf("changed while the replacement is out of sync:\n%+v\n%+v", b0, b1)
 		}
 	}
-	must(t, ms.SetInSync(ctx, "r", 0, 1, "b", []string{"b", "c", "n1", "d"}, nil))
-	must(t, ms.SetInSync(ctx, "r", 1, 1, "c", []string{"c", "b", "n1", "d"}, nil))
+	must(t, ms.SetInSync(ctx, meta.SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "b", InSync: []string{"b", "c", "n1", "d"}}))
+	must(t, ms.SetInSync(ctx, meta.SetInSyncCmd{Topic: "r", Partition: 1, Epoch: 1, Leader: "c", InSync: []string{"c", "b", "n1", "d"}}))
 	a0, a1 = tick()
 	if a0.Owner != "n1" || a0.LeaderEpoch != 2 || !slices.Equal(a0.Replicas, []string{"c", "n1", "d"}) ||
 		!slices.Equal(a0.InSync, []string{"c", "n1", "d"}) {

@@ -122,7 +122,7 @@ func TestReplicasFollowTheFactor(t *testing.T) {
 	if a := step(3); !slices.Equal(a.Replicas, []string{"n1", "b", "c"}) || !slices.Equal(a.InSync, []string{"n1"}) || a.LeaderEpoch != 1 {
 		t.Fatalf("raised to 3: %+v", a)
 	}
-	must(t, ms.SetInSync(ctx, "t", 0, 1, "n1", []string{"n1", "c"}, nil))
+	must(t, ms.SetInSync(ctx, meta.SetInSyncCmd{Topic: "t", Partition: 0, Epoch: 1, Leader: "n1", InSync: []string{"n1", "c"}}))
 	if a := step(2); !slices.Equal(a.Replicas, []string{"n1", "c"}) || !slices.Equal(a.InSync, []string{"n1", "c"}) {
 		t.Fatalf("lowered to 2: %+v (b, out of sync, should go first)", a)
 	}

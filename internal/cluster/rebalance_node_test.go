@@ -75,7 +75,7 @@ func (c *controlled) tick() []meta.Assignment {
 func (c *controlled) caughtUp() {
 	c.t.Helper()
 	for _, a := range c.ms.Assignments("r") {
-		must(c.t, c.ms.SetInSync(context.Background(), "r", a.Partition, a.LeaderEpoch, a.Owner, a.Replicas, nil))
+		must(c.t, c.ms.SetInSync(context.Background(), meta.SetInSyncCmd{Topic: "r", Partition: a.Partition, Epoch: a.LeaderEpoch, Leader: a.Owner, InSync: a.Replicas}))
 	}
 }
 

@@ -91,26 +91,6 @@ func (a *applyTx) forgetCopies(node string) error {
 	return nil
 }
 
-// checkAddedDisks refuses an in-sync set that adds a member without
-// naming the disk the metastore records for it. A member with no
-// recorded disk (or no record) is the upgrade gap: taken as it is.
-func (a *applyTx) checkAddedDisks(c SetInSyncCmd, cur []string) error {
-	for _, id := range c.InSync {
-		if slices.Contains(cur, id) {
-			continue
-		}
-		m, _, err := a.member(id)
-		if err != nil {
-			return err
-		}
-		if m.DiskID != "" && c.Disks[id] != m.DiskID {
-			return topicErr(c.Topic, ErrConflict, "partition %d: %q runs on disk %q, the leader's fetches from it were from %q "+
-				"(a replaced disk is re-admitted only once it fetched)", c.Partition, id, m.DiskID, c.Disks[id])
-		}
-	}
-	return nil
-}
-
 // ReplaceDisk records that node now runs on disk in place of previous
 // (the recorded id the caller saw; ErrConflict if another is recorded, a
 // no-op if disk already is) and takes node out of every in-sync set. The

@@ -51,9 +51,13 @@
 //   - A member's recorded disk (Member.DiskID) changes only by ReplaceDisk,
 //     which in the same step takes the node out of every in-sync set: a
 //     copy on a replaced disk is never counted or elected. SetInSync adds
-//     a member only when it names that member's recorded disk, as the
-//     leader saw it fetching (a member recorded before disk ids, with none,
-//     is taken on the leader's word: the upgrade gap, disks.go).
+//     a member only with evidence that it holds everything committed: the
+//     leader decided on the in-sync set that is current (a stale view is
+//     refused), names the member's recorded disk as it saw it fetching, and
+//     the member's acknowledged end there reaches the leader's committed
+//     point and the epoch's start (SetInSyncCmd.Apply; a member recorded
+//     before disk ids, with none, is taken on the leader's word: the
+//     upgrade gap, disks.go).
 //   - A node that opened with no Raft state of its own (a wiped disk, a new
 //     member) grants no vote or pre-vote to a candidate with a history
 //     until its replica records the disk it runs on (Options.DiskID): that

@@ -44,7 +44,7 @@ func TestReplicationWritesGoThroughTheLeader(t *testing.T) {
 	top := plainTopic("r", 1)
 	top.ReplicationFactor = 3
 	must(t, leader.CreateTopic(ctx, top, []Assignment{replicatedPlacement(0, "n2", "n1", "c")}, nil))
-	must(t, follower.SetInSync(ctx, "r", 0, 1, "n2", []string{"n2", "n1"}, nil))
+	must(t, follower.SetInSync(ctx, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "n2", InSync: []string{"n2", "n1"}}))
 	if err := follower.StartEpoch(ctx, "r", 0, 1, "n2", 3); !errors.Is(err, ErrConflict) {
 		t.Fatalf("a second start of epoch 1 through the leader: %v, want ErrConflict", err)
 	}

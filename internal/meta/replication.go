@@ -21,10 +21,25 @@ const (
 )
 
 // SetInSyncCmd replaces a partition's in-sync set, on the word of the
-// leader of Epoch. Disks names, for followers in the set, the disk id the
-// leader saw in their fetches: a member the command adds is taken only
-// with the disk the metastore records for it (DiskID), so an
-// acknowledgement from a disk since replaced never re-admits it.
+// leader of Epoch. A copy joins the set only with evidence that it holds
+// everything committed, for the disk it has now, and only on a view that
+// is not stale:
+//
+//   - From is the in-sync set the leader's view held when it decided; the
+//     command is refused (ErrConflict) unless that is the set now. A
+//     leader whose view lags (a ReplaceDisk or a SetReplicas it has not
+//     seen) would otherwise "keep" a member the metastore already dropped,
+//     which for the metastore is an addition with no evidence at all.
+//   - Disks names, for followers in the set, the disk id the leader saw in
+//     their fetches: a member the command adds is taken only with the disk
+//     the metastore records for it (DiskID), so an acknowledgement from a
+//     disk since replaced never re-admits it.
+//   - Acked is each such follower's acknowledged end on that disk, and
+//     Committed the leader's committed point: a member added must have
+//     acknowledged at least the committed point and this epoch's start.
+//
+// A command without From is from a leader that predates these fields
+// (the upgrade gap): it is checked as it was then, disks only.
 type SetInSyncCmd struct {
 	Topic     string            `json:"topic"`
 	Partition int               `json:"partition"`
@@ -32,6 +47,9 @@ type SetInSyncCmd struct {
 	Leader    string            `json:"leader"`
 	InSync    []string          `json:"in_sync"`
 	Disks     map[string]string `json:"disks,omitempty"`
+	From      []string          `json:"from,omitempty"`
+	Committed uint64            `json:"committed,omitempty"`
+	Acked     map[string]uint64 `json:"acked,omitempty"`
 }
 
 // StartEpochCmd records where the leader of Epoch began writing.
@@ -146,36 +164,98 @@ func applySetInSync(a *applyTx, payload json.RawMessage) error {
 	if err := decodePayload(OpSetInSync, payload, &c); err != nil {
 		return err
 	}
-	as, cur, err := a.replicated(c.Topic, c.Partition, c.Epoch)
+	as, err := a.assignment(c.Topic, c.Partition)
 	if err != nil {
 		return err
 	}
-	if err := leads(c.Topic, cur, c.Leader); err != nil {
+	next, err := c.Apply(as[c.Partition], func(id string) (string, error) {
+		m, _, err := a.member(id)
+		return m.DiskID, err
+	})
+	if err != nil || next.Equal(as[c.Partition]) {
 		return err
+	}
+	as[c.Partition] = next
+	return a.putPlacement(c.Topic, as)
+}
+
+// Apply is cur after the change, or why it is refused: the rule the FSM
+// applies, a pure function so that package replica's model proposes
+// against the rule itself. diskOf is the disk id the metastore records
+// for a node ("" for none: the upgrade gap, taken as it is).
+func (c SetInSyncCmd) Apply(cur Assignment, diskOf func(node string) (string, error)) (Assignment, error) {
+	switch {
+	case !cur.Replicated():
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d is not replicated", c.Partition)
+	case cur.LeaderEpoch != c.Epoch:
+		// Also a leader of an older epoch that leads again: its word of
+		// then is not its word now.
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
+	}
+	if err := leads(c.Topic, &cur, c.Leader); err != nil {
+		return cur, err
 	}
 	switch {
 	case !distinct(c.InSync) || !subset(c.InSync, cur.Replicas):
-		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v is not distinct replicas of %v", c.Partition, c.InSync, cur.Replicas)
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v is not distinct replicas of %v", c.Partition, c.InSync, cur.Replicas)
 	case !slices.Contains(c.InSync, c.Leader):
-		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v without its leader %q", c.Partition, c.InSync, c.Leader)
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v without its leader %q", c.Partition, c.InSync, c.Leader)
 	case len(c.InSync) < Majority(len(cur.Replicas)) && len(c.InSync) < len(cur.InSync):
-		return topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v would shrink below a majority of %d replicas",
+		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: in-sync set %v would shrink below a majority of %d replicas",
 			c.Partition, c.InSync, len(cur.Replicas))
 	case !slices.Contains(cur.InSync, c.Leader):
 		// Its disk was replaced (ReplaceDisk): its copy counts for
 		// nothing, so neither does its word; the controller elects another.
-		return topicErr(c.Topic, ErrConflict, "partition %d: leader %q is not in the in-sync set %v (its disk was replaced)",
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d: leader %q is not in the in-sync set %v (its disk was replaced)",
 			c.Partition, c.Leader, cur.InSync)
+	case c.From != nil && !sameMembers(c.From, cur.InSync):
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d: the leader decided on in-sync set %v, the set is %v now",
+			c.Partition, c.From, cur.InSync)
 	}
-	if err := a.checkAddedDisks(c, cur.InSync); err != nil {
+	for _, id := range c.InSync {
+		if slices.Contains(cur.InSync, id) {
+			continue
+		}
+		if err := c.checkAdded(cur, id, diskOf); err != nil {
+			return cur, err
+		}
+	}
+	cur.InSync = inReplicaOrder(cur.Replicas, c.InSync)
+	return cur, nil
+}
+
+// checkAdded refuses to add id to the in-sync set without the evidence
+// SetInSyncCmd describes: its recorded disk named, and (unless the command
+// predates From) an acknowledged end on it at or past the committed point
+// and this epoch's start.
+func (c SetInSyncCmd) checkAdded(cur Assignment, id string, diskOf func(string) (string, error)) error {
+	disk, err := diskOf(id)
+	if err != nil {
 		return err
 	}
-	next := inReplicaOrder(cur.Replicas, c.InSync)
-	if slices.Equal(next, cur.InSync) {
+	if disk != "" && c.Disks[id] != disk {
+		return topicErr(c.Topic, ErrConflict, "partition %d: %q runs on disk %q, the leader's fetches from it were from %q "+
+			"(a replaced disk is re-admitted only once it fetched)", c.Partition, id, disk, c.Disks[id])
+	}
+	if c.From == nil {
 		return nil
 	}
-	cur.InSync = next
-	return a.putPlacement(c.Topic, as)
+	floor := c.Committed
+	for _, s := range cur.EpochStarts {
+		if s.Epoch == c.Epoch {
+			floor = max(floor, s.Offset)
+		}
+	}
+	if acked, ok := c.Acked[id]; !ok || acked < floor {
+		return topicErr(c.Topic, ErrConflict, "partition %d: %q has acknowledged up to %d (known: %v), below the committed point %d "+
+			"and the epoch's start", c.Partition, id, c.Acked[id], ok, floor)
+	}
+	return nil
+}
+
+// sameMembers reports whether a and b hold the same ids, in any order.
+func sameMembers(a, b []string) bool {
+	return len(a) == len(b) && subset(a, b) && distinct(a)
 }
 
 func applyStartEpoch(a *applyTx, payload json.RawMessage) error {

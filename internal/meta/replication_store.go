@@ -59,16 +59,15 @@ func (s *Store) proposeAnywhere(ctx context.Context, op Op, payload any) error {
 }
 
 // SetInSync replaces a partition's in-sync set on the word of its leader
-// at epoch (replica.Proposer). Refused (ErrConflict) unless leader leads
-// at epoch; ErrInvalid unless inSync is distinct replicas holding the
-// leader and, when smaller than now, at least a majority. ErrConflict too
-// when the leader is not in the set now (its disk was replaced), or when
-// a member it adds has a recorded disk id that disks (node → the disk id
-// the leader saw in its fetches) does not name. Stored in replica order.
-// Runs on any node: a follower forwards it to the leader.
-func (s *Store) SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error {
-	return s.proposeAnywhere(ctx, OpSetInSync, SetInSyncCmd{Topic: topic, Partition: partition, Epoch: epoch, Leader: leader,
-		InSync: inSync, Disks: disks})
+// (replica.Proposer), by the rule of SetInSyncCmd.Apply: ErrConflict
+// unless c.Leader leads at c.Epoch and is in the set now, unless c.From is
+// the set now, or when a member it adds lacks its recorded disk or an
+// acknowledgement of the committed point; ErrInvalid unless c.InSync is
+// distinct replicas holding the leader and, when smaller than now, at
+// least a majority. Stored in replica order. Runs on any node: a follower
+// forwards it to the leader.
+func (s *Store) SetInSync(ctx context.Context, c SetInSyncCmd) error {
+	return s.proposeAnywhere(ctx, OpSetInSync, c)
 }
 
 // StartEpoch records that the leader of epoch begins writing at offset

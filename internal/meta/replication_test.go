@@ -234,7 +234,7 @@ func TestReplicationSurvivesSnapshot(t *testing.T) {
 	must(t, s.CreateTopic(ctx, top, []Assignment{replicatedPlacement(0, "n1", "b", "c")}, nil))
 	must(t, s.ElectLeader(ctx, "r", 0, 1, "b"))
 	must(t, s.StartEpoch(ctx, "r", 0, 2, "b", 9))
-	must(t, s.SetInSync(ctx, "r", 0, 2, "b", []string{"b", "c"}, nil))
+	must(t, s.SetInSync(ctx, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"b", "c"}}))
 	must(t, s.SetReplicas(ctx, "r", 0, 2, []string{"n1", "b", "c", "d"}, "c"))
 	want := dump(t, s.fsm)
 	snap, err := s.fsm.Snapshot()
@@ -254,4 +254,65 @@ func TestReplicationSurvivesSnapshot(t *testing.T) {
 		a.Leaving != "c" || len(a.Replicas) != 4 {
 		t.Fatalf("restored placement %+v, topic %+v", a, got.Topics[0])
 	}
+}
+
+// A member joins the in-sync set only with evidence that it holds
+// everything committed (issue: a wiped follower re-admitted empty by a
+// leader whose view still showed it in sync): the leader's view must be
+// the set now (From), and the member's acknowledged end on the named
+// disk must reach the committed point and the epoch's start.
+func TestSetInSyncAddsOnlyWithEvidence(t *testing.T) {
+	t.Parallel()
+	r := newReplFSM(t)
+	must(t, r.apply(OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", Offset: 0}))
+	must(t, r.apply(OpSetInSync, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", InSync: []string{"a", "b"},
+		From: []string{"a", "b", "c"}, Committed: 4}))
+	add := func(from []string, committed uint64, acked map[string]uint64) SetInSyncCmd {
+		return SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", InSync: []string{"a", "b", "c"},
+			From: from, Committed: committed, Acked: acked}
+	}
+	// The metastore's set is [a b]: a leader whose view still shows c
+	// in sync keeps it without evidence; that is an addition.
+	r.refused("a stale view", ErrConflict, OpSetInSync, add([]string{"a", "b", "c"}, 5, map[string]uint64{"b": 5}))
+	r.refused("a stale view, even with evidence", ErrConflict, OpSetInSync, add([]string{"a", "c"}, 5, map[string]uint64{"b": 5, "c": 5}))
+	r.refused("acknowledged below the committed point", ErrConflict, OpSetInSync, add([]string{"b", "a"}, 5, map[string]uint64{"b": 5, "c": 4}))
+	r.refused("no acknowledgement", ErrConflict, OpSetInSync, add([]string{"a", "b"}, 5, map[string]uint64{"b": 5}))
+	must(t, r.apply(OpSetInSync, add([]string{"b", "a"}, 5, map[string]uint64{"b": 5, "c": 5})))
+	if got := r.placement("r", 0).InSync; !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("in sync %v, want c back with its evidence", got)
+	}
+
+	// The epoch's start is a floor too: a member that has not fetched up
+	// to it may hold a tail of an older epoch below it.
+	must(t, r.apply(OpElectLeader, ElectLeaderCmd{Topic: "r", Partition: 0, Epoch: 1, To: "b"}))
+	must(t, r.apply(OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", Offset: 9}))
+	readd := SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"a", "b", "c"},
+		From: []string{"b", "c"}, Committed: 3, Acked: map[string]uint64{"a": 8, "c": 9}}
+	r.refused("acknowledged below the epoch's start", ErrConflict, OpSetInSync, readd)
+	readd.Acked["a"] = 9
+	must(t, r.apply(OpSetInSync, readd))
+
+	// A command from before From (the upgrade gap) is checked as then:
+	// disks only.
+	must(t, r.apply(OpSetInSync, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"b", "c"}}))
+	must(t, r.apply(OpSetInSync, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"a", "b", "c"}}))
+}
+
+// A node that leads again, at a later epoch, cannot have a proposal of
+// its earlier leadership applied: the proposer's epoch must be the
+// current one, not merely one it led.
+func TestReplicationRefusesAnOlderEpochOfTheSameLeader(t *testing.T) {
+	t.Parallel()
+	r := newReplFSM(t)
+	must(t, r.apply(OpElectLeader, ElectLeaderCmd{Topic: "r", Partition: 0, Epoch: 1, To: "b"}))
+	must(t, r.apply(OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", Offset: 3}))
+	must(t, r.apply(OpSetInSync, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"a", "b", "c"}}))
+	must(t, r.apply(OpElectLeader, ElectLeaderCmd{Topic: "r", Partition: 0, Epoch: 2, To: "a"})) // a leads again, at epoch 3
+	r.refused("in-sync change of a's epoch 1", ErrConflict, OpSetInSync,
+		SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", InSync: []string{"a", "c"}})
+	r.refused("epoch start of a's epoch 1", ErrConflict, OpStartEpoch,
+		StartEpochCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", Offset: 7})
+	r.refused("in-sync change of b's epoch 2", ErrConflict, OpSetInSync,
+		SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"b", "c"}})
+	must(t, r.apply(OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 3, Leader: "a", Offset: 5}))
 }

@@ -128,13 +128,14 @@ type Transport interface {
 // Proposer writes replication's commands to the metastore; each is
 // checked where it applies (meta), so a stale proposer changes nothing.
 type Proposer interface {
-	// SetInSync replaces the in-sync set; refused unless leader leads at
-	// epoch and is in the set now. disks names, for each follower of
-	// inSync the leader has had a fetch from in this epoch, the disk id of
-	// its latest fetch; a member added whose recorded disk id (meta.Member)
-	// it does not name is refused, so an acknowledgement from a replaced
-	// disk never re-admits a node.
-	SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error
+	// SetInSync replaces the in-sync set by the rule of
+	// meta.SetInSyncCmd.Apply: refused unless the leader leads at the
+	// epoch, is in the set now, and decided on the set that is current
+	// (From); a member it adds must have fetched from its recorded disk
+	// (Disks) up to the committed point (Acked, Committed), so neither a
+	// replaced disk nor a stale view re-admits a copy that lacks
+	// acknowledged records.
+	SetInSync(ctx context.Context, c meta.SetInSyncCmd) error
 	// StartEpoch records where the leader of epoch begins writing;
 	// refused unless leader leads at epoch and no start is recorded for it.
 	StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error

@@ -70,7 +70,7 @@ func TestLeaderForgetsTheOldDisksAcknowledgement(t *testing.T) {
 	}
 	r.l.mu.Lock()
 	p := *r.l.peers["b"]
-	disks := r.l.disksLocked([]string{"a", "b", "c"})
+	disks := r.l.proposalLocked([]string{"a", "b", "c"}).Disks
 	r.l.mu.Unlock()
 	if !p.known || p.disk != diskOf("b", 1) || p.acked != 1 {
 		t.Fatalf("b after its new disk's fetch: %+v", p)

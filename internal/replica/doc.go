@@ -38,7 +38,18 @@
 //   - an acknowledgement counts for the disk it came from: a fetch names
 //     the follower's disk id, a change of disk forgets what the old one
 //     acknowledged, and an in-sync proposal names each follower's disk,
-//     which the metastore must record for a member it adds. A node whose
+//     which the metastore must record for a member it adds. A copy joins
+//     the in-sync set only with evidence that it holds everything
+//     committed: its acknowledged end on that disk at or past the
+//     committed point and the epoch's start, in a proposal decided on the
+//     set the metastore holds now (meta.SetInSyncCmd: a leader whose view
+//     lags would otherwise "keep" a member the metastore already dropped,
+//     which for the metastore is an addition without evidence);
+//   - a follower writes the epoch mark (replica.state's LastEpoch) before
+//     the first record of that epoch: a record on disk is never dated by
+//     an older epoch than its own, or a wiped follower (last epoch 0)
+//     would take it for history from before replication and no epoch
+//     change would cut it. A node whose
 //     disk was replaced leaves every in-sync set when the metastore learns
 //     it (meta.ReplaceDisk); a leader outside its own in-sync set serves
 //     nothing (ErrStateLost) until another is elected;

@@ -42,14 +42,16 @@ func (l *Leader) tick(ctx context.Context) {
 		}
 		l.pending = next
 	}
-	v := l.view
-	disks := l.disksLocked(next)
+	var cmd meta.SetInSyncCmd
+	if next != nil {
+		cmd = l.proposalLocked(next)
+	}
 	l.mu.Unlock()
 	_ = l.checkpoint(false) // a failed checkpoint is tried again next tick
 	if next == nil {
 		return
 	}
-	err := l.cfg.Proposer.SetInSync(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, next, disks)
+	err := l.cfg.Proposer.SetInSync(ctx, cmd)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -66,22 +68,34 @@ func (l *Leader) tick(ctx context.Context) {
 	}
 }
 
-// disksLocked names the disk of each follower in set that fetched in this
-// epoch: the disk its acknowledgements are from. The metastore adds a
-// member only with its recorded disk named, so a follower whose disk was
-// replaced is re-admitted only for fetches from the new one (ackLocked
-// forgets the old disk's).
-func (l *Leader) disksLocked(set []string) map[string]string {
-	var disks map[string]string
+// proposalLocked is the SetInSync command for set, with the evidence the
+// metastore checks for a member it adds (meta.SetInSyncCmd): the set the
+// view holds (From), and for each follower of set that fetched in this
+// epoch the disk its fetches came from and its acknowledged end there,
+// with the committed point they are compared to. A follower whose disk
+// was replaced is re-admitted only for fetches from the new one
+// (ackLocked forgets the old disk's).
+func (l *Leader) proposalLocked(set []string) meta.SetInSyncCmd {
+	v := l.view
+	c := meta.SetInSyncCmd{Topic: v.Topic, Partition: v.Partition, Epoch: v.Epoch, Leader: l.cfg.Self,
+		InSync: set, From: slices.Clone(v.InSync), Committed: l.committed}
 	for _, n := range set {
-		if p := l.peers[n]; p != nil && p.known && p.disk != "" {
-			if disks == nil {
-				disks = map[string]string{}
+		p := l.peers[n]
+		if p == nil || !p.known {
+			continue
+		}
+		if c.Acked == nil {
+			c.Acked = map[string]uint64{}
+		}
+		c.Acked[n] = p.acked
+		if p.disk != "" {
+			if c.Disks == nil {
+				c.Disks = map[string]string{}
 			}
-			disks[n] = p.disk
+			c.Disks[n] = p.disk
 		}
 	}
-	return disks
+	return c
 }
 
 // nextInSyncLocked is the in-sync set the leader wants now, or nil if it

@@ -195,10 +195,10 @@ func TestLeaderCommitsAtTheLeastInSyncEnd(t *testing.T) {
 // Below a majority in the view, nothing commits, whatever the acks.
 func TestLeaderCommitsNothingBelowAMajority(t *testing.T) {
 	r := newLeaderRig(t, 2)
-	r.md.allowBelowMajority = true
-	if err := r.md.SetInSync(context.Background(), "t", 0, 1, "a", []string{"a"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	// Two replaced disks take b and c out of the set, below a majority
+	// (a leader never shrinks it that far).
+	r.md.replaceDisk("b", diskOf("b", 1))
+	r.md.replaceDisk("c", diskOf("c", 1))
 	r.l.Update(r.md.view())
 	if _, err := r.fetch("b", 2); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,10 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// memMeta is one partition's placement in a metastore, applying
-// replication's commands with the checks meta applies: SetInSync only by
-// the current leader at its epoch, itself in the set, never below a
-// majority, and adding a member only with its recorded disk named;
-// StartEpoch once per epoch by its leader; ElectLeader only of a live
-// in-sync member (epoch+1, the old leader leaves the in-sync set);
+// memMeta is one partition's placement in a metastore. SetInSync applies
+// meta's own rule (meta.SetInSyncCmd.Apply) against the disks recorded
+// here; StartEpoch once per epoch by its leader; ElectLeader only of a
+// live in-sync member (epoch+1, the old leader leaves the in-sync set);
 // replaceDisk records a node's new disk and takes it out of the in-sync
 // set, even below a majority (meta.ReplaceDisk, which the controller
 // applies before it counts the node's first heartbeat from that disk).
@@ -28,7 +26,7 @@ type memMeta struct {
 	maxStarts int
 	// breakage switches, for seeing the property fail (never set in the
 	// suite)
-	allowBelowMajority, electOutOfSync, ignoreDisks, keepReplacedInSync bool
+	electOutOfSync, ignoreDisks, keepReplacedInSync bool
 }
 
 var errRefused = errors.New("memmeta: refused")
@@ -54,25 +52,22 @@ func (m *memMeta) view() View {
 	return cloneView(ViewOf(1, m.a))
 }
 
-func (m *memMeta) SetInSync(_ context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error {
+func (m *memMeta) SetInSync(_ context.Context, c meta.SetInSyncCmd) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if topic != m.a.Topic || partition != m.a.Partition || epoch != m.a.LeaderEpoch || leader != m.a.Owner ||
-		!slices.Contains(inSync, leader) || (len(inSync) < meta.Majority(len(m.a.Replicas)) && !m.allowBelowMajority) {
+	if c.Topic != m.a.Topic || c.Partition != m.a.Partition {
 		return errRefused
 	}
-	if !slices.Contains(m.a.InSync, leader) && !m.ignoreDisks {
-		return errRefused // its own disk was replaced
-	}
-	for _, n := range inSync {
-		if !slices.Contains(m.a.Replicas, n) {
-			return errRefused
+	next, err := c.Apply(m.a, func(n string) (string, error) {
+		if m.ignoreDisks {
+			return "", nil // as if no disk were recorded: the upgrade gap
 		}
-		if !slices.Contains(m.a.InSync, n) && disks[n] != m.disks[n] && !m.ignoreDisks {
-			return errRefused
-		}
+		return m.disks[n], nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errRefused, err)
 	}
-	m.a.InSync = slices.Clone(inSync)
+	m.a = next
 	return nil
 }
 

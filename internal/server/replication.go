@@ -86,12 +86,13 @@ type boundedProposer struct {
 	log *slog.Logger
 }
 
-func (p boundedProposer) SetInSync(ctx context.Context, topic string, partition int, epoch uint64, leader string, inSync []string, disks map[string]string) error {
+func (p boundedProposer) SetInSync(ctx context.Context, c meta.SetInSyncCmd) error {
 	ctx, cancel := context.WithTimeout(ctx, proposeBound)
 	defer cancel()
-	err := p.ms.SetInSync(ctx, topic, partition, epoch, leader, inSync, disks)
+	err := p.ms.SetInSync(ctx, c)
 	if err != nil {
-		p.log.Warn("in-sync change not recorded; the leader proposes it again", "topic", topic, "partition", partition, "epoch", epoch, "in_sync", inSync, "err", err)
+		p.log.Warn("in-sync change not recorded; the leader decides again on its next view", "topic", c.Topic, "partition", c.Partition,
+			"epoch", c.Epoch, "in_sync", c.InSync, "from", c.From, "err", err)
 	}
 	return err
 }

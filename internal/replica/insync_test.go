@@ -1,0 +1,125 @@
+package replica
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/meta"
+)
+
+// recordingProposer passes proposals on to a memMeta and keeps each
+// in-sync command, so a test sees what the leader asked for even when
+// the metastore's own checks refuse it.
+type recordingProposer struct {
+	*memMeta
+	mu   sync.Mutex
+	sets []meta.SetInSyncCmd
+}
+
+func (p *recordingProposer) SetInSync(ctx context.Context, c meta.SetInSyncCmd) error {
+	p.mu.Lock()
+	p.sets = append(p.sets, c)
+	p.mu.Unlock()
+	return p.memMeta.SetInSync(ctx, c)
+}
+
+func (p *recordingProposer) proposed() []meta.SetInSyncCmd {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.sets)
+}
+
+// outOfSyncB is a leader of 3 records at epoch 1 whose in-sync set is
+// [a c] with everything committed: b lagged and was dropped.
+func outOfSyncB(t *testing.T) (*leaderRig, *recordingProposer) {
+	t.Helper()
+	r := newLeaderRig(t, 3)
+	rec := &recordingProposer{memMeta: r.md}
+	r.l.cfg.Proposer = rec
+	mustFetch(t, r, "c", 3)
+	r.clk.Advance(DefaultLagMax + time.Second)
+	mustFetch(t, r, "c", 3)
+	r.l.tick(context.Background())
+	r.l.Update(r.md.view())
+	if got, c := r.md.view().InSync, r.l.Committed(); !slices.Equal(got, []string{"a", "c"}) || c != 3 {
+		t.Fatalf("rig: in sync %v, committed %d; want [a c] and 3", got, c)
+	}
+	return r, rec
+}
+
+func mustFetch(t *testing.T, r *leaderRig, node string, off uint64) {
+	t.Helper()
+	if _, err := r.fetch(node, off); err != nil {
+		t.Fatalf("fetch by %s from %d: %v", node, off, err)
+	}
+}
+
+// A follower that is not lagging in time but whose acknowledged end is
+// below the committed point is not proposed for the in-sync set: it
+// would be counted (and could be elected) without records that were
+// acknowledged. Once it acknowledges the committed point it joins,
+// with that evidence in the proposal.
+func TestLeaderProposesAFollowerOnlyAtTheCommittedPoint(t *testing.T) {
+	r, rec := outOfSyncB(t)
+	mustFetch(t, r, "b", 3) // caught up with the end as it was
+	for range 2 {
+		if _, err := r.log.commit([]byte("more")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustFetch(t, r, "c", 5)
+	if c := r.l.Committed(); c != 5 {
+		t.Fatalf("committed %d, want 5", c)
+	}
+	before := len(rec.proposed())
+	r.l.tick(context.Background())
+	for _, c := range rec.proposed()[before:] {
+		if slices.Contains(c.InSync, "b") {
+			t.Fatalf("proposed %v with b acknowledged to 3, below the committed point 5", c.InSync)
+		}
+	}
+	mustFetch(t, r, "b", 5)
+	r.l.tick(context.Background())
+	got := rec.proposed()
+	last := got[len(got)-1]
+	if !slices.Equal(last.InSync, []string{"a", "b", "c"}) || last.Acked["b"] != 5 || last.Committed != 5 ||
+		last.Disks["b"] != diskOf("b", 0) || !slices.Equal(last.From, []string{"a", "c"}) {
+		t.Fatalf("proposal once b acknowledged 5: %+v", last)
+	}
+	if in := r.md.view().InSync; !slices.Equal(in, []string{"a", "b", "c"}) {
+		t.Fatalf("in sync %v, want b back", in)
+	}
+}
+
+// The bug the model found: c's disk was replaced (the metastore took it
+// out of the set) while the leader's view still showed it in sync, and a
+// proposal adding b "kept" c — for the metastore an addition of a copy
+// holding nothing. The proposal names the view it was decided on, and
+// the metastore refuses it; once the leader sees the set as it is, c is
+// not proposed until its new disk holds the committed records.
+func TestLeaderOnAStaleViewReadmitsNoWipedCopy(t *testing.T) {
+	r, rec := outOfSyncB(t)
+	mustFetch(t, r, "b", 3)
+	r.md.replaceDisk("c", diskOf("c", 1)) // the leader has not seen it
+	if _, err := r.l.HandleFetch(context.Background(), FetchRequest{Topic: "t", Incarnation: 1, Epoch: 1, Follower: "c",
+		DiskID: diskOf("c", 1), Offset: 0}); err != nil {
+		t.Fatal(err)
+	}
+	r.l.tick(context.Background())
+	if in := r.md.view().InSync; slices.Contains(in, "c") {
+		t.Fatalf("in sync %v: c re-admitted with none of the 3 committed records", in)
+	}
+	r.l.Update(r.md.view())
+	r.l.tick(context.Background())
+	if in := r.md.view().InSync; !slices.Equal(in, []string{"a", "b"}) {
+		t.Fatalf("in sync %v on a fresh view, want [a b]", in)
+	}
+	for _, c := range rec.proposed() {
+		if slices.Contains(c.InSync, "c") && !slices.Contains(c.From, "c") && c.Acked["c"] < c.Committed {
+			t.Fatalf("proposed adding c acknowledged to %d below the committed point %d", c.Acked["c"], c.Committed)
+		}
+	}
+}
