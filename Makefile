@@ -10,8 +10,10 @@ BENCH ?= .
 COUNT ?= 3
 # Chaos: how long the random SIGKILL/restart run lasts.
 CHAOS_DURATION ?= 10m
+# The replication model's cases for `make model` (the suite runs 10,000).
+MODEL_CHECKS ?= 200000
 
-.PHONY: test lint fuzz bench figures chaos mutate
+.PHONY: test lint fuzz bench figures chaos model mutate
 
 # The whole suite, exactly what CI runs: lint, then every test with -race.
 test:
@@ -37,6 +39,12 @@ figures:
 # replicated one with disks wiped (the suite runs short ones).
 chaos:
 	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) go test -count=1 -run '^TestChaos(Replicated)?$$' -timeout 2h -v ./test/e2e/
+
+# The replication model (package replica) at MODEL_CHECKS cases, twice:
+# run it after touching replica or meta's replication rules.
+model:
+	go test -count=1 -run '^TestModel' -timeout 1h ./internal/replica/ -rapid.checks=$(MODEL_CHECKS)
+	go test -count=1 -run '^TestModel' -timeout 1h ./internal/replica/ -rapid.checks=$(MODEL_CHECKS)
 
 # The mutation check: breaks rules on purpose, one at a time, and reports
 # which breakages the tests catch (scripts/mutate.sh).

@@ -131,3 +131,37 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond) // polling a condition, not a timed wait
 	}
 }
+
+// A follower marks the epoch (replica.state) before it writes the first
+// record of that epoch: a process that dies between the two writes must
+// never leave records dated by an older epoch than the one they came in.
+// A wiped follower (last epoch 0) holding records of epoch 1 unmarked
+// would take them for history from before replication, and no epoch
+// change would ever cut them if they were a divergent tail.
+func TestFollowerDyingMidFetchLeavesNoUndatedRecord(t *testing.T) {
+	r := newLeaderRig(t, 3)
+	for writes := range 3 {
+		flog := newMemLog()
+		f, err := NewFollower(FollowerConfig{Self: "b", DiskID: diskOf("b", 0), View: r.md.view(), Log: flog, Transport: noTransport{}, Clock: r.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, req, _, err := f.prepare()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := r.l.HandleFetch(context.Background(), req)
+		if err != nil || len(resp.Records) != 3 {
+			t.Fatalf("fetch: %d records, %v", len(resp.Records), err)
+		}
+		flog.dieAfter(writes)
+		err = f.apply(req, resp, nil)
+		flog.crash()
+		if end, st := flog.End(), flog.ReplicaState(); end > 0 && st.LastEpoch < 1 {
+			t.Fatalf("dying after %d writes: %d records of epoch 1 on disk, replica.state says last epoch %d", writes, end, st.LastEpoch)
+		}
+		if writes >= 2 && (err != nil || flog.End() != 3) {
+			t.Fatalf("with %d writes allowed: apply %v, end %d; want the 3 records", writes, err, flog.End())
+		}
+	}
+}

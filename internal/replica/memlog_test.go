@@ -24,6 +24,36 @@ type memLog struct {
 	clock  int64
 	fails  error // when set, Append, commit and SaveReplicaState fail with it
 	cuts   int   // truncations that removed records
+	// dying: the process dies in the middle of a step. Only the next
+	// `writes` durable writes (Append, commit, SaveReplicaState) land;
+	// every one after fails and changes nothing, until crash.
+	dying  bool
+	writes int
+}
+
+var errDying = fmt.Errorf("memlog: the process died mid-step")
+
+// dieAfter lets n more durable writes land and fails the rest until the
+// crash that follows.
+func (m *memLog) dieAfter(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dying, m.writes = true, n
+}
+
+// writeLocked is the gate of every durable write: the injected failure,
+// or a write past the dying process's last one.
+func (m *memLog) writeLocked() error {
+	if m.fails != nil {
+		return m.fails
+	}
+	if m.dying {
+		if m.writes == 0 {
+			return errDying
+		}
+		m.writes--
+	}
+	return nil
 }
 
 var _ Log = (*memLog)(nil)
@@ -54,13 +84,13 @@ func (m *memLog) Release(upTo uint64) error {
 func (m *memLog) Append(recs []storage.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fails != nil {
-		return m.fails
-	}
 	for i, r := range recs {
 		if r.Offset != uint64(len(m.recs)+i) {
 			return fmt.Errorf("memlog: append of offset %d at end %d", r.Offset, len(m.recs)+i)
 		}
+	}
+	if err := m.writeLocked(); err != nil {
+		return err
 	}
 	for _, r := range recs {
 		r.Payload = slices.Clone(r.Payload)
@@ -77,8 +107,8 @@ func (m *memLog) Append(recs []storage.Record) error {
 func (m *memLog) commit(payload []byte) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fails != nil {
-		return 0, m.fails
+	if err := m.writeLocked(); err != nil {
+		return 0, err
 	}
 	m.clock++
 	off := uint64(len(m.recs))
@@ -94,6 +124,9 @@ func (m *memLog) TruncateTo(off uint64) error {
 		return fmt.Errorf("memlog: truncate to %d below the visible high watermark %d", off, m.hwm)
 	}
 	if off < uint64(len(m.recs)) {
+		if err := m.writeLocked(); err != nil {
+			return err
+		}
 		m.recs = m.recs[:off]
 		m.cuts++
 		m.movedLocked()
@@ -140,8 +173,8 @@ func (m *memLog) ReplicaState() storage.ReplicaState {
 func (m *memLog) SaveReplicaState(s storage.ReplicaState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fails != nil {
-		return m.fails
+	if err := m.writeLocked(); err != nil {
+		return err
 	}
 	m.state = s
 	return nil
@@ -153,6 +186,7 @@ func (m *memLog) crash() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.hwm = min(m.state.Committed, uint64(len(m.recs)))
+	m.dying = false
 }
 
 // wipe is a replaced disk: nothing left.

@@ -19,7 +19,10 @@ import (
 // and Follower under test are the real ones; the model calls their
 // single steps (Follower.prepare and apply around a fetch, Leader.begin
 // and tick) where Run and Start would loop, so every interleaving is the
-// test's choice and a failing seed replays.
+// test's choice and a failing seed replays. Failures include what a
+// crash does in the middle of a step (crashMidFetch: the process dies
+// between the durable writes of one fetch answer) and in-sync proposals
+// whose answer was lost, applied or still to apply (modelProposer).
 //
 // Invariants after every action:
 //   - every acknowledged record (WaitCommitted returned nil) is in the
@@ -91,6 +94,9 @@ type model struct {
 	// the in-sync set since (the model's knowledge, not the metastore's:
 	// the metastore knows only disk ids). One at a time.
 	lost map[string]bool
+	// held: in-sync proposals in the Raft log whose proposers were told
+	// they failed (modelProposer).
+	held []heldProposal
 	// counters, to see that the model gets somewhere
 	acks, elections, wipes int
 }
@@ -138,6 +144,8 @@ func (m *model) actions() []weighted {
 		{"restart", 2, func(t *rapid.T) { m.restart(m.pick(t, "restart", func(n *modelNode) bool { return !n.alive })) }},
 		{"wipe", 1, m.wipe},
 		{"elect", 2, m.elect},
+		{"crashMidFetch", 1, m.crashMidFetch},
+		{"settleHeld", 1, func(t *rapid.T) { m.settleHeld(t, "", true) }},
 	}
 }
 
@@ -337,7 +345,7 @@ func (m *model) sync(n *modelNode) {
 	if n.leader != nil {
 		return
 	}
-	l, err := NewLeader(LeaderConfig{Self: n.id, View: v, Log: n.log, Proposer: m.meta, Clock: m.clk})
+	l, err := NewLeader(LeaderConfig{Self: n.id, View: v, Log: n.log, Proposer: modelProposer{m: m, node: n.id}, Clock: m.clk})
 	if err != nil {
 		m.t.Fatalf("NewLeader: %v", err)
 	}
