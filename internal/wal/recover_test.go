@@ -319,6 +319,60 @@ func TestRecoveryPeekReadErrorTruncatesNothing(t *testing.T) {
 	openFailsUnchanged(t, dir, opts, errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: 4, Times: 1, Err: syscall.EIO}, path, damaged)
 }
 
+// TestRecoveryReadErrorOfLastRecordCutsNothing: the last record of the
+// active segment was acknowledged like the others. A read of it that
+// fails once (EIO) says nothing about its bytes, so recovery must fail,
+// not take the record for a torn tail and cut it (nor report damage, of
+// this record or an earlier one's). Records larger than
+// the scanner's window make the scan's last reads hold that record and
+// nothing else. Each read of the segment fails once in turn, those
+// included: every such Open fails with the EIO and leaves the file as it
+// was, and once the fault is gone Open has every record, the last one
+// whole.
+func TestRecoveryReadErrorOfLastRecordCutsNothing(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentBytes: 64 << 20}
+	const n, size = 3, readChunk + (44 << 10)
+	path := bigRecords(t, dir, opts, n, size)
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	for ; ; reads++ {
+		efs := errorfs.New(vfs.Default)
+		in := efs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: segmentSuffix, After: reads, Times: 1, Err: syscall.EIO})
+		o := opts
+		o.FS = efs
+		w, err := Open(dir, o)
+		var last uint64
+		if err == nil {
+			last = w.LastSeq()
+			w.Close()
+		}
+		if in.Fired() == 0 { // the scan made only reads earlier rounds failed
+			break
+		}
+		if !errors.Is(err, syscall.EIO) || errors.Is(err, ErrCorrupt) {
+			t.Errorf("segment read %d failed once: Open = %v (last seq %d), want the EIO and no damage", reads, err, last)
+		}
+		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, clean) {
+			t.Fatalf("segment read %d failed once: Open changed %s (%d bytes, was %d; %v)", reads, path, len(after), len(clean), err)
+		}
+	}
+	if reads < n { // each record, larger than the window, takes a read of its own
+		t.Fatalf("recovery made %d reads of %d records larger than its window", reads, n)
+	}
+	w := openT(t, dir, opts)
+	if w.LastSeq() != n {
+		t.Fatalf("LastSeq %d after the fault is gone, want %d", w.LastSeq(), n)
+	}
+	got, err := w.Read(n, 1, 0)
+	if err != nil || len(got) != 1 || !sameRecord(got[0], bigRecord(n-1, size)) {
+		t.Fatalf("Read(%d) = %d records, %v; want the last record whole", n, len(got), err)
+	}
+}
+
 // openFailsUnchanged opens the WAL in dir with rule in force and wants
 // the rule's error, with the segment at path still holding want.
 func openFailsUnchanged(t *testing.T, dir string, opts Options, rule errorfs.Rule, path string, want []byte) {
@@ -338,21 +392,11 @@ func openFailsUnchanged(t *testing.T, dir string, opts Options, rule errorfs.Rul
 }
 
 // bigRecordsDamaged appends n records of size payload bytes to a WAL in
-// dir, one per append, closes it and flips a payload byte of record
-// damage in the last segment; it returns that segment's path and bytes.
+// dir (bigRecords) and flips a payload byte of record damage in the last
+// segment; it returns that segment's path and bytes.
 func bigRecordsDamaged(t *testing.T, dir string, opts Options, n, size, damage int) (string, []byte) {
 	t.Helper()
-	w := openT(t, dir, opts)
-	for i := 0; i < n; i++ {
-		r := testRecord(i)
-		r.Payload = bytes.Repeat([]byte{byte('a' + i%26)}, size)
-		if err := w.Append(context.Background(), []Record{r}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	segs := segmentFiles(t, dir)
-	path := filepath.Join(dir, segs[len(segs)-1])
+	path := bigRecords(t, dir, opts, n, size)
 	offs := frameOffsets(t, path)
 	var damaged []byte
 	editFile(t, path, func(b []byte) []byte {
@@ -361,4 +405,27 @@ func bigRecordsDamaged(t *testing.T, dir string, opts Options, n, size, damage i
 		return b
 	})
 	return path, damaged
+}
+
+// bigRecord is record i of bigRecords: testRecord(i) with size bytes of
+// payload.
+func bigRecord(i, size int) Record {
+	r := testRecord(i)
+	r.Payload = bytes.Repeat([]byte{byte('a' + i%26)}, size)
+	return r
+}
+
+// bigRecords appends bigRecord(i, size) for i in [0, n) to a WAL in dir,
+// one per append, closes it and returns the last segment's path.
+func bigRecords(t *testing.T, dir string, opts Options, n, size int) string {
+	t.Helper()
+	w := openT(t, dir, opts)
+	for i := 0; i < n; i++ {
+		if err := w.Append(context.Background(), []Record{bigRecord(i, size)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	segs := segmentFiles(t, dir)
+	return filepath.Join(dir, segs[len(segs)-1])
 }
