@@ -87,7 +87,8 @@ func TestWriteFailureIsUndoneAndRetried(t *testing.T) {
 // A failed fdatasync, or a read-back that fails or returns other bytes,
 // fences the log: commits are refused even after the fault is gone, the
 // verified records stay readable, and Recover resumes in a fresh segment
-// file, never writing the fenced one again.
+// file, never writing the fenced one again. Other bytes in the header
+// are refused by its parse; other bytes in the payload only by the CRC.
 func TestSyncOrVerifyFailureFences(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -98,6 +99,7 @@ func TestSyncOrVerifyFailureFences(t *testing.T) {
 		{"fdatasync ENOSPC", errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.ENOSPC}, syscall.ENOSPC},
 		{"read-back EIO", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Err: syscall.EIO}, syscall.EIO},
 		{"read-back other bytes", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Corrupt: true}, ErrFenced},
+		{"read-back other payload bytes", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Corrupt: true, CorruptAt: FrameHeaderSize + 1}, ErrFenced},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var fences int

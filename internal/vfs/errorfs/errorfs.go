@@ -60,6 +60,11 @@ type Rule struct {
 	// bytes than were written, which only a checksum notices. Err is not
 	// needed (nor returned) with Corrupt.
 	Corrupt bool
+	// CorruptAt, with Corrupt, is which byte of the returned bytes has its
+	// bit flipped instead of the first (the last when the read returned
+	// fewer): a frame's header can then read back right and its payload
+	// wrong, which only the checksum over the payload notices.
+	CorruptAt int
 	// Torn, for a failing write, writes this fraction of the buffer
 	// (rounded down) before failing, as a write cut short by a full disk.
 	Torn float64
@@ -333,7 +338,7 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 // corrupt flips a bit of what a Corrupt rule's read returned.
 func corrupt(r *Rule, got []byte, err error) error {
 	if r != nil && len(got) > 0 {
-		got[0] ^= 0x01
+		got[min(r.CorruptAt, len(got)-1)] ^= 0x01
 	}
 	return err
 }

@@ -153,3 +153,20 @@ func TestCorruptReadSucceedsWithOtherBytes(t *testing.T) {
 		t.Fatalf("Fired = %d", in.Fired())
 	}
 }
+
+// CorruptAt picks the byte whose bit a Corrupt rule flips, so the bytes
+// before it read back right; past what the read returned, the last one.
+func TestCorruptAtFlipsThatByte(t *testing.T) {
+	fsys := New(vfs.Default)
+	f := open(t, fsys, filepath.Join(t.TempDir(), "seg"))
+	if _, err := f.WriteAt([]byte("abc"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for at, want := range map[int]string{1: "acc", 9: "abb"} { // 'b'^1 is 'c', 'c'^1 is 'b'
+		fsys.Inject(Rule{Ops: OpRead, Path: "seg", Times: 1, Corrupt: true, CorruptAt: at})
+		got := make([]byte, 3)
+		if _, err := f.ReadAt(got, 0); err != nil || string(got) != want {
+			t.Fatalf("CorruptAt %d: read %q, %v; want %q", at, got, err, want)
+		}
+	}
+}
