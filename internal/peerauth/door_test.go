@@ -2,8 +2,11 @@ package peerauth
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -291,5 +294,236 @@ func TestLimiterSuppressesAndCounts(t *testing.T) {
 	n, ok := r.allow(t0.Add(11 * time.Second))
 	if !ok || n != 3 {
 		t.Fatalf("after the interval: ok=%v suppressed=%d, want true 3", ok, n)
+	}
+}
+
+// greet opens a raw connection to a listener and speaks the first two
+// steps of the handshake by hand: the greeting with nonce nd, then the
+// listener's nonce and proof, which it returns.
+func greet(t *testing.T, addr string, nd []byte) (c net.Conn, nl, mac []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(append([]byte(greeting), nd...)); err != nil {
+		t.Fatal(err)
+	}
+	reply := make([]byte, nonceSize+macSize)
+	if _, err := io.ReadFull(c, reply); err != nil {
+		t.Fatalf("listener's reply to a greeting: %v", err)
+	}
+	return c, reply[:nonceSize], reply[nonceSize:]
+}
+
+// mustNonce is a fresh nonce, drawn as the handshake draws its own.
+func mustNonce(t *testing.T) []byte {
+	t.Helper()
+	n, err := nonce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// randomMAC is random bytes the size of a proof.
+func randomMAC(t *testing.T) []byte {
+	t.Helper()
+	b := make([]byte, macSize)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// flipped is b with its first bit changed: a nonce close to, but not, b.
+func flipped(b []byte) []byte {
+	out := append([]byte(nil), b...)
+	out[0] ^= 1
+	return out
+}
+
+// hungUp fails t unless the peer closed c without sending anything.
+func hungUp(t *testing.T, c net.Conn) {
+	t.Helper()
+	n, err := c.Read(make([]byte, 1))
+	if n > 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection was not closed without an answer: read %d bytes, err %v", n, err)
+	}
+}
+
+// refusedBeforeAccept fails t unless the listener refused a connection
+// for a wrong proof and Accept, started as got, handed nothing out.
+func refusedBeforeAccept(t *testing.T, rs *refusals, got <-chan net.Conn) {
+	t.Helper()
+	select {
+	case s := <-got:
+		s.Close()
+		t.Fatal("the listener handed a dialer with a made-up proof to the protocol above")
+	case r := <-rs.ch:
+		if r != ReasonProof {
+			t.Fatalf("reason = %q, want %q", r, ReasonProof)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the made-up proof was neither refused nor accepted")
+	}
+}
+
+// A dialer that holds the key but does not answer the listener's own
+// challenge — a proof over other nonces, in the listener's role, or
+// random bytes of the right size — is refused and never handed to the
+// protocol above: the proof must bind this connection's listener nonce,
+// else one made up in advance opens the door.
+func TestListenerRefusesAMadeUpDialerProof(t *testing.T) {
+	secret := []byte("cluster")
+	key := DeriveKey(secret, "raft")
+	random := randomMAC(t)
+	cases := []struct {
+		name  string
+		proof func(nd, nl []byte) []byte
+	}{
+		{"over the dialer nonce alone", func(nd, _ []byte) []byte { return proof(key, "dialer", nd, nil) }},
+		{"over another listener nonce", func(nd, nl []byte) []byte { return proof(key, "dialer", nd, flipped(nl)) }},
+		{"over the nonces swapped", func(nd, nl []byte) []byte { return proof(key, "dialer", nl, nd) }},
+		{"the listener's own proof sent back", func(nd, nl []byte) []byte { return proof(key, "listener", nd, nl) }},
+		{"random bytes", func(_, _ []byte) []byte { return random }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := newRefusals()
+			l := listen(t, Config{Secret: secret, Refused: rs.add})
+			got := acceptOne(l)
+			nd := mustNonce(t)
+			c, nl, _ := greet(t, l.Addr().String(), nd)
+			// The proof, then what a Raft dialer would send next.
+			if _, err := c.Write(append(tc.proof(nd, nl), "raft rpc"...)); err != nil {
+				t.Fatal(err)
+			}
+			refusedBeforeAccept(t, rs, got)
+			hungUp(t, c)
+		})
+	}
+}
+
+// A handshake recorded off the wire does not open a second connection:
+// the same greeting gets a fresh listener nonce, so the proof that let
+// the first connection in is a made-up one for the second.
+func TestListenerRefusesAReplayedDialerProof(t *testing.T) {
+	secret := []byte("cluster")
+	key := DeriveKey(secret, "raft")
+	rs := newRefusals()
+	l := listen(t, Config{Secret: secret, Refused: rs.add})
+	got := acceptOne(l)
+	nd := mustNonce(t)
+	c, nl, _ := greet(t, l.Addr().String(), nd)
+	recorded := proof(key, "dialer", nd, nl)
+	if _, err := c.Write(recorded); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		s.Close()
+	case r := <-rs.ch:
+		t.Fatalf("the first, honest connection was refused (%s)", r)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first, honest connection was neither refused nor accepted")
+	}
+
+	got = acceptOne(l)
+	c, _, _ = greet(t, l.Addr().String(), nd)
+	if _, err := c.Write(append(recorded, "raft rpc"...)); err != nil {
+		t.Fatal(err)
+	}
+	refusedBeforeAccept(t, rs, got)
+	hungUp(t, c)
+}
+
+// The same for a dialer: a listener that holds the key but does not
+// answer this dialer's challenge is refused, and the dialer sends it no
+// proof of its own (so it has nothing to relay to the real listener).
+func TestDialerRefusesAMadeUpListenerProof(t *testing.T) {
+	secret := []byte("cluster")
+	key := DeriveKey(secret, "raft")
+	// A real listener's answer to another greeting, for the replay.
+	real := listen(t, Config{Secret: secret})
+	_, oldNL, oldMAC := greet(t, real.Addr().String(), mustNonce(t))
+	random := randomMAC(t)
+	cases := []struct {
+		name string
+		// reply is the impostor's answer to greeting nonce nd; nl is a
+		// fresh nonce it may use.
+		reply func(nd, nl []byte) (nonce, mac []byte)
+	}{
+		{"over the listener nonce alone", func(_, nl []byte) ([]byte, []byte) {
+			return nl, proof(key, "listener", nil, nl)
+		}},
+		{"over another dialer nonce", func(nd, nl []byte) ([]byte, []byte) {
+			return nl, proof(key, "listener", flipped(nd), nl)
+		}},
+		{"over another listener nonce than sent", func(nd, nl []byte) ([]byte, []byte) {
+			return nl, proof(key, "listener", nd, flipped(nl))
+		}},
+		{"in the dialer's role", func(nd, nl []byte) ([]byte, []byte) {
+			return nl, proof(key, "dialer", nd, nl)
+		}},
+		{"replayed from another connection", func(_, _ []byte) ([]byte, []byte) {
+			return oldNL, oldMAC
+		}},
+		{"random bytes", func(_, nl []byte) ([]byte, []byte) {
+			return nl, random
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			nl := mustNonce(t)
+			// after is what the dialer sent once the made-up reply was
+			// out, up to its hang-up.
+			after := make(chan []byte, 1)
+			go func() {
+				defer close(after)
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+					return
+				}
+				hello := make([]byte, len(greeting)+nonceSize)
+				if _, err := io.ReadFull(c, hello); err != nil {
+					return
+				}
+				nonce, mac := tc.reply(hello[len(greeting):], nl)
+				if _, err := c.Write(append(nonce, mac...)); err != nil {
+					return
+				}
+				rest, _ := io.ReadAll(c)
+				after <- rest
+			}()
+			d, err := NewDialer(Config{Plane: "raft", Secret: secret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, err := d.DialContext(context.Background(), ln.Addr().String()); err == nil {
+				c.Close()
+				t.Fatal("the dialer accepted a listener with a made-up proof")
+			}
+			rest, ok := <-after
+			if !ok {
+				t.Fatal("the impostor never got to send its reply")
+			}
+			if len(rest) > 0 {
+				t.Fatalf("the dialer sent %d bytes to a listener that did not prove itself", len(rest))
+			}
+		})
 	}
 }
