@@ -25,11 +25,17 @@ const (
 // everything committed, for the disk it has now, and only on a view that
 // is not stale:
 //
-//   - From is the in-sync set the leader's view held when it decided; the
-//     command is refused (ErrConflict) unless that is the set now. A
-//     leader whose view lags (a ReplaceDisk or a SetReplicas it has not
-//     seen) would otherwise "keep" a member the metastore already dropped,
-//     which for the metastore is an addition with no evidence at all.
+//   - From and FromVersion are the in-sync set and its InSyncVersion as
+//     the leader's view held them when it decided; the command is refused
+//     (ErrConflict) unless both are current. A leader whose view lags (a
+//     ReplaceDisk or a SetReplicas it has not seen) would otherwise "keep"
+//     a member the metastore already dropped, which for the metastore is
+//     an addition with no evidence at all; and a proposal of the leader's
+//     that applied late (after a restart of its process, which then
+//     committed records without counting the member it added) would add
+//     a member on evidence that no longer holds. Every command with From
+//     that applies raises the version, so the first successful proposal
+//     of a leader's process fences every earlier one.
 //   - Disks names, for followers in the set, the disk id the leader saw in
 //     their fetches: a member the command adds is taken only with the disk
 //     the metastore records for it (DiskID), so an acknowledgement from a
@@ -41,15 +47,16 @@ const (
 // A command without From is from a leader that predates these fields
 // (the upgrade gap): it is checked as it was then, disks only.
 type SetInSyncCmd struct {
-	Topic     string            `json:"topic"`
-	Partition int               `json:"partition"`
-	Epoch     uint64            `json:"epoch"`
-	Leader    string            `json:"leader"`
-	InSync    []string          `json:"in_sync"`
-	Disks     map[string]string `json:"disks,omitempty"`
-	From      []string          `json:"from,omitempty"`
-	Committed uint64            `json:"committed,omitempty"`
-	Acked     map[string]uint64 `json:"acked,omitempty"`
+	Topic       string            `json:"topic"`
+	Partition   int               `json:"partition"`
+	Epoch       uint64            `json:"epoch"`
+	Leader      string            `json:"leader"`
+	InSync      []string          `json:"in_sync"`
+	Disks       map[string]string `json:"disks,omitempty"`
+	From        []string          `json:"from,omitempty"`
+	FromVersion uint64            `json:"from_version,omitempty"`
+	Committed   uint64            `json:"committed,omitempty"`
+	Acked       map[string]uint64 `json:"acked,omitempty"`
 }
 
 // StartEpochCmd records where the leader of Epoch began writing.
@@ -208,9 +215,9 @@ func (c SetInSyncCmd) Apply(cur Assignment, diskOf func(node string) (string, er
 		// nothing, so neither does its word; the controller elects another.
 		return cur, topicErr(c.Topic, ErrConflict, "partition %d: leader %q is not in the in-sync set %v (its disk was replaced)",
 			c.Partition, c.Leader, cur.InSync)
-	case c.From != nil && !sameMembers(c.From, cur.InSync):
-		return cur, topicErr(c.Topic, ErrConflict, "partition %d: the leader decided on in-sync set %v, the set is %v now",
-			c.Partition, c.From, cur.InSync)
+	case c.From != nil && (!sameMembers(c.From, cur.InSync) || c.FromVersion != cur.InSyncVersion):
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d: the leader decided on in-sync set %v (version %d), the set is %v (version %d) now",
+			c.Partition, c.From, c.FromVersion, cur.InSync, cur.InSyncVersion)
 	}
 	for _, id := range c.InSync {
 		if slices.Contains(cur.InSync, id) {
@@ -221,6 +228,9 @@ func (c SetInSyncCmd) Apply(cur Assignment, diskOf func(node string) (string, er
 		}
 	}
 	cur.InSync = inReplicaOrder(cur.Replicas, c.InSync)
+	if c.From != nil {
+		cur.InSyncVersion++
+	}
 	return cur, nil
 }
 

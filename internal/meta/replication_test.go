@@ -269,7 +269,7 @@ func TestSetInSyncAddsOnlyWithEvidence(t *testing.T) {
 		From: []string{"a", "b", "c"}, Committed: 4}))
 	add := func(from []string, committed uint64, acked map[string]uint64) SetInSyncCmd {
 		return SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", InSync: []string{"a", "b", "c"},
-			From: from, Committed: committed, Acked: acked}
+			From: from, FromVersion: 1, Committed: committed, Acked: acked}
 	}
 	// The metastore's set is [a b]: a leader whose view still shows c
 	// in sync keeps it without evidence; that is an addition.
@@ -277,9 +277,24 @@ func TestSetInSyncAddsOnlyWithEvidence(t *testing.T) {
 	r.refused("a stale view, even with evidence", ErrConflict, OpSetInSync, add([]string{"a", "c"}, 5, map[string]uint64{"b": 5, "c": 5}))
 	r.refused("acknowledged below the committed point", ErrConflict, OpSetInSync, add([]string{"b", "a"}, 5, map[string]uint64{"b": 5, "c": 4}))
 	r.refused("no acknowledgement", ErrConflict, OpSetInSync, add([]string{"a", "b"}, 5, map[string]uint64{"b": 5}))
+	stale := add([]string{"b", "a"}, 5, map[string]uint64{"b": 5, "c": 5})
+	stale.FromVersion = 0
+	r.refused("decided before the last change", ErrConflict, OpSetInSync, stale)
 	must(t, r.apply(OpSetInSync, add([]string{"b", "a"}, 5, map[string]uint64{"b": 5, "c": 5})))
-	if got := r.placement("r", 0).InSync; !slices.Equal(got, []string{"a", "b", "c"}) {
-		t.Fatalf("in sync %v, want c back with its evidence", got)
+	if got := r.placement("r", 0); !slices.Equal(got.InSync, []string{"a", "b", "c"}) || got.InSyncVersion != 2 {
+		t.Fatalf("in sync %v at version %d, want c back with its evidence, version 2", got.InSync, got.InSyncVersion)
+	}
+	// A restatement changes no member but raises the version: a proposal
+	// the leader made before it (from a process that since restarted, or
+	// overtaken in flight) is fenced by it.
+	restate := SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", InSync: []string{"a", "b", "c"},
+		From: []string{"a", "b", "c"}, FromVersion: 2}
+	late := restate
+	late.InSync = []string{"a", "b"}
+	must(t, r.apply(OpSetInSync, restate))
+	r.refused("a proposal overtaken by a restatement", ErrConflict, OpSetInSync, late)
+	if got := r.placement("r", 0).InSyncVersion; got != 3 {
+		t.Fatalf("version %d after a restatement, want 3", got)
 	}
 
 	// The epoch's start is a floor too: a member that has not fetched up
@@ -287,7 +302,7 @@ func TestSetInSyncAddsOnlyWithEvidence(t *testing.T) {
 	must(t, r.apply(OpElectLeader, ElectLeaderCmd{Topic: "r", Partition: 0, Epoch: 1, To: "b"}))
 	must(t, r.apply(OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", Offset: 9}))
 	readd := SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"a", "b", "c"},
-		From: []string{"b", "c"}, Committed: 3, Acked: map[string]uint64{"a": 8, "c": 9}}
+		From: []string{"b", "c"}, FromVersion: 3, Committed: 3, Acked: map[string]uint64{"a": 8, "c": 9}}
 	r.refused("acknowledged below the epoch's start", ErrConflict, OpSetInSync, readd)
 	readd.Acked["a"] = 9
 	must(t, r.apply(OpSetInSync, readd))

@@ -128,6 +128,13 @@ type Assignment struct {
 	LeaderEpoch uint64       `json:"leader_epoch,omitempty"`
 	EpochStarts []EpochStart `json:"epoch_starts,omitempty"`
 	Leaving     string       `json:"leaving,omitempty"`
+	// InSyncVersion counts the in-sync changes a leader's word applied
+	// (every SetInSync that carries From, even one that restates the
+	// set): a proposal names the version it decided on, so one decided
+	// before any later change of the same leader's — from a process of
+	// it that has since restarted, or overtaken in flight — changes
+	// nothing. Absent from the JSON while 0.
+	InSyncVersion uint64 `json:"in_sync_version,omitempty"`
 }
 
 // EpochStart says that the leader of Epoch wrote its first record at
@@ -143,7 +150,8 @@ type EpochStart struct {
 func (a Assignment) Equal(b Assignment) bool {
 	return a.Topic == b.Topic && a.Partition == b.Partition && a.Owner == b.Owner && a.Target == b.Target &&
 		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.InSync, b.InSync) &&
-		a.LeaderEpoch == b.LeaderEpoch && slices.Equal(a.EpochStarts, b.EpochStarts) && a.Leaving == b.Leaving
+		a.LeaderEpoch == b.LeaderEpoch && slices.Equal(a.EpochStarts, b.EpochStarts) && a.Leaving == b.Leaving &&
+		a.InSyncVersion == b.InSyncVersion
 }
 
 // Replicated reports whether the partition has more than one copy.

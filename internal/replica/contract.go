@@ -49,12 +49,15 @@ type View struct {
 	Replicas    []string
 	InSync      []string
 	EpochStarts []meta.EpochStart
+	// InSyncVersion is the placement's meta.Assignment.InSyncVersion: an
+	// in-sync proposal names the one it was decided on.
+	InSyncVersion uint64
 }
 
 // ViewOf is the View of a placement.
 func ViewOf(incarnation uint64, a meta.Assignment) View {
 	return View{Topic: a.Topic, Incarnation: incarnation, Partition: a.Partition, Leader: a.Owner,
-		Epoch: a.LeaderEpoch, Replicas: a.Replicas, InSync: a.InSync, EpochStarts: a.EpochStarts}
+		Epoch: a.LeaderEpoch, Replicas: a.Replicas, InSync: a.InSync, EpochStarts: a.EpochStarts, InSyncVersion: a.InSyncVersion}
 }
 
 // FetchRequest is a follower asking the leader for records from Offset.

@@ -26,6 +26,7 @@ func (l *Leader) tick(ctx context.Context) {
 		return
 	}
 	now := l.clk.Now()
+	l.noteStallLocked(now)
 	if !l.ready {
 		again := now.Sub(l.startProposed) >= time.Second
 		l.mu.Unlock()
@@ -70,7 +71,7 @@ func (l *Leader) tick(ctx context.Context) {
 
 // proposalLocked is the SetInSync command for set, with the evidence the
 // metastore checks for a member it adds (meta.SetInSyncCmd): the set the
-// view holds (From), and for each follower of set that fetched in this
+// view holds and its version (From, FromVersion), and for each follower of set that fetched in this
 // epoch the disk its fetches came from and its acknowledged end there,
 // with the committed point they are compared to. A follower whose disk
 // was replaced is re-admitted only for fetches from the new one
@@ -78,7 +79,7 @@ func (l *Leader) tick(ctx context.Context) {
 func (l *Leader) proposalLocked(set []string) meta.SetInSyncCmd {
 	v := l.view
 	c := meta.SetInSyncCmd{Topic: v.Topic, Partition: v.Partition, Epoch: v.Epoch, Leader: l.cfg.Self,
-		InSync: set, From: slices.Clone(v.InSync), Committed: l.committed}
+		InSync: set, From: slices.Clone(v.InSync), FromVersion: v.InSyncVersion, Committed: l.joinPointLocked()}
 	for _, n := range set {
 		p := l.peers[n]
 		if p == nil || !p.known {
@@ -98,11 +99,18 @@ func (l *Leader) proposalLocked(set []string) meta.SetInSyncCmd {
 	return c
 }
 
+// joinPointLocked is how much a follower must hold to join the in-sync
+// set: the committed point, or more where this Leader cannot bound it —
+// after a restart of the process within its epoch, everything the log
+// held at the start may have been committed by the process before.
+func (l *Leader) joinPointLocked() uint64 { return max(l.committed, l.joinFloor) }
+
 // nextInSyncLocked is the in-sync set the leader wants now, or nil if it
 // is the current one. A member whose fetches have not reached the leader's
 // end for LagMax leaves (the longest lagging first), while more than a
-// majority remain; a follower whose durable end is at least the committed
-// point and this epoch's start, and that is not lagging, joins. The order
+// majority remain; a follower whose durable end is at least the join
+// point (joinPointLocked) and this epoch's start, and that is not
+// lagging, joins. The order
 // is the replicas' order.
 func (l *Leader) nextInSyncLocked(now time.Time) []string {
 	v := l.view
@@ -132,7 +140,7 @@ func (l *Leader) nextInSyncLocked(now time.Time) []string {
 		if keep[n] || p == nil || !p.known {
 			continue
 		}
-		if p.acked >= l.committed && p.acked >= start.Offset && now.Sub(p.caughtUpAt) <= l.cfg.LagMax {
+		if p.acked >= max(l.joinPointLocked(), start.Offset) && now.Sub(p.caughtUpAt) <= l.cfg.LagMax {
 			keep[n] = true
 		}
 	}
@@ -164,6 +172,13 @@ type LeaderStats struct {
 	End       uint64
 	Committed uint64
 	Followers []FollowerLag // in the replicas' order
+	// Stall says why the committed point has not moved for more than
+	// LagMax while records wait ("" when it is not stalled); StallFor is
+	// how long they have waited, Stalls how many stalls this leadership
+	// has had (stall.go).
+	Stall    string
+	StallFor time.Duration
+	Stalls   uint64
 }
 
 // Stats is a snapshot for metrics and the describe.
@@ -172,7 +187,11 @@ func (l *Leader) Stats() LeaderStats {
 	defer l.mu.Unlock()
 	now := l.clk.Now()
 	end := l.log.End()
-	s := LeaderStats{Epoch: l.view.Epoch, Ready: l.ready && l.ended == nil, InSync: len(l.view.InSync), End: end, Committed: l.committed}
+	s := LeaderStats{Epoch: l.view.Epoch, Ready: l.ready && l.ended == nil, InSync: len(l.view.InSync), End: end, Committed: l.committed,
+		Stall: l.stall, Stalls: l.stalls}
+	if l.stall != "" {
+		s.StallFor = now.Sub(l.waitingSince)
+	}
 	for _, n := range l.view.Replicas {
 		p := l.peers[n]
 		if p == nil {

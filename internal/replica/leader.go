@@ -106,6 +106,18 @@ type Leader struct {
 	startProposed  time.Time
 	checkpointed   uint64
 	checkpointedAt time.Time
+	// joinFloor is the log's end when this Leader was made: an earlier
+	// process of this node leading the same epoch may have committed up
+	// to it (the committed point restarts from a checkpoint, which may be
+	// behind), so a follower joins the in-sync set only holding that
+	// much (joinPointLocked).
+	joinFloor uint64
+	// The current stall (stall.go): records have waited past the
+	// committed point since waitingSince; stall says why once that is
+	// longer than LagMax ("" otherwise); stalls counts those begun.
+	waitingSince time.Time
+	stall        string
+	stalls       uint64
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -141,6 +153,14 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	l := &Leader{cfg: cfg, clk: cfg.Clock, log: cfg.Log, view: cloneView(v), endCh: make(chan struct{}),
 		commitCh: make(chan struct{}), peers: map[string]*peer{}}
 	l.committed = l.log.HWM()
+	l.joinFloor = l.log.End()
+	// A process of this node that led this epoch before (and restarted)
+	// may have in-sync proposals still on their way to the metastore: any
+	// replica may yet be added. Until a proposal of this Leader's own
+	// applies — the first tick restates the view's set, and the version it
+	// raises fences every earlier proposal (meta.SetInSyncCmd) — the
+	// committed point is computed over every replica.
+	l.uncertain = [][]string{slices.Clone(v.Replicas)}
 	l.checkpointed = l.log.ReplicaState().Committed
 	l.syncPeersLocked(l.clk.Now())
 	l.checkInSyncLocked()
@@ -382,6 +402,7 @@ func (l *Leader) advanceLocked() {
 		return
 	}
 	l.committed = hw
+	l.waitingSince, l.stall = time.Time{}, ""
 	// A failed release leaves readers behind, not the commit: a majority
 	// holds the records. The next advance retries it.
 	l.releaseErr = l.log.Release(hw)
