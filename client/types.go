@@ -99,6 +99,10 @@ type PartitionStats struct {
 	// every acknowledged record. Empty for a single copy.
 	Replicas []string `json:"replicas,omitempty"`
 	InSync   []string `json:"in_sync,omitempty"`
+	// CommitStall, on a replicated partition, says why its leader cannot
+	// commit once records have waited past its lag bound (which in-sync
+	// followers it waits for); empty while it commits.
+	CommitStall string `json:"commit_stall,omitempty"`
 }
 
 // CreateTopicRequest is POST /v1/topics. Zero fields are left out so the

@@ -74,6 +74,7 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 		}
 		out[i].Available, out[i].Stats, out[i].Frontier = true, st, frontier
 		out[i].InFlight, out[i].OldestUnconsumedAt = b.queueFigures(topic, p, out[i].Frontier)
+		out[i].CommitStall = b.commitStall(topic, p)
 	}
 	return out
 }

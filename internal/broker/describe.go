@@ -47,6 +47,7 @@ func (b *Broker) DescribeTopic(name string) (TopicView, error) {
 				if r.Partition >= 0 && r.Partition < len(v.PartitionStats) && r.Available {
 					fill(&v.PartitionStats[r.Partition], r.Stats, r.Frontier)
 					fillQueue(&v.PartitionStats[r.Partition], r.InFlight, r.OldestUnconsumedAt)
+					v.PartitionStats[r.Partition].CommitStall = r.CommitStall
 				}
 			}
 		}(owner, parts)
@@ -124,6 +125,7 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	fill(&ps, st, frontier)
 	inFlight, oldestAt := b.queueFigures(t.Name, p, frontier)
 	fillQueue(&ps, inFlight, oldestAt)
+	ps.CommitStall = b.commitStall(t.Name, p)
 	if ps.Error = b.reg.Unavailable(t.Name, p); ps.Error != "" {
 		f := false
 		ps.Available = &f

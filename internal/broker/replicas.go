@@ -88,6 +88,10 @@ type hostedReplica struct {
 
 	started    time.Time
 	readyNoted bool // the leader's readiness was counted (reconcile's goroutine only)
+	// The leader's stalls counted and whether one is on (noteStall;
+	// reconcile's goroutine only).
+	stalls  uint64
+	stalled bool
 
 	fmu        sync.Mutex
 	frontierAt time.Time // when the leader's frontier was last written here
@@ -333,6 +337,7 @@ func (b *Broker) stopReplica(h *hostedReplica) {
 	b.m.ReplicasInSync.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
 	b.m.ReplicationLagRecords.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
 	b.m.ReplicationLagSeconds.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
+	b.m.CommitStallSeconds.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
 }
 
 // closeReplicas stops every role (Close), before the logs close.
@@ -502,7 +507,33 @@ func (b *Broker) gaugeReplicas(want map[partKey]replica.View) {
 		}
 		b.m.ReplicationLagRecords.WithLabelValues(lbl...).Set(float64(recs))
 		b.m.ReplicationLagSeconds.WithLabelValues(lbl...).Set(secs)
+		b.noteStall(h, st, lbl)
 	}
+}
+
+// commitStall is why the replicated partition this node leads cannot
+// commit ("" when it can, or when this node does not lead it).
+func (b *Broker) commitStall(topic string, p int) string {
+	if h := b.hosted(topic, p); h != nil && h.leader != nil {
+		return h.leader.Stats().Stall
+	}
+	return ""
+}
+
+// noteStall exports a leader's commit stall (replica.LeaderStats.Stall)
+// and logs when one begins and ends: a leader that reaches the metastore
+// but none of its followers takes no write, and this is where an
+// operator learns why. Reconcile's goroutine only.
+func (b *Broker) noteStall(h *hostedReplica, st replica.LeaderStats, lbl []string) {
+	b.m.CommitStallSeconds.WithLabelValues(lbl...).Set(st.StallFor.Seconds())
+	if st.Stalls > h.stalls {
+		b.m.CommitStalls.WithLabelValues(lbl...).Add(float64(st.Stalls - h.stalls))
+		b.cfg.Logger.Warn("replicated partition cannot commit: produces wait and answer 503", "topic", h.key.topic,
+			"partition", h.key.partition, "epoch", st.Epoch, "waiting", st.StallFor.Round(time.Millisecond), "why", st.Stall)
+	} else if h.stalled && st.Stall == "" {
+		b.cfg.Logger.Info("replicated partition commits again", "topic", h.key.topic, "partition", h.key.partition, "epoch", st.Epoch)
+	}
+	h.stalls, h.stalled = st.Stalls, st.Stall != ""
 }
 
 // replicaRefusal puts the engine's refusals in the data plane's typed

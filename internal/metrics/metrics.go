@@ -87,6 +87,8 @@ type Metrics struct {
 	LeaderChanges         *prometheus.CounterVec // topic, partition
 	ReplicationLagRecords *prometheus.GaugeVec   // topic, partition
 	ReplicationLagSeconds *prometheus.GaugeVec   // topic, partition
+	CommitStallSeconds    *prometheus.GaugeVec   // topic, partition
+	CommitStalls          *prometheus.CounterVec // topic, partition
 
 	// Cluster.
 	Topics       prometheus.Gauge
@@ -147,6 +149,8 @@ func New() *Metrics {
 	m.LeaderChanges = f.counterVec("partition_leader_changes_total", "Times this node became ready as a replicated partition's leader.", "topic", "partition")
 	m.ReplicationLagRecords = f.gaugeVec("partition_replication_lag_records", "Records the slowest follower of a replicated partition lacks, on its leader.", "topic", "partition")
 	m.ReplicationLagSeconds = f.gaugeVec("partition_replication_lag_seconds", "Seconds since the slowest follower of a replicated partition last held its leader's end (0: caught up), on its leader.", "topic", "partition")
+	m.CommitStallSeconds = f.gaugeVec("partition_commit_stall_seconds", "Seconds a replicated partition's leader has had records waiting without its committed point moving, once past the lag bound (0: not stalled), on its leader.", "topic", "partition")
+	m.CommitStalls = f.counterVec("partition_commit_stalls_total", "Times a replicated partition's leader on this node stalled: records waited past the lag bound without the committed point moving.", "topic", "partition")
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")

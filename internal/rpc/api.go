@@ -135,6 +135,9 @@ type PartitionStats struct {
 	// OldestUnconsumedAt is the commit time (unix ms) of the record at
 	// the consumer frontier; 0: none unconsumed, or the log is closed.
 	OldestUnconsumedAt int64
+	// CommitStall is why a replicated partition's leader cannot commit
+	// ("" when it can).
+	CommitStall string
 }
 
 // CursorPosition is a fan-out cursor on the parent partition: where the

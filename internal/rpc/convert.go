@@ -107,6 +107,7 @@ func statsToPB(ss []PartitionStats) []*nodepb.PartitionStats {
 			Exact:              s.Exact,
 			InFlight:           int64(s.InFlight),
 			OldestUnconsumedAt: s.OldestUnconsumedAt,
+			CommitStall:        s.CommitStall,
 		}
 		for _, c := range s.Cursors {
 			p.Cursors = append(p.Cursors, &nodepb.CursorPosition{Child: c.Child, Epoch: c.Epoch, NextOffset: c.NextOffset,
@@ -132,6 +133,7 @@ func statsFromPB(ps []*nodepb.PartitionStats) []PartitionStats {
 			Exact:              p.GetExact(),
 			InFlight:           int(p.GetInFlight()),
 			OldestUnconsumedAt: p.GetOldestUnconsumedAt(),
+			CommitStall:        p.GetCommitStall(),
 		}
 		for _, c := range p.GetCursors() {
 			s.Cursors = append(s.Cursors, CursorPosition{Child: c.GetChild(), Epoch: c.GetEpoch(), NextOffset: c.GetNextOffset(),

@@ -76,6 +76,7 @@ func TestStatsRoundTrip(t *testing.T) {
 	want := []PartitionStats{
 		{Partition: 0, Available: true, Segments: 3, OldestOffset: 10, HighWatermark: 1 << 40, SizeBytes: 123456789,
 			OldestSegmentAt: 1700000000, ConsumerFrontier: 99, Exact: true, InFlight: 7, OldestUnconsumedAt: 1796004226001,
+			CommitStall: "waiting for in-sync followers: b (no fetch in this epoch)",
 			Cursors: []CursorPosition{{Child: "audit", Epoch: "e1", NextOffset: 42},
 				{Child: "dr", Epoch: "e7", NextOffset: 0, State: "retrying", AckedAtMs: 1796004226123, StateReason: "target answers 503"},
 				// The refused record's parent offset crosses nodes, 0 included.

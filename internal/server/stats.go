@@ -24,7 +24,7 @@ func (s remoteStats) Stats(ctx context.Context, owner, topic string, parts []int
 	out := make([]broker.PartitionReport, len(res))
 	for i, r := range res {
 		out[i] = broker.PartitionReport{Partition: r.Partition, Available: r.Available, Frontier: r.ConsumerFrontier,
-			InFlight: r.InFlight, OldestUnconsumedAt: r.OldestUnconsumedAt,
+			InFlight: r.InFlight, OldestUnconsumedAt: r.OldestUnconsumedAt, CommitStall: r.CommitStall,
 			Stats: storage.Stats{Segments: r.Segments, OldestOffset: r.OldestOffset, HighWatermark: r.HighWatermark,
 				SizeBytes: r.SizeBytes, OldestSegmentAt: r.OldestSegmentAt, Exact: r.Exact}}
 		for _, cp := range r.Cursors {
@@ -42,7 +42,7 @@ func statsOf(reps []broker.PartitionReport, cursors func(p int) []rpc.CursorPosi
 		out[i] = rpc.PartitionStats{Partition: r.Partition, Available: r.Available, Segments: r.Stats.Segments,
 			OldestOffset: r.Stats.OldestOffset, HighWatermark: r.Stats.HighWatermark, SizeBytes: r.Stats.SizeBytes,
 			OldestSegmentAt: r.Stats.OldestSegmentAt, ConsumerFrontier: r.Frontier, Exact: r.Stats.Exact,
-			InFlight: r.InFlight, OldestUnconsumedAt: r.OldestUnconsumedAt}
+			InFlight: r.InFlight, OldestUnconsumedAt: r.OldestUnconsumedAt, CommitStall: r.CommitStall}
 		if r.Available {
 			out[i].Cursors = cursors(r.Partition)
 		}

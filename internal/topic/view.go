@@ -84,6 +84,10 @@ type PartitionStats struct {
 	// consumer frontier; absent when nothing is unconsumed, or when the
 	// partition's log is closed (describe never opens a log).
 	OldestUnconsumedAt *int64 `json:"oldest_unconsumed_at_ms,omitempty"`
+	// CommitStall: on a replicated partition whose leader has had records
+	// waiting past the lag bound without its committed point moving, why
+	// (the in-sync followers it waits for, or a set below a majority).
+	CommitStall string `json:"commit_stall,omitempty"`
 }
 
 // PartitionReport describes a partition as its owner reports it (node RPC
@@ -102,6 +106,9 @@ type PartitionReport struct {
 	// nothing is unconsumed, or when the log is closed (a report never
 	// opens a log just to say).
 	OldestUnconsumedAt int64
+	// CommitStall is why a replicated partition's leader cannot commit
+	// ("" when it can; PartitionStats.CommitStall).
+	CommitStall string
 }
 
 // CursorPosition is a fan-out cursor's place on a parent partition.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -251,6 +252,21 @@ func TestReplicatedQuorumLoss(t *testing.T) {
 			t.Fatalf("produce with two of three replicas down: %v, want 503", err)
 		}
 	}
+	// The leader says why it takes no write: in its describe, naming the
+	// followers it waits for, and in its metrics.
+	stallSeries := `narad_partition_commit_stalls_total{partition="0",topic="qrep"}`
+	eventually(t, 20*time.Second, "the leader's describe and metrics show the stall", func() bool {
+		ps, ok := partitionStats(leader, "qrep")
+		if !ok || leader.metric(stallSeries) < 1 {
+			return false
+		}
+		for _, n := range followers {
+			if !strings.Contains(ps.CommitStall, n.id+" (") {
+				return false
+			}
+		}
+		return true
+	})
 	for _, n := range followers {
 		n.startAsync()
 	}
@@ -282,4 +298,8 @@ func TestReplicatedQuorumLoss(t *testing.T) {
 		return true
 	})
 	checkLedger(t, "qrep", accepted, got)
+	eventually(t, 10*time.Second, "no commit stall once the followers are back", func() bool {
+		ps, ok := partitionStats(leader, "qrep")
+		return ok && ps.CommitStall == ""
+	})
 }

@@ -680,8 +680,11 @@ type PartitionStats struct {
 	// Commit time (unix ms) of the record at the consumer frontier: 0 when
 	// nothing is unconsumed, or the owner's log is closed (not read to say).
 	OldestUnconsumedAt int64 `protobuf:"varint,12,opt,name=oldest_unconsumed_at,json=oldestUnconsumedAt,proto3" json:"oldest_unconsumed_at,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Why a replicated partition's leader cannot commit: records have waited
+	// past the lag bound without its committed point moving ("" when it can).
+	CommitStall   string `protobuf:"bytes,13,opt,name=commit_stall,json=commitStall,proto3" json:"commit_stall,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionStats) Reset() {
@@ -796,6 +799,13 @@ func (x *PartitionStats) GetOldestUnconsumedAt() int64 {
 		return x.OldestUnconsumedAt
 	}
 	return 0
+}
+
+func (x *PartitionStats) GetCommitStall() string {
+	if x != nil {
+		return x.CommitStall
+	}
+	return ""
 }
 
 type StatsResponse struct {
@@ -2542,7 +2552,7 @@ const file_node_proto_rawDesc = "" +
 	"\vacked_at_ms\x18\x05 \x01(\x03R\tackedAtMs\x12!\n" +
 	"\fstate_reason\x18\x06 \x01(\tR\vstateReason\x12,\n" +
 	"\x0frejected_offset\x18\a \x01(\x04H\x00R\x0erejectedOffset\x88\x01\x01B\x12\n" +
-	"\x10_rejected_offset\"\xc5\x03\n" +
+	"\x10_rejected_offset\"\xe8\x03\n" +
 	"\x0ePartitionStats\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\bR\tavailable\x12\x1a\n" +
@@ -2557,7 +2567,8 @@ const file_node_proto_rawDesc = "" +
 	"\acursors\x18\n" +
 	" \x03(\v2\x18.narad.v1.CursorPositionR\acursors\x12\x1b\n" +
 	"\tin_flight\x18\v \x01(\x03R\binFlight\x120\n" +
-	"\x14oldest_unconsumed_at\x18\f \x01(\x03R\x12oldestUnconsumedAt\"I\n" +
+	"\x14oldest_unconsumed_at\x18\f \x01(\x03R\x12oldestUnconsumedAt\x12!\n" +
+	"\fcommit_stall\x18\r \x01(\tR\vcommitStall\"I\n" +
 	"\rStatsResponse\x128\n" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2\x18.narad.v1.PartitionStatsR\n" +
