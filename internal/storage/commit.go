@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -265,6 +266,17 @@ func (l *Log) writeVerified(s *segment, frames []byte, pos int64, count int, syn
 	back := l.verify[:len(frames)]
 	if _, err := s.f.ReadAt(back, pos); err != nil {
 		return l.fence(s, pos, "read back", err)
+	}
+	// The bytes read back must be the bytes written, not merely frames
+	// that check: a write lost or sent elsewhere leaves older frames
+	// there, each with a valid CRC of its own. The CRC walk then checks
+	// what was encoded in memory before the write.
+	if !bytes.Equal(back, frames) {
+		at := 0
+		for at < len(back) && back[at] == frames[at] {
+			at++
+		}
+		return l.fence(s, pos, "verify", fmt.Errorf("byte %d reads back other than written", pos+int64(at)))
 	}
 	for i, off := 0, 0; i < count; i++ {
 		h, err := parseHeader(back[off:])

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -87,8 +88,8 @@ func TestWriteFailureIsUndoneAndRetried(t *testing.T) {
 // A failed fdatasync, or a read-back that fails or returns other bytes,
 // fences the log: commits are refused even after the fault is gone, the
 // verified records stay readable, and Recover resumes in a fresh segment
-// file, never writing the fenced one again. Other bytes in the header
-// are refused by its parse; other bytes in the payload only by the CRC.
+// file, never writing the fenced one again. Other bytes are refused
+// whether or not they make frames that check (reframe).
 func TestSyncOrVerifyFailureFences(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -100,6 +101,7 @@ func TestSyncOrVerifyFailureFences(t *testing.T) {
 		{"read-back EIO", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Err: syscall.EIO}, syscall.EIO},
 		{"read-back other bytes", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Corrupt: true}, ErrFenced},
 		{"read-back other payload bytes", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Corrupt: true, CorruptAt: FrameHeaderSize + 1}, ErrFenced},
+		{"read-back other frames that check", errorfs.Rule{Ops: errorfs.OpRead, Path: ".log", Times: 1, Corrupt: true, Rewrite: reframe}, ErrFenced},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var fences int
@@ -345,4 +347,17 @@ func TestReadErrorIsNotDamage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reframe changes the first frame of a read-back into another frame that
+// checks: a payload byte flipped and the CRC computed anew, as a stale
+// block or a misdirected write would hand back.
+func reframe(got []byte) {
+	h, err := parseHeader(got)
+	if err != nil || int64(len(got)) < h.frameLen() {
+		panic(fmt.Sprintf("reframe: the read-back starts with no whole frame (%v)", err))
+	}
+	got[h.frameLen()-1] ^= 0x01
+	h.crc = frameCRC(got[:FrameHeaderSize], got[FrameHeaderSize:h.frameLen()])
+	putHeader(got, &h)
 }

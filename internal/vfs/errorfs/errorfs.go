@@ -65,6 +65,11 @@ type Rule struct {
 	// fewer): a frame's header can then read back right and its payload
 	// wrong, which only the checksum over the payload notices.
 	CorruptAt int
+	// Rewrite, with Corrupt, is handed what the read returned to change
+	// in place instead of the bit flip: a disk handing back other bytes
+	// that still check (a stale block, a write that went elsewhere),
+	// which only a comparison with what was written notices.
+	Rewrite func(got []byte)
 	// Torn, for a failing write, writes this fraction of the buffer
 	// (rounded down) before failing, as a write cut short by a full disk.
 	Torn float64
@@ -337,7 +342,11 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 
 // corrupt flips a bit of what a Corrupt rule's read returned.
 func corrupt(r *Rule, got []byte, err error) error {
-	if r != nil && len(got) > 0 {
+	switch {
+	case r == nil || len(got) == 0:
+	case r.Rewrite != nil:
+		r.Rewrite(got)
+	default:
 		got[min(r.CorruptAt, len(got)-1)] ^= 0x01
 	}
 	return err
