@@ -42,6 +42,8 @@ type Broker struct {
 
 	replicas replicaSet // the replicated partitions' roles here (replicas.go)
 
+	backlog backlogState // what the backlog gauges' passes keep (backlog.go)
+
 	// createOpen is the create gate of the boot order (06-cluster.md):
 	// closed until the startup reconcile has swept orphan directories, so
 	// a topic cannot be created over data that is about to be judged.
@@ -111,6 +113,7 @@ func (b *Broker) Registry() *Registry { return b.reg }
 func (b *Broker) Start() {
 	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
 	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
+	b.loop(b.cfg.ExpirySweep, b.gaugeBacklog)
 	b.loop(b.cfg.DeadLetterPass, b.passDeadLetters)
 	b.loop(b.cfg.RetentionSweep, b.sweepRetention)
 	if b.cfg.IdleEviction > 0 {

@@ -52,6 +52,7 @@ func (b *Broker) remoteStats(ctx context.Context, owner, topic string, parts []i
 // the same whichever node asks.
 func (b *Broker) LocalReports(topic string, parts []int, exact bool) []PartitionReport {
 	out := make([]PartitionReport, len(parts))
+	t, _ := b.meta.Topic(topic)
 	for i, p := range parts {
 		out[i] = PartitionReport{Partition: p}
 		if !b.owned(topic, p) {
@@ -73,7 +74,7 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 			continue // reported unavailable: no frontier to vouch for
 		}
 		out[i].Available, out[i].Stats, out[i].Frontier = true, st, frontier
-		out[i].InFlight, out[i].OldestUnconsumedAt = b.queueFigures(topic, p, out[i].Frontier)
+		out[i].InFlight, out[i].OldestUnconsumedAt = b.queueFigures(topic, t.Incarnation, p, out[i].Frontier, st.OldestOffset)
 		out[i].CommitStall = b.commitStall(topic, p)
 	}
 	return out

@@ -76,30 +76,15 @@ func fillQueue(ps *PartitionStats, inFlight int, oldestUnconsumedAt int64) {
 
 // queueFigures are a local partition's in-flight count (its lease table's
 // live leases; 0 when the queue is not loaded, for then nothing is leased)
-// and the commit time of the record at frontier, the oldest unsettled one
-// (0 when none is, or when the log is closed: describe never opens a log
-// to say). A damaged frame at the frontier is stepped over to the next
-// readable record, as a consume would.
-func (b *Broker) queueFigures(topic string, p int, frontier uint64) (inFlight int, oldestUnconsumedAt int64) {
+// and the commit time of its oldest unsettled record, the one at the
+// frontier or, past retention, the oldest retained (0 when none is, or
+// when the log is closed and no backlog pass read it: describe never
+// opens a log to say, backlog.go).
+func (b *Broker) queueFigures(topic string, incarnation uint64, p int, frontier, oldest uint64) (inFlight int, oldestUnconsumedAt int64) {
 	if q := b.peekQueue(topic, p); q != nil {
 		inFlight = q.table.Stats().InFlight
 	}
-	l := b.reg.Peek(topic, p)
-	if l == nil {
-		return inFlight, 0
-	}
-	from := max(frontier, l.Oldest())
-	for range 4 {
-		res, err := l.Read(from, 1, 1, storage.NoDueLimit)
-		if err != nil || res.Next <= from {
-			break
-		}
-		if len(res.Records) > 0 {
-			return inFlight, res.Records[0].CommittedAt
-		}
-		from = res.Next
-	}
-	return inFlight, 0
+	return inFlight, b.oldestUnsettledAt(partKey{topic, p}, incarnation, max(frontier, oldest), false)
 }
 
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
@@ -123,7 +108,7 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 		return unavailable()
 	}
 	fill(&ps, st, frontier)
-	inFlight, oldestAt := b.queueFigures(t.Name, p, frontier)
+	inFlight, oldestAt := b.queueFigures(t.Name, t.Incarnation, p, frontier, st.OldestOffset)
 	fillQueue(&ps, inFlight, oldestAt)
 	ps.CommitStall = b.commitStall(t.Name, p)
 	if ps.Error = b.reg.Unavailable(t.Name, p); ps.Error != "" {

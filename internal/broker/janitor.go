@@ -28,40 +28,18 @@ func (b *Broker) persistFrontiers() {
 		lbl := []string{q.key.topic, partLabel(q.key.partition)}
 		b.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
 		b.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
-		if l := b.reg.Peek(q.key.topic, q.key.partition); l != nil {
-			b.m.ConsumerLag.WithLabelValues(lbl...).Set(float64(l.HWM() - min(l.HWM(), st.Frontier)))
-		}
 	}
 }
 
 // sweepExpired purges lapsed leases so redelivery happens at the
-// visibility timeout even when nobody polls, and wakes long-pollers. It
-// also refreshes the queue-age gauges.
+// visibility timeout even when nobody polls, and wakes long-pollers. (The
+// backlog gauges have their own pass: backlog.go.)
 func (b *Broker) sweepExpired() {
-	now := b.cfg.Now()
 	for _, q := range b.allQueues() {
 		if q.table.Expire() > 0 {
 			b.topicState(q.key.topic).notify.Fire()
 		}
-		b.gaugeOldestUnconsumed(q, now)
 	}
-}
-
-// gaugeOldestUnconsumed sets the age of the record at the frontier, read
-// from an open log only (a scrape never opens one).
-func (b *Broker) gaugeOldestUnconsumed(q *queue, now time.Time) {
-	lbl := []string{q.key.topic, partLabel(q.key.partition)}
-	l := b.reg.Peek(q.key.topic, q.key.partition)
-	if l == nil {
-		return
-	}
-	age := 0.0
-	if f := q.table.Frontier(); f < l.HWM() {
-		if res, err := l.Read(max(f, l.Oldest()), 1, 1, storage.NoDueLimit); err == nil && len(res.Records) == 1 {
-			age = max(now.Sub(time.UnixMilli(res.Records[0].CommittedAt)).Seconds(), 0)
-		}
-	}
-	b.m.OldestUnconsumed.WithLabelValues(lbl...).Set(age)
 }
 
 // sweepRetention applies each open log's topic retention, then refreshes

@@ -144,6 +144,7 @@ func (b *Broker) dropQueues(topic string) {
 	b.tmu.Lock()
 	delete(b.topics, topic)
 	b.tmu.Unlock()
+	b.backlog.forget(topic)
 }
 
 // persist writes the frontier file if the frontier moved. The directory

@@ -33,6 +33,10 @@ type Registry struct {
 	// (replica.Log), so readers see only what a quorum holds. Nil: none.
 	held func(topic string, partition int) bool
 
+	// opens counts logs opened: a closed log's directory is as it was
+	// described while this has not moved (backlog.go).
+	opens atomic.Uint64
+
 	onOpenChange func(open int)
 	onError      func(kind string) // errors_total{component="storage"}
 }
@@ -115,6 +119,7 @@ func (r *Registry) Get(topic string, partition int) (*storage.Log, error) {
 	ol := &openLog{log: l, held: held}
 	ol.lastAccess.Store(r.now().UnixNano())
 	r.logs[k] = ol
+	r.opens.Add(1)
 	r.changed()
 	return l, nil
 }
