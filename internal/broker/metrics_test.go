@@ -21,7 +21,8 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 }
 
 // Produced and consumed records are counted by the partition they went
-// to, as the reference's narad_messages_produced_total{topic,partition}.
+// to, as the reference's narad_messages_produced_total{topic,partition},
+// and so are produced payload bytes (narad_bytes_produced_total).
 func TestMessagesCountedByPartition(t *testing.T) {
 	n := newNode(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -30,7 +31,7 @@ func TestMessagesCountedByPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	p0, p2 := 0, 2
-	recs := []broker.ProduceRecord{{Partition: &p0, Payload: []byte("a")}, {Partition: &p0, Payload: []byte("b")}, {Partition: &p2, Payload: []byte("c")}}
+	recs := []broker.ProduceRecord{{Partition: &p0, Payload: []byte("a")}, {Partition: &p2, Payload: []byte("c")}, {Partition: &p0, Payload: []byte("b")}}
 	if err := n.b.ProduceBatch(ctx, "orders", recs); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +39,8 @@ func TestMessagesCountedByPartition(t *testing.T) {
 	for _, want := range []string{
 		`narad_messages_produced_total{partition="0",topic="orders"} 2`,
 		`narad_messages_produced_total{partition="2",topic="orders"} 1`,
+		`narad_bytes_produced_total{partition="0",topic="orders"} 2`,
+		`narad_bytes_produced_total{partition="2",topic="orders"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("exposition lacks %s", want)

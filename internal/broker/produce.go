@@ -85,7 +85,6 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	ts := b.topicState(topic)
 	now := b.cfg.Now().UnixMilli()
 	wrecs := make([]wal.Record, len(recs))
-	bytes := 0
 	for i, r := range recs {
 		if r.HasMsgID {
 			r.Headers = header.WithMsgID(r.Headers, r.MsgID)
@@ -104,7 +103,6 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		}
 		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
 			Incarnation: t.Incarnation, Headers: r.Headers}
-		bytes += len(r.Payload)
 	}
 	if t.ReplicationFactor > 1 {
 		// Not through the ingress WAL: it would answer before a majority
@@ -113,7 +111,6 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 			return err
 		}
 		b.countProduced(topic, wrecs)
-		b.m.BytesProduced.Add(float64(bytes))
 		return nil
 	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
@@ -126,20 +123,23 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		return ingressErr(err)
 	}
 	b.countProduced(topic, wrecs)
-	b.m.BytesProduced.Add(float64(bytes))
 	return nil
 }
 
-// countProduced adds accepted records to their partitions' counters: one
-// Add per run of records bound for the same partition, on the child bound
-// for it once (metrics.PartitionCounters: no label hashing per request).
+// countProduced adds accepted records and their payload bytes to their
+// partitions' counters: one Add each per run of records bound for the
+// same partition, on the child bound for it once
+// (metrics.PartitionCounters: no label hashing per request).
 func (b *Broker) countProduced(topic string, recs []wal.Record) {
 	for i := 0; i < len(recs); {
+		bytes := len(recs[i].Payload)
 		j := i + 1
 		for j < len(recs) && recs[j].Partition == recs[i].Partition {
+			bytes += len(recs[j].Payload)
 			j++
 		}
 		b.m.MessagesProduced.Add(topic, int(recs[i].Partition), float64(j-i))
+		b.m.BytesProduced.Add(topic, int(recs[i].Partition), float64(bytes))
 		i = j
 	}
 }

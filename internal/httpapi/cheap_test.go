@@ -111,9 +111,9 @@ func TestBoundSeriesCountEveryStatus(t *testing.T) {
 	wg.Wait()
 	body := scrapeOf(t, e)
 	for _, want := range []string{
-		`narad_http_requests_total{method="POST",route="/v1/topics/{topic}/produce",status="202"} 200`,
-		`narad_http_requests_total{method="POST",route="/v1/topics/{topic}/produce",status="400"} 200`,
-		`narad_http_request_duration_seconds_count{method="POST",route="/v1/topics/{topic}/produce"} 400`,
+		`narad_http_requests_total{method="POST",route="POST /v1/topics/{topic}/produce",status="202"} 200`,
+		`narad_http_requests_total{method="POST",route="POST /v1/topics/{topic}/produce",status="400"} 200`,
+		`narad_http_request_duration_seconds_count{method="POST",route="POST /v1/topics/{topic}/produce"} 400`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("exposition lacks %s:\n%s", want, grepLines(body, "produce"))

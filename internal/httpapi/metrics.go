@@ -16,10 +16,12 @@ import (
 // Every request is counted and timed once, whatever answers it (a route, the
 // catch-all 404, a refused path), by the labels the reference broker's
 // dashboards use: method, route and status. route is the pattern the mux
-// matched without its method ("/v1/topics/{topic}/produce"), so the label
-// has one value per route however many topics there are; a request that
-// matched no route is "unmatched", never its path, which a client could
-// vary without bound.
+// matched as it was registered, method first ("GET /v1/topics/{topic}"), so
+// the label has one value per route however many topics there are, and
+// routes that share a path (GET, PATCH and DELETE of a topic) stay apart
+// where only route is kept (the duration histogram aggregated by route); a
+// request that matched no route is "unmatched", never its path, which a
+// client could vary without bound.
 //
 // The series a request lands in are bound once and kept (requestSeries):
 // a WithLabelValues lookup hashes and validates its three label values
@@ -156,13 +158,11 @@ func (s *Server) record(x *exchange, r *http.Request) {
 // see drainBody).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// routeLabel is the pattern without its method. A subtree pattern ("/v1/")
-// or a rest wildcard ("{path...}") is a catch-all that answers "no such
-// route": unmatched, like a request that matched nothing ("").
+// routeLabel is the pattern as registered, its method included. A subtree
+// pattern ("/v1/") or a rest wildcard ("{path...}") is a catch-all that
+// answers "no such route": unmatched, like a request that matched nothing
+// ("").
 func routeLabel(pattern string) string {
-	if _, rest, ok := strings.Cut(pattern, " "); ok {
-		pattern = rest
-	}
 	if pattern == "" || strings.HasSuffix(pattern, "/") || strings.Contains(pattern, "...}") {
 		return unmatched
 	}

@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// Requests are counted by method, the route's pattern without the method,
-// and status, as the reference's dashboards select them; requests no route
-// matched are counted too, as "unmatched", never by their path.
+// Requests are counted by method, the route's pattern as registered
+// (method first), and status, as the reference's dashboards select them;
+// routes sharing a path stay apart; requests no route matched are counted
+// too, as "unmatched", never by their path.
 func TestRequestMetricsByRoutePattern(t *testing.T) {
 	e := newEnv(t)
 	for range 3 {
@@ -18,6 +19,7 @@ func TestRequestMetricsByRoutePattern(t *testing.T) {
 		}
 	}
 	e.do(request{method: "GET", target: "/v1/topics/orders"})
+	e.do(request{method: "DELETE", target: "/v1/topics/orders"})
 	e.do(request{method: "GET", target: "/v1/nowhere/at/all"})
 	e.do(request{method: "GET", target: "/v1/topics/./consume"}) // refused before the mux
 	e.do(request{method: "BREW", target: "/v1/topics"})
@@ -25,13 +27,14 @@ func TestRequestMetricsByRoutePattern(t *testing.T) {
 
 	body := scrapeOf(t, e)
 	for _, want := range []string{
-		`narad_http_requests_total{method="POST",route="/v1/topics/{topic}/produce",status="202"} 3`,
-		`narad_http_requests_total{method="GET",route="/v1/topics/{topic}",status="200"} 1`,
+		`narad_http_requests_total{method="POST",route="POST /v1/topics/{topic}/produce",status="202"} 3`,
+		`narad_http_requests_total{method="GET",route="GET /v1/topics/{topic}",status="200"} 1`,
+		`narad_http_requests_total{method="DELETE",route="DELETE /v1/topics/{topic}",status="`,
 		`narad_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
 		`narad_http_requests_total{method="GET",route="unmatched",status="400"} 1`,
 		`narad_http_requests_total{method="other",route=`,
-		`narad_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
-		`narad_http_request_duration_seconds_count{method="POST",route="/v1/topics/{topic}/produce"} 3`,
+		`narad_http_requests_total{method="GET",route="GET /healthz",status="200"} 1`,
+		`narad_http_request_duration_seconds_count{method="POST",route="POST /v1/topics/{topic}/produce"} 3`,
 		`narad_http_requests_in_flight 0`,
 	} {
 		if !strings.Contains(body, want) {
@@ -48,8 +51,8 @@ func TestRequestMetricsByRoutePattern(t *testing.T) {
 
 func TestRouteLabel(t *testing.T) {
 	for pattern, want := range map[string]string{
-		"POST /v1/topics/{topic}/produce": "/v1/topics/{topic}/produce",
-		"GET /metrics":                    "/metrics",
+		"POST /v1/topics/{topic}/produce": "POST /v1/topics/{topic}/produce",
+		"GET /metrics":                    "GET /metrics",
 		"/v1/":                            unmatched,
 		"":                                unmatched,
 		"/{path...}":                      unmatched,

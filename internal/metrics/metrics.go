@@ -17,7 +17,7 @@ type Metrics struct {
 	// Traffic.
 	MessagesProduced   *PartitionCounters // topic, partition
 	MessagesConsumed   *PartitionCounters // topic, partition
-	BytesProduced      prometheus.Counter
+	BytesProduced      *PartitionCounters // topic, partition
 	BytesConsumed      prometheus.Counter
 	ProduceRejections  *prometheus.CounterVec // topic, reason
 	Deduplicated       *prometheus.CounterVec // topic
@@ -31,7 +31,7 @@ type Metrics struct {
 	ClusterRefused     *prometheus.CounterVec // plane, reason
 	MovesInFlight      prometheus.Gauge
 	MovesCompleted     prometheus.Counter
-	HTTPRequests       *prometheus.CounterVec   // method, route, status
+	HTTPRequests       *prometheus.CounterVec   // method, route (method and pattern), status
 	HTTPDuration       *prometheus.HistogramVec // method, route
 	HTTPInFlight       prometheus.Gauge
 	ConsumerLag        *prometheus.GaugeVec // topic, partition
@@ -114,7 +114,7 @@ func New() *Metrics {
 	// Traffic.
 	m.MessagesProduced = f.partitionCounters("messages_produced_total", "Records accepted by produce, by the partition they were given.")
 	m.MessagesConsumed = f.partitionCounters("messages_consumed_total", "Records delivered by queue consume (a redelivery counts again).")
-	m.BytesProduced = f.counter("bytes_produced_total", "Payload bytes accepted by produce.")
+	m.BytesProduced = f.partitionCounters("bytes_produced_total", "Payload bytes accepted by produce, by the partition they were given.")
 	m.BytesConsumed = f.counter("bytes_consumed_total", "Payload bytes delivered by consume.")
 	m.ProduceRejections = f.counterVec("produce_rejections_total", "Produce requests refused.", "topic", "reason")
 	m.Deduplicated = f.counterVec("deduplicated_records_total",
@@ -132,7 +132,7 @@ func New() *Metrics {
 		`Requests refused with 429 by a user's rate limit on this node, by user ("anonymous" with security off) and limit (produce_records_per_s, produce_bytes_per_s, consume_requests_per_s). A user's series go when the user is deleted.`,
 		"user", "limit")
 	m.HTTPRequests = f.counterVec("http_requests_total",
-		`HTTP requests by method, route (the route's pattern without the method; "unmatched" when no route matched) and status.`,
+		`HTTP requests by method, route (the route's pattern, its method first: "GET /v1/topics/{topic}"; "unmatched" when no route matched) and status.`,
 		"method", "route", "status")
 	m.HTTPDuration = f.histogramVec("http_request_duration_seconds", "HTTP request latency by method and route.",
 		latencyBuckets, "method", "route")
