@@ -9,6 +9,9 @@
 // deleted, or deleted and created again (another incarnation: the Raft
 // index of its create), loses its samples, so a rate never compares the
 // figures of two topics of one name; a rate across a figure that went
-// backwards (a recovery shortfall) is left out, never negative. Samples
-// come from what describe shows, which never opens a partition log.
+// backwards (a recovery shortfall) is left out, never negative; the ring
+// of a topic created while the node samples starts at its creation with
+// the zero figures it had then, so its first sample has rates too (a
+// burst before it is not lost). Samples come from what describe shows,
+// which never opens a partition log.
 package history

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -87,5 +88,56 @@ func TestRunSamplesEveryTick(t *testing.T) {
 	<-done
 	if got := b.Points("orders", 1, clk.Now()); len(got) < 2 {
 		t.Fatalf("%d points after two ticks", len(got))
+	}
+}
+
+// A topic created while the node samples takes a burst before its first
+// sample: the rates from its creation (zero figures) to that sample show
+// every record of it, produced and consumed. A topic that existed before
+// sampling started gets no such start: its first sample has no rate.
+func TestABurstBeforeTheFirstSampleHasItsRates(t *testing.T) {
+	clk := clock.NewFake(at(0))
+	b := NewBook()
+	ctx, cancel := context.WithCancel(context.Background())
+	readings := make(chan []Reading)
+	done := make(chan struct{})
+	go func() {
+		b.Run(ctx, clk, func(context.Context) []Reading { return <-readings }, func(string) bool { return true })
+		close(done)
+	}()
+	defer func() { cancel(); close(readings); <-done }()
+	readings <- []Reading{{Topic: "old", Gen: 1, Born: at(-60), Point: Point{At: at(0), HighWatermark: 500}}}
+	if !clk.BlockUntil(1, 5*time.Second) {
+		t.Fatal("Run does not wait on its ticker")
+	}
+	clk.Advance(Every)
+	// "burst" was created at 3 s; 200 produced and 50 consumed before the
+	// sample at 10 s.
+	readings <- []Reading{
+		{Topic: "burst", Gen: 7, Born: at(3), Point: Point{At: at(10), HighWatermark: 200, Frontier: 50, Backlog: 150}},
+		{Topic: "old", Gen: 1, Born: at(-60), Point: Point{At: at(10), HighWatermark: 500}},
+	}
+	if !clk.BlockUntil(1, 5*time.Second) {
+		t.Fatal("Run does not wait on its ticker")
+	}
+
+	s := Samples(b.Points("burst", 7, at(10)))
+	var produced, consumed, peak float64
+	for i := 1; i < len(s); i++ {
+		secs := float64(s[i].AtMs-s[i-1].AtMs) / 1000
+		if s[i].ProducePerS != nil {
+			produced += *s[i].ProducePerS * secs
+			peak = max(peak, *s[i].ProducePerS)
+		}
+		if s[i].ConsumePerS != nil {
+			consumed += *s[i].ConsumePerS * secs
+		}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if !near(produced, 200) || !near(consumed, 50) || !near(peak, 200.0/7) {
+		t.Errorf("the rates account for %v produced and %v consumed, peak %v/s; want 200, 50, %v/s (samples %+v)", produced, consumed, peak, 200.0/7, s)
+	}
+	if old := Samples(b.Points("old", 1, at(10))); len(old) != 2 || old[0].ProducePerS != nil || *old[1].ProducePerS != 0 {
+		t.Errorf("a topic born before sampling started: %+v", old)
 	}
 }

@@ -20,8 +20,9 @@ type historyView struct {
 // by this node (package history), and a last one taken now from
 // describe. Authorized like describe (authentication, no grant): it
 // shows nothing describe does not, only earlier. A topic this node has
-// not sampled yet gets its first sample here, so the next ask has a
-// rate.
+// not sampled yet gets its first sample here, which is also the live one:
+// the answer is the ring as it then starts (with the topic's creation
+// before it when the node saw that, so a burst since has its rate).
 func (s *Server) topicHistory(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
@@ -35,15 +36,17 @@ func (s *Server) topicHistory(w http.ResponseWriter, r *http.Request, user strin
 		return err
 	}
 	now := time.Now()
-	live := history.PointOf(v, now)
-	var pts []history.Point
+	live := history.ReadingOf(v, now)
+	pts := []history.Point{live.Point}
 	if s.history != nil {
-		pts = s.history.Points(name, v.Incarnation, now)
-		if len(pts) == 0 {
-			s.history.Record(history.Reading{Topic: name, Gen: v.Incarnation, Point: live})
+		if pts = s.history.Points(name, v.Incarnation, now); len(pts) == 0 {
+			s.history.Record(live)
+			pts = s.history.Points(name, v.Incarnation, now)
+		} else {
+			pts = append(pts, live.Point)
 		}
 	}
 	writeJSON(w, http.StatusOK, historyView{Topic: name, IntervalMs: history.Every.Milliseconds(),
-		WindowMs: history.Window.Milliseconds(), Samples: history.Samples(append(pts, live))})
+		WindowMs: history.Window.Milliseconds(), Samples: history.Samples(pts)})
 	return nil
 }

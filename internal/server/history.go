@@ -32,7 +32,7 @@ func historySource(ms *meta.Store, b *broker.Broker) func(context.Context) []his
 			if err != nil {
 				continue
 			}
-			out = append(out, history.Reading{Topic: t.Name, Gen: v.Incarnation, Point: history.PointOf(v, time.Now())})
+			out = append(out, history.ReadingOf(v, time.Now()))
 		}
 		return out
 	}
