@@ -1,5 +1,5 @@
-# Every target is a thin door to a script or a go command, so the same
-# thing runs with or without make. See CONTRIBUTING.md.
+# Every target is a thin wrapper around a script or a go command, so the
+# same thing runs with or without make. See CONTRIBUTING.md.
 
 # Fuzzing: time per target.
 FUZZTIME ?= 10s

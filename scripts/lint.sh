@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The house rules that a machine can check, fastest first: gofmt, go vet,
-# staticcheck (pinned, installed from the module proxy on first use), and
-# the one-way arrows between packages (test/arch). Needs only Go and, the
-# first time, the module proxy. scripts/test.sh runs this before the tests.
+# The project's rules that a machine can check, fastest first: gofmt,
+# go vet, staticcheck (pinned, installed from the module proxy on first
+# use), and the one-way arrows between packages (test/arch). Needs only
+# Go and, the first time, the module proxy. scripts/test.sh runs this
+# before the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

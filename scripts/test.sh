@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: the house rules a machine can check (scripts/lint.sh:
-# gofmt, vet, staticcheck, the one-way arrows), the Helm chart's lint and
-# template tests (scripts/helm-check.sh), then every package's tests with
-# the race detector, including the end-to-end and crash tests that build
-# and run the real narad binary. Needs only Go (staticcheck and helm build
-# themselves from the module proxy, pinned); the race detector also needs a
-# C compiler (cgo), and without one the suite runs without -race, saying so.
+# The whole test suite: the project's rules a machine can check
+# (scripts/lint.sh: gofmt, vet, staticcheck, the one-way arrows), the Helm
+# chart's lint and template tests (scripts/helm-check.sh), then every
+# package's tests with the race detector, including the end-to-end and
+# crash tests that build and run the real narad binary. Needs only Go
+# (staticcheck and helm build themselves from the module proxy, pinned);
+# the race detector also needs a C compiler (cgo), and without one the
+# suite runs without -race, saying so.
 #
 # test/deploy checks the Grafana dashboard and the alerting rules with
 # scripts/promcheck, a module of its own (Prometheus's parser, kept out of

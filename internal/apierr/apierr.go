@@ -1,11 +1,11 @@
 // Package apierr is the HTTP vocabulary of errors used at the edges — the
-// client API and node RPC — and by the rooms that refuse a client with a
-// sentence no other room acts on (validation, grants, conflicts): a status
-// code, a human sentence, and for 503 a Retry-After. The HTTP layer writes
-// them as {"error": "..."}, and node RPC carries them unchanged, so a
-// forwarded request answers exactly like a local one.
+// client API and node RPC — and by the packages that refuse a client with
+// a sentence no other package acts on (validation, grants, conflicts): a
+// status code, a human sentence, and for 503 a Retry-After. The HTTP layer
+// writes them as {"error": "..."}, and node RPC carries them unchanged, so
+// a forwarded request answers exactly like a local one.
 //
-// Refusals that other rooms act on are typed instead (package refusal:
+// Refusals that other packages act on are typed instead (package refusal:
 // topic not found, partition out of range, frozen, not owner, …); From is
 // the one place they get their HTTP status, and every edge goes through it.
 package apierr

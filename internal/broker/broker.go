@@ -188,8 +188,8 @@ func (b *Broker) topic(name string) (meta.Topic, error) {
 	return t, nil
 }
 
-// Metrics is the registry this broker reports to, for the rooms wired
-// around it.
+// Metrics is the registry this broker reports to, for the components
+// wired around it.
 func (b *Broker) Metrics() *metrics.Metrics { return b.m }
 
 // owned reports whether this node serves topic/partition now.

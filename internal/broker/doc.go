@@ -53,7 +53,7 @@
 // (Config.Admission, move.go) and the few services a move asks of the data
 // plane; the moves themselves are package move's.
 //
-// It knows nothing of HTTP. The refusals other rooms act on are typed
+// It knows nothing of HTTP. The refusals other packages act on are typed
 // (package refusal): topic not found (or a deleted incarnation), an
 // incarnation not known yet, partition out of range, not owner, frozen,
 // disk full, fenced — dispatch settles records on them and the edges

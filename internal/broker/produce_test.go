@@ -29,7 +29,7 @@ func walSince(t *testing.T, b *Broker, seq uint64) []wal.Record {
 
 // Produce validates every record before it stores any (02-http-api.md):
 // each refusal leaves the ingress WAL as it was, a batch names its first
-// failing index, and the refusals other rooms act on are typed.
+// failing index, and the refusals other packages act on are typed.
 func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	ctx := testCtx(t)
 	createTestTopic(t, b, "p3", 3)

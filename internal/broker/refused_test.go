@@ -29,7 +29,7 @@ func TestRefusals(t *testing.T) {
 
 // refused requires err to be what a client is refused with: status, a
 // sentence that says says, and — when kind is not "" — that typed kind
-// (the rooms that act on a refusal find it by kind, never by status).
+// (the packages that act on a refusal find it by kind, never by status).
 // internalPrefixes are Go error prefixes of our packages (and of the
 // standard library's) that must never reach a client's error body.
 var internalPrefixes = []string{"lease: ", "storage: ", "wal: ", "meta: ", "broker: ", "fanout: ", "json: ", "http: ", "raft: "}

@@ -31,8 +31,8 @@ type Ticker interface {
 // Real is the system clock.
 var Real Clock = realClock{}
 
-// Or returns c, or Real when c is nil: rooms take a nil Clock to mean the
-// system clock.
+// Or returns c, or Real when c is nil: packages take a nil Clock to mean
+// the system clock.
 func Or(c Clock) Clock {
 	if c == nil {
 		return Real

@@ -13,8 +13,8 @@ func NewLogger(cfg Config) *slog.Logger {
 
 // NewLoggerTo is NewLogger writing to w, for tests and embedding.
 //
-// Every record has each key once (uniqueKeys: a room's logger carries
-// component=<room>, and a record from a library it wraps names its own
+// Every record has each key once (uniqueKeys: a component's logger carries
+// component=<its name>, and a record from a library it wraps names its own
 // component, which wins), and a duration is written as Go's duration
 // string ("10s", "1.5ms"), never as a count of nanoseconds a reader must
 // divide.

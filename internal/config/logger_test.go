@@ -37,8 +37,9 @@ func jsonConfig() Config {
 	return c
 }
 
-// A room's logger carries component=<room>; a library adapter under it
-// adds its own component: the record says it once, the innermost value.
+// A component's logger carries component=<its name>; a library adapter
+// under it adds its own component: the record says it once, the innermost
+// value.
 func TestLogRecordsHaveEachKeyOnce(t *testing.T) {
 	var buf bytes.Buffer
 	log := NewLoggerTo(&buf, jsonConfig())

@@ -10,5 +10,5 @@
 // settings and parameters whose name or contract promises milliseconds.
 // Format prints what Parse reads back to the same value.
 //
-// It imports nothing of ours: every room may use it.
+// It imports nothing of ours: every package may use it.
 package duration

@@ -7,5 +7,5 @@ import (
 )
 
 // TestMain fails the package's test run if any goroutine outlives the
-// tests: every goroutine this room starts must be stopped by its Close.
+// tests: every goroutine this package starts must be stopped by its Close.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

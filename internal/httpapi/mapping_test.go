@@ -11,8 +11,8 @@ import (
 	"github.com/narad-io/narad/internal/refusal"
 )
 
-// The refusals the rooms behind the API make reach the client with the
-// status of 02-http-api.md, the JSON error shape and the room's own
+// The refusals the packages behind the API make reach the client with the
+// status of 02-http-api.md, the JSON error shape and the package's own
 // sentence: typed refusals through apierr.From, apierr values as they are,
 // a 503 with its Retry-After (rounded up to whole seconds, at least 1).
 func TestRoomRefusalsGetTheirStatus(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 )
 
-// Each route reaches the one room operation it names, with what the
-// request said, and answers with the status of 02-http-api.md.
+// Each route reaches the one operation it names behind the API, with what
+// the request said, and answers with the status of 02-http-api.md.
 func TestRoutesReachTheirOperation(t *testing.T) {
 	cases := []struct {
 		req  request

@@ -10,9 +10,9 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// The API's seams: what it needs of the rooms behind it, declared here by
-// the consumer (as route.Committer and auth.Store are), so that the
-// handlers can be tested against fakes and a room can change behind its
+// The API's seams: what it needs of the packages behind it, declared here
+// by the consumer (as route.Committer and auth.Store are), so that the
+// handlers can be tested against fakes and a package can change behind its
 // interface. Only value types of broker, fanout and meta cross them.
 // Errors that cross them are apierr values or typed refusals (package
 // refusal); the status of each is chosen here (apierr.From), nowhere else.

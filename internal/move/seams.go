@@ -8,9 +8,9 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// What this room needs of the others, declared here (the consumer's side)
-// and implemented by them: the broker (Partitions), the metastore (Meta),
-// node RPC (Remote; NodeRemote builds it on an RPC pool).
+// What this package needs of the others, declared here (the consumer's
+// side) and implemented by them: the broker (Partitions), the metastore
+// (Meta), node RPC (Remote; NodeRemote builds it on an RPC pool).
 
 // Partitions is what a move needs of this node's data plane, which the
 // broker implements: where a partition's directory is, its log, and the

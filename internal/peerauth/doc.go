@@ -1,6 +1,7 @@
-// Package peerauth is the door of the cluster ports: the Raft port and the
-// node-RPC port both accept and dial through it, so no byte of a stranger
-// ever reaches hashicorp/raft's decoder or gRPC's HTTP/2 parser.
+// Package peerauth authenticates every connection on the cluster ports:
+// the Raft port and the node-RPC port both accept and dial through it, so
+// no byte of a stranger ever reaches hashicorp/raft's decoder or gRPC's
+// HTTP/2 parser.
 //
 // # The invariant
 //

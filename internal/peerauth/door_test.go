@@ -377,7 +377,7 @@ func refusedBeforeAccept(t *testing.T, rs *refusals, got <-chan net.Conn) {
 // challenge — a proof over other nonces, in the listener's role, or
 // random bytes of the right size — is refused and never handed to the
 // protocol above: the proof must bind this connection's listener nonce,
-// else one made up in advance opens the door.
+// else one made up in advance passes the handshake.
 func TestListenerRefusesAMadeUpDialerProof(t *testing.T) {
 	secret := []byte("cluster")
 	key := DeriveKey(secret, "raft")

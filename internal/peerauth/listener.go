@@ -89,8 +89,8 @@ func Listen(bind string, cfg Config) (*Listener, error) {
 	return l, err
 }
 
-// Wrap puts the door in front of an already bound listener; the Listener
-// owns ln from then on.
+// Wrap puts the peer handshake in front of an already bound listener; the
+// Listener owns ln from then on.
 func Wrap(ln net.Listener, cfg Config) (*Listener, error) {
 	cfg, key, err := cfg.withDefaults()
 	if err != nil {

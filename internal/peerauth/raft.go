@@ -8,7 +8,8 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// RaftLayer is the door as hashicorp/raft's stream layer.
+// RaftLayer is the peer handshake (listener and dialer) as
+// hashicorp/raft's stream layer.
 type RaftLayer struct {
 	*Listener
 	dialer    *Dialer

@@ -1,10 +1,10 @@
-// Package refusal names the data plane's refusals that other rooms act on:
-// a topic that is not here, a partition out of range, a partition frozen
-// for a move or owned by another node, a topic incarnation this node does
-// not hold, a full disk, a fenced log. The broker returns them, node RPC
-// carries them, dispatch decides discard and reroute on them, and the
-// client API writes them — each by its Kind, with errors.Is, never by an
-// HTTP status.
+// Package refusal names the data plane's refusals that other packages act
+// on: a topic that is not here, a partition out of range, a partition
+// frozen for a move or owned by another node, a topic incarnation this
+// node does not hold, a full disk, a fenced log. The broker returns them,
+// node RPC carries them, dispatch decides discard and reroute on them, and
+// the client API writes them — each by its Kind, with errors.Is, never by
+// an HTTP status.
 //
 // Invariants:
 //
@@ -19,5 +19,5 @@
 //     records can never land in the topic they were meant for (the topic
 //     is absent here, or the incarnation they belong to was deleted).
 //
-// It imports nothing of ours: every room may use it.
+// It imports nothing of ours: every package may use it.
 package refusal

@@ -13,7 +13,7 @@ import (
 // once, and a bucket whose commit fails is tried again after each of
 // Quick's waits. What a failure means (discard, reroute, stall, retry
 // later, stop) is the caller's: Pass only reports each bucket's last
-// error, so the policies stay in their rooms.
+// error, so the policies stay in the callers' packages.
 type Pass struct {
 	// Parallel bounds the commits in flight; 0 or less: all at once.
 	Parallel int

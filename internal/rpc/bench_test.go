@@ -11,10 +11,10 @@ import (
 )
 
 // BenchmarkCommitRoundTrip is one dispatch bucket to a remote owner: a
-// Commit of records of 256 bytes over loopback through the door, both
-// ends in this process (so ns/op is the CPU of both sides plus the
-// loopback's latency). 8 records is a single-produce cycle's bucket, 200
-// a batch produce's (a message past gRPC's 32 KiB buffer tier).
+// Commit of records of 256 bytes over loopback through the peer handshake,
+// both ends in this process (so ns/op is the CPU of both sides plus the
+// loopback's latency). 8 records is a single-produce cycle's bucket, 200 a
+// batch produce's (a message past gRPC's 32 KiB buffer tier).
 func BenchmarkCommitRoundTrip(b *testing.B) {
 	for _, n := range []int{8, 200} {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {

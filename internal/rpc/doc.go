@@ -6,16 +6,17 @@
 // Heartbeat and Fetch (a replicated partition's follower pulling from its
 // leader) are its calls.
 //
-// It depends only on apierr, refusal, storage.Record and the door
-// (peerauth); the broker, the metastore and fan-out plug in through Handler
-// adapters and call out through Pool, so none of them imports gRPC.
+// It depends only on apierr, refusal, storage.Record and the peer
+// handshake (peerauth); the broker, the metastore and fan-out plug in
+// through Handler adapters and call out through Pool, so none of them
+// imports gRPC.
 //
 // Invariants:
 //
 //   - No byte of a stranger reaches gRPC: Serve puts the cluster port's
-//     door (package peerauth) in front of the listener and the Pool dials
-//     through it, so every connection first proves both ends hold the
-//     cluster's key (a peer with another secret gets a 503 naming the
+//     handshake (package peerauth) in front of the listener and the Pool
+//     dials through it, so every connection first proves both ends hold
+//     the cluster's key (a peer with another secret gets a 503 naming the
 //     handshake, and is counted on the server).
 //   - No call is served without the cluster secret. A server interceptor
 //     checks the "authorization: narad-secret <secret>" metadata of every
@@ -52,7 +53,7 @@
 // certificate from the cluster CA never reaches the secret check. Without
 // them the plane is plaintext and the secret crosses the wire in clear,
 // which the node warns about at start; TLS adds to the secret check and
-// the door, it replaces neither.
+// the handshake, it replaces neither.
 //
 // The generated code in proto/ is committed, so building needs nothing but
 // Go. Regenerating it (go generate ./internal/rpc) needs protoc and the two

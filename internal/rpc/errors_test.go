@@ -30,9 +30,9 @@ func TestNewServerRefusesBadConfig(t *testing.T) {
 	}
 }
 
-// A peer with another secret never gets past the door: its connection
-// fails the handshake, so gRPC parses none of its bytes, and the refusal is
-// counted on the server.
+// A peer with another secret never gets past the peer handshake: its
+// connection fails the handshake, so gRPC parses none of its bytes, and
+// the refusal is counted on the server.
 func TestWrongSecretStoppedAtTheDoor(t *testing.T) {
 	f := &fake{}
 	var refused atomic.Int64
@@ -52,8 +52,8 @@ func TestWrongSecretStoppedAtTheDoor(t *testing.T) {
 	}
 }
 
-// Past the door, every call is checked again: a connection is no proof of
-// anything the call claims.
+// Past the peer handshake, every call is checked again: a connection is
+// no proof of anything the call claims.
 func TestSecretRefused(t *testing.T) {
 	f := &fake{}
 	addr, _ := startServer(t, f)

@@ -195,8 +195,9 @@ func testPool(t testing.TB, secret string) *Pool {
 	return p
 }
 
-// insiderPool passes the door with the cluster's key but presents secret
-// on every call: a peer that got in and then lies, for the per-call check.
+// insiderPool passes the peer handshake with the cluster's key but
+// presents secret on every call: a peer that got in and then lies, for the
+// per-call check.
 func insiderPool(t *testing.T, secret string) *Pool {
 	t.Helper()
 	p := testPool(t, testSecret)

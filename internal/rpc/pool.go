@@ -50,7 +50,8 @@ func NewTLSPool(secret string, c *tls.Config) *Pool {
 }
 
 func newPool(secret string, extra ...grpc.DialOption) *Pool {
-	// An empty secret gets a random key: it opens no door, as it should.
+	// An empty secret gets a random key: it passes no peer's handshake,
+	// as it should.
 	door, err := peerauth.NewDialer(peerauth.Config{Plane: Plane, Secret: []byte(secret)})
 	if err != nil {
 		panic(err) // only when the system's random source fails

@@ -25,10 +25,10 @@ import (
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 )
 
-// Every connection first passes the cluster port's door (package
+// Every connection first passes the cluster port's handshake (package
 // peerauth: a challenge–response keyed by the secret, before gRPC parses a
-// byte); the secret then also travels as per-RPC metadata, so every call is
-// checked as well.
+// byte); the secret then also travels as per-RPC metadata, so every call
+// is checked as well.
 const (
 	authKey    = "authorization" // gRPC metadata keys are lower case
 	authScheme = "narad-secret "
@@ -47,7 +47,7 @@ type Server struct {
 	log     *slog.Logger
 	grace   time.Duration
 	tls     *tls.Config         // mutual TLS when set
-	refused func(reason string) // told of every connection the door refused
+	refused func(reason string) // told of every connection the handshake refused
 }
 
 // ServerOption adjusts a Server.
@@ -62,7 +62,7 @@ func WithLogger(l *slog.Logger) ServerOption { return func(s *Server) { s.log = 
 func WithTLS(c *tls.Config) ServerOption { return func(s *Server) { s.tls = c } }
 
 // WithRefused sets the callback told the reason of every connection
-// refused at the door (for the metric).
+// refused by the peer handshake (for the metric).
 func WithRefused(f func(reason string)) ServerOption { return func(s *Server) { s.refused = f } }
 
 // WithStopGrace sets how long Stop waits for in-flight calls.
@@ -121,7 +121,7 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 }
 
 // Serve accepts connections on lis until Stop, each only once it passed
-// the door; it returns nil after Stop.
+// the peer handshake; it returns nil after Stop.
 func (s *Server) Serve(lis net.Listener) error {
 	door, err := peerauth.Wrap(lis, peerauth.Config{Plane: Plane, Secret: []byte(s.secret), Refused: s.refused, Logger: s.log})
 	if err != nil {
@@ -131,8 +131,8 @@ func (s *Server) Serve(lis net.Listener) error {
 	return s.g.Serve(door)
 }
 
-// Plane is node RPC's name at the door: it labels its key and its
-// refusals.
+// Plane is node RPC's name in the peer handshake: it labels its key and
+// its refusals.
 const Plane = "rpc"
 
 // Stop stops accepting, lets in-flight calls finish for at most the grace

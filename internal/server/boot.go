@@ -21,7 +21,7 @@ import (
 )
 
 // boot is what Run derives from the configuration before it builds any
-// room: every check that can refuse a start, done first.
+// component: every check that can refuse a start, done first.
 type boot struct {
 	lock          io.Closer // the data directory's, held for the process's life
 	clustered     bool
@@ -225,7 +225,8 @@ func fanoutConfig(cfg config.Config, log *slog.Logger) fanout.Config {
 		Linger: cfg.Fanout.Linger, Logger: log.With("component", "fanout")}
 }
 
-// refusedCounter counts the connections a cluster port's door refused.
+// refusedCounter counts the connections a cluster port's peer handshake
+// refused.
 func refusedCounter(m *metrics.Metrics, plane string) func(string) {
 	return func(reason string) { m.ClusterRefused.WithLabelValues(plane, reason).Inc() }
 }

@@ -6,14 +6,14 @@
 // the run group, close logs cleanly so hwm boundaries are written, close
 // the metastore).
 //
-// Nothing else lives here. Every rule belongs to a room; what is left are
-// constructors called in order, each room given its dependencies when it
-// is built (never installed later), and one small adapter per consumer
-// interface a room declares over node RPC (peers.go and the files it
-// serves), plus the node RPC handler, which only translates types and
-// errors at that edge.
+// Nothing else lives here. Every rule belongs to another package; what is
+// left are constructors called in order, each component given its
+// dependencies when it is built (never installed later), and one small
+// adapter per consumer interface a package declares over node RPC
+// (peers.go and the files it serves), plus the node RPC handler, which
+// only translates types and errors at that edge.
 //
 // Invariant: every long-lived goroutine a node starts runs in its run
 // group (group.go), and the group is stopped — every goroutine returned —
-// before any room it uses is closed.
+// before any component it uses is closed.
 package server

@@ -8,9 +8,9 @@ import (
 
 // group runs a node's long-lived goroutines and stops them together: Stop
 // cancels the context they were given and returns only once every one of
-// them has returned, so the rooms they use may be closed right after it.
-// Its context is its own, not the caller's: background work goes on while
-// the client API drains, and ends when the node stops.
+// them has returned, so the components they use may be closed right after
+// it. Its context is its own, not the caller's: background work goes on
+// while the client API drains, and ends when the node stops.
 type group struct {
 	ctx    context.Context
 	cancel context.CancelFunc

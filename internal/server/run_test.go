@@ -20,7 +20,7 @@ import (
 // node, and a one-member cluster (node RPC, membership, the move worker,
 // the pool) — waits until it is ready, stops it, and checks that no
 // goroutine it started outlives Run: every long-lived goroutine of a node
-// runs in its run group, which is joined before the rooms close.
+// runs in its run group, which is joined before the components close.
 func TestRunLeavesNoGoroutine(t *testing.T) {
 	for _, clustered := range []bool{false, true} {
 		t.Run(fmt.Sprintf("clustered=%v", clustered), func(t *testing.T) {

@@ -36,10 +36,10 @@ import (
 )
 
 // Run runs a node until ctx is cancelled, then shuts it down gracefully.
-// It is the boot order of 06-cluster.md, top to bottom. Each room is built
-// from the ones before it and closed (deferred) after the ones after it;
-// every long-lived goroutine runs in one run group, stopped and joined
-// before any room closes.
+// It is the boot order of 06-cluster.md, top to bottom. Each component is
+// built from the ones before it and closed (deferred) after the ones after
+// it; every long-lived goroutine runs in one run group, stopped and joined
+// before any component closes.
 func Run(ctx context.Context, cfg config.Config) error {
 	start := time.Now()
 	log := config.NewLogger(cfg)
@@ -107,8 +107,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 	b.Start()
 	defer b.Close()
 
-	// Every goroutine from here on runs in g, which stops before the rooms
-	// above close (deferred calls run last first).
+	// Every goroutine from here on runs in g, which stops before the
+	// components above close (deferred calls run last first).
 	g := newGroup(log)
 	defer g.Stop()
 	g.Go("disk reserve", func(ctx context.Context) { disk.Run(ctx, time.Second) })
@@ -183,7 +183,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 7. Serve clients until ctx ends, then drain. Leadership goes first
 	// on a graceful stop, so the others do not wait out an election
-	// timeout; then the run group stops, then the rooms close.
+	// timeout; then the run group stops, then the components close.
 	// The web console is served beside the API on the same listener
 	// (package console); it talks to the API like any client.
 	err = serveHTTP(ctx, cfg, httpLn, console.Handler(api), n.httpTLS, log)

@@ -1,7 +1,7 @@
-// Package testutil holds what every room's tests share and nothing else:
-// waiting for a condition with a deadline. It is imported only by _test.go
-// files (the arrow test refuses it in production code) and imports nothing
-// of ours.
+// Package testutil holds what every package's tests share and nothing
+// else: waiting for a condition with a deadline. It is imported only by
+// _test.go files (the arrow test refuses it in production code) and
+// imports nothing of ours.
 //
 // # The rule it keeps
 //

@@ -1,4 +1,4 @@
-// Package topic holds a topic's value types as the client-facing rooms
+// Package topic holds a topic's value types as the client-facing packages
 // share them: the name rule, the key-to-partition rule, the create
 // request, the view the API shows, and a partition as its owner reports
 // it. It has no behaviour beyond pure functions of its arguments, so the

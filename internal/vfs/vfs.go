@@ -22,7 +22,7 @@ type File interface {
 	Datasync() error
 }
 
-// FS is the set of filesystem calls the durable rooms make.
+// FS is the set of filesystem calls the durable packages make.
 type FS interface {
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 	// CreateTemp is os.CreateTemp: a new file in dir named by pattern.
@@ -44,8 +44,8 @@ type FS interface {
 // Default is the operating system's filesystem.
 var Default FS = osFS{}
 
-// Or returns fsys, or Default when fsys is nil: the rooms' options take a
-// nil FS to mean the real disk.
+// Or returns fsys, or Default when fsys is nil: the packages' options take
+// a nil FS to mean the real disk.
 func Or(fsys FS) FS {
 	if fsys == nil {
 		return Default

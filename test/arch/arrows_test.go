@@ -21,9 +21,10 @@ const module = "github.com/narad-io/narad"
 // ours (the wiring), but never a test helper.
 const everything = "*"
 
-// allowed is the table: room → the rooms it may import in production
-// code. Names are package paths without the module and the "internal/"
-// prefix. Keep it in step with the architecture document's table.
+// allowed is the table: package → the packages it may import in
+// production code. Names are package paths without the module and the
+// "internal/" prefix. Keep it in step with the architecture document's
+// table.
 var allowed = map[string][]string{
 	// Leaves: nothing of ours.
 	"apierr":     {"refusal"}, // refusal: typed refusals, mapped to statuses here (arrives with the seams work)
@@ -115,11 +116,11 @@ var allowed = map[string][]string{
 }
 
 // testHelpers may be imported by any package's tests, and by no
-// production code. meta/metatest only by tests of rooms that may import
-// meta, since it is a meta.Store.
+// production code. meta/metatest only by tests of packages that may
+// import meta, since it is a meta.Store.
 var testHelpers = []string{"testutil", "clock", "vfs", "vfs/errorfs"}
 
-// testAllowed adds edges that only a room's tests may take.
+// testAllowed adds edges that only a package's tests may take.
 var testAllowed = map[string][]string{
 	// dispatch only copies a record's headers; its tests build some.
 	"dispatch": {"header"},
@@ -128,8 +129,8 @@ var testAllowed = map[string][]string{
 // knownViolations are edges today's code has that the table refuses. Each
 // is a debt to remove, not a precedent. The test fails when one is gone
 // (delete its line then, so the list never hides a later return of the
-// same edge); a production entry also covers the same edge in the room's
-// tests, which often keep it a little longer.
+// same edge); a production entry also covers the same edge in the
+// package's tests, which often keep it a little longer.
 var knownViolations = map[edge]string{
 	// Production code.
 	prod("config", "meta"):      "password length bounds read from meta; they belong in a leaf config can import",
@@ -260,7 +261,7 @@ func TestArrowsRefusesANewEdge(t *testing.T) {
 		{inTests("httpapi", "wal"), true},            // below httpapi, through broker
 		{inTests("fanout", "broker"), false},         // beside fan-out, not below it
 		{inTests("storage", "meta"), false},          // above storage
-		{inTests("storage", "meta/metatest"), false}, // only rooms above meta
+		{inTests("storage", "meta/metatest"), false}, // only packages above meta
 		{inTests("httpapi", "meta/metatest"), true},  // httpapi is above meta
 	}
 	for _, c := range cases {
@@ -272,9 +273,10 @@ func TestArrowsRefusesANewEdge(t *testing.T) {
 
 // permitted reports whether the table (not the violation list) allows e.
 // Production code may import its row. Tests may also import the test
-// helpers, and anything below the room — the rooms its row reaches,
-// directly or through theirs — so a test can build the real versions of
-// what its room depends on, never of a room above or beside it.
+// helpers, and anything below the package — the packages its row
+// reaches, directly or through theirs — so a test can build the real
+// versions of what its package depends on, never of a package above or
+// beside it.
 func permitted(e edge) bool {
 	if !e.test {
 		if isTestHelper(e.to) {
@@ -291,13 +293,13 @@ func permitted(e edge) bool {
 	case slices.Contains(testHelpers, e.to):
 		return true
 	case e.to == "meta/metatest":
-		// A meta.Store: only for tests of rooms that sit above meta.
+		// A meta.Store: only for tests of packages that sit above meta.
 		return e.from == "meta" || below(e.from)["meta"]
 	}
 	return below(e.from)[e.to] || slices.Contains(testAllowed[e.from], e.to)
 }
 
-// below is every room r's production imports reach, transitively.
+// below is every package r's production imports reach, transitively.
 func below(r string) map[string]bool {
 	seen := map[string]bool{}
 	var walk func(string)

@@ -1,9 +1,9 @@
-// Package arch holds the check of the house's one-way arrows: a test that
-// reads the module's import graph (go list) and refuses any import between
-// our packages that the table of allowed edges does not name. The table is
-// the one at the end of the architecture document, extended with the
-// packages added since; a new edge is a design decision, made in the table
-// first, never by adding an import.
+// Package arch holds the check of the project's one-way import arrows: a
+// test that reads the module's import graph (go list) and refuses any
+// import between our packages that the table of allowed edges does not
+// name. The table is the one at the end of the architecture document,
+// extended with the packages added since; a new edge is a design decision,
+// made in the table first, never by adding an import.
 //
 // # The invariant
 //

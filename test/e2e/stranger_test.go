@@ -44,8 +44,9 @@ func strangerAppendEntries(t *testing.T, target string) error {
 	return stranger.AppendEntries("victim", raft.ServerAddress(target), req, &resp)
 }
 
-// strangerRPC calls node RPC without passing the door, even presenting the
-// right secret as call metadata (as one read off a plaintext wire would).
+// strangerRPC calls node RPC without passing the peer handshake, even
+// presenting the right secret as call metadata (as one read off a
+// plaintext wire would).
 func strangerRPC(t *testing.T, rpcAddr string) error {
 	t.Helper()
 	cc, err := grpc.NewClient(rpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -1,6 +1,6 @@
 // Package metatest starts a real one-node metastore for the tests of the
-// rooms built on it (broker, fan-out, moves), so each does not repeat the
-// bootstrap.
+// packages built on it (broker, fan-out, moves), so each does not repeat
+// the bootstrap.
 //
 // Invariant: the Store it returns is the leader of its own one-member
 // cluster and is closed when the test ends.
