@@ -190,3 +190,39 @@ func TestLeaderAfterARestartAdmitsOnlyAtItsStartingEnd(t *testing.T) {
 		t.Fatalf("in sync %v: b's empty new disk admitted by a leader that held 3 records at its start", in)
 	}
 }
+
+// lostAnswerProposer applies an in-sync proposal and then reports it
+// failed, as a proposal whose answer timed out after the metastore took it.
+type lostAnswerProposer struct{ *memMeta }
+
+func (p lostAnswerProposer) SetInSync(ctx context.Context, c meta.SetInSyncCmd) error {
+	if err := p.memMeta.SetInSync(ctx, c); err != nil {
+		return err
+	}
+	return errAnswerLost
+}
+
+// A proposal the leader was told failed may have applied: until a later
+// proposal of its own succeeds, the committed point counts the members
+// it would add, or a record could be acknowledged without a member the
+// metastore already counts (and could elect).
+func TestLeaderCountsAFailedProposalThatMayHaveApplied(t *testing.T) {
+	r, _ := outOfSyncB(t)
+	mustFetch(t, r, "b", 3)
+	r.l.cfg.Proposer = lostAnswerProposer{r.md}
+	r.l.tick(context.Background()) // proposes [a b c]: applied, answered as failed
+	if in := r.md.view().InSync; !slices.Equal(in, []string{"a", "b", "c"}) {
+		t.Fatalf("rig: the metastore holds %v, want b added", in)
+	}
+	if _, err := r.log.commit([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	mustFetch(t, r, "c", 4) // the leader's view still says [a c]
+	if c := r.l.Committed(); c != 3 {
+		t.Fatalf("committed %d counting [a c] only, while the metastore counts b, which holds 3", c)
+	}
+	mustFetch(t, r, "b", 4)
+	if c := r.l.Committed(); c != 4 {
+		t.Fatalf("committed %d once b holds 4 too, want 4", c)
+	}
+}
