@@ -226,3 +226,37 @@ func TestLeaderCountsAFailedProposalThatMayHaveApplied(t *testing.T) {
 		t.Fatalf("committed %d once b holds 4 too, want 4", c)
 	}
 }
+
+// A follower that keeps up stays in the set: fetching again from the
+// same offset with nothing new is not "going back", and one that reached
+// the leader's end as it was at its previous fetch counts as caught up
+// at that fetch (Kafka's lastCaughtUpTime), though the end has moved on
+// since.
+func TestLeaderKeepsAFollowerThatKeepsUp(t *testing.T) {
+	r := newLeaderRig(t, 2)
+	steps := 0
+	step := func(d time.Duration, fetches ...any) {
+		t.Helper()
+		steps++
+		r.clk.Advance(d)
+		for i := 0; i < len(fetches); i += 2 {
+			mustFetch(t, r, fetches[i].(string), uint64(fetches[i+1].(int)))
+		}
+		r.l.tick(context.Background())
+		r.l.Update(r.md.view())
+		if in := r.md.view().InSync; !slices.Equal(in, []string{"a", "b", "c"}) {
+			t.Fatalf("in sync %v at step %d; want b and c kept", in, steps)
+		}
+	}
+	step(time.Second, "b", 2, "c", 2)
+	step(time.Second, "b", 2, "c", 2) // the same offset again, nothing new
+	step(DefaultLagMax-time.Millisecond, "b", 2, "c", 2)
+	// b reaches the end as it was at each previous fetch, never the end
+	// now: caught up as of its previous fetch, each time.
+	for i := range 3 {
+		if _, err := r.log.commit([]byte("more")); err != nil {
+			t.Fatal(err)
+		}
+		step(DefaultLagMax/2+time.Millisecond, "b", 2+i, "c", 3+i)
+	}
+}
