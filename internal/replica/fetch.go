@@ -27,6 +27,7 @@ func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchRespon
 	}
 	l.ackLocked(req.Follower, req.DiskID, req.Offset, l.clk.Now())
 	l.advanceLocked()
+	l.checkLocked()
 	l.mu.Unlock()
 
 	maxBytes := req.MaxBytes

@@ -67,6 +67,7 @@ func (l *Leader) tick(ctx context.Context) {
 	if l.pending != nil && sameSet(l.pending, l.view.InSync) {
 		l.pending = nil // the view showed it already
 	}
+	l.checkLocked()
 }
 
 // proposalLocked is the SetInSync command for set, with the evidence the

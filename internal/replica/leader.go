@@ -112,6 +112,9 @@ type Leader struct {
 	// behind), so a follower joins the in-sync set only holding that
 	// much (joinPointLocked).
 	joinFloor uint64
+	// lastChecked is the committed point at the last invariant check
+	// (race builds, invariants.go).
+	lastChecked uint64
 	// The current stall (stall.go): records have waited past the
 	// committed point since waitingSince; stall says why once that is
 	// longer than LagMax ("" otherwise); stalls counts those begun.
@@ -275,6 +278,7 @@ func (l *Leader) Update(v View) {
 	l.syncPeersLocked(l.clk.Now())
 	l.checkReadyLocked()
 	l.advanceLocked()
+	l.checkLocked()
 }
 
 // Close ends the leadership (commits waiting get ErrDeposed), stops the
