@@ -14,6 +14,8 @@ import (
 // ProduceOptions route one produced message. Nil fields are not sent: the
 // server then hashes the key, or spreads keyless messages.
 type ProduceOptions struct {
+	// Set them with new (Go 1.26): ProduceOptions{Key: new("c42")},
+	// Partition: new(0) (a pointer, since 0 is a partition).
 	Key       *string
 	Partition *int
 	// Headers become the record's headers, each sent as the request
