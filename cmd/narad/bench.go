@@ -22,6 +22,7 @@ type benchFlags struct {
 	partitions int
 	rf         int
 	json       bool
+	nonempty   bool   // --allow-nonempty: produce into a named topic that holds records
 	format     string // --batch-format: json, ndjson or binary
 	rate       int    // --rate: records per second offered in all (0: as fast as answered)
 	e2e        bool   // --e2e: produce and consume at once, measure produce-to-consumed
@@ -60,8 +61,10 @@ bench-<random> (--partitions sets its size), and deletes it when it ends:
 on success, on error and on Ctrl-C. It never touches another topic.
 
 With TOPIC the bench only produces into that existing topic; the records
-stay there. It refuses to consume from it: a queue hands a consumer other
-producers' records too, and the bench would drain them.
+stay there. It refuses a topic that holds records unless --allow-nonempty
+is given: its records would sit among real ones, and the topic's
+consumers would get them. It refuses to consume from it: a queue hands a
+consumer other producers' records too, and the bench would drain them.
 
 It stops at the first refusal (400, 401, 403, 404, 409, 413) instead of
 repeating it; a worker gives up after 3 failed requests in a row. On a
@@ -110,6 +113,7 @@ what was measured so far and exits 130.`,
 	fs.IntVar(&f.rate, "rate", 0, "records per second the producers offer in all, paced (0: as fast as they are answered)")
 	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
 	fs.BoolVar(&f.viaChild, "via-child", false, "with --e2e, consume from a scratch child attached to the scratch topic: the fan-out copy's latency")
+	fs.BoolVar(&f.nonempty, "allow-nonempty", false, "produce into TOPIC even though it holds records (its consumers will get the bench's)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench client's own CPU profile to this file (go tool pprof): the load generator's share of the machine")
 	return cmd
@@ -189,6 +193,8 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 		if f.consumers > 0 {
 			bad("--consume/--consumers/--e2e on %s would take other producers' records from its queue: leave out TOPIC and the bench consumes from a scratch topic of its own", args[0])
 		}
+	} else if f.nonempty {
+		bad("--allow-nonempty is for a named TOPIC; the scratch topic is always empty")
 	}
 	return errors.Join(errs...)
 }

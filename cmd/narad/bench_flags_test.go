@@ -40,6 +40,7 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"--via-child"}, "--via-child measures the child's end-to-end latency: give --e2e too"},
 		{[]string{"orders", "--e2e", "--via-child"}, "--via-child attaches a scratch child to the scratch topic: leave out TOPIC"},
 		{[]string{"orders", "--e2e"}, "--consume/--consumers/--e2e on orders would take"},
+		{[]string{"--allow-nonempty"}, "--allow-nonempty is for a named TOPIC; the scratch topic is always empty"},
 	} {
 		api := newBenchAPI(t, nil)
 		r := against(api.broker).run(t, append([]string{"bench"}, tt.args...)...)

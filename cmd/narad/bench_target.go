@@ -49,6 +49,11 @@ func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
 		if err != nil {
 			return benchTarget{}, err
 		}
+		if !b.f.nonempty {
+			if err := refuseNonempty(t); err != nil {
+				return benchTarget{}, err
+			}
+		}
 		return benchTarget{name: named, partitions: t.Partitions}, nil
 	}
 	name, err := scratchName()
@@ -76,6 +81,35 @@ func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
 		return b.scratchChild(ctx, t, retention)
 	}
 	return t, nil
+}
+
+// refuseNonempty refuses a named topic that holds records, or whose
+// partitions' stats do not all say: the bench's records would sit among
+// the user's, where the topic's consumers would get them and nothing
+// could take them out again. (A topic the bench made itself is a scratch
+// one, never named.)
+func refuseNonempty(t client.TopicDetail) error {
+	var held uint64
+	unknown := t.Partitions - len(t.PartitionStats)
+	for _, p := range t.PartitionStats {
+		if p.Available != nil && !*p.Available {
+			unknown++ // its owner did not answer: no figures
+			continue
+		}
+		if p.NextOffset > p.OldestOffset {
+			held += p.NextOffset - p.OldestOffset
+		}
+	}
+	const way = "leave out TOPIC and the bench uses a scratch topic of its own, or pass --allow-nonempty"
+	switch {
+	case held > 0:
+		return fmt.Errorf("topic %s holds %s: the bench would add its own among them, and the topic's consumers would get them (%s)",
+			t.Name, plural(int(held), "record"), way)
+	case unknown > 0:
+		return fmt.Errorf("topic %s: whether it holds records is unknown, %s of %d gave no stats (%s)",
+			t.Name, plural(unknown, "partition"), t.Partitions, way)
+	}
+	return nil
 }
 
 // scratchChild makes the --via-child topic and attaches it to t. From the

@@ -124,7 +124,7 @@ func TestBenchUsesAScratchTopicOfItsOwn(t *testing.T) {
 func TestBenchIntoANamedTopicOnlyProduces(t *testing.T) {
 	api := newBenchAPI(t, func(r req) (int, string) {
 		if r.Method == "GET" && r.Path == "/v1/topics/orders" {
-			return 200, `{"name":"orders","partitions":6}`
+			return 200, describeJSON("orders", 0, 0, 0, 0, 0, 0)
 		}
 		return 202, ""
 	})
@@ -147,6 +147,59 @@ func TestBenchIntoANamedTopicOnlyProduces(t *testing.T) {
 	}
 	if n := len(missing.messageRequests()); n != 0 {
 		t.Errorf("%d message requests to a missing topic", n)
+	}
+}
+
+// describeJSON is a topic's describe answer whose partition i holds
+// held[i] records (retention took the first 3 of a partition that holds
+// any); a negative count is a partition whose owner gave no stats.
+func describeJSON(name string, held ...int) string {
+	var stats []string
+	for i, n := range held {
+		if n < 0 {
+			stats = append(stats, fmt.Sprintf(`{"index":%d,"available":false}`, i))
+			continue
+		}
+		oldest := 0
+		if n > 0 {
+			oldest = 3
+		}
+		stats = append(stats, fmt.Sprintf(`{"index":%d,"oldest_offset":%d,"next_offset":%d}`, i, oldest, oldest+n))
+	}
+	return fmt.Sprintf(`{"name":%q,"partitions":%d,"partition_stats":[%s]}`, name, len(held), strings.Join(stats, ","))
+}
+
+// A named topic that holds records is refused before anything is sent
+// (the bench's records would reach its consumers), and so is one whose
+// stats do not all say; --allow-nonempty writes there anyway.
+func TestBenchRefusesANonemptyTopic(t *testing.T) {
+	for _, tt := range []struct {
+		describe string
+		says     string
+	}{
+		{describeJSON("orders", 0, 2, 0), "topic orders holds 2 records: the bench would add its own among them"},
+		{describeJSON("orders", 0, -1, 0), "topic orders: whether it holds records is unknown, 1 partition of 3 gave no stats"},
+		{`{"name":"orders","partitions":2}`, "topic orders: whether it holds records is unknown, 2 partitions of 2 gave no stats"},
+	} {
+		api := newBenchAPI(t, func(r req) (int, string) {
+			if r.Method == "GET" {
+				return 200, tt.describe
+			}
+			return 202, ""
+		})
+		r := against(api.broker).run(t, "bench", "orders", "--producers", "1", "--messages", "5")
+		if r.code != 1 || !strings.Contains(r.stderr, tt.says) || !strings.Contains(r.stderr, "or pass --allow-nonempty") {
+			t.Errorf("%s: exit %d stderr %q, want it to say %q", tt.describe, r.code, r.stderr, tt.says)
+		}
+		if n := len(api.messageRequests()); n != 0 {
+			t.Errorf("%s: %d message requests to a topic the bench refused", tt.describe, n)
+		}
+
+		r = against(api.broker).run(t, "bench", "orders", "--producers", "1", "--messages", "5", "--allow-nonempty")
+		mustOK(t, r)
+		if n := len(produceBodies(api.broker, "orders")); n != 5 {
+			t.Errorf("%s: --allow-nonempty: %d produces, want 5", tt.describe, n)
+		}
 	}
 }
 

@@ -20,5 +20,7 @@
 // the server once, quickly, and offers nothing rather than fail.
 //
 // bench never consumes from a topic it did not create: without TOPIC it
-// works in a scratch topic of its own, which it deletes however it ends.
+// works in a scratch topic of its own, which it deletes however it ends;
+// with TOPIC it only produces, and only into a topic that holds no records
+// unless told --allow-nonempty.
 package main
