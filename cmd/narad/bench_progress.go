@@ -13,8 +13,9 @@ import (
 // rarely enough that drawing costs the bench nothing measurable.
 const benchTick = 100 * time.Millisecond
 
-// progress shows a bar on stderr while a phase runs, only when stdout is a
-// terminal (as every long command of the CLI: piped output stays clean).
+// progress shows a bar on stderr while a phase runs, only when stdout and
+// stderr are terminals (app.tty, as every long command of the CLI: piped
+// output and a redirected stderr stay clean).
 // Counted phases show messages done of total, the rate and the time left;
 // a --duration phase shows the time gone of the duration, with the count
 // and the rate. The bar reads the phase's counter on its own ticker, so

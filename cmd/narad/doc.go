@@ -9,7 +9,13 @@
 // outgrows one (bench_*.go); main.go holds the root and the plumbing every
 // command shares (I/O, environment, error reporting). Durations are read
 // and printed with internal/duration, the syntax the server's settings and
-// the API's wait take too.
+// the API's wait take too. Record headers given with pub --header are
+// held to internal/header's rules, the broker's own, so the CLI refuses
+// what the API refuses.
+//
+// Progress lines go to stderr only when stdout and stderr are both
+// terminals, and a question is asked only when stdin is one (a terminal
+// driver answers, which /dev/null does not).
 //
 // What scripts may rely on: exit codes 0 ok, 1 error, 3 not found, 4
 // authentication or permission, 128+signal (130 on Ctrl-C) for a command

@@ -14,7 +14,7 @@ import (
 // before anything is sent.
 func TestPubSendsHeaders(t *testing.T) {
 	b := newBroker(t, accept)
-	mustOK(t, against(b).run(t, "pub", "orders", "x", "-n", "2", "--header", "trace-id=t1", "--header", "Note=a=b, c", "--header", "empty="))
+	mustOK(t, against(b).run(t, "pub", "orders", "x", "-n", "2", "--header", "trace-id=t1", "--header", "note=a=b, c", "--header", "empty="))
 	got := b.only("POST", "/v1/topics/orders/produce")
 	if len(got) != 2 {
 		t.Fatalf("%d produces", len(got))
@@ -24,11 +24,43 @@ func TestPubSendsHeaders(t *testing.T) {
 			t.Errorf("request headers %v", r.Header)
 		}
 	}
-	for _, bad := range [][]string{{"--header", "novalue"}, {"--header", "=v"}, {"--header", "a=1", "--header", "A=2"}} {
+	for _, bad := range [][]string{{"--header", "novalue"}, {"--header", "=v"}, {"--header", "a=1", "--header", "a=2"}} {
 		b := newBroker(t, accept)
 		r := against(b).run(t, append([]string{"pub", "orders", "x"}, bad...)...)
 		if r.code == 0 || len(b.requests()) != 0 || !strings.Contains(r.stderr, "--header") {
 			t.Errorf("%v: exit %d, %d requests, stderr %q", bad, r.code, len(b.requests()), r.stderr)
+		}
+	}
+}
+
+// TestPubRefusesHeadersTheAPIRefuses: --header is held to the broker's
+// rules as typed, so "BadName" is refused as the API refuses it (it was
+// lower-cased and stored as "badname"), and so are the broker's own
+// names, a value that is not UTF-8 and a name given twice; nothing is
+// sent.
+func TestPubRefusesHeadersTheAPIRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		flags []string
+		says  string
+	}{
+		{[]string{"BadName=1"}, `--header: invalid header "BadName": names are lower-case [a-z0-9._-]`},
+		{[]string{"trace id=1"}, `--header: invalid header "trace id": names are lower-case [a-z0-9._-]`},
+		{[]string{"narad-dlq-reason=x"}, `--header: invalid header "narad-dlq-reason": names beginning "narad-" are reserved for the broker`},
+		{[]string{"v=\xff"}, `--header: invalid header "v": value is not valid UTF-8`},
+		{[]string{"a=1", "a=2"}, `--header: invalid header "a": given twice`},
+		{[]string{"big=" + strings.Repeat("x", 4097)}, `--header: invalid header "big": value of 4097 bytes, at most 4096`},
+	} {
+		b := newBroker(t, accept)
+		args := []string{"pub", "orders", "x"}
+		for _, f := range tt.flags {
+			args = append(args, "--header", f)
+		}
+		r := against(b).run(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("%.60q: exit %d stderr %.200q, want it to say %q", tt.flags, r.code, r.stderr, tt.says)
+		}
+		if n := len(b.requests()); n != 0 {
+			t.Errorf("%.60q: %d requests sent", tt.flags, n)
 		}
 	}
 }

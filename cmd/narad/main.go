@@ -11,6 +11,7 @@ import (
 
 	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // app is everything a command may touch outside its arguments. Tests build
@@ -20,8 +21,9 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	// tty is true when stdout is a terminal: only then is progress shown,
-	// so piped output stays clean.
+	// tty is true when stdout and stderr are both terminals: only then is
+	// progress shown (on stderr), so that neither piped output nor a
+	// redirected stderr (a log file) collects progress lines.
 	tty bool
 	// stdinTTY is true when stdin is a terminal: a password is then
 	// prompted for rather than silently waited for.
@@ -38,17 +40,21 @@ type app struct {
 }
 
 func main() {
-	a := &app{
-		stdin:     os.Stdin,
-		stdout:    os.Stdout,
-		stderr:    os.Stderr,
-		tty:       isTerminal(os.Stdout),
-		stdinTTY:  isTerminal(os.Stdin),
+	os.Exit(newApp(os.Stdin, os.Stdout, os.Stderr).run(context.Background(), os.Args[1:]))
+}
+
+// newApp is the app of a process with these standard files.
+func newApp(stdin, stdout, stderr *os.File) *app {
+	return &app{
+		stdin:     stdin,
+		stdout:    stdout,
+		stderr:    stderr,
+		tty:       isTerminal(stdout) && isTerminal(stderr),
+		stdinTTY:  isTerminal(stdin),
 		lookupEnv: os.LookupEnv,
 		home:      os.UserHomeDir,
 		now:       time.Now,
 	}
-	os.Exit(a.run(context.Background(), os.Args[1:]))
 }
 
 // run executes one command line and returns the exit code (exitCode).
@@ -140,9 +146,10 @@ func withTopicCompletion(cmd *cobra.Command, a *app) *cobra.Command {
 	return cmd
 }
 
-// isTerminal reports whether f is a character device (a terminal) rather
-// than a pipe or a file.
+// isTerminal reports whether f is a terminal. Being a character device
+// is not enough: /dev/null is one, and "narad topic purge X </dev/null"
+// must not be taken for a person at a keyboard. term.IsTerminal asks the
+// terminal driver (an ioctl), which only a terminal answers.
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }

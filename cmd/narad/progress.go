@@ -8,8 +8,8 @@ import (
 )
 
 // progress draws a one-line status that rewrites itself. It is enabled only
-// when stdout is a terminal, and writes to stderr so it can never end up in
-// a pipe or file with the command's real output.
+// when stdout and stderr are terminals (app.tty), and writes to stderr so
+// it can never end up in a pipe or file with the command's real output.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/client"
+	"github.com/narad-io/narad/internal/header"
 	"github.com/spf13/cobra"
 )
 
@@ -151,26 +152,31 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 }
 
 // parseHeaderFlags reads --header NAME=VALUE flags (split at the first
-// "="; the value may be empty). The server applies the header rules;
-// what is checked here is what it could not tell apart: no name, or one
-// given twice.
+// "="; the value may be empty) and holds them to the broker's own rules
+// (header.Check, as the API applies them), so the CLI refuses exactly
+// the headers the API refuses. Names are checked as typed: the API
+// refuses "BadName" in a batch body, and lower-casing it here would
+// store a name the user never wrote.
 func parseHeaderFlags(flags []string) (map[string]string, error) {
 	if len(flags) == 0 {
 		return nil, nil
 	}
-	hs := make(map[string]string, len(flags))
+	hs := make([]header.Header, 0, len(flags))
 	for _, kv := range flags {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
 			return nil, flagErr("header", kv, "want NAME=VALUE")
 		}
-		name = strings.ToLower(name) // as the server reads a Narad-Header-* name
-		if _, dup := hs[name]; dup {
-			return nil, flagErr("header", kv, "header %q is given twice", name)
-		}
-		hs[name] = value
+		hs = append(hs, header.Header{Name: name, Value: value})
 	}
-	return hs, nil
+	if err := header.Check(hs, header.Client); err != nil {
+		return nil, fmt.Errorf("--header: %w", err)
+	}
+	out := make(map[string]string, len(hs))
+	for _, h := range hs {
+		out[h.Name] = h.Value
+	}
+	return out, nil
 }
 
 // readPayloads returns the payloads to send and whether they came from the
