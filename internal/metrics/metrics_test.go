@@ -40,6 +40,7 @@ func TestNamesMatchTheRegistry(t *testing.T) {
 	m := New()
 	m.ObserveRaft(fakeRaft{})
 	m.ObserveMembers(func() MemberCounts { return MemberCounts{} })
+	m.ObserveReplication(func() ReplicationCounts { return ReplicationCounts{} })
 	listed := map[string]bool{}
 	for _, f := range m.Names() {
 		if listed[f.Name] {
@@ -56,7 +57,7 @@ func TestNamesMatchTheRegistry(t *testing.T) {
 			t.Errorf("%s is exported but not in Names()", n)
 		}
 	}
-	for _, n := range []string{"narad_http_requests_total", "narad_raft_is_leader", "narad_members", "narad_topics_total"} {
+	for _, n := range []string{"narad_http_requests_total", "narad_raft_is_leader", "narad_members", "narad_replicated_partitions", "narad_topics_total"} {
 		if !listed[n] {
 			t.Errorf("Names() lacks %s", n)
 		}
@@ -74,6 +75,25 @@ func TestMembersByState(t *testing.T) {
 	m.ObserveMembers(func() MemberCounts { return MemberCounts{Alive: 2, Dead: 1, Draining: 1} })
 	body := scrape(t, m)
 	for _, want := range []string{`narad_members{state="alive"} 2`, `narad_members{state="dead"} 1`, `narad_members_draining 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("exposition lacks %q", want)
+		}
+	}
+}
+
+// Every state is exported at every scrape, 0 included, each with its own
+// count: an alert on under_replicated or without_leader needs the series
+// to exist while the cluster is healthy.
+func TestReplicatedPartitionsByState(t *testing.T) {
+	m := New()
+	m.ObserveReplication(func() ReplicationCounts { return ReplicationCounts{InSync: 3, UnderReplicated: 2} })
+	body := scrape(t, m)
+	for _, want := range []string{
+		`narad_replicated_partitions{state="in_sync"} 3`,
+		`narad_replicated_partitions{state="under_replicated"} 2`,
+		`narad_replicated_partitions{state="without_leader"} 0`,
+		"# TYPE narad_replicated_partitions gauge",
+	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("exposition lacks %q", want)
 		}

@@ -15,6 +15,7 @@ func TestNamesFollowPrometheusConventions(t *testing.T) {
 	m := New()
 	m.ObserveRaft(fakeRaft{})
 	m.ObserveMembers(func() MemberCounts { return MemberCounts{} })
+	m.ObserveReplication(func() ReplicationCounts { return ReplicationCounts{} })
 	m.ObserveIngressWAL(func() WALCounts { return WALCounts{} })
 	for _, f := range m.Names() {
 		if f.AliasOf != "" {

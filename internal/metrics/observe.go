@@ -59,6 +59,42 @@ func (c *memberCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n.Dead), "dead")
 }
 
+// ReplicationCounts is the cluster's replicated partitions by state, as
+// this node's metastore replica records them. Each partition is in one
+// state: one without a leader is not also counted as under-replicated.
+type ReplicationCounts struct {
+	InSync, UnderReplicated, WithoutLeader int
+}
+
+// ObserveReplication registers narad_replicated_partitions{state}, read
+// from count. Every node reads the same records, so every node reports
+// the cluster-wide figures (the partition gauges are exported by each
+// partition's leader only, and a partition without one exports none).
+func (m *Metrics) ObserveReplication(count func() ReplicationCounts) {
+	factory{m}.register(&replicationCollector{count: count}, "replicated_partitions", "gauge", []string{"state"})
+}
+
+// replicationCollector exports the three states at every scrape, 0
+// included, so an alert on state="under_replicated" always has a series
+// to compare.
+type replicationCollector struct {
+	count func() ReplicationCounts
+}
+
+var replicatedDesc = prometheus.NewDesc(name("replicated_partitions"),
+	"Replicated partitions by state, as this node's metastore replica records them: in_sync (every replica in the in-sync set), "+
+		"under_replicated (fewer in-sync replicas than replicas), without_leader (no leader, a dead one, or one out of its in-sync set).",
+	[]string{"state"}, nil)
+
+func (c *replicationCollector) Describe(ch chan<- *prometheus.Desc) { ch <- replicatedDesc }
+
+func (c *replicationCollector) Collect(ch chan<- prometheus.Metric) {
+	n := c.count()
+	ch <- prometheus.MustNewConstMetric(replicatedDesc, prometheus.GaugeValue, float64(n.InSync), "in_sync")
+	ch <- prometheus.MustNewConstMetric(replicatedDesc, prometheus.GaugeValue, float64(n.UnderReplicated), "under_replicated")
+	ch <- prometheus.MustNewConstMetric(replicatedDesc, prometheus.GaugeValue, float64(n.WithoutLeader), "without_leader")
+}
+
 // WALCounts is the ingress WAL's group-commit counters since it opened.
 type WALCounts struct {
 	Syncs, Records, Appends uint64

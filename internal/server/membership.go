@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/config"
@@ -68,4 +69,68 @@ func memberCounts(ms *meta.Store) func() metrics.MemberCounts {
 		}
 		return c
 	}
+}
+
+// placements is what replicationCounts reads of the metastore replica
+// (*meta.Store), an interface so its test can hand it records directly.
+type placements interface {
+	Topics() []meta.Topic
+	Assignments(topic string) []meta.Assignment
+	Members() []meta.Member
+}
+
+// replicationCounts feeds narad_replicated_partitions: every replicated
+// partition in one state, read from this node's replica at scrape time,
+// so every node reports the same cluster-wide figures. A remote topic's
+// record is a link to another cluster, not partitions here: skipped, as
+// the broker skips it.
+func replicationCounts(ms placements) func() metrics.ReplicationCounts {
+	return func() metrics.ReplicationCounts {
+		var c metrics.ReplicationCounts
+		var dead map[string]bool // read once, on the first replicated partition
+		for _, t := range ms.Topics() {
+			if t.Remote != nil {
+				continue
+			}
+			for _, a := range ms.Assignments(t.Name) {
+				if !a.Replicated() {
+					continue
+				}
+				if dead == nil {
+					dead = deadMembers(ms.Members())
+				}
+				switch {
+				case !hasLeader(a, dead):
+					c.WithoutLeader++
+				case len(a.InSync) < len(a.Replicas):
+					c.UnderReplicated++
+				default:
+					c.InSync++
+				}
+			}
+		}
+		return c
+	}
+}
+
+// hasLeader reports whether a replicated partition has a leader that can
+// take writes: its member record is not dead, and it is in its own
+// in-sync set (the cases in which the controller elects another, package
+// cluster's failover). The second rule also covers no leader named (no in-sync
+// set holds the empty id) and a replaced disk: meta.ReplaceDisk takes the
+// node out of every in-sync set but leaves it leader, with none of the
+// records, until the controller elects a member of the set.
+func hasLeader(a meta.Assignment, dead map[string]bool) bool {
+	return !dead[a.Owner] && slices.Contains(a.InSync, a.Owner)
+}
+
+// deadMembers is the ids of the member records in state dead.
+func deadMembers(members []meta.Member) map[string]bool {
+	dead := map[string]bool{}
+	for _, m := range members {
+		if m.State == meta.MemberDead {
+			dead[m.ID] = true
+		}
+	}
+	return dead
 }

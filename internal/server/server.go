@@ -73,6 +73,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	defer ms.Close()
 	m.ObserveRaft(ms)
 	m.ObserveMembers(memberCounts(ms))
+	m.ObserveReplication(replicationCounts(ms))
 	others := peers{dir: cluster.Directory{Meta: ms}, pool: pool}
 
 	// 2. Storage and the broker, the disk reserve first. The broker's
