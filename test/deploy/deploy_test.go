@@ -36,14 +36,15 @@ func (fakeRaft) Term() uint64         { return 1 }
 func (fakeRaft) AppliedIndex() uint64 { return 1 }
 
 // registry is every series name a node exports: metrics.Names (with the
-// Raft and member gauges the server registers at start), a histogram's
-// _bucket, _sum and _count, the Go client's go_ and process_ families,
-// and Prometheus's own up.
+// Raft, member and replicated-partition gauges the server registers at
+// start), a histogram's _bucket, _sum and _count, the Go client's go_ and
+// process_ families, and Prometheus's own up.
 func registry(t *testing.T) map[string]family {
 	t.Helper()
 	m := metrics.New()
 	m.ObserveRaft(fakeRaft{})
 	m.ObserveMembers(func() metrics.MemberCounts { return metrics.MemberCounts{Alive: 1} })
+	m.ObserveReplication(func() metrics.ReplicationCounts { return metrics.ReplicationCounts{} })
 	known := map[string]family{"up": {}}
 	for _, f := range m.Names() {
 		fam := family{labels: f.Labels, aliasOf: f.AliasOf}
@@ -113,8 +114,8 @@ func selected(lines []line) map[string]bool {
 }
 
 // The dashboard's queries parse and name metrics and labels that exist,
-// and it shows each signal issue 11 asks for, and issue 13's queue
-// features.
+// and it shows each signal issue 11 asks for, issue 13's queue features
+// and issue 29's replication signals.
 func TestDashboardNamesOnlyRegisteredMetrics(t *testing.T) {
 	lines, complaints, err := check(t, "", dashboardFile(t))
 	if err != nil {
@@ -144,6 +145,13 @@ func TestDashboardNamesOnlyRegisteredMetrics(t *testing.T) {
 		"purged records":           "narad_purged_messages_total",
 		"rate-limited requests":    "narad_rate_limited_requests_total",
 		"delivery counts restored": "narad_delivery_counts_restored_total",
+		// Replication, issue 29.
+		"replicated partitions by state": "narad_replicated_partitions",
+		"in-sync replicas":               "narad_partition_replicas_in_sync",
+		"replication lag (seconds)":      "narad_partition_replication_lag_seconds",
+		"replication lag (records)":      "narad_partition_replication_lag_records",
+		"commit stall":                   "narad_partition_commit_stall_seconds",
+		"leader changes":                 "narad_partition_leader_changes_total",
 	} {
 		if !names[metric] {
 			t.Errorf("the dashboard shows no %s (%s)", signal, metric)
@@ -153,7 +161,7 @@ func TestDashboardNamesOnlyRegisteredMetrics(t *testing.T) {
 
 // The alerting rules parse and validate (groups, durations, PromQL,
 // templates), name metrics and labels that exist, and alert on the lag,
-// drop-behind, dead-node and fenced-WAL signals.
+// drop-behind, dead-node, fenced-WAL and replication signals.
 func TestAlertingRulesParseAndNameRegisteredMetrics(t *testing.T) {
 	if promtool, err := exec.LookPath("promtool"); err == nil {
 		out, err := exec.Command(promtool, "check", "rules", rulesFile(t)).CombinedOutput()
@@ -181,6 +189,11 @@ func TestAlertingRulesParseAndNameRegisteredMetrics(t *testing.T) {
 		"backlog age": "narad_oldest_unconsumed_message_age_seconds",
 		"Raft leader": "narad_raft_is_leader",
 		"disk full":   "narad_data_disk_full",
+		// Replication, issue 29.
+		"under-replicated partitions": "narad_replicated_partitions",
+		"commit stall":                "narad_partition_commit_stall_seconds",
+		"replication lag":             "narad_partition_replication_lag_seconds",
+		"leader churn":                "narad_partition_leader_changes_total",
 	} {
 		if !names[metric] {
 			t.Errorf("no alerting rule on %s (%s)", signal, metric)
