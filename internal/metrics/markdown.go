@@ -31,6 +31,7 @@ func Markdown() string {
 	m.ObserveRaft(noRaft{})
 	m.ObserveMembers(func() MemberCounts { return MemberCounts{} })
 	m.ObserveIngressWAL(func() WALCounts { return WALCounts{} })
+	m.ObserveReplication(func() ReplicationCounts { return ReplicationCounts{} })
 
 	help := map[string]string{}
 	descs := make(chan *prometheus.Desc)
