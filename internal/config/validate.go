@@ -30,6 +30,7 @@ func (c Config) Validate() error {
 	var v validator
 
 	v.check(checkListenAddr(c.HTTP.Addr), "http.addr")
+	c.checkDevLoopback(&v)
 	v.positive("http.read_timeout", c.HTTP.ReadTimeout)
 	v.positive("http.write_timeout", c.HTTP.WriteTimeout)
 	v.positive("http.idle_timeout", c.HTTP.IdleTimeout)
