@@ -90,6 +90,27 @@ func TestLeaderIsReadyOnlyOnceItsEpochStartIsInTheView(t *testing.T) {
 	if err := l.Writable(); err != nil {
 		t.Fatalf("Writable once the start is in the view = %v", err)
 	}
+	if s := l.Stats(); !s.Ready || s.Epoch != 2 {
+		t.Fatalf("stats of a ready leader: %+v", s)
+	}
+
+	// The process restarts within its epoch (its start is recorded and
+	// replica.state says it wrote in it): the new Leader is ready at once,
+	// and a closed one is not.
+	_ = l.Close()
+	if s := l.Stats(); s.Ready {
+		t.Fatalf("stats of a closed leader: %+v", s)
+	}
+	l2, err := NewLeader(LeaderConfig{Self: "b", View: md.view(), Log: log, Proposer: md, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.begin(context.Background()); err != nil {
+		t.Fatalf("begin of a restarted leader at its own epoch: %v", err)
+	}
+	if err := l2.Writable(); err != nil {
+		t.Fatalf("Writable after a restart within the epoch = %v", err)
+	}
 }
 
 // A leader whose start is recorded but whose replica.state never saw the
