@@ -8,7 +8,7 @@ import (
 	"net/url"
 )
 
-// The states of a remote child's link (05-fanout.md, F28).
+// The states of a remote child's link (docs/http-api.md, "Fan-out children").
 const (
 	LinkRunning       = "running"
 	LinkRetrying      = "retrying"

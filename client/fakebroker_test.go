@@ -16,7 +16,7 @@ import (
 
 // fakeBroker is a one-partition-per-topic stand-in for a Narad node that
 // speaks the routes the examples and the consumer-loop tests use, with the
-// answers of 02-http-api.md: topics (create, describe), produce (single
+// answers of docs/http-api.md: topics (create, describe), produce (single
 // and batch), consume with long-poll and leases, ack/extend/nack. Leases
 // never lapse by themselves (no clock): a test decides when one is lost
 // (loseLeases), so nothing here depends on timing.
@@ -266,7 +266,7 @@ func (b *fakeBroker) produceBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 // message is a record as consume answers it (the payload rules of
-// 02-http-api.md and 09-extensions.md).
+// docs/http-api.md and docs/concepts.md).
 func (t *fakeTopic) message(off uint64, handle string) json.RawMessage {
 	rec := t.log[off]
 	m := map[string]any{"topic": t.name, "partition": 0, "offset": off, "timestamp": rec.at,

@@ -30,8 +30,8 @@ type Message struct {
 	// ReceiptHandle acknowledges this delivery; empty for replays by offset.
 	ReceiptHandle string `json:"receipt_handle,omitempty"`
 	DeliveryCount int    `json:"delivery_count"`
-	// Headers are the record's headers (09-extensions.md); nil when it
-	// has none. Names beginning "narad-" were set by the broker (a
+	// Headers are the record's headers (docs/concepts.md, "Records"); nil
+	// when it has none. Names beginning "narad-" were set by the broker (a
 	// dead-lettered record's narad-dlq-*, for one).
 	Headers map[string]string `json:"headers,omitempty"`
 

@@ -84,8 +84,8 @@ func TestProduceBatchRefusalNamesTheIndex(t *testing.T) {
 
 // RecordFromBytes and Message.Bytes are inverses for every kind of payload,
 // through what the server stores (a JSON string as its text, other JSON as
-// its text, base64 as its bytes) and how it answers (09-extensions.md:
-// JSON verbatim, text flagged "text", other bytes "base64").
+// its text, base64 as its bytes) and how it answers (docs/concepts.md,
+// "Records": JSON verbatim, text flagged "text", other bytes "base64").
 func TestRecordFromBytesRoundTrip(t *testing.T) {
 	tests := []struct {
 		in       []byte
@@ -113,7 +113,7 @@ func TestRecordFromBytesRoundTrip(t *testing.T) {
 }
 
 // serverAnswer is the message a server answers for rec, by the rules of
-// 02-http-api.md and 09-extensions.md.
+// docs/http-api.md and docs/concepts.md.
 func serverAnswer(t *testing.T, rec BatchRecord) Message {
 	t.Helper()
 	var stored []byte

@@ -6,7 +6,7 @@ import (
 	"net/http"
 )
 
-// The grant actions (07-security.md). Admin implies every other action.
+// The grant actions (docs/security.md). Admin implies every other action.
 const (
 	ActionProduce = "produce"
 	ActionConsume = "consume"

@@ -31,7 +31,7 @@ type benchFlags struct {
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
-// batch bounds are the server's own (02-http-api.md: a payload is 1 byte
+// batch bounds are the server's own (docs/http-api.md: a payload is 1 byte
 // .. 1 MiB, a batch at most 10,000 records and 16 MiB), so a run the
 // server would refuse record by record is refused here once.
 const (

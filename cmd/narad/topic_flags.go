@@ -55,7 +55,7 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	}
 }
 
-// The bounds of 02-http-api.md that are not configurable, checked here so
+// The bounds of docs/http-api.md that are not configurable, checked here so
 // a mistake is named by its flag, in the user's units, before anything
 // is sent. Partitions' maximum is the server's setting: the server checks
 // it, and its answer is translated to the flag (flagError).

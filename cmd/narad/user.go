@@ -266,7 +266,7 @@ it at the prompt (not echoed). It is never taken from a flag.`,
 	return cmd
 }
 
-// grantActions are the actions the server knows (07-security.md); checking
+// grantActions are the actions the server knows (docs/security.md); checking
 // here turns a typo into an error before anything is sent.
 var grantActions = []string{client.ActionProduce, client.ActionConsume, client.ActionCreate, client.ActionAdmin}
 

@@ -130,7 +130,7 @@ func From(err error) (*Error, bool) {
 	return out, true
 }
 
-// statusOf is the HTTP status of each refusal kind (02-http-api.md).
+// statusOf is the HTTP status of each refusal kind (docs/http-api.md).
 func statusOf(k refusal.Kind) (int, bool) {
 	switch k {
 	case refusal.ErrTopicNotFound, refusal.ErrIncarnationGone:

@@ -30,7 +30,7 @@ func TestStatus(t *testing.T) {
 	}
 }
 
-// Every refusal kind has its status of 02-http-api.md and keeps its
+// Every refusal kind has its status of docs/http-api.md and keeps its
 // sentence; a temporary one keeps its Retry-After, or gets 1 s.
 func TestFromRefusals(t *testing.T) {
 	want := map[refusal.Kind]int{

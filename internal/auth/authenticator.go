@@ -103,7 +103,7 @@ func (a *Authenticator) counting() bool {
 
 // Authenticate verifies user and password from source (the client's
 // address). A source with a burst of recent failures is slowed before the
-// answer (07-security.md); the password is never logged or kept.
+// answer (docs/security.md); the password is never logged or kept.
 func (a *Authenticator) Authenticate(user, password, source string) (Principal, bool) {
 	key := credentialKey(user, password)
 	v := a.users.UsersVersion()

@@ -1,5 +1,5 @@
 // Package auth decides who a request is and what it may do
-// (07-security.md): HTTP Basic credentials checked against the bcrypt
+// (docs/security.md): HTTP Basic credentials checked against the bcrypt
 // hashes of the users in the metastore, and grants (an action on topic-name
 // patterns) plus topic ownership checked per request.
 //

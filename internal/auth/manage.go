@@ -35,7 +35,7 @@ type UserView struct {
 	LimitsFromDefaults []string     `json:"limits_from_defaults"`
 }
 
-// Manager carries out the users API (07-security.md) for an authenticated
+// Manager carries out the users API (docs/security.md) for an authenticated
 // actor. Managing others needs an admin grant, and covers only users whose
 // grants the actor holds itself (a scoped admin cannot create, change or
 // remove anyone who could do more than it can: no escalation); a user may

@@ -14,7 +14,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Every length 07-security.md allows hashes and verifies, and all of a
+// Every length docs/security.md allows hashes and verifies, and all of a
 // long password counts: two that share their first 72 bytes differ.
 func TestPasswordsOfEveryAllowedLength(t *testing.T) {
 	for _, n := range []int{8, 72, 73, 200, 256} {

@@ -23,11 +23,11 @@ type SeedStore interface {
 }
 
 // SeedRoot creates the root admin once per cluster lifetime
-// (07-security.md): while no user exists, whichever node leads proposes
-// it, and the metastore applies only the first such command. It returns
-// when a user exists, reporting whether this node's proposal was the one
-// that took effect — the caller logs a generated password then, and only
-// then, so it is logged exactly once.
+// (docs/security.md, "The root admin"): while no user exists, whichever node
+// leads proposes it, and the metastore applies only the first such command.
+// It returns when a user exists, reporting whether this node's proposal was
+// the one that took effect — the caller logs a generated password then, and
+// only then, so it is logged exactly once.
 func SeedRoot(ctx context.Context, s SeedStore, password string, onErr func(error)) (bool, error) {
 	hash, err := Hash(password)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 func i64(v int64) *int64 { return &v }
 func ip(v int) *int      { return &v }
 
-// Topic administration validates every field (02-http-api.md) before the
+// Topic administration validates every field (docs/http-api.md) before the
 // metastore is asked anything: each refusal leaves the metastore exactly
 // as it was, and the ones about a missing topic are typed.
 func topicAdminRefusals(t *testing.T, b *Broker, disk *fakeDisk) {

@@ -44,9 +44,10 @@ type Broker struct {
 
 	backlog backlogState // what the backlog gauges' passes keep (backlog.go)
 
-	// createOpen is the create gate of the boot order (06-cluster.md):
-	// closed until the startup reconcile has swept orphan directories, so
-	// a topic cannot be created over data that is about to be judged.
+	// createOpen is the create gate of the boot order (docs/architecture.md,
+	// "Start and shutdown"): closed until the startup reconcile has swept
+	// orphan directories, so a topic cannot be created over data that is
+	// about to be judged.
 	createOpen atomic.Bool
 
 	stop chan struct{}

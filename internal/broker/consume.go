@@ -15,7 +15,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// MaxConsumeBatch bounds max=N (02-http-api.md).
+// MaxConsumeBatch bounds max=N (docs/http-api.md).
 const MaxConsumeBatch = 1000
 
 // ConsumeRequest is a queue consume or, with Offset, a replay.

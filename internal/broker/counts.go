@@ -11,7 +11,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// Durable delivery counts (09-extensions.md, Dead-letter policy): the
+// Durable delivery counts (docs/concepts.md, "Dead letters"): the
 // delivery_count of every unsettled record delivered at least once is
 // kept in the partition's delivery.counts file beside consumer.offset,
 // written after the frontier by the same sweep, and loaded into a new

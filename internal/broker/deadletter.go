@@ -14,7 +14,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// The dead-letter hand-off (09-extensions.md, "Dead-letter policy").
+// The dead-letter hand-off (docs/concepts.md, "Dead letters").
 //
 // A lease table holds a record whose deliveries are used up instead of
 // offering it again (lease/dead.go). The dead-letter pass, one loop of
@@ -50,8 +50,8 @@ type Committer interface {
 	Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error
 }
 
-// Dead-letter headers (09-extensions.md): where the record came from and
-// why it was dead-lettered.
+// Dead-letter headers (docs/concepts.md, "Dead letters"): where the record
+// came from and why it was dead-lettered.
 const (
 	HeaderDLQTopic         = "narad-dlq-topic"
 	HeaderDLQPartition     = "narad-dlq-partition"

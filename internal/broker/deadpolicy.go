@@ -5,7 +5,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// MaxDeliveriesCap bounds max_deliveries (09-extensions.md).
+// MaxDeliveriesCap bounds max_deliveries (docs/concepts.md, "Dead letters").
 const MaxDeliveriesCap = 1000
 
 // checkDeadLetter validates a topic's dead-letter policy as it would be

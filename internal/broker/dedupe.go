@@ -9,11 +9,12 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// The idempotent-produce window (09-extensions.md): within a topic's
-// dedupe_window_ms, a partition stores at most one record per producer
-// msg_id (header.MsgID). The decision is the partition owner's, made at
-// commit time (dedupe_commit.go), so it holds whichever node's ingress WAL
-// the record came from and however often it was produced.
+// The idempotent-produce window (docs/concepts.md, "Producer ids and
+// deduplication"): within a topic's dedupe_window_ms, a partition stores at
+// most one record per producer msg_id (header.MsgID). The decision is the
+// partition owner's, made at commit time (dedupe_commit.go), so it holds
+// whichever node's ingress WAL the record came from and however often it was
+// produced.
 //
 // The rules of one partition's window, kept by idWindow:
 //   - an id is remembered with the commit time of the record that carried

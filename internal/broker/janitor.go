@@ -157,12 +157,12 @@ func (b *Broker) reconcileTopics() {
 	b.m.PruneTopics(func(name string) bool { _, ok := b.meta.Topic(name); return ok })
 }
 
-// ReconcileStartup is the boot-time sweep of 06-cluster.md: wait (bounded)
-// for the replica to catch up, then remove topic directories that belong
-// to no topic, each deletion leader-confirmed. On timeout the sweep is
-// skipped, never rushed. With adopt (a lost metastore, recovered on the
-// operator's word) the directories are first re-registered as topics; if
-// any cannot be, the sweep is skipped so its data stays.
+// ReconcileStartup is the boot-time sweep (docs/architecture.md, "Start and
+// shutdown"): wait (bounded) for the replica to catch up, then remove topic
+// directories that belong to no topic, each deletion leader-confirmed. On
+// timeout the sweep is skipped, never rushed. With adopt (a lost metastore,
+// recovered on the operator's word) the directories are first re-registered
+// as topics; if any cannot be, the sweep is skipped so its data stays.
 func (b *Broker) ReconcileStartup(ctx context.Context, adopt bool) {
 	for !b.meta.AppliedCaughtUp() {
 		select {

@@ -5,7 +5,7 @@ import "github.com/narad-io/narad/internal/topic"
 // The name and key rules live in topic, where the fan-out engine and the
 // HTTP layer share them; these are the broker's names for them.
 
-// MaxTopicNameLen is the longest topic name (02-http-api.md).
+// MaxTopicNameLen is the longest topic name (docs/http-api.md).
 const MaxTopicNameLen = topic.MaxNameLen
 
 // ValidateTopicName is topic.ValidateName.

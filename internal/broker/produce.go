@@ -14,12 +14,12 @@ import (
 	"github.com/narad-io/narad/internal/wal"
 )
 
-// Produce bounds (02-http-api.md).
+// Produce bounds (docs/http-api.md).
 const (
 	MaxPayloadBytes  = 1 << 20
 	MaxBatchRecords  = 10_000
 	MaxBatchBodySize = 16 << 20
-	// MaxKeyBytes bounds a record key (09-extensions.md).
+	// MaxKeyBytes bounds a record key (docs/concepts.md, "Records").
 	MaxKeyBytes = 4 << 10
 )
 
@@ -33,10 +33,10 @@ type ProduceRecord struct {
 	// Headers are checked (header.Check) and sorted in place by produce;
 	// from a client, names beginning "narad-" are refused.
 	Headers []header.Header
-	// MsgID is the producer id (09-extensions.md, "Idempotent produce"),
-	// given when HasMsgID (so that an empty one is refused, not ignored).
-	// Produce stores it as the reserved header header.MsgID; a keyless
-	// record with one is placed by its hash.
+	// MsgID is the producer id (docs/concepts.md, "Producer ids and
+	// deduplication"), given when HasMsgID (so that an empty one is refused,
+	// not ignored). Produce stores it as the reserved header header.MsgID; a
+	// keyless record with one is placed by its hash.
 	MsgID    string
 	HasMsgID bool
 }
@@ -150,7 +150,7 @@ var errDiskFull = refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's d
 func (b *Broker) diskFull() bool { return b.cfg.Disk != nil && b.cfg.Disk.Full() }
 
 // ingressErr says why the ingress WAL refused records, in the API's words:
-// 503 with Retry-After (02-http-api.md has no 507; a full disk is a
+// 503 with Retry-After (docs/http-api.md has no 507; a full disk is a
 // temporary unavailability the client retries), naming no file of the
 // server's disk (the WAL logs those).
 func ingressErr(err error) error {

@@ -27,7 +27,7 @@ func walSince(t *testing.T, b *Broker, seq uint64) []wal.Record {
 	return recs
 }
 
-// Produce validates every record before it stores any (02-http-api.md):
+// Produce validates every record before it stores any (docs/http-api.md):
 // each refusal leaves the ingress WAL as it was, a batch names its first
 // failing index, and the refusals other packages act on are typed.
 func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
@@ -123,7 +123,7 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 }
 
 // KeyPartition is FNV-1a 32-bit of the key bytes modulo the partition
-// count (02-http-api.md), checked against the algorithm's published test
+// count (docs/http-api.md), checked against the algorithm's published test
 // vectors rather than against itself.
 func TestKeyPartitionIsFNV1a(t *testing.T) {
 	for _, c := range []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/narad-io/narad/internal/refusal"
 )
 
-// Purge (09-extensions.md, Redrive and purge) settles every record below a
+// Purge (docs/concepts.md, "Redrive and purge") settles every record below a
 // partition's high watermark at the moment of the call: the frontier moves
 // to it, leases on those records end (their acks, extends and nacks answer
 // 410 like any stale handle's) and their delivery counts are dropped. It

@@ -9,7 +9,7 @@ import (
 	"github.com/narad-io/narad/internal/lease"
 )
 
-// Redrive bounds (09-extensions.md, "Redrive and purge").
+// Redrive bounds (docs/concepts.md, "Redrive and purge").
 const (
 	DefaultRedriveMax = 1_000
 	MaxRedrive        = 100_000

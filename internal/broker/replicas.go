@@ -14,8 +14,8 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// Hosting replicated partitions (09-extensions.md, "Replicated
-// partitions"; the protocol is package replica's).
+// Hosting replicated partitions (docs/replication.md; the protocol is package
+// replica's).
 //
 // For every partition of a replicated topic that names this node among its
 // Replicas, the broker opens the log held (readers see only what a quorum

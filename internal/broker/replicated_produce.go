@@ -11,8 +11,7 @@ import (
 	"github.com/narad-io/narad/internal/wal"
 )
 
-// Produce to a replicated topic (09-extensions.md, "Replicated
-// partitions").
+// Produce to a replicated topic (docs/replication.md).
 //
 // The records are placed into partitions exactly as for any topic, then
 // each partition's bucket is committed synchronously to its leader through

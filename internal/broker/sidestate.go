@@ -13,7 +13,7 @@ import (
 )
 
 // The side state of a replicated partition follows its leader
-// (09-extensions.md, "Replicated partitions"): the delivery counts of its
+// (docs/replication.md): the delivery counts of its
 // unsettled records (delivery.counts, counts.go) and the cursor files of
 // the fan-out links that copy it into children. The leader snapshots them
 // at most once per countsEvery (the counts' own persistence cadence; the

@@ -13,7 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// Field bounds of 02-http-api.md.
+// Field bounds of docs/http-api.md.
 const (
 	minRetentionMs  = 3_600_000
 	minVisibilityMs = 1_000
@@ -265,7 +265,7 @@ func (b *Broker) assign(topic string, from, to, rf int, parent string) []meta.As
 	return as
 }
 
-// Topic listing page sizes (02-http-api.md).
+// Topic listing page sizes (docs/http-api.md).
 const (
 	DefaultListLimit = 100
 	// MaxListLimit is the largest page: a larger limit is capped to it,

@@ -12,7 +12,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// Timing of 06-cluster.md, and of replicated partitions (09-extensions.md).
+// Timing of membership, and of replicated partitions (docs/replication.md).
 //
 // A replicated partition's failover is bounded by these numbers: a leader
 // that dies is replaced FailoverAfter after its last heartbeat reached the

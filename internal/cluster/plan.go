@@ -17,10 +17,10 @@ type Move struct {
 }
 
 // Plan returns the fewest new moves that balance owned-partition counts
-// over the receivers — live, non-draining members — (06-cluster.md
-// planner): each receiver ends with ⌊T/R⌋ or ⌈T/R⌉ of the T partitions
-// whose owners are alive, the fullest keeping the ⌈⌉ slots; a draining
-// member's quota is 0. A partition mid-move counts at its destination and
+// over the receivers — live, non-draining members — (docs/operations.md,
+// "Partitions and moves"): each receiver ends with ⌊T/R⌋ or ⌈T/R⌉ of the
+// T partitions whose owners are alive, the fullest keeping the ⌈⌉ slots; a
+// draining member's quota is 0. A partition mid-move counts at its destination and
 // is not moved again; dead owners' partitions stay put (their disk holds
 // the only copy); at most MaxMovesInFlight moves exist at once. Replicated
 // partitions are neither counted nor moved here: the metastore refuses a

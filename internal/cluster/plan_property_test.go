@@ -134,7 +134,7 @@ func TestPlanProperties(t *testing.T) {
 }
 
 // TestPlanQuotaProperties, in settled states (nothing moving): the plan
-// is exactly the fewest moves that reach the quotas of 06-cluster.md, cut
+// is exactly the fewest moves that reach the quotas of the planner, cut
 // at 8 — every receiver ends with ⌊T/R⌋ or ⌈T/R⌉ of the T live-owned
 // partitions, a draining member with none, a dead member keeps all of
 // its own. The quotas and the minimum are computed here from the rule.

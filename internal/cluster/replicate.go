@@ -15,7 +15,7 @@ import (
 // A child created with its parent keeps its copies off the nodes of the
 // parent partition's copies (its replicas, or its owner) as long as
 // enough other live nodes exist; only the remainder shares nodes with the
-// parent (09-extensions.md: anti-affine where possible). An unplaced
+// parent (docs/replication.md: anti-affine where possible). An unplaced
 // parent partition defers the child's, as for a single copy.
 func replicate(topic string, from, to, rf int, live []string, parent []meta.Assignment) []meta.Assignment {
 	out := make([]meta.Assignment, 0, max(to-from, 0))

@@ -3,7 +3,8 @@ package cluster
 import "github.com/narad-io/narad/internal/meta"
 
 // RerouteAfter is how many failed dispatch passes in a row send a
-// destination's records to a sibling partition (06-cluster.md).
+// destination's records to a sibling partition (docs/architecture.md, "The
+// produce path").
 const RerouteAfter = 3
 
 // Rerouter is produce dispatch's reroute policy: records whose partition

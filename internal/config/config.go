@@ -55,7 +55,7 @@ type HTTPConfig struct {
 	// connection. With TLS it changes nothing.
 	H2C bool
 	// TLSCertFile and TLSKeyFile, both or neither, serve the client API
-	// over HTTPS (07-security.md extension).
+	// over HTTPS (docs/security.md, "TLS on the client API").
 	TLSCertFile, TLSKeyFile string
 }
 
@@ -70,7 +70,7 @@ type ClusterConfig struct {
 	// Secret authenticates cluster traffic. Environment only.
 	Secret string
 	// TLS files for mutual TLS on Raft and node RPC: all three or none
-	// (07-security.md). Paths may be in the file; the files are secrets.
+	// (docs/security.md). Paths may be in the file; the files are secrets.
 	TLSCertFile, TLSKeyFile, TLSCAFile string
 }
 
@@ -133,7 +133,7 @@ type RecoveryConfig struct {
 }
 
 // LimitsConfig are the per-user rate limits of a user that has none of
-// its own (09-extensions.md, "Rate limits"), per second on this node; 0 is
+// its own (docs/configuration.md), per second on this node; 0 is
 // unlimited (the default). They apply field by field: a user that sets
 // one limit of its own keeps these defaults for the others. Give every
 // node the same values (each limits the requests it receives).

@@ -96,7 +96,7 @@ func (c Config) Validate() error {
 	} else if n := len(c.Security.AdminPassword); c.Security.Enabled && (n < meta.MinPasswordBytes || n > meta.MaxPasswordBytes) {
 		// Refused here, not when seeding: a seeding that cannot hash the
 		// password would leave the cluster with no user at all.
-		v.addf("NARAD_ADMIN_PASSWORD is %d bytes; a password is %d..%d bytes (07-security.md): set one in that range "+
+		v.addf("NARAD_ADMIN_PASSWORD is %d bytes; a password is %d..%d bytes: set one in that range "+
 			"(it seeds the root admin at a cluster's first start only, so on a seeded cluster it may also be unset)",
 			n, meta.MinPasswordBytes, meta.MaxPasswordBytes)
 	}
@@ -151,8 +151,9 @@ func (c Config) validatePeers(v *validator) {
 }
 
 // forwardMargin is what a long-poll forwarded to a partition's owner adds
-// to its wait: the node RPC timeout (06-cluster.md), after which the
-// client gets a 503 — which must still fit in the HTTP write timeout.
+// to its wait: the node RPC timeout (docs/configuration.md, "Checks across
+// settings"), after which the client gets a 503 — which must still fit in the
+// HTTP write timeout.
 const forwardMargin = 5 * time.Second
 
 // MaxConsumeBytesLimit bounds http.max_consume_bytes: a forwarded answer

@@ -1,8 +1,8 @@
-// Package console is the built-in web console of 09-extensions.md, "Web
-// console": static assets embedded in the binary (go:embed, no build step
-// outside go build; plain ES modules, no third-party code) served at
-// /console/ on every node's HTTP listener beside the API, with GET /
-// redirecting there.
+// Package console is the built-in web console (docs/architecture.md,
+// "Packages and layers"): static assets embedded in the binary (go:embed,
+// no build step outside go build; plain ES modules, no third-party code)
+// served at /console/ on every node's HTTP listener beside the API, with
+// GET / redirecting there.
 //
 // Invariant: the console adds no route that reaches the node's data or
 // state. Its handler serves only the embedded files (GET and HEAD) and two

@@ -16,7 +16,7 @@ import (
 	"github.com/narad-io/narad/internal/wal"
 )
 
-// Tuning of 06-cluster.md.
+// Tuning.
 const (
 	windowBase      = 4096
 	windowCap       = 65536
@@ -69,8 +69,9 @@ type Dispatcher struct {
 
 	// Reroute, when set, names a live sibling partition for records whose
 	// destination failed passes times in a row (or whose owner membership
-	// says is dead): availability over ordering (06-cluster.md). ok=false
-	// keeps the records waiting for their own partition.
+	// says is dead): availability over ordering (docs/architecture.md, "The
+	// produce path"). ok=false keeps the records waiting for their own
+	// partition.
 	Reroute func(topic string, partition int32, failedPasses int) (sibling int32, ok bool)
 
 	// Clock paces the idle poll, the spacing of commit cycles, the retry

@@ -15,7 +15,7 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// Link rules (05-fanout.md).
+// Link rules (docs/concepts.md, "Fan-out children").
 const (
 	MaxDelayMs         = 365 * 24 * 3600 * 1000
 	retentionMarginMs  = 3_600_000
@@ -30,7 +30,7 @@ type AttachRequest struct {
 	Start   string          `json:"start"`
 }
 
-// AttachView is the answer to an attach (02-http-api.md): the parent's
+// AttachView is the answer to an attach (docs/http-api.md): the parent's
 // record as the reference answers it ("role": "parent", "children" with
 // the new child), plus the new link at the top level. A remote child's
 // link also names its target (never its credentials) and its state, and

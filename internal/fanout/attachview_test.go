@@ -16,7 +16,7 @@ import (
 
 // The attach answer is the parent's record, as the reference answers it
 // ("role": "parent", "children" with the new child), plus the new link's
-// child, attach_epoch and attach_offsets at the top level (02-http-api.md).
+// child, attach_epoch and attach_offsets at the top level (docs/http-api.md).
 func TestAttachAnswerIsTheParentsRecord(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 3, 0)

@@ -10,14 +10,14 @@ import (
 	"github.com/narad-io/narad/internal/vfs"
 )
 
-// Cursor files of a replicated parent follow its leader (09-extensions.md,
-// "Replicated partitions"): the leader's cursors run and write their files
-// as for any parent; the leader's node sends the files' positions to the
-// partition's followers, and each follower writes them beside its copy of
-// the log. When a follower becomes the leader its cursors resume from
-// those files (same epoch: no anchor, F15), so a failover copies again at
-// most what the leader advanced since its followers last heard, never
-// everything from the attach point.
+// Cursor files of a replicated parent follow its leader
+// (docs/replication.md): the leader's cursors run and write their files as
+// for any parent; the leader's node sends the files' positions to the
+// partition's followers, and each follower writes them beside its copy of the
+// log. When a follower becomes the leader its cursors resume from those files
+// (same epoch: no anchor, F15), so a failover copies again at most what the
+// leader advanced since its followers last heard, never everything from the
+// attach point.
 //
 // Every value such a file may hold is safe to resume from: a leader's
 // cursor writes next only once the child has committed every record below

@@ -1,5 +1,5 @@
-// Package fanout is the fan-out engine of the seed document: for each
-// (parent partition, child) link, one cursor on the node that owns the
+// Package fanout is the fan-out engine (docs/architecture.md, "Fan-out"): for
+// each (parent partition, child) link, one cursor on the node that owns the
 // parent partition tails its committed log, buckets each slab by child
 // partition and commits the buckets through the same commit seam produce
 // uses, then advances a 256-byte CRC'd cursor file beside the log.

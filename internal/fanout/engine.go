@@ -13,7 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/vfs"
 )
 
-// Config holds the engine's constants (05-fanout.md); zero values take
+// Config holds the engine's constants; zero values take
 // the defaults.
 type Config struct {
 	MaxBatchRecords int           // 4096

@@ -223,7 +223,7 @@ func newNode(t testing.TB, cfg Config) *node {
 }
 
 // newNodeAsConfigured builds a node whose engine takes cfg as given: zero
-// values are the engine's own defaults, the constants of 05-fanout.md.
+// values are the engine's own defaults.
 func newNodeAsConfigured(t testing.TB, cfg Config) *node {
 	t.Helper()
 	dir := t.TempDir()

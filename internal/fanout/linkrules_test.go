@@ -21,7 +21,7 @@ func wantStatus(t *testing.T, what string, err error, status int, says string) {
 }
 
 // Invalid combinations are 400, as the reference answers; 409 stays for
-// conflicts with another resource's state (02-http-api.md status table).
+// conflicts with another resource's state (docs/http-api.md, "Conventions").
 func TestInvalidCombinationsAre400(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("hour", 1, 3_600_000) // keeps records 1 h: no delay fits

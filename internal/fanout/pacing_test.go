@@ -13,7 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// The constants of 05-fanout.md, each asserted where the engine uses it:
+// The engine's constants, each asserted where the engine uses it:
 // these nodes take the engine's own defaults (newNodeAsConfigured), and
 // time is a clock.Fake the test steps.
 

@@ -1,5 +1,5 @@
-// Package header is what a record header is: its rules (09-extensions.md,
-// "Record headers") and its one binary encoding, shared by the ingress WAL
+// Package header is what a record header is: its rules (docs/concepts.md,
+// "Records") and its one binary encoding, shared by the ingress WAL
 // record, the partition log's record envelope and the binary batch body.
 //
 // Invariant: a list of headers that passed Check is sorted by name with no

@@ -15,7 +15,7 @@ type Header struct {
 	Value string
 }
 
-// The rules of 09-extensions.md.
+// The rules (docs/concepts.md, "Records").
 const (
 	MaxName  = 128      // bytes of a name
 	MaxValue = 4 << 10  // bytes of a value

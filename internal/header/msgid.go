@@ -7,10 +7,10 @@ import (
 )
 
 // MsgID is the reserved header that carries a record's producer id
-// (09-extensions.md, "Idempotent produce"). The broker sets it from the
-// request's Narad-Msg-Id header or a batch record's "msg_id"; a client
-// cannot send it as a header (narad- is reserved), so every record that
-// has it was given it by produce, which checked it (CheckMsgID).
+// (docs/concepts.md, "Producer ids and deduplication"). The broker sets it
+// from the request's Narad-Msg-Id header or a batch record's "msg_id"; a
+// client cannot send it as a header (narad- is reserved), so every record
+// that has it was given it by produce, which checked it (CheckMsgID).
 const MsgID = ReservedPrefix + "msg-id"
 
 // MaxMsgID bounds a producer id, in bytes.

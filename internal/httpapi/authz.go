@@ -24,7 +24,7 @@ type principalKey struct{}
 // principalOf returns the authenticated caller. false means there is
 // nothing to check here: security is off, or the request was forwarded by
 // the node the client reached, which authorized it before routing
-// (07-security.md).
+// (docs/security.md).
 func principalOf(r *http.Request) (auth.Principal, bool) {
 	if x := exchangeOf(r); x != nil && x.authed {
 		return x.principal, true

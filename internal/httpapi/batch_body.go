@@ -15,7 +15,7 @@ import (
 // not guessed at.
 //
 // No Content-Type, and curl's default for -d
-// (application/x-www-form-urlencoded), are read as JSON: 02-http-api.md
+// (application/x-www-form-urlencoded), are read as JSON: docs/http-api.md
 // says bodies are JSON unless stated, and the README's curl session sends
 // JSON with -d.
 

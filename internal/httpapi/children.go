@@ -66,7 +66,7 @@ func (s *Server) detachChild(w http.ResponseWriter, r *http.Request, user string
 }
 
 // allowLink checks the right to link or unlink child under parent: both
-// must be the caller's to manage (07-security.md). Names that are not
+// must be the caller's to manage (docs/security.md). Names that are not
 // topic names are left to the handler's 400.
 func (s *Server) allowLink(r *http.Request, parent, child string) error {
 	for _, t := range []string{parent, child} {

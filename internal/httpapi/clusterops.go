@@ -8,8 +8,8 @@ import (
 	"github.com/narad-io/narad/internal/auth"
 )
 
-// ClusterAdmin is the cluster-operations side of the API (06-cluster.md):
-// members, moves in flight, decommission.
+// ClusterAdmin is the cluster-operations side of the API (docs/http-api.md,
+// "Cluster"): members, moves in flight, decommission.
 type ClusterAdmin interface {
 	Members() []MemberView
 	Moves() []MoveView

@@ -32,7 +32,7 @@ func TestListLimitAboveTheMaximumIsCapped(t *testing.T) {
 
 // The attach answer is the parent's record, as the reference answers it,
 // with the new link's child, attach_epoch and attach_offsets at the top
-// level (02-http-api.md).
+// level (docs/http-api.md).
 func TestAttachAnswersWithTheParentsRecord(t *testing.T) {
 	e := newEnv(t)
 	w := e.do(request{method: "POST", target: "/v1/topics/orders/children", body: `{"child":"orders-retry","delay_ms":3600000}`})

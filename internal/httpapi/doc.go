@@ -1,4 +1,4 @@
-// Package httpapi is the client API of 02-http-api.md on net/http's
+// Package httpapi is the client API of docs/http-api.md on net/http's
 // method-pattern ServeMux: parsing and validating every parameter and body,
 // authentication, the payload encoding rules, JSON errors and status codes.
 // It holds no state of its own — the data plane does the work — but a
@@ -22,7 +22,7 @@
 // credentials (it is the API's shape, the same on every node, and holds
 // nothing of the node's). Its tests hold it to the server: the route
 // table, the query parameters each route accepts (asked of the routes
-// themselves), the statuses of 02-http-api.md, and every answer the
+// themselves), the statuses of docs/http-api.md, and every answer the
 // package's tests see (status, and JSON body against its schema).
 //
 // The edge (edge.go): a path that is not canonical is 400, never a

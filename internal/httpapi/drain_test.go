@@ -46,7 +46,7 @@ func produceHead(n int, extra string) string {
 }
 
 // An oversize body is answered 413 to a client that writes all of it
-// before reading (07-security.md, "Input hardening"): the server drains
+// before reading (docs/security.md, "Input limits"): the server drains
 // it first, so the client reads the 413 instead of a reset — every time,
 // at 1 MiB + 1 and at 20 MiB — and a body drained to its end keeps the
 // connection for the next request.

@@ -109,8 +109,8 @@ func checkQuery(r *http.Request) error {
 	return nil
 }
 
-// Draining an unread body before an error answer (07-security.md, "Input
-// hardening"). A client that writes its whole body before it reads (Python's
+// Draining an unread body before an error answer (docs/security.md, "Input
+// limits"). A client that writes its whole body before it reads (Python's
 // urllib, most scripts) gets a connection reset instead of the answer when
 // the server closes with unread bytes: the peer's kernel discards what it
 // received once the reset arrives. So an error answer first reads and

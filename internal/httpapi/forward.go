@@ -48,10 +48,11 @@ func (s *Server) toNode(ctx context.Context, node string, req ForwardRequest) (F
 }
 
 // dataPlaneTimeout is a forwarded consume, ack or replay's budget: the
-// node RPC default (06-cluster.md) plus the long-poll wait the owner may
-// spend (capped as the owner caps it). Past it the client gets a 503 with
-// Retry-After — well within the HTTP write timeout, which must exceed the
-// longest wait — instead of a connection closed with no answer.
+// node RPC default (docs/configuration.md, "Checks across settings") plus the
+// long-poll wait the owner may spend (capped as the owner caps it). Past it
+// the client gets a 503 with Retry-After — well within the HTTP write
+// timeout, which must exceed the longest wait — instead of a connection
+// closed with no answer.
 func (s *Server) dataPlaneTimeout(wait time.Duration) time.Duration {
 	return rpcDefaultTimeout + s.b.ConsumeWait(wait)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // headerPrefix starts the request headers a single produce turns into
-// record headers (09-extensions.md): Narad-Header-Trace-Id: x is the
-// record header trace-id: x.
+// record headers (docs/concepts.md, "Records"): Narad-Header-Trace-Id: x is
+// the record header trace-id: x.
 const headerPrefix = "Narad-Header-"
 
 // requestHeaders reads a single produce's record headers. It allocates

@@ -14,7 +14,7 @@ import (
 // something other than what it says: it matches field names without
 // regard to case ("Partitions" sets partitions) and lets the last of two
 // equal keys win ({"partitions": 3, "partitions": 9}). checkKeys refuses
-// both, as unknown fields are refused (02-http-api.md), by walking the
+// both, as unknown fields are refused (docs/http-api.md), by walking the
 // body along the shape of the type it was decoded into.
 //
 // A field tagged `strict:"opaque"` is a client's own data (a batch

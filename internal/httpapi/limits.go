@@ -11,7 +11,7 @@ import (
 	"github.com/narad-io/narad/internal/ratelimit"
 )
 
-// Rate limits at the edge (09-extensions.md, "Rate limits"): after
+// Rate limits at the edge (docs/http-api.md, docs/configuration.md): after
 // authentication and the grant, before a body is read or anything is
 // stored. A produce is asked first whether its user is in deficit at all
 // (Would, one record and one byte), so a refused user's body is never

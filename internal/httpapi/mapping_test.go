@@ -12,7 +12,7 @@ import (
 )
 
 // The refusals the packages behind the API make reach the client with the
-// status of 02-http-api.md, the JSON error shape and the package's own
+// status of docs/http-api.md, the JSON error shape and the package's own
 // sentence: typed refusals through apierr.From, apierr values as they are,
 // a 503 with its Retry-After (rounded up to whole seconds, at least 1).
 func TestRoomRefusalsGetTheirStatus(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// msgIDHeader carries a single produce's producer id (09-extensions.md,
-// "Idempotent produce"), in canonical form for the header map.
+// msgIDHeader carries a single produce's producer id (docs/concepts.md,
+// "Producer ids and deduplication"), in canonical form for the header map.
 const msgIDHeader = "Narad-Msg-Id"
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -110,7 +110,7 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 }
 
 // waitCappedHeader names the longest wait a consume got when it asked for
-// more than the server grants (02-http-api.md: "capped by the server").
+// more than the server grants (docs/http-api.md: "capped by the server").
 const waitCappedHeader = "Narad-Wait-Capped"
 
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {

@@ -8,7 +8,7 @@ import (
 // openAPIDocument is the OpenAPI 3.1 description of every route this
 // package serves. openapi_test.go holds it to the route table: the same
 // routes, the query parameters each route accepts, and the statuses of
-// 02-http-api.md.
+// docs/http-api.md.
 //
 //go:embed openapi.json
 var openAPIDocument []byte

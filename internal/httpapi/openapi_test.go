@@ -13,7 +13,7 @@ import (
 )
 
 // specStatuses is every status each route can answer, from the status
-// table and the route sections of 02-http-api.md (and 07-security.md for
+// table and the route sections of docs/http-api.md (and docs/security.md for
 // users): 400 and 401 anywhere in /v1 (every route refuses unknown query
 // parameters; every route but the document needs credentials), 403 where
 // a grant or ownership is checked, 404 where a named thing may be
@@ -21,27 +21,27 @@ import (
 // where the answer needs the leader, a partition's owner or a free disk.
 // Any route may also answer 500 (an internal failure), which the document
 // says once, in its description. 429 where a user's rate limit applies
-// (09-extensions.md, "Rate limits": produce, batch produce, consume).
+// (docs/http-api.md: produce, batch produce, consume).
 var specStatuses = map[string][]int{
 	"POST /v1/topics":                              {201, 400, 401, 403, 404, 409, 413, 503},
 	"GET /v1/topics":                               {200, 400, 401},
 	"GET /v1/topics/{topic}":                       {200, 400, 401, 404},
 	"PATCH /v1/topics/{topic}":                     {200, 400, 401, 403, 404, 409, 413, 503},
-	"DELETE /v1/topics/{topic}":                    {204, 400, 401, 403, 404, 409, 503}, // 409: named as a dead_letter_topic (09-extensions.md)
+	"DELETE /v1/topics/{topic}":                    {204, 400, 401, 403, 404, 409, 503}, // 409: named as a dead_letter_topic (docs/concepts.md, "Dead letters")
 	"POST /v1/topics/{topic}/produce":              {202, 400, 401, 403, 404, 409, 413, 429, 503},
 	"POST /v1/topics/{topic}/produce/batch":        {202, 400, 401, 403, 404, 409, 413, 415, 429, 503}, // 415: a Content-Type of no batch format (the binary format is an extension)
 	"GET /v1/topics/{topic}/consume":               {200, 204, 400, 401, 403, 404, 429, 503},
 	"POST /v1/topics/{topic}/ack":                  {200, 204, 400, 401, 403, 404, 410, 413, 503},
 	"POST /v1/topics/{topic}/purge":                {200, 400, 401, 403, 404, 413, 503},
 	"GET /v1/topics/{topic}/stats/history":         {200, 400, 401, 404},
-	"POST /v1/topics/{topic}/redrive":              {200, 400, 401, 403, 404, 409, 413, 503}, // 09-extensions.md; 409: to is a delay child
+	"POST /v1/topics/{topic}/redrive":              {200, 400, 401, 403, 404, 409, 413, 503}, // docs/concepts.md, "Redrive and purge"; 409: to is a delay child
 	"GET /v1/topics/{topic}/children":              {200, 400, 401, 404},
 	"POST /v1/topics/{topic}/children":             {200, 400, 401, 403, 404, 409, 413, 503},
 	"DELETE /v1/topics/{topic}/children/{child}":   {204, 400, 401, 403, 404, 503},
 	"POST /v1/users":                               {201, 400, 401, 403, 409, 413, 503},
 	"GET /v1/users":                                {200, 400, 401, 403},
 	"GET /v1/users/{name}":                         {200, 400, 401, 403, 404},
-	"PATCH /v1/users/{name}":                       {200, 400, 401, 403, 404, 413, 503}, // the user's rate limits (09-extensions.md)
+	"PATCH /v1/users/{name}":                       {200, 400, 401, 403, 404, 413, 503}, // the user's rate limits (docs/http-api.md)
 	"DELETE /v1/users/{name}":                      {204, 400, 401, 403, 404, 409, 503},
 	"PUT /v1/users/{name}/grants":                  {200, 400, 401, 403, 404, 413, 503},
 	"PUT /v1/users/{name}/password":                {204, 400, 401, 403, 404, 413, 503},
@@ -192,7 +192,7 @@ func takenParams(msg string) ([]string, bool) {
 	return out, true
 }
 
-// Each route documents exactly the statuses 02-http-api.md gives it.
+// Each route documents exactly the statuses docs/http-api.md gives it.
 func TestOpenAPIStatusesAreTheSpecs(t *testing.T) {
 	d := loadDoc(t)
 	for key, want := range specStatuses {
@@ -202,7 +202,7 @@ func TestOpenAPIStatusesAreTheSpecs(t *testing.T) {
 			continue
 		}
 		if got := r.statuses(); !slices.Equal(got, want) {
-			t.Errorf("%s documents statuses %v; 02-http-api.md gives %v", key, got, want)
+			t.Errorf("%s documents statuses %v; docs/http-api.md gives %v", key, got, want)
 		}
 	}
 	for key := range d.routes {

@@ -11,8 +11,8 @@ import (
 	"github.com/narad-io/narad/internal/header"
 )
 
-// A delivered record as the API shows it (02-http-api.md, 09-extensions.md
-// "Payloads come back byte for byte"):
+// A delivered record as the API shows it (docs/http-api.md, and
+// docs/concepts.md, "Records"):
 //
 //	{"topic": "orders", "partition": 2, "offset": 0, "key": "c42",
 //	 "payload": {"order_id": 1}, "timestamp": 1783615560,

@@ -10,10 +10,10 @@ import (
 	"github.com/narad-io/narad/internal/broker"
 )
 
-// Payloads come back byte for byte (09-extensions.md): a JSON payload is
-// embedded with its own bytes, whitespace included; text is a JSON string
-// flagged "text", so that the text hello and the JSON string "hello" are
-// told apart; anything else — invalid UTF-8 inside JSON too — is base64;
+// Payloads come back byte for byte (docs/concepts.md, "Records"): a JSON
+// payload is embedded with its own bytes, whitespace included; text is a JSON
+// string flagged "text", so that the text hello and the JSON string "hello"
+// are told apart; anything else — invalid UTF-8 inside JSON too — is base64;
 // a key that is not UTF-8 comes back as key_base64.
 func TestPayloadsComeBackByteForByte(t *testing.T) {
 	cases := []struct {

@@ -16,15 +16,15 @@ type PurgeResult struct {
 	Purged uint64 `json:"purged"`
 }
 
-// purgeTopic is POST /v1/topics/{topic}/purge (09-extensions.md): every
-// record below each partition's high watermark at the moment of the call
-// is settled. It needs the right to manage the topic (owner or admin).
-// With ?partition=P only that partition is purged (by its owner: the
-// request is forwarded there); without, this node purges the partitions
-// it owns and asks each other owner for each of its partitions, in
-// partition order. A partition that fails answers its error as it is; the
-// partitions already purged stay purged, and since a purge is idempotent
-// the client simply retries.
+// purgeTopic is POST /v1/topics/{topic}/purge (docs/concepts.md, "Redrive and
+// purge"): every record below each partition's high watermark at the moment
+// of the call is settled. It needs the right to manage the topic (owner or
+// admin). With ?partition=P only that partition is purged (by its owner: the
+// request is forwarded there); without, this node purges the partitions it
+// owns and asks each other owner for each of its partitions, in partition
+// order. A partition that fails answers its error as it is; the partitions
+// already purged stay purged, and since a purge is idempotent the client
+// simply retries.
 func (s *Server) purgeTopic(w http.ResponseWriter, r *http.Request, user string) error {
 	q := r.URL.Query()
 	if err := onlyParams(q, "partition"); err != nil {

@@ -27,9 +27,10 @@ type RedriveAnswer struct {
 const redriveForwardTimeout = 60 * time.Second
 
 // redrive moves up to max unconsumed records of the path's topic into
-// "to" (09-extensions.md). It needs consume on the topic and produce on
-// to. Each node redrives the partitions it serves: this one first, then,
-// in a cluster, each other owner in turn with what is left of max.
+// "to" (docs/concepts.md, "Redrive and purge"). It needs consume on the topic
+// and produce on to. Each node redrives the partitions it serves: this one
+// first, then, in a cluster, each other owner in turn with what is left of
+// max.
 func (s *Server) redrive(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err

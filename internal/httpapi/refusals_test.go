@@ -50,7 +50,7 @@ func manyRequestHeaders(n int) map[string]string {
 	return m
 }
 
-// The 400s of 02-http-api.md that the API decides before the data plane
+// The 400s of docs/http-api.md that the API decides before the data plane
 // is asked anything: malformed parameters, bodies, names and paths.
 var badRequests = []refusalCase{
 	// paths and names
@@ -96,7 +96,7 @@ var badRequests = []refusalCase{
 	{name: "purge: a body", req: request{method: "POST", target: "/v1/topics/orders/purge", body: `{"all":true}`}, want: 400, says: `"all"`},
 	{name: "bad name purge", req: request{method: "POST", target: "/v1/topics/a$b/purge"}, want: 400, says: "outside"},
 	{name: "delete: parameter", req: request{method: "DELETE", target: "/v1/topics/orders?force=1"}, want: 400, says: "takes none"},
-	// redrive (09-extensions.md)
+	// redrive (docs/concepts.md, "Redrive and purge")
 	{name: "redrive: parameter", req: request{method: "POST", target: "/v1/topics/dlq/redrive?max=3", body: `{"to":"orders"}`}, want: 400, says: "takes none"},
 	{name: "redrive: bad name", req: request{method: "POST", target: "/v1/topics/a$b/redrive", body: `{"to":"orders"}`}, want: 400, says: "outside"},
 	{name: "redrive: empty body", req: request{method: "POST", target: "/v1/topics/dlq/redrive"}, want: 400, says: "body is empty"},
@@ -161,7 +161,7 @@ var badRequests = []refusalCase{
 	{name: "create user: malformed", req: request{method: "POST", target: "/v1/users", body: `{"username":`}, want: 400, says: "invalid JSON"},
 	{name: "create user: unknown field", req: request{method: "POST", target: "/v1/users", body: `{"user":"x"}`}, want: 400, says: `"user"`},
 	{name: "set grants: none given", req: request{method: "PUT", target: "/v1/users/bob/grants", body: `{}`}, want: 400, says: "grants is required"},
-	// a user's rate limits (09-extensions.md)
+	// a user's rate limits (docs/http-api.md)
 	{name: "create user: negative limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"produce_records_per_s":-1}}`}, want: 400, says: "limits.produce_records_per_s -1"},
 	{name: "create user: absurd limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"produce_bytes_per_s":1099511627776}}`}, want: 400, says: "limits.produce_bytes_per_s"},
 	{name: "create user: fractional limit", req: request{method: "POST", target: "/v1/users", body: `{"username":"x","password":"long-enough","limits":{"consume_requests_per_s":1.5}}`}, want: 400, says: "limits.consume_requests_per_s 1.5: want a whole number"},

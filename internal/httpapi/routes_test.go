@@ -13,7 +13,7 @@ import (
 )
 
 // Each route reaches the one operation it names behind the API, with what
-// the request said, and answers with the status of 02-http-api.md.
+// the request said, and answers with the status of docs/http-api.md.
 func TestRoutesReachTheirOperation(t *testing.T) {
 	cases := []struct {
 		req  request
@@ -106,7 +106,7 @@ func TestTheAuthenticatedUserIsTheActor(t *testing.T) {
 	}
 }
 
-// A batch body decodes by the payload rules of 02-http-api.md — a JSON
+// A batch body decodes by the payload rules of docs/http-api.md — a JSON
 // string is stored as its text, any other JSON value as its JSON text,
 // payload_base64 as the bytes, key_base64 as the key's bytes — in the
 // JSON envelope and in NDJSON.

@@ -134,7 +134,8 @@ type ForwardResponse struct {
 	MetaVersion uint64 // the serving node's metastore version after the request
 }
 
-// Forward budgets (06-cluster.md, node RPC timeouts).
+// Forward budgets (node RPC timeouts; docs/configuration.md, "Checks across
+// settings").
 const (
 	// rpcDefaultTimeout is node RPC's per-call default: a forwarded
 	// consume, ack or replay gets it plus its long-poll wait.

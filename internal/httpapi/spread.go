@@ -20,10 +20,11 @@ import (
 // consume with no wait each), and only then spends the client's wait,
 // parked (see park) until something may have arrived anywhere, then
 // another round. Owners that cannot be reached are skipped: unpinned
-// consumes route around a dead node (03-consume.md). One that did not
-// answer lately (suspects) is tried after all the others, and one that
-// fails during this request is not tried again in its later rounds, so a
-// frozen owner costs at most one forward timeout per request.
+// consumes route around a dead node (docs/concepts.md, "Consuming as a
+// queue"). One that did not answer lately (suspects) is tried after all the
+// others, and one that fails during this request is not tried again in its
+// later rounds, so a frozen owner costs at most one forward timeout per
+// request.
 func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user string, req broker.ConsumeRequest, batch bool) error {
 	remote := s.remoteOwners(req.Topic)
 	deadline := time.Now().Add(s.b.ConsumeWait(req.Wait))

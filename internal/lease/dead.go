@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Dead-letter hand-off (09-extensions.md, "Dead-letter policy").
+// Dead-letter hand-off (docs/concepts.md, "Dead letters").
 //
 // With Limits.MaxDeliveries > 0, a lease whose record has been delivered
 // MaxDeliveries times and that expires or is nacked does not make its

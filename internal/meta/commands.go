@@ -169,9 +169,9 @@ type AttachCmd struct {
 // detach cannot undo a newer attach.
 //
 // KeepSchema: the child keeps the schema it inherited — the parent's, when
-// the parent has one — and manages it from now on (05-fanout.md). A flag of
-// the command rather than a rule of the handler, so that commands written
-// before the rule replay to the state they made then.
+// the parent has one — and manages it from now on (docs/concepts.md, "Fan-out
+// children"). A flag of the command rather than a rule of the handler, so
+// that commands written before the rule replay to the state they made then.
 type DetachCmd struct {
 	Parent     string `json:"parent"`
 	Child      string `json:"child"`

@@ -37,7 +37,7 @@ func TestConfirmTopicSelfLeader(t *testing.T) {
 	}
 }
 
-// The barrier rule (stale-replica defense 4 of 06-cluster.md: a freshly
+// The barrier rule (a stale-replica defense: a freshly
 // elected leader has the log, not yet the applied state): a delete
 // committed but not yet applied on the leader
 // must be seen by a confirmation. The FSM goroutine is held inside Apply of

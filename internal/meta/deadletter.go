@@ -2,7 +2,7 @@ package meta
 
 import "strings"
 
-// The dead-letter link (09-extensions.md, "Dead-letter policy"): a topic
+// The dead-letter link (docs/concepts.md, "Dead letters"): a topic
 // with MaxDeliveries > 0 names a DeadLetterTopic, which must exist, be
 // another topic, and be one records can be committed to directly — not a
 // remote child (no partitions here) and not a delay child (whose records

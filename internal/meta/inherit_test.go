@@ -6,8 +6,9 @@ import (
 )
 
 // A detached child keeps the schema it inherited from its parent
-// (05-fanout.md), by detach and by the parent's delete alike; a command
-// written before the rule (no keep_schema) replays to what it made then.
+// (docs/concepts.md, "Fan-out children"), by detach and by the parent's
+// delete alike; a command written before the rule (no keep_schema) replays to
+// what it made then.
 func TestDetachedChildKeepsTheInheritedSchema(t *testing.T) {
 	t.Parallel()
 	parentSchema := json.RawMessage(`{"type":"object","required":["id"]}`)

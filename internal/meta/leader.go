@@ -9,7 +9,7 @@ import (
 )
 
 const (
-	// barrierTimeout bounds a barrier (06-cluster.md numbers).
+	// barrierTimeout bounds a barrier.
 	barrierTimeout = 5 * time.Second
 	// caughtUpFreshness: a follower is caught up only if it heard from the
 	// leader this recently.
@@ -108,7 +108,8 @@ func (s *Store) AppliedCaughtUp() bool {
 // Barrier waits until every entry committed before it has been applied to
 // the local FSM. Leader only; bounded by 5 s and ctx. Winning an election
 // proves the log, not the applied state: a leader trusts its replica for a
-// destructive decision only after a barrier (06-cluster.md, barrier rule).
+// destructive decision only after a barrier (docs/architecture.md, "The
+// metastore").
 func (s *Store) Barrier(ctx context.Context) error {
 	return s.asLeader(ctx, "barrier", s.raft.Barrier)
 }

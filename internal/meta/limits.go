@@ -6,9 +6,9 @@ import (
 	"fmt"
 )
 
-// Rates are a user's request rate limits (09-extensions.md, "Rate
-// limits"), per second on each node; 0 is unlimited. It is the resolved
-// form: a user's own Limits over the node's configured defaults.
+// Rates are a user's request rate limits (docs/http-api.md,
+// docs/configuration.md), per second on each node; 0 is unlimited. It is the
+// resolved form: a user's own Limits over the node's configured defaults.
 type Rates struct {
 	ProduceRecordsPerS  int64 `json:"produce_records_per_s"`
 	ProduceBytesPerS    int64 `json:"produce_bytes_per_s"`

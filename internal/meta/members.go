@@ -11,7 +11,7 @@ import (
 // what changed: addresses and alive/dead route traffic (Members, counted in
 // LatestDomainVersion); a heartbeat timestamp or the drain flag alone does
 // not (Heartbeats), so heartbeats every 5 s do not wake the fan-out
-// reconciler's full pass (05-fanout.md F3).
+// reconciler's full pass.
 func applyUpsertMember(a *applyTx, payload json.RawMessage) error {
 	var c UpsertMemberCmd
 	if err := decodePayload(OpUpsertMember, payload, &c); err != nil {

@@ -38,7 +38,7 @@ func (s *Store) Servers() ([]Server, error) {
 }
 
 // Admitted reports whether this node is in the Raft configuration and
-// knows a leader: admission is proved by its own Raft (06-cluster.md).
+// knows a leader: admission is proved by its own Raft.
 func (s *Store) Admitted() bool {
 	servers, err := s.Servers()
 	if err != nil {

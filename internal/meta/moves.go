@@ -8,9 +8,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Moves (06-cluster.md): the controller sets a partition's target; the
-// target node copies the partition and flips ownership to itself with a
-// compare-and-swap. Both are conditional so that a stale proposal (the
+// Moves (docs/architecture.md, "Moves"): the controller sets a partition's
+// target; the target node copies the partition and flips ownership to itself
+// with a compare-and-swap. Both are conditional so that a stale proposal (the
 // owner changed, the target changed) can never misplace a partition.
 
 // SetTargetCmd sets the move target of a partition still owned by Owner

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Replicated partitions (09-extensions.md; package replica has the
+// Replicated partitions (docs/replication.md; package replica has the
 // protocol). A replicated placement's leader, in-sync set, epoch and
 // epoch starts change only through the four commands here, each checked
 // against the placement it applies to: a proposer that acted on a stale

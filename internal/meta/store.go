@@ -40,7 +40,8 @@ type Options struct {
 	// address is recorded in the Raft configuration at bootstrap, so a
 	// node must come back on the same address.
 	BindAddr string
-	// TLS, when set, runs Raft over mutual TLS (07-security.md).
+	// TLS, when set, runs Raft over mutual TLS (docs/security.md, "Mutual TLS
+	// between nodes").
 	TLS *clustertls.Config
 	// Secret keys the handshake every Raft connection runs before Raft
 	// reads a byte of it (package peerauth). Empty: a key of this
@@ -318,7 +319,7 @@ func (s *Store) raftConfig(hlog hclog.Logger) *raft.Config {
 }
 
 // Close shuts Raft down and closes the transport and both databases. It does
-// not transfer leadership (the cluster layer does that first, 06-cluster.md).
+// not transfer leadership (the cluster layer does that first).
 // Safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {

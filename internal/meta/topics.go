@@ -334,9 +334,9 @@ func (a *applyTx) putTopics(ts ...Topic) error {
 	return nil
 }
 
-// checkAttach holds the link rules of 05-fanout.md: one parent per child, no
-// chains, at most MaxChildren children, and a delay child's parent retention
-// floor.
+// checkAttach holds the link rules of docs/concepts.md, "Fan-out children":
+// one parent per child, no chains, at most MaxChildren children, and a delay
+// child's parent retention floor.
 func checkAttach(parent, child Topic, s AttachSpec) error {
 	switch {
 	case s.Epoch == "":

@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// MaxChildren is the most fan-out children one parent may have (05-fanout.md).
+// MaxChildren is the most fan-out children one parent may have
+// (docs/concepts.md, "Fan-out children").
 const MaxChildren = 108
 
 // delayRetentionFloorMs is the margin a delay child's parent must retain
@@ -45,10 +46,11 @@ type Topic struct {
 	FanoutDelayMs int64    `json:"fanout_delay_ms,omitempty"`
 	Children      []string `json:"children,omitempty"` // sorted
 
-	// Remote, set on a remote child (05-fanout.md F25): a link to a topic
-	// of another cluster, with no partitions here. Such a record exists
-	// only while attached, is not a topic anyone can produce to or consume
-	// from, and its credentials are never shown (RemoteTarget.Public).
+	// Remote, set on a remote child (docs/concepts.md, "Fan-out children"): a
+	// link to a topic of another cluster, with no partitions here. Such a
+	// record exists only while attached, is not a topic anyone can produce to
+	// or consume from, and its credentials are never shown
+	// (RemoteTarget.Public).
 	Remote *RemoteTarget `json:"remote,omitempty"`
 
 	// Incarnation tells this life of the name from earlier ones: the Raft
@@ -59,12 +61,13 @@ type Topic struct {
 	Incarnation uint64 `json:"incarnation,omitempty"`
 
 	// DedupeWindowMs (0: off) is the idempotent-produce window
-	// (09-extensions.md): within it a partition owner stores at most one
-	// record per producer msg_id (broker/dedupe.go).
+	// (docs/concepts.md, "Producer ids and deduplication"): within it a
+	// partition owner stores at most one record per producer msg_id
+	// (broker/dedupe.go).
 	DedupeWindowMs int64 `json:"dedupe_window_ms"`
 
 	// ReplicationFactor is how many copies each partition keeps
-	// (09-extensions.md, "Replicated partitions"); 0 is a topic recorded
+	// (docs/replication.md); 0 is a topic recorded
 	// before replication existed and means 1.
 	ReplicationFactor int `json:"replication_factor,omitempty"`
 
@@ -101,7 +104,7 @@ func (r *RemoteTarget) Public() *RemoteTarget {
 
 // Assignment places one partition. Owner serves it now; Target, when set, is
 // where a move will take it. An empty Owner means not placed yet (placement
-// may be deferred, 06-cluster.md anti-affinity).
+// may be deferred: a child created with its parent is anti-affine to it).
 //
 // A partition of a replicated topic (Topic.ReplicationFactor > 1) also
 // has Replicas (distinct nodes, Owner among them: Owner is the leader),
@@ -186,7 +189,7 @@ type Member struct {
 
 // routingEqual reports whether two records route traffic the same way. Only
 // heartbeat timestamps, the drain flag and the disk id may differ (they do not count
-// towards LatestDomainVersion, 05-fanout.md F3).
+// towards LatestDomainVersion).
 func (m Member) routingEqual(o Member) bool {
 	return m.ID == o.ID && m.RaftAddr == o.RaftAddr && m.RPCAddr == o.RPCAddr &&
 		m.HTTPAddr == o.HTTPAddr && m.State == o.State

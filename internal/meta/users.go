@@ -52,7 +52,7 @@ type Grant struct {
 	Patterns []string `json:"patterns"`
 }
 
-// The grant actions (07-security.md).
+// The grant actions (docs/security.md, "Grants").
 const (
 	ActionProduce = "produce"
 	ActionConsume = "consume"
@@ -60,10 +60,10 @@ const (
 	ActionAdmin   = "admin"
 )
 
-// Username and password rules (07-security.md).
+// Username and password rules (docs/security.md, "Users and passwords").
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 
-// topicNameChars are the characters of a topic name (02-http-api.md).
+// topicNameChars are the characters of a topic name (docs/http-api.md).
 const topicNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
 const (

@@ -27,7 +27,7 @@ type Versions struct {
 
 // LatestDomain is the maximum over topics, assignments, schemas, users and
 // routing members — what the fan-out reconciler compares to skip an idle
-// tick (05-fanout.md F3). Heartbeats and drain flags do not count.
+// tick. Heartbeats and drain flags do not count.
 func (v Versions) LatestDomain() uint64 {
 	return max(v.Topics, v.Assignments, v.Schemas, v.Users, v.Members)
 }

@@ -80,7 +80,7 @@ type Metrics struct {
 	DispatchDiscarded  prometheus.Counter
 	DispatchKept       prometheus.Counter
 
-	// Replicated partitions (09-extensions.md): on the leader, the
+	// Replicated partitions (docs/replication.md): on the leader, the
 	// in-sync set's size and how far the slowest follower trails; on
 	// every node, how often it took a partition's leadership.
 	ReplicasInSync        *prometheus.GaugeVec   // topic, partition

@@ -1,16 +1,17 @@
-// Package move moves partitions between nodes (06-cluster.md, Moves). A
-// partition's data lives on one node, so moving it means copying it: the
-// destination (the assignment's target) runs a session (Worker) that
+// Package move moves partitions between nodes (docs/architecture.md,
+// "Moves"). A partition's data lives on one node, so moving it means copying
+// it: the destination (the assignment's target) runs a session (Worker) that
 // catches up while produce flows, freezes the source, copies the now-fixed
 // tail with the consumer frontier and fan-out cursor files, reopens the
 // staged copy and verifies it recovers to the source's high watermark,
 // installs it by rename, and flips ownership with a Raft compare-and-swap.
 // The source's side (Source) freezes, lists and serves its files over node
 // RPC; the freezes themselves (Freezes) are the broker's commit-admission
-// hook, the one thing of a move the broker knows. A node sheds its copies
-// of partitions it no longer owns, and of replicas it no longer is. What a move does to a directory
-// (listing, staging, verify, install, remove) is package storage's; the
-// planner that sets targets is the controller's (package cluster).
+// hook, the one thing of a move the broker knows. A node sheds its copies of
+// partitions it no longer owns, and of replicas it no longer is. What a move
+// does to a directory (listing, staging, verify, install, remove) is package
+// storage's; the planner that sets targets is the controller's (package
+// cluster).
 //
 // Invariants: ownership changes only by the flip, and the flip happens
 // only after a verified copy is installed at the destination; a failed

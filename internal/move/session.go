@@ -13,7 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// Session tuning (06-cluster.md).
+// Session tuning.
 const (
 	lagBytes  = 1 << 20          // catch-up ends when a pass copies less
 	maxPasses = 20               // or after this many passes

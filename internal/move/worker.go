@@ -14,7 +14,7 @@ import (
 	"github.com/narad-io/narad/internal/vfs"
 )
 
-// Worker cadence (06-cluster.md), on the worker's clock.
+// Worker cadence, on the worker's clock.
 const (
 	passEvery   = time.Second      // a pass over the assignments
 	shedEvery   = 10 * time.Second // shedding moved-away copies and lifting expired freezes

@@ -1,5 +1,5 @@
-// Package ratelimit is the per-user request limiter of 09-extensions.md
-// ("Rate limits"): on each node, a token bucket per user and limit
+// Package ratelimit is the per-user request limiter (docs/http-api.md,
+// docs/configuration.md): on each node, a token bucket per user and limit
 // (produce records, produce bytes, consume requests), its burst one
 // second's worth of the rate, refilled from an injected clock.
 //

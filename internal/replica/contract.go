@@ -98,14 +98,13 @@ type FetchResponse struct {
 }
 
 // SideState is the state of a partition's readers that lives beside its
-// log on the leader and must follow the leadership (09-extensions.md,
-// "Replicated partitions"): the delivery counts of its unsettled records
-// (delivery.counts) and the positions of the fan-out cursors that copy it
-// into its children (their cursor files). The leader snapshots it at most
-// once per persistence interval; Version changes whenever the snapshot
-// does, and is never reused by a later leadership of the same node (it
-// starts from the clock), so a follower's echo of it is never mistaken
-// for a newer state.
+// log on the leader and must follow the leadership (docs/replication.md): the
+// delivery counts of its unsettled records (delivery.counts) and the
+// positions of the fan-out cursors that copy it into its children (their
+// cursor files). The leader snapshots it at most once per persistence
+// interval; Version changes whenever the snapshot does, and is never reused
+// by a later leadership of the same node (it starts from the clock), so a
+// follower's echo of it is never mistaken for a newer state.
 type SideState struct {
 	Version uint64
 	Counts  []storage.CountEntry

@@ -1,5 +1,5 @@
 // Package replica keeps the copies of a replicated partition
-// (09-extensions.md, "Replicated partitions") in step: primary-backup with
+// (docs/replication.md) in step: primary-backup with
 // the in-sync set held in the metastore, as Kafka's ISR under KRaft and
 // PacificA do, with Kafka's leader epochs for cutting a divergent tail.
 //

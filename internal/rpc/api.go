@@ -7,7 +7,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// Per-call timeouts (06-cluster.md). The client applies them with
+// Per-call timeouts. The client applies them with
 // context.WithTimeout, so a caller's earlier deadline always wins.
 const (
 	// DefaultTimeout bounds every call without a longer budget of its own.

@@ -1,6 +1,6 @@
-// Package rpc is node-to-node RPC of a Narad cluster (06-cluster.md, Node
-// RPC) on gRPC: a Server that exposes one Handler to the other nodes, and
-// a Pool that calls them. Commit (produce dispatch and fan-out child
+// Package rpc is node-to-node RPC of a Narad cluster (docs/architecture.md,
+// "Node RPC") on gRPC: a Server that exposes one Handler to the other
+// nodes, and a Pool that calls them. Commit (produce dispatch and fan-out child
 // commits), Forward (a client-API request replayed on the partition owner
 // or the leader), Stats, ConfirmTopic (leader confirmation), Join,
 // Heartbeat and Fetch (a replicated partition's follower pulling from its
@@ -38,7 +38,8 @@
 //     upgrades safe (a new call against an old node fails cleanly).
 //   - A 503 from a call is not proof that it did nothing: a commit whose
 //     deadline passed may still have committed. Callers retry, and the
-//     cluster accepts the resulting duplicates (06-cluster.md dispatch).
+//     cluster accepts the resulting duplicates (docs/architecture.md, "The
+//     produce path").
 //   - Timeouts: 5 s per call, Commit 30 s (a slow fsync is not a dead
 //     node), Fetch its long-poll wait plus 5 s, Forward the caller's
 //     ForwardRequest.Timeout (5 s plus a long-poll's wait for the data
@@ -48,7 +49,7 @@
 //   - Wire compatibility: fields of proto/node.proto are only ever added,
 //     never renumbered or retyped; a new operation is a new rpc.
 //
-// Transport: mutual TLS when the cluster has certificates (07-security.md;
+// Transport: mutual TLS when the cluster has certificates (docs/security.md;
 // WithTLS on the server, NewTLSPool on the caller), so a peer without a
 // certificate from the cluster CA never reaches the secret check. Without
 // them the plane is plaintext and the secret crosses the wire in clear,

@@ -12,9 +12,9 @@ import (
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 )
 
-// Fetch is the replication call of a replicated partition (09-extensions.md,
-// "Replicated partitions"): a follower asks its leader for the records from
-// its durable end. These types are package replica's FetchRequest and
+// Fetch is the replication call of a replicated partition
+// (docs/replication.md): a follower asks its leader for the records from its
+// durable end. These types are package replica's FetchRequest and
 // FetchResponse field for field (the server package converts them, which
 // stops compiling if the two drift apart), declared here so node RPC needs
 // nothing of the replication engine or the metastore.

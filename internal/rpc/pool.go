@@ -131,7 +131,7 @@ func (c secretCreds) GetRequestMetadata(context.Context, ...string) (map[string]
 
 // RequireTransportSecurity is false because the cluster plane is plaintext
 // until mTLS is configured; the secret is then visible on the wire, which
-// the operator is warned about at start (07-security.md).
+// the operator is warned about at start (docs/security.md).
 func (secretCreds) RequireTransportSecurity() bool { return false }
 
 // invoke runs one call to addr within timeout (or the caller's earlier

@@ -57,7 +57,7 @@ type ServerOption func(*Server)
 // (they reach the caller only as a bare 500). Default: slog.Default().
 func WithLogger(l *slog.Logger) ServerOption { return func(s *Server) { s.log = l } }
 
-// WithTLS serves over mutual TLS (07-security.md): a caller without a
+// WithTLS serves over mutual TLS (docs/security.md): a caller without a
 // certificate from the cluster CA never reaches the secret check.
 func WithTLS(c *tls.Config) ServerOption { return func(s *Server) { s.tls = c } }
 

@@ -45,7 +45,8 @@ func raftBind(c config.ClusterConfig, clustered bool, log *slog.Logger) string {
 }
 
 // rpcAddrOf is a cluster address with its port plus one: node RPC listens
-// beside Raft (06-cluster.md), so peers never need to be told it.
+// beside Raft (docs/operations.md, "Ports and files"), so peers never need to
+// be told it.
 func rpcAddrOf(raftAddr string) (string, error) {
 	host, port, err := net.SplitHostPort(raftAddr)
 	if err != nil {

@@ -131,7 +131,7 @@ func clientTLS(c config.HTTPConfig) (*tls.Config, error) {
 }
 
 // clusterTLS loads the cluster plane's mutual TLS, or says loudly that it
-// runs in plaintext (07-security.md).
+// runs in plaintext (docs/security.md).
 func clusterTLS(cfg config.Config, clustered bool, log *slog.Logger) (*clustertls.Config, error) {
 	c := cfg.Cluster
 	if c.TLSCertFile == "" {

@@ -1,10 +1,10 @@
 // Package server wires one Narad node together and owns its lifecycle: the
-// boot order of 06-cluster.md (metastore, then storage and broker with the
-// create gate closed, then the node RPC listener, then the startup
-// reconcile, then the gate opens and /readyz may flip) and graceful
-// shutdown (drain HTTP within the grace period, hand leadership over, stop
-// the run group, close logs cleanly so hwm boundaries are written, close
-// the metastore).
+// boot order of docs/architecture.md (metastore, then storage and broker with
+// the create gate closed, then the node RPC listener, then the startup
+// reconcile, then the gate opens and /readyz may flip) and graceful shutdown
+// (drain HTTP within the grace period, hand leadership over, stop the run
+// group, close logs cleanly so hwm boundaries are written, close the
+// metastore).
 //
 // Nothing else lives here. Every rule belongs to another package; what is
 // left are constructors called in order, each component given its

@@ -13,7 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/wal"
 )
 
-// readiness is /readyz (06-cluster.md): not ready, with the reason, until
+// readiness is /readyz (docs/http-api.md): not ready, with the reason, until
 // a leader is known, the replica is caught up and the startup reconcile
 // is done — in a cluster also until this node is admitted and recorded
 // and the leader's address is known — and not ready again while the
@@ -55,10 +55,10 @@ func (r *readiness) ok() bool { ok, _ := r.check(); return ok }
 // startupWait bounds the startup reconcile's wait for a leader.
 const startupWait = 60 * time.Second
 
-// reconcileAtStartup is the boot order's last step (06-cluster.md): wait
-// (at most startupWait) for a leader, sweep topic directories that belong
-// to no topic (each deletion leader-confirmed) — on timeout the sweep is
-// skipped, never rushed — then open the create gate.
+// reconcileAtStartup is the boot order's last step (docs/architecture.md,
+// "Start and shutdown"): wait (at most startupWait) for a leader, sweep topic
+// directories that belong to no topic (each deletion leader-confirmed) — on
+// timeout the sweep is skipped, never rushed — then open the create gate.
 func reconcileAtStartup(ctx context.Context, ms *meta.Store, b *broker.Broker, adopt bool) {
 	ctx, cancel := context.WithTimeout(ctx, startupWait)
 	defer cancel()

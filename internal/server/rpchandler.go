@@ -25,8 +25,8 @@ import (
 // rpcHandler serves node RPC (rpc.Handler) from this node's components.
 // Each method calls the component whose rule it is; what is left here is
 // the edge: node RPC's types, and typed errors turned into the HTTP
-// vocabulary node RPC carries (06-cluster.md). The move copy calls
-// (MoveFreeze, MoveFiles, MoveRead) are package move's Source.
+// vocabulary node RPC carries (docs/architecture.md, "Node RPC"). The move
+// copy calls (MoveFreeze, MoveFiles, MoveRead) are package move's Source.
 type rpcHandler struct {
 	*move.Source
 	b    *broker.Broker

@@ -36,8 +36,8 @@ import (
 )
 
 // Run runs a node until ctx is cancelled, then shuts it down gracefully.
-// It is the boot order of 06-cluster.md, top to bottom. Each component is
-// built from the ones before it and closed (deferred) after the ones after
+// It is the boot order of docs/architecture.md, top to bottom. Each component
+// is built from the ones before it and closed (deferred) after the ones after
 // it; every long-lived goroutine runs in one run group, stopped and joined
 // before any component closes.
 func Run(ctx context.Context, cfg config.Config) error {

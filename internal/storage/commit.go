@@ -12,7 +12,7 @@ type commitReq struct {
 	recs    []Record
 	src     Source // origin, WAL seqs and laziness (CommitFrom)
 	skipped int    // leading records the log held already (by src)
-	now     int64  // the caller's clock, read before queueing (04-storage.md)
+	now     int64  // the caller's clock, read before queueing
 	base    uint64
 	err     error
 	done    chan struct{} // closed when this batch is committed or failed

@@ -2,7 +2,8 @@
 // with offsets 0, 1, 2, … kept in segment files of CRC'd frames.
 //
 // It knows nothing of topics, HTTP or clusters. Its one promise is the
-// durability boundary of 04-storage.md, in two forms:
+// durability boundary (docs/architecture.md, "The produce path"), in two
+// forms:
 //
 //	a record is visible to readers (below the high watermark) only after the
 //	frame holding it was written, read back and CRC-verified, and either

@@ -10,7 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Frame header, all integers big-endian (04-storage.md):
+// Frame header, all integers big-endian:
 //
 //	0  2  magic 0xCA 0xFE
 //	2  1  flags: bits 0-2 codec (0 none, 1 zstd); bit 3 source (below);

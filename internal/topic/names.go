@@ -6,7 +6,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 )
 
-// MaxNameLen is the longest topic name (02-http-api.md).
+// MaxNameLen is the longest topic name (docs/http-api.md).
 const MaxNameLen = 249
 
 // ValidateName enforces 1..249 characters of [A-Za-z0-9._-], not "." or

@@ -32,7 +32,7 @@ type View struct {
 	PartitionStats []PartitionStats `json:"partition_stats,omitempty"`
 }
 
-// Roles a topic has in fan-out (02-http-api.md): "standalone" is the
+// Roles a topic has in fan-out (docs/http-api.md): "standalone" is the
 // reference's word for a topic with neither parent nor children.
 const (
 	RoleStandalone = "standalone"

@@ -21,7 +21,8 @@ import (
 // parent holding biSchema cannot take a child holding this one.
 const biChNoIDSchema = `{"type":"object","properties":{"name":{"type":"string"}}}`
 
-// biChMaxDelayMs is one year, the longest delay (05-fanout.md).
+// biChMaxDelayMs is one year, the longest delay (docs/concepts.md, "Fan-out
+// children").
 const biChMaxDelayMs = 31_536_000_000
 
 var biChEpochRe = regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -39,7 +40,7 @@ type biChRecord struct {
 	Children      []string `json:"children"`
 }
 
-// biChAttached is the attach answer: the parent's record (02-http-api.md,
+// biChAttached is the attach answer: the parent's record (docs/http-api.md,
 // as the reference answers), whose attach_epoch and attach_offsets are the
 // new link's, with the link's child and delay beside them.
 type biChAttached struct {
@@ -734,8 +735,8 @@ func TestBadInputChildren(t *testing.T) {
 	})
 
 	// An attached child inherits its parent's schema and the parent
-	// manages it while attached (05-fanout.md). skid-ok is attached to
-	// spar, which has a schema.
+	// manages it while attached (docs/concepts.md, "Fan-out children").
+	// skid-ok is attached to spar, which has a schema.
 	t.Run("schema of an attached child", func(t *testing.T) {
 		patch := func(topic, body string) func(t testing.TB) biAnswer {
 			return func(t testing.TB) biAnswer {
@@ -762,7 +763,7 @@ func TestBadInputChildren(t *testing.T) {
 			a := patch("skid-ok", `{"schema":null}`)(t)
 			if a.status/100 == 2 {
 				t.Errorf("server contradicts the spec: PATCH {\"schema\":null} on a child attached to a parent with a schema "+
-					"(which manages the child's schema while attached, 05-fanout.md) is accepted: %v", a)
+					"(which manages the child's schema while attached, docs/concepts.md) is accepted: %v", a)
 				unchanged(t, before)
 				return
 			}

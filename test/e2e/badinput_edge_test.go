@@ -46,7 +46,7 @@ func biRawExchange(t testing.TB, n *node, head string, body []byte) (*http.Respo
 // TestBadInput413IsDelivered: an oversize body sent whole before the
 // client reads (no Expect: 100-continue) gets its 413 — a status line and
 // a JSON error — every time, at 1 MiB + 1 and at 20 MiB, to produce and
-// batch produce; nothing is stored (07-security.md, "Input hardening").
+// batch produce; nothing is stored (docs/security.md, "Input limits").
 func TestBadInput413IsDelivered(t *testing.T) {
 	n := startNode(t)
 	biWantStatus(t, biDo(t, n, "POST", "/v1/topics", "application/json", []byte(`{"name":"big","partitions":1}`)), http.StatusCreated)

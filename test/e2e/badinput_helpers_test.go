@@ -87,7 +87,7 @@ func biSend(t testing.TB, n *node, method, path, contentType string, body io.Rea
 }
 
 // biWantError asserts the answer is exactly status with the error shape of
-// 02-http-api.md: Content-Type application/json, a body that is one JSON
+// docs/http-api.md: Content-Type application/json, a body that is one JSON
 // object {"error": "<non-empty sentence>"} and nothing else, Retry-After on
 // a 503. Each of contains must occur in the sentence. It returns the
 // sentence.

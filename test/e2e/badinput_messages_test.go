@@ -232,7 +232,7 @@ func TestBadInputProduce(t *testing.T) {
 			}
 		})
 
-		// 02-http-api.md: "All records are validated first; if any fails,
+		// docs/http-api.md: "All records are validated first; if any fails,
 		// 400 (or 413) names the first failing index and nothing is stored."
 		t.Run("first failing index is named", func(t *testing.T) {
 			var wrong []string

@@ -19,7 +19,7 @@ import (
 // SIGKILLs, moves and ledger as TestChaos, and at least once per run the
 // killed node's data directory is deleted and it starts empty. A
 // replicated topic survives the loss of any minority of its replicas,
-// disks included (09-extensions.md), so the disturber keeps to one node
+// disks included (docs/replication.md), so the disturber keeps to one node
 // at a time: before a wipe every replica is in sync, and after one the
 // wiped node is back in every in-sync set before anything else is
 // disturbed. A single-copy topic cannot keep a ledger through a wiped

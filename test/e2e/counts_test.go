@@ -23,8 +23,8 @@ func nackOnce(t *testing.T, n *node, topic string) int {
 	return m.DeliveryCount
 }
 
-// TestDeliveryCountSurvivesRestartAndSIGKILL (09-extensions.md, Dead-letter
-// policy): a record delivered three times is delivered a fourth time after
+// TestDeliveryCountSurvivesRestartAndSIGKILL (docs/concepts.md, "Dead
+// letters"): a record delivered three times is delivered a fourth time after
 // a clean stop and says 4 (it said 1 before); after a SIGKILL it says at
 // least the last persisted count plus one.
 func TestDeliveryCountSurvivesRestartAndSIGKILL(t *testing.T) {
@@ -68,7 +68,7 @@ func TestDeliveryCountSurvivesRestartAndSIGKILL(t *testing.T) {
 	}
 }
 
-// TestPurgeThroughAPIAndCLI (09-extensions.md, Redrive and purge): a purge
+// TestPurgeThroughAPIAndCLI (docs/concepts.md, "Redrive and purge"): a purge
 // settles everything below the high watermarks, its leases' acks answer
 // 410, replay still reads every record, it survives a SIGKILL, a second
 // purge answers 0, and the CLI refuses without --yes off a terminal.

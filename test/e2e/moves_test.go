@@ -39,13 +39,13 @@ func clusterMembers(t *testing.T, n *node) map[string]memberView {
 	return m
 }
 
-// TestClusterMovesRebalanceAndDecommission (06-cluster.md Moves): a fourth
-// node joins a loaded cluster and the planner moves partitions to it —
-// each copied while produce flows, frozen, verified and flipped — until
-// every node owns its share; then that node is decommissioned, sheds them
-// all and leaves the Raft voters. Produce never stops; every accepted
-// record is delivered from the parent and from its replica child
-// (duplicates allowed, no loss).
+// TestClusterMovesRebalanceAndDecommission (docs/architecture.md, "Moves"): a
+// fourth node joins a loaded cluster and the planner moves partitions to it —
+// each copied while produce flows, frozen, verified and flipped — until every
+// node owns its share; then that node is decommissioned, sheds them all and
+// leaves the Raft voters. Produce never stops; every accepted record is
+// delivered from the parent and from its replica child (duplicates allowed,
+// no loss).
 func TestClusterMovesRebalanceAndDecommission(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and moves a cluster")

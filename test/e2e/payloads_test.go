@@ -68,7 +68,7 @@ func deref(s *string) string {
 // queue consume, batch replay and single replay exactly as sent — a JSON
 // body with its own whitespace, the text hello flagged "text" apart from
 // the JSON string "hello", bytes as base64, a key that is not UTF-8 as
-// key_base64 (09-extensions.md, "Payloads come back byte for byte").
+// key_base64 (docs/concepts.md, "Records").
 func TestPayloadsComeBackByteForByteFromTheNode(t *testing.T) {
 	n := startNode(t)
 	biWantStatus(t, biDo(t, n, "POST", "/v1/topics", "application/json", []byte(`{"name":"raw","partitions":1}`)), http.StatusCreated)

@@ -13,10 +13,10 @@ import (
 )
 
 // TestRemoteChildAcrossClusters: a parent on one cluster copies into a
-// topic of another (05-fanout.md F25–F30) through that cluster's batch
-// produce, with a user that may only produce there. The source is
-// SIGKILLed under produce and the target is stopped for a while: every
-// record the source accepted reaches the target (duplicates allowed, no
+// topic of another (docs/concepts.md, "Fan-out children") through that
+// cluster's batch produce, with a user that may only produce there. The
+// source is SIGKILLed under produce and the target is stopped for a while:
+// every record the source accepted reaches the target (duplicates allowed, no
 // loss), the link shows "retrying" while the target is away, and the
 // credentials never show.
 func TestRemoteChildAcrossClusters(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 )
 
 // The side state of a replicated partition follows its leader
-// (09-extensions.md, "Replicated partitions"): its fan-out cursor files
+// (docs/replication.md): its fan-out cursor files
 // and its delivery counts reach the followers, so a SIGKILLed leader's
 // successor resumes its cursors near where they were (never from the
 // attach point) and counts deliveries on.
@@ -118,7 +118,7 @@ func TestReplicatedFanoutCursorsFollowTheLeader(t *testing.T) {
 			path := partFile(f, "fp", "fanout-"+child+".offset")
 			eventually(t, 20*time.Second, f.id+"'s copy of the "+child+" cursor at "+fmt.Sprint(first), func() bool {
 				// A copy is written by rename (whole), and the file is a
-				// JSON object (05-fanout.md, F14).
+				// JSON object.
 				var st struct {
 					NextOffset uint64 `json:"next_offset"`
 				}

@@ -15,7 +15,7 @@ import (
 	"github.com/narad-io/narad/client"
 )
 
-// Replicated partitions (09-extensions.md) on real processes: a topic with
+// Replicated partitions (docs/replication.md) on real processes: a topic with
 // three copies on three nodes loses its leader for good, then that node's
 // disk; and loses two of its three nodes.
 

@@ -97,7 +97,7 @@ func usersList(t *testing.T, n *node) string {
 	return string(a.body)
 }
 
-// TestSecurityGrantsAndOwnership walks 07-security.md: 401 for missing or
+// TestSecurityGrantsAndOwnership walks docs/security.md: 401 for missing or
 // wrong credentials, grants per action and topic pattern, ownership of the
 // topics a user creates, and each refusal changing nothing.
 func TestSecurityGrantsAndOwnership(t *testing.T) {

@@ -10,11 +10,12 @@ import (
 	"github.com/narad-io/narad/client"
 )
 
-// The stale-replica defenses of 06-cluster.md: a node whose metastore is
-// behind the cluster must not destroy or misplace anything on the strength
-// of its own view. Each test here fails with its guard removed (checked by
-// hand when written: the sweep without confirmation, the cursor anchor
-// without confirmation, the dispatcher discard on local absence alone).
+// The stale-replica defenses (docs/architecture.md, "The metastore"): a node
+// whose metastore is behind the cluster must not destroy or misplace anything
+// on the strength of its own view. Each test here fails with its guard
+// removed (checked by hand when written: the sweep without confirmation, the
+// cursor anchor without confirmation, the dispatcher discard on local absence
+// alone).
 
 // saveMetastore copies a stopped node's metastore aside, to put it back
 // later: the node then restarts believing an older cluster state.
@@ -188,8 +189,9 @@ func TestClusterStaleReplicaDoesNotAnchorOldEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A detach stops the cursors at their next reconcile tick; a record
-	// committed before that may still be copied (05-fanout.md). Wait until
-	// every node has stopped them (their lag series are gone).
+	// committed before that may still be copied (docs/concepts.md, "Fan-out
+	// children"). Wait until every node has stopped them (their lag series
+	// are gone).
 	eventually(t, 10*time.Second, "every dst cursor stopped", func() bool {
 		for _, n := range nodes {
 			if len(n.series(dstLag)) > 0 {

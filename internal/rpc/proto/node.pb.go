@@ -1,4 +1,4 @@
-// Node-to-node RPC of a Narad cluster (06-cluster.md, Node RPC).
+// Node-to-node RPC of a Narad cluster (docs/architecture.md, "Node RPC").
 //
 // Compatibility rules, because nodes of two versions talk during a rolling
 // upgrade: never renumber or retype a field, only add new ones; a new call

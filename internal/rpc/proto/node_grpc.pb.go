@@ -1,4 +1,4 @@
-// Node-to-node RPC of a Narad cluster (06-cluster.md, Node RPC).
+// Node-to-node RPC of a Narad cluster (docs/architecture.md, "Node RPC").
 //
 // Compatibility rules, because nodes of two versions talk during a rolling
 // upgrade: never renumber or retype a field, only add new ones; a new call
@@ -67,7 +67,8 @@ type NodeClient interface {
 	ConfirmOwner(ctx context.Context, in *ConfirmOwnerRequest, opts ...grpc.CallOption) (*ConfirmOwnerResponse, error)
 	// Ask the leader to complete a move: owner := to, if from still owns.
 	Flip(ctx context.Context, in *FlipRequest, opts ...grpc.CallOption) (*FlipResponse, error)
-	// Partition-move copy session, served by the source (06-cluster.md Moves).
+	// Partition-move copy session, served by the source
+	// (docs/architecture.md, "Moves").
 	MoveFreeze(ctx context.Context, in *MoveFreezeRequest, opts ...grpc.CallOption) (*MoveFreezeResponse, error)
 	MoveFiles(ctx context.Context, in *MoveFilesRequest, opts ...grpc.CallOption) (*MoveFilesResponse, error)
 	MoveRead(ctx context.Context, in *MoveReadRequest, opts ...grpc.CallOption) (*MoveReadResponse, error)
@@ -76,7 +77,7 @@ type NodeClient interface {
 	// "no such topic" first catches up to it (read-your-writes).
 	ReadIndex(ctx context.Context, in *ReadIndexRequest, opts ...grpc.CallOption) (*ReadIndexResponse, error)
 	// A follower of a replicated partition fetches records from its leader
-	// (09-extensions.md, "Replicated partitions"); the fetch offset is its
+	// (docs/replication.md); the fetch offset is its
 	// acknowledgement of everything below it.
 	Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error)
 	// A node's own metastore write (a partition leader's in-sync change or
@@ -266,7 +267,8 @@ type NodeServer interface {
 	ConfirmOwner(context.Context, *ConfirmOwnerRequest) (*ConfirmOwnerResponse, error)
 	// Ask the leader to complete a move: owner := to, if from still owns.
 	Flip(context.Context, *FlipRequest) (*FlipResponse, error)
-	// Partition-move copy session, served by the source (06-cluster.md Moves).
+	// Partition-move copy session, served by the source
+	// (docs/architecture.md, "Moves").
 	MoveFreeze(context.Context, *MoveFreezeRequest) (*MoveFreezeResponse, error)
 	MoveFiles(context.Context, *MoveFilesRequest) (*MoveFilesResponse, error)
 	MoveRead(context.Context, *MoveReadRequest) (*MoveReadResponse, error)
@@ -275,7 +277,7 @@ type NodeServer interface {
 	// "no such topic" first catches up to it (read-your-writes).
 	ReadIndex(context.Context, *ReadIndexRequest) (*ReadIndexResponse, error)
 	// A follower of a replicated partition fetches records from its leader
-	// (09-extensions.md, "Replicated partitions"); the fetch offset is its
+	// (docs/replication.md); the fetch offset is its
 	// acknowledgement of everything below it.
 	Fetch(context.Context, *FetchRequest) (*FetchResponse, error)
 	// A node's own metastore write (a partition leader's in-sync change or
