@@ -218,8 +218,13 @@ func roleChanged(h *hostedReplica, v replica.View, self string) bool {
 		(h.leader != nil) != (v.Leader == self)
 }
 
+// sameView reports whether a running role has nothing new to learn from
+// b. Every field of a View that roleChanged does not compare is compared
+// here (TestEveryViewFieldReachesTheRole): a leader that never learns a
+// new InSyncVersion proposes on the old one forever.
 func sameView(a, b replica.View) bool {
-	return slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.InSync, b.InSync) && slices.Equal(a.EpochStarts, b.EpochStarts)
+	return slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.InSync, b.InSync) && slices.Equal(a.EpochStarts, b.EpochStarts) &&
+		a.InSyncVersion == b.InSyncVersion
 }
 
 // startReplica opens the partition's log held and starts its role.
