@@ -192,6 +192,13 @@ func TestCLISubSurvivesABrokerRestart(t *testing.T) {
 	eventually(t, 20*time.Second, "the first message to be printed", func() bool {
 		return strings.Count(p.stdout.String(), "\n") == 1
 	})
+	// sub prints a message, then acks it: stopping the node before the
+	// ack lands would make this a test of a lost ack (redelivery, exit 1)
+	// rather than of a restart between messages.
+	eventually(t, 20*time.Second, "the first message to be acked", func() bool {
+		d, err := n.c.GetTopic(ctx, "jobs")
+		return err == nil && len(d.PartitionStats) == 1 && d.PartitionStats[0].ConsumerFrontier == 1
+	})
 	n.stop()
 	eventually(t, 20*time.Second, "sub to wait for the stopped node", func() bool {
 		return strings.Contains(p.stderr.String(), "waiting for the node")
