@@ -207,12 +207,35 @@ func TestPlacementShapeIsChecked(t *testing.T) {
 		"unplaced":             func(a *Assignment) { a.Owner = "" },
 		"fields, no replicas":  func(a *Assignment) { a.Replicas = nil },
 		"a leaving copy":       func(a *Assignment) { a.Leaving = "c" },
+		"6 replicas": func(a *Assignment) {
+			a.Replicas = []string{"b", "c", "a", "d", "e", "f"}
+		},
+		"an epoch started twice": func(a *Assignment) {
+			a.LeaderEpoch, a.EpochStarts = 2, []EpochStart{{Epoch: 1}, {Epoch: 2, Offset: 3}, {Epoch: 2, Offset: 4}}
+		},
+		"too many epoch starts": func(a *Assignment) {
+			a.LeaderEpoch, a.EpochStarts = MaxEpochStarts+1, nil
+			for e := uint64(1); e <= MaxEpochStarts+1; e++ {
+				a.EpochStarts = append(a.EpochStarts, EpochStart{Epoch: e, Offset: e})
+			}
+		},
 	}
 	for name, spoil := range bad {
 		a := good
 		a.Replicas, a.InSync = slices.Clone(good.Replicas), slices.Clone(good.InSync)
 		spoil(&a)
 		r.refused(name, ErrInvalid, OpSetAssignments, SetAssignmentsCmd{Assignments: []Assignment{a}})
+	}
+	// The limits themselves are allowed: 5 replicas, 32 epoch starts.
+	most := good
+	most.Replicas = []string{"b", "c", "a", "d", "e"}
+	most.LeaderEpoch = MaxEpochStarts
+	most.EpochStarts = nil
+	for e := uint64(1); e <= MaxEpochStarts; e++ {
+		most.EpochStarts = append(most.EpochStarts, EpochStart{Epoch: e, Offset: e})
+	}
+	if err := CheckPlacement("r", most); err != nil {
+		t.Fatalf("a placement at the limits: %v", err)
 	}
 	must(t, r.apply(OpSetAssignments, SetAssignmentsCmd{Assignments: []Assignment{good}}))
 	r.refused("a move of a replicated partition", ErrInvalid, OpSetTarget, SetTargetCmd{Topic: "r", Partition: 0, Owner: "a", Target: "d"})
