@@ -393,6 +393,17 @@ func (b *Broker) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
 	if b.cfg.Fenced != nil && b.cfg.Fenced() {
 		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
 	}
+	// The role's view can lag the metastore replica the lease reads: a
+	// node back on a wiped disk stops being fenced as soon as its replica
+	// records the new disk, and the same entry takes it out of every
+	// in-sync set, but the role learns that only at the next reconcile.
+	// A write in between would land in an empty log as a record of the
+	// old epoch, below the history its followers hold, that no cut
+	// removes. Read after the lease, the placement has that entry.
+	if as := b.meta.Assignments(t.Name); p >= len(as) || as[p].Owner != b.cfg.NodeID ||
+		!slices.Contains(as[p].InSync, b.cfg.NodeID) {
+		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node's leadership is changing (a new leader, or its disk was replaced): retry", p, t.Name)
+	}
 	return h, nil
 }
 

@@ -339,3 +339,30 @@ func TestEveryViewFieldReachesTheRole(t *testing.T) {
 		}
 	}
 }
+
+// A node back on a wiped disk that still leads in its role's view (the
+// role learns of the new placement only at the next reconcile) must not
+// write: the metastore entry that records its new disk, and so ends its
+// fencing, also took it out of the in-sync set. The fake leader never
+// learns from views, so it stands for a role whose view lags.
+func TestReplicatedLeaderOutOfTheInSyncSetWritesNothing(t *testing.T) {
+	eng := &fakeEngine{}
+	n := newTestNode(t, Config{Replication: eng, Fenced: func() bool { return false }, ReplicaCommitWait: 200 * time.Millisecond})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	fl := eng.leader(0)
+	fl.ready.Store(true)
+	ctx := testCtx(t)
+	if err := n.ms.UpsertMember(ctx, meta.Member{ID: "n1", RaftAddr: "n1:1", DiskID: "d1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ms.ReplaceDisk(ctx, "n1", "d1", "d2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.commit("r", 0, "ghost"); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit by a leader out of the in-sync set: %v, want not ready", err)
+	}
+	if end := fl.log.End(); end != 0 {
+		t.Fatalf("%d records written to the log of a leader out of the in-sync set", end)
+	}
+}
