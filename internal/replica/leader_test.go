@@ -316,16 +316,24 @@ func TestLeaderStartAndClose(t *testing.T) {
 	if _, err := l.HandleFetch(context.Background(), FetchRequest{Topic: "t", Incarnation: 1, Epoch: 1, Follower: "b"}); err != nil {
 		t.Fatal(err)
 	}
+	// The wiring hands the leader every new view (the broker's reconcile):
+	// here after each tick, so a proposal is decided on the set and
+	// version the metastore holds.
 	for range 12 { // c never fetches
 		if !clk.BlockUntil(1, 5*time.Second) {
 			t.Fatal("the loop is not on the clock")
 		}
 		clk.Advance(DefaultTick)
+		l.Update(md.view())
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for len(md.view().InSync) != 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("in-sync = %v, want a and one follower", md.view().InSync)
+		}
+		l.Update(md.view())
+		if clk.BlockUntil(1, time.Millisecond) {
+			clk.Advance(DefaultTick)
 		}
 		time.Sleep(time.Millisecond) // polling a condition, not a timed wait
 	}
