@@ -399,9 +399,10 @@ func (b *Broker) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
 	// in-sync set, but the role learns that only at the next reconcile.
 	// A write in between would land in an empty log as a record of the
 	// old epoch, below the history its followers hold, that no cut
-	// removes. Read after the lease, the placement has that entry.
-	if as := b.meta.Assignments(t.Name); p >= len(as) || as[p].Owner != b.cfg.NodeID ||
-		!slices.Contains(as[p].InSync, b.cfg.NodeID) {
+	// removes. Read after the lease, the placement has that entry. (An
+	// election takes the old leader out of the set too: a deposed role
+	// is refused here as well.)
+	if a, ok := b.meta.Placement(t.Name, p); !ok || !slices.Contains(a.InSync, b.cfg.NodeID) {
 		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node's leadership is changing (a new leader, or its disk was replaced): retry", p, t.Name)
 	}
 	return h, nil

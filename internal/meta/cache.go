@@ -181,6 +181,19 @@ func (s *Store) Assignments(topic string) []Assignment {
 	return slices.Clone(c.assign[i])
 }
 
+// Placement returns one partition's placement without copying the
+// topic's whole list (the replicated commit path reads it per write);
+// false if the topic or partition does not exist. Its slices are the
+// cache's: read them, never change them.
+func (s *Store) Placement(topic string, partition int) (Assignment, bool) {
+	c := s.fsm.cache()
+	i, ok := c.index[topic]
+	if !ok || partition < 0 || partition >= len(c.assign[i]) {
+		return Assignment{}, false
+	}
+	return c.assign[i][partition], true
+}
+
 // Owner returns the node serving topic/partition; false if the topic or
 // partition does not exist or the partition is not placed yet.
 func (s *Store) Owner(topic string, partition int) (string, bool) {

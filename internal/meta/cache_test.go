@@ -39,6 +39,12 @@ func TestTopicCacheFollowsVersions(t *testing.T) {
 	if o, ok := s.Owner("orders", 1); !ok || o != "n7" {
 		t.Fatalf("stale owner after SetAssignments: %q %v", o, ok)
 	}
+	if a, ok := s.Placement("orders", 1); !ok || a.Owner != "n7" || a.Partition != 1 {
+		t.Fatalf("stale placement after SetAssignments: %+v %v", a, ok)
+	}
+	if _, ok := s.Placement("orders", 9); ok {
+		t.Fatal("a placement of a partition the topic does not have")
+	}
 	c3 := s.fsm.cache()
 
 	// A heartbeat moves no cached domain: the cache survives it.
@@ -54,6 +60,9 @@ func TestTopicCacheFollowsVersions(t *testing.T) {
 	}
 	if _, ok := s.Owner("orders", 1); ok {
 		t.Fatal("deleted topic's owner still cached")
+	}
+	if _, ok := s.Placement("orders", 1); ok {
+		t.Fatal("deleted topic's placement still cached")
 	}
 }
 

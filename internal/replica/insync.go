@@ -72,9 +72,9 @@ func (l *Leader) tick(ctx context.Context) {
 
 // proposalLocked is the SetInSync command for set, with the evidence the
 // metastore checks for a member it adds (meta.SetInSyncCmd): the set the
-// view holds and its version (From, FromVersion), and for each follower of set that fetched in this
-// epoch the disk its fetches came from and its acknowledged end there,
-// with the committed point they are compared to. A follower whose disk
+// view holds and its version (From, FromVersion), and for each follower
+// of set that fetched in this epoch the disk its fetches came from and its
+// acknowledged end there, with the point they are compared to. A follower whose disk
 // was replaced is re-admitted only for fetches from the new one
 // (ackLocked forgets the old disk's).
 func (l *Leader) proposalLocked(set []string) meta.SetInSyncCmd {
@@ -111,8 +111,7 @@ func (l *Leader) joinPointLocked() uint64 { return max(l.committed, l.joinFloor)
 // end for LagMax leaves (the longest lagging first), while more than a
 // majority remain; a follower whose durable end is at least the join
 // point (joinPointLocked) and this epoch's start, and that is not
-// lagging, joins. The order
-// is the replicas' order.
+// lagging, joins. The order is the replicas' order.
 func (l *Leader) nextInSyncLocked(now time.Time) []string {
 	v := l.view
 	maj := meta.Majority(len(v.Replicas))

@@ -29,18 +29,11 @@ func CommitTimeAt(fsys vfs.FS, dir string, offset uint64) (int64, error) {
 		return 0, fmt.Errorf("%s: offset %d is below the oldest segment", dir, offset)
 	}
 	path := filepath.Join(dir, segmentName(bases[i]))
-	f, err := vfs.Open(fsys, path)
+	s, err := peekSegment(fsys, path, bases[i])
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	// No index: seek walks headers from the segment's start only as far as
-	// the frame it wants, where building one would walk the whole file.
-	s := &segment{base: bases[i], path: path, f: f, size: fi.Size(), idxBuilt: true}
+	defer s.f.Close()
 	pos, _, err := s.seek(offset)
 	if err != nil {
 		return 0, fmt.Errorf("%s: offset %d: %w", path, offset, err)

@@ -97,19 +97,31 @@ func DescribeFS(fsys vfs.FS, dir string) (Stats, error) {
 	return st, nil
 }
 
+// peekSegment opens a segment file of a closed log for a few reads,
+// without building its index: seek then walks headers from the start only
+// as far as the frame it wants, where building one would walk the whole
+// file. The caller closes s.f.
+func peekSegment(fsys vfs.FS, path string, base uint64) (*segment, error) {
+	f, err := vfs.Open(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &segment{base: base, path: path, f: f, size: fi.Size(), idxBuilt: true}, nil
+}
+
 // firstRecordTime reads one frame of a segment file for its first record's
 // commit time.
 func firstRecordTime(fsys vfs.FS, path string) (int64, error) {
-	f, err := vfs.Open(fsys, path)
+	s, err := peekSegment(fsys, path, 0)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	s := &segment{path: path, f: f, size: fi.Size()}
+	defer s.f.Close()
 	_, recs, err := s.readFrame(0)
 	if err != nil {
 		return 0, fmt.Errorf("%s: frame at 0: %w", path, err)
