@@ -55,3 +55,20 @@ func TestLeaderStallBelowAMajority(t *testing.T) {
 		t.Fatalf("stall of a leader alone in sync: %q", s.Stall)
 	}
 }
+
+// With exactly a majority in sync the set is not the reason: the reason
+// names the follower the committed point waits for.
+func TestLeaderStallAtAMajorityNamesTheFollower(t *testing.T) {
+	r := newLeaderRig(t, 2)
+	r.md.replaceDisk("c", diskOf("c", 1)) // in sync: [a b], a majority of 3
+	r.l.Update(r.md.view())
+	mustFetch(t, r, "b", 1)
+	for range 3 { // the first tick's restatement lets the point reach 1
+		r.clk.Advance(DefaultLagMax + time.Second)
+		r.l.tick(context.Background())
+		r.l.Update(r.md.view())
+	}
+	if s := r.l.Stats(); s.InSync != 2 || !strings.Contains(s.Stall, "b (acknowledged 1 of 2") {
+		t.Fatalf("stall with %d in sync: %q, want the follower it waits for", s.InSync, s.Stall)
+	}
+}
