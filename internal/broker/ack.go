@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
@@ -44,19 +45,19 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	}
 	switch op {
 	case Extend:
-		err = q.table.Extend(offset, nonce)
+		err = q.Table.Extend(offset, nonce)
 		if err == nil {
 			b.m.AckExtended.Inc()
 		}
 	case Nack:
-		err = q.table.Nack(offset, nonce)
+		err = q.Table.Nack(offset, nonce)
 		if err == nil {
 			b.m.Nacks.Inc()
 			b.topicState(t.Name).notify.Fire() // the record is available now: wake waiters
 		}
 	default:
-		err = q.table.Ack(offset, nonce)
-		if err == nil && q.table.TakeFreed() {
+		err = q.Table.Ack(offset, nonce)
+		if err == nil && q.Table.TakeFreed() {
 			b.topicState(t.Name).notify.Fire() // room again: wake consumers held back by a cap
 		}
 	}
@@ -67,7 +68,7 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 // node serves it (servedHere: its owner, and its replica gate open). A batch ack asks once per partition it names: a batch
 // is one request, so checking ownership once per partition in it is
 // checking it when the request arrived.
-func (b *Broker) ackQueue(t meta.Topic, handle string, p int) (*queue, error) {
+func (b *Broker) ackQueue(t meta.Topic, handle string, p int) (*hosted.Queue, error) {
 	if p >= t.Partitions {
 		return nil, refusal.New(refusal.ErrPartitionRange, 0, "receipt_handle %q names partition %d, but %q has %d partitions", handle, p, t.Name, t.Partitions)
 	}

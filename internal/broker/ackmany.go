@@ -56,11 +56,11 @@ func (b *Broker) ackMany(t meta.Topic, handles []string) []error {
 			lo = hi
 			continue
 		}
-		q.table.AckMany(rs[lo:hi], errs[lo:hi])
+		q.Table.AckMany(rs[lo:hi], errs[lo:hi])
 		for k, it := range group {
 			out[it.i] = b.ackErr(t.Name, handles[it.i], p, it.r.Offset, Settle, errs[lo+k])
 		}
-		if q.table.TakeFreed() {
+		if q.Table.TakeFreed() {
 			b.topicState(t.Name).notify.Fire() // room again: wake consumers held back by a cap
 		}
 		lo = hi

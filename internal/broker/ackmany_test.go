@@ -70,8 +70,8 @@ func TestAckBatchMatchesSingleAcks(t *testing.T) {
 			}
 		}
 		for p := range 3 {
-			fa, errA := a.frontierOf("q", p)
-			fb, errB := b.frontierOf("q", p)
+			fa, errA := a.parts.Frontier("q", p)
+			fb, errB := b.parts.Frontier("q", p)
 			if errA != nil || errB != nil || fa != fb {
 				rt.Fatalf("partition %d: frontier %d after the batch, %d one at a time", p, fa, fb)
 			}

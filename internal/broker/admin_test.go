@@ -175,5 +175,5 @@ func remoteChildIsNotATopicHere(t *testing.T, b *Broker) {
 	_, err := b.DescribeTopic("orders-dr")
 	refused(t, "describe", err, 404, refusal.ErrTopicNotFound, `a remote child of "rc-parent"`)
 	refused(t, "produce", b.Produce(ctx, "orders-dr", ProduceRecord{Payload: []byte("x")}), 404, refusal.ErrTopicNotFound, "remote child")
-	refused(t, "commit", b.CommitLocal(context.Background(), "orders-dr", 0, nil), 404, refusal.ErrTopicNotFound, "remote child")
+	refused(t, "commit", commitLocal(b, context.Background(), "orders-dr", 0, nil), 404, refusal.ErrTopicNotFound, "remote child")
 }

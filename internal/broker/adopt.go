@@ -24,7 +24,7 @@ import (
 // the error, and the caller must then skip the orphan sweep so that data
 // stays where it is.
 func (b *Broker) AdoptOrphans(ctx context.Context) ([]string, error) {
-	dirs, err := b.reg.TopicDirs()
+	dirs, err := b.parts.TopicDirs()
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (b *Broker) AdoptOrphans(ctx context.Context) ([]string, error) {
 		if _, ok := b.meta.Topic(name); ok {
 			continue
 		}
-		n, err := partitionsOnDisk(filepath.Join(b.reg.root, name))
+		n, err := partitionsOnDisk(filepath.Join(b.parts.Root(), name))
 		if err != nil || n == 0 {
 			errs = append(errs, fmt.Errorf("topic %q: no partition directories to adopt (%v)", name, err))
 			continue

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -37,7 +38,7 @@ type backlogState struct {
 	pass sync.Mutex // one pass at a time: the pass-only fields below
 
 	mu    sync.Mutex // parts, and every entry's from and at
-	parts map[partKey]*backlogPart
+	parts map[hosted.Key]*backlogPart
 }
 
 // backlogPart is what the passes keep of one hosted partition.
@@ -63,31 +64,31 @@ func (b *Broker) gaugeBacklog() {
 	b.backlog.pass.Lock()
 	defer b.backlog.pass.Unlock()
 	now := b.cfg.Now()
-	hosted := map[partKey]bool{}
+	here := map[hosted.Key]bool{}
 	for _, t := range b.meta.Topics() {
 		as := b.meta.Assignments(t.Name)
 		for p := 0; p < t.Partitions && p < len(as); p++ {
 			if as[p].Owner != b.cfg.NodeID {
 				continue
 			}
-			k := partKey{t.Name, p}
-			hosted[k] = true
+			k := hosted.Key{Topic: t.Name, Partition: p}
+			here[k] = true
 			b.gaugePartition(k, b.backlog.entry(k, t.Incarnation, as[p].LeaderEpoch), now)
 		}
 	}
 	b.backlog.mu.Lock()
 	defer b.backlog.mu.Unlock()
 	for k := range b.backlog.parts {
-		if !hosted[k] {
+		if !here[k] {
 			delete(b.backlog.parts, k)
-			b.m.ConsumerLag.DeleteLabelValues(k.topic, partLabel(k.partition))
-			b.m.OldestUnconsumed.DeleteLabelValues(k.topic, partLabel(k.partition))
+			b.m.ConsumerLag.DeleteLabelValues(k.Topic, partLabel(k.Partition))
+			b.m.OldestUnconsumed.DeleteLabelValues(k.Topic, partLabel(k.Partition))
 		}
 	}
 }
 
-func (b *Broker) gaugePartition(k partKey, e *backlogPart, now time.Time) {
-	lbl := []string{k.topic, partLabel(k.partition)}
+func (b *Broker) gaugePartition(k hosted.Key, e *backlogPart, now time.Time) {
+	lbl := []string{k.Topic, partLabel(k.Partition)}
 	hwm, oldest, frontier, ok := b.backlogFigures(k, e)
 	if !ok {
 		// Unavailable, as topic info then says: no figures to vouch for.
@@ -111,33 +112,33 @@ func (b *Broker) gaugePartition(k partKey, e *backlogPart, now time.Time) {
 
 // backlogFigures are the partition's high watermark, oldest offset and
 // frontier as topic info has them, from memory where it can.
-func (b *Broker) backlogFigures(k partKey, e *backlogPart) (hwm, oldest, frontier uint64, ok bool) {
-	if q := b.peekQueue(k.topic, k.partition); q != nil {
-		frontier, e.fileOK = q.table.Frontier(), false
+func (b *Broker) backlogFigures(k hosted.Key, e *backlogPart) (hwm, oldest, frontier uint64, ok bool) {
+	if q := b.parts.PeekQueue(k.Topic, k.Partition); q != nil {
+		frontier, e.fileOK = q.Table.Frontier(), false
 	} else if e.fileOK {
 		frontier = e.file
 	} else {
-		f, err := b.frontierOf(k.topic, k.partition)
+		f, err := b.parts.Frontier(k.Topic, k.Partition)
 		if err != nil {
 			return 0, 0, 0, false
 		}
 		frontier, e.file, e.fileOK = f, f, true
 	}
-	if l := b.reg.Peek(k.topic, k.partition); l != nil {
+	if l := b.parts.Peek(k.Topic, k.Partition); l != nil {
 		e.closedOK = false
 		return l.HWM(), l.Oldest(), frontier, true
 	}
-	if e.closedOK && e.closedAt == b.reg.opens.Load() {
+	if e.closedOK && e.closedAt == b.parts.Opens() {
 		return e.closed.HighWatermark, e.closed.OldestOffset, frontier, true
 	}
-	opens := b.reg.opens.Load()
-	st, err := b.reg.Describe(k.topic, k.partition)
+	opens := b.parts.Opens()
+	st, err := b.parts.Describe(k.Topic, k.Partition)
 	if err != nil {
 		return 0, 0, 0, false
 	}
 	// Kept only if the log stayed closed throughout: one opened meanwhile
 	// may have been written, and is described from memory next time.
-	e.closed, e.closedAt, e.closedOK = st, opens, b.reg.Peek(k.topic, k.partition) == nil && b.reg.opens.Load() == opens
+	e.closed, e.closedAt, e.closedOK = st, opens, b.parts.Peek(k.Topic, k.Partition) == nil && b.parts.Opens() == opens
 	return st.HighWatermark, st.OldestOffset, frontier, true
 }
 
@@ -147,19 +148,19 @@ func (b *Broker) backlogFigures(k partKey, e *backlogPart) (hwm, oldest, frontie
 // none or it cannot be read. An open log is read; a closed one only when
 // readClosed (the pass), from its directory: describe never reads a
 // closed log, it takes what a pass read.
-func (b *Broker) oldestUnsettledAt(k partKey, incarnation, from uint64, readClosed bool) int64 {
+func (b *Broker) oldestUnsettledAt(k hosted.Key, incarnation, from uint64, readClosed bool) int64 {
 	if at, ok := b.backlog.known(k, incarnation, from); ok {
 		return at
 	}
 	var at int64
-	if l := b.reg.Peek(k.topic, k.partition); l != nil {
+	if l := b.parts.Peek(k.Topic, k.Partition); l != nil {
 		at = firstCommitTime(l, from)
 	} else if readClosed {
-		dir, err := b.reg.Dir(k.topic, k.partition)
+		dir, err := b.parts.Dir(k.Topic, k.Partition)
 		if err != nil {
 			return 0
 		}
-		if at, err = storage.CommitTimeAt(b.reg.fs, dir, from); err != nil {
+		if at, err = storage.CommitTimeAt(b.parts.FS(), dir, from); err != nil {
 			return 0
 		}
 	}
@@ -188,13 +189,13 @@ func firstCommitTime(l *storage.Log, from uint64) int64 {
 
 // entry returns the partition's entry, a fresh one if the placement or
 // the topic's incarnation changed since the last pass.
-func (s *backlogState) entry(k partKey, incarnation, epoch uint64) *backlogPart {
+func (s *backlogState) entry(k hosted.Key, incarnation, epoch uint64) *backlogPart {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.parts[k]
 	if e == nil || e.incarnation != incarnation || e.epoch != epoch {
 		if s.parts == nil {
-			s.parts = map[partKey]*backlogPart{}
+			s.parts = map[hosted.Key]*backlogPart{}
 		}
 		e = &backlogPart{incarnation: incarnation, epoch: epoch}
 		s.parts[k] = e
@@ -202,7 +203,7 @@ func (s *backlogState) entry(k partKey, incarnation, epoch uint64) *backlogPart 
 	return e
 }
 
-func (s *backlogState) known(k partKey, incarnation, from uint64) (int64, bool) {
+func (s *backlogState) known(k hosted.Key, incarnation, from uint64) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.parts[k]
@@ -214,7 +215,7 @@ func (s *backlogState) known(k partKey, incarnation, from uint64) (int64, bool) 
 
 // remember keeps at for the partition's entry; a partition no pass has
 // entered (not hosted here, or not yet) keeps nothing.
-func (s *backlogState) remember(k partKey, incarnation, from uint64, at int64) {
+func (s *backlogState) remember(k hosted.Key, incarnation, from uint64, at int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.parts[k]; e != nil && e.incarnation == incarnation {
@@ -227,7 +228,7 @@ func (s *backlogState) forget(topic string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range s.parts {
-		if k.topic == topic {
+		if k.Topic == topic {
 			delete(s.parts, k)
 		}
 	}

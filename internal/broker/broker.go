@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/notify"
@@ -23,17 +24,16 @@ type Broker struct {
 	cfg  Config
 	meta *meta.Store
 	wal  *wal.WAL
-	reg  *Registry
-	m    *metrics.Metrics
+	// parts is every partition hosted here: its log, queue and dedupe
+	// window (package hosted).
+	parts *hosted.Set
+	m     *metrics.Metrics
 
 	// replayGate: the dispatcher's Replaying (SetReplayGate); nil until set.
 	replayGate atomic.Pointer[func(topic string, partition int) bool]
 	// cursorCopies: the fan-out engine's cursor files (SetCursorCopies,
 	// sidestate.go); nil until set.
 	cursorCopies atomic.Pointer[CursorCopies]
-
-	qmu    sync.Mutex
-	queues map[partKey]*queue
 
 	tmu    sync.Mutex
 	topics map[string]*topicState
@@ -64,7 +64,6 @@ type topicState struct {
 	notify  *notify.Broadcast
 	produce atomic.Uint64 // keyless, unpinned produce rotation
 	consume atomic.Uint64 // start partition of unpinned consumes
-	dedupe  dedupeWindows // msg ids of the partitions committed here (dedupe.go)
 }
 
 // New builds a broker over an open metastore and ingress WAL. Start runs
@@ -72,8 +71,8 @@ type topicState struct {
 func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	cfg.withDefaults()
 	b := &Broker{cfg: cfg, meta: ms, wal: w, m: m,
-		queues: make(map[partKey]*queue), topics: make(map[string]*topicState),
-		stop: make(chan struct{})}
+		topics: make(map[string]*topicState),
+		stop:   make(chan struct{})}
 	b.life, b.endLife = context.WithCancel(context.Background())
 	opts := storage.Options{
 		SegmentBytes:       cfg.SegmentBytes,
@@ -97,18 +96,26 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	if cfg.SkipCorrupt {
 		cfg.Logger.Warn("storage.skip_corrupt is on: partition logs with mid-segment damage open, and readers skip the damaged records (recorded loss, counted in narad_consumer_corrupt_skipped_total); turn it off once the damaged partitions have been read past")
 	}
-	b.reg = newRegistry(filepath.Join(cfg.DataDir, "topics"), opts, cfg.Now, cfg.Logger)
-	b.reg.held = b.replicatedHere
-	b.reg.onOpenChange = func(n int) { m.OpenPartitionLogs.Set(float64(n)) }
-	b.reg.onError = func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() }
+	b.parts = hosted.New(hosted.Config{
+		Root: filepath.Join(cfg.DataDir, "topics"), Log: opts, Now: cfg.Now, Logger: cfg.Logger,
+		MaxIDs: cfg.DedupeMaxIDs, Held: b.replicatedHere,
+		Hooks: hosted.Hooks{
+			OpenLogs:        func(n int) { m.OpenPartitionLogs.Set(float64(n)) },
+			StorageError:    func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() },
+			QueueError:      func(kind string) { m.Errors.WithLabelValues("broker", kind).Inc() },
+			CountsRestored:  func(n int) { m.CountsRestored.Add(float64(n)) },
+			DedupeForgotten: func(topic string, n int) { m.DedupeForgotten.WithLabelValues(topic).Add(float64(n)) },
+		},
+	})
 	return b
 }
 
 // OpenCreateGate lets topic creation in (after the startup reconcile).
 func (b *Broker) OpenCreateGate() { b.createOpen.Store(true) }
 
-// Registry exposes the open-log registry (fan-out cursors read through it).
-func (b *Broker) Registry() *Registry { return b.reg }
+// Partitions exposes the partitions hosted here (fan-out cursors read
+// their logs through it).
+func (b *Broker) Partitions() *hosted.Set { return b.parts }
 
 // Start runs the background loops until Close.
 func (b *Broker) Start() {
@@ -159,8 +166,8 @@ func (b *Broker) Close() error {
 	b.wg.Wait()
 	b.closeReplicas()
 	b.persistFrontiers()
-	b.persistAllCounts() // a clean stop loses no delivery count
-	return b.reg.CloseAll()
+	b.parts.PersistAllCounts() // a clean stop loses no delivery count
+	return b.parts.CloseAll()
 }
 
 func (b *Broker) topicState(name string) *topicState {

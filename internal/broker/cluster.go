@@ -58,18 +58,18 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 		if !b.owned(topic, p) {
 			continue
 		}
-		st, err := b.reg.Describe(topic, p)
+		st, err := b.parts.Describe(topic, p)
 		if err != nil {
 			continue
 		}
 		if exact && !st.Exact {
-			l, err := b.reg.Get(topic, p)
+			l, err := b.parts.Get(topic, p)
 			if err != nil {
 				continue
 			}
 			st = l.Stats()
 		}
-		frontier, err := b.frontierOf(topic, p)
+		frontier, err := b.parts.Frontier(topic, p)
 		if err != nil {
 			continue // reported unavailable: no frontier to vouch for
 		}
@@ -92,7 +92,7 @@ func (b *Broker) CommitRouted(ctx context.Context, topic string, incarnation uin
 	if metaVersion > 0 {
 		b.meta.WaitVersionWithin(ctx, metaVersion, meta.CatchUpBound)
 	}
-	return b.CommitIncarnation(ctx, topic, incarnation, p, recs)
+	return b.commitHere(ctx, topic, incarnation, p, recs)
 }
 
 // OwnerReports is LocalReports for another node's Stats call. The caller

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs"
 )
@@ -37,7 +38,7 @@ type Config struct {
 	// answer; one record is always delivered however large. Default 8 MiB.
 	MaxConsumeBytes int
 	// DedupeMaxIDs caps the msg ids one partition remembers for its
-	// topic's dedupe window (dedupe.go); default DefaultDedupeMaxIDs.
+	// topic's dedupe window (package hosted); default hosted.DefaultMaxIDs.
 	DedupeMaxIDs int
 	Now          func() time.Time
 	Logger       *slog.Logger
@@ -101,7 +102,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.MaxConsumeBytes, 8<<20)
 	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
 	setDefault(&c.ReplicaCommitWait, 5*time.Second)
-	setDefault(&c.DedupeMaxIDs, DefaultDedupeMaxIDs)
+	setDefault(&c.DedupeMaxIDs, hosted.DefaultMaxIDs)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

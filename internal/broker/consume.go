@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
@@ -186,7 +187,7 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 			}
 		}
 		if err != nil && len(parts) == 1 {
-			return out, storageErr(t.Name, p, "be read", err)
+			return out, hosted.StorageErr(t.Name, p, "be read", err)
 		}
 	}
 	b.countConsumed(out)
@@ -219,16 +220,16 @@ func (b *Broker) countConsumed(out []Message) {
 // cannot hold is released at once, never left to its visibility timeout.
 // A round that only stepped over unreadable records (settled as skipped)
 // goes on: a gap is not the end of the partition.
-func (b *Broker) leaseFrom(t meta.Topic, q *queue, l *storage.Log, out []Message, want int, budget *answer) ([]Message, error) {
+func (b *Broker) leaseFrom(t meta.Topic, q *hosted.Queue, l *storage.Log, out []Message, want int, budget *answer) ([]Message, error) {
 	for len(out) < want && !budget.full() {
-		if oldest := l.Oldest(); q.table.Frontier() < oldest {
-			q.table.AdvanceTo(oldest)
+		if oldest := l.Oldest(); q.Table.Frontier() < oldest {
+			q.Table.AdvanceTo(oldest)
 		}
-		n := q.fitting(want-len(out), budget)
+		n := fitting(q, want-len(out), budget)
 		if n == 0 {
 			break
 		}
-		leases := q.table.Reserve(l.HWM(), n)
+		leases := q.Table.Reserve(l.HWM(), n)
 		if len(leases) == 0 {
 			break
 		}
@@ -269,8 +270,8 @@ const firstProbe = 16
 // the size last read on this partition (else of the answer's so far) fill
 // of what is left of the budget, at least one when the answer is still
 // empty, and none when not even one such record would fit any more.
-func (q *queue) fitting(n int, a *answer) int {
-	size := int(q.recordBytes.Load())
+func fitting(q *hosted.Queue, n int, a *answer) int {
+	size := int(q.RecordBytes.Load())
 	if size <= 0 && a.n > 0 {
 		size = a.used / a.n // nothing read here yet: guess from the answer so far
 	}
@@ -287,14 +288,14 @@ func (q *queue) fitting(n int, a *answer) int {
 // logWithWork returns the partition's log if there may be something to
 // deliver. A closed log whose directory shows nothing past the frontier
 // stays closed: an idle consumer must not keep (or make) logs open.
-func (b *Broker) logWithWork(topic string, p int, q *queue) (*storage.Log, error) {
-	if b.reg.Peek(topic, p) == nil && q.table.Stats().InFlight == 0 {
-		st, err := b.reg.Describe(topic, p)
-		if err == nil && st.Exact && st.HighWatermark <= q.table.Frontier() {
+func (b *Broker) logWithWork(topic string, p int, q *hosted.Queue) (*storage.Log, error) {
+	if b.parts.Peek(topic, p) == nil && q.Table.Stats().InFlight == 0 {
+		st, err := b.parts.Describe(topic, p)
+		if err == nil && st.Exact && st.HighWatermark <= q.Table.Frontier() {
 			return nil, nil
 		}
 	}
-	return b.reg.Get(topic, p)
+	return b.parts.Get(topic, p)
 }
 
 // readLeased reads the records of freshly reserved leases into the answer
@@ -304,7 +305,7 @@ func (b *Broker) logWithWork(topic string, p int, q *queue) (*storage.Log, error
 // be read for another reason — or that the budget cannot hold — is
 // released at once (and waiting consumers are woken to take it). skipped
 // says some lease was settled as unreadable.
-func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lease.Lease, a *answer, out []Message) (_ []Message, skipped bool, err error) {
+func (b *Broker) readLeased(topic string, q *hosted.Queue, l *storage.Log, leases []lease.Lease, a *answer, out []Message) (_ []Message, skipped bool, err error) {
 	// Reserve hands out the lowest offsets first, so leases are nearly
 	// always in order already: checking first spares the sort, and
 	// slices.SortFunc spares sort.Slice's two allocations per round.
@@ -316,14 +317,14 @@ func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lea
 	release := func(ls []lease.Lease) {
 		for _, x := range ls {
 			// Those MarkSkipped settled are gone already: ErrGone, harmless.
-			if q.table.Release(x.Offset, x.Nonce) == nil {
+			if q.Table.Release(x.Offset, x.Nonce) == nil {
 				released++
 			}
 		}
 	}
 	defer func() {
 		if readCount > 0 {
-			q.recordBytes.Store(int64(readBytes / readCount))
+			q.RecordBytes.Store(int64(readBytes / readCount))
 		}
 		// Records given back are available now: wake parked consumers.
 		// Only with an answer in hand, so this consume cannot wake itself
@@ -347,13 +348,13 @@ func (b *Broker) readLeased(topic string, q *queue, l *storage.Log, leases []lea
 		var below *storage.BelowOldestError
 		switch {
 		case errors.As(err, &below):
-			q.table.AdvanceTo(below.Oldest) // drops the leases under it
+			q.Table.AdvanceTo(below.Oldest) // drops the leases under it
 			run = run[:0]
 		case err != nil:
 			release(leases[i:])
 			return out, skipped, err
 		case res.Skipped > 0:
-			q.table.MarkSkipped(res.SkippedFrom, res.SkippedFrom+res.Skipped)
+			q.Table.MarkSkipped(res.SkippedFrom, res.SkippedFrom+res.Skipped)
 			skipped = true
 		}
 		k, cut := 0, false
@@ -392,14 +393,14 @@ func byOffset(a, b lease.Lease) int { return cmp.Compare(a.Offset, b.Offset) }
 
 // replay reads records by position with no lease and no queue effect.
 func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message, error) {
-	st, err := b.reg.Describe(t.Name, p)
+	st, err := b.parts.Describe(t.Name, p)
 	if err != nil {
 		return nil, err
 	}
 	if st.Exact && offset >= st.HighWatermark {
 		return nil, nil // nothing there yet: do not open a log to say so
 	}
-	l, err := b.reg.Get(t.Name, p)
+	l, err := b.parts.Get(t.Name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +418,7 @@ func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr(t.Name, p, "be read", err)
+		return nil, hosted.StorageErr(t.Name, p, "be read", err)
 	}
 	out := make([]Message, len(res.Records))
 	for i, r := range res.Records {

@@ -8,9 +8,9 @@ import (
 // inFlight counts the leases out on every loaded queue of topic.
 func inFlight(b *Broker, topic string) int {
 	n := 0
-	for _, q := range b.allQueues() {
-		if q.key.topic == topic {
-			n += q.table.Stats().InFlight
+	for _, q := range b.parts.Queues() {
+		if q.Key.Topic == topic {
+			n += q.Table.Stats().InFlight
 		}
 	}
 	return n

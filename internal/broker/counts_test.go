@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
@@ -79,9 +80,9 @@ func TestDeliveryCountSurvivesACleanRestart(t *testing.T) {
 	}
 }
 
-// The sweep writes the counts at most every countsEvery and always after
+// The sweep writes the counts at most every hosted.CountsEvery and always after
 // the frontier, dropping settled records: what a crash finds is the last
-// write, at most countsEvery plus one sweep old.
+// write, at most hosted.CountsEvery plus one sweep old.
 func TestDeliveryCountsWrittenOnTheSweepsCadence(t *testing.T) {
 	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
 	n := newTestNode(t, Config{FrontierPersist: time.Hour, Now: clk.now})
@@ -102,23 +103,23 @@ func TestDeliveryCountsWrittenOnTheSweepsCadence(t *testing.T) {
 	deliverAndNack(t, n, "jobs")
 	n.b.persistFrontiers()
 	if es := read(); es != nil {
-		t.Fatalf("written %v before countsEvery passed since the queue loaded", es)
+		t.Fatalf("written %v before hosted.CountsEvery passed since the queue loaded", es)
 	}
-	clk.advance(countsEvery)
+	clk.advance(hosted.CountsEvery)
 	n.b.persistFrontiers()
 	if es := read(); len(es) != 1 || es[0] != (storage.CountEntry{Offset: 0, Count: 2}) {
-		t.Fatalf("after countsEvery: %v, want offset 0 delivered twice", es)
+		t.Fatalf("after hosted.CountsEvery: %v, want offset 0 delivered twice", es)
 	}
 	deliverAndNack(t, n, "jobs") // 3
-	clk.advance(countsEvery - time.Millisecond)
+	clk.advance(hosted.CountsEvery - time.Millisecond)
 	n.b.persistFrontiers()
 	if es := read(); es[0].Count != 2 {
-		t.Fatalf("rewritten within countsEvery: %v", es)
+		t.Fatalf("rewritten within hosted.CountsEvery: %v", es)
 	}
 	clk.advance(time.Millisecond)
 	n.b.persistFrontiers()
 	if es := read(); es[0].Count != 3 {
-		t.Fatalf("not rewritten once countsEvery passed: %v", es)
+		t.Fatalf("not rewritten once hosted.CountsEvery passed: %v", es)
 	}
 	// Settle offset 0: its count leaves the file; offset 1 is leased.
 	msgs, _ := n.consume("jobs", 0, 2)
@@ -128,7 +129,7 @@ func TestDeliveryCountsWrittenOnTheSweepsCadence(t *testing.T) {
 	if err := n.b.Ack(context.Background(), "jobs", msgs[0].ReceiptHandle, Settle); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(countsEvery)
+	clk.advance(hosted.CountsEvery)
 	n.b.persistFrontiers()
 	if es := read(); len(es) != 1 || es[0] != (storage.CountEntry{Offset: 1, Count: 1}) {
 		t.Fatalf("after settling offset 0: %v", es)
@@ -198,7 +199,7 @@ func TestCountsFileReadErrorKeepsTheCounts(t *testing.T) {
 func TestSideStateCountsReadErrorSendsNothing(t *testing.T) {
 	n := twiceDeliveredThenStopped(t)
 	n.start() // the queue is not loaded: counts come from the file
-	h, s := &hostedReplica{key: partKey{"jobs", 0}}, &sideState{}
+	h, s := &hostedReplica{key: hosted.Key{Topic: "jobs", Partition: 0}}, &sideState{}
 	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.DeliveryCountsFile, Err: syscall.EIO})
 	if es, changed := n.b.snapshotCounts(h, s); changed || len(es) != 0 {
 		t.Fatalf("snapshot under a failed read: %v, changed %v; want nothing", es, changed)
@@ -224,7 +225,7 @@ func TestCountsWriteFailureIsRetried(t *testing.T) {
 	for _, op := range []errorfs.Op{errorfs.OpWrite, errorfs.OpSync, errorfs.OpRename} {
 		deliverAndNack(t, n, "jobs")
 		fault := n.fs.Inject(errorfs.Rule{Ops: op, Path: storage.DeliveryCountsFile, Err: syscall.ENOSPC})
-		clk.advance(countsEvery)
+		clk.advance(hosted.CountsEvery)
 		n.b.persistFrontiers()
 		if fault.Fired() == 0 {
 			t.Fatalf("%v: the fault never fired", op)
@@ -235,7 +236,7 @@ func TestCountsWriteFailureIsRetried(t *testing.T) {
 			t.Fatalf("%v: a failed write left a damaged file: %v", op, err)
 		}
 		before := es
-		clk.advance(countsEvery)
+		clk.advance(hosted.CountsEvery)
 		n.b.persistFrontiers()
 		es, _, _ = storage.ReadDeliveryCountsFS(vfs.Default, filepath.Join(dir, storage.DeliveryCountsFile))
 		if len(es) != 1 || len(before) == 1 && before[0].Count == es[0].Count {
@@ -253,7 +254,7 @@ func TestCountsWriteFailureIsRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clk.advance(countsEvery)
+	clk.advance(hosted.CountsEvery)
 	n.b.persistFrontiers()
 	if f, _, err := storage.ReadOffsetFile(filepath.Join(dir, storage.ConsumerOffsetFile)); err != nil || f != 2 {
 		t.Fatalf("frontier file %d %v, want 2", f, err)

@@ -60,31 +60,31 @@ func commitRefusalsAreTyped(t *testing.T, b *Broker, moves *admission) {
 		{"not the owner", "t", cur.Incarnation, 1, 503, refusal.ErrNotOwner, `partition 1 of "t" is not owned by this node`},
 	}
 	for _, c := range cases {
-		err := b.CommitIncarnation(ctx, c.topic, c.incarnation, c.partition, one)
+		err := commitInc(b, ctx, c.topic, c.incarnation, c.partition, one)
 		refused(t, c.name, err, c.status, c.kind, c.says)
 	}
 	// A deleted incarnation is a topic that is not there, for dispatch's
 	// discard; one not known yet is not.
-	if err := b.CommitIncarnation(ctx, "t", old.Incarnation, 0, one); !errors.Is(err, refusal.ErrTopicNotFound) {
+	if err := commitInc(b, ctx, "t", old.Incarnation, 0, one); !errors.Is(err, refusal.ErrTopicNotFound) {
 		t.Fatalf("deleted incarnation: %v is not ErrTopicNotFound", err)
 	}
-	if err := b.CommitIncarnation(ctx, "t", cur.Incarnation+1000, 0, one); errors.Is(err, refusal.ErrTopicNotFound) {
+	if err := commitInc(b, ctx, "t", cur.Incarnation+1000, 0, one); errors.Is(err, refusal.ErrTopicNotFound) {
 		t.Fatalf("an incarnation not known yet must not read as gone: %v", err)
 	}
 
 	// Frozen for a move (the admission hook refuses): refused until the
 	// freeze lifts.
 	moves.setClosed(true)
-	refused(t, "frozen", b.CommitIncarnation(ctx, "t", cur.Incarnation, 0, one), 503, refusal.ErrFrozen, `partition 0 of "t" is being moved`)
+	refused(t, "frozen", commitInc(b, ctx, "t", cur.Incarnation, 0, one), 503, refusal.ErrFrozen, `partition 0 of "t" is being moved`)
 	moves.setClosed(false)
 
-	if l := b.reg.Peek("t", 0); l != nil && l.HWM() != 0 {
+	if l := b.parts.Peek("t", 0); l != nil && l.HWM() != 0 {
 		t.Fatalf("refused commits moved the high watermark to %d", l.HWM())
 	}
-	if err := b.CommitIncarnation(ctx, "t", cur.Incarnation, 0, one); err != nil {
+	if err := commitInc(b, ctx, "t", cur.Incarnation, 0, one); err != nil {
 		t.Fatalf("the current incarnation commits: %v", err)
 	}
-	if err := b.CommitLocal(ctx, "t", 0, one); err != nil {
+	if err := commitLocal(b, ctx, "t", 0, one); err != nil {
 		t.Fatalf("incarnation 0 commits to the current one: %v", err)
 	}
 	if hwm, err := b.CommittedHWM("t", 0); err != nil || hwm != 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -113,11 +114,11 @@ func deadLetterRecord(src storage.Record, topic string, p int, d lease.Dead) sto
 // dead-letter topic. One goroutine runs it (the broker loop); ctx ends it
 // at Close.
 func (b *Broker) deadLetterPass(ctx context.Context) {
-	for _, q := range b.allQueues() {
+	for _, q := range b.parts.Queues() {
 		if ctx.Err() != nil {
 			return
 		}
-		if q.table.DeadCount() > 0 {
+		if q.Table.DeadCount() > 0 {
 			b.deadLetterQueue(ctx, q)
 		}
 	}
@@ -129,21 +130,21 @@ type heldRecord struct {
 	rec  storage.Record
 }
 
-func (b *Broker) deadLetterQueue(ctx context.Context, q *queue) {
-	t, ok := b.meta.Topic(q.key.topic)
+func (b *Broker) deadLetterQueue(ctx context.Context, q *hosted.Queue) {
+	t, ok := b.meta.Topic(q.Key.Topic)
 	if !ok {
 		return // deleted: its queues go with it
 	}
 	if _, on := deadLetterOf(t); !on {
 		// The policy was turned off before these were committed: they
 		// are ordinary unsettled records again.
-		q.table.SetLimits(limitsOf(t))
-		if q.table.ReviveDead() > 0 {
+		q.Table.SetLimits(limitsOf(t))
+		if q.Table.ReviveDead() > 0 {
 			b.topicState(t.Name).notify.Fire()
 		}
 		return
 	}
-	due := q.table.DueDead(deadLetterBatch)
+	due := q.Table.DueDead(deadLetterBatch)
 	if len(due) == 0 {
 		return
 	}
@@ -152,7 +153,7 @@ func (b *Broker) deadLetterQueue(ctx context.Context, q *queue) {
 		b.deferDead(q, t.Name, due, err)
 		return
 	}
-	l, err := b.reg.Get(t.Name, q.key.partition)
+	l, err := b.parts.Get(t.Name, q.Key.Partition)
 	if err != nil {
 		b.deferDead(q, t.Name, due, err)
 		return
@@ -172,7 +173,7 @@ func (b *Broker) deadLetterQueue(ctx context.Context, q *queue) {
 		if _, seen := groups[dp]; !seen {
 			order = append(order, dp)
 		}
-		groups[dp] = append(groups[dp], heldRecord{dead: d, rec: deadLetterRecord(*r, t.Name, q.key.partition, d)})
+		groups[dp] = append(groups[dp], heldRecord{dead: d, rec: deadLetterRecord(*r, t.Name, q.Key.Partition, d)})
 	}
 	settled := 0
 	for _, dp := range order {
@@ -195,14 +196,14 @@ func (b *Broker) deadLetterQueue(ctx context.Context, q *queue) {
 		// Committed and durable in the dead-letter topic: only now settle.
 		crashpoint("deadletter-before-settle")
 		for _, h := range held {
-			if q.table.SettleDead(h.dead.Offset) == nil {
+			if q.Table.SettleDead(h.dead.Offset) == nil {
 				settled++
 			}
 		}
 	}
 	if settled > 0 {
 		b.m.DeadLettered.WithLabelValues(t.Name).Add(float64(settled))
-		if q.table.TakeFreed() {
+		if q.Table.TakeFreed() {
 			b.topicState(t.Name).notify.Fire() // room again: wake consumers held back by a cap
 		}
 	}
@@ -226,19 +227,19 @@ func (b *Broker) deadLetterTarget(t meta.Topic) (meta.Topic, error) {
 // dead-letter any more — retention deleted it, or its frame can never be
 // read (settled here as skipped, the recorded loss the consume path makes
 // too).
-func (b *Broker) readHeld(q *queue, l *storage.Log, offset uint64) (*storage.Record, error) {
+func (b *Broker) readHeld(q *hosted.Queue, l *storage.Log, offset uint64) (*storage.Record, error) {
 	res, err := l.Read(offset, 1, MaxPayloadBytes+MaxKeyBytes, storage.NoDueLimit)
 	var below *storage.BelowOldestError
 	switch {
 	case errors.As(err, &below):
-		q.table.AdvanceTo(below.Oldest)
+		q.Table.AdvanceTo(below.Oldest)
 		return nil, nil
 	case err != nil:
 		return nil, err
 	case len(res.Records) > 0 && res.Records[0].Offset == offset:
 		return &res.Records[0], nil
 	case res.Skipped > 0 && res.SkippedFrom <= offset && offset < res.SkippedFrom+res.Skipped:
-		q.table.MarkSkipped(offset, offset+1)
+		q.Table.MarkSkipped(offset, offset+1)
 		return nil, nil
 	}
 	return nil, errors.New("record not found where the lease table holds it")
@@ -262,17 +263,17 @@ func (b *Broker) commitDeadLetter(ctx context.Context, dlq meta.Topic, p int, re
 		}
 		return b.cfg.Remote.Commit(ctx, dlq.Name, dlq.Incarnation, p, recs)
 	}
-	return b.CommitIncarnation(ctx, dlq.Name, dlq.Incarnation, p, recs)
+	return b.commitHere(ctx, dlq.Name, dlq.Incarnation, p, recs)
 }
 
 // deferDead leaves held records unsettled after a failed commit, retried
 // after a backoff; only they wait.
-func (b *Broker) deferDead(q *queue, topic string, ds []lease.Dead, err error) {
+func (b *Broker) deferDead(q *hosted.Queue, topic string, ds []lease.Dead, err error) {
 	now := b.cfg.Now()
 	for _, d := range ds {
-		q.table.DeferDead(d.Offset, now.Add(deadLetterBackoff(d.Attempts+1)))
+		q.Table.DeferDead(d.Offset, now.Add(deadLetterBackoff(d.Attempts+1)))
 	}
 	b.m.Errors.WithLabelValues("broker", "dead_letter").Inc()
 	b.cfg.Logger.Warn("dead-letter commit failed: the records stay unsettled here and are retried",
-		"topic", topic, "partition", q.key.partition, "records", len(ds), "next_in", deadLetterBackoff(ds[0].Attempts+1), "err", err)
+		"topic", topic, "partition", q.Key.Partition, "records", len(ds), "next_in", deadLetterBackoff(ds[0].Attempts+1), "err", err)
 }

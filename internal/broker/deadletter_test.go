@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -71,7 +72,7 @@ func newDLQNode(t *testing.T) *dlqNode {
 		MaxDeliveries: 2, DeadLetterTopic: "dlq"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CommitLocal(testCtx(t), "src", 0, []storage.Record{
+	if err := commitLocal(b, testCtx(t), "src", 0, []storage.Record{
 		// A producer id: the dead-letter copy and a redrive must keep it out
 		// of any deduplication window (HeaderDLQMsgID).
 		{Key: []byte("poison"), Payload: []byte(`{"n":0}`), Headers: header.WithMsgID([]header.Header{{Name: "trace-id", Value: "t1"}}, "m-1")},
@@ -130,9 +131,9 @@ func (n *dlqNode) dlqRecords(t *testing.T) []Message {
 	return out
 }
 
-func (n *dlqNode) srcQueue(t *testing.T) *queue {
+func (n *dlqNode) srcQueue(t *testing.T) *hosted.Queue {
 	t.Helper()
-	q := n.b.peekQueue("src", 0)
+	q := n.b.parts.PeekQueue("src", 0)
 	if q == nil {
 		t.Fatal("no queue for src/0")
 	}
@@ -161,7 +162,7 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 			if _, ok := n.consumeOne(t); ok {
 				t.Fatal("the held record was offered again")
 			}
-			if f := n.srcQueue(t).table.Frontier(); f != 0 {
+			if f := n.srcQueue(t).Table.Frontier(); f != 0 {
 				t.Fatalf("frontier %d before the dead-letter commit; want 0", f)
 			}
 			n.b.deadLetterPass(testCtx(t))
@@ -184,7 +185,7 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 			if want := KeyPartition([]byte("poison"), 2); got[0].Partition != want {
 				t.Fatalf("dead-letter copy in partition %d; want %d (placed by key)", got[0].Partition, want)
 			}
-			if f := n.srcQueue(t).table.Frontier(); f != 2 {
+			if f := n.srcQueue(t).Table.Frontier(); f != 2 {
 				t.Fatalf("frontier %d after the dead-letter commit; want 2 (settled)", f)
 			}
 			n.clk.Advance(time.Minute)
@@ -210,8 +211,8 @@ func TestDeadLetterRetriesWhileRefused(t *testing.T) {
 	n.deliverPoison(t, true)
 	q := n.srcQueue(t)
 	n.adm.check = func() {
-		if q.table.Frontier() != 0 || q.table.DeadCount() != 1 {
-			t.Errorf("dead-letter commit attempted with frontier %d, %d held: the record was settled before its commit", q.table.Frontier(), q.table.DeadCount())
+		if q.Table.Frontier() != 0 || q.Table.DeadCount() != 1 {
+			t.Errorf("dead-letter commit attempted with frontier %d, %d held: the record was settled before its commit", q.Table.Frontier(), q.Table.DeadCount())
 		}
 	}
 	n.b.deadLetterPass(testCtx(t))
@@ -240,8 +241,8 @@ func TestDeadLetterRetriesWhileRefused(t *testing.T) {
 	if a := n.adm.count(); a != 2 {
 		t.Fatalf("%d commit attempts before the doubled backoff ended; want 2", a)
 	}
-	if got := n.dlqRecords(t); len(got) != 0 || q.table.Frontier() != 0 {
-		t.Fatalf("dlq %d records, frontier %d while refused", len(got), q.table.Frontier())
+	if got := n.dlqRecords(t); len(got) != 0 || q.Table.Frontier() != 0 {
+		t.Fatalf("dlq %d records, frontier %d while refused", len(got), q.Table.Frontier())
 	}
 	n.adm.set(false)
 	n.clk.Advance(time.Millisecond)
@@ -249,7 +250,7 @@ func TestDeadLetterRetriesWhileRefused(t *testing.T) {
 	if got := n.dlqRecords(t); len(got) != 1 {
 		t.Fatalf("dlq holds %d records once it takes commits; want 1", len(got))
 	}
-	if q.table.DeadCount() != 0 {
+	if q.Table.DeadCount() != 0 {
 		t.Fatal("still held after the commit")
 	}
 }
@@ -277,7 +278,7 @@ func TestDeadLetterToAnotherOwner(t *testing.T) {
 	if _, err := b.CreateTopic(testCtx(t), CreateTopicRequest{Name: "src", Partitions: 1, MaxDeliveries: 1, DeadLetterTopic: "dlq"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CommitLocal(testCtx(t), "src", 0, []storage.Record{{Payload: []byte("x")}}); err != nil {
+	if err := commitLocal(b, testCtx(t), "src", 0, []storage.Record{{Payload: []byte("x")}}); err != nil {
 		t.Fatal(err)
 	}
 	p := 0
@@ -295,7 +296,7 @@ func TestDeadLetterToAnotherOwner(t *testing.T) {
 	if len(got) != 1 || string(got[0].Payload) != "x" || gotTopic != "dlq" || gotInc != dlq.Incarnation {
 		t.Fatalf("remote got %d records for %q incarnation %d; want 1 for dlq incarnation %d", len(got), gotTopic, gotInc, dlq.Incarnation)
 	}
-	if f := b.peekQueue("src", 0).table.Frontier(); f != 1 {
+	if f := b.parts.PeekQueue("src", 0).Table.Frontier(); f != 1 {
 		t.Fatalf("frontier %d after the remote commit; want 1", f)
 	}
 }

@@ -21,7 +21,7 @@ func BenchmarkCommitDedupe(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				recs := idRecs(fmt.Sprintf("id-%d", i))
-				if err := br.CommitLocal(ctx, "t", 0, recs); err != nil {
+				if err := commitLocal(br, ctx, "t", 0, recs); err != nil {
 					b.Fatal(err)
 				}
 			}

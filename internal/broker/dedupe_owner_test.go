@@ -45,13 +45,13 @@ func (n *testNode) stored(topic string) []string {
 func TestDedupeSameIDThroughTwoPathsCommittedOnce(t *testing.T) {
 	n, _ := dedupeNode(t, 0)
 	ctx := testCtx(t)
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("m1", "m2")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("m1", "m2")); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.b.CommitRouted(ctx, "orders", 0, 0, idRecs("m2", "m1", "m3"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("m3", "", "m3")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("m3", "", "m3")); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(n.stored("orders")); got != "[m1=p0 m2=p1 m3=p2 =p1]" {
@@ -67,23 +67,23 @@ func TestDedupeSameIDThroughTwoPathsCommittedOnce(t *testing.T) {
 func TestDedupeSurvivesRestartThenExpires(t *testing.T) {
 	n, clk := dedupeNode(t, 0)
 	ctx := testCtx(t)
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("m1")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("m1")); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(30 * time.Second)
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("m2")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("m2")); err != nil {
 		t.Fatal(err)
 	}
 	n.restart(nil)
 	clk.Advance(29 * time.Second) // m1 is 59 s old: still within the minute
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("m1", "m2")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("m1", "m2")); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(n.stored("orders")); got != "[m1=p0 m2=p0]" {
 		t.Fatalf("after a restart within the window: stored %s, want m1 and m2 once", got)
 	}
 	clk.Advance(2 * time.Second) // m1 is 61 s old, m2 31 s
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("m1", "m2")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("m1", "m2")); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(n.stored("orders")); got != "[m1=p0 m2=p0 m1=p0]" {
@@ -98,7 +98,7 @@ func TestDedupeRebuildReadsNewestUpToCap(t *testing.T) {
 	n, _ := dedupeNode(t, 0)
 	ctx := testCtx(t)
 	for i := range 10 {
-		if err := n.b.CommitLocal(ctx, "orders", 0, idRecs(fmt.Sprintf("m%d", i))); err != nil {
+		if err := commitLocal(n.b, ctx, "orders", 0, idRecs(fmt.Sprintf("m%d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +107,7 @@ func TestDedupeRebuildReadsNewestUpToCap(t *testing.T) {
 	for i := range 10 {
 		retry = append(retry, fmt.Sprintf("m%d", i))
 	}
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs(retry...)); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs(retry...)); err != nil {
 		t.Fatal(err)
 	}
 	// m6..m9 were read back; m0..m5 were not, and are stored again.
@@ -122,15 +122,15 @@ func TestDedupeWindowOffAndOn(t *testing.T) {
 	n, _ := dedupeNode(t, 0)
 	ctx := testCtx(t)
 	zero, minute := int64(0), int64(60_000)
-	n.b.CommitLocal(ctx, "orders", 0, idRecs("a"))
+	commitLocal(n.b, ctx, "orders", 0, idRecs("a"))
 	if _, err := n.b.AlterTopic(ctx, "orders", AlterTopicRequest{DedupeWindowMs: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	n.b.CommitLocal(ctx, "orders", 0, idRecs("a", "b"))
+	commitLocal(n.b, ctx, "orders", 0, idRecs("a", "b"))
 	if _, err := n.b.AlterTopic(ctx, "orders", AlterTopicRequest{DedupeWindowMs: &minute}); err != nil {
 		t.Fatal(err)
 	}
-	n.b.CommitLocal(ctx, "orders", 0, idRecs("a", "b", "c"))
+	commitLocal(n.b, ctx, "orders", 0, idRecs("a", "b", "c"))
 	if got := fmt.Sprint(n.stored("orders")); got != "[a=p0 a=p0 b=p1 c=p2]" {
 		t.Fatalf("stored %s", got)
 	}
@@ -141,7 +141,7 @@ func TestDedupeFailedCommitRemembersNothing(t *testing.T) {
 	n, _ := dedupeNode(t, 0)
 	ctx := testCtx(t)
 	calls := 0
-	l, err := n.b.reg.Get("orders", 0)
+	l, err := n.b.parts.Get("orders", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestDedupeFailedCommitRemembersNothing(t *testing.T) {
 	if !errors.Is(err, boom) || calls != 1 {
 		t.Fatalf("dedupe = %v after %d calls", err, calls)
 	}
-	if err := n.b.CommitLocal(ctx, "orders", 0, idRecs("a")); err != nil {
+	if err := commitLocal(n.b, ctx, "orders", 0, idRecs("a")); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(n.stored("orders")); got != 1 {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/topic"
@@ -81,10 +82,10 @@ func fillQueue(ps *PartitionStats, inFlight int, oldestUnconsumedAt int64) {
 // when the log is closed and no backlog pass read it: describe never
 // opens a log to say, backlog.go).
 func (b *Broker) queueFigures(topic string, incarnation uint64, p int, frontier, oldest uint64) (inFlight int, oldestUnconsumedAt int64) {
-	if q := b.peekQueue(topic, p); q != nil {
-		inFlight = q.table.Stats().InFlight
+	if q := b.parts.PeekQueue(topic, p); q != nil {
+		inFlight = q.Table.Stats().InFlight
 	}
-	return inFlight, b.oldestUnsettledAt(partKey{topic, p}, incarnation, max(frontier, oldest), false)
+	return inFlight, b.oldestUnsettledAt(hosted.Key{Topic: topic, Partition: p}, incarnation, max(frontier, oldest), false)
 }
 
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
@@ -99,11 +100,11 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	if owner != b.cfg.NodeID {
 		return unavailable() // remote stats arrive with the cluster's node RPC
 	}
-	st, err := b.reg.Describe(t.Name, p)
+	st, err := b.parts.Describe(t.Name, p)
 	if err != nil {
 		return unavailable()
 	}
-	frontier, err := b.frontierOf(t.Name, p)
+	frontier, err := b.parts.Frontier(t.Name, p)
 	if err != nil {
 		return unavailable()
 	}
@@ -111,7 +112,7 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	inFlight, oldestAt := b.queueFigures(t.Name, t.Incarnation, p, frontier, st.OldestOffset)
 	fillQueue(&ps, inFlight, oldestAt)
 	ps.CommitStall = b.commitStall(t.Name, p)
-	if ps.Error = b.reg.Unavailable(t.Name, p); ps.Error != "" {
+	if ps.Error = b.parts.Unavailable(t.Name, p); ps.Error != "" {
 		f := false
 		ps.Available = &f
 	}

@@ -22,7 +22,7 @@ func TestDescribeShowsASegmentFromCreation(t *testing.T) {
 		if ps.Segments == nil || *ps.Segments != 1 || ps.Available != nil {
 			t.Fatalf("partition %d of a new topic: segments %v, available %v; want 1 and no flag", ps.Index, ps.Segments, ps.Available)
 		}
-		if b.reg.Peek("fresh", ps.Index) != nil {
+		if b.parts.Peek("fresh", ps.Index) != nil {
 			t.Fatalf("describing opened partition %d", ps.Index)
 		}
 	}

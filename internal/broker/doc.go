@@ -1,9 +1,11 @@
-// Package broker is a node's data plane: topic administration (validate,
-// then a metastore command), produce accept into the ingress WAL, the local
-// commit into partition logs, queue consume with leases, ack/extend/nack,
-// replay, describing, and the registry of open partition logs with its
-// background duties (retention, idle eviction, frontier persistence, lease
-// expiry, orphan cleanup).
+// Package broker is a node's data plane at the level of requests: topic
+// administration (validate, then a metastore command), produce accept into
+// the ingress WAL, the one local commit entry point, queue consume with
+// leases, ack/extend/nack, replay, describing, and the background duties
+// over the partitions hosted here (retention, idle eviction, frontier
+// persistence, lease expiry, orphan cleanup). The per-partition state —
+// log, queue, dedupe window — is package hosted's; broker holds one
+// hosted.Set and the replica roles (replicas.go).
 //
 // Invariants kept here:
 //   - produce answers only after the WAL reports the record durable;
@@ -19,32 +21,24 @@
 //     confirm the topic is gone (the barrier rule when this node leads);
 //   - a partition whose log cannot serve (damaged, fenced, failing disk)
 //     answers 503 with a reason that names no server path, and the describe
-//     says why; a fenced log is recovered on its next use, so a full disk
-//     heals without a restart (health.go);
-//   - the hwm file is written before any consumer frontier it would be
-//     behind, and a frontier found above the high watermark is clamped to
-//     it, so it never hides records (queue.go).
+//     says why (package hosted keeps the reason and recovers a fenced log
+//     on its next use);
 //   - a record held for its dead-letter topic (lease/dead.go) is settled
 //     only after its copy is committed there (deadletter.go: commit before
 //     settle, so a crash duplicates a dead letter and never loses one), and
 //     a redrive acks a record only after the produce of its copy returned
 //     (redrive.go);
-//   - delivery counts are written after the frontier they go with
-//     (delivery.counts, counts.go): at most countsEvery plus one sweep old
-//     after a crash, complete after Close or a move's freeze; a counts file
-//     that cannot be read starts the partition from no counts, never stops
-//     it;
 //   - a follower of a replicated partition keeps the leader's delivery
-//     counts and fan-out cursor files as they were at most countsEvery (plus
-//     a fetch) ago, never past its own committed point (sidestate.go): a
-//     failover re-delivers with counts at most that old and re-copies into
-//     children at most what the old leader copied since, never a gap;
+//     counts and fan-out cursor files as they were at most
+//     hosted.CountsEvery (plus a fetch) ago, never past its own committed
+//     point (sidestate.go): a failover re-delivers with counts at most that
+//     old and re-copies into children at most what the old leader copied
+//     since, never a gap;
 //   - a purge (purge.go) moves the frontier only to the high watermark,
 //     writes it before it answers, and is refused during a move's freeze
 //     like a commit, so no acknowledged purge is undone by a crash or move;
 //   - a commit pinned to a topic incarnation lands only in that incarnation
-//     (CommitIncarnation), so a deleted topic's records never reach a
-//     re-created one;
+//     (Commit), so a deleted topic's records never reach a re-created one;
 //   - while the data disk is full (Config.Disk), produce and topic create
 //     are refused with 503 and topic delete still runs, so space can be
 //     freed through the API; error messages name no file of the disk.

@@ -104,12 +104,12 @@ func (n *testNode) commit(topic string, p int, payloads ...string) error {
 	for i, s := range payloads {
 		recs[i].Payload = []byte(s)
 	}
-	return n.b.CommitLocal(context.Background(), topic, p, recs)
+	return commitLocal(n.b, context.Background(), topic, p, recs)
 }
 
 func (n *testNode) partDir(topic string, p int) string {
 	n.t.Helper()
-	d, err := n.b.reg.Dir(topic, p)
+	d, err := n.b.parts.Dir(topic, p)
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -5,9 +5,6 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// holdOptions makes a partition log open held (storage.Options.Held):
-// commits are durable on return but visible only once released.
-func holdOptions(opts *storage.Options) { opts.Held = true }
-
-// A held partition log is what the replication engine drives.
+// A held partition log (storage.Options.Held, opened so by package hosted
+// for a partition replicated here) is what the replication engine drives.
 var _ replica.Log = (*storage.Log)(nil)

@@ -57,7 +57,19 @@ func commitSized(t testing.TB, b *Broker, topic string, p, n, size int) {
 	for i := range recs {
 		recs[i].Payload = bytes.Repeat([]byte{byte('a' + i%26)}, size)
 	}
-	if err := b.CommitLocal(testCtx(t), topic, p, recs); err != nil {
+	if err := commitLocal(b, testCtx(t), topic, p, recs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// commitLocal commits records from elsewhere into whichever incarnation
+// of topic is current (Commit with no source).
+func commitLocal(b *Broker, ctx context.Context, topic string, p int, recs []storage.Record) error {
+	return commitInc(b, ctx, topic, 0, p, recs)
+}
+
+// commitInc commits records from elsewhere pinned to incarnation inc.
+func commitInc(b *Broker, ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
+	_, err := b.Commit(ctx, topic, inc, p, recs, storage.Source{})
+	return err
 }

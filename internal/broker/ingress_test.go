@@ -62,7 +62,7 @@ func newNode(t *testing.T, held bool) *node {
 	b.Start()
 	b.OpenCreateGate()
 	n := &node{dir: dir, ms: ms, w: w, b: b, m: m, efs: efs}
-	n.d = &dispatch.Dispatcher{WAL: w, Commit: &route.Router{Self: "n1", Owner: ms.Owner, Local: route.CommitFunc(b.CommitIncarnation)},
+	n.d = &dispatch.Dispatcher{WAL: w, Commit: &route.Router{Self: "n1", Owner: ms.Owner, Local: b.Commit},
 		Metrics: m, Logger: slog.New(slog.DiscardHandler), Backoff: 20 * time.Millisecond,
 		Discard:    dispatch.LeaderDiscarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions }}
@@ -243,7 +243,7 @@ func TestCommitIncarnationRefusesAnotherIncarnation(t *testing.T) {
 		inc  uint64
 		want int
 	}{{cur.Incarnation, 0}, {0, 0}, {cur.Incarnation - 1, http.StatusNotFound}, {cur.Incarnation + 1, http.StatusServiceUnavailable}} {
-		err := n.b.CommitIncarnation(ctx, "t", tc.inc, 0, recs)
+		_, err := n.b.Commit(ctx, "t", tc.inc, 0, recs, storage.Source{})
 		if got := statusOf(err); got != tc.want {
 			t.Errorf("commit of incarnation %d (current %d): %v, want status %d", tc.inc, cur.Incarnation, err, tc.want)
 		}
@@ -328,7 +328,7 @@ func TestCommitRefusesHeadersOverTheStoredCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := []storage.Record{{Payload: []byte("x"), Headers: []header.Header{{Name: "v", Value: strings.Repeat("v", header.MaxValue+1)}}}}
-	if err := n.b.CommitLocal(ctx, "h", 0, bad); statusOf(err) != http.StatusBadRequest {
+	if _, err := n.b.Commit(ctx, "h", 0, 0, bad, storage.Source{}); statusOf(err) != http.StatusBadRequest {
 		t.Fatalf("commit with a 4 KiB + 1 value: %v", err)
 	}
 	if got := n.consumeAll(t, "h", 0); len(got) != 0 {

@@ -16,16 +16,16 @@ import (
 
 // persistFrontiers writes every moved frontier (at most every 100 ms after
 // it moves), then the delivery counts that changed (at most every
-// countsEvery: counts.go) — the durable pieces of queue state.
+// hosted.CountsEvery) — the durable pieces of queue state.
 func (b *Broker) persistFrontiers() {
-	for _, q := range b.allQueues() {
-		if err := q.persist(); err != nil {
+	for _, q := range b.parts.Queues() {
+		if err := q.Persist(); err != nil {
 			b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
-			b.cfg.Logger.Warn("frontier not persisted", "topic", q.key.topic, "partition", q.key.partition, "err", err)
+			b.cfg.Logger.Warn("frontier not persisted", "topic", q.Key.Topic, "partition", q.Key.Partition, "err", err)
 		}
-		b.persistCounts(q, false)
-		st := q.table.Stats()
-		lbl := []string{q.key.topic, partLabel(q.key.partition)}
+		q.PersistCounts(false)
+		st := q.Table.Stats()
+		lbl := []string{q.Key.Topic, partLabel(q.Key.Partition)}
 		b.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
 		b.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
 	}
@@ -35,9 +35,9 @@ func (b *Broker) persistFrontiers() {
 // visibility timeout even when nobody polls, and wakes long-pollers. (The
 // backlog gauges have their own pass: backlog.go.)
 func (b *Broker) sweepExpired() {
-	for _, q := range b.allQueues() {
-		if q.table.Expire() > 0 {
-			b.topicState(q.key.topic).notify.Fire()
+	for _, q := range b.parts.Queues() {
+		if q.Table.Expire() > 0 {
+			b.topicState(q.Key.Topic).notify.Fire()
 		}
 	}
 }
@@ -46,7 +46,7 @@ func (b *Broker) sweepExpired() {
 // the storage gauges (open logs only; the data directory by a stat walk).
 func (b *Broker) sweepRetention() {
 	topicBytes := map[string]int64{}
-	for _, op := range b.reg.Open() {
+	for _, op := range b.parts.Open() {
 		b.applyRetention(op.Topic, op.Partition, op.Log)
 		st := op.Log.Stats()
 		lbl := []string{op.Topic, partLabel(op.Partition)}
@@ -95,8 +95,8 @@ func (b *Broker) applyRetention(topic string, p int, l *storage.Log) {
 	}
 	b.m.RetentionBytes.WithLabelValues("age").Add(float64(res.Bytes))
 	b.m.RetentionMessages.WithLabelValues("age").Add(float64(res.Records))
-	if q := b.peekQueue(topic, p); q != nil {
-		q.table.AdvanceTo(l.Oldest())
+	if q := b.parts.PeekQueue(topic, p); q != nil {
+		q.Table.AdvanceTo(l.Oldest())
 	}
 }
 
@@ -104,19 +104,19 @@ func (b *Broker) applyRetention(topic string, p int, l *storage.Log) {
 // has deleted what it owes them.
 func (b *Broker) evictIdle() {
 	cutoff := b.cfg.Now().Add(-b.cfg.IdleEviction)
-	for _, op := range b.reg.Open() {
+	for _, op := range b.parts.Open() {
 		if op.LastAccess.After(cutoff) || b.hostsReplica(op.Topic, op.Partition) {
 			continue // a replica's role writes to or serves from its log
 		}
-		if q := b.peekQueue(op.Topic, op.Partition); q != nil {
-			if q.table.Stats().InFlight > 0 {
+		if q := b.parts.PeekQueue(op.Topic, op.Partition); q != nil {
+			if q.Table.Stats().InFlight > 0 {
 				continue // leases out: their acks and redeliveries will need the log
 			}
-			q.persist()
-			b.persistCounts(q, true)
+			q.Persist()
+			q.PersistCounts(true)
 		}
 		b.applyRetention(op.Topic, op.Partition, op.Log)
-		if closed, err := b.reg.CloseIf(op.Topic, op.Partition, op.Log, op.LastAccess); closed {
+		if closed, err := b.parts.CloseIf(op.Topic, op.Partition, op.Log, op.LastAccess); closed {
 			b.m.IdleLogsEvicted.Inc()
 			if err != nil {
 				b.cfg.Logger.Warn("idle log closed with an error", "topic", op.Topic, "partition", op.Partition, "err", err)
@@ -131,7 +131,7 @@ func (b *Broker) reconcileTopics() {
 	if !b.meta.AppliedCaughtUp() {
 		return // a lagging replica's view is not evidence of deletion
 	}
-	dirs, err := b.reg.TopicDirs()
+	dirs, err := b.parts.TopicDirs()
 	if err != nil {
 		return
 	}

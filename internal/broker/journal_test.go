@@ -21,7 +21,7 @@ func (n *testNode) commitLazy(topic string, p int, firstSeq uint64, payloads ...
 	for i, s := range payloads {
 		recs[i].Payload, seqs[i] = []byte(s), firstSeq+uint64(i)
 	}
-	f, err := n.b.CommitSourced(context.Background(), topic, 0, p, recs, storage.Source{Origin: 99, Seqs: seqs, Lazy: true})
+	f, err := n.b.Commit(context.Background(), topic, 0, p, recs, storage.Source{Origin: 99, Seqs: seqs, Lazy: true})
 	if err != nil || f == nil {
 		n.t.Fatalf("lazy commit: %v %v", f, err)
 	}
@@ -82,7 +82,7 @@ func TestFrontierNeverPersistedPastFlushed(t *testing.T) {
 		return f
 	}
 	n.b.persistFrontiers()
-	l := n.b.reg.Peek("orders", 0)
+	l := n.b.parts.Peek("orders", 0)
 	if f := frontier(); f != 3 || l.Flushed() != 3 {
 		t.Fatalf("frontier %d flushed %d, want both 3 (flushed first)", f, l.Flushed())
 	}
@@ -107,13 +107,13 @@ func TestSourcedCommitThroughTheDedupeWindow(t *testing.T) {
 	commit := func() {
 		t.Helper()
 		src := storage.Source{Origin: 99, Seqs: []uint64{10, 11, 12}, Lazy: true}
-		if _, err := n.b.CommitSourced(context.Background(), "orders", 0, 0, idRecs("a", "a", "b"), src); err != nil {
+		if _, err := n.b.Commit(context.Background(), "orders", 0, 0, idRecs("a", "a", "b"), src); err != nil {
 			t.Fatal(err)
 		}
 	}
 	commit()
 	commit() // the re-dispatch after a crash
-	l := n.b.reg.Peek("orders", 0)
+	l := n.b.parts.Peek("orders", 0)
 	if l.HWM() != 2 {
 		t.Fatalf("hwm %d, want the two distinct ids once", l.HWM())
 	}

@@ -44,7 +44,7 @@ func TestCommitAsksTheAdmissionHook(t *testing.T) {
 	adm.mu.Lock()
 	adm.closed = true
 	adm.mu.Unlock()
-	err := b.CommitLocal(testCtx(t), "orders", 0, []storage.Record{{Payload: []byte("refused")}})
+	err := commitLocal(b, testCtx(t), "orders", 0, []storage.Record{{Payload: []byte("refused")}})
 	ae, ok := apierr.From(err) // as a client sees it
 	if !ok || ae.Status != http.StatusServiceUnavailable || ae.RetryAfter <= 0 || !errors.Is(err, refusal.ErrFrozen) {
 		t.Fatalf("a refused commit answered %v, want refusal.ErrFrozen: 503 with Retry-After", err)
@@ -73,7 +73,7 @@ func TestPartitionDirsListsTheDisk(t *testing.T) {
 		t.Fatalf("PartitionDirs = %v, want orders: [0 2]", got)
 	}
 	dir, err := b.PartitionDir("orders", 2)
-	if err != nil || dir != filepath.Join(b.reg.root, "orders", "p00002") {
+	if err != nil || dir != filepath.Join(b.parts.Root(), "orders", "p00002") {
 		t.Fatalf("PartitionDir = %q %v", dir, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
@@ -244,16 +245,20 @@ func (b *Broker) reject(topic, reason string) {
 	b.m.ProduceRejections.WithLabelValues(topic, reason).Inc()
 }
 
-// CommitLocal commits records into a partition this node owns, to
-// whichever incarnation of the topic is current (CommitIncarnation 0).
-func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, recs []storage.Record) error {
-	return b.CommitIncarnation(ctx, topic, 0, partition, recs)
-}
-
-// CommitIncarnation commits records into a partition this node owns: the
-// local side of the one commit seam shared by produce dispatch and
-// fan-out. The partition log fsyncs and verifies before the records become
-// visible.
+// Commit is the one local commit entry point: it commits records into a
+// partition this node owns — the owner's side of the commit seam that
+// produce dispatch, node RPC, fan-out, dead letters and replicated produce
+// share (route.Router's Local). The partition log fsyncs and verifies
+// before the records become visible.
+//
+// src says where the records come from. Its zero value is "from
+// elsewhere" (a fan-out copy, a reroute, a peer's commit RPC, a dead
+// letter): until the dispatcher has taken back this node's ingress WAL
+// after a restart (SetReplayGate), such commits are refused as
+// temporarily unavailable. A src with an Origin names records of this
+// node's ingress WAL: records the log holds already (by WAL seq) are
+// skipped, and a lazy commit (src.Lazy) returns the log to Flush before
+// the WAL may release them; the returned Flusher is nil otherwise.
 //
 // A non-zero incarnation must be the topic's (when the topic has one):
 // records of an earlier incarnation belong to a deleted topic
@@ -262,22 +267,12 @@ func (b *Broker) CommitLocal(ctx context.Context, topic string, partition int, r
 // replica knows are refused with ErrIncarnationAhead until it catches up.
 // Every refusal a caller acts on is typed (package refusal): topic not
 // found, partition out of range, not owner, frozen, disk full, fenced.
-func (b *Broker) CommitIncarnation(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
-	if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
-		return apierr.Unavailable(100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
+func (b *Broker) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
+	if src.Origin == 0 {
+		if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
+			return nil, apierr.Unavailable(100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
+		}
 	}
-	_, c, err := b.commit(ctx, topic, incarnation, partition, recs, storage.Source{})
-	if err == nil {
-		err = b.awaitQuorum(ctx, topic, partition, c.role, c.end)
-	}
-	return err
-}
-
-// CommitSourced commits records read from this node's ingress WAL
-// (route.SourcedCommitter in the commit seam): records the log holds already (by WAL seq) are
-// skipped, and a lazy commit returns the log to Flush before the WAL may
-// release them.
-func (b *Broker) CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
 	l, c, err := b.commit(ctx, topic, incarnation, partition, recs, src)
 	if err == nil {
 		err = b.awaitQuorum(ctx, topic, partition, c.role, c.end)
@@ -286,6 +281,13 @@ func (b *Broker) CommitSourced(ctx context.Context, topic string, incarnation ui
 		return nil, err
 	}
 	return l, nil
+}
+
+// commitHere is Commit of records from elsewhere, for the broker's own
+// callers that have no Flusher to keep.
+func (b *Broker) commitHere(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
+	_, err := b.Commit(ctx, topic, incarnation, partition, recs, storage.Source{})
+	return err
 }
 
 // keptSource is src for the records the dedupe window kept (idx: their
@@ -368,7 +370,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 	defer done()
 	var l *storage.Log
 	for attempt := 0; ; attempt++ {
-		if l, err = b.reg.Get(topic, partition); err != nil {
+		if l, err = b.parts.Get(topic, partition); err != nil {
 			return nil, none, err
 		}
 		err = b.dedupe(ctx, t, partition, l, recs, func(keep []storage.Record, idx []int) error {
@@ -379,7 +381,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 			continue // lost a race with idle eviction: reopen once
 		}
 		if err != nil {
-			return nil, none, storageErr(topic, partition, "commit", err)
+			return nil, none, hosted.StorageErr(topic, partition, "commit", err)
 		}
 		break
 	}

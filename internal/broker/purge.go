@@ -71,7 +71,7 @@ func (b *Broker) purgePartition(t meta.Topic, p int) (uint64, error) {
 		return 0, err
 	}
 	defer done()
-	l, err := b.reg.Get(t.Name, p)
+	l, err := b.parts.Get(t.Name, p)
 	if err != nil {
 		return 0, err
 	}
@@ -80,13 +80,13 @@ func (b *Broker) purgePartition(t meta.Topic, p int) (uint64, error) {
 		return 0, err
 	}
 	// Records retention deleted already are retention's, not this purge's.
-	q.table.AdvanceTo(l.Oldest())
-	n := q.table.PurgeTo(l.HWM())
-	if err := q.persist(); err != nil {
+	q.Table.AdvanceTo(l.Oldest())
+	n := q.Table.PurgeTo(l.HWM())
+	if err := q.Persist(); err != nil {
 		b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
 		b.cfg.Logger.Warn("purged frontier not persisted", "topic", t.Name, "partition", p, "err", err)
 		return n, apierr.Unavailable(time.Second, "partition %d of %q is purged but its frontier could not be made durable yet; retry the purge", p, t.Name)
 	}
-	b.persistCounts(q, true)
+	q.PersistCounts(true)
 	return n, nil
 }

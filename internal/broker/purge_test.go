@@ -54,7 +54,7 @@ func TestPurgeSettlesBelowTheHighWatermark(t *testing.T) {
 	if msgs, err := n.consume("jobs", -1, 10); err != nil || len(msgs) != 0 {
 		t.Fatalf("purged records delivered: %v %v", payloadsOf(msgs), err)
 	}
-	if n.b.peekQueue("jobs", 0).table.DeliveryCount(0) != 0 {
+	if n.b.parts.PeekQueue("jobs", 0).Table.DeliveryCount(0) != 0 {
 		t.Fatal("a purged record keeps its delivery count")
 	}
 	if got, err := n.b.Purge(context.Background(), "jobs", nil); err != nil || got != 0 {

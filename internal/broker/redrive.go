@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 )
 
@@ -84,10 +85,10 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 	if err != nil || l == nil {
 		return 0, err
 	}
-	if oldest := l.Oldest(); q.table.Frontier() < oldest {
-		q.table.AdvanceTo(oldest)
+	if oldest := l.Oldest(); q.Table.Frontier() < oldest {
+		q.Table.AdvanceTo(oldest)
 	}
-	leases := q.table.Reserve(l.HWM(), want)
+	leases := q.Table.Reserve(l.HWM(), want)
 	if len(leases) == 0 {
 		return 0, nil
 	}
@@ -119,9 +120,9 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 	// at-least-once of a slow round) is counted moved all the same.
 	for _, m := range msgs {
 		_, off, nonce, _ := lease.ParseHandle(m.ReceiptHandle)
-		q.table.Ack(off, nonce)
+		q.Table.Ack(off, nonce)
 	}
-	if q.table.TakeFreed() {
+	if q.Table.TakeFreed() {
 		b.topicState(topic).notify.Fire()
 	}
 	return len(msgs), nil
@@ -129,14 +130,14 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 
 // giveBack releases the leases of a round that moved nothing: the records
 // are available at once, their delivery not counted.
-func (b *Broker) giveBack(q *queue, msgs []Message) {
+func (b *Broker) giveBack(q *hosted.Queue, msgs []Message) {
 	for _, m := range msgs {
 		if _, off, nonce, err := lease.ParseHandle(m.ReceiptHandle); err == nil {
-			q.table.Release(off, nonce)
+			q.Table.Release(off, nonce)
 		}
 	}
 	if len(msgs) > 0 {
-		b.topicState(q.key.topic).notify.Fire()
+		b.topicState(q.Key.Topic).notify.Fire()
 	}
 }
 

@@ -101,7 +101,7 @@ func TestRedriveRefusals(t *testing.T) {
 // retry, and the target's window might still hold the id and drop it.
 func TestRedriveDropsAProducerID(t *testing.T) {
 	n := newDLQNode(t)
-	if err := n.b.CommitLocal(testCtx(t), "dlq", 0, []storage.Record{
+	if err := commitLocal(n.b, testCtx(t), "dlq", 0, []storage.Record{
 		{Key: []byte("k"), Payload: []byte(`{"n":9}`), Headers: header.WithMsgID(nil, "m-9")},
 	}); err != nil {
 		t.Fatal(err)

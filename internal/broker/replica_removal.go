@@ -3,6 +3,8 @@ package broker
 import (
 	"errors"
 	"fmt"
+
+	"github.com/narad-io/narad/internal/hosted"
 )
 
 // A replica leaving a partition's placement (its factor lowered, a
@@ -29,7 +31,7 @@ var ErrReplicaHosted = errors.New("a replica of the partition is hosted on this 
 func (b *Broker) WithoutReplica(topic string, p int, remove func() error) error {
 	b.replicas.mu.Lock()
 	defer b.replicas.mu.Unlock()
-	if b.replicas.parts[partKey{topic, p}] != nil || b.replicatedHere(topic, p) {
+	if b.replicas.parts[hosted.Key{Topic: topic, Partition: p}] != nil || b.replicatedHere(topic, p) {
 		return fmt.Errorf("partition %d of %q: %w", p, topic, ErrReplicaHosted)
 	}
 	return remove()
@@ -42,8 +44,8 @@ func (b *Broker) WithoutReplica(topic string, p int, remove func() error) error 
 // uncommitted tail, records whose producers were told "may be stored" —
 // so all of it becomes visible, as any single copy's log is.
 func (b *Broker) unholdSingleCopies() {
-	for _, op := range b.reg.Open() {
-		if !b.reg.IsHeld(op.Topic, op.Partition) || b.hostsReplica(op.Topic, op.Partition) ||
+	for _, op := range b.parts.Open() {
+		if !b.parts.IsHeld(op.Topic, op.Partition) || b.hostsReplica(op.Topic, op.Partition) ||
 			b.replicatedHere(op.Topic, op.Partition) {
 			continue
 		}
@@ -51,13 +53,13 @@ func (b *Broker) unholdSingleCopies() {
 		if op.Partition >= len(as) || as[op.Partition].Replicated() || as[op.Partition].Owner != b.cfg.NodeID {
 			continue // a follower's copy no longer listed: the move shed removes it
 		}
-		if q := b.peekQueue(op.Topic, op.Partition); q != nil {
-			q.persist()
-			b.persistCounts(q, true)
+		if q := b.parts.PeekQueue(op.Topic, op.Partition); q != nil {
+			q.Persist()
+			q.PersistCounts(true)
 		}
 		// A commit racing the close retries once on a fresh Get (produce.go).
-		b.reg.ClosePartition(op.Topic, op.Partition)
-		if _, err := b.reg.Get(op.Topic, op.Partition); err != nil {
+		b.parts.ClosePartition(op.Topic, op.Partition)
+		if _, err := b.parts.Get(op.Topic, op.Partition); err != nil {
 			b.cfg.Logger.Warn("reopening a partition left with one copy", "topic", op.Topic, "partition", op.Partition, "err", err)
 			continue
 		}

@@ -55,7 +55,7 @@ func TestLoweredToOneCopyReopensUnheld(t *testing.T) {
 	}
 	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n1", Replicas: []string{"n1"}, InSync: []string{"n1"},
 		LeaderEpoch: 1, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}})
-	waitFor(t, "the log reopened unheld", func() bool { return n.b.reg.Peek("r", 0) != nil && !n.b.reg.IsHeld("r", 0) })
+	waitFor(t, "the log reopened unheld", func() bool { return n.b.parts.Peek("r", 0) != nil && !n.b.parts.IsHeld("r", 0) })
 	if err := n.commit("r", 0, "d"); err != nil {
 		t.Fatalf("a commit to the single copy: %v", err)
 	}

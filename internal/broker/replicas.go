@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/replica"
@@ -78,7 +79,7 @@ const frontierCopyEvery = time.Second
 
 // hostedReplica is one partition's running role.
 type hostedReplica struct {
-	key      partKey
+	key      hosted.Key
 	view     replica.View
 	log      *storage.Log
 	leader   ReplicaLeader   // nil on a follower
@@ -111,7 +112,7 @@ type hostedReplica struct {
 
 type replicaSet struct {
 	mu    sync.Mutex
-	parts map[partKey]*hostedReplica
+	parts map[hosted.Key]*hostedReplica
 	// stopped is set at Close: nothing starts again.
 	stopped bool
 }
@@ -119,7 +120,7 @@ type replicaSet struct {
 func (b *Broker) hosted(topic string, p int) *hostedReplica {
 	b.replicas.mu.Lock()
 	defer b.replicas.mu.Unlock()
-	return b.replicas.parts[partKey{topic, p}]
+	return b.replicas.parts[hosted.Key{Topic: topic, Partition: p}]
 }
 
 // hostsReplica reports whether a role runs for the partition here (its log
@@ -160,14 +161,14 @@ func (b *Broker) reconcileReplicas() {
 	if b.cfg.Replication == nil {
 		return
 	}
-	want := map[partKey]replica.View{}
+	want := map[hosted.Key]replica.View{}
 	for _, t := range b.meta.Topics() {
 		if t.ReplicationFactor <= 1 || t.Remote != nil {
 			continue
 		}
 		for _, a := range b.meta.Assignments(t.Name) {
 			if a.Replicated() && slices.Contains(a.Replicas, b.cfg.NodeID) && a.LeaderEpoch > 0 {
-				want[partKey{t.Name, a.Partition}] = replica.ViewOf(t.Incarnation, a)
+				want[hosted.Key{Topic: t.Name, Partition: a.Partition}] = replica.ViewOf(t.Incarnation, a)
 			}
 		}
 	}
@@ -201,10 +202,10 @@ func (b *Broker) reconcileReplicas() {
 		}
 	}
 	for k, v := range want {
-		if b.hosted(k.topic, k.partition) == nil {
+		if b.hosted(k.Topic, k.Partition) == nil {
 			if err := b.startReplica(k, v); err != nil {
 				b.m.Errors.WithLabelValues("broker", "replica_start").Inc()
-				b.cfg.Logger.Warn("replica not started; retried", "topic", k.topic, "partition", k.partition, "err", err)
+				b.cfg.Logger.Warn("replica not started; retried", "topic", k.Topic, "partition", k.Partition, "err", err)
 			}
 		}
 	}
@@ -228,17 +229,17 @@ func sameView(a, b replica.View) bool {
 }
 
 // startReplica opens the partition's log held and starts its role.
-func (b *Broker) startReplica(k partKey, v replica.View) error {
-	l, err := b.heldLog(k.topic, k.partition)
+func (b *Broker) startReplica(k hosted.Key, v replica.View) error {
+	l, err := b.heldLog(k.Topic, k.Partition)
 	if err != nil {
 		return err
 	}
 	h := &hostedReplica{key: k, view: v, log: l, done: make(chan struct{}), started: b.cfg.Now()}
 	if v.Leader == b.cfg.NodeID {
-		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.topic, k.partition) },
+		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.Topic, k.Partition) },
 			func() replica.SideState { return b.leaderSideState(h) })
 	} else {
-		b.dropQueue(k) // a lease table of an earlier leadership here is stale
+		b.parts.DropQueue(k.Topic, k.Partition) // a lease table of an earlier leadership here is stale
 		h.follower, err = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) },
 			func(st replica.SideState) error { return b.applySideState(h, st) })
 	}
@@ -257,7 +258,7 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 		return nil
 	}
 	if b.replicas.parts == nil {
-		b.replicas.parts = map[partKey]*hostedReplica{}
+		b.replicas.parts = map[hosted.Key]*hostedReplica{}
 	}
 	b.replicas.parts[k] = h
 	b.replicas.mu.Unlock()
@@ -267,7 +268,7 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 			// A leader that cannot take over (it lost its state) stays
 			// here never writable, until the controller elects another.
 			if err := h.leader.Start(ctx); err != nil {
-				b.cfg.Logger.Error("cannot lead replicated partition", "topic", k.topic, "partition", k.partition, "epoch", v.Epoch, "err", err)
+				b.cfg.Logger.Error("cannot lead replicated partition", "topic", k.Topic, "partition", k.Partition, "epoch", v.Epoch, "err", err)
 			}
 			<-ctx.Done()
 			return
@@ -275,7 +276,7 @@ func (b *Broker) startReplica(k partKey, v replica.View) error {
 		err := h.follower.Run(ctx)
 		h.follower.Close()
 		if err != nil && ctx.Err() == nil {
-			b.cfg.Logger.Warn("replica stopped following", "topic", k.topic, "partition", k.partition, "err", err)
+			b.cfg.Logger.Warn("replica stopped following", "topic", k.Topic, "partition", k.Partition, "err", err)
 			b.replicas.mu.Lock()
 			if b.replicas.parts[k] == h {
 				delete(b.replicas.parts, k) // the next reconcile starts it again, if still placed here
@@ -294,27 +295,27 @@ func (b *Broker) noteReady(h *hostedReplica) {
 	}
 	if err := h.leader.Writable(); err != nil {
 		if since := b.cfg.Now().Sub(h.started); since > 5*time.Second && since%(5*time.Second) < time.Second {
-			b.cfg.Logger.Warn("replicated partition led here is not writable yet", "topic", h.key.topic, "partition", h.key.partition,
+			b.cfg.Logger.Warn("replicated partition led here is not writable yet", "topic", h.key.Topic, "partition", h.key.Partition,
 				"epoch", h.view.Epoch, "epoch_starts", h.view.EpochStarts, "end", h.log.End(), "for", since, "err", err)
 		}
 		return
 	}
 	h.readyNoted = true
-	b.m.LeaderChanges.WithLabelValues(h.key.topic, partLabel(h.key.partition)).Inc()
-	b.cfg.Logger.Info("leading replicated partition", "topic", h.key.topic, "partition", h.key.partition,
+	b.m.LeaderChanges.WithLabelValues(h.key.Topic, partLabel(h.key.Partition)).Inc()
+	b.cfg.Logger.Info("leading replicated partition", "topic", h.key.Topic, "partition", h.key.Partition,
 		"epoch", h.view.Epoch, "took", b.cfg.Now().Sub(h.started))
-	b.topicState(h.key.topic).notify.Fire()
+	b.topicState(h.key.Topic).notify.Fire()
 }
 
 // heldLog returns the partition's log opened held, reopening one that an
 // earlier placement (a single copy) opened plain.
 func (b *Broker) heldLog(topic string, p int) (*storage.Log, error) {
-	l, err := b.reg.Get(topic, p)
-	if err != nil || b.reg.IsHeld(topic, p) {
+	l, err := b.parts.Get(topic, p)
+	if err != nil || b.parts.IsHeld(topic, p) {
 		return l, err
 	}
-	b.reg.ClosePartition(topic, p)
-	return b.reg.Get(topic, p)
+	b.parts.ClosePartition(topic, p)
+	return b.parts.Get(topic, p)
 }
 
 // stopReplica ends a role and waits for it. A leader's lease table goes
@@ -333,16 +334,16 @@ func (b *Broker) stopReplica(h *hostedReplica) {
 		h.leader.Close()
 	}
 	if h.leader != nil {
-		if q := b.peekQueue(h.key.topic, h.key.partition); q != nil {
-			q.persist()
-			b.persistCounts(q, true)
+		if q := b.parts.PeekQueue(h.key.Topic, h.key.Partition); q != nil {
+			q.Persist()
+			q.PersistCounts(true)
 		}
-		b.dropQueue(h.key)
+		b.parts.DropQueue(h.key.Topic, h.key.Partition)
 	}
-	b.m.ReplicasInSync.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
-	b.m.ReplicationLagRecords.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
-	b.m.ReplicationLagSeconds.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
-	b.m.CommitStallSeconds.DeleteLabelValues(h.key.topic, partLabel(h.key.partition))
+	b.m.ReplicasInSync.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	b.m.ReplicationLagRecords.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	b.m.ReplicationLagSeconds.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	b.m.CommitStallSeconds.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
 }
 
 // closeReplicas stops every role (Close), before the logs close.
@@ -355,12 +356,6 @@ func (b *Broker) closeReplicas() {
 	for _, h := range parts {
 		b.stopReplica(h)
 	}
-}
-
-func (b *Broker) dropQueue(k partKey) {
-	b.qmu.Lock()
-	delete(b.queues, k)
-	b.qmu.Unlock()
 }
 
 // replicaGate says whether a replicated partition may be served here now
@@ -475,12 +470,12 @@ func (b *Broker) copyFrontier(h *hostedReplica, f uint64) {
 	if f <= h.frontier || now.Sub(h.frontierAt) < frontierCopyEvery {
 		return
 	}
-	dir, err := b.reg.Dir(h.key.topic, h.key.partition)
+	dir, err := b.parts.Dir(h.key.Topic, h.key.Partition)
 	if err != nil {
 		return
 	}
 	if err := h.log.PersistHWM(f); err == nil {
-		err = storage.WriteOffsetFileFS(b.reg.fs, dir+"/"+storage.ConsumerOffsetFile, f)
+		err = storage.WriteOffsetFileFS(b.parts.FS(), dir+"/"+storage.ConsumerOffsetFile, f)
 		if err == nil {
 			h.frontier, h.frontierAt = f, now
 			return
@@ -492,27 +487,25 @@ func (b *Broker) copyFrontier(h *hostedReplica, f uint64) {
 // persistedFrontier is the frontier this leader last made durable (what
 // its followers copy).
 func (b *Broker) persistedFrontier(topic string, p int) uint64 {
-	if q := b.peekQueue(topic, p); q != nil {
-		q.pmu.Lock()
-		defer q.pmu.Unlock()
-		return q.persisted
+	if q := b.parts.PeekQueue(topic, p); q != nil {
+		return q.Persisted()
 	}
-	f, _ := b.frontierOf(topic, p) // unreadable: 0, which followers take as none sent
+	f, _ := b.parts.Frontier(topic, p) // unreadable: 0, which followers take as none sent
 	return f
 }
 
 // gaugeReplicas counts leaders that became writable and, on leaders,
 // sets the in-sync size and the replication lag: records the slowest
 // follower lacks, and how long since it last held the leader's end.
-func (b *Broker) gaugeReplicas(want map[partKey]replica.View) {
+func (b *Broker) gaugeReplicas(want map[hosted.Key]replica.View) {
 	for k := range want {
-		h := b.hosted(k.topic, k.partition)
+		h := b.hosted(k.Topic, k.Partition)
 		if h == nil || h.leader == nil {
 			continue
 		}
 		b.noteReady(h)
 		st := h.leader.Stats()
-		lbl := []string{k.topic, partLabel(k.partition)}
+		lbl := []string{k.Topic, partLabel(k.Partition)}
 		b.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(st.InSync))
 		var recs uint64
 		var secs float64
@@ -545,10 +538,10 @@ func (b *Broker) noteStall(h *hostedReplica, st replica.LeaderStats, lbl []strin
 	b.m.CommitStallSeconds.WithLabelValues(lbl...).Set(st.StallFor.Seconds())
 	if st.Stalls > h.stalls {
 		b.m.CommitStalls.WithLabelValues(lbl...).Add(float64(st.Stalls - h.stalls))
-		b.cfg.Logger.Warn("replicated partition cannot commit: produces wait and answer 503", "topic", h.key.topic,
-			"partition", h.key.partition, "epoch", st.Epoch, "waiting", st.StallFor.Round(time.Millisecond), "why", st.Stall)
+		b.cfg.Logger.Warn("replicated partition cannot commit: produces wait and answer 503", "topic", h.key.Topic,
+			"partition", h.key.Partition, "epoch", st.Epoch, "waiting", st.StallFor.Round(time.Millisecond), "why", st.Stall)
 	} else if h.stalled && st.Stall == "" {
-		b.cfg.Logger.Info("replicated partition commits again", "topic", h.key.topic, "partition", h.key.partition, "epoch", st.Epoch)
+		b.cfg.Logger.Info("replicated partition commits again", "topic", h.key.Topic, "partition", h.key.Partition, "epoch", st.Epoch)
 	}
 	h.stalls, h.stalled = st.Stalls, st.Stall != ""
 }

@@ -176,7 +176,7 @@ func TestReplicatedLeaderServesOnlyWhenReadyAndCommitsWaitForQuorum(t *testing.T
 	createReplicated(t, n, "r", "n1")
 	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
 	fl := eng.leader(0)
-	if !n.b.reg.IsHeld("r", 0) {
+	if !n.b.parts.IsHeld("r", 0) {
 		t.Fatal("a replicated partition's log is not held")
 	}
 
@@ -266,7 +266,7 @@ func TestReplicaRolesFollowThePlacement(t *testing.T) {
 	if _, err := n.consume("r", 0, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n.b.peekQueue("r", 0) == nil {
+	if n.b.parts.PeekQueue("r", 0) == nil {
 		t.Fatal("no queue after a consume")
 	}
 
@@ -281,7 +281,7 @@ func TestReplicaRolesFollowThePlacement(t *testing.T) {
 	if ff.view.Leader != "n2" || ff.view.Epoch != 2 {
 		t.Fatalf("follower view %+v", ff.view)
 	}
-	if n.b.peekQueue("r", 0) != nil {
+	if n.b.parts.PeekQueue("r", 0) != nil {
 		t.Fatal("the lease table of the old leadership survived it")
 	}
 	if err := n.commit("r", 0, "z"); !errors.Is(err, refusal.ErrNotOwner) {

@@ -75,7 +75,7 @@ func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs [
 		return apierr.Unavailable(time.Second, "partition %d of %q has no leader yet: nothing was stored; retry", p, t.Name)
 	}
 	if owner == b.cfg.NodeID {
-		return b.CommitIncarnation(ctx, t.Name, t.Incarnation, p, recs)
+		return b.commitHere(ctx, t.Name, t.Incarnation, p, recs)
 	}
 	if b.cfg.Remote == nil {
 		return apierr.Unavailable(time.Second, "partition %d of %q is led by %q, and this node has no cluster transport", p, t.Name, owner)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/replica"
 	"github.com/narad-io/narad/internal/storage"
@@ -14,9 +15,9 @@ import (
 
 // The side state of a replicated partition follows its leader
 // (docs/replication.md): the delivery counts of its
-// unsettled records (delivery.counts, counts.go) and the cursor files of
+// unsettled records (delivery.counts, package hosted) and the cursor files of
 // the fan-out links that copy it into children. The leader snapshots them
-// at most once per countsEvery (the counts' own persistence cadence; the
+// at most once per hosted.CountsEvery (the counts' own persistence cadence; the
 // cursor files as its cursors last wrote them) and the engine sends a
 // snapshot to a follower only when its version differs from the one the
 // follower echoes (replica.SideState). The follower writes the counts
@@ -71,21 +72,21 @@ type sideState struct {
 }
 
 // leaderSideState is the snapshot a leader's fetch answers carry, taken
-// again when countsEvery has passed since the last one; its version moves
+// again when hosted.CountsEvery has passed since the last one; its version moves
 // only when the counts or the cursor positions changed.
 func (b *Broker) leaderSideState(h *hostedReplica) replica.SideState {
 	s := &h.side
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := b.cfg.Now()
-	if s.st.Version != 0 && now.Sub(s.at) < countsEvery {
+	if s.st.Version != 0 && now.Sub(s.at) < hosted.CountsEvery {
 		return s.st
 	}
 	s.at = now
 	counts, changed := b.snapshotCounts(h, s)
 	cursors := s.st.Cursors
 	if cc := b.cursorFiles(); cc != nil {
-		if cs, err := cc.CursorCopies(h.key.topic, h.key.partition); err == nil && !slices.Equal(cs, cursors) {
+		if cs, err := cc.CursorCopies(h.key.Topic, h.key.Partition); err == nil && !slices.Equal(cs, cursors) {
 			cursors, changed = cs, true
 		}
 	}
@@ -106,31 +107,31 @@ func (b *Broker) leaderSideState(h *hostedReplica) replica.SideState {
 // or from the counts file while no queue is loaded, and says whether they
 // changed since the last snapshot.
 func (b *Broker) snapshotCounts(h *hostedReplica, s *sideState) ([]storage.CountEntry, bool) {
-	if q := b.peekQueue(h.key.topic, h.key.partition); q != nil {
-		if q.table == s.table && q.table.CountsVersion() == s.countsVersion {
+	if q := b.parts.PeekQueue(h.key.Topic, h.key.Partition); q != nil {
+		if q.Table == s.table && q.Table.CountsVersion() == s.countsVersion {
 			return s.st.Counts, false
 		}
-		counts, version := q.table.Deliveries(storage.MaxDeliveryCounts)
+		counts, version := q.Table.Deliveries(storage.MaxDeliveryCounts)
 		es := make([]storage.CountEntry, len(counts))
 		for i, c := range counts {
 			es[i] = storage.CountEntry{Offset: c.Offset, Count: uint64(min(c.Count, storage.MaxDeliveryCount))}
 		}
-		s.table, s.countsVersion, s.fromFile = q.table, version, false
+		s.table, s.countsVersion, s.fromFile = q.Table, version, false
 		return es, !slices.Equal(es, s.st.Counts)
 	}
 	if s.table == nil && s.fromFile {
 		return s.st.Counts, false
 	}
-	dir, err := b.reg.Dir(h.key.topic, h.key.partition)
+	dir, err := b.parts.Dir(h.key.Topic, h.key.Partition)
 	if err != nil {
 		return s.st.Counts, false
 	}
-	es, _, err := storage.ReadDeliveryCountsFS(b.reg.fs, filepath.Join(dir, storage.DeliveryCountsFile))
+	es, _, err := storage.ReadDeliveryCountsFS(b.parts.FS(), filepath.Join(dir, storage.DeliveryCountsFile))
 	if err != nil && !errors.Is(err, storage.ErrBadCounts) {
-		return s.st.Counts, false // a failed read: nothing learnt, try again next time (counts.go)
+		return s.st.Counts, false // a failed read: nothing learnt, try again next time (package hosted)
 	}
 	if err != nil {
-		es = nil // damaged here: the queue would start from no counts too (counts.go)
+		es = nil // damaged here: the queue would start from no counts too (package hosted)
 	}
 	s.table, s.fromFile = nil, true
 	return es, !slices.Equal(es, s.st.Counts)
@@ -155,9 +156,9 @@ func (b *Broker) applySideState(h *hostedReplica, st replica.SideState) error {
 	}
 	var first error
 	if !s.countsLanded || !slices.Equal(counts, s.written) {
-		dir, err := b.reg.Dir(h.key.topic, h.key.partition)
+		dir, err := b.parts.Dir(h.key.Topic, h.key.Partition)
 		if err == nil {
-			err = storage.WriteDeliveryCountsFS(b.reg.fs, filepath.Join(dir, storage.DeliveryCountsFile), counts)
+			err = storage.WriteDeliveryCountsFS(b.parts.FS(), filepath.Join(dir, storage.DeliveryCountsFile), counts)
 		}
 		if err != nil {
 			b.m.Errors.WithLabelValues("broker", "counts_copy").Inc()
@@ -169,7 +170,7 @@ func (b *Broker) applySideState(h *hostedReplica, st replica.SideState) error {
 	if cc := b.cursorFiles(); cc != nil {
 		for _, c := range st.Cursors {
 			c.NextOffset = min(c.NextOffset, hwm)
-			if _, err := cc.WriteCursorCopy(h.key.topic, h.key.partition, c); err != nil {
+			if _, err := cc.WriteCursorCopy(h.key.Topic, h.key.Partition, c); err != nil {
 				b.m.Errors.WithLabelValues("broker", "cursor_copy").Inc()
 				if first == nil {
 					first = err
@@ -179,7 +180,7 @@ func (b *Broker) applySideState(h *hostedReplica, st replica.SideState) error {
 	}
 	if first != nil {
 		b.cfg.Logger.Warn("leader's delivery counts or fan-out cursors not copied here; the next fetch answer carries them again",
-			"topic", h.key.topic, "partition", h.key.partition, "err", first)
+			"topic", h.key.Topic, "partition", h.key.Partition, "err", first)
 	}
 	return first
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/replica"
 	"github.com/narad-io/narad/internal/storage"
@@ -34,7 +35,7 @@ func (f *fakeCursors) WriteCursorCopy(_ string, _ int, c replica.CursorPosition)
 }
 
 // A leader snapshots its delivery counts and cursor files at most once
-// per countsEvery, with a new version only when they changed; a follower
+// per hosted.CountsEvery, with a new version only when they changed; a follower
 // writes what the leader sent, nothing past its high watermark; and when
 // it leads again its queue counts deliveries on from the copied counts.
 func TestSideStateFollowsTheLeadership(t *testing.T) {
@@ -62,14 +63,14 @@ func TestSideStateFollowsTheLeadership(t *testing.T) {
 	cc.files = []replica.CursorPosition{{Child: "c", Epoch: "e1", NextOffset: 2}}
 	cc.mu.Unlock()
 	if again := fl.state(); again.Version != st.Version {
-		t.Fatalf("a snapshot retaken within countsEvery: version %d, then %d", st.Version, again.Version)
+		t.Fatalf("a snapshot retaken within hosted.CountsEvery: version %d, then %d", st.Version, again.Version)
 	}
-	clk.Advance(countsEvery)
+	clk.Advance(hosted.CountsEvery)
 	moved := fl.state()
 	if moved.Version == st.Version || moved.Cursors[0].NextOffset != 2 {
-		t.Fatalf("after countsEvery the moved cursor is not in a new version: %+v (was %d)", moved, st.Version)
+		t.Fatalf("after hosted.CountsEvery the moved cursor is not in a new version: %+v (was %d)", moved, st.Version)
 	}
-	clk.Advance(countsEvery)
+	clk.Advance(hosted.CountsEvery)
 	if same := fl.state(); same.Version != moved.Version {
 		t.Fatalf("nothing changed, yet the version moved: %d -> %d", moved.Version, same.Version)
 	}

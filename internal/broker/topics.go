@@ -239,13 +239,13 @@ func (b *Broker) MetaErr(err error) error { return metaErr(err) }
 // open log, from a cleanly closed directory, or by opening the log when
 // the directory cannot say (after a crash).
 func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
-	if l := b.reg.Peek(topic, p); l != nil {
+	if l := b.parts.Peek(topic, p); l != nil {
 		return l.HWM(), nil
 	}
-	if st, err := b.reg.Describe(topic, p); err == nil && st.Exact {
+	if st, err := b.parts.Describe(topic, p); err == nil && st.Exact {
 		return st.HighWatermark, nil
 	}
-	l, err := b.reg.Get(topic, p)
+	l, err := b.parts.Get(topic, p)
 	if err != nil {
 		return 0, err
 	}
@@ -429,7 +429,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	if err := metaErr(b.meta.DeleteTopic(ctx, name)); err != nil {
 		return err
 	}
-	b.dropQueues(name)
+	b.forgetTopic(name)
 	b.m.ForgetTopic(name)
 	// The data goes once the leader confirms the topic is gone; if that
 	// cannot be had now, the reconcile loop retries (the data is kept).
@@ -442,7 +442,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 // clearOrphanDir deletes topics/<name> if it exists and the leader confirms
 // the topic does not. Any doubt keeps the data and answers 503.
 func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
-	dir, err := b.reg.TopicDir(name)
+	dir, err := b.parts.TopicDir(name)
 	if err != nil {
 		return err
 	}
@@ -457,8 +457,8 @@ func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
 	if exists {
 		return nil // a live topic's directory: never touched
 	}
-	b.dropQueues(name)
-	if err := b.reg.RemoveTopicData(name); err != nil {
+	b.forgetTopic(name)
+	if err := b.parts.RemoveTopicData(name); err != nil {
 		return err
 	}
 	b.cfg.Logger.Info("deleted data of a topic that no longer exists", "topic", name)
@@ -475,4 +475,14 @@ func parentOf(a *meta.AttachSpec) string {
 		return ""
 	}
 	return a.Parent
+}
+
+// forgetTopic drops a deleted topic's queues, dedupe windows, broadcast
+// and backlog figures here (its logs close with its data).
+func (b *Broker) forgetTopic(name string) {
+	b.parts.DropTopic(name)
+	b.tmu.Lock()
+	delete(b.topics, name)
+	b.tmu.Unlock()
+	b.backlog.forget(name)
 }

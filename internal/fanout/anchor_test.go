@@ -16,7 +16,7 @@ import (
 // anchor it then writes waits for the leader's word (F16).
 
 func (n *node) cursorPath(parent, child string, p int) string {
-	dir, err := n.b.Registry().Dir(parent, p)
+	dir, err := n.b.Partitions().Dir(parent, p)
 	if err != nil {
 		n.t.Fatal(err)
 	}

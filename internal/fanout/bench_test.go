@@ -28,7 +28,7 @@ func produceAtRate(b *testing.B, n *node, parent string, parts, rate int, d time
 			recs[i].Payload = []byte("x")
 			recs[i].Key = []byte(strconv.Itoa(total + i))
 		}
-		if err := n.b.CommitLocal(n.ctx(), parent, p, recs); err != nil {
+		if err := commitLocal(n.b, n.ctx(), parent, p, recs); err != nil {
 			b.Fatal(err)
 		}
 		total += batch
@@ -139,14 +139,14 @@ func BenchmarkFanoutIdleDelayCursor(b *testing.B) {
 				for i := range batch {
 					batch[i].Payload = []byte("pending")
 				}
-				if err := n.b.CommitLocal(n.ctx(), "big", 0, batch); err != nil {
+				if err := commitLocal(n.b, n.ctx(), "big", 0, batch); err != nil {
 					b.Fatal(err)
 				}
 				done += len(batch)
 			}
 			n.e.Start()
 			time.Sleep(500 * time.Millisecond)
-			l, _ := n.b.Registry().Get("big", 0)
+			l, _ := n.b.Partitions().Get("big", 0)
 			r0, c0 := l.Reads(), cpuTime()
 			time.Sleep(3 * time.Second)
 			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000, "cpu-ms/3s")

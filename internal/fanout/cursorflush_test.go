@@ -21,7 +21,7 @@ func (f *faultNode) commitLazy(t *testing.T, p int, seq uint64, keys ...string) 
 	for i, k := range keys {
 		recs[i].Payload, seqs[i] = []byte(fmt.Sprintf("src|p%d|%s", p, k)), seq+uint64(i)
 	}
-	if _, err := f.b.CommitSourced(context.Background(), "src", 0, p, recs, storage.Source{Origin: 7, Seqs: seqs, Lazy: true}); err != nil {
+	if _, err := f.b.Commit(context.Background(), "src", 0, p, recs, storage.Source{Origin: 7, Seqs: seqs, Lazy: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -38,7 +38,7 @@ func TestCursorFileNeverPastTheParentsFlushedHWM(t *testing.T) {
 	f.waitDurable(t, child.AttachEpoch, 1)
 	f.commitLazy(t, 0, 1, "b", "c")
 	f.waitDurable(t, child.AttachEpoch, 3)
-	parent := f.b.Registry().Peek("src", 0)
+	parent := f.b.Partitions().Peek("src", 0)
 	if parent.Flushed() != 3 {
 		t.Fatalf("the cursor file is at 3, the parent flushed only to %d", parent.Flushed())
 	}

@@ -80,13 +80,13 @@ func TestIdleDelayCursorDoesNoReads(t *testing.T) {
 	n.createTopic("big", 1, 0)
 	n.createTopic("slow", 1, 0)
 	n.attach("big", "slow", time.Hour.Milliseconds())
-	l, _ := n.b.Registry().Get("big", 0)
+	l, _ := n.b.Partitions().Get("big", 0)
 	batch := make([]storage.Record, 1000)
 	for i := range batch {
 		batch[i].Payload = []byte("pending")
 	}
 	for i := 0; i < 100; i++ {
-		if err := n.b.CommitLocal(n.ctx(), "big", 0, batch); err != nil {
+		if err := commitLocal(n.b, n.ctx(), "big", 0, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestDropBehindCounted(t *testing.T) {
 	n.stamps.set(stamps)
 	n.commit("short", 0, "a", "b", "c", "d")
 	stamps.Advance(2 * time.Hour)
-	l, _ := n.b.Registry().Get("short", 0)
+	l, _ := n.b.Partitions().Get("short", 0)
 	res, err := l.ApplyRetention(3_600_000)
 	if err != nil || res.Records != 4 {
 		t.Fatalf("retention: %+v %v", res, err)

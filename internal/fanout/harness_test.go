@@ -245,13 +245,16 @@ func newNodeAsConfigured(t testing.TB, cfg Config) *node {
 	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", Now: n.stamps.Now, FS: cfg.FS}, ms, w, m) // one FS: fault tests fail parent logs too
 	b.Start()
 	b.OpenCreateGate()
-	fc := &faultyCommitter{inner: route.CommitFunc(b.CommitIncarnation), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
+	fc := &faultyCommitter{inner: route.CommitFunc(func(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
+		_, err := b.Commit(ctx, topic, inc, p, recs, storage.Source{})
+		return err
+	}), fail: map[string]bool{}, tries: map[string]int{}, oks: map[string]int{}}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	n.b, n.fc = b, fc
 	n.ms = &seamMeta{Metastore: ms}
-	n.logs = &seamLogs{LogSource: b.Registry()}
+	n.logs = &seamLogs{LogSource: b.Partitions()}
 	n.stats = &seamStats{Stats: b}
 	n.e = n.newEngine(cfg)
 	t.Cleanup(func() {
@@ -312,7 +315,7 @@ func (n *node) commit(topic string, p int, keys ...string) {
 		}
 		recs[i].Payload = []byte(fmt.Sprintf("%s|p%d|%s", topic, p, k))
 	}
-	if err := n.b.CommitLocal(n.ctx(), topic, p, recs); err != nil {
+	if err := commitLocal(n.b, n.ctx(), topic, p, recs); err != nil {
 		n.t.Fatal(err)
 	}
 }
@@ -320,7 +323,7 @@ func (n *node) commit(topic string, p int, keys ...string) {
 // read returns every committed record of topic/p.
 func (n *node) read(topic string, p int) []storage.Record {
 	n.t.Helper()
-	l, err := n.b.Registry().Get(topic, p)
+	l, err := n.b.Partitions().Get(topic, p)
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -348,4 +351,11 @@ func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// commitLocal commits records from elsewhere into whichever incarnation
+// of topic is current on b (broker.Broker.Commit with no source).
+func commitLocal(b *broker.Broker, ctx context.Context, topic string, p int, recs []storage.Record) error {
+	_, err := b.Commit(ctx, topic, 0, p, recs, storage.Source{})
+	return err
 }

@@ -17,7 +17,7 @@ func TestChildCopiesKeepHeaders(t *testing.T) {
 	n.e.Start()
 	hs := []header.Header{{Name: "narad-dlq-topic", Value: "orders"}, {Name: "trace-id", Value: "t1"}}
 	recs := []storage.Record{{Key: []byte("k"), Payload: []byte("a"), Headers: hs}, {Payload: []byte("b")}}
-	if err := n.b.CommitLocal(n.ctx(), "src", 0, recs); err != nil {
+	if err := commitLocal(n.b, n.ctx(), "src", 0, recs); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "two copies", func() bool { return len(n.read("dst", 0)) == 2 })
@@ -38,7 +38,7 @@ func TestRemoteCopiesCarryHeaders(t *testing.T) {
 	n.attachRemote("orders", "orders-dr", tg.srv.URL, "")
 	n.e.Start()
 	hs := []header.Header{{Name: "a", Value: "1"}, {Name: "narad-dlq-reason", Value: "nacked"}, {Name: "narad-msg-id", Value: "m-1"}, {Name: "narad.dlq-reason", Value: "client's"}}
-	if err := n.b.CommitLocal(n.ctx(), "orders", 0, []storage.Record{{Payload: []byte("x"), Headers: hs}, {Payload: []byte("y")}}); err != nil {
+	if err := commitLocal(n.b, n.ctx(), "orders", 0, []storage.Record{{Payload: []byte("x"), Headers: hs}, {Payload: []byte("y")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "two records at the target", func() bool { return len(tg.records()) >= 2 })

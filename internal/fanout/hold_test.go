@@ -61,7 +61,7 @@ func TestHeldRecordsDoNotPinTheParentFrames(t *testing.T) {
 	for i := range recs {
 		recs[i] = storage.Record{Key: []byte(keys[i%2]), Payload: bytes.Repeat([]byte{byte('a' + i)}, 4096)}
 	}
-	if err := n.b.CommitLocal(n.ctx(), "src", 0, recs); err != nil {
+	if err := commitLocal(n.b, n.ctx(), "src", 0, recs); err != nil {
 		t.Fatal(err)
 	}
 	recs = nil
@@ -75,8 +75,8 @@ func TestHeldRecordsDoNotPinTheParentFrames(t *testing.T) {
 	}
 	// The parent log lets go of its frames; only a pin by the cursor can
 	// keep them now.
-	wl := weak.Make(n.b.Registry().Peek("src", 0))
-	n.b.Registry().ClosePartition("src", 0)
+	wl := weak.Make(n.b.Partitions().Peek("src", 0))
+	n.b.Partitions().ClosePartition("src", 0)
 	waitFor(t, 5*time.Second, "the closed parent log freed", func() bool { runtime.GC(); return wl.Value() == nil })
 	waitFor(t, 10*time.Second, "the parent's frames freed during the outage", func() bool {
 		runtime.GC()
@@ -113,7 +113,7 @@ func TestRemoteHeldLanesDoNotPinTheParentFrames(t *testing.T) {
 	for i := range recs {
 		recs[i] = storage.Record{Key: []byte(fmt.Sprint("k", i)), Payload: bytes.Repeat([]byte{byte('a' + i)}, 4096)}
 	}
-	if err := n.b.CommitLocal(n.ctx(), "orders", 0, recs); err != nil {
+	if err := commitLocal(n.b, n.ctx(), "orders", 0, recs); err != nil {
 		t.Fatal(err)
 	}
 	recs = nil
@@ -121,8 +121,8 @@ func TestRemoteHeldLanesDoNotPinTheParentFrames(t *testing.T) {
 	requests := func() int { tg.mu.Lock(); defer tg.mu.Unlock(); return tg.requests }
 	waitFor(t, 10*time.Second, "retry rounds from the copy", func() bool { return requests() > 2*remoteLanes })
 	frames := parentFrames(t, n, "orders", 0)
-	wl := weak.Make(n.b.Registry().Peek("orders", 0))
-	n.b.Registry().ClosePartition("orders", 0)
+	wl := weak.Make(n.b.Partitions().Peek("orders", 0))
+	n.b.Partitions().ClosePartition("orders", 0)
 	waitFor(t, 5*time.Second, "the closed parent log freed", func() bool { runtime.GC(); return wl.Value() == nil })
 	waitFor(t, 10*time.Second, "the parent's frames freed during the outage", func() bool {
 		runtime.GC()

@@ -19,7 +19,7 @@ func inexact(n *node) {
 	n.logs.mu.Lock()
 	defer n.logs.mu.Unlock()
 	n.logs.describe = func(name string, p int, st storage.Stats, err error) (storage.Stats, error) {
-		if name == "src" && p == 0 && n.b.Registry().Peek(name, p) == nil {
+		if name == "src" && p == 0 && n.b.Partitions().Peek(name, p) == nil {
 			return storage.Stats{Exact: false}, err
 		}
 		return st, err
@@ -31,8 +31,8 @@ func TestChildrenListingNeverOpensALog(t *testing.T) {
 	n.link(2, 2)
 	n.commit("src", 0, "a", "b")
 	n.commit("src", 1, "c")
-	n.b.Registry().ClosePartition("src", 0)
-	n.b.Registry().ClosePartition("src", 1)
+	n.b.Partitions().ClosePartition("src", 0)
+	n.b.Partitions().ClosePartition("src", 1)
 	gets := n.logs.gets.Load()
 	v, err := n.e.Children("src")
 	if err != nil || len(v.Children) != 1 {
@@ -41,7 +41,7 @@ func TestChildrenListingNeverOpensALog(t *testing.T) {
 	if c := v.Children[0]; c.LagMessages != 3 || !c.LagComplete {
 		t.Fatalf("listing of closed partitions: lag %d complete %v, want 3 and true", c.LagMessages, c.LagComplete)
 	}
-	if n.logs.gets.Load() != gets || n.b.Registry().Peek("src", 0) != nil || n.b.Registry().Peek("src", 1) != nil {
+	if n.logs.gets.Load() != gets || n.b.Partitions().Peek("src", 0) != nil || n.b.Partitions().Peek("src", 1) != nil {
 		t.Fatal("the children listing opened a partition log")
 	}
 }
@@ -51,7 +51,7 @@ func TestChildrenListingLeavesOutAnInexactPartition(t *testing.T) {
 	n.link(2, 2)
 	n.commit("src", 0, "a", "b")
 	n.commit("src", 1, "c")
-	n.b.Registry().ClosePartition("src", 0)
+	n.b.Partitions().ClosePartition("src", 0)
 	inexact(n)
 	v, err := n.e.Children("src")
 	if err != nil || len(v.Children) != 1 {
@@ -66,7 +66,7 @@ func TestCursorOpensAClosedParentWhoseDirectoryCannotSay(t *testing.T) {
 	n := newNode(t, Config{})
 	n.link(1, 1)
 	n.commit("src", 0, "a", "b")
-	n.b.Registry().ClosePartition("src", 0)
+	n.b.Partitions().ClosePartition("src", 0)
 	inexact(n)
 	n.e.Start()
 	waitFor(t, 10*time.Second, "both records copied", func() bool { return n.total("dst", 1) == 2 })

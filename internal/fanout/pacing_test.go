@@ -41,7 +41,7 @@ func TestSlabCapsAt4096Records(t *testing.T) {
 	for i := range recs {
 		recs[i].Payload = []byte("x")
 	}
-	if err := n.b.CommitLocal(n.ctx(), "src", 0, recs); err != nil {
+	if err := commitLocal(n.b, n.ctx(), "src", 0, recs); err != nil {
 		t.Fatal(err)
 	}
 	sizes := commitSizes(n)
@@ -60,7 +60,7 @@ func TestSlabCapsAt4MiB(t *testing.T) {
 	for i := range recs {
 		recs[i].Payload = bytes.Repeat([]byte{'a' + byte(i)}, 1<<20)
 	}
-	if err := n.b.CommitLocal(n.ctx(), "src", 0, recs); err != nil {
+	if err := commitLocal(n.b, n.ctx(), "src", 0, recs); err != nil {
 		t.Fatal(err)
 	}
 	sizes := commitSizes(n)
@@ -87,7 +87,7 @@ func startOnFake(t *testing.T, n *node, cursors int) *clock.Fake {
 func TestPartialSlabLingers25ms(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
-	l, err := n.b.Registry().Get("src", 0)
+	l, err := n.b.Partitions().Get("src", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPartialSlabLingers25ms(t *testing.T) {
 func TestEmptyParentLongPolls1s(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
-	l, err := n.b.Registry().Get("src", 0)
+	l, err := n.b.Partitions().Get("src", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func TestRemoteChildCopiesInOrderPerKey(t *testing.T) {
 					recs[i].Key = nil
 				}
 			}
-			if err := n.b.CommitLocal(n.ctx(), "orders", p, recs); err != nil {
+			if err := commitLocal(n.b, n.ctx(), "orders", p, recs); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -18,7 +18,7 @@
 //     caller has committed them to the dead-letter topic (dead.go);
 //   - delivery counts of unsettled offsets (DeliveryCount reads one); the
 //     caller persists a snapshot (Deliveries) and seeds a new table with it
-//     (SeedDeliveries), so counts survive a restart or a move (counts.go);
+//     (SeedDeliveries), so counts survive a restart or a move (package hosted);
 //   - the nonce stream (ChaCha8 seeded from crypto/rand) that makes every
 //     receipt handle unguessable.
 //

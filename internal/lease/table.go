@@ -53,7 +53,7 @@ type Table struct {
 	// redelivery (both bounded by the in-flight cap over time).
 	deliveries map[uint64]int
 	// countsVersion is bumped whenever deliveries changes, so the caller
-	// persists a snapshot only when it moved (counts.go).
+	// persists a snapshot only when it moved (package hosted).
 	countsVersion uint64
 
 	// dead holds offsets whose deliveries are used up, waiting to be

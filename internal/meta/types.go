@@ -63,7 +63,7 @@ type Topic struct {
 	// DedupeWindowMs (0: off) is the idempotent-produce window
 	// (docs/concepts.md, "Producer ids and deduplication"): within it a
 	// partition owner stores at most one record per producer msg_id
-	// (broker/dedupe.go).
+	// (package hosted).
 	DedupeWindowMs int64 `json:"dedupe_window_ms"`
 
 	// ReplicationFactor is how many copies each partition keeps

@@ -162,14 +162,14 @@ func (p *pair) fill(n int) {
 		for j := i; j < min(i+10, n); j++ {
 			recs = append(recs, storage.Record{Key: []byte(fmt.Sprintf("k%d", j%7)), Payload: []byte(fmt.Sprintf("record-%04d-%0100d", j, j))})
 		}
-		if err := p.src.b.CommitLocal(p.ctx(), "orders", 0, recs); err != nil {
+		if err := commitLocal(p.src.b, p.ctx(), "orders", 0, recs); err != nil {
 			p.t.Fatal(err)
 		}
 	}
 }
 
 func (p *pair) commitAtSource() error {
-	return p.src.b.CommitLocal(p.ctx(), "orders", 0, []storage.Record{{Payload: []byte("x")}})
+	return commitLocal(p.src.b, p.ctx(), "orders", 0, []storage.Record{{Payload: []byte("x")}})
 }
 
 func (p *pair) target() meta.Assignment {
@@ -197,4 +197,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// commitLocal commits records from elsewhere into whichever incarnation
+// of topic is current on b (broker.Broker.Commit with no source).
+func commitLocal(b *broker.Broker, ctx context.Context, topic string, p int, recs []storage.Record) error {
+	_, err := b.Commit(ctx, topic, 0, p, recs, storage.Source{})
+	return err
 }

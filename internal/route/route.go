@@ -48,6 +48,11 @@ type SourcedCommitter interface {
 	CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error)
 }
 
+// LocalFunc is the owner's commit on this node (broker.Broker.Commit): src
+// is the records' ingress-WAL source, zero for records from elsewhere; the
+// Flusher is non-nil only for a lazy sourced commit.
+type LocalFunc func(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error)
+
 // OwnerFunc reports the node owning a partition in this node's replica.
 type OwnerFunc func(topic string, partition int) (owner string, ok bool)
 
@@ -56,7 +61,7 @@ type OwnerFunc func(topic string, partition int) (owner string, ok bool)
 type Router struct {
 	Self   string
 	Owner  OwnerFunc
-	Local  Committer
+	Local  LocalFunc
 	Remote Committer // nil on a single node
 }
 
@@ -64,12 +69,11 @@ type Router struct {
 func (r *Router) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record) error {
 	owner, ok := r.Owner(topic, partition)
 	switch {
-	case !ok:
+	case !ok, owner == r.Self:
 		// Unknown here: the local path answers 404 or 400 with the
 		// broker's own words, which dispatch uses to decide on discard.
-		return r.Local.Commit(ctx, topic, incarnation, partition, recs)
-	case owner == r.Self:
-		return r.Local.Commit(ctx, topic, incarnation, partition, recs)
+		_, err := r.Local(ctx, topic, incarnation, partition, recs, storage.Source{})
+		return err
 	case r.Remote == nil:
 		return apierr.Unavailable(time.Second, "partition %d of %q is owned by %q, and this node has no cluster transport", partition, topic, owner)
 	}
@@ -81,9 +85,8 @@ func (r *Router) Commit(ctx context.Context, topic string, incarnation uint64, p
 // one (node RPC carries no source: those records are not skipped by seq,
 // and a crash may repeat them as before).
 func (r *Router) CommitSourced(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
-	owner, ok := r.Owner(topic, partition)
-	if sc, local := r.Local.(SourcedCommitter); local && (!ok || owner == r.Self) {
-		return sc.CommitSourced(ctx, topic, incarnation, partition, recs, src)
+	if owner, ok := r.Owner(topic, partition); !ok || owner == r.Self {
+		return r.Local(ctx, topic, incarnation, partition, recs, src)
 	}
 	return nil, r.Commit(ctx, topic, incarnation, partition, recs)
 }

@@ -19,7 +19,11 @@ func TestRouterChoosesOwner(t *testing.T) {
 		})
 	}
 	owners := map[string]string{"mine": "n1", "theirs": "n2"}
-	r := &Router{Self: "n1", Local: rec(&local), Remote: rec(&remote),
+	loc := rec(&local)
+	localFn := func(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record, _ storage.Source) (storage.Flusher, error) {
+		return nil, loc.Commit(ctx, topic, inc, p, recs)
+	}
+	r := &Router{Self: "n1", Local: localFn, Remote: rec(&remote),
 		Owner: func(topic string, _ int) (string, bool) { o, ok := owners[topic]; return o, ok }}
 	for i, topic := range []string{"mine", "theirs", "unknown"} {
 		if err := r.Commit(context.Background(), topic, uint64(i+7), 0, nil); err != nil {

@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 3. Dispatch from the ingress WAL, and fan-out: both commit through
 	// one seam, the router (locally, or to the owner by node RPC).
-	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: localCommitter{b}}
+	router := &route.Router{Self: cfg.NodeID, Owner: ms.Owner, Local: b.Commit}
 	d := &dispatch.Dispatcher{WAL: w, Commit: router, Metrics: m, Logger: log.With("component", "dispatch"),
 		Discard:    dispatch.LeaderDiscarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions },
@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		d.Reroute = cluster.Rerouter{Self: cfg.NodeID, Meta: ms}.Reroute
 	}
 	g.Go("dispatch", d.Run)
-	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b.Registry(), b, b, router, m)
+	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b.Partitions(), b, b, router, m)
 	b.SetCursorCopies(fan) // a replicated parent's cursor files follow its leader
 	fan.Start()
 	g.Go("fan-out", func(ctx context.Context) { <-ctx.Done(); fan.Close() })

@@ -197,7 +197,7 @@ func (l *Log) persistHWM() {
 // if it is behind. The broker calls it before it persists a consumer
 // frontier, so that the hwm file is never behind a durable frontier: a
 // frontier above the recorded high watermark can then only be damage or a
-// mistake (broker/queue.go clamps it), never a stale hwm file. atLeast
+// mistake (package hosted clamps it), never a stale hwm file. atLeast
 // must not pass Flushed (the broker clamps the frontier to it first): the
 // hwm file records only flushed records.
 func (l *Log) PersistHWM(atLeast uint64) error {

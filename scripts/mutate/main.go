@@ -7,7 +7,7 @@
 //
 //	go run ./scripts/mutate [-only REGEXP] [-timeout 3m] [-v] [mutants-file ...]
 //
-// With no file it reads scripts/mutate/fanout.txt. The working tree is
+// With no file it reads every scripts/mutate/*.txt. The working tree is
 // never touched: the module is copied (tracked and untracked, not ignored
 // files) into a temporary directory, and each mutant is applied and undone
 // there. The exit status is 0 only when every mutant was caught.
@@ -41,7 +41,10 @@ func main() {
 	flag.Parse()
 	files := flag.Args()
 	if len(files) == 0 {
-		files = []string{filepath.Join("scripts", "mutate", "fanout.txt")}
+		var err error
+		if files, err = filepath.Glob(filepath.Join("scripts", "mutate", "*.txt")); err != nil {
+			fatal(err)
+		}
 	}
 	var ms []Mutant
 	for _, f := range files {

@@ -61,7 +61,9 @@ var allowed = map[string][]string{
 	// and fan-out (arrives with the fan-out work).
 	"topic": {"meta", "storage", "refusal", "apierr"}, // name rules refuse with 400s, as the broker's did
 	// broker: replica, since a node's replicated partitions are its data plane too.
-	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "apierr", "refusal", "clock", "vfs", "topic", "header", "replica"},
+	// hosted: the partitions a node hosts (log, queue, dedupe window).
+	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "apierr", "refusal"},
+	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "apierr", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted"},
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
 	// Committer built on the public client. Never broker.

@@ -1,4 +1,4 @@
-package broker
+package hosted
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package broker
+package hosted
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // The idempotent-produce window (docs/concepts.md, "Producer ids and
 // deduplication"): within a topic's dedupe_window_ms, a partition stores at
 // most one record per producer msg_id (header.MsgID). The decision is the
-// partition owner's, made at commit time (dedupe_commit.go), so it holds
+// partition owner's, made at commit time (window.go), so it holds
 // whichever node's ingress WAL the record came from and however often it was
 // produced.
 //
@@ -31,16 +31,11 @@ import (
 //     forgotten before their window ends, and counted (forgotten), so a
 //     retry of one of them would be stored again.
 
-// Window bounds of the topic field dedupe_window_ms.
-const (
-	minDedupeWindowMs = 1_000
-	maxDedupeWindowMs = 86_400_000
-	// DefaultDedupeMaxIDs is the per-partition cap on remembered ids:
-	// with ids of up to 128 bytes, some 25 MiB per partition at worst
-	// (36-byte UUIDs: about 12 MiB), and a rebuild on open that reads at
-	// most this many records.
-	DefaultDedupeMaxIDs = 100_000
-)
+// DefaultMaxIDs is the per-partition cap on remembered ids:
+// with ids of up to 128 bytes, some 25 MiB per partition at worst
+// (36-byte UUIDs: about 12 MiB), and a rebuild on open that reads at
+// most this many records.
+const DefaultMaxIDs = 100_000
 
 // seenID is one remembered id and the commit time of its record.
 type seenID struct {
@@ -210,33 +205,4 @@ func (w *idWindow) settle(c *claim, stored []storage.Record, ok bool) (forgotten
 	w.mu.Unlock()
 	close(c.done)
 	return forgotten
-}
-
-// dedupeWindows is a topic's windows, one per partition it commits to.
-type dedupeWindows struct {
-	mu sync.Mutex
-	ws map[int]*idWindow
-}
-
-// get returns partition p's window, creating it empty.
-func (d *dedupeWindows) get(p, maxIDs int) *idWindow {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.ws == nil {
-		d.ws = make(map[int]*idWindow)
-	}
-	w, ok := d.ws[p]
-	if !ok {
-		w = newIDWindow(maxIDs)
-		d.ws[p] = w
-	}
-	return w
-}
-
-// resetIfAny forgets every window (the topic's window was turned off):
-// turned on again, each partition reads its ids from its log anew.
-func (d *dedupeWindows) resetIfAny() {
-	d.mu.Lock()
-	d.ws = nil
-	d.mu.Unlock()
 }

@@ -1,4 +1,4 @@
-package broker
+package hosted
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// Partition health: what the registry does when a partition log cannot be
+// Partition health: what the Set does when a partition log cannot be
 // opened or has fenced itself, and how that reaches clients (503 with a
 // reason that names no server path), the topic describe and the log.
 //
@@ -33,22 +33,22 @@ const (
 
 // openFailure is a partition whose last open failed.
 type openFailure struct {
-	err     error // the apierr answered while it lasts
+	err     error // the refusal answered while it lasts
 	reason  string
 	retryAt time.Time
 }
 
 // failedOpen answers a use of a partition whose recent open failed, without
-// trying again before its retry time. Called under r.mu.
-func (r *Registry) failedOpen(k partKey) error {
-	if f, ok := r.failures[k]; ok && r.now().Before(f.retryAt) {
-		return f.err
+// trying again before its retry time. Called under s.mu.
+func (s *Set) failedOpen(k Key) error {
+	if p, ok := s.parts[k]; ok && p.failure != nil && s.now().Before(p.failure.retryAt) {
+		return p.failure.err
 	}
 	return nil
 }
 
-// openFailed records and reports a failed open. Called under r.mu.
-func (r *Registry) openFailed(k partKey, dir string, err error) error {
+// openFailed records and reports a failed open. Called under s.mu.
+func (s *Set) openFailed(k Key, dir string, err error) error {
 	retry := openRetry
 	var reason string
 	var ce *storage.CorruptError
@@ -57,58 +57,61 @@ func (r *Registry) openFailed(k partKey, dir string, err error) error {
 		reason = fmt.Sprintf("damaged: an unreadable frame holds offsets %d..%d of the active segment and valid records follow it, so nothing was truncated; "+
 			"to serve the partition again, restart the node with NARAD_STORAGE_SKIP_CORRUPT=true (storage.skip_corrupt), which skips the damaged records "+
 			"(recorded loss, counted in narad_consumer_corrupt_skipped_total)", ce.From, ce.ResumeOffset-1)
-		r.onError("corrupt")
+		s.hook.StorageError("corrupt")
 	} else {
-		reason = "cannot be opened: " + publicCause(err)
-		r.onError("open")
+		reason = "cannot be opened: " + PublicCause(err)
+		s.hook.StorageError("open")
 	}
-	if _, seen := r.failures[k]; !seen {
-		r.log.Error("partition log cannot be opened; it answers 503 until this is fixed",
-			"topic", k.topic, "partition", k.partition, "dir", dir, "err", err)
+	p := s.entry(k)
+	if p.failure == nil {
+		s.log.Error("partition log cannot be opened; it answers 503 until this is fixed",
+			"topic", k.Topic, "partition", k.Partition, "dir", dir, "err", err)
 	}
-	e := apierr.Unavailable(retry, "partition %d of %q is %s", k.partition, k.topic, reason)
-	r.failures[k] = &openFailure{err: e, reason: reason, retryAt: r.now().Add(retry)}
+	e := apierr.Unavailable(retry, "partition %d of %q is %s", k.Partition, k.Topic, reason)
+	p.failure = &openFailure{err: e, reason: reason, retryAt: s.now().Add(retry)}
 	return e
 }
 
 // recoverFenced runs a fenced log's Recover, at most once per retry
-// interval, outside the registry lock (it writes and fsyncs).
-func (r *Registry) recoverFenced(k partKey, ol *openLog) {
-	now := r.now().UnixNano()
+// interval, outside the Set's lock (it writes and fsyncs).
+func (s *Set) recoverFenced(k Key, ol *openLog) {
+	now := s.now().UnixNano()
 	next := ol.recoverAt.Load()
 	if now < next || !ol.recoverAt.CompareAndSwap(next, now+int64(recoverRetry)) {
 		return
 	}
 	if err := ol.log.Recover(); err != nil {
-		r.onError("fence_recover")
-		r.log.Warn("fenced partition log not recovered yet; retrying on next use",
-			"topic", k.topic, "partition", k.partition, "err", err)
+		s.hook.StorageError("fence_recover")
+		s.log.Warn("fenced partition log not recovered yet; retrying on next use",
+			"topic", k.Topic, "partition", k.Partition, "err", err)
 	}
 }
 
 // Unavailable says why a partition cannot serve now ("" when it can): its
 // open failed, or its log is fenced.
-func (r *Registry) Unavailable(topic string, partition int) string {
-	k := partKey{topic, partition}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ol, ok := r.logs[k]; ok {
-		if ol.log.Fenced() {
+func (s *Set) Unavailable(name string, partition int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.parts[Key{name, partition}]
+	switch {
+	case !ok:
+		return ""
+	case p.log != nil:
+		if p.log.log.Fenced() {
 			return "fenced after an I/O error on its active segment: it serves reads, refuses commits, and recovers on next use"
 		}
 		return ""
-	}
-	if f, ok := r.failures[k]; ok {
-		return f.reason
+	case p.failure != nil:
+		return p.failure.reason
 	}
 	return ""
 }
 
-// storageErr maps a partition log's failure to commit or to read (act:
+// StorageErr maps a partition log's failure to commit or to read (act:
 // "commit", "be read") onto a temporary refusal whose message names no
 // server path: ErrFenced for a fenced log, ErrDiskFull for a write undone
 // on a full disk, a plain 503 for another undone write or a failed read.
-func storageErr(topic string, p int, act string, err error) error {
+func StorageErr(name string, p int, act string, err error) error {
 	var ioe *storage.IOError
 	if !errors.As(err, &ioe) {
 		return err
@@ -116,16 +119,16 @@ func storageErr(topic string, p int, act string, err error) error {
 	const format = "partition %d of %q cannot %s now: %s"
 	switch {
 	case errors.Is(err, storage.ErrFenced):
-		return refusal.New(refusal.ErrFenced, time.Second, format, p, topic, act, ioe.Reason())
+		return refusal.New(refusal.ErrFenced, time.Second, format, p, name, act, ioe.Reason())
 	case errors.Is(err, syscall.ENOSPC):
-		return refusal.New(refusal.ErrDiskFull, time.Second, format, p, topic, act, ioe.Reason())
+		return refusal.New(refusal.ErrDiskFull, time.Second, format, p, name, act, ioe.Reason())
 	}
-	return apierr.Unavailable(time.Second, format, p, topic, act, ioe.Reason())
+	return apierr.Unavailable(time.Second, format, p, name, act, ioe.Reason())
 }
 
-// publicCause is the part of a file error a client may see: the errno's
+// PublicCause is the part of a file error a client may see: the errno's
 // text, never the path that *fs.PathError and storage wrap around it.
-func publicCause(err error) string {
+func PublicCause(err error) string {
 	var ioe *storage.IOError
 	if errors.As(err, &ioe) {
 		return ioe.Reason()

@@ -1,0 +1,46 @@
+// Package hosted owns the partitions this node hosts: one Partition
+// value per topic/partition in one map (Set), holding everything the node
+// keeps for it — the open log (or why it cannot open), the queue (lease
+// table, durable frontier, durable delivery counts) and the dedupe window
+// of producer ids.
+//
+// Lifecycle of a Partition (one entry of the Set's map):
+//
+//   - open: Get opens the log lazily, held (replica.Log) when the
+//     partition is replicated here; a failed open is remembered with its
+//     reason and retried at most once per retry interval (health.go);
+//   - serve: Queue loads the queue the first time it is touched (frontier
+//     file, clamped to the high watermark; counts file); Dedupe admits a
+//     commit's records against the window (window.go);
+//   - evict: CloseIf closes a log untouched since a given access; the
+//     queue and window stay, so an idle log costs no file handles;
+//   - freeze and hand over (a move, a change of replica role): Forget drops
+//     the partition's log, queue and window, after the caller persisted
+//     what must survive (Queue.Persist, Queue.PersistCounts);
+//   - close: CloseTopic, RemoveTopicData and CloseAll.
+//
+// An entry leaves the map when it holds nothing (no log, no failure, no
+// queue, no window), so the map is bounded by the partitions in use.
+//
+// Lock order: Set.mu guards the map and each entry's pointers; it is
+// taken before, and never while holding, a queue's frontier lock
+// (Queue.pmu), its counts lock or a window's lock. The only I/O under
+// Set.mu is opening a log (Get), as before the map was one.
+//
+// Invariants:
+//   - Get stamps a log's last access; Peek, Describe and Unavailable never
+//     do, so monitoring and describing cannot keep an idle log open or
+//     open a closed one;
+//   - the hwm file is written before any consumer frontier it would be
+//     behind, a frontier is never written past the flushed high
+//     watermark, and a frontier found above the high watermark is clamped
+//     to it, so it never hides records (queue.go);
+//   - delivery counts are written after the frontier they go with and a
+//     counts file that does not decode never stops the partition
+//     (counts.go);
+//   - within a topic's dedupe window a partition stores at most one record
+//     per producer id, and two concurrent commits never both store one id
+//     (dedupe.go, window.go);
+//   - every path built here is validated: no topic name from a client can
+//     leave the data directory.
+package hosted
