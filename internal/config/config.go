@@ -147,6 +147,16 @@ type LimitsConfig struct {
 // test in package server holds the two together).
 var MaxLimits = LimitsConfig{ProduceRecordsPerS: 10_000_000, ProduceBytesPerS: 10 << 30, ConsumeRequestsPerS: 1_000_000}
 
+// MinPasswordBytes and MaxPasswordBytes bound NARAD_ADMIN_PASSWORD: the
+// users API's password bounds (meta.MinPasswordBytes and
+// meta.MaxPasswordBytes), restated here because config sits below meta;
+// a test in package server holds the two together, so a password the
+// seeding would refuse never starts a node.
+const (
+	MinPasswordBytes = 8
+	MaxPasswordBytes = 256
+)
+
 type SecurityConfig struct {
 	Enabled bool
 	// AdminPassword is environment only. When security is on and none was

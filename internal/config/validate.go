@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/datadir"
-	"github.com/narad-io/narad/internal/meta"
 )
 
 // ValidationError lists every problem found, so an operator fixes them all
@@ -93,12 +92,12 @@ func (c Config) Validate() error {
 
 	if c.Security.Enabled && c.Security.AdminPassword == "" {
 		v.addf("security is enabled but NARAD_ADMIN_PASSWORD is empty")
-	} else if n := len(c.Security.AdminPassword); c.Security.Enabled && (n < meta.MinPasswordBytes || n > meta.MaxPasswordBytes) {
+	} else if n := len(c.Security.AdminPassword); c.Security.Enabled && (n < MinPasswordBytes || n > MaxPasswordBytes) {
 		// Refused here, not when seeding: a seeding that cannot hash the
 		// password would leave the cluster with no user at all.
 		v.addf("NARAD_ADMIN_PASSWORD is %d bytes; a password is %d..%d bytes: set one in that range "+
 			"(it seeds the root admin at a cluster's first start only, so on a seeded cluster it may also be unset)",
-			n, meta.MinPasswordBytes, meta.MaxPasswordBytes)
+			n, MinPasswordBytes, MaxPasswordBytes)
 	}
 
 	if len(v.problems) > 0 {

@@ -66,6 +66,9 @@ var usernameRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 // topicNameChars are the characters of a topic name (docs/http-api.md).
 const topicNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
+// MinPasswordBytes and MaxPasswordBytes bound a password. Package config
+// restates them for NARAD_ADMIN_PASSWORD (it sits below meta); a test in
+// package server holds the two together.
 const (
 	MinPasswordBytes = 8
 	MaxPasswordBytes = 256

@@ -19,3 +19,13 @@ func TestLimitBoundsAgree(t *testing.T) {
 		}
 	}
 }
+
+// NARAD_ADMIN_PASSWORD seeds the root admin through the users API's
+// rules, so config bounds it as meta does: config restates the bounds
+// (it sits below meta), and this holds the two copies together.
+func TestPasswordBoundsAgree(t *testing.T) {
+	if config.MinPasswordBytes != meta.MinPasswordBytes || config.MaxPasswordBytes != meta.MaxPasswordBytes {
+		t.Errorf("config bounds NARAD_ADMIN_PASSWORD at %d..%d bytes, the users API a password at %d..%d",
+			config.MinPasswordBytes, config.MaxPasswordBytes, meta.MinPasswordBytes, meta.MaxPasswordBytes)
+	}
+}
