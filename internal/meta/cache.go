@@ -144,6 +144,15 @@ func (s *Store) Topic(name string) (Topic, bool) {
 	return c.sorted[i], true
 }
 
+// CurrentIncarnation returns the incarnation of the named topic this
+// replica holds as current (0 for a topic created before incarnations);
+// false when the topic is absent. It is Topic narrowed to what a caller
+// below meta (dispatch's discarder) may know.
+func (s *Store) CurrentIncarnation(name string) (uint64, bool) {
+	t, ok := s.Topic(name)
+	return t.Incarnation, ok
+}
+
 // Topics returns every topic sorted by name. The slice is the caller's; the
 // records' own slices are shared, as with Topic.
 func (s *Store) Topics() []Topic {

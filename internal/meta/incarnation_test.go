@@ -29,6 +29,12 @@ func TestIncarnationIsSetAtCreateAndNewOnRecreate(t *testing.T) {
 	if second.Incarnation <= first.Incarnation {
 		t.Fatalf("re-created topic has incarnation %d, the deleted one had %d: want a later one", second.Incarnation, first.Incarnation)
 	}
+	if inc, ok := s.CurrentIncarnation("orders"); !ok || inc != second.Incarnation {
+		t.Fatalf("CurrentIncarnation(orders) = %d %v, want %d true", inc, ok, second.Incarnation)
+	}
+	if inc, ok := s.CurrentIncarnation("missing"); ok || inc != 0 {
+		t.Fatalf("CurrentIncarnation(missing) = %d %v, want 0 false", inc, ok)
+	}
 
 	for _, tc := range []struct {
 		name string
