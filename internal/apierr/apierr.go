@@ -6,8 +6,11 @@
 // a forwarded request answers exactly like a local one.
 //
 // Refusals that other packages act on are typed instead (package refusal:
-// topic not found, partition out of range, frozen, not owner, …); From is
-// the one place they get their HTTP status, and every edge goes through it.
+// topic not found, partition out of range, frozen, not owner, …), and so
+// are those of packages below the edges that may not choose a status
+// (fan-out, move: refusal's invalid, not found, conflict, unavailable);
+// From is the one place they get their HTTP status, and every edge goes
+// through it.
 package apierr
 
 import (
@@ -95,9 +98,10 @@ func Status(err error) int {
 const defaultRetry = time.Second
 
 // From returns err as the client sees it: the *Error in its chain, or a
-// typed refusal (package refusal) with its status — 404 for a topic or
-// incarnation that is not here, 400 for a partition out of range, 503
-// with Retry-After for the temporary ones — and the same sentence. false
+// typed refusal (package refusal) with its status — 404 for a topic,
+// incarnation or other thing that is not here, 400 for a partition out
+// of range or an invalid request, 409 for a conflict, 503 with
+// Retry-After for the temporary ones — and the same sentence. false
 // means err is an internal failure (500, its detail kept for the log).
 func From(err error) (*Error, bool) {
 	var ix *indexed
@@ -133,12 +137,14 @@ func From(err error) (*Error, bool) {
 // statusOf is the HTTP status of each refusal kind (docs/http-api.md).
 func statusOf(k refusal.Kind) (int, bool) {
 	switch k {
-	case refusal.ErrTopicNotFound, refusal.ErrIncarnationGone:
+	case refusal.ErrTopicNotFound, refusal.ErrIncarnationGone, refusal.ErrNotFound:
 		return http.StatusNotFound, true
-	case refusal.ErrPartitionRange:
+	case refusal.ErrPartitionRange, refusal.ErrInvalid:
 		return http.StatusBadRequest, true
+	case refusal.ErrConflict:
+		return http.StatusConflict, true
 	case refusal.ErrFrozen, refusal.ErrNotOwner, refusal.ErrIncarnationAhead, refusal.ErrDiskFull, refusal.ErrFenced,
-		refusal.ErrStaleEpoch, refusal.ErrNotLeader, refusal.ErrNotReady:
+		refusal.ErrStaleEpoch, refusal.ErrNotLeader, refusal.ErrNotReady, refusal.ErrUnavailable:
 		return http.StatusServiceUnavailable, true
 	}
 	return 0, false

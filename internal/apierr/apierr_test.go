@@ -45,6 +45,10 @@ func TestFromRefusals(t *testing.T) {
 		refusal.ErrStaleEpoch:       http.StatusServiceUnavailable,
 		refusal.ErrNotLeader:        http.StatusServiceUnavailable,
 		refusal.ErrNotReady:         http.StatusServiceUnavailable,
+		refusal.ErrInvalid:          http.StatusBadRequest,
+		refusal.ErrNotFound:         http.StatusNotFound,
+		refusal.ErrConflict:         http.StatusConflict,
+		refusal.ErrUnavailable:      http.StatusServiceUnavailable,
 	}
 	for _, k := range refusal.Kinds() {
 		status, ok := want[k]

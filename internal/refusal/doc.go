@@ -4,14 +4,19 @@
 // node does not hold, a full disk, a fenced log. The broker returns them,
 // node RPC carries them, dispatch decides discard and reroute on them, and
 // the client API writes them — each by its Kind, with errors.Is, never by
-// an HTTP status.
+// an HTTP status. Beside those, four general kinds (invalid, not found,
+// conflict, unavailable) let a package below the edges — fan-out's link
+// rules, a move's source — refuse with a sentence without choosing an HTTP
+// status or a gRPC code itself.
 //
 // Invariants:
 //
 //   - A refusal carries the sentence a client sees (naming no path of the
 //     server's disk) and, when it is temporary, when to come back; it
 //     carries no status code. HTTP statuses are chosen at the edges only
-//     (package apierr's From, used by the client API and by node RPC).
+//     (package apierr's From, used by the client API and by node RPC,
+//     whose gRPC code follows from that status), one table for every
+//     kind.
 //   - A Kind's name is its wire form (node RPC): names are only ever
 //     added, never changed or reused, so a peer of another version either
 //     knows a kind exactly or not at all.

@@ -53,12 +53,30 @@ const (
 	// its lease lapsed, or the in-sync set is below a majority).
 	// Temporary.
 	ErrNotReady Kind = "not_ready"
+
+	// The general refusals of packages below the edges (fan-out's link
+	// rules, a move's source and destination): what a client or a peer
+	// must change, or wait for, said without choosing a status.
+
+	// ErrInvalid: the request is malformed or invalid in itself; only a
+	// different request can succeed.
+	ErrInvalid Kind = "invalid"
+	// ErrNotFound: something the request names, other than a topic
+	// (ErrTopicNotFound), is not here: a link, a partition's file.
+	ErrNotFound Kind = "not_found"
+	// ErrConflict: the request conflicts with another resource's state
+	// (a link that exists, an owner that changed).
+	ErrConflict Kind = "conflict"
+	// ErrUnavailable: the request cannot be answered now (no owner or no
+	// leader known yet, a peer that cannot be asked). Temporary.
+	ErrUnavailable Kind = "unavailable"
 )
 
 // Kinds lists every kind, for the edges' mapping tests.
 func Kinds() []Kind {
 	return []Kind{ErrTopicNotFound, ErrIncarnationGone, ErrIncarnationAhead, ErrPartitionRange,
-		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced, ErrStaleEpoch, ErrNotLeader, ErrNotReady}
+		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced, ErrStaleEpoch, ErrNotLeader, ErrNotReady,
+		ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable}
 }
 
 // ParseKind returns the kind named name, as a peer sent it; false for a

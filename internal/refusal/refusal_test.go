@@ -54,3 +54,20 @@ func TestParseKind(t *testing.T) {
 		}
 	}
 }
+
+// A kind's name is its wire form: the names, in Kinds' order, are only
+// ever appended to. Renaming or reordering one fails here first.
+func TestWireNamesOnlyGrow(t *testing.T) {
+	want := []string{"topic_not_found", "incarnation_gone", "incarnation_ahead", "partition_out_of_range",
+		"frozen", "not_owner", "disk_full", "fenced", "stale_epoch", "not_leader", "not_ready",
+		"invalid", "not_found", "conflict", "unavailable"}
+	got := Kinds()
+	if len(got) != len(want) {
+		t.Fatalf("Kinds() has %d kinds, this list %d: append the new kind's wire name here", len(got), len(want))
+	}
+	for i, k := range got {
+		if string(k) != want[i] {
+			t.Errorf("kind %d is %q on the wire, was %q: names are added, never changed or moved", i, k, want[i])
+		}
+	}
+}

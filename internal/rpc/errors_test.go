@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
@@ -232,6 +235,70 @@ func TestDetailWithoutAKnownKindStaysHTTP(t *testing.T) {
 		want := &apierr.Error{Status: 404, Message: `topic "a" does not exist`}
 		if !reflect.DeepEqual(err, want) || errors.Is(err, refusal.ErrTopicNotFound) {
 			t.Errorf("kind %q: got %#v, want %#v", kind, err, want)
+		}
+	}
+}
+
+// Every refusal kind crosses node RPC with the status apierr.From gives it
+// in the detail, its kind, and the gRPC code that status reads as: the
+// one table of codes (codeFor) has a line for each, none is Unknown.
+func TestEveryKindHasAGRPCCode(t *testing.T) {
+	want := map[refusal.Kind]codes.Code{
+		refusal.ErrTopicNotFound:    codes.NotFound,
+		refusal.ErrIncarnationGone:  codes.NotFound,
+		refusal.ErrIncarnationAhead: codes.Unavailable,
+		refusal.ErrPartitionRange:   codes.InvalidArgument,
+		refusal.ErrFrozen:           codes.Unavailable,
+		refusal.ErrNotOwner:         codes.Unavailable,
+		refusal.ErrDiskFull:         codes.Unavailable,
+		refusal.ErrFenced:           codes.Unavailable,
+		refusal.ErrStaleEpoch:       codes.Unavailable,
+		refusal.ErrNotLeader:        codes.Unavailable,
+		refusal.ErrNotReady:         codes.Unavailable,
+		refusal.ErrInvalid:          codes.InvalidArgument,
+		refusal.ErrNotFound:         codes.NotFound,
+		refusal.ErrConflict:         codes.Aborted,
+		refusal.ErrUnavailable:      codes.Unavailable,
+	}
+	for _, k := range refusal.Kinds() {
+		code, ok := want[k]
+		if !ok {
+			t.Fatalf("kind %s has no gRPC code in this test: add it here (and its status to apierr.From)", k)
+		}
+		st := status.Convert(encodeError(fmt.Errorf("move: %w", refusal.New(k, 0, "because %d", 7))))
+		if st.Code() != code || st.Message() != "because 7" {
+			t.Errorf("%s: code %s %q, want %s", k, st.Code(), st.Message(), code)
+		}
+		var detail *nodepb.Error
+		for _, d := range st.Details() {
+			detail, _ = d.(*nodepb.Error)
+		}
+		if detail == nil || detail.GetKind() != string(k) || int(detail.GetStatus()) != apierr.Status(refusal.New(k, 0, "")) {
+			t.Errorf("%s: detail %+v, want its kind and apierr's status", k, detail)
+		}
+	}
+}
+
+// codeFor, line by line: each HTTP status an edge answers reads as the
+// closest gRPC code, and a status it does not know as Unknown.
+func TestCodeFor(t *testing.T) {
+	for httpStatus, want := range map[int]codes.Code{
+		http.StatusBadRequest:            codes.InvalidArgument,
+		http.StatusUnauthorized:          codes.Unauthenticated,
+		http.StatusForbidden:             codes.PermissionDenied,
+		http.StatusNotFound:              codes.NotFound,
+		http.StatusGone:                  codes.NotFound,
+		http.StatusConflict:              codes.Aborted,
+		http.StatusRequestEntityTooLarge: codes.ResourceExhausted,
+		http.StatusTooManyRequests:       codes.ResourceExhausted,
+		http.StatusNotImplemented:        codes.Unimplemented,
+		http.StatusServiceUnavailable:    codes.Unavailable,
+		http.StatusGatewayTimeout:        codes.DeadlineExceeded,
+		http.StatusInternalServerError:   codes.Internal,
+		http.StatusTeapot:                codes.Unknown,
+	} {
+		if got := codeFor(httpStatus); got != want {
+			t.Errorf("codeFor(%d) = %s, want %s", httpStatus, got, want)
 		}
 	}
 }
