@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/schema"
 	"github.com/narad-io/narad/internal/topic"
 )
@@ -70,7 +70,7 @@ func NewEpoch() string {
 func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (AttachView, error) {
 	remote := len(req.Remote) > 0 && string(req.Remote) != "null"
 	if req.Start != "" && !remote {
-		return AttachView{}, apierr.BadRequest("start applies to remote children only")
+		return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "start applies to remote children only")
 	}
 	if remote {
 		return e.attachRemote(ctx, parentName, req)
@@ -79,7 +79,7 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 		return AttachView{}, err
 	}
 	if req.Child == "" {
-		return AttachView{}, apierr.BadRequest("child is required")
+		return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "child is required")
 	}
 	if err := topic.ValidateName(req.Child); err != nil {
 		return AttachView{}, err
@@ -89,11 +89,11 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok {
-		return AttachView{}, apierr.NotFound("parent topic %q does not exist", parentName)
+		return AttachView{}, refusal.New(refusal.ErrTopicNotFound, 0, "parent topic %q does not exist", parentName)
 	}
 	child, ok := e.meta.Topic(req.Child)
 	if !ok {
-		return AttachView{}, apierr.NotFound("child topic %q does not exist", req.Child)
+		return AttachView{}, refusal.New(refusal.ErrTopicNotFound, 0, "child topic %q does not exist", req.Child)
 	}
 	if err := checkLink(parent, child, req.DelayMs); err != nil {
 		return AttachView{}, err
@@ -133,7 +133,7 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 	}
 	parent, ok := e.meta.Topic(req.Parent)
 	if !ok {
-		return topic.View{}, apierr.NotFound("parent topic %q does not exist", req.Parent)
+		return topic.View{}, refusal.New(refusal.ErrTopicNotFound, 0, "parent topic %q does not exist", req.Parent)
 	}
 	if req.Partitions == 0 {
 		t.Partitions = parent.Partitions // a child defaults to its parent's count
@@ -153,14 +153,14 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 // is looked up (so it is never a 404) or the name found taken (409).
 func NotOwnParent(name, parent string) error {
 	if name == parent {
-		return apierr.BadRequest("parent: a topic cannot be its own parent (%q)", name)
+		return refusal.New(refusal.ErrInvalid, 0, "parent: a topic cannot be its own parent (%q)", name)
 	}
 	return nil
 }
 
 func validDelay(d int64) error {
 	if d < 0 || d > MaxDelayMs {
-		return apierr.BadRequest("delay must be 0 (no delay) or 1 ms .. 1 year (%d ms), got %d", MaxDelayMs, d)
+		return refusal.New(refusal.ErrInvalid, 0, "delay must be 0 (no delay) or 1 ms .. 1 year (%d ms), got %d", MaxDelayMs, d)
 	}
 	return nil
 }
@@ -170,18 +170,18 @@ func validDelay(d int64) error {
 func checkLink(parent, child meta.Topic, delayMs int64) error {
 	switch {
 	case parent.Name == child.Name: // an invalid combination, not a conflict: 400 as the reference answers
-		return apierr.BadRequest("a topic cannot be its own child: %q attached to itself", child.Name)
+		return refusal.New(refusal.ErrInvalid, 0, "a topic cannot be its own child: %q attached to itself", child.Name)
 	case parent.Parent != "":
-		return apierr.Conflict("%q is itself a child (of %q): no chains", parent.Name, parent.Parent)
+		return refusal.New(refusal.ErrConflict, 0, "%q is itself a child (of %q): no chains", parent.Name, parent.Parent)
 	case child.Parent != "":
-		return apierr.Conflict("%q is already attached to %q", child.Name, child.Parent)
+		return refusal.New(refusal.ErrConflict, 0, "%q is already attached to %q", child.Name, child.Parent)
 	case len(child.Children) > 0:
-		return apierr.Conflict("%q has children of its own: no chains", child.Name)
+		return refusal.New(refusal.ErrConflict, 0, "%q has children of its own: no chains", child.Name)
 	case len(parent.Children) >= meta.MaxChildren:
-		return apierr.Conflict("%q already has %d children, the most allowed", parent.Name, meta.MaxChildren)
+		return refusal.New(refusal.ErrConflict, 0, "%q already has %d children, the most allowed", parent.Name, meta.MaxChildren)
 	case delayMs > 0 && parent.RetentionMs != 0 && parent.RetentionMs < delayMs+retentionMarginMs:
 		// The parent cannot buffer the delay: an invalid combination (400).
-		return apierr.BadRequest("parent retention_ms %d is below delay + 1 h (%d): a delay child would lose records",
+		return refusal.New(refusal.ErrInvalid, 0, "parent retention_ms %d is below delay + 1 h (%d): a delay child would lose records",
 			parent.RetentionMs, delayMs+retentionMarginMs)
 	}
 	// Schema inheritance: the child takes the parent's schema while attached;
@@ -189,11 +189,11 @@ func checkLink(parent, child meta.Topic, delayMs int64) error {
 	// under a parent without one (its schema would stop applying).
 	switch hasP, hasC := len(parent.Schema) > 0, len(child.Schema) > 0; {
 	case hasC && !hasP:
-		return apierr.Conflict("%q has a schema and %q has none: a child inherits its parent's schema, so it would lose its own; give %q a schema first, or clear %q's",
+		return refusal.New(refusal.ErrConflict, 0, "%q has a schema and %q has none: a child inherits its parent's schema, so it would lose its own; give %q a schema first, or clear %q's",
 			child.Name, parent.Name, parent.Name, child.Name)
 	case hasC:
 		if err := schema.ChildCompatible(parent.Schema, child.Schema); err != nil {
-			return apierr.Conflict("schema of %q is incompatible with its parent's: %v", child.Name, err)
+			return refusal.New(refusal.ErrConflict, 0, "schema of %q is incompatible with its parent's: %v", child.Name, err)
 		}
 	}
 	return nil
@@ -220,7 +220,7 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 		owner, ok := e.meta.Owner(parent.Name, p)
 		switch {
 		case !ok || owner == "":
-			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q has no owner yet", p, parent.Name)
+			return meta.AttachSpec{}, refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q has no owner yet", p, parent.Name)
 		case owner != e.self:
 			remote[owner] = append(remote[owner], p)
 			continue
@@ -228,14 +228,14 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 		if start != startAttach {
 			r := e.stats.LocalReports(parent.Name, []int{p}, false)[0]
 			if !r.Available {
-				return meta.AttachSpec{}, apierr.Unavailable(time.Second, "partition %d of %q cannot be described", p, parent.Name)
+				return meta.AttachSpec{}, refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q cannot be described", p, parent.Name)
 			}
 			offs[p] = startOf(r, start)
 			continue
 		}
 		hwm, err := e.stats.CommittedHWM(parent.Name, p)
 		if err != nil {
-			return meta.AttachSpec{}, apierr.Unavailable(time.Second, "high watermark of %q/%d: %v", parent.Name, p, err)
+			return meta.AttachSpec{}, refusal.New(refusal.ErrUnavailable, time.Second, "high watermark of %q/%d: %v", parent.Name, p, err)
 		}
 		offs[p] = hwm
 	}
@@ -273,7 +273,7 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 				}
 			}
 			if err != nil && fail == nil {
-				fail = apierr.Unavailable(time.Second, "cannot ask %s, owner of partitions %v of %q, for its high watermark: %v", owner, parts, parent.Name, err)
+				fail = refusal.New(refusal.ErrUnavailable, time.Second, "cannot ask %s, owner of partitions %v of %q, for its high watermark: %v", owner, parts, parent.Name, err)
 			}
 		}(owner, parts)
 	}
@@ -294,11 +294,11 @@ func (e *Engine) Detach(ctx context.Context, parentName, childName string) error
 		}
 	}
 	if _, ok := e.meta.Topic(parentName); !ok {
-		return apierr.NotFound("parent topic %q does not exist", parentName)
+		return refusal.New(refusal.ErrTopicNotFound, 0, "parent topic %q does not exist", parentName)
 	}
 	child, ok := e.meta.Topic(childName)
 	if !ok || child.Parent != parentName {
-		return apierr.NotFound("%q is not a child of %q", childName, parentName)
+		return refusal.New(refusal.ErrNotFound, 0, "%q is not a child of %q", childName, parentName)
 	}
 	return e.topics.MetaErr(e.meta.Detach(ctx, parentName, childName, ""))
 }

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/topic"
 )
 
@@ -63,7 +63,7 @@ func (e *Engine) Children(parentName string) (ChildrenView, error) {
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok {
-		return ChildrenView{}, apierr.NotFound("topic %q does not exist", parentName)
+		return ChildrenView{}, refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist", parentName)
 	}
 	out := ChildrenView{Parent: parentName, Children: []ChildView{}}
 	remote := e.remoteReports(parent)

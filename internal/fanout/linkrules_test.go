@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -11,11 +10,11 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// wantStatus checks err is an API error of status whose sentence holds says.
+// wantStatus checks err reaches a client with status (apierr.From, the
+// edge's table) and a sentence that holds says.
 func wantStatus(t *testing.T, what string, err error, status int, says string) {
 	t.Helper()
-	var ae *apierr.Error
-	if !errors.As(err, &ae) || ae.Status != status || !strings.Contains(ae.Message, says) {
+	if ae, ok := apierr.From(err); !ok || ae.Status != status || !strings.Contains(ae.Message, says) {
 		t.Errorf("%s: %v, want %d saying %q", what, err, status, says)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/narad-io/narad/client"
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/topic"
@@ -51,23 +51,23 @@ func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return r, apierr.BadRequest("remote: want {\"url\", \"topic\", \"username\", \"password\"}: %v", err)
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote: want {\"url\", \"topic\", \"username\", \"password\"}: %v", err)
 	}
 	u, err := url.Parse(r.URL)
 	switch {
 	case r.URL == "":
-		return r, apierr.BadRequest("remote.url is required")
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote.url is required")
 	case err != nil:
-		return r, apierr.BadRequest("remote.url %q: %v", r.URL, err)
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote.url %q: %v", r.URL, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return r, apierr.BadRequest("remote.url %q: want an http:// or https:// URL", r.URL)
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote.url %q: want an http:// or https:// URL", r.URL)
 	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
-		return r, apierr.BadRequest("remote.url %q: want scheme://host[:port] only (credentials go in username and password)", r.URL)
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote.url %q: want scheme://host[:port] only (credentials go in username and password)", r.URL)
 	case (r.Username == "") != (r.Password == ""):
-		return r, apierr.BadRequest("remote: give both username and password, or neither")
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote: give both username and password, or neither")
 	}
 	if err := topic.ValidateName(r.Topic); err != nil {
-		return r, apierr.BadRequest("remote.topic: %v", err)
+		return r, refusal.New(refusal.ErrInvalid, 0, "remote.topic: %v", err)
 	}
 	r.URL = u.Scheme + "://" + u.Host
 	return r, nil
@@ -88,7 +88,7 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 		return AttachView{}, err
 	}
 	if req.DelayMs != 0 {
-		return AttachView{}, apierr.BadRequest("a remote child has no delay")
+		return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "a remote child has no delay")
 	}
 	start := req.Start
 	switch start {
@@ -96,17 +96,17 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 		start = startAttach
 	case startAttach, startFrontier, startOldest:
 	default:
-		return AttachView{}, apierr.BadRequest("start %q: want attach, frontier or oldest", req.Start)
+		return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "start %q: want attach, frontier or oldest", req.Start)
 	}
 	parent, ok := e.meta.Topic(parentName)
 	if !ok || parent.Remote != nil {
-		return AttachView{}, apierr.NotFound("parent topic %q does not exist", parentName)
+		return AttachView{}, refusal.New(refusal.ErrTopicNotFound, 0, "parent topic %q does not exist", parentName)
 	}
 	if existing, ok := e.meta.Topic(req.Child); ok {
 		if existing.Remote != nil {
-			return AttachView{}, apierr.Conflict("%q is already a remote child of %q", req.Child, existing.Parent)
+			return AttachView{}, refusal.New(refusal.ErrConflict, 0, "%q is already a remote child of %q", req.Child, existing.Parent)
 		}
-		return AttachView{}, apierr.Conflict("topic %q already exists here; a remote child needs a name of its own", req.Child)
+		return AttachView{}, refusal.New(refusal.ErrConflict, 0, "topic %q already exists here; a remote child needs a name of its own", req.Child)
 	}
 	child := meta.Topic{Name: req.Child, Remote: &target, CreatedAt: e.clk.Now().Unix()}
 	if err := checkLink(parent, child, 0); err != nil {
@@ -231,19 +231,27 @@ func laneize(slab []storage.Record) [][]storage.Record {
 	return lanes
 }
 
+// remoteStates is the link state (F28) of each status a target's public
+// API answers that waiting does not cure. A remote target is another
+// cluster, reached through the public client, so its status is all it
+// says: this is the one place fan-out reads one, at that seam.
+var remoteStates = map[int]string{
+	http.StatusUnauthorized: StateAuthFailed,
+	http.StatusForbidden:    StateAuthFailed,
+	http.StatusNotFound:     StateTargetMissing,
+	// The target refuses a record: the committer named its parent
+	// offset. The link stops there; nothing is skipped without an
+	// operator.
+	http.StatusBadRequest:            StateRejected,
+	http.StatusRequestEntityTooLarge: StateRejected,
+	http.StatusConflict:              StateRejected,
+}
+
 // remoteState classifies a failed send into a link state (F28): the
 // target's answer says whether waiting helps.
 func remoteState(err error) string {
-	switch client.StatusOf(err) {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return StateAuthFailed
-	case http.StatusNotFound:
-		return StateTargetMissing
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusConflict:
-		// The target refuses a record: the committer named its parent
-		// offset. The link stops there; nothing is skipped without an
-		// operator.
-		return StateRejected
+	if state, ok := remoteStates[client.StatusOf(err)]; ok {
+		return state
 	}
 	return StateRetrying // timeouts, refused connections, 5xx, 503
 }

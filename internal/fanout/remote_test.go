@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/client"
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -254,6 +254,31 @@ func TestRemoteChildStatesAndNoGap(t *testing.T) {
 	})
 }
 
+// Each status a target answers gives its link state, line by line of
+// remoteStates, through the committer's wrapping; any other answer, or
+// none, is retried.
+func TestRemoteStateOfEachStatus(t *testing.T) {
+	for status, want := range map[int]string{
+		http.StatusUnauthorized:          StateAuthFailed,
+		http.StatusForbidden:             StateAuthFailed,
+		http.StatusNotFound:              StateTargetMissing,
+		http.StatusBadRequest:            StateRejected,
+		http.StatusRequestEntityTooLarge: StateRejected,
+		http.StatusConflict:              StateRejected,
+		http.StatusTooManyRequests:       StateRetrying,
+		http.StatusInternalServerError:   StateRetrying,
+		http.StatusServiceUnavailable:    StateRetrying,
+	} {
+		err := fmt.Errorf("target http://dr.example: %w", &client.APIError{Status: status, Message: "no"})
+		if got := remoteState(err); got != want {
+			t.Errorf("a target's %d: state %q, want %q", status, got, want)
+		}
+	}
+	if got := remoteState(fmt.Errorf("target http://dr.example: %w", context.DeadlineExceeded)); got != StateRetrying {
+		t.Errorf("no answer: state %q, want %q", got, StateRetrying)
+	}
+}
+
 func TestRemoteAttachRules(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("orders", 1, 0)
@@ -283,8 +308,7 @@ func TestRemoteAttachRules(t *testing.T) {
 			parent = "nope"
 		}
 		_, err := n.e.Attach(n.ctx(), parent, tc.req)
-		var ae *apierr.Error
-		if !errors.As(err, &ae) || ae.Status != tc.status || !strings.Contains(ae.Message, tc.says) {
+		if ae, ok := apierr.From(err); !ok || ae.Status != tc.status || !strings.Contains(ae.Message, tc.says) {
 			t.Errorf("%s: %v, want %d mentioning %q", tc.name, err, tc.status, tc.says)
 		}
 	}

@@ -45,10 +45,12 @@ func TestRoomRefusalsGetTheirStatus(t *testing.T) {
 		{"AlterTopic", "PATCH", "/v1/topics/orders", `{"retention_ms":5}`, apierr.BadRequest("retention_ms must be 0 (keep forever) or at least 3600000, got 5"), 400, ""},
 		{"AlterTopic", "PATCH", "/v1/topics/orders", `{"retention_ms":3600000}`, apierr.Conflict("retention_ms 3600000 is below 7200000, the floor of delay child"), 409, ""},
 		{"DeleteTopic", "DELETE", "/v1/topics/orders", "", refusal.New(refusal.ErrTopicNotFound, 0, `topic "orders" does not exist`), 404, ""},
-		{"Attach", "POST", "/v1/topics/orders/children", `{"child":"c"}`, apierr.Conflict(`"c" is already attached to "x"`), 409, ""},
-		{"Attach", "POST", "/v1/topics/orders/children", `{"child":"c"}`, apierr.NotFound(`child topic "c" does not exist`), 404, ""},
-		{"Children", "GET", "/v1/topics/orders/children", "", apierr.NotFound(`topic "orders" does not exist`), 404, ""},
-		{"Detach", "DELETE", "/v1/topics/orders/children/c", "", apierr.NotFound(`"c" is not a child of "orders"`), 404, ""},
+		{"Attach", "POST", "/v1/topics/orders/children", `{"child":"c"}`, refusal.New(refusal.ErrConflict, 0, `"c" is already attached to "x"`), 409, ""},
+		{"Attach", "POST", "/v1/topics/orders/children", `{"child":"c"}`, refusal.New(refusal.ErrInvalid, 0, `a topic cannot be its own child: "c" attached to itself`), 400, ""},
+		{"Attach", "POST", "/v1/topics/orders/children", `{"child":"c"}`, refusal.New(refusal.ErrUnavailable, time.Second, `partition 0 of "orders" has no owner yet`), 503, "1"},
+		{"Attach", "POST", "/v1/topics/orders/children", `{"child":"c"}`, refusal.New(refusal.ErrTopicNotFound, 0, `child topic "c" does not exist`), 404, ""},
+		{"Children", "GET", "/v1/topics/orders/children", "", refusal.New(refusal.ErrTopicNotFound, 0, `topic "orders" does not exist`), 404, ""},
+		{"Detach", "DELETE", "/v1/topics/orders/children/c", "", refusal.New(refusal.ErrNotFound, 0, `"c" is not a child of "orders"`), 404, ""},
 		{"GetUser", "GET", "/v1/users/nobody", "", apierr.NotFound(`user "nobody" does not exist`), 404, ""},
 		{"SetDraining", "POST", "/v1/cluster/members/n9/decommission", "", apierr.NotFound(`member "n9" does not exist`), 404, ""},
 	}
@@ -70,6 +72,36 @@ func TestRoomRefusalsGetTheirStatus(t *testing.T) {
 				t.Errorf("Retry-After %q, want %q", got, c.retryAfter)
 			}
 		})
+	}
+}
+
+// Every refusal kind reaches the client as apierr.From's table (the API's
+// one, whose lines its own test holds) says: that status, the refusal's
+// sentence, and for a temporary one its Retry-After. No kind falls
+// through to a 500.
+func TestEveryRefusalKindIsAnswered(t *testing.T) {
+	for _, k := range refusal.Kinds() {
+		err := refusal.New(k, 3*time.Second, "refused as %s", k)
+		want, ok := apierr.From(err)
+		if !ok {
+			t.Fatalf("kind %s has no status in apierr.From's table", k)
+		}
+		e := newEnv(t)
+		e.rec.failWith("Attach", err)
+		w := e.do(request{method: "POST", target: "/v1/topics/orders/children", body: `{"child":"c"}`})
+		if w.Code != want.Status || w.Code == http.StatusInternalServerError {
+			t.Errorf("%s answered %d %q, want %d", k, w.Code, w.Body.String(), want.Status)
+		}
+		if msg := errorBody(t, w); msg != "refused as "+string(k) {
+			t.Errorf("%s: error %q", k, msg)
+		}
+		wantRetry := ""
+		if want.Status == http.StatusServiceUnavailable {
+			wantRetry = "3"
+		}
+		if got := w.Header().Get("Retry-After"); got != wantRetry {
+			t.Errorf("%s: Retry-After %q, want %q", k, got, wantRetry)
+		}
 	}
 }
 

@@ -137,7 +137,6 @@ var testAllowed = map[string][]string{
 // package's tests, which often keep it a little longer.
 var knownViolations = map[edge]string{
 	// Production code.
-	prod("fanout", "apierr"):    "fan-out classifies refusals by HTTP status",
 	inTests("fanout", "broker"): "the fan-out integration harness runs a real broker as its log source",
 	prod("move", "apierr"):      "the source and install handlers answer node RPC with HTTP statuses; typed errors, mapped at the rpc edge",
 
