@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -42,7 +42,7 @@ func (r *NodeRemote) addr(node string) (string, error) {
 	if a, ok := r.addrs.RPCAddrOf(node); ok {
 		return a, nil
 	}
-	return "", apierr.Unavailable(time.Second, "node %q has no known address", node)
+	return "", refusal.New(refusal.ErrUnavailable, time.Second, "node %q has no known address", node)
 }
 
 func (r *NodeRemote) MoveFreeze(ctx context.Context, node, topic string, p int, ttl time.Duration, holder string) (uint64, error) {
@@ -79,7 +79,7 @@ func (r *NodeRemote) Flip(ctx context.Context, topic string, p int, from, to str
 	}
 	addr := r.addrs.LeaderRPC()
 	if addr == "" {
-		return apierr.Unavailable(time.Second, "no leader known")
+		return refusal.New(refusal.ErrUnavailable, time.Second, "no leader known")
 	}
 	return r.pool.Flip(ctx, addr, topic, p, from, to)
 }

@@ -2,11 +2,11 @@ package move
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"testing"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -56,8 +56,8 @@ func TestNodeRemote(t *testing.T) {
 	if _, err := r.MoveRead(ctx, "src", "orders", 0, "hwm", 0, 4096); err != nil || pool.n != 1024 || pool.addr != "10.0.0.1:7944" {
 		t.Fatalf("MoveRead asked %d bytes of %s (%v), want 1024 of the source", pool.n, pool.addr, err)
 	}
-	if _, err := r.MoveFreeze(ctx, "gone", "orders", 0, time.Second, "A"); apierr.Status(err) != http.StatusServiceUnavailable {
-		t.Fatalf("a node with no known address: %v, want 503", err)
+	if _, err := r.MoveFreeze(ctx, "gone", "orders", 0, time.Second, "A"); !errors.Is(err, refusal.ErrUnavailable) {
+		t.Fatalf("a node with no known address: %v, want %s", err, refusal.ErrUnavailable)
 	}
 	if err := r.Flip(ctx, "orders", 0, "src", "dst"); err != nil || len(pool.flips) != 1 || pool.flips[0] != "10.0.0.9:7944" {
 		t.Fatalf("Flip went to %v (%v), want the leader", pool.flips, err)

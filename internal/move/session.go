@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -233,7 +233,7 @@ func (w *Worker) install(topic string, p int, stage *storage.Stage) error {
 	if owner, ok := w.meta.Owner(topic, p); ok && owner == w.self {
 		// This node serves the partition already (a move it completed
 		// before): wiping it would lose what it took since.
-		return apierr.Conflict("install %s/%d: this node owns it already", topic, p)
+		return refusal.New(refusal.ErrConflict, 0, "install %s/%d: this node owns it already", topic, p)
 	}
 	dir, err := w.data.PartitionDir(topic, p)
 	if err != nil {

@@ -7,15 +7,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
 // Source serves the source's side of copy sessions from this node, over
 // node RPC (its methods are the move half of rpc.Handler): it freezes a
 // partition for a session and thaws it only with the leader's word, lists
-// the partition directory and serves its files. Refusals are apierr
-// values, as node RPC carries them.
+// the partition directory and serves its files. Refusals are typed
+// (package refusal); node RPC, the edge, gives each its status and code.
 type Source struct {
 	self    string
 	meta    Meta
@@ -53,7 +53,7 @@ func (s *Source) owned(topic string, p int) bool {
 }
 
 func notOwned(topic string, p int) error {
-	return apierr.Unavailable(time.Second, "partition %d of %q is not owned by this node", p, topic)
+	return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", p, topic)
 }
 
 // MoveFreeze refuses commits into topic/p for at least ttl on behalf of
@@ -90,10 +90,10 @@ func (s *Source) MoveFreeze(ctx context.Context, topic string, p int, ttl time.D
 func (s *Source) thaw(ctx context.Context, topic string, p int, holder string) error {
 	owner, _, err := s.meta.ConfirmOwner(ctx, topic, p)
 	if err != nil {
-		return apierr.Unavailable(time.Second, "thaw %s/%d: %v", topic, p, err)
+		return refusal.New(refusal.ErrUnavailable, time.Second, "thaw %s/%d: %v", topic, p, err)
 	}
 	if owner != s.self {
-		return apierr.Conflict("thaw %s/%d: %q owns it now; the freeze stays", topic, p, owner)
+		return refusal.New(refusal.ErrConflict, 0, "thaw %s/%d: %q owns it now; the freeze stays", topic, p, owner)
 	}
 	dir, err := s.data.PartitionDir(topic, p)
 	if err != nil {
@@ -132,7 +132,7 @@ func (s *Source) MoveFiles(_ context.Context, topic string, p int) ([]storage.Pa
 // the directory.
 func (s *Source) MoveRead(_ context.Context, topic string, p int, name string, off, n int64) ([]byte, error) {
 	if !storage.IsFileName(name) {
-		return nil, apierr.BadRequest("move read: %q is not a file name", name)
+		return nil, refusal.New(refusal.ErrInvalid, 0, "move read: %q is not a file name", name)
 	}
 	if !s.owned(topic, p) {
 		return nil, notOwned(topic, p)
@@ -143,7 +143,7 @@ func (s *Source) MoveRead(_ context.Context, topic string, p int, name string, o
 	}
 	b, err := storage.ReadFileAt(s.data.LogOptions().FS, dir, name, off, n)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, apierr.NotFound("move read: %s/%d has no file %q", topic, p, name)
+		return nil, refusal.New(refusal.ErrNotFound, 0, "move read: %s/%d has no file %q", topic, p, name)
 	}
 	return b, err
 }

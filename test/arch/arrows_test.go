@@ -138,7 +138,6 @@ var testAllowed = map[string][]string{
 var knownViolations = map[edge]string{
 	// Production code.
 	inTests("fanout", "broker"): "the fan-out integration harness runs a real broker as its log source",
-	prod("move", "apierr"):      "the source and install handlers answer node RPC with HTTP statuses; typed errors, mapped at the rpc edge",
 
 	// Tests only.
 	inTests("broker", "dispatch"): "ingress tests run the real dispatcher over the broker",
