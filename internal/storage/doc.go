@@ -57,7 +57,10 @@
 // times never decrease along a partition — not within a process and not
 // across a reopen, because Open recovers the floor from the newest record
 // (and a truncation from the newest record it keeps: a cut tail's times
-// bind nothing after it).
+// bind nothing after it). A clock stepped back stamps that floor until
+// it catches up (Kafka's max-timestamp-so-far, taken at write time), so
+// OffsetAtTime (timeseek.go) finds the first record at or after a time by
+// bisection over segments and index entries, never a scan from the start.
 // Every caller of Commit gets an answer, whatever fails.
 //
 // Offsets never go backwards, not even after damage (a held log's End goes
