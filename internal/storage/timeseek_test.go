@@ -412,3 +412,30 @@ func TestOffsetAtTimeAfterTheClockSteppedBack(t *testing.T) {
 		}
 	}
 }
+
+// What the HTTP layer's since seek will do: OffsetAtTime, then Read from
+// there. Read already hands out each record's CommittedAt, so the caller
+// sees the first record is at or after t and the one before it is not.
+func TestOffsetAtTimeThenRead(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	l := openT(t, t.TempDir(), Options{SegmentBytes: 4 << 10, Now: clk.Now})
+	defer l.Close()
+	times := timedLog(t, l, clk, 120, 3, 100, func(i int) time.Duration { return time.Duration(i%3) * time.Millisecond })
+	for _, ms := range []int64{times[10] + 1, times[60], times[len(times)-1]} {
+		o := seekT(t, l, time.UnixMilli(ms))
+		res, err := l.Read(o, 1, 1<<20, NoDueLimit)
+		if err != nil || len(res.Records) != 1 {
+			t.Fatalf("read from %d: %v, %d records", o, err, len(res.Records))
+		}
+		if at := res.Records[0].CommittedAt; at < ms {
+			t.Errorf("since %d ms: offset %d was committed at %d, before it", ms, o, at)
+		}
+		prev, err := l.Read(o-1, 1, 1<<20, NoDueLimit)
+		if err != nil || len(prev.Records) != 1 {
+			t.Fatalf("read from %d: %v, %d records", o-1, err, len(prev.Records))
+		}
+		if at := prev.Records[0].CommittedAt; at >= ms {
+			t.Errorf("since %d ms: offset %d before the answer %d was committed at %d, not before", ms, o-1, o, at)
+		}
+	}
+}
