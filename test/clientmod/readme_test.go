@@ -54,7 +54,7 @@ func TestDocsGoBlocksCompile(t *testing.T) {
 		blocks = append(blocks, found...)
 	}
 	if len(blocks) == 0 {
-		t.Fatal("no ```go block in README.md or docs/: the extraction is broken (the README has one)")
+		t.Fatal("no ```go block in README.md or docs/: the extraction is broken (docs/getting-started.md has one)")
 	}
 
 	mod := t.TempDir()

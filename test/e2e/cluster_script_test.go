@@ -61,7 +61,7 @@ func TestClusterScriptRefusesATakenPort(t *testing.T) {
 	}
 }
 
-// TestClusterScriptKillAndStartOneNode: the README's failover story with
+// TestClusterScriptKillAndStartOneNode: docs/cluster.md's failover story with
 // the script it ships. "cluster.sh kill 2" SIGKILLs narad-2 and the
 // script reports it while the other two keep serving; "cluster.sh start
 // 2" brings narad-2 back on its own data directory, where the records of

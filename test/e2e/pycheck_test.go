@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestPycheckScript runs scripts/pycheck.py, which the README tells users
+// TestPycheckScript runs scripts/pycheck.py, which docs/getting-started.md tells users
 // to run against a node, against a fresh one: the script passing is the
 // test, so it cannot drift from the server unnoticed (it once matched an
 // error's wording that the server later changed).
