@@ -32,7 +32,7 @@ func (n *Node) planMoves(ctx context.Context) {
 			}
 			src, dst := state[a.Owner], state[a.Target]
 			// A dead or draining destination, or a dead source (a forced
-			// promotion is not built: see the README), ends the move; the
+			// promotion is not built: see docs/choices.md), ends the move; the
 			// source keeps serving and the planner may pick again.
 			if dst.State == meta.MemberDead || dst.Draining || dst.ID == "" || src.State == meta.MemberDead {
 				if err := n.Meta.SetTarget(ctx, a.Topic, a.Partition, a.Owner, ""); err == nil {

@@ -20,8 +20,8 @@ import (
 // (recordHeaderBytes each, read.go): with those counted, 4 MiB still let
 // a batch consume keep a 24 MB live heap, and at 1 MiB RSS after the same
 // round was 46–49 MB (was 69–77 MB), batch consume no slower (five runs
-// each, measured during the session that set it; the README's figures are
-// scripts/bench.sh's).
+// each, measured during the session that set it; the figures in
+// docs/performance.md are scripts/bench.sh's).
 const (
 	cacheFrames    = 64
 	cacheBytes     = 1 << 20
