@@ -179,6 +179,19 @@ func (f *fakePlane) Purge(_ context.Context, topic string, parts []int) (uint64,
 	return uint64(len(parts)) + 1, nil
 }
 
+// OffsetAtTime answers the partition index times 10 plus the time's
+// seconds modulo 10, so a test can tell which partition and time it
+// asked for; partition 2 of any topic is not served here.
+func (f *fakePlane) OffsetAtTime(topic string, p int, at time.Time) (uint64, error) {
+	if err := f.note(false, "OffsetAtTime", "%s %d %d", topic, p, at.UnixMilli()); err != nil {
+		return 0, err
+	}
+	if p == 2 {
+		return 0, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, topic)
+	}
+	return uint64(p*10 + at.Second()%10), nil
+}
+
 func (f *fakePlane) AckBatch(_ context.Context, topic string, handles []string) ([]error, error) {
 	if err := f.note(true, "AckBatch", "%s %v", topic, handles); err != nil {
 		return nil, err

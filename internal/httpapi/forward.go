@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -126,4 +127,15 @@ func forwardBody(b []byte) []byte {
 		return []byte{}
 	}
 	return bytes.Clone(b)
+}
+
+// forwardedErr is a non-200 answer of another node as the error it
+// words (its status, sentence and Retry-After), for a handler that
+// combines several nodes' answers rather than passing one on.
+func forwardedErr(res ForwardResponse) error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	json.Unmarshal(res.Body, &e)
+	return &apierr.Error{Status: res.Status, Message: e.Error, RetryAfter: res.RetryAfter}
 }

@@ -90,6 +90,8 @@ func appendMessage(b []byte, m broker.Message) []byte {
 	}
 	b = append(b, `,"timestamp":`...)
 	b = strconv.AppendInt(b, m.CommittedAt/1000, 10)
+	b = append(b, `,"timestamp_ms":`...)
+	b = strconv.AppendInt(b, m.CommittedAt, 10)
 	if m.ReceiptHandle != "" {
 		b = append(b, `,"receipt_handle":`...)
 		b = appendString(b, m.ReceiptHandle)

@@ -95,11 +95,7 @@ func (s *Server) redriveOn(r *http.Request, node, user, to string, max int) (int
 		return 0, err
 	}
 	if res.Status != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		json.Unmarshal(res.Body, &e)
-		return 0, &apierr.Error{Status: res.Status, Message: e.Error, RetryAfter: res.RetryAfter}
+		return 0, forwardedErr(res)
 	}
 	var a RedriveAnswer
 	if err := json.Unmarshal(res.Body, &a); err != nil {

@@ -160,7 +160,7 @@ var errFirst = broker.ValidateTopicName("") // any 400 the data plane words
 
 // A delivered record comes back by the payload rules: JSON verbatim, text
 // as a JSON string flagged "text", anything else base64 and flagged; the key only when
-// there is one; the commit time in seconds. One record is an object, max
+// there is one; the commit time in seconds and in milliseconds. One record is an object, max
 // gives {"messages": [...]}.
 func TestConsumeAnswersByThePayloadRules(t *testing.T) {
 	e := newEnv(t)
@@ -172,7 +172,7 @@ func TestConsumeAnswersByThePayloadRules(t *testing.T) {
 	}
 	w := e.do(request{method: "GET", target: "/v1/topics/orders/consume"})
 	want := `{"topic":"orders","partition":2,"offset":0,"key":"customer-42","payload":{"order_id":"ord_123"},` +
-		`"timestamp":1783615560,"receipt_handle":"2:0:861651","delivery_count":1}`
+		`"timestamp":1783615560,"timestamp_ms":1783615560123,"receipt_handle":"2:0:861651","delivery_count":1}`
 	if w.Code != 200 || strings.TrimSpace(w.Body.String()) != want {
 		t.Fatalf("one record: %d\n %s\nwant\n %s", w.Code, w.Body.String(), want)
 	}

@@ -54,6 +54,9 @@ type Messages interface {
 	// parts of topic here (nil: every partition this node owns) and
 	// returns how many were not settled before.
 	Purge(ctx context.Context, topic string, parts []int) (uint64, error)
+	// OffsetAtTime is the first offset of a partition served here whose
+	// commit time is at or after at (its high watermark when none is).
+	OffsetAtTime(topic string, p int, at time.Time) (uint64, error)
 }
 
 // DataPlane is this node's broker, as the API uses it.
