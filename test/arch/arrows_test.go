@@ -47,6 +47,10 @@ var allowed = map[string][]string{
 	// config validates the data-directory policy names, which datadir owns.
 	// duration: its settings take the syntax the API and the CLI take.
 	"config": {"datadir", "duration"},
+	// filter: the SNS filter-policy matching engine of fan-out child
+	// links (a record a link's filter does not match is not copied).
+	// A leaf: it reads headers and payload bytes, nothing of ours.
+	"filter": {},
 	// header: what a record header is — its rules and its one binary
 	// encoding, shared by the WAL record, the log's envelope, node RPC,
 	// the broker's checks and the HTTP edge. A leaf.
@@ -68,7 +72,8 @@ var allowed = map[string][]string{
 	// fanout: vfs for the cursor file; client for the remote-link
 	// Committer built on the public client. Never broker.
 	// header: a remote child's copy maps reserved names (remotecommit.go).
-	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header"},
+	// filter: a child link copies only the records its filter matches.
+	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter"},
 	"cluster": {"meta", "route", "storage", "metrics", "clock", "refusal"},
 	// replica: keeping a replicated partition's copies in step (the
 	// leader's in-sync set and committed point, the follower's fetch
