@@ -101,7 +101,10 @@
 // arguments: it writes nothing shared, so a *Filter is safe for
 // concurrent use. String is canonical: Compile(f.String()) compiles to a
 // filter whose String is the same, and which matches the same records.
-// Match does not allocate in the headers scope unless a header the
-// policy names holds a JSON array; the payload scope reads the payload
-// once, descending only into the keys the policy names.
+// Match does not allocate in the headers scope in the common case: it
+// does only when a header the policy names holds a JSON array, or when
+// a cidr condition meets a value that is not an IP address or a number
+// beyond float64's range (the standard library's parse errors). The
+// payload scope reads the payload once, descending only into the keys
+// the policy names.
 package filter
