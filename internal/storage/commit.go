@@ -196,6 +196,7 @@ func (l *Log) commitGroup(group []*commitReq) {
 // made every lazy frame before it durable too. Called under commitMu.
 func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq, stamps []int64, synced bool) {
 	l.mu.Lock()
+	prevEnd, prevHWM, segEnd, idx0 := l.end, l.hwm, active.end, indexLen(active)
 	active.mu.Lock()
 	off := pos
 	for i, r := range reqs {
@@ -215,7 +216,7 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 	if !l.opts.Held {
 		l.hwm = l.end
 	}
-	l.mu.Unlock()
+	l.unlockChecked("commit", l.commitChecks(prevEnd, prevHWM, segEnd, idx0, reqs, stamps))
 	if synced {
 		l.flushedPos = active.size
 		l.flushed.Store(active.end)

@@ -67,7 +67,7 @@ func (l *Log) Release(upTo uint64) error {
 	if moved {
 		l.hwm = to
 	}
-	l.mu.Unlock()
+	l.unlockChecked("release", nil)
 	if moved {
 		l.notify.Fire()
 	}
@@ -142,6 +142,7 @@ func (l *Log) Append(recs []Record) error {
 	}
 	first, last := recs[0].CommittedAt, recs[len(recs)-1].CommittedAt
 	l.mu.Lock()
+	prevHWM, segEnd, idx0 := l.hwm, active.end, indexLen(active)
 	active.mu.Lock()
 	active.addIndex(end, pos)
 	if active.oldestAt < 0 {
@@ -152,7 +153,7 @@ func (l *Log) Append(recs []Record) error {
 	active.size = pos + int64(len(frame))
 	active.end = end + uint64(len(recs))
 	l.end = active.end
-	l.mu.Unlock()
+	l.unlockChecked("append", l.commitChecks(end, prevHWM, segEnd, idx0, []*commitReq{{base: end, recs: recs}}, []int64{first}))
 	l.flushedPos = active.size
 	l.flushed.Store(active.end)
 	l.floor = last

@@ -86,6 +86,10 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("open %s: hwm file: %w", dir, err)
 	}
 	l.persisted.Store(l.end)
+	if assertInvariants {
+		l.mu.Lock()
+		l.unlockChecked("recovery", l.allSegmentsChecks())
+	}
 	go l.persistLoop()
 	return l, nil
 }
@@ -284,7 +288,7 @@ func (l *Log) roll() (*segment, error) {
 	}
 	l.mu.Lock()
 	l.segs = append(l.segs, s)
-	l.mu.Unlock()
+	l.unlockChecked("a roll", nil)
 	l.flushedPos = 0
 	return s, nil
 }

@@ -60,7 +60,7 @@ func (l *Log) ApplyRetention(retentionMs int64) (RetentionResult, error) {
 	l.mu.Lock()
 	l.segs = l.segs[n:]
 	l.oldest = l.segs[0].base
-	l.mu.Unlock()
+	l.unlockChecked("retention", nil)
 	l.cache.clear()
 	for _, s := range doomed {
 		res.Segments++

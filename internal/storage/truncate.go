@@ -113,6 +113,10 @@ func (l *Log) TruncateTo(off uint64) error {
 		l.endNote.Fire()
 		return e
 	}
+	if assertInvariants {
+		l.mu.Lock()
+		l.unlockChecked("a truncation", l.allSegmentsChecks())
+	}
 	l.endNote.Fire()
 	return nil
 }

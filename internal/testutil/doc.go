@@ -1,5 +1,7 @@
 // Package testutil holds what every package's tests share and nothing
-// else: waiting for a condition with a deadline. It is imported only by
+// else: waiting for a condition with a deadline, and catching a panic to
+// read its message (PanicOf, for the invariants packages check in race
+// builds). It is imported only by
 // _test.go files (the arrow test refuses it in production code) and
 // imports nothing of ours.
 //
