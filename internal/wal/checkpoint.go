@@ -107,6 +107,9 @@ func (w *WAL) SetCheckpoint(seq uint64) error {
 	if last := w.lastSeq.Load(); seq > last+1 {
 		return fmt.Errorf("wal: checkpoint %d is beyond last durable seq %d", seq, last)
 	}
+	if err := checkpointChecks(w.checkpoint.Load(), seq, w.lastSeq.Load()); err != nil {
+		panic(fmt.Sprintf("wal %s: set checkpoint: invariant broken: %v", w.dir, err))
+	}
 	if err := writeCheckpoint(w.fs, w.dir, seq); err != nil {
 		return err
 	}
@@ -150,7 +153,7 @@ func (w *WAL) deleteBelow(seq uint64) error {
 	}
 	doomed := slices.Clone(w.segs[:n])
 	w.segs = append(w.segs[:0], w.segs[n:]...)
-	w.mu.Unlock()
+	w.unlockChecked("delete segments", deleteChecks(doomed, w.segs, seq, w.checkpoint.Load()))
 
 	var errs []error
 	for _, s := range doomed {

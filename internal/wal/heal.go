@@ -269,7 +269,7 @@ func (w *WAL) startFresh(first uint64) error {
 	}
 	w.mu.Lock()
 	w.segs = append(w.segs, seg)
-	w.mu.Unlock()
+	w.unlockChecked("start a fresh segment", w.segmentChecks())
 	w.active, w.activeSeg, w.activeOff, w.needFresh = f, seg, 0, false
 	return nil
 }

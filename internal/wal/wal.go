@@ -348,6 +348,7 @@ func (w *WAL) publish(b *batch) {
 	w.activeOff += int64(len(b.buf))
 	w.mu.Lock()
 	s := w.activeSeg
+	prevLast, segLast, prevDurable := w.lastSeq.Load(), s.last, s.durable
 	s.noteBoundary(b.first, off)
 	s.durable = w.activeOff
 	s.last = b.last
@@ -361,7 +362,7 @@ func (w *WAL) publish(b *batch) {
 	w.appends.Add(uint64(b.appends))
 	close(w.notify)
 	w.notify = make(chan struct{})
-	w.mu.Unlock()
+	w.unlockChecked("publish", publishChecks(s, b, prevLast, segLast, prevDurable))
 }
 
 // rotate seals the active segment and starts a new one at the next seq.
@@ -375,7 +376,7 @@ func (w *WAL) rotate() error {
 	old := w.active
 	w.mu.Lock()
 	w.segs = append(w.segs, seg)
-	w.mu.Unlock()
+	w.unlockChecked("rotate", w.segmentChecks())
 	w.active, w.activeSeg, w.activeOff = f, seg, 0
 	// The old file's data was fdatasynced before rotation, so a close error
 	// cannot lose acknowledged records and does not fail the WAL.
