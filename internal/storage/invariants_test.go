@@ -14,13 +14,6 @@ import (
 // closed. Outside race builds the checks compile away, and these tests
 // are skipped.
 
-func requireAsserts(t *testing.T) {
-	t.Helper()
-	if !assertInvariants {
-		t.Skip("invariant checks run only in race builds")
-	}
-}
-
 func expectPanic(t *testing.T, step string, f func(), want string) {
 	t.Helper()
 	got := testutil.PanicOf(f)
@@ -51,7 +44,7 @@ func heldTwoSegments(t *testing.T) *Log {
 // Every step that moves the log's state checks the invariants every step
 // keeps; Release is the simplest such step.
 func TestInvariantsOfEveryStepFire(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	for name, c := range map[string]struct {
 		brk  func(l *Log)
 		want string
@@ -76,7 +69,7 @@ func TestInvariantsOfEveryStepFire(t *testing.T) {
 // A log that is not held has its high watermark at its end; a roll checks
 // it.
 func TestInvariantHWMIsTheEndWhenNotHeld(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	l := openT(t, t.TempDir(), Options{SegmentBytes: 200})
 	commitT(t, l, recs("a", 1, false))
 	l.mu.Lock()
@@ -89,7 +82,7 @@ func TestInvariantHWMIsTheEndWhenNotHeld(t *testing.T) {
 
 // A commit continues the log where its active segment ends.
 func TestInvariantCommitContinuesTheSegment(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	l := openT(t, t.TempDir(), Options{})
 	commitT(t, l, recs("a", 3, false))
 	l.mu.Lock()
@@ -101,7 +94,7 @@ func TestInvariantCommitContinuesTheSegment(t *testing.T) {
 
 // A commit never moves the high watermark backward.
 func TestInvariantCommitNeverMovesTheHWMBackward(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	l := openT(t, t.TempDir(), Options{})
 	commitT(t, l, recs("a", 3, false))
 	l.mu.Lock()
@@ -113,7 +106,7 @@ func TestInvariantCommitNeverMovesTheHWMBackward(t *testing.T) {
 
 // The index entries a commit adds increase in offset and position.
 func TestInvariantIndexEntriesIncrease(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	l := openT(t, t.TempDir(), Options{})
 	commitT(t, l, []Record{{Payload: make([]byte, 5000)}})
 	a := l.segs[0]
@@ -131,7 +124,7 @@ func TestInvariantIndexEntriesIncrease(t *testing.T) {
 // newest index entry inside the segment): driven directly with a commit
 // that breaks them.
 func TestInvariantCommitChecksDirect(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	l := openT(t, t.TempDir(), Options{})
 	defer l.Close()
 	commitT(t, l, recs("a", 3, false)) // end 3, floor = now
@@ -169,7 +162,7 @@ func TestInvariantCommitChecksDirect(t *testing.T) {
 
 // A truncation checks the whole segment list, not only its newest two.
 func TestInvariantTruncationChecksEverySegment(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	l := openT(t, t.TempDir(), Options{Held: true, SegmentBytes: 200})
 	for i := uint64(0); i < 5; i++ {
 		if err := l.Append(leaderRecs(i*2, int64(i), int64(i))); err != nil {

@@ -1,6 +1,9 @@
 package testutil
 
-import "fmt"
+import (
+	"fmt"
+	"testing"
+)
 
 // PanicOf runs f and returns what it panicked with, formatted ("" when it
 // returned normally). Tests of the invariants a package checks in race
@@ -14,4 +17,13 @@ func PanicOf(f func()) (msg string) {
 	}()
 	f()
 	return ""
+}
+
+// RequireChecks skips t unless on: a package's assertInvariants, true
+// only in race builds, where its invariant checks are compiled in.
+func RequireChecks(t testing.TB, on bool) {
+	t.Helper()
+	if !on {
+		t.Skip("invariant checks run only in race builds")
+	}
 }

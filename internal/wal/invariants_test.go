@@ -15,13 +15,6 @@ import (
 // directly with the state a bug would leave; the checkpoint's deletion is
 // driven through SetCheckpoint.
 
-func requireAsserts(t *testing.T) {
-	t.Helper()
-	if !assertInvariants {
-		t.Skip("invariant checks run only in race builds")
-	}
-}
-
 func wantErr(t *testing.T, what string, err error, want string) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -32,7 +25,7 @@ func wantErr(t *testing.T, what string, err error, want string) {
 // A published batch continues the seqs: no gap, no repeat, in the segment
 // that ended just before it; the segment grows and its index increases.
 func TestInvariantPublishedSeqsContiguous(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	seg := func() *segment {
 		s := newSegment("wal", 10)
 		s.last, s.durable = 14, 500
@@ -61,7 +54,7 @@ func TestInvariantPublishedSeqsContiguous(t *testing.T) {
 // A new segment is empty and begins one past the last seq of the one
 // before it.
 func TestInvariantNewSegmentFollows(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	prev := newSegment("wal", 1)
 	prev.last = 9
 	for name, c := range map[string]struct {
@@ -90,7 +83,7 @@ func TestInvariantNewSegmentFollows(t *testing.T) {
 
 // The checkpoint moves only forward and never past the durable end.
 func TestInvariantCheckpointWithinTheDurableEnd(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	if err := checkpointChecks(5, 11, 10); err != nil {
 		t.Fatalf("checkpoint one past the durable end: %v", err)
 	}
@@ -104,7 +97,7 @@ func TestInvariantCheckpointWithinTheDurableEnd(t *testing.T) {
 // that claims a seq at or past it (its successor's first seq says it ends
 // below) panics the deletion, and the WAL can still be closed.
 func TestInvariantDeletionOnlyBelowTheCheckpoint(t *testing.T) {
-	requireAsserts(t)
+	testutil.RequireChecks(t, assertInvariants)
 	w := openT(t, t.TempDir(), Options{SegmentBytes: 300})
 	appendRange(t, w, 0, 20, 1)
 	w.mu.Lock()
