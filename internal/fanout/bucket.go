@@ -45,6 +45,7 @@ func bucketize(recs []storage.Record, childParts, parentParts, parentPartition i
 	for i := range recs {
 		out[dest[i]] = append(out[dest[i]], storage.Record{Key: recs[i].Key, Payload: recs[i].Payload, Headers: recs[i].Headers})
 	}
+	checkBuckets(recs, dest, out)
 	return out
 }
 

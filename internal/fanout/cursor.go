@@ -32,6 +32,8 @@ type cursor struct {
 	state   atomic.Value // string
 	ackedAt atomic.Int64
 	detail  atomic.Pointer[linkDetail]
+
+	checks cursorChecks // race builds only (invariants.go)
 }
 
 func (c *cursor) stop() {
@@ -112,6 +114,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		return err
 	}
 	defer cf.Close()
+	c.checks.start(pos)
 	c.pos.Store(pos)
 	c.started.Store(true)
 	dropped := e.droppedCounter(k.parent, k.child)
@@ -125,6 +128,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 			dropped.Add(n)
 			e.m.FanoutDropped.WithLabelValues(k.parent, k.child).Add(float64(n))
 			e.cfg.Logger.Warn("fan-out drop-behind", "parent", k.parent, "child", k.child, "partition", k.partition, "dropped", n)
+			c.checks.clear(below.Oldest)
 			if err := e.advance(ctx, c, cf, below.Oldest); err != nil {
 				return err
 			}
@@ -139,9 +143,13 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		if n > 0 {
 			// The slab is handed over, not kept: across a bucket outage
 			// only commitSlab's copy of the failed records stays live.
+			end := slab[n-1].Offset + 1
 			if err := e.commitSlab(ctx, c, &slab); err != nil {
 				return err
 			}
+			c.checks.clear(end)
+		} else {
+			c.checks.clear(next) // an unreadable range, or nothing
 		}
 		if next == pos {
 			continue
@@ -182,16 +190,19 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 // clamped to what is flushed: a power cut may then copy records again,
 // never skip them. (A closed parent log flushed everything.)
 func (e *Engine) advance(ctx context.Context, c *cursor, cf *CursorFile, next uint64) error {
-	if l := e.logs.Peek(c.key.parent, c.key.partition); l != nil && next > l.Flushed() {
+	l := e.logs.Peek(c.key.parent, c.key.partition)
+	if l != nil && next > l.Flushed() {
 		if err := l.Flush(); err != nil {
 			next = min(next, l.Flushed())
 		}
 	}
+	c.checks.beforeAdvance(c.key, next, l)
 	backoff := e.cfg.Backoff
 	for failures := 0; ; failures++ {
 		err := cf.Advance(c.link.epoch, next)
 		switch {
 		case err == nil:
+			c.checks.advanced(next)
 			if failures > 0 {
 				e.cfg.Logger.Info("fan-out cursor file written again", "parent", c.key.parent, "child", c.key.child,
 					"partition", c.key.partition, "next_offset", next, "failures", failures)
