@@ -12,8 +12,9 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 )
 
-// Where a cursor without a file of its epoch starts (F15), and that the
-// anchor it then writes waits for the leader's word (F16).
+// Where a cursor without a file of its epoch starts (rule: start at the
+// attach point), and that the anchor it then writes waits for the leader's
+// word (rule: anchor on the leader's word).
 
 func (n *node) cursorPath(parent, child string, p int) string {
 	dir, err := n.b.Partitions().Dir(parent, p)
@@ -30,11 +31,12 @@ func (n *node) cursorAt(parent, child string, p int, epoch string, next uint64) 
 	}
 }
 
-// F16: a cursor anchors only once the leader confirms the link's epoch is
-// current. While the leader says the epoch is not current, that the child
-// is gone, or cannot be asked, the cursor writes no file and copies
-// nothing, and the reconciler asks again on later ticks; once confirmed,
-// it anchors at the attach point and copies from there.
+// rule anchor on the leader's word: a cursor anchors only once the leader
+// confirms the link's epoch is current. While the leader says the epoch is
+// not current, that the child is gone, or cannot be asked, the cursor
+// writes no file and copies nothing, and the reconciler asks again on later
+// ticks; once confirmed, it anchors at the attach point and copies from
+// there.
 func TestAnchorWaitsForTheLeadersWord(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -76,9 +78,9 @@ func TestAnchorWaitsForTheLeadersWord(t *testing.T) {
 	}
 }
 
-// F15 row 2: a parent partition added after the attach has no history to
-// skip: its cursor starts at 0, so records produced to it before its
-// cursor ran are copied.
+// rule start at the attach point, row 2: a parent partition added after the
+// attach has no history to skip: its cursor starts at 0, so records
+// produced to it before its cursor ran are copied.
 func TestPartitionAddedAfterTheAttachStartsAtZero(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 1, 0)
@@ -96,9 +98,10 @@ func TestPartitionAddedAfterTheAttachStartsAtZero(t *testing.T) {
 	waitFor(t, 10*time.Second, "p1's records from offset 0", func() bool { return n.total("dst", 2) == 2 })
 }
 
-// F15 row 3: a child record from before attach points existed starts at
-// the live tail at the cursor's first read (the older behaviour), not at
-// 0: nothing from before the cursor's start is backfilled.
+// rule start at the attach point, row 3: a child record from before attach
+// points existed starts at the live tail at the cursor's first read (the
+// older behaviour), not at 0: nothing from before the cursor's start is
+// backfilled.
 func TestRecordWithoutAttachOffsetsStartsAtTheLiveTail(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 1, 0)
@@ -120,8 +123,9 @@ func TestRecordWithoutAttachOffsetsStartsAtTheLiveTail(t *testing.T) {
 	}
 }
 
-// F14, F15: a corrupt cursor file is no position: the cursor replays from
-// the attach point (duplicates, never a skip to the tail).
+// rules cursor file, start at the attach point: a corrupt cursor file is no
+// position: the cursor replays from the attach point (duplicates, never a
+// skip to the tail).
 func TestCorruptCursorFileReplaysFromTheAttachPoint(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 1, 0)

@@ -57,7 +57,8 @@ func (e *Engine) attachView(parent, child string, spec meta.AttachSpec) (AttachV
 	return AttachView{View: v, Child: child, AttachEpoch: spec.Epoch, AttachOffsets: spec.AttachOffsets, DelayMs: spec.DelayMs}, nil
 }
 
-// NewEpoch returns a fresh attach epoch: 8 random bytes, hex (F12).
+// NewEpoch returns a fresh attach epoch: 8 random bytes, hex (rule: attach
+// epochs).
 func NewEpoch() string {
 	var b [8]byte
 	rand.Read(b[:])
@@ -199,7 +200,8 @@ func checkLink(parent, child meta.Topic, delayMs int64) error {
 	return nil
 }
 
-// Start points of a remote child (F25); every other child starts at attach.
+// Start points of a remote child (rule: remote start points); every other
+// child starts at attach.
 const (
 	startAttach   = "attach"
 	startFrontier = "frontier"
@@ -208,11 +210,12 @@ const (
 
 // attachSpec records the attach point: each parent partition's committed
 // high watermark, asked of its owner while the attach is being proposed
-// (F13) — or, for a remote child started at "frontier" or "oldest", the
-// partition's consumer frontier or oldest retained offset (F25). Records
-// committed after these reads sit at or past them and are delivered. If
-// any owner cannot answer, the attach fails with 503 and leaves no link: a
-// guessed offset would skip records or backfill.
+// (rule: attach points) — or, for a remote child started at "frontier" or
+// "oldest", the partition's consumer frontier or oldest retained offset
+// (rule: remote start points). Records committed after these reads sit at
+// or past them and are delivered. If any owner cannot answer, the attach
+// fails with 503 and leaves no link: a guessed offset would skip records or
+// backfill.
 func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int64, start string) (meta.AttachSpec, error) {
 	offs := make([]uint64, parent.Partitions)
 	remote := map[string][]int{}
@@ -240,7 +243,7 @@ func (e *Engine) attachSpec(ctx context.Context, parent meta.Topic, delayMs int6
 		offs[p] = hwm
 	}
 	// Remote owners are asked in parallel; any that cannot answer exactly
-	// fails the attach (F13).
+	// fails the attach (rule: attach points).
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex

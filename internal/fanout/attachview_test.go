@@ -91,9 +91,10 @@ func TestRemoteAttachAnswerDescribesTheLink(t *testing.T) {
 	}
 }
 
-// F28: a rejected link says why in the listing — the refused record's
-// parent offset, as a sentence (state_reason) and on its partition's
-// recovery point (rejected_offset) — and says nothing once it runs again.
+// rule refusal stops the link: a rejected link says why in the listing —
+// the refused record's parent offset, as a sentence (state_reason) and on
+// its partition's recovery point (rejected_offset) — and says nothing once
+// it runs again.
 func TestListingShowsWhyALinkIsRejected(t *testing.T) {
 	tg := newTarget(t)
 	n := newNode(t, Config{Linger: time.Millisecond, Backoff: 10 * time.Millisecond})

@@ -156,7 +156,8 @@ func BenchmarkFanoutIdleDelayCursor(b *testing.B) {
 }
 
 // BenchmarkReconcileTick: 5,000 topics × 12 partitions and no links; the
-// cost of a full pass against a tick that skips it (F3).
+// cost of a full pass against a tick that skips it (rule: skip unchanged
+// ticks).
 func BenchmarkReconcileTick(b *testing.B) {
 	n := newNode(b, Config{})
 	for i := 0; i < 5000; i++ {

@@ -8,7 +8,8 @@ import (
 )
 
 // bucketize splits a slab by child partition with a counting sort, so each
-// bucket keeps slab order — and with it per-key order (F5).
+// bucket keeps slab order — and with it per-key order (rule: slab order per
+// bucket).
 //
 //   - keyed: FNV-1a 32 of the key modulo the child's partition count;
 //   - keyless, when the child has the parent's partition count: the parent
@@ -50,11 +51,12 @@ func bucketize(recs []storage.Record, childParts, parentParts, parentPartition i
 }
 
 // detach copies records off the parent log's decoded frames, so records
-// held across a long outage do not pin read buffers (F7). Offsets and
-// commit times are kept: a refused record is named by its parent offset
-// (F28), and a remote link's recovery point is a commit time (F29).
-// Headers are shared, not copied: their strings never alias a frame
-// buffer (storage decodes them into their own allocation).
+// held across a long outage do not pin read buffers (rules: retry alone,
+// held records bounded). Offsets and commit times are kept: a refused
+// record is named by its parent offset (rule: refusal stops the link), and
+// a remote link's recovery point is a commit time (rule: acked time).
+// Headers are shared, not copied: their strings never alias a frame buffer
+// (storage decodes them into their own allocation).
 func detach(recs []storage.Record) []storage.Record {
 	size := 0
 	for i := range recs {

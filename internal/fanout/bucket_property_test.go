@@ -12,8 +12,8 @@ import (
 )
 
 // TestBucketizeProperties checks bucketize against the seed's placement
-// rules on random slabs, with the rules restated here independently of
-// the code (F5, keylessKeepsIndex):
+// rules on random slabs, with the rules restated here independently of the
+// code (rule: slab order per bucket; keylessKeepsIndex):
 //
 //   - every record lands in exactly one bucket, and each bucket keeps slab
 //     order — so records of one key, which share a bucket, keep their order;

@@ -23,11 +23,12 @@ type ChildView struct {
 	LagComplete     bool     `json:"lag_complete"`
 	DroppedMessages uint64   `json:"dropped_messages"`
 
-	// Remote children (F28, F29): the target without credentials, the
-	// worst state of the link's cursors and why (the reason of the
-	// partition in that state, which names the refused record's parent
-	// offset when it is "rejected"), and per parent partition the
-	// recovery point: the target holds everything committed before it.
+	// Remote children (rules: refusal stops the link, acked time): the
+	// target without credentials, the worst state of the link's cursors and
+	// why (the reason of the partition in that state, which names the
+	// refused record's parent offset when it is "rejected"), and per parent
+	// partition the recovery point: the target holds everything committed
+	// before it.
 	Remote        *meta.RemoteTarget `json:"remote,omitempty"`
 	State         string             `json:"state,omitempty"`
 	StateReason   string             `json:"state_reason,omitempty"`
@@ -54,9 +55,9 @@ type ChildrenView struct {
 }
 
 // Children lists a parent's children with their lag. It never opens a
-// partition log (F24): open logs are read through Peek, closed ones from
-// their directory; a closed partition whose hwm file has no boundary is
-// left out and its child's lag_complete reads false.
+// partition log (rule: listing opens no log): open logs are read through
+// Peek, closed ones from their directory; a closed partition whose hwm file
+// has no boundary is left out and its child's lag_complete reads false.
 func (e *Engine) Children(parentName string) (ChildrenView, error) {
 	if err := topic.ValidateName(parentName); err != nil {
 		return ChildrenView{}, err
@@ -78,7 +79,8 @@ func (e *Engine) Children(parentName string) (ChildrenView, error) {
 }
 
 // remoteReports fetches the reports of the parent's partitions owned
-// elsewhere, from all their owners concurrently (F24).
+// elsewhere, from all their owners concurrently (rule: listing opens no
+// log).
 func (e *Engine) remoteReports(parent meta.Topic) map[int]topic.PartitionReport {
 	byOwner := map[string][]int{}
 	for p := 0; p < parent.Partitions; p++ {

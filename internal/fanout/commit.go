@@ -8,7 +8,7 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// commitSlab commits every record of the slab into the child (F6–F10).
+// commitSlab commits every record of the slab into the child.
 // Buckets commit in parallel (up to 16), each with up to 3 quick tries;
 // buckets still failing are copied off the parent log and retried alone
 // after a 1 s backoff, with the link's epoch re-checked and the records
@@ -18,10 +18,10 @@ import (
 //
 // It takes the slab over, through a pointer it clears: the records alias
 // the parent log's decoded frames, and once the failed buckets are copied
-// no reference to them is left, so a long outage holds only the copy (F7).
-// (A slice parameter would not do: the compiler may keep a parameter's
-// stack slot live for the whole call to reload its length from it, and
-// that slot holds the slab.)
+// no reference to them is left, so a long outage holds only the copy (rule:
+// retry alone). (A slice parameter would not do: the compiler may keep a
+// parameter's stack slot live for the whole call to reload its length from
+// it, and that slot holds the slab.)
 func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab *[]storage.Record) error {
 	if c.link.remote {
 		return e.sendRemote(ctx, c, slab)

@@ -13,11 +13,11 @@ import (
 // Cursor files of a replicated parent follow its leader
 // (docs/replication.md): the leader's cursors run and write their files as
 // for any parent; the leader's node sends the files' positions to the
-// partition's followers, and each follower writes them beside its copy of the
-// log. When a follower becomes the leader its cursors resume from those files
-// (same epoch: no anchor, F15), so a failover copies again at most what the
-// leader advanced since its followers last heard, never everything from the
-// attach point.
+// partition's followers, and each follower writes them beside its copy of
+// the log. When a follower becomes the leader its cursors resume from those
+// files (same epoch: no anchor; rule: start at the attach point), so a
+// failover copies again at most what the leader advanced since its
+// followers last heard, never everything from the attach point.
 //
 // Every value such a file may hold is safe to resume from: a leader's
 // cursor writes next only once the child has committed every record below

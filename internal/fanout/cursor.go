@@ -26,9 +26,9 @@ type cursor struct {
 	started  atomic.Bool
 	dueLagMs atomic.Int64
 
-	// Remote children only (F28, F29): the link state, the commit time of
-	// the last record the target acknowledged, and why the link is not
-	// running (nil while it is).
+	// Remote children only (rules: refusal stops the link, acked time): the
+	// link state, the commit time of the last record the target
+	// acknowledged, and why the link is not running (nil while it is).
 	state   atomic.Value // string
 	ackedAt atomic.Int64
 	detail  atomic.Pointer[linkDetail]
@@ -56,7 +56,8 @@ func (e *Engine) startCursor(k cursorKey, l link) *cursor {
 			// done closes before the reconciler hears of the exit: a tick
 			// that sees exited must also find done closed, or its pass
 			// keeps the dead cursor in running, comes out clean, and every
-			// tick after it skips (F3) with this partition uncopied.
+			// tick after it skips (rule: skip unchanged ticks) with this
+			// partition uncopied.
 			close(c.done)
 			if h := e.exitHook; h != nil {
 				h(k)
@@ -81,17 +82,17 @@ func (e *Engine) labels(k cursorKey) []string {
 	return []string{k.parent, k.child, strconv.Itoa(k.partition)}
 }
 
-// deleteSeries removes the cursor's gauges as it stops (F23): the next
-// owner's cursor sets them, so a sum by parent and child counts each
-// partition once.
+// deleteSeries removes the cursor's gauges as it stops (rule: gauges leave
+// with the cursor): the next owner's cursor sets them, so a sum by parent
+// and child counts each partition once.
 func (e *Engine) deleteSeries(k cursorKey) {
 	e.m.FanoutLag.DeleteLabelValues(e.labels(k)...)
 	e.m.FanoutDueLag.DeleteLabelValues(e.labels(k)...)
 	e.refreshLinkState(k.parent, k.child, k)
 }
 
-// run is the cursor loop: read a slab, bucket it, commit every bucket,
-// and only then advance the cursor file (F4–F11).
+// run is the cursor loop: read a slab, bucket it, commit every bucket, and
+// only then advance the cursor file (rule: commit before advance).
 func (e *Engine) run(ctx context.Context, c *cursor) error {
 	k := c.key
 	dir, err := e.logs.Dir(k.parent, k.partition)
@@ -122,7 +123,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		slab, next, err := e.readSlab(ctx, c, pos)
 		var below *storage.BelowOldestError
 		if errors.As(err, &below) {
-			// Drop-behind (F11): retention deleted records this cursor had
+			// Drop-behind: retention deleted records this cursor had
 			// not read. Skip them, count them: bounded, alarmed loss.
 			n := below.Oldest - pos
 			dropped.Add(n)
@@ -167,8 +168,9 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 	return ctx.Err()
 }
 
-// advance durably records next in the cursor file (F9), and does not
-// return until it has, the link stopped, or the error is not the disk's.
+// advance durably records next in the cursor file (rule: commit before
+// advance), and does not return until it has, the link stopped, or the
+// error is not the disk's.
 //
 // A failed write or fdatasync (a full disk, an I/O error) leaves the
 // file's durable content unknown: the old record, the new one, or a torn
@@ -227,9 +229,10 @@ func (e *Engine) advance(ctx context.Context, c *cursor, cf *CursorFile, next ui
 // advanceBackoffCap bounds advance's backoff: 30 × Config.Backoff (30 s).
 const advanceBackoffCap = 30
 
-// startPosition resumes from a cursor file of this link's epoch, or
-// anchors at the attach point (F15) — which overwrites whatever file is
-// there, so it needs the leader to confirm the epoch is current (F16).
+// startPosition resumes from a cursor file of this link's epoch, or anchors
+// at the attach point (rule: start at the attach point) — which overwrites
+// whatever file is there, so it needs the leader to confirm the epoch is
+// current (rule: anchor on the leader's word).
 func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uint64, error) {
 	st, exists, err := readCursorFile(e.cfg.FS, path)
 	if err == nil && exists && st.Epoch == c.link.epoch {
@@ -264,10 +267,10 @@ func (e *Engine) startPosition(ctx context.Context, c *cursor, path string) (uin
 	return start, nil
 }
 
-// attachPoint is where a cursor with no file for its epoch starts (F15):
-// the recorded offset for a partition the attach saw, 0 for one added
-// after it, and — for a record from before attach points existed — the
-// live tail.
+// attachPoint is where a cursor with no file for its epoch starts (rule:
+// start at the attach point): the recorded offset for a partition the
+// attach saw, 0 for one added after it, and — for a record from before
+// attach points existed — the live tail.
 func (e *Engine) attachPoint(c *cursor) (uint64, error) {
 	offs := c.link.attachOffsets
 	switch {

@@ -16,7 +16,7 @@ import (
 	"github.com/narad-io/narad/internal/vfs"
 )
 
-// The cursor file (F14) holds one (parent partition, child) cursor:
+// The cursor file holds one (parent partition, child) cursor:
 // topics/<parent>/p<NNNNN>/fanout-<child>.offset, beside the parent log.
 //
 // Fixed form, exactly CursorFileSize bytes, advanced in place:

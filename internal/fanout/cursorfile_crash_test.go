@@ -8,10 +8,11 @@ import (
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
-// F9, F14: an in-place advance is durable when it returns — its write is
-// followed by an fdatasync — so a power cut right after loses nothing: a
-// restarted cursor finds the position it last advanced to, never the one
-// before (which would re-send a slab) and never a torn record.
+// rules commit before advance, cursor file: an in-place advance is durable
+// when it returns — its write is followed by an fdatasync — so a power cut
+// right after loses nothing: a restarted cursor finds the position it last
+// advanced to, never the one before (which would re-send a slab) and never
+// a torn record.
 func TestCursorAdvanceSurvivesAPowerCut(t *testing.T) {
 	fsys := errorfs.New(vfs.Default)
 	path := filepath.Join(t.TempDir(), CursorFileName("dst"))

@@ -9,8 +9,9 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// F18, F20: on the engine's clock, a delay child receives nothing one
-// millisecond before parent commit time + delay, and the record once due.
+// rules delay gate, never early: on the engine's clock, a delay child
+// receives nothing one millisecond before parent commit time + delay, and
+// the record once due.
 func TestDelayNeverEarly(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 1, 0)
@@ -38,8 +39,8 @@ func withClock(cfg Config, clk clock.Clock) Config {
 	return cfg
 }
 
-// F20: with real time and a short delay, delivery lands after due and
-// within a second of it.
+// rule never early: with real time and a short delay, delivery lands after
+// due and within a second of it.
 func TestDelayLandsSoonAfterDue(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 2, 0)
@@ -71,10 +72,10 @@ func TestDelayLandsSoonAfterDue(t *testing.T) {
 	}
 }
 
-// F19: an idle delay cursor with 100,000 pending records does no reads
-// while it sleeps: it stopped at the first not-due record and sleeps until
-// that one is due, whatever lies behind it — capped at 30 s (the due wake
-// cap), after which it reads once and sleeps again.
+// rule sleep until due: an idle delay cursor with 100,000 pending records
+// does no reads while it sleeps: it stopped at the first not-due record and
+// sleeps until that one is due, whatever lies behind it — capped at 30 s
+// (the due wake cap), after which it reads once and sleeps again.
 func TestIdleDelayCursorDoesNoReads(t *testing.T) {
 	n := newNode(t, Config{Reconcile: time.Hour})
 	n.createTopic("big", 1, 0)
@@ -114,8 +115,8 @@ func TestIdleDelayCursorDoesNoReads(t *testing.T) {
 	}
 }
 
-// F11: records retention deleted before the cursor read them are skipped
-// and counted, exactly.
+// rule drop-behind: records retention deleted before the cursor read them
+// are skipped and counted, exactly.
 func TestDropBehindCounted(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("short", 1, 3_600_000)
@@ -143,7 +144,7 @@ func TestDropBehindCounted(t *testing.T) {
 	})
 }
 
-// F22: narad_fanout_due_lag_seconds reports how far behind the due
+// rule due lag: narad_fanout_due_lag_seconds reports how far behind the due
 // frontier a delay cursor runs while it holds an overdue record, and falls
 // to 0 once it has delivered everything due and the parent went quiet.
 // Before the fix it kept the last slab's value forever (a false alert).
@@ -209,13 +210,14 @@ func cursorGauge(t testing.TB, m *metrics.Metrics, name, parent, child, partitio
 	return -1
 }
 
-// F21: after the parent partition moves, the records the old owner
-// stamped are gated by the new owner's clock. Delivery is never early on
-// the clock of the node now owning the partition, and is exactly as early
-// or late as the two clocks disagree: nothing clamps the gate to the
-// stamps (that would only trade lateness on one clock for earliness on
-// the other). Here the broker's clock stamps commits, as the old owner's
-// did, and a second engine with its own clock plays the new owner.
+// rule skew across a move: after the parent partition moves, the records
+// the old owner stamped are gated by the new owner's clock. Delivery is
+// never early on the clock of the node now owning the partition, and is
+// exactly as early or late as the two clocks disagree: nothing clamps the
+// gate to the stamps (that would only trade lateness on one clock for
+// earliness on the other). Here the broker's clock stamps commits, as the
+// old owner's did, and a second engine with its own clock plays the new
+// owner.
 func TestDelayGateAfterAMoveIsTheNewOwnersClock(t *testing.T) {
 	const delay = time.Hour
 	for _, skew := range []time.Duration{10 * time.Second, -10 * time.Second} { // old owner's clock minus the new owner's

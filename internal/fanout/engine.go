@@ -94,7 +94,7 @@ type Engine struct {
 	rr      map[string]*atomic.Uint64 // keyless rotation per child topic
 	dropped map[linkKey]*atomic.Uint64
 
-	remote route.Committer // remote children's batch produce (F26): remoteCommitter
+	remote route.Committer // remote children's batch produce: remoteCommitter
 
 	rec   reconcileState
 	owned ownedPaths // cursor file paths running cursors own (sweep.go)

@@ -11,10 +11,11 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// F5, F13, F15: everything committed after the attach is copied with its
-// key; nothing before the attach point is; keyed records land in
-// FNV-1a(key) mod n; keyless ones keep their parent index when the counts
-// match and rotate when they differ.
+// rules slab order per bucket, attach points, start at the attach point:
+// everything committed after the attach is copied with its key; nothing
+// before the attach point is; keyed records land in FNV-1a(key) mod n;
+// keyless ones keep their parent index when the counts match and rotate
+// when they differ.
 func TestCopiesFromAttachPointWithKeys(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("orders", 3, 0)
@@ -68,10 +69,11 @@ func TestCopiesFromAttachPointWithKeys(t *testing.T) {
 	}
 }
 
-// F7, F8, F9, F10: a failing child partition is the only one retried; the
-// healthy ones get no duplicate; the cursor file does not move until every
-// bucket committed; a detach during the outage stops the retries. The
-// engine runs on a fake clock: every retry is a step.
+// rules retry alone, re-check every round, commit before advance, no
+// reroute: a failing child partition is the only one retried; the healthy
+// ones get no duplicate; the cursor file does not move until every bucket
+// committed; a detach during the outage stops the retries. The engine runs
+// on a fake clock: every retry is a step.
 func TestFailingBucketRetriedAloneAndCursorHolds(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	n := newNode(t, Config{Clock: clk})
@@ -136,9 +138,9 @@ func TestFailingBucketRetriedAloneAndCursorHolds(t *testing.T) {
 	}
 }
 
-// F12, F14, F16: a cursor file of another epoch is never resumed; a
-// re-attach starts at the new attach point; a deleted file replays from
-// the attach point.
+// rules attach epochs, cursor file, anchor on the leader's word: a cursor
+// file of another epoch is never resumed; a re-attach starts at the new
+// attach point; a deleted file replays from the attach point.
 func TestEpochsAndLostCursorFile(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("p", 1, 0)

@@ -11,9 +11,10 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// F3, F17: every condition that forces a full reconcile pass, each alone
-// (the metadata version does not move), on a fake clock the test ticks by
-// hand (the engine is not started: Tick is the reconciler's whole tick).
+// rules skip unchanged ticks, leader-confirmed sweep: every condition that
+// forces a full reconcile pass, each alone (the metadata version does not
+// move), on a fake clock the test ticks by hand (the engine is not started:
+// Tick is the reconciler's whole tick).
 
 func tickNode(t *testing.T) (*node, *clock.Fake) {
 	t.Helper()
@@ -42,7 +43,8 @@ func (n *node) settle(t *testing.T) {
 	t.Fatal("unchanged metadata never let a tick skip its pass")
 }
 
-// F3: at least every 30 s, a full pass even though nothing changed.
+// rule skip unchanged ticks: at least every 30 s, a full pass even though
+// nothing changed.
 func TestForcedPassEvery30s(t *testing.T) {
 	n, clk := tickNode(t)
 	n.settle(t)
@@ -63,9 +65,10 @@ func TestForcedPassEvery30s(t *testing.T) {
 	}
 }
 
-// F3: a pass that could not read a partition's owner failed; the next tick
-// runs a full pass again. (The parent partition is another node's, so no
-// cursor starts or stops here to force passes of its own.)
+// rule skip unchanged ticks: a pass that could not read a partition's owner
+// failed; the next tick runs a full pass again. (The parent partition is
+// another node's, so no cursor starts or stops here to force passes of its
+// own.)
 func TestForcedPassAfterOwnershipUnreadable(t *testing.T) {
 	n, _ := tickNode(t)
 	n.attach("src", "dst", 0)
@@ -90,8 +93,9 @@ func TestForcedPassAfterOwnershipUnreadable(t *testing.T) {
 	}
 }
 
-// F3: a pass that leaves a stopped cursor still draining (its commit has
-// not returned) left work behind; the next tick runs a full pass again.
+// rule skip unchanged ticks: a pass that leaves a stopped cursor still
+// draining (its commit has not returned) left work behind; the next tick
+// runs a full pass again.
 func TestForcedPassWhileACursorDrains(t *testing.T) {
 	n, clk := tickNode(t)
 	n.attach("src", "dst", 0)
@@ -139,7 +143,8 @@ func TestForcedPassWhileACursorDrains(t *testing.T) {
 	n.settle(t)
 }
 
-// F3: the first tick after the replica caught up again runs a full pass.
+// rule skip unchanged ticks: the first tick after the replica caught up
+// again runs a full pass.
 func TestForcedPassWhenTheReplicaCatchesUp(t *testing.T) {
 	n, _ := tickNode(t)
 	n.settle(t)
@@ -165,9 +170,10 @@ func TestForcedPassWhenTheReplicaCatchesUp(t *testing.T) {
 	}
 }
 
-// F17, F3: the orphan sweep runs on every 30th caught-up tick (skipped
-// ticks count), and that tick is always a full pass: a cursor file of no
-// current link survives 29 ticks and is gone after the 30th.
+// rules leader-confirmed sweep, skip unchanged ticks: the orphan sweep runs
+// on every 30th caught-up tick (skipped ticks count), and that tick is
+// always a full pass: a cursor file of no current link survives 29 ticks
+// and is gone after the 30th.
 func TestOrphanSweepOnEvery30thTick(t *testing.T) {
 	n, _ := tickNode(t)
 	dir := filepath.Join(n.dir, "topics", "src", "p00000")

@@ -28,12 +28,12 @@ func keysFor(n int) []string {
 	return keys
 }
 
-// F7: the records a cursor holds across a bucket outage are a copy, and
-// the parent log's decoded frames they were read from are no longer
-// reachable from the cursor: once the parent log itself lets go of them
-// (here: the partition is closed, its frame cache with it), the garbage
-// collector frees them while the outage goes on. Before the fix the cursor
-// loop and commitSlab both kept the slab, so the copy freed nothing.
+// rule retry alone: the records a cursor holds across a bucket outage are a
+// copy, and the parent log's decoded frames they were read from are no
+// longer reachable from the cursor: once the parent log itself lets go of
+// them (here: the partition is closed, its frame cache with it), the
+// garbage collector frees them while the outage goes on. Before the fix the
+// cursor loop and commitSlab both kept the slab, so the copy freed nothing.
 func TestHeldRecordsDoNotPinTheParentFrames(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("src", 1, 0)
@@ -99,10 +99,11 @@ func TestHeldRecordsDoNotPinTheParentFrames(t *testing.T) {
 	}
 }
 
-// F7, F27: the same for a remote child: across a target outage the sender
-// holds a copy of the lanes, not the parent's frames. The frames are found
-// through the parent log's frame cache, which hands every reader of a
-// frame the same decoded records the cursor got.
+// rules retry alone, held records bounded: the same for a remote child:
+// across a target outage the sender holds a copy of the lanes, not the
+// parent's frames. The frames are found through the parent log's frame
+// cache, which hands every reader of a frame the same decoded records the
+// cursor got.
 func TestRemoteHeldLanesDoNotPinTheParentFrames(t *testing.T) {
 	tg := newTarget(t)
 	tg.set(http.StatusServiceUnavailable, `{"error":"not ready"}`)

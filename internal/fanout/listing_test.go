@@ -7,11 +7,11 @@ import (
 	"github.com/narad-io/narad/internal/storage"
 )
 
-// F24: describing costs nothing. The children listing never opens a
-// partition log, and a closed partition whose directory cannot say its
-// tail exactly (an hwm file with no boundary, after a crash) is left out
-// rather than measured; the cursor, for its part, opens such a partition
-// instead of taking the directory's word that it is idle.
+// rule listing opens no log: describing costs nothing. The children listing
+// never opens a partition log, and a closed partition whose directory
+// cannot say its tail exactly (an hwm file with no boundary, after a crash)
+// is left out rather than measured; the cursor, for its part, opens such a
+// partition instead of taking the directory's word that it is idle.
 
 // inexact makes src/0's directory description what it is after a crash:
 // no exact tail, and a high watermark that claims nothing was committed.

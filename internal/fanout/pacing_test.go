@@ -33,7 +33,7 @@ func commitSizes(n *node) func() []int {
 	}
 }
 
-// F4: a slab holds at most 4,096 records.
+// rule slab pacing: a slab holds at most 4,096 records.
 func TestSlabCapsAt4096Records(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
@@ -52,7 +52,7 @@ func TestSlabCapsAt4096Records(t *testing.T) {
 	}
 }
 
-// F4: a slab holds at most 4 MiB of keys and payloads.
+// rule slab pacing: a slab holds at most 4 MiB of keys and payloads.
 func TestSlabCapsAt4MiB(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
@@ -83,7 +83,8 @@ func startOnFake(t *testing.T, n *node, cursors int) *clock.Fake {
 	return clk
 }
 
-// F4: a partial slab ships once the 25 ms linger is over, not before.
+// rule slab pacing: a partial slab ships once the 25 ms linger is over, not
+// before.
 func TestPartialSlabLingers25ms(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
@@ -105,7 +106,8 @@ func TestPartialSlabLingers25ms(t *testing.T) {
 	waitFor(t, 10*time.Second, "the record shipped at 25 ms", func() bool { return n.total("dst", 1) == 1 })
 }
 
-// F4: an empty parent is long-polled for 1 s before the cursor looks again.
+// rule slab pacing: an empty parent is long-polled for 1 s before the
+// cursor looks again.
 func TestEmptyParentLongPolls1s(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
@@ -124,8 +126,8 @@ func TestEmptyParentLongPolls1s(t *testing.T) {
 	waitFor(t, 10*time.Second, "the next look after 1 s", func() bool { return l.Reads() > r0 })
 }
 
-// F2: the reconciler ticks every second: an attach is acted on at the
-// next tick, not before.
+// rule tick every second: the reconciler ticks every second: an attach is
+// acted on at the next tick, not before.
 func TestReconcilerTicksEverySecond(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.createTopic("src", 1, 0)
@@ -141,8 +143,8 @@ func TestReconcilerTicksEverySecond(t *testing.T) {
 	waitFor(t, 10*time.Second, "the cursor started by the tick at 1 s", func() bool { return running() == 1 })
 }
 
-// F7: a failing bucket gets 3 quick tries, 100 ms then 200 ms apart; still
-// failing, it backs off 1 s and the next round starts over.
+// rule retry alone: a failing bucket gets 3 quick tries, 100 ms then 200 ms
+// apart; still failing, it backs off 1 s and the next round starts over.
 func TestQuickTriesAndBackoff(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 1)
@@ -178,7 +180,8 @@ func TestQuickTriesAndBackoff(t *testing.T) {
 	}
 }
 
-// F6: at most 16 child-partition commits of a slab are in flight at once.
+// rule 16 commits in flight: at most 16 child-partition commits of a slab
+// are in flight at once.
 func TestSixteenCommitsInFlight(t *testing.T) {
 	n := newNodeAsConfigured(t, Config{})
 	n.link(1, 20)

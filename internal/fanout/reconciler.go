@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// reconcileState is the reconciler's memory between ticks (F2, F3).
+// reconcileState is the reconciler's memory between ticks (rules: tick
+// every second, skip unchanged ticks).
 type reconcileState struct {
 	mu          sync.Mutex
 	ticks       uint64
@@ -26,7 +27,7 @@ type link struct {
 	epoch         string
 	delayMs       int64
 	attachOffsets []uint64
-	remote        bool // a remote child: the slab goes to the sender (F26)
+	remote        bool // a remote child: the slab goes to the sender (remote.go)
 }
 
 // Passes and Skips count full reconcile passes and skipped ticks.
@@ -35,9 +36,10 @@ func (e *Engine) Skips() uint64  { return e.rec.skips.Load() }
 
 // Tick is one reconcile interval. The full comparison decodes every topic
 // record, so a tick skips it while LatestDomainVersion has not moved since
-// the last full pass — except after a pass that failed or left work
-// behind, after any cursor exited, on the first tick after the replica
-// caught up again, on orphan-sweep ticks, and at least every 30 s (F3).
+// the last full pass — except after a pass that failed or left work behind,
+// after any cursor exited, on the first tick after the replica caught up
+// again, on orphan-sweep ticks, and at least every 30 s (rule: skip
+// unchanged ticks).
 func (e *Engine) Tick() {
 	r := &e.rec
 	r.mu.Lock()

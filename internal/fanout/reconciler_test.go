@@ -11,8 +11,9 @@ import (
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
-// F2, F3: with many topics and no changes, ticks skip the full pass; an
-// attach or detach is acted on within one tick.
+// rules tick every second, skip unchanged ticks: with many topics and no
+// changes, ticks skip the full pass; an attach or detach is acted on within
+// one tick.
 func TestReconcilerSkipsUnchangedAndActsWithinOneTick(t *testing.T) {
 	n := newNode(t, Config{})
 	for i := 0; i < 200; i++ {
@@ -51,11 +52,12 @@ func TestReconcilerSkipsUnchangedAndActsWithinOneTick(t *testing.T) {
 	n.e.mu.Unlock()
 }
 
-// F3: a cursor that exits on its own is restarted by the next tick, even
-// when a tick lands while it is exiting (between its done channel and its
-// exit report). Before the fix the exit was reported first: the tick in
-// between ran a full pass, found done still open, kept the dead cursor in
-// running, came out clean — and every tick after it skipped.
+// rule skip unchanged ticks: a cursor that exits on its own is restarted by
+// the next tick, even when a tick lands while it is exiting (between its
+// done channel and its exit report). Before the fix the exit was reported
+// first: the tick in between ran a full pass, found done still open, kept
+// the dead cursor in running, came out clean — and every tick after it
+// skipped.
 func TestExitingCursorNotKeptByATickMidExit(t *testing.T) {
 	fsys := errorfs.New(vfs.Default)
 	// No forced or sweep passes: only the exit may force the next pass.

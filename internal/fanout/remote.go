@@ -18,8 +18,8 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// Remote link states (F28), worst last: a child shows the worst state of
-// its cursors.
+// Remote link states (rule: refusal stops the link), worst last: a child
+// shows the worst state of its cursors.
 const (
 	StateRunning       = "running"
 	StateRetrying      = "retrying"
@@ -39,13 +39,15 @@ func stateRank(s string) int {
 	return 0
 }
 
-// Sender constants (F26–F28).
+// Sender constants (rules: lanes by key, held records bounded, refusal
+// stops the link).
 const (
 	remoteLanes      = 4
 	remoteBackoffCap = 30 // × Config.Backoff: 1 s doubling to 30 s
 )
 
-// parseRemote reads and checks the remote target of an attach (F25, F30).
+// parseRemote reads and checks the remote target of an attach (rules:
+// remote start points, credentials never shown).
 func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
 	var r meta.RemoteTarget
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -74,9 +76,9 @@ func parseRemote(raw json.RawMessage) (meta.RemoteTarget, error) {
 }
 
 // attachRemote creates a remote child: a link record with no partitions,
-// created attached in one Raft command (F25). The answer describes the
-// link: its target (without credentials), its state, and a warning when
-// credentials would cross the network in plaintext.
+// created attached in one Raft command (rule: remote start points). The
+// answer describes the link: its target (without credentials), its state,
+// and a warning when credentials would cross the network in plaintext.
 func (e *Engine) attachRemote(ctx context.Context, parentName string, req AttachRequest) (AttachView, error) {
 	for _, n := range []string{parentName, req.Child} {
 		if err := topic.ValidateName(n); err != nil {
@@ -134,8 +136,9 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 }
 
 // plaintextWarning is the warning for a target that gets credentials over
-// plain http:// (F30 allows it: inside a trusted network, or behind a
-// TLS-terminating proxy), or "" when there is nothing to warn about.
+// plain http:// (the rule credentials never shown allows it: inside a
+// trusted network, or behind a TLS-terminating proxy), or "" when there is
+// nothing to warn about.
 func plaintextWarning(t meta.RemoteTarget) string {
 	if t.Username == "" || !strings.HasPrefix(t.URL, "http://") {
 		return ""
@@ -144,14 +147,16 @@ func plaintextWarning(t meta.RemoteTarget) string {
 		t.URL)
 }
 
-// sendRemote delivers a slab to a remote child (F26–F28): split into lanes
-// by key (one key, one lane; keyless records together, in slab order),
-// each lane one batch produce to the target, all lanes at once. It returns
-// nil only when the target answered 202 for every record; lanes that
-// failed are retried alone, forever, backing off 1 s doubling to 30 s, the
-// link's epoch re-checked each time (F8). The held records are copied off
-// the parent log after the first failure, so a long outage does not pin
-// its buffers; they stay bounded by one slab (F27).
+// sendRemote delivers a slab to a remote child (rules: lanes by key, held
+// records bounded, refusal stops the link): split into lanes by key (one
+// key, one lane; keyless records together, in slab order), each lane one
+// batch produce to the target, all lanes at once. It returns nil only when
+// the target answered 202 for every record; lanes that failed are retried
+// alone, forever, backing off 1 s doubling to 30 s, the link's epoch
+// re-checked each time (rule: re-check every round). The held records are
+// copied off the parent log after the first failure, so a long outage does
+// not pin its buffers; they stay bounded by one slab (rule: held records
+// bounded).
 //
 // Like commitSlab it takes the slab over and clears it: after the copy,
 // nothing references the parent's frames.
@@ -231,7 +236,7 @@ func laneize(slab []storage.Record) [][]storage.Record {
 	return lanes
 }
 
-// remoteStates is the link state (F28) of each status a target's public
+// remoteStates is the link state (rule: refusal stops the link) of each status a target's public
 // API answers that waiting does not cure. A remote target is another
 // cluster, reached through the public client, so its status is all it
 // says: this is the one place fan-out reads one, at that seam.
@@ -247,8 +252,8 @@ var remoteStates = map[int]string{
 	http.StatusConflict:              StateRejected,
 }
 
-// remoteState classifies a failed send into a link state (F28): the
-// target's answer says whether waiting helps.
+// remoteState classifies a failed send into a link state (rule: refusal
+// stops the link): the target's answer says whether waiting helps.
 func remoteState(err error) string {
 	if state, ok := remoteStates[client.StatusOf(err)]; ok {
 		return state
@@ -297,9 +302,10 @@ func (e *Engine) refreshLinkState(parent, child string, gone cursorKey) {
 }
 
 // linkDetail says why a remote link is not running: the failed send's
-// error, and for a record the target rejects, its parent offset (F28). The
-// listing shows it, through the stats RPC for a partition owned elsewhere:
-// before, only the owner's log said which record stopped the link.
+// error, and for a record the target rejects, its parent offset (rule:
+// refusal stops the link). The listing shows it, through the stats RPC for
+// a partition owned elsewhere: before, only the owner's log said which
+// record stopped the link.
 type linkDetail struct {
 	reason   string
 	rejected *uint64

@@ -110,10 +110,10 @@ func (n *node) attachRemote(parent, child, url, start string) meta.Topic {
 	return c
 }
 
-// F26: every record committed after the attach reaches the target through
-// its batch produce, keys and payload bytes intact, in order per key, with
-// the link's credentials; the listing shows the target without them, the
-// state and the recovery point.
+// rule lanes by key: every record committed after the attach reaches the
+// target through its batch produce, keys and payload bytes intact, in order
+// per key, with the link's credentials; the listing shows the target
+// without them, the state and the recovery point.
 func TestRemoteChildCopiesInOrderPerKey(t *testing.T) {
 	tg := newTarget(t)
 	n := newNode(t, Config{Linger: time.Millisecond})
@@ -203,9 +203,10 @@ func boolInt(b bool) uint64 {
 	return 0
 }
 
-// F27, F28: while the target refuses, the link shows why, retries forever
-// and the cursor does not pass the refused records; once the target
-// accepts again everything arrives — duplicates allowed, never a gap.
+// rules held records bounded, refusal stops the link: while the target
+// refuses, the link shows why, retries forever and the cursor does not pass
+// the refused records; once the target accepts again everything arrives —
+// duplicates allowed, never a gap.
 func TestRemoteChildStatesAndNoGap(t *testing.T) {
 	tg := newTarget(t)
 	n := newNode(t, Config{Linger: time.Millisecond, Backoff: 10 * time.Millisecond})
@@ -368,10 +369,10 @@ func (l *logLines) matching(sub string) []string {
 	return out
 }
 
-// F28: a record the target refuses is named by its parent offset in every
-// retry round, not only the first: the held copy keeps the offsets. Before
-// the fix the copy made after the first round dropped them, and every
-// later round named offset 0.
+// rule refusal stops the link: a record the target refuses is named by its
+// parent offset in every retry round, not only the first: the held copy
+// keeps the offsets. Before the fix the copy made after the first round
+// dropped them, and every later round named offset 0.
 func TestRemoteRejectedNamesTheOffsetInEveryRound(t *testing.T) {
 	tg := newTarget(t)
 	logs := &logLines{}

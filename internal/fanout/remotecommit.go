@@ -15,14 +15,14 @@ import (
 
 // remoteCommitter is a remote child's commit seam: a route.Committer built
 // on the public client, so a remote child's slab goes out the way any
-// client's batch produce does (F26). The topic it is given is the remote
-// child's name here; the child's record names the target, read at every
-// commit because its credentials may change. The partition is the
-// sender's lane and means nothing to the target, which places records by
-// key itself.
+// client's batch produce does (rule: lanes by key). The topic it is given
+// is the remote child's name here; the child's record names the target,
+// read at every commit because its credentials may change. The partition is
+// the sender's lane and means nothing to the target, which places records
+// by key itself.
 type remoteCommitter struct {
 	meta Metastore
-	hc   *http.Client // shared by every target; verifies TLS certificates by default (F30)
+	hc   *http.Client // shared by every target; verifies TLS certificates by default
 }
 
 // remoteTimeout bounds one batch produce to a target.
@@ -82,17 +82,17 @@ func (r *remoteCommitter) Commit(ctx context.Context, child string, _ uint64, _ 
 const remoteReservedPrefix = "narad."
 
 // remoteHeaders is a record's headers as its remote copy carries them. A
-// remote child copies through the other cluster's public API, which
-// refuses the reserved names (narad-…) from any client, this broker
-// included; so a reserved header arrives with "narad-" replaced by
-// "narad." (narad-dlq-topic arrives as narad.dlq-topic): kept, of the
-// same length, and no longer claiming to be the target broker's own —
-// except the producer id (narad-msg-id), which Commit sends as the
-// record's msg_id, so that it arrives as the target's narad-msg-id. A
-// client header that already has the new name gives way to the
-// broker's. The target's client caps apply to the copy: a record whose
-// broker headers take it past 64 headers or 16 KiB is refused there, and
-// the link stops at it (F28) as for any refused record.
+// remote child copies through the other cluster's public API, which refuses
+// the reserved names (narad-…) from any client, this broker included; so a
+// reserved header arrives with "narad-" replaced by "narad."
+// (narad-dlq-topic arrives as narad.dlq-topic): kept, of the same length,
+// and no longer claiming to be the target broker's own — except the
+// producer id (narad-msg-id), which Commit sends as the record's msg_id, so
+// that it arrives as the target's narad-msg-id. A client header that
+// already has the new name gives way to the broker's. The target's client
+// caps apply to the copy: a record whose broker headers take it past 64
+// headers or 16 KiB is refused there, and the link stops at it as for any
+// refused record (rule: refusal stops the link).
 func remoteHeaders(hs []header.Header) map[string]string {
 	if len(hs) == 0 {
 		return nil
@@ -114,7 +114,8 @@ func remoteHeaders(hs []header.Header) map[string]string {
 func (r *remoteCommitter) close() { r.hc.CloseIdleConnections() }
 
 // refusedError is a record the target refuses, named by its parent offset:
-// the link stops there, and nothing is skipped without an operator (F28).
+// the link stops there, and nothing is skipped without an operator (rule:
+// refusal stops the link).
 type refusedError struct {
 	offset uint64
 	err    error

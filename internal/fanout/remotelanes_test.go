@@ -8,10 +8,10 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// F26: the sender splits a slab into lanes by key: every record of a key
-// is in one lane, in slab order, and keyless records keep their slab
-// order together in one lane. Lanes are sent in parallel, so a key split
-// over two would lose its order at the target.
+// rule lanes by key: the sender splits a slab into lanes by key: every
+// record of a key is in one lane, in slab order, and keyless records keep
+// their slab order together in one lane. Lanes are sent in parallel, so a
+// key split over two would lose its order at the target.
 func TestLanesSplitBySlabKey(t *testing.T) {
 	var slab []storage.Record
 	for i := 0; i < 64; i++ {
@@ -50,9 +50,9 @@ func TestLanesSplitBySlabKey(t *testing.T) {
 	}
 }
 
-// F25: start=frontier records each parent partition's consumer frontier
-// at attach time (not its high watermark); start=oldest its oldest
-// retained offset.
+// rule remote start points: start=frontier records each parent partition's
+// consumer frontier at attach time (not its high watermark); start=oldest
+// its oldest retained offset.
 func TestRemoteStartFrontierRecordsTheFrontier(t *testing.T) {
 	n := newNode(t, Config{})
 	n.createTopic("orders", 2, 0)

@@ -10,11 +10,11 @@ import (
 	"github.com/narad-io/narad/internal/topic"
 )
 
-// F8: each retry round of a failing bucket re-checks the link's epoch and
-// re-buckets under the child's current partition count — every round, not
-// only the first. The reconciler does not tick here (a 1 h interval on a
-// fake clock that moves by milliseconds), so nothing but the cursor's own
-// checks can stop or redirect it.
+// rule re-check every round: each retry round of a failing bucket re-checks
+// the link's epoch and re-buckets under the child's current partition count
+// — every round, not only the first. The reconciler does not tick here (a 1
+// h interval on a fake clock that moves by milliseconds), so nothing but
+// the cursor's own checks can stop or redirect it.
 
 func retryNode(t *testing.T, childParts int) (*node, *clock.Fake) {
 	t.Helper()

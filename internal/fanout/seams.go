@@ -19,10 +19,10 @@ type LogSource interface {
 	Get(name string, partition int) (*storage.Log, error)
 	// Peek is the log if it is open, else nil; it never opens one.
 	Peek(name string, partition int) *storage.Log
-	// Describe reads a partition from its open log or its directory,
-	// never opening it (F24).
+	// Describe reads a partition from its open log or its directory, never
+	// opening it (rule: listing opens no log).
 	Describe(name string, partition int) (storage.Stats, error)
-	// Dir is a partition's directory, where its cursor files live (F14).
+	// Dir is a partition's directory, where its cursor files live.
 	Dir(name string, partition int) (string, error)
 	// TopicDir and TopicDirs name the directories the orphan sweep walks.
 	TopicDir(name string) (string, error)
@@ -41,8 +41,9 @@ type TopicAdmin interface {
 	MetaErr(err error) error
 }
 
-// Stats measures parent partitions: attach points (F13, F25) and the
-// children listing's lag (F24).
+// Stats measures parent partitions: attach points (rules: attach points,
+// remote start points) and the children listing's lag (rule: listing opens
+// no log).
 type Stats interface {
 	// CommittedHWM is a local partition's committed high watermark,
 	// exactly (opening the log when its directory cannot say).
@@ -62,8 +63,8 @@ type Metastore interface {
 	Topics() []meta.Topic
 	Owner(name string, partition int) (string, bool)
 	// ConfirmTopic asks the Raft leader whether the topic exists and epoch
-	// is its current attach epoch: anchoring and deleting cursor files
-	// need it (F16, F17).
+	// is its current attach epoch: anchoring and deleting cursor files need
+	// it (rules: anchor on the leader's word, leader-confirmed sweep).
 	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, err error)
 	AppliedCaughtUp() bool
 	LatestDomainVersion() uint64

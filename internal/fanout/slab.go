@@ -14,12 +14,13 @@ import (
 // closed (no notify to wake on) until there is work.
 const closedPoll = 100 * time.Millisecond
 
-// readSlab reads the next slab from pos (F4, F18, F19): it long-polls up
-// to SlabPoll for a first record, then tops up until a batch cap or the
-// linger runs out. A delay child's every read carries MaxCommittedAt =
-// now − delay; at the first record that is not due it stops, and with
-// nothing due the cursor sleeps until that record is due (capped), which
-// costs the same for one pending record as for a million.
+// readSlab reads the next slab from pos (rules: slab pacing, delay gate,
+// sleep until due): it long-polls up to SlabPoll for a first record, then
+// tops up until a batch cap or the linger runs out. A delay child's every
+// read carries MaxCommittedAt = now − delay; at the first record that is
+// not due it stops, and with nothing due the cursor sleeps until that
+// record is due (capped), which costs the same for one pending record as
+// for a million.
 //
 // It returns the records (aliasing the parent's decoded frames) and the
 // offset after them. next > pos with no records means an unreadable range
@@ -64,7 +65,7 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		if delay > 0 {
 			// This node's clock against stamps of whichever node committed
 			// each record: after a move, early or late by the skew, never
-			// early on this clock (F21).
+			// early on this clock (rule: skew across a move).
 			gate = e.clk.Now().Add(-delay).UnixMilli()
 		}
 		res, err := l.Read(next, e.cfg.MaxBatchRecords-len(out), e.cfg.MaxBatchBytes-bytes, gate)
@@ -90,8 +91,9 @@ func (e *Engine) readSlab(ctx context.Context, c *cursor, pos uint64) ([]storage
 		e.setLag(c, hwm, next)
 		switch {
 		case len(out) > 0:
-			// How far behind the due frontier this cursor runs (F22): the
-			// age past due of the oldest record it has yet to deliver.
+			// How far behind the due frontier this cursor runs (rule: due
+			// lag): the age past due of the oldest record it has yet to
+			// deliver.
 			e.setDueLag(c, max(gate-out[0].CommittedAt, 0))
 		case next >= hwm:
 			// Caught up with nothing unread: at the due frontier, so 0 —
@@ -141,8 +143,8 @@ func (e *Engine) setLag(c *cursor, hwm, next uint64) {
 	e.m.FanoutLag.WithLabelValues(e.labels(c.key)...).Set(float64(hwm - min(hwm, next)))
 }
 
-// setDueLag records how far behind the due frontier a delay child's
-// cursor runs, for the listing and narad_fanout_due_lag_seconds (F22).
+// setDueLag records how far behind the due frontier a delay child's cursor
+// runs, for the listing and narad_fanout_due_lag_seconds (rule: due lag).
 func (e *Engine) setDueLag(c *cursor, ms int64) {
 	if c.link.delayMs <= 0 {
 		return

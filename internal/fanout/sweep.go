@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// The orphan sweep (F17) and the ownership of cursor file paths it must
-// respect.
+// The orphan sweep (rule: leader-confirmed sweep) and the ownership of
+// cursor file paths it must respect.
 //
 // A sweep decides from a file it read and a leader confirmation that takes
 // a network round trip; a cursor of a new attach can anchor a file at that
@@ -57,8 +57,9 @@ func (o *ownedPaths) release(path string, c *cursor) {
 	}
 }
 
-// sweepOrphans removes cursor files that belong to no current link (F17),
-// each deletion confirmed by the leader; any doubt keeps the file.
+// sweepOrphans removes cursor files that belong to no current link (rule:
+// leader-confirmed sweep), each deletion confirmed by the leader; any doubt
+// keeps the file.
 func (e *Engine) sweepOrphans() {
 	topics, err := e.logs.TopicDirs()
 	if err != nil {

@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// F17: the orphan sweep never removes a path a running cursor owns. The
-// sweep judges an orphan file (a detached link's), and while the leader's
-// confirmation is in flight the child is re-attached and its new cursor
-// anchors a file at the same path. Before the fix the sweep then removed
-// the new cursor's file; now it re-checks, under the lock a cursor takes
-// to own its path, right before the removal, and keeps it. A real orphan
-// is still removed.
+// rule leader-confirmed sweep: the orphan sweep never removes a path a
+// running cursor owns. The sweep judges an orphan file (a detached link's),
+// and while the leader's confirmation is in flight the child is re-attached
+// and its new cursor anchors a file at the same path. Before the fix the
+// sweep then removed the new cursor's file; now it re-checks, under the
+// lock a cursor takes to own its path, right before the removal, and keeps
+// it. A real orphan is still removed.
 func TestSweepKeepsAFileAnchoredDuringItsConfirmation(t *testing.T) {
 	n := newNode(t, Config{SweepEveryTicks: 1 << 30}) // sweeps only when the test calls one
 	n.createTopic("src", 1, 0)
@@ -83,10 +83,10 @@ func TestSweepKeepsAFileAnchoredDuringItsConfirmation(t *testing.T) {
 	}
 }
 
-// F17: a file replaced between the leader's verdict and the removal by
-// something other than a cursor (a move installing a copied partition, for
-// one) is not the file the leader judged: the sweep keeps it for the next
-// sweep to judge.
+// rule leader-confirmed sweep: a file replaced between the leader's verdict
+// and the removal by something other than a cursor (a move installing a
+// copied partition, for one) is not the file the leader judged: the sweep
+// keeps it for the next sweep to judge.
 func TestSweepKeepsAFileReplacedDuringItsConfirmation(t *testing.T) {
 	n := newNode(t, Config{SweepEveryTicks: 1 << 30})
 	n.createTopic("src", 1, 0)
@@ -115,11 +115,12 @@ func TestSweepKeepsAFileReplacedDuringItsConfirmation(t *testing.T) {
 	}
 }
 
-// F17: the sweep deletes only what the leader confirms belongs to no
-// current link. A file of the current link whose cursor does not run here
-// (not started yet, or owned by another node's cursor a moment ago), and
-// an unreadable file of a child that still exists, are both kept; only
-// the file of an epoch the leader says is not current goes.
+// rule leader-confirmed sweep: the sweep deletes only what the leader
+// confirms belongs to no current link. A file of the current link whose
+// cursor does not run here (not started yet, or owned by another node's
+// cursor a moment ago), and an unreadable file of a child that still
+// exists, are both kept; only the file of an epoch the leader says is not
+// current goes.
 func TestSweepKeepsWhatTheLeaderDoesNotDisown(t *testing.T) {
 	n := newNode(t, Config{SweepEveryTicks: 1 << 30})
 	n.createTopic("src", 1, 0)
