@@ -131,7 +131,7 @@ func applySetDraining(a *applyTx, payload json.RawMessage) error {
 	if err := a.putMember(m); err != nil {
 		return err
 	}
-	a.bump(domHeartbeats) // a drain flag does not route traffic (F3)
+	a.bump(domHeartbeats) // a drain flag routes nothing: fan-out need not look
 	return nil
 }
 

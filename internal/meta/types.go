@@ -196,8 +196,8 @@ func (m Member) routingEqual(o Member) bool {
 }
 
 // AttachSpec describes a fan-out link from the child's side: which parent,
-// the attach epoch (F12), the attach point per parent partition (F13), and
-// the fixed delivery delay.
+// the attach epoch, the attach point per parent partition, and the fixed
+// delivery delay (fan-out's rules: internal/fanout/doc.go).
 type AttachSpec struct {
 	Parent        string   `json:"parent"`
 	Epoch         string   `json:"epoch"`

@@ -17,8 +17,8 @@ import (
 type Pass struct {
 	// Parallel bounds the commits in flight; 0 or less: all at once.
 	Parallel int
-	// Quick are the waits before each retry within the pass: nil means
-	// one try, {100 ms, 200 ms} three tries (fan-out's F7).
+	// Quick are the waits before each retry within the pass: nil means one
+	// try, {100 ms, 200 ms} three tries (fan-out's rule: retry alone).
 	Quick []time.Duration
 	// Clock paces the waits; nil is clock.Real.
 	Clock clock.Clock

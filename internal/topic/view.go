@@ -41,9 +41,9 @@ const (
 )
 
 // ViewOf is t as the API shows it, without partition stats: credentials
-// stripped (F30) and its role named.
+// stripped and its role named.
 func ViewOf(t meta.Topic) View {
-	t.Remote = t.Remote.Public() // credentials are never shown (F30)
+	t.Remote = t.Remote.Public() // credentials are never shown
 	if t.ReplicationFactor == 0 && t.Remote == nil {
 		t.ReplicationFactor = 1 // recorded before replication existed: one copy
 	}

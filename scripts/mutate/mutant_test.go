@@ -7,7 +7,7 @@ import (
 
 const sample = `# comment
 === one
-rule: F9 the offset never passes
+rule: commit before advance — the offset never passes
 file: internal/x/a.go
 test: ./internal/x ^TestA$
 test: ./test/e2e ^TestB$
@@ -36,7 +36,7 @@ func TestParseAndApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 2 || ms[0].Name != "one" || ms[0].Rule != "F9 the offset never passes" || len(ms[0].Tests) != 2 ||
+	if len(ms) != 2 || ms[0].Name != "one" || ms[0].Rule != "commit before advance — the offset never passes" || len(ms[0].Tests) != 2 ||
 		ms[0].Tests[1].Package != "./test/e2e" || ms[0].Tests[1].Run != "^TestB$" {
 		t.Fatalf("parsed %+v", ms)
 	}

@@ -398,7 +398,7 @@ func TestBadInputChildren(t *testing.T) {
 				return biDoChunked(t, n, "POST", "/v1/topics/par/children", "application/json", []byte(big))
 			})
 		})
-		// Remote children (F25–F30): every refusal is a clean 4xx that
+		// Remote children: every refusal is a clean 4xx that
 		// makes no link and never echoes the password.
 		t.Run("remote", func(t *testing.T) {
 			const secret = "s3cr3t-pw"

@@ -40,8 +40,9 @@ func TestRemoteChildAcrossClusters(t *testing.T) {
 	attach := fmt.Sprintf(`{"child":"orders-dr","remote":{"url":"http://%s","topic":"mirror","username":"replicator","password":"replicator-pw"}}`, dst.http)
 	a := biDo(t, src, "POST", "/v1/topics/orders/children", "application/json", []byte(attach))
 	biWantStatus(t, a, http.StatusOK)
-	// Credentials over plain http:// are allowed (F30) but said aloud: in
-	// the answer and in the node's log.
+	// Credentials over plain http:// are allowed (rule: credentials never
+	// shown, internal/fanout) but said aloud: in the answer and in the
+	// node's log.
 	if !bytes.Contains(a.body, []byte(`"warnings":["remote.url http://`)) || !bytes.Contains(a.body, []byte(`"child":"orders-dr"`)) {
 		t.Fatalf("attach answer: %s", a.body)
 	}
