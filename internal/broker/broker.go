@@ -31,16 +31,13 @@ type Broker struct {
 
 	// replayGate: the dispatcher's Replaying (SetReplayGate); nil until set.
 	replayGate atomic.Pointer[func(topic string, partition int) bool]
-	// cursorCopies: the fan-out engine's cursor files (SetCursorCopies,
-	// sidestate.go); nil until set.
-	cursorCopies atomic.Pointer[CursorCopies]
 
 	tmu    sync.Mutex
 	topics map[string]*topicState
 
 	schemas schemaCache
 
-	replicas replicaSet // the replicated partitions' roles here (replicas.go)
+	roles *roles // the replicated partitions' roles here (replicas.go)
 
 	backlog backlogState // what the backlog gauges' passes keep (backlog.go)
 
@@ -96,9 +93,11 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	if cfg.SkipCorrupt {
 		cfg.Logger.Warn("storage.skip_corrupt is on: partition logs with mid-segment damage open, and readers skip the damaged records (recorded loss, counted in narad_consumer_corrupt_skipped_total); turn it off once the damaged partitions have been read past")
 	}
+	b.roles = &roles{cfg: cfg, meta: ms, m: m, life: b.life,
+		wake: func(topic string) { b.topicState(topic).notify.Fire() }}
 	b.parts = hosted.New(hosted.Config{
 		Root: filepath.Join(cfg.DataDir, "topics"), Log: opts, Now: cfg.Now, Logger: cfg.Logger,
-		MaxIDs: cfg.DedupeMaxIDs, Held: b.replicatedHere,
+		MaxIDs: cfg.DedupeMaxIDs, Held: b.roles.replicatedHere,
 		Hooks: hosted.Hooks{
 			OpenLogs:        func(n int) { m.OpenPartitionLogs.Set(float64(n)) },
 			StorageError:    func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() },
@@ -107,6 +106,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 			DedupeForgotten: func(topic string, n int) { m.DedupeForgotten.WithLabelValues(topic).Add(float64(n)) },
 		},
 	})
+	b.roles.parts = b.parts
 	return b
 }
 
@@ -128,9 +128,12 @@ func (b *Broker) Start() {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
-	b.loop(time.Second, b.unholdSingleCopies)
+	b.loop(time.Second, b.roles.unholdSingleCopies)
 	b.wg.Add(1)
-	go b.runReplicas()
+	go func() {
+		defer b.wg.Done()
+		b.roles.runReplicas(b.stop)
+	}()
 }
 
 // passDeadLetters runs one dead-letter pass, cut short by Close.
@@ -164,7 +167,7 @@ func (b *Broker) Close() error {
 	close(b.stop)
 	b.endLife()
 	b.wg.Wait()
-	b.closeReplicas()
+	b.roles.closeReplicas()
 	b.persistFrontiers()
 	b.parts.PersistAllCounts() // a clean stop loses no delivery count
 	return b.parts.CloseAll()

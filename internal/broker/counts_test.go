@@ -201,11 +201,11 @@ func TestSideStateCountsReadErrorSendsNothing(t *testing.T) {
 	n.start() // the queue is not loaded: counts come from the file
 	h, s := &hostedReplica{key: hosted.Key{Topic: "jobs", Partition: 0}}, &sideState{}
 	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.DeliveryCountsFile, Err: syscall.EIO})
-	if es, changed := n.b.snapshotCounts(h, s); changed || len(es) != 0 {
+	if es, changed := n.b.roles.snapshotCounts(h, s); changed || len(es) != 0 {
 		t.Fatalf("snapshot under a failed read: %v, changed %v; want nothing", es, changed)
 	}
 	eio.Remove()
-	es, changed := n.b.snapshotCounts(h, s)
+	es, changed := n.b.roles.snapshotCounts(h, s)
 	if !changed || len(es) != 1 || es[0].Count != 2 {
 		t.Fatalf("snapshot once the file reads: %v, changed %v; want the record's count of 2", es, changed)
 	}

@@ -275,7 +275,7 @@ func (b *Broker) Commit(ctx context.Context, topic string, incarnation uint64, p
 	}
 	l, c, err := b.commit(ctx, topic, incarnation, partition, recs, src)
 	if err == nil {
-		err = b.awaitQuorum(ctx, topic, partition, c.role, c.end)
+		err = b.roles.awaitQuorum(ctx, topic, partition, c.role, c.end)
 	}
 	if err != nil || !src.Lazy {
 		return nil, err
@@ -341,7 +341,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 	if !b.owned(topic, partition) {
 		return nil, none, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
-	role, err := b.leaderRole(t, partition)
+	role, err := b.roles.leaderRole(t, partition)
 	if err != nil {
 		return nil, none, err
 	}

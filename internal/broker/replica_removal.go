@@ -29,9 +29,13 @@ var ErrReplicaHosted = errors.New("a replica of the partition is hosted on this 
 // remove runs under the lock that hosting lookups take; a directory
 // removal is brief and happens once per removed copy.
 func (b *Broker) WithoutReplica(topic string, p int, remove func() error) error {
-	b.replicas.mu.Lock()
-	defer b.replicas.mu.Unlock()
-	if b.replicas.parts[hosted.Key{Topic: topic, Partition: p}] != nil || b.replicatedHere(topic, p) {
+	return b.roles.withoutReplica(topic, p, remove)
+}
+
+func (r *roles) withoutReplica(topic string, p int, remove func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running[hosted.Key{Topic: topic, Partition: p}] != nil || r.replicatedHere(topic, p) {
 		return fmt.Errorf("partition %d of %q: %w", p, topic, ErrReplicaHosted)
 	}
 	return remove()
@@ -43,27 +47,27 @@ func (b *Broker) WithoutReplica(topic string, p int, remove func() error) error 
 // more, and everything it holds was committed or is its own — a leader's
 // uncommitted tail, records whose producers were told "may be stored" —
 // so all of it becomes visible, as any single copy's log is.
-func (b *Broker) unholdSingleCopies() {
-	for _, op := range b.parts.Open() {
-		if !b.parts.IsHeld(op.Topic, op.Partition) || b.hostsReplica(op.Topic, op.Partition) ||
-			b.replicatedHere(op.Topic, op.Partition) {
+func (r *roles) unholdSingleCopies() {
+	for _, op := range r.parts.Open() {
+		if !r.parts.IsHeld(op.Topic, op.Partition) || r.hostsReplica(op.Topic, op.Partition) ||
+			r.replicatedHere(op.Topic, op.Partition) {
 			continue
 		}
-		as := b.meta.Assignments(op.Topic)
-		if op.Partition >= len(as) || as[op.Partition].Replicated() || as[op.Partition].Owner != b.cfg.NodeID {
+		as := r.meta.Assignments(op.Topic)
+		if op.Partition >= len(as) || as[op.Partition].Replicated() || as[op.Partition].Owner != r.cfg.NodeID {
 			continue // a follower's copy no longer listed: the move shed removes it
 		}
-		if q := b.parts.PeekQueue(op.Topic, op.Partition); q != nil {
+		if q := r.parts.PeekQueue(op.Topic, op.Partition); q != nil {
 			q.Persist()
 			q.PersistCounts(true)
 		}
 		// A commit racing the close retries once on a fresh Get (produce.go).
-		b.parts.ClosePartition(op.Topic, op.Partition)
-		if _, err := b.parts.Get(op.Topic, op.Partition); err != nil {
-			b.cfg.Logger.Warn("reopening a partition left with one copy", "topic", op.Topic, "partition", op.Partition, "err", err)
+		r.parts.ClosePartition(op.Topic, op.Partition)
+		if _, err := r.parts.Get(op.Topic, op.Partition); err != nil {
+			r.cfg.Logger.Warn("reopening a partition left with one copy", "topic", op.Topic, "partition", op.Partition, "err", err)
 			continue
 		}
-		b.topicState(op.Topic).notify.Fire() // its whole log is visible now
-		b.cfg.Logger.Info("partition left with one copy: its log reopened unheld", "topic", op.Topic, "partition", op.Partition)
+		r.wake(op.Topic) // its whole log is visible now
+		r.cfg.Logger.Info("partition left with one copy: its log reopened unheld", "topic", op.Topic, "partition", op.Partition)
 	}
 }

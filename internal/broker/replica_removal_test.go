@@ -22,7 +22,7 @@ func TestReplicaDataRemovedOnlyWithoutARole(t *testing.T) {
 	}
 	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n2", Replicas: []string{"n2", "n3", "n4"},
 		InSync: []string{"n2", "n3"}, LeaderEpoch: 1, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}})
-	waitFor(t, "the role to be forgotten", func() bool { return !n.b.hostsReplica("r", 0) })
+	waitFor(t, "the role to be forgotten", func() bool { return !n.b.roles.hostsReplica("r", 0) })
 	if err := n.b.WithoutReplica("r", 0, func() error { called = true; return nil }); err != nil || !called {
 		t.Fatalf("removal once no longer placed here: %v (ran: %v)", err, called)
 	}

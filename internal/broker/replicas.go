@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/replica"
 	"github.com/narad-io/narad/internal/storage"
@@ -110,45 +112,60 @@ type hostedReplica struct {
 	stopped bool // under commits
 }
 
-type replicaSet struct {
-	mu    sync.Mutex
-	parts map[hosted.Key]*hostedReplica
+// roles runs the replication engine's role for every replicated
+// partition hosted here (this file, sidestate.go, replica_removal.go). It
+// holds what a role needs and nothing of the request-level broker: the
+// configuration, the metastore, the metrics, the hosted partitions, and
+// wake, which fires a topic's broadcast for the consumers parked on it.
+type roles struct {
+	cfg   Config
+	meta  *meta.Store
+	m     *metrics.Metrics
+	parts *hosted.Set
+	life  context.Context // ends at Close: a role's goroutine stops then
+	wake  func(topic string)
+
+	// cursorCopies: the fan-out engine's cursor files (SetCursorCopies,
+	// sidestate.go); nil until set.
+	cursorCopies atomic.Pointer[CursorCopies]
+
+	mu      sync.Mutex
+	running map[hosted.Key]*hostedReplica
 	// stopped is set at Close: nothing starts again.
 	stopped bool
 }
 
-func (b *Broker) hosted(topic string, p int) *hostedReplica {
-	b.replicas.mu.Lock()
-	defer b.replicas.mu.Unlock()
-	return b.replicas.parts[hosted.Key{Topic: topic, Partition: p}]
+func (r *roles) hosted(topic string, p int) *hostedReplica {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running[hosted.Key{Topic: topic, Partition: p}]
 }
 
 // hostsReplica reports whether a role runs for the partition here (its log
 // is then never idle-evicted).
-func (b *Broker) hostsReplica(topic string, p int) bool { return b.hosted(topic, p) != nil }
+func (r *roles) hostsReplica(topic string, p int) bool { return r.hosted(topic, p) != nil }
 
 // replicatedHere reports whether the partition is replicated and this node
 // is one of its replicas: its log must be opened held.
-func (b *Broker) replicatedHere(topic string, p int) bool {
-	t, ok := b.meta.Topic(topic)
+func (r *roles) replicatedHere(topic string, p int) bool {
+	t, ok := r.meta.Topic(topic)
 	if !ok || t.ReplicationFactor <= 1 {
 		return false
 	}
-	as := b.meta.Assignments(topic)
-	return p >= 0 && p < len(as) && as[p].Replicated() && slices.Contains(as[p].Replicas, b.cfg.NodeID)
+	as := r.meta.Assignments(topic)
+	return p >= 0 && p < len(as) && as[p].Replicated() && slices.Contains(as[p].Replicas, r.cfg.NodeID)
 }
 
 // runReplicas reconciles on every metastore change, and each second (a
-// leader that could not start is retried).
-func (b *Broker) runReplicas() {
-	defer b.wg.Done()
+// leader that could not start is retried), until stop closes.
+func (r *roles) runReplicas(stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		ch := b.meta.Watch()
-		b.reconcileReplicas()
+		ch := r.meta.Watch()
+		r.reconcileReplicas()
 		select {
-		case <-b.stop:
+		case <-stop:
 			return
 		case <-ch:
 		case <-t.C:
@@ -157,42 +174,42 @@ func (b *Broker) runReplicas() {
 }
 
 // reconcileReplicas makes the running roles match the placement.
-func (b *Broker) reconcileReplicas() {
-	if b.cfg.Replication == nil {
+func (r *roles) reconcileReplicas() {
+	if r.cfg.Replication == nil {
 		return
 	}
 	want := map[hosted.Key]replica.View{}
-	for _, t := range b.meta.Topics() {
+	for _, t := range r.meta.Topics() {
 		if t.ReplicationFactor <= 1 || t.Remote != nil {
 			continue
 		}
-		for _, a := range b.meta.Assignments(t.Name) {
-			if a.Replicated() && slices.Contains(a.Replicas, b.cfg.NodeID) && a.LeaderEpoch > 0 {
+		for _, a := range r.meta.Assignments(t.Name) {
+			if a.Replicated() && slices.Contains(a.Replicas, r.cfg.NodeID) && a.LeaderEpoch > 0 {
 				want[hosted.Key{Topic: t.Name, Partition: a.Partition}] = replica.ViewOf(t.Incarnation, a)
 			}
 		}
 	}
-	b.replicas.mu.Lock()
-	if b.replicas.stopped {
-		b.replicas.mu.Unlock()
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
 		return
 	}
 	var stop []*hostedReplica
 	var update []*hostedReplica
-	for k, h := range b.replicas.parts {
+	for k, h := range r.running {
 		v, ok := want[k]
 		switch {
-		case !ok || roleChanged(h, v, b.cfg.NodeID):
+		case !ok || roleChanged(h, v, r.cfg.NodeID):
 			stop = append(stop, h)
-			delete(b.replicas.parts, k)
+			delete(r.running, k)
 		case !sameView(h.view, v):
 			h.view = v
 			update = append(update, h)
 		}
 	}
-	b.replicas.mu.Unlock()
+	r.mu.Unlock()
 	for _, h := range stop {
-		b.stopReplica(h)
+		r.stopReplica(h)
 	}
 	for _, h := range update {
 		if h.leader != nil {
@@ -202,14 +219,14 @@ func (b *Broker) reconcileReplicas() {
 		}
 	}
 	for k, v := range want {
-		if b.hosted(k.Topic, k.Partition) == nil {
-			if err := b.startReplica(k, v); err != nil {
-				b.m.Errors.WithLabelValues("broker", "replica_start").Inc()
-				b.cfg.Logger.Warn("replica not started; retried", "topic", k.Topic, "partition", k.Partition, "err", err)
+		if r.hosted(k.Topic, k.Partition) == nil {
+			if err := r.startReplica(k, v); err != nil {
+				r.m.Errors.WithLabelValues("broker", "replica_start").Inc()
+				r.cfg.Logger.Warn("replica not started; retried", "topic", k.Topic, "partition", k.Partition, "err", err)
 			}
 		}
 	}
-	b.gaugeReplicas(want)
+	r.gaugeReplicas(want)
 }
 
 // roleChanged: a new leader, a new epoch or an incarnation is a new role;
@@ -229,46 +246,46 @@ func sameView(a, b replica.View) bool {
 }
 
 // startReplica opens the partition's log held and starts its role.
-func (b *Broker) startReplica(k hosted.Key, v replica.View) error {
-	l, err := b.heldLog(k.Topic, k.Partition)
+func (r *roles) startReplica(k hosted.Key, v replica.View) error {
+	l, err := r.heldLog(k.Topic, k.Partition)
 	if err != nil {
 		return err
 	}
-	h := &hostedReplica{key: k, view: v, log: l, done: make(chan struct{}), started: b.cfg.Now()}
-	if v.Leader == b.cfg.NodeID {
-		h.leader, err = b.cfg.Replication.NewLeader(l, v, func() uint64 { return b.persistedFrontier(k.Topic, k.Partition) },
-			func() replica.SideState { return b.leaderSideState(h) })
+	h := &hostedReplica{key: k, view: v, log: l, done: make(chan struct{}), started: r.cfg.Now()}
+	if v.Leader == r.cfg.NodeID {
+		h.leader, err = r.cfg.Replication.NewLeader(l, v, func() uint64 { return r.persistedFrontier(k.Topic, k.Partition) },
+			func() replica.SideState { return r.leaderSideState(h) })
 	} else {
-		b.parts.DropQueue(k.Topic, k.Partition) // a lease table of an earlier leadership here is stale
-		h.follower, err = b.cfg.Replication.NewFollower(l, v, func(f uint64) { b.copyFrontier(h, f) },
-			func(st replica.SideState) error { return b.applySideState(h, st) })
+		r.parts.DropQueue(k.Topic, k.Partition) // a lease table of an earlier leadership here is stale
+		h.follower, err = r.cfg.Replication.NewFollower(l, v, func(f uint64) { r.copyFrontier(h, f) },
+			func(st replica.SideState) error { return r.applySideState(h, st) })
 	}
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(b.life)
+	ctx, cancel := context.WithCancel(r.life)
 	h.cancel = cancel
-	b.replicas.mu.Lock()
-	if b.replicas.stopped || b.replicas.parts[k] != nil {
-		b.replicas.mu.Unlock()
+	r.mu.Lock()
+	if r.stopped || r.running[k] != nil {
+		r.mu.Unlock()
 		cancel()
 		if h.leader != nil {
 			h.leader.Close()
 		}
 		return nil
 	}
-	if b.replicas.parts == nil {
-		b.replicas.parts = map[hosted.Key]*hostedReplica{}
+	if r.running == nil {
+		r.running = map[hosted.Key]*hostedReplica{}
 	}
-	b.replicas.parts[k] = h
-	b.replicas.mu.Unlock()
+	r.running[k] = h
+	r.mu.Unlock()
 	go func() {
 		defer close(h.done)
 		if h.leader != nil {
 			// A leader that cannot take over (it lost its state) stays
 			// here never writable, until the controller elects another.
 			if err := h.leader.Start(ctx); err != nil {
-				b.cfg.Logger.Error("cannot lead replicated partition", "topic", k.Topic, "partition", k.Partition, "epoch", v.Epoch, "err", err)
+				r.cfg.Logger.Error("cannot lead replicated partition", "topic", k.Topic, "partition", k.Partition, "epoch", v.Epoch, "err", err)
 			}
 			<-ctx.Done()
 			return
@@ -276,12 +293,12 @@ func (b *Broker) startReplica(k hosted.Key, v replica.View) error {
 		err := h.follower.Run(ctx)
 		h.follower.Close()
 		if err != nil && ctx.Err() == nil {
-			b.cfg.Logger.Warn("replica stopped following", "topic", k.Topic, "partition", k.Partition, "err", err)
-			b.replicas.mu.Lock()
-			if b.replicas.parts[k] == h {
-				delete(b.replicas.parts, k) // the next reconcile starts it again, if still placed here
+			r.cfg.Logger.Warn("replica stopped following", "topic", k.Topic, "partition", k.Partition, "err", err)
+			r.mu.Lock()
+			if r.running[k] == h {
+				delete(r.running, k) // the next reconcile starts it again, if still placed here
 			}
-			b.replicas.mu.Unlock()
+			r.mu.Unlock()
 		}
 	}()
 	return nil
@@ -289,38 +306,38 @@ func (b *Broker) startReplica(k hosted.Key, v replica.View) error {
 
 // noteReady counts and logs a leader that became writable (reconcile's
 // goroutine), and wakes consumers parked while it took over.
-func (b *Broker) noteReady(h *hostedReplica) {
+func (r *roles) noteReady(h *hostedReplica) {
 	if h.leader == nil || h.readyNoted {
 		return
 	}
 	if err := h.leader.Writable(); err != nil {
-		if since := b.cfg.Now().Sub(h.started); since > 5*time.Second && since%(5*time.Second) < time.Second {
-			b.cfg.Logger.Warn("replicated partition led here is not writable yet", "topic", h.key.Topic, "partition", h.key.Partition,
+		if since := r.cfg.Now().Sub(h.started); since > 5*time.Second && since%(5*time.Second) < time.Second {
+			r.cfg.Logger.Warn("replicated partition led here is not writable yet", "topic", h.key.Topic, "partition", h.key.Partition,
 				"epoch", h.view.Epoch, "epoch_starts", h.view.EpochStarts, "end", h.log.End(), "for", since, "err", err)
 		}
 		return
 	}
 	h.readyNoted = true
-	b.m.LeaderChanges.WithLabelValues(h.key.Topic, partLabel(h.key.Partition)).Inc()
-	b.cfg.Logger.Info("leading replicated partition", "topic", h.key.Topic, "partition", h.key.Partition,
-		"epoch", h.view.Epoch, "took", b.cfg.Now().Sub(h.started))
-	b.topicState(h.key.Topic).notify.Fire()
+	r.m.LeaderChanges.WithLabelValues(h.key.Topic, partLabel(h.key.Partition)).Inc()
+	r.cfg.Logger.Info("leading replicated partition", "topic", h.key.Topic, "partition", h.key.Partition,
+		"epoch", h.view.Epoch, "took", r.cfg.Now().Sub(h.started))
+	r.wake(h.key.Topic)
 }
 
 // heldLog returns the partition's log opened held, reopening one that an
 // earlier placement (a single copy) opened plain.
-func (b *Broker) heldLog(topic string, p int) (*storage.Log, error) {
-	l, err := b.parts.Get(topic, p)
-	if err != nil || b.parts.IsHeld(topic, p) {
+func (r *roles) heldLog(topic string, p int) (*storage.Log, error) {
+	l, err := r.parts.Get(topic, p)
+	if err != nil || r.parts.IsHeld(topic, p) {
 		return l, err
 	}
-	b.parts.ClosePartition(topic, p)
-	return b.parts.Get(topic, p)
+	r.parts.ClosePartition(topic, p)
+	return r.parts.Get(topic, p)
 }
 
 // stopReplica ends a role and waits for it. A leader's lease table goes
 // with its leadership: the next leader's frontier is the one to follow.
-func (b *Broker) stopReplica(h *hostedReplica) {
+func (r *roles) stopReplica(h *hostedReplica) {
 	// First let every commit written under this role finish, and refuse
 	// the rest (hostedReplica.commits).
 	h.commits.Lock()
@@ -334,27 +351,27 @@ func (b *Broker) stopReplica(h *hostedReplica) {
 		h.leader.Close()
 	}
 	if h.leader != nil {
-		if q := b.parts.PeekQueue(h.key.Topic, h.key.Partition); q != nil {
+		if q := r.parts.PeekQueue(h.key.Topic, h.key.Partition); q != nil {
 			q.Persist()
 			q.PersistCounts(true)
 		}
-		b.parts.DropQueue(h.key.Topic, h.key.Partition)
+		r.parts.DropQueue(h.key.Topic, h.key.Partition)
 	}
-	b.m.ReplicasInSync.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
-	b.m.ReplicationLagRecords.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
-	b.m.ReplicationLagSeconds.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
-	b.m.CommitStallSeconds.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	r.m.ReplicasInSync.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	r.m.ReplicationLagRecords.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	r.m.ReplicationLagSeconds.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
+	r.m.CommitStallSeconds.DeleteLabelValues(h.key.Topic, partLabel(h.key.Partition))
 }
 
 // closeReplicas stops every role (Close), before the logs close.
-func (b *Broker) closeReplicas() {
-	b.replicas.mu.Lock()
-	b.replicas.stopped = true
-	parts := b.replicas.parts
-	b.replicas.parts = nil
-	b.replicas.mu.Unlock()
+func (r *roles) closeReplicas() {
+	r.mu.Lock()
+	r.stopped = true
+	parts := r.running
+	r.running = nil
+	r.mu.Unlock()
 	for _, h := range parts {
-		b.stopReplica(h)
+		r.stopReplica(h)
 	}
 }
 
@@ -362,8 +379,8 @@ func (b *Broker) closeReplicas() {
 // (commits, consume, ack, replay): only by a leader that is ready and
 // whose node still holds its lease (Config.Fenced). nil for a partition
 // placed with a single copy (on this node, which the callers check).
-func (b *Broker) replicaGate(t meta.Topic, p int) error {
-	_, err := b.leaderRole(t, p)
+func (r *roles) replicaGate(t meta.Topic, p int) error {
+	_, err := r.leaderRole(t, p)
 	return err
 }
 
@@ -371,13 +388,13 @@ func (b *Broker) replicaGate(t meta.Topic, p int) error {
 // for a single copy): a commit is written under that role's commit lock
 // and waits for that leader's quorum (awaitQuorum), never for whichever
 // role the partition has by the time the write returns.
-func (b *Broker) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
+func (r *roles) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
 	if t.ReplicationFactor <= 1 {
 		return nil, nil
 	}
-	h := b.hosted(t.Name, p)
+	h := r.hosted(t.Name, p)
 	if h == nil || h.leader == nil {
-		if !b.replicatedHere(t.Name, p) {
+		if !r.replicatedHere(t.Name, p) {
 			return nil, nil // not (yet) placed as a replicated partition: a single copy
 		}
 		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
@@ -385,7 +402,7 @@ func (b *Broker) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
 	if err := h.leader.Writable(); err != nil {
 		return nil, replicaRefusal(err, t.Name, p)
 	}
-	if b.cfg.Fenced != nil && b.cfg.Fenced() {
+	if r.cfg.Fenced != nil && r.cfg.Fenced() {
 		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
 	}
 	// The role's view can lag the metastore replica the lease reads: a
@@ -397,7 +414,7 @@ func (b *Broker) leaderRole(t meta.Topic, p int) (*hostedReplica, error) {
 	// removes. Read after the lease, the placement has that entry. (An
 	// election takes the old leader out of the set too: a deposed role
 	// is refused here as well.)
-	if a, ok := b.meta.Placement(t.Name, p); !ok || !slices.Contains(a.InSync, b.cfg.NodeID) {
+	if a, ok := r.meta.Placement(t.Name, p); !ok || !slices.Contains(a.InSync, r.cfg.NodeID) {
 		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node's leadership is changing (a new leader, or its disk was replaced): retry", p, t.Name)
 	}
 	return h, nil
@@ -409,7 +426,7 @@ func (b *Broker) servedHere(t meta.Topic, p int) error {
 	if !b.owned(t.Name, p) {
 		return refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not served by this node", p, t.Name)
 	}
-	return b.replicaGate(t, p)
+	return b.roles.replicaGate(t, p)
 }
 
 // awaitQuorum returns once the in-sync set holds every record up to end
@@ -419,20 +436,20 @@ func (b *Broker) servedHere(t meta.Topic, p int) error {
 // here, even if this node leads again later at another epoch) the answer
 // is a refusal, never a 202 for records a later leadership may cut. A
 // single copy (role nil) returns at once.
-func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, role *hostedReplica, end uint64) error {
+func (r *roles) awaitQuorum(ctx context.Context, topic string, p int, role *hostedReplica, end uint64) error {
 	if role == nil || end == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait)
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.ReplicaCommitWait)
 	defer cancel()
 	if err := role.leader.WaitCommitted(ctx, end-1); err != nil {
-		b.m.Errors.WithLabelValues("broker", "replication_wait").Inc()
+		r.m.Errors.WithLabelValues("broker", "replication_wait").Inc()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
 		}
 		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", replicaRefusal(err, topic, p))
 	}
-	b.topicState(topic).notify.Fire() // committed: visible to consumers now
+	r.wake(topic) // committed: visible to consumers now
 	return nil
 }
 
@@ -440,14 +457,18 @@ func (b *Broker) awaitQuorum(ctx context.Context, topic string, p int, role *hos
 // RPC). Refusals are typed: not the leader here, not ready, stale epoch
 // (the engine's).
 func (b *Broker) Fetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
-	h := b.hosted(req.Topic, req.Partition)
+	return b.roles.fetch(ctx, req)
+}
+
+func (r *roles) fetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
+	h := r.hosted(req.Topic, req.Partition)
 	if h == nil || h.leader == nil {
 		return replica.FetchResponse{}, refusal.New(refusal.ErrNotLeader, 200*time.Millisecond, "partition %d of %q is not led by this node", req.Partition, req.Topic)
 	}
 	if req.Incarnation != 0 && h.view.Incarnation != 0 && req.Incarnation != h.view.Incarnation {
 		return replica.FetchResponse{}, refusal.New(refusal.ErrStaleEpoch, 200*time.Millisecond, "partition %d of %q: fetch for incarnation %d, this node leads incarnation %d", req.Partition, req.Topic, req.Incarnation, h.view.Incarnation)
 	}
-	if b.cfg.Fenced != nil && b.cfg.Fenced() {
+	if r.cfg.Fenced != nil && r.cfg.Fenced() {
 		return replica.FetchResponse{}, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the leader's lease lapsed", req.Partition, req.Topic)
 	}
 	resp, err := h.leader.HandleFetch(ctx, req)
@@ -462,51 +483,51 @@ func (b *Broker) Fetch(ctx context.Context, req replica.FetchRequest) (replica.F
 // replica holds and has released (so a takeover here never finds it above
 // its high watermark): consumers resume near where they were, with
 // duplicates and never a gap.
-func (b *Broker) copyFrontier(h *hostedReplica, f uint64) {
+func (r *roles) copyFrontier(h *hostedReplica, f uint64) {
 	h.fmu.Lock()
 	defer h.fmu.Unlock()
-	now := b.cfg.Now()
+	now := r.cfg.Now()
 	f = min(f, h.log.HWM())
 	if f <= h.frontier || now.Sub(h.frontierAt) < frontierCopyEvery {
 		return
 	}
-	dir, err := b.parts.Dir(h.key.Topic, h.key.Partition)
+	dir, err := r.parts.Dir(h.key.Topic, h.key.Partition)
 	if err != nil {
 		return
 	}
 	if err := h.log.PersistHWM(f); err == nil {
-		err = storage.WriteOffsetFileFS(b.parts.FS(), dir+"/"+storage.ConsumerOffsetFile, f)
+		err = storage.WriteOffsetFileFS(r.parts.FS(), dir+"/"+storage.ConsumerOffsetFile, f)
 		if err == nil {
 			h.frontier, h.frontierAt = f, now
 			return
 		}
 	}
-	b.m.Errors.WithLabelValues("broker", "frontier_copy").Inc()
+	r.m.Errors.WithLabelValues("broker", "frontier_copy").Inc()
 }
 
 // persistedFrontier is the frontier this leader last made durable (what
 // its followers copy).
-func (b *Broker) persistedFrontier(topic string, p int) uint64 {
-	if q := b.parts.PeekQueue(topic, p); q != nil {
+func (r *roles) persistedFrontier(topic string, p int) uint64 {
+	if q := r.parts.PeekQueue(topic, p); q != nil {
 		return q.Persisted()
 	}
-	f, _ := b.parts.Frontier(topic, p) // unreadable: 0, which followers take as none sent
+	f, _ := r.parts.Frontier(topic, p) // unreadable: 0, which followers take as none sent
 	return f
 }
 
 // gaugeReplicas counts leaders that became writable and, on leaders,
 // sets the in-sync size and the replication lag: records the slowest
 // follower lacks, and how long since it last held the leader's end.
-func (b *Broker) gaugeReplicas(want map[hosted.Key]replica.View) {
+func (r *roles) gaugeReplicas(want map[hosted.Key]replica.View) {
 	for k := range want {
-		h := b.hosted(k.Topic, k.Partition)
+		h := r.hosted(k.Topic, k.Partition)
 		if h == nil || h.leader == nil {
 			continue
 		}
-		b.noteReady(h)
+		r.noteReady(h)
 		st := h.leader.Stats()
 		lbl := []string{k.Topic, partLabel(k.Partition)}
-		b.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(st.InSync))
+		r.m.ReplicasInSync.WithLabelValues(lbl...).Set(float64(st.InSync))
 		var recs uint64
 		var secs float64
 		for _, f := range st.Followers {
@@ -515,16 +536,16 @@ func (b *Broker) gaugeReplicas(want map[hosted.Key]replica.View) {
 				secs = max(secs, f.Time.Seconds())
 			}
 		}
-		b.m.ReplicationLagRecords.WithLabelValues(lbl...).Set(float64(recs))
-		b.m.ReplicationLagSeconds.WithLabelValues(lbl...).Set(secs)
-		b.noteStall(h, st, lbl)
+		r.m.ReplicationLagRecords.WithLabelValues(lbl...).Set(float64(recs))
+		r.m.ReplicationLagSeconds.WithLabelValues(lbl...).Set(secs)
+		r.noteStall(h, st, lbl)
 	}
 }
 
 // commitStall is why the replicated partition this node leads cannot
 // commit ("" when it can, or when this node does not lead it).
-func (b *Broker) commitStall(topic string, p int) string {
-	if h := b.hosted(topic, p); h != nil && h.leader != nil {
+func (r *roles) commitStall(topic string, p int) string {
+	if h := r.hosted(topic, p); h != nil && h.leader != nil {
 		return h.leader.Stats().Stall
 	}
 	return ""
@@ -534,14 +555,14 @@ func (b *Broker) commitStall(topic string, p int) string {
 // and logs when one begins and ends: a leader that reaches the metastore
 // but none of its followers takes no write, and this is where an
 // operator learns why. Reconcile's goroutine only.
-func (b *Broker) noteStall(h *hostedReplica, st replica.LeaderStats, lbl []string) {
-	b.m.CommitStallSeconds.WithLabelValues(lbl...).Set(st.StallFor.Seconds())
+func (r *roles) noteStall(h *hostedReplica, st replica.LeaderStats, lbl []string) {
+	r.m.CommitStallSeconds.WithLabelValues(lbl...).Set(st.StallFor.Seconds())
 	if st.Stalls > h.stalls {
-		b.m.CommitStalls.WithLabelValues(lbl...).Add(float64(st.Stalls - h.stalls))
-		b.cfg.Logger.Warn("replicated partition cannot commit: produces wait and answer 503", "topic", h.key.Topic,
+		r.m.CommitStalls.WithLabelValues(lbl...).Add(float64(st.Stalls - h.stalls))
+		r.cfg.Logger.Warn("replicated partition cannot commit: produces wait and answer 503", "topic", h.key.Topic,
 			"partition", h.key.Partition, "epoch", st.Epoch, "waiting", st.StallFor.Round(time.Millisecond), "why", st.Stall)
 	} else if h.stalled && st.Stall == "" {
-		b.cfg.Logger.Info("replicated partition commits again", "topic", h.key.Topic, "partition", h.key.Partition, "epoch", st.Epoch)
+		r.cfg.Logger.Info("replicated partition commits again", "topic", h.key.Topic, "partition", h.key.Partition, "epoch", st.Epoch)
 	}
 	h.stalls, h.stalled = st.Stalls, st.Stall != ""
 }
@@ -563,11 +584,11 @@ func replicaRefusal(err error, topic string, p int) error {
 }
 
 // ReplicaInfo is what the describe shows of a replicated partition.
-func (b *Broker) replicaInfo(t meta.Topic, p int) (replicas, inSync []string) {
+func (r *roles) replicaInfo(t meta.Topic, p int) (replicas, inSync []string) {
 	if t.ReplicationFactor <= 1 {
 		return nil, nil
 	}
-	as := b.meta.Assignments(t.Name)
+	as := r.meta.Assignments(t.Name)
 	if p < 0 || p >= len(as) || !as[p].Replicated() {
 		return nil, nil
 	}

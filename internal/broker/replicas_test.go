@@ -301,7 +301,7 @@ func TestReplicaRolesFollowThePlacement(t *testing.T) {
 	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n2", Replicas: []string{"n2", "n3", "n4"},
 		InSync: []string{"n2", "n3"}, LeaderEpoch: 2, EpochStarts: []meta.EpochStart{{Epoch: 2, Offset: 3}}})
 	waitFor(t, "the follower to stop", ff.ended.Load)
-	waitFor(t, "the role to be forgotten", func() bool { return !n.b.hostsReplica("r", 0) })
+	waitFor(t, "the role to be forgotten", func() bool { return !n.b.roles.hostsReplica("r", 0) })
 }
 
 // Every field of a replica.View either starts a new role (roleChanged)

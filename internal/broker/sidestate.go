@@ -45,10 +45,10 @@ type CursorCopies interface {
 
 // SetCursorCopies installs the fan-out engine's cursor files (built after
 // the broker). Until it is set, cursor positions neither travel nor land.
-func (b *Broker) SetCursorCopies(c CursorCopies) { b.cursorCopies.Store(&c) }
+func (b *Broker) SetCursorCopies(c CursorCopies) { b.roles.cursorCopies.Store(&c) }
 
-func (b *Broker) cursorFiles() CursorCopies {
-	if c := b.cursorCopies.Load(); c != nil {
+func (r *roles) cursorFiles() CursorCopies {
+	if c := r.cursorCopies.Load(); c != nil {
 		return *c
 	}
 	return nil
@@ -74,18 +74,18 @@ type sideState struct {
 // leaderSideState is the snapshot a leader's fetch answers carry, taken
 // again when hosted.CountsEvery has passed since the last one; its version moves
 // only when the counts or the cursor positions changed.
-func (b *Broker) leaderSideState(h *hostedReplica) replica.SideState {
+func (r *roles) leaderSideState(h *hostedReplica) replica.SideState {
 	s := &h.side
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := b.cfg.Now()
+	now := r.cfg.Now()
 	if s.st.Version != 0 && now.Sub(s.at) < hosted.CountsEvery {
 		return s.st
 	}
 	s.at = now
-	counts, changed := b.snapshotCounts(h, s)
+	counts, changed := r.snapshotCounts(h, s)
 	cursors := s.st.Cursors
-	if cc := b.cursorFiles(); cc != nil {
+	if cc := r.cursorFiles(); cc != nil {
 		if cs, err := cc.CursorCopies(h.key.Topic, h.key.Partition); err == nil && !slices.Equal(cs, cursors) {
 			cursors, changed = cs, true
 		}
@@ -106,27 +106,23 @@ func (b *Broker) leaderSideState(h *hostedReplica) replica.SideState {
 // snapshotCounts takes the delivery counts from the loaded queue's table,
 // or from the counts file while no queue is loaded, and says whether they
 // changed since the last snapshot.
-func (b *Broker) snapshotCounts(h *hostedReplica, s *sideState) ([]storage.CountEntry, bool) {
-	if q := b.parts.PeekQueue(h.key.Topic, h.key.Partition); q != nil {
+func (r *roles) snapshotCounts(h *hostedReplica, s *sideState) ([]storage.CountEntry, bool) {
+	if q := r.parts.PeekQueue(h.key.Topic, h.key.Partition); q != nil {
 		if q.Table == s.table && q.Table.CountsVersion() == s.countsVersion {
 			return s.st.Counts, false
 		}
-		counts, version := q.Table.Deliveries(storage.MaxDeliveryCounts)
-		es := make([]storage.CountEntry, len(counts))
-		for i, c := range counts {
-			es[i] = storage.CountEntry{Offset: c.Offset, Count: uint64(min(c.Count, storage.MaxDeliveryCount))}
-		}
+		es, version := q.CountEntries()
 		s.table, s.countsVersion, s.fromFile = q.Table, version, false
 		return es, !slices.Equal(es, s.st.Counts)
 	}
 	if s.table == nil && s.fromFile {
 		return s.st.Counts, false
 	}
-	dir, err := b.parts.Dir(h.key.Topic, h.key.Partition)
+	dir, err := r.parts.Dir(h.key.Topic, h.key.Partition)
 	if err != nil {
 		return s.st.Counts, false
 	}
-	es, _, err := storage.ReadDeliveryCountsFS(b.parts.FS(), filepath.Join(dir, storage.DeliveryCountsFile))
+	es, _, err := storage.ReadDeliveryCountsFS(r.parts.FS(), filepath.Join(dir, storage.DeliveryCountsFile))
 	if err != nil && !errors.Is(err, storage.ErrBadCounts) {
 		return s.st.Counts, false // a failed read: nothing learnt, try again next time (package hosted)
 	}
@@ -143,7 +139,7 @@ func (b *Broker) snapshotCounts(h *hostedReplica, s *sideState) ([]storage.Count
 // visible high watermark here. An error (the state did not land whole)
 // makes the engine leave the version unechoed, so the next answer carries
 // it again.
-func (b *Broker) applySideState(h *hostedReplica, st replica.SideState) error {
+func (r *roles) applySideState(h *hostedReplica, st replica.SideState) error {
 	s := &h.side
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -156,22 +152,22 @@ func (b *Broker) applySideState(h *hostedReplica, st replica.SideState) error {
 	}
 	var first error
 	if !s.countsLanded || !slices.Equal(counts, s.written) {
-		dir, err := b.parts.Dir(h.key.Topic, h.key.Partition)
+		dir, err := r.parts.Dir(h.key.Topic, h.key.Partition)
 		if err == nil {
-			err = storage.WriteDeliveryCountsFS(b.parts.FS(), filepath.Join(dir, storage.DeliveryCountsFile), counts)
+			err = storage.WriteDeliveryCountsFS(r.parts.FS(), filepath.Join(dir, storage.DeliveryCountsFile), counts)
 		}
 		if err != nil {
-			b.m.Errors.WithLabelValues("broker", "counts_copy").Inc()
+			r.m.Errors.WithLabelValues("broker", "counts_copy").Inc()
 			first = err
 		} else {
 			s.written, s.countsLanded = counts, true
 		}
 	}
-	if cc := b.cursorFiles(); cc != nil {
+	if cc := r.cursorFiles(); cc != nil {
 		for _, c := range st.Cursors {
 			c.NextOffset = min(c.NextOffset, hwm)
 			if _, err := cc.WriteCursorCopy(h.key.Topic, h.key.Partition, c); err != nil {
-				b.m.Errors.WithLabelValues("broker", "cursor_copy").Inc()
+				r.m.Errors.WithLabelValues("broker", "cursor_copy").Inc()
 				if first == nil {
 					first = err
 				}
@@ -179,7 +175,7 @@ func (b *Broker) applySideState(h *hostedReplica, st replica.SideState) error {
 		}
 	}
 	if first != nil {
-		b.cfg.Logger.Warn("leader's delivery counts or fan-out cursors not copied here; the next fetch answer carries them again",
+		r.cfg.Logger.Warn("leader's delivery counts or fan-out cursors not copied here; the next fetch answer carries them again",
 			"topic", h.key.Topic, "partition", h.key.Partition, "err", first)
 	}
 	return first
