@@ -37,7 +37,7 @@ type Broker struct {
 
 	schemas schemaCache
 
-	roles *roles // the replicated partitions' roles here (replicas.go)
+	roles *hosted.Roles // the replicated partitions' roles here
 
 	backlog backlogState // what the backlog gauges' passes keep (backlog.go)
 
@@ -93,11 +93,11 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	if cfg.SkipCorrupt {
 		cfg.Logger.Warn("storage.skip_corrupt is on: partition logs with mid-segment damage open, and readers skip the damaged records (recorded loss, counted in narad_consumer_corrupt_skipped_total); turn it off once the damaged partitions have been read past")
 	}
-	b.roles = &roles{cfg: cfg, meta: ms, m: m, life: b.life,
-		wake: func(topic string) { b.topicState(topic).notify.Fire() }}
 	b.parts = hosted.New(hosted.Config{
 		Root: filepath.Join(cfg.DataDir, "topics"), Log: opts, Now: cfg.Now, Logger: cfg.Logger,
-		MaxIDs: cfg.DedupeMaxIDs, Held: b.roles.replicatedHere,
+		MaxIDs: cfg.DedupeMaxIDs,
+		// A replicated partition's log opens held (replica.Log).
+		Held: func(topic string, p int) bool { return b.roles.ReplicatedHere(topic, p) },
 		Hooks: hosted.Hooks{
 			OpenLogs:        func(n int) { m.OpenPartitionLogs.Set(float64(n)) },
 			StorageError:    func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() },
@@ -106,7 +106,9 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 			DedupeForgotten: func(topic string, n int) { m.DedupeForgotten.WithLabelValues(topic).Add(float64(n)) },
 		},
 	})
-	b.roles.parts = b.parts
+	b.roles = hosted.NewRoles(hosted.RolesConfig{NodeID: cfg.NodeID, Replication: cfg.Replication, Fenced: cfg.Fenced,
+		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger},
+		ms, m, b.parts, b.life, func(topic string) { b.topicState(topic).notify.Fire() })
 	return b
 }
 
@@ -128,11 +130,11 @@ func (b *Broker) Start() {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
-	b.loop(time.Second, b.roles.unholdSingleCopies)
+	b.loop(time.Second, b.roles.UnholdSingleCopies)
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		b.roles.runReplicas(b.stop)
+		b.roles.Run(b.stop)
 	}()
 }
 
@@ -167,7 +169,7 @@ func (b *Broker) Close() error {
 	close(b.stop)
 	b.endLife()
 	b.wg.Wait()
-	b.roles.closeReplicas()
+	b.roles.Close()
 	b.persistFrontiers()
 	b.parts.PersistAllCounts() // a clean stop loses no delivery count
 	return b.parts.CloseAll()

@@ -75,7 +75,7 @@ func (b *Broker) LocalReports(topic string, parts []int, exact bool) []Partition
 		}
 		out[i].Available, out[i].Stats, out[i].Frontier = true, st, frontier
 		out[i].InFlight, out[i].OldestUnconsumedAt = b.queueFigures(topic, t.Incarnation, p, out[i].Frontier, st.OldestOffset)
-		out[i].CommitStall = b.roles.commitStall(topic, p)
+		out[i].CommitStall = b.roles.CommitStall(topic, p)
 	}
 	return out
 }

@@ -64,9 +64,9 @@ type Config struct {
 	// a single node.
 	Remote Committer
 	// Replication runs the roles of the replicated partitions this node
-	// holds a replica of (replicas.go); nil: none are hosted (a single
+	// holds a replica of (hosted.Roles); nil: none are hosted (a single
 	// node, or tests), and such partitions are never ready here.
-	Replication ReplicaEngine
+	Replication hosted.ReplicaEngine
 	// Fenced says this node's lease has lapsed (its heartbeat was not
 	// answered within FenceAfter): it serves no replicated partition
 	// until it hears again. Nil: never fenced.

@@ -156,7 +156,7 @@ func (b *Broker) ownedPartitions(t meta.Topic, ts *topicState) []int {
 	first := int(ts.consume.Add(1) % uint64(n))
 	out := make([]int, 0, n)
 	for i := 0; i < n; i++ {
-		if p := (first + i) % n; b.owned(t.Name, p) && b.roles.replicaGate(t, p) == nil {
+		if p := (first + i) % n; b.owned(t.Name, p) && b.roles.Gate(t, p) == nil {
 			out = append(out, p)
 		}
 	}

@@ -191,26 +191,6 @@ func TestCountsFileReadErrorKeepsTheCounts(t *testing.T) {
 	}
 }
 
-// TestSideStateCountsReadErrorSendsNothing: a leader whose queue is not
-// loaded sends its followers the counts file's entries. A read of it that
-// fails teaches nothing: no snapshot (the followers keep theirs), and the
-// next snapshot reads again — taken for a damaged file, it sent them no
-// counts and never looked again.
-func TestSideStateCountsReadErrorSendsNothing(t *testing.T) {
-	n := twiceDeliveredThenStopped(t)
-	n.start() // the queue is not loaded: counts come from the file
-	h, s := &hostedReplica{key: hosted.Key{Topic: "jobs", Partition: 0}}, &sideState{}
-	eio := n.fs.Inject(errorfs.Rule{Ops: errorfs.OpRead, Path: storage.DeliveryCountsFile, Err: syscall.EIO})
-	if es, changed := n.b.roles.snapshotCounts(h, s); changed || len(es) != 0 {
-		t.Fatalf("snapshot under a failed read: %v, changed %v; want nothing", es, changed)
-	}
-	eio.Remove()
-	es, changed := n.b.roles.snapshotCounts(h, s)
-	if !changed || len(es) != 1 || es[0].Count != 2 {
-		t.Fatalf("snapshot once the file reads: %v, changed %v; want the record's count of 2", es, changed)
-	}
-}
-
 // A counts write that fails (full disk) is logged and counted, leaves the
 // frontier written and the old file in place, and the next sweep writes
 // once the disk takes it.

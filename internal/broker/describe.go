@@ -91,7 +91,7 @@ func (b *Broker) queueFigures(topic string, incarnation uint64, p int, frontier,
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	owner, _ := b.meta.Owner(t.Name, p)
 	ps := PartitionStats{Index: p, OwnerNode: owner}
-	ps.Replicas, ps.InSync = b.roles.replicaInfo(t, p)
+	ps.Replicas, ps.InSync = b.roles.ReplicaInfo(t, p)
 	unavailable := func() PartitionStats {
 		f := false
 		ps.Available = &f
@@ -111,7 +111,7 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	fill(&ps, st, frontier)
 	inFlight, oldestAt := b.queueFigures(t.Name, t.Incarnation, p, frontier, st.OldestOffset)
 	fillQueue(&ps, inFlight, oldestAt)
-	ps.CommitStall = b.roles.commitStall(t.Name, p)
+	ps.CommitStall = b.roles.CommitStall(t.Name, p)
 	if ps.Error = b.parts.Unavailable(t.Name, p); ps.Error != "" {
 		f := false
 		ps.Available = &f

@@ -4,8 +4,8 @@
 // leases, ack/extend/nack, replay, describing, and the background duties
 // over the partitions hosted here (retention, idle eviction, frontier
 // persistence, lease expiry, orphan cleanup). The per-partition state —
-// log, queue, dedupe window — is package hosted's; broker holds one
-// hosted.Set and the replica roles (replicas.go).
+// log, queue, dedupe window, replication role — is package hosted's;
+// broker holds one hosted.Set and one hosted.Roles.
 //
 // Invariants kept here:
 //   - produce answers only after the WAL reports the record durable;
@@ -28,12 +28,6 @@
 //     settle, so a crash duplicates a dead letter and never loses one), and
 //     a redrive acks a record only after the produce of its copy returned
 //     (redrive.go);
-//   - a follower of a replicated partition keeps the leader's delivery
-//     counts and fan-out cursor files as they were at most
-//     hosted.CountsEvery (plus a fetch) ago, never past its own committed
-//     point (sidestate.go): a failover re-delivers with counts at most that
-//     old and re-copies into children at most what the old leader copied
-//     since, never a gap;
 //   - a purge (purge.go) moves the frontier only to the high watermark,
 //     writes it before it answers, and is refused during a move's freeze
 //     like a commit, so no acknowledged purge is undone by a crash or move;

@@ -105,7 +105,7 @@ func (b *Broker) applyRetention(topic string, p int, l *storage.Log) {
 func (b *Broker) evictIdle() {
 	cutoff := b.cfg.Now().Add(-b.cfg.IdleEviction)
 	for _, op := range b.parts.Open() {
-		if op.LastAccess.After(cutoff) || b.roles.hostsReplica(op.Topic, op.Partition) {
+		if op.LastAccess.After(cutoff) || b.roles.HostsReplica(op.Topic, op.Partition) {
 			continue // a replica's role writes to or serves from its log
 		}
 		if q := b.parts.PeekQueue(op.Topic, op.Partition); q != nil {

@@ -275,7 +275,7 @@ func (b *Broker) Commit(ctx context.Context, topic string, incarnation uint64, p
 	}
 	l, c, err := b.commit(ctx, topic, incarnation, partition, recs, src)
 	if err == nil {
-		err = b.roles.awaitQuorum(ctx, topic, partition, c.role, c.end)
+		err = b.roles.AwaitQuorum(ctx, topic, partition, c.role, c.end)
 	}
 	if err != nil || !src.Lazy {
 		return nil, err
@@ -319,7 +319,7 @@ func (b *Broker) SetReplayGate(replaying func(topic string, partition int) bool)
 // its quorum wait: the role it was written under and the log's end right
 // after it (zero for a single copy).
 type leaderCommit struct {
-	role *hostedReplica
+	role *hosted.Role
 	end  uint64
 }
 
@@ -341,18 +341,18 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 	if !b.owned(topic, partition) {
 		return nil, none, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
-	role, err := b.roles.leaderRole(t, partition)
+	role, err := b.roles.LeaderRole(t, partition)
 	if err != nil {
 		return nil, none, err
 	}
 	if role != nil {
 		// Written under the role that was checked, or not at all
-		// (hostedReplica.commits).
-		role.commits.RLock()
-		defer role.commits.RUnlock()
-		if role.stopped {
+		// (hosted.Role.Hold).
+		release, ok := role.Hold()
+		if !ok {
 			return nil, none, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q stopped being led here: retry", partition, topic)
 		}
+		defer release()
 	}
 	for i := range recs {
 		// The last guard before the log: headers it could not read back

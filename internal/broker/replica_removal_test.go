@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 )
 
@@ -17,12 +18,12 @@ func TestReplicaDataRemovedOnlyWithoutARole(t *testing.T) {
 	createReplicated(t, n, "r", "n2")
 	waitFor(t, "the follower role", func() bool { f := eng.follower(0); return f != nil && f.running.Load() })
 	called := false
-	if err := n.b.WithoutReplica("r", 0, func() error { called = true; return nil }); !errors.Is(err, ErrReplicaHosted) || called {
+	if err := n.b.WithoutReplica("r", 0, func() error { called = true; return nil }); !errors.Is(err, hosted.ErrReplicaHosted) || called {
 		t.Fatalf("removal under a running follower: %v (ran: %v)", err, called)
 	}
 	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n2", Replicas: []string{"n2", "n3", "n4"},
 		InSync: []string{"n2", "n3"}, LeaderEpoch: 1, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}}})
-	waitFor(t, "the role to be forgotten", func() bool { return !n.b.roles.hostsReplica("r", 0) })
+	waitFor(t, "the role to be forgotten", func() bool { return !n.b.roles.HostsReplica("r", 0) })
 	if err := n.b.WithoutReplica("r", 0, func() error { called = true; return nil }); err != nil || !called {
 		t.Fatalf("removal once no longer placed here: %v (ran: %v)", err, called)
 	}
@@ -71,7 +72,7 @@ func TestReplicaDataKeptWhilePlacedHere(t *testing.T) {
 	n := newTestNode(t, Config{}) // no engine: no role ever runs
 	createReplicated(t, n, "r", "n2")
 	called := false
-	if err := n.b.WithoutReplica("r", 0, func() error { called = true; return nil }); !errors.Is(err, ErrReplicaHosted) || called {
+	if err := n.b.WithoutReplica("r", 0, func() error { called = true; return nil }); !errors.Is(err, hosted.ErrReplicaHosted) || called {
 		t.Fatalf("removal while placed here: %v (ran: %v)", err, called)
 	}
 }

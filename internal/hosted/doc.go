@@ -42,5 +42,11 @@
 //     per producer id, and two concurrent commits never both store one id
 //     (dedupe.go, window.go);
 //   - every path built here is validated: no topic name from a client can
-//     leave the data directory.
+//     leave the data directory;
+//   - a held log with a running role is never evicted idle, and no commit
+//     accepted under a role lands in the log after the role stopped
+//     (Role.Hold);
+//   - a follower keeps the leader's delivery counts and fan-out cursor
+//     files as they were at most CountsEvery (plus a fetch) ago, never
+//     past its own committed point (sidestate.go).
 package hosted

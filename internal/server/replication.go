@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/cluster"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/replica"
@@ -49,7 +49,7 @@ func (l *nodeLease) fenced() bool {
 }
 
 // replication builds package replica's roles for the broker's hosting
-// (broker.ReplicaEngine): the leader proposes to the metastore (its
+// (hosted.ReplicaEngine): the leader proposes to the metastore (its
 // SetInSync and StartEpoch are forwarded to the Raft leader from any
 // node), the follower fetches over node RPC, both on the system clock.
 type replication struct {
@@ -60,16 +60,16 @@ type replication struct {
 	transport replica.Transport
 }
 
-func newReplication(self, disk string, ms *meta.Store, others peers, log *slog.Logger) broker.ReplicaEngine {
+func newReplication(self, disk string, ms *meta.Store, others peers, log *slog.Logger) hosted.ReplicaEngine {
 	return replication{log: log, self: self, disk: disk, ms: ms, transport: fetchTransport{peers: others}}
 }
 
-func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (broker.ReplicaLeader, error) {
+func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (hosted.ReplicaLeader, error) {
 	return replica.NewLeader(replica.LeaderConfig{Self: r.self, View: v, Log: l, Proposer: boundedProposer{r.ms, r.log}, Clock: clock.Real,
 		Frontier: frontier, State: state})
 }
 
-func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64), onState func(replica.SideState) error) (broker.ReplicaFollower, error) {
+func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64), onState func(replica.SideState) error) (hosted.ReplicaFollower, error) {
 	return replica.NewFollower(replica.FollowerConfig{Self: r.self, DiskID: r.disk, View: v, Log: l, Transport: r.transport, Clock: clock.Real,
 		OnFrontier: onFrontier, OnState: onState})
 }

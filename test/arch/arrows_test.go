@@ -65,8 +65,10 @@ var allowed = map[string][]string{
 	// and fan-out (arrives with the fan-out work).
 	"topic": {"meta", "storage", "refusal", "apierr"}, // name rules refuse with 400s, as the broker's did
 	// broker: replica, since a node's replicated partitions are its data plane too.
-	// hosted: the partitions a node hosts (log, queue, dedupe window).
-	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "apierr", "refusal"},
+	// hosted: the partitions a node hosts (log, queue, dedupe window) and
+	// the replication roles over them (placement from meta, the engine's
+	// types from replica, the roles' gauges in metrics).
+	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "apierr", "refusal", "meta", "metrics", "replica"},
 	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "apierr", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted"},
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
