@@ -39,7 +39,7 @@ type Broker struct {
 
 	roles *hosted.Roles // the replicated partitions' roles here
 
-	backlog backlogState // what the backlog gauges' passes keep (backlog.go)
+	backlog *hosted.Backlog // the backlog gauges (narad_consumer_lag_messages, ...)
 
 	// createOpen is the create gate of the boot order (docs/architecture.md,
 	// "Start and shutdown"): closed until the startup reconcile has swept
@@ -109,6 +109,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	b.roles = hosted.NewRoles(hosted.RolesConfig{NodeID: cfg.NodeID, Replication: cfg.Replication, Fenced: cfg.Fenced,
 		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger},
 		ms, m, b.parts, b.life, func(topic string) { b.topicState(topic).notify.Fire() })
+	b.backlog = hosted.NewBacklog(b.parts, ms, m, cfg.NodeID, cfg.Now)
 	return b
 }
 
@@ -123,7 +124,7 @@ func (b *Broker) Partitions() *hosted.Set { return b.parts }
 func (b *Broker) Start() {
 	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
 	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
-	b.loop(b.cfg.ExpirySweep, b.gaugeBacklog)
+	b.loop(b.cfg.ExpirySweep, b.backlog.Gauge)
 	b.loop(b.cfg.DeadLetterPass, b.passDeadLetters)
 	b.loop(b.cfg.RetentionSweep, b.sweepRetention)
 	if b.cfg.IdleEviction > 0 {

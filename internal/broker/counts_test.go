@@ -252,7 +252,7 @@ func TestPersistFrontierWritesTheCounts(t *testing.T) {
 	}
 	deliverAndNack(t, n, "jobs")
 	deliverAndNack(t, n, "jobs")
-	if err := n.b.PersistFrontier("jobs", 0); err != nil {
+	if err := n.b.parts.PersistFrontier("jobs", 0); err != nil {
 		t.Fatal(err)
 	}
 	es, _, err := storage.ReadDeliveryCountsFS(vfs.Default, filepath.Join(n.partDir("jobs", 0), storage.DeliveryCountsFile))

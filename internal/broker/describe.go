@@ -80,12 +80,12 @@ func fillQueue(ps *PartitionStats, inFlight int, oldestUnconsumedAt int64) {
 // and the commit time of its oldest unsettled record, the one at the
 // frontier or, past retention, the oldest retained (0 when none is, or
 // when the log is closed and no backlog pass read it: describe never
-// opens a log to say, backlog.go).
+// opens a log to say, hosted.Backlog).
 func (b *Broker) queueFigures(topic string, incarnation uint64, p int, frontier, oldest uint64) (inFlight int, oldestUnconsumedAt int64) {
 	if q := b.parts.PeekQueue(topic, p); q != nil {
 		inFlight = q.Table.Stats().InFlight
 	}
-	return inFlight, b.oldestUnsettledAt(hosted.Key{Topic: topic, Partition: p}, incarnation, max(frontier, oldest), false)
+	return inFlight, b.backlog.OldestUnsettledAt(hosted.Key{Topic: topic, Partition: p}, incarnation, max(frontier, oldest), false)
 }
 
 func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {

@@ -33,7 +33,7 @@ func (b *Broker) persistFrontiers() {
 
 // sweepExpired purges lapsed leases so redelivery happens at the
 // visibility timeout even when nobody polls, and wakes long-pollers. (The
-// backlog gauges have their own pass: backlog.go.)
+// backlog gauges have their own pass: hosted.Backlog.)
 func (b *Broker) sweepExpired() {
 	for _, q := range b.parts.Queues() {
 		if q.Table.Expire() > 0 {

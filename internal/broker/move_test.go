@@ -49,7 +49,7 @@ func TestCommitAsksTheAdmissionHook(t *testing.T) {
 	if !ok || ae.Status != http.StatusServiceUnavailable || ae.RetryAfter <= 0 || !errors.Is(err, refusal.ErrFrozen) {
 		t.Fatalf("a refused commit answered %v, want refusal.ErrFrozen: 503 with Retry-After", err)
 	}
-	l, err := b.PartitionLog("orders", 0)
+	l, err := b.parts.Get("orders", 0)
 	if err != nil || l.HWM() != 3 {
 		t.Fatalf("after a refused commit the log holds %d records (%v), want 3", l.HWM(), err)
 	}
@@ -61,19 +61,19 @@ func TestPartitionDirsListsTheDisk(t *testing.T) {
 	b := newTestBroker(t, Config{})
 	createTestTopic(t, b, "orders", 3)
 	for _, p := range []int{0, 2} {
-		if _, err := b.PartitionLog("orders", p); err != nil {
+		if _, err := b.parts.Get("orders", p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := b.PartitionDirs()
+	got, err := b.parts.PartitionDirs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || len(got["orders"]) != 2 || got["orders"][0] != 0 || got["orders"][1] != 2 {
 		t.Fatalf("PartitionDirs = %v, want orders: [0 2]", got)
 	}
-	dir, err := b.PartitionDir("orders", 2)
+	dir, err := b.parts.Dir("orders", 2)
 	if err != nil || dir != filepath.Join(b.parts.Root(), "orders", "p00002") {
-		t.Fatalf("PartitionDir = %q %v", dir, err)
+		t.Fatalf("Dir = %q %v", dir, err)
 	}
 }

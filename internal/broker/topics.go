@@ -484,5 +484,5 @@ func (b *Broker) forgetTopic(name string) {
 	b.tmu.Lock()
 	delete(b.topics, name)
 	b.tmu.Unlock()
-	b.backlog.forget(name)
+	b.backlog.Forget(name)
 }

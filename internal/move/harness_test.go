@@ -133,7 +133,7 @@ func (p *pair) node(id, dir string) *node {
 	}
 	fz := NewFreezes(p.clk, nil)
 	b := broker.New(broker.Config{DataDir: dir, NodeID: id, SegmentBytes: 4096, Admission: fz}, p.ms, w, metrics.New())
-	src, err := NewSource(id, p.ms, b, fz)
+	src, err := NewSource(id, p.ms, brokerData{b.Partitions(), b}, fz)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func (p *pair) target() meta.Assignment {
 }
 
 func (n *node) partDir(t *testing.T) string {
-	d, err := n.b.PartitionDir("orders", 0)
+	d, err := n.b.Partitions().Dir("orders", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,4 +204,25 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func commitLocal(b *broker.Broker, ctx context.Context, topic string, p int, recs []storage.Record) error {
 	_, err := b.Commit(ctx, topic, 0, p, recs, storage.Source{})
 	return err
+}
+
+// brokerData is a broker's data plane as a move sees it (Partitions), as
+// the server wires it: its hosted partitions, and its word on replicas.
+type brokerData struct {
+	partitionFiles // the broker's Partitions()
+	b              *broker.Broker
+}
+
+// partitionFiles is Partitions without WithoutReplica (hosted.Set's).
+type partitionFiles interface {
+	Dir(topic string, p int) (string, error)
+	Get(topic string, p int) (*storage.Log, error)
+	PartitionDirs() (map[string][]int, error)
+	Options() storage.Options
+	PersistFrontier(topic string, p int) error
+	Forget(topic string, p int)
+}
+
+func (d brokerData) WithoutReplica(topic string, p int, remove func() error) error {
+	return d.b.WithoutReplica(topic, p, remove)
 }

@@ -16,22 +16,21 @@ import (
 // broker implements: where a partition's directory is, its log, and the
 // broker's own state kept right around a copy.
 type Partitions interface {
-	// PartitionDir is topic/p's directory; it refuses a name that is not
-	// a valid topic name, so no path built from it leaves the data
-	// directory.
-	PartitionDir(topic string, p int) (string, error)
-	// PartitionLog opens topic/p's log (creating its directory if need be).
-	PartitionLog(topic string, p int) (*storage.Log, error)
+	// Dir is topic/p's directory; it refuses a name that is not a valid
+	// topic name, so no path built from it leaves the data directory.
+	Dir(topic string, p int) (string, error)
+	// Get opens topic/p's log (creating its directory if need be).
+	Get(topic string, p int) (*storage.Log, error)
 	// PartitionDirs lists the partition directories on this node by topic.
 	PartitionDirs() (map[string][]int, error)
-	// LogOptions are the options logs open with here (FS included).
-	LogOptions() storage.Options
+	// Options are the options logs open with here (FS included).
+	Options() storage.Options
 	// PersistFrontier writes topic/p's consumer frontier now, so that a
 	// copy taken after it carries it.
 	PersistFrontier(topic string, p int) error
-	// ForgetPartition closes topic/p's log and drops its queue state: the
+	// Forget closes topic/p's log and drops its queue state: the
 	// directory is about to be replaced or removed.
-	ForgetPartition(topic string, p int)
+	Forget(topic string, p int)
 	// WithoutReplica runs remove while no replication role for topic/p
 	// runs on this node and none can start; refused (an error) when one
 	// runs or the placement lists this node as a replica again.

@@ -79,7 +79,7 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 	_, err = w.copyPass(ctx, src, topic, p, stage, true)
 	var got uint64
 	if err == nil {
-		got, err = stage.Verify(w.data.LogOptions())
+		got, err = stage.Verify(w.data.Options())
 	}
 	stopRenew()
 	if err != nil {
@@ -235,11 +235,11 @@ func (w *Worker) install(topic string, p int, stage *storage.Stage) error {
 		// before): wiping it would lose what it took since.
 		return refusal.New(refusal.ErrConflict, 0, "install %s/%d: this node owns it already", topic, p)
 	}
-	dir, err := w.data.PartitionDir(topic, p)
+	dir, err := w.data.Dir(topic, p)
 	if err != nil {
 		return err
 	}
-	w.data.ForgetPartition(topic, p)
+	w.data.Forget(topic, p)
 	if err := stage.Install(dir); err != nil {
 		return fmt.Errorf("install %s/%d: %w", topic, p, err)
 	}
@@ -250,11 +250,11 @@ func (w *Worker) install(topic string, p int, stage *storage.Stage) error {
 // drop closes and deletes this node's copy of topic/p, and its freeze. The
 // caller holds a leader confirmation that another node owns it.
 func (w *Worker) drop(topic string, p int) error {
-	dir, err := w.data.PartitionDir(topic, p)
+	dir, err := w.data.Dir(topic, p)
 	if err != nil {
 		return err
 	}
-	w.data.ForgetPartition(topic, p)
+	w.data.Forget(topic, p)
 	if err := storage.RemoveDir(w.fs, dir); err != nil {
 		return err
 	}

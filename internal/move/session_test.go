@@ -21,7 +21,7 @@ func TestSessionMovesAPartition(t *testing.T) {
 	if a := p.ms.Assignments("orders")[0]; a.Owner != "dst" || a.Target != "" {
 		t.Fatalf("after the move: %+v", a)
 	}
-	l, err := p.dst.b.PartitionLog("orders", 0)
+	l, err := p.dst.b.Partitions().Get("orders", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSessionLostFlipAnswerKeepsTheCopy(t *testing.T) {
 	if err := p.w.session(p.ctx(), p.target()); err != nil {
 		t.Fatalf("the flip happened, the session says %v", err)
 	}
-	l, err := p.dst.b.PartitionLog("orders", 0)
+	l, err := p.dst.b.Partitions().Get("orders", 0)
 	if err != nil || l.HWM() != 50 {
 		t.Fatalf("the copy after a lost flip answer: %v %v", l, err)
 	}

@@ -113,7 +113,7 @@ func (w *Worker) liftExpired(ctx context.Context) {
 		if err != nil || owner != w.self {
 			continue
 		}
-		dir, err := w.data.PartitionDir(e.topic, e.p)
+		dir, err := w.data.Dir(e.topic, e.p)
 		if err != nil {
 			continue
 		}

@@ -37,7 +37,7 @@ func NewSource(self string, ms Meta, data Partitions, freezes *Freezes) (*Source
 	}
 	for topic, parts := range dirs {
 		for _, p := range parts {
-			if dir, err := data.PartitionDir(topic, p); err == nil {
+			if dir, err := data.Dir(topic, p); err == nil {
 				if err := freezes.load(topic, p, dir); err != nil {
 					return nil, err
 				}
@@ -70,7 +70,7 @@ func (s *Source) MoveFreeze(ctx context.Context, topic string, p int, ttl time.D
 	if !s.owned(topic, p) {
 		return 0, notOwned(topic, p)
 	}
-	dir, err := s.data.PartitionDir(topic, p)
+	dir, err := s.data.Dir(topic, p)
 	if err != nil {
 		return 0, err
 	}
@@ -80,7 +80,7 @@ func (s *Source) MoveFreeze(ctx context.Context, topic string, p int, ttl time.D
 	if err := s.data.PersistFrontier(topic, p); err != nil {
 		return 0, err
 	}
-	l, err := s.data.PartitionLog(topic, p)
+	l, err := s.data.Get(topic, p)
 	if err != nil {
 		return 0, err
 	}
@@ -95,7 +95,7 @@ func (s *Source) thaw(ctx context.Context, topic string, p int, holder string) e
 	if owner != s.self {
 		return refusal.New(refusal.ErrConflict, 0, "thaw %s/%d: %q owns it now; the freeze stays", topic, p, owner)
 	}
-	dir, err := s.data.PartitionDir(topic, p)
+	dir, err := s.data.Dir(topic, p)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *Source) MoveFiles(_ context.Context, topic string, p int) ([]storage.Pa
 	if !s.owned(topic, p) {
 		return nil, 0, notOwned(topic, p)
 	}
-	l, err := s.data.PartitionLog(topic, p) // opens (and creates) the directory if needed
+	l, err := s.data.Get(topic, p) // opens (and creates) the directory if needed
 	if err != nil {
 		return nil, 0, err
 	}
@@ -137,11 +137,11 @@ func (s *Source) MoveRead(_ context.Context, topic string, p int, name string, o
 	if !s.owned(topic, p) {
 		return nil, notOwned(topic, p)
 	}
-	dir, err := s.data.PartitionDir(topic, p)
+	dir, err := s.data.Dir(topic, p)
 	if err != nil {
 		return nil, err
 	}
-	b, err := storage.ReadFileAt(s.data.LogOptions().FS, dir, name, off, n)
+	b, err := storage.ReadFileAt(s.data.Options().FS, dir, name, off, n)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, refusal.New(refusal.ErrNotFound, 0, "move read: %s/%d has no file %q", topic, p, name)
 	}

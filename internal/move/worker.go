@@ -71,7 +71,7 @@ func NewWorker(src *Source, cfg WorkerConfig) *Worker {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Worker{self: src.self, meta: src.meta, data: src.data, freezes: src.freezes,
-		fs: vfs.Or(src.data.LogOptions().FS), cfg: cfg, clock: clock.Or(cfg.Clock), log: log,
+		fs: vfs.Or(src.data.Options().FS), cfg: cfg, clock: clock.Or(cfg.Clock), log: log,
 		running: map[key]bool{}, failed: map[key]time.Time{}, flipped: map[key]string{}}
 }
 
@@ -81,7 +81,7 @@ func (w *Worker) stagingRoot() string { return filepath.Join(w.cfg.DataDir, "mov
 // stagingDir is where a session stages topic/p: the topic name is checked
 // by the data plane first, so the path stays under the data directory.
 func (w *Worker) stagingDir(topic string, p int) (string, error) {
-	if _, err := w.data.PartitionDir(topic, p); err != nil {
+	if _, err := w.data.Dir(topic, p); err != nil {
 		return "", err
 	}
 	return filepath.Join(w.stagingRoot(), topic, storage.PartitionDirName(p)), nil

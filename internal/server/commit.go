@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -23,4 +25,16 @@ func (c remoteCommitter) Commit(ctx context.Context, topic string, incarnation u
 		return err
 	}
 	return c.peers.pool.Commit(ctx, addr, topic, incarnation, p, recs, c.ms.LatestDomainVersion())
+}
+
+// moveData is the data plane as a move sees it (move.Partitions): the
+// partitions hosted here, and the broker's word that no replica role runs
+// for one.
+type moveData struct {
+	*hosted.Set
+	b *broker.Broker
+}
+
+func (d moveData) WithoutReplica(topic string, p int, remove func() error) error {
+	return d.b.WithoutReplica(topic, p, remove)
 }

@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		bc.Fenced = lease.fenced
 	}
 	b := broker.New(bc, ms, w, m)
-	moves, err := move.NewSource(cfg.NodeID, ms, b, freezes) // loads the freezes on disk: before any commit
+	moves, err := move.NewSource(cfg.NodeID, ms, moveData{b.Partitions(), b}, freezes) // loads the freezes on disk: before any commit
 	if err != nil {
 		b.Close()
 		return err

@@ -1,10 +1,11 @@
-package broker
+package hosted
 
 import (
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/hosted"
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -14,8 +15,8 @@ import (
 // a consumer touched it since the node started: a topic nobody consumes
 // is the one whose backlog an operator must see, and after a restart
 // nobody has touched anything. Their figures are topic info's
-// (partitionStats): the high watermark the registry describes, the
-// frontier frontierOf reads, and the commit time of the oldest unsettled
+// (the broker's partitionStats): the high watermark the Set describes,
+// the frontier Set.Frontier reads, and the commit time of the oldest unsettled
 // record. A pass on the expiry sweep's tick sets them, so a scrape reads
 // gauges only; a partition no longer hosted here loses its series.
 //
@@ -34,60 +35,73 @@ import (
 // All of it is forgotten when the placement changes (another owner, a new
 // leader epoch, a new incarnation of the topic) or the topic is deleted.
 
-type backlogState struct {
+// Backlog sets the backlog gauges of the partitions this node hosts.
+type Backlog struct {
+	set    *Set
+	meta   *meta.Store
+	m      *metrics.Metrics
+	nodeID string
+	now    func() time.Time
+
 	pass sync.Mutex // one pass at a time: the pass-only fields below
 
 	mu    sync.Mutex // parts, and every entry's from and at
-	parts map[hosted.Key]*backlogPart
+	parts map[Key]*backlogPart
+}
+
+// NewBacklog builds the backlog gauges of set's partitions that the
+// metastore places on nodeID.
+func NewBacklog(set *Set, ms *meta.Store, m *metrics.Metrics, nodeID string, now func() time.Time) *Backlog {
+	return &Backlog{set: set, meta: ms, m: m, nodeID: nodeID, now: now}
 }
 
 // backlogPart is what the passes keep of one hosted partition.
 type backlogPart struct {
 	incarnation, epoch uint64
 
-	// Pass-only (under backlogState.pass).
+	// Pass-only (under Backlog.pass).
 	closed   storage.Stats // valid while closedOK and the registry's opens equal closedAt
 	closedAt uint64
 	closedOK bool
 	file     uint64 // the frontier file, valid while fileOK
 	fileOK   bool
 
-	// Under backlogState.mu: at is the commit time of the record at from
+	// Under Backlog.mu: at is the commit time of the record at from
 	// (0: not known).
 	from uint64
 	at   int64
 }
 
-// gaugeBacklog sets both gauges for every partition hosted here and
-// deletes those of partitions that are not.
-func (b *Broker) gaugeBacklog() {
-	b.backlog.pass.Lock()
-	defer b.backlog.pass.Unlock()
-	now := b.cfg.Now()
-	here := map[hosted.Key]bool{}
+// Gauge sets both gauges for every partition hosted here and deletes
+// those of partitions that are not (a pass).
+func (b *Backlog) Gauge() {
+	b.pass.Lock()
+	defer b.pass.Unlock()
+	now := b.now()
+	here := map[Key]bool{}
 	for _, t := range b.meta.Topics() {
 		as := b.meta.Assignments(t.Name)
 		for p := 0; p < t.Partitions && p < len(as); p++ {
-			if as[p].Owner != b.cfg.NodeID {
+			if as[p].Owner != b.nodeID {
 				continue
 			}
-			k := hosted.Key{Topic: t.Name, Partition: p}
+			k := Key{Topic: t.Name, Partition: p}
 			here[k] = true
-			b.gaugePartition(k, b.backlog.entry(k, t.Incarnation, as[p].LeaderEpoch), now)
+			b.gaugePartition(k, b.entry(k, t.Incarnation, as[p].LeaderEpoch), now)
 		}
 	}
-	b.backlog.mu.Lock()
-	defer b.backlog.mu.Unlock()
-	for k := range b.backlog.parts {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k := range b.parts {
 		if !here[k] {
-			delete(b.backlog.parts, k)
+			delete(b.parts, k)
 			b.m.ConsumerLag.DeleteLabelValues(k.Topic, partLabel(k.Partition))
 			b.m.OldestUnconsumed.DeleteLabelValues(k.Topic, partLabel(k.Partition))
 		}
 	}
 }
 
-func (b *Broker) gaugePartition(k hosted.Key, e *backlogPart, now time.Time) {
+func (b *Backlog) gaugePartition(k Key, e *backlogPart, now time.Time) {
 	lbl := []string{k.Topic, partLabel(k.Partition)}
 	hwm, oldest, frontier, ok := b.backlogFigures(k, e)
 	if !ok {
@@ -100,7 +114,7 @@ func (b *Broker) gaugePartition(k hosted.Key, e *backlogPart, now time.Time) {
 	b.m.ConsumerLag.WithLabelValues(lbl...).Set(float64(lag))
 	age := 0.0
 	if lag > 0 {
-		at := b.oldestUnsettledAt(k, e.incarnation, max(frontier, oldest), true)
+		at := b.OldestUnsettledAt(k, e.incarnation, max(frontier, oldest), true)
 		if at == 0 {
 			b.m.OldestUnconsumed.DeleteLabelValues(lbl...) // unreadable: no age rather than a wrong one
 			return
@@ -112,33 +126,33 @@ func (b *Broker) gaugePartition(k hosted.Key, e *backlogPart, now time.Time) {
 
 // backlogFigures are the partition's high watermark, oldest offset and
 // frontier as topic info has them, from memory where it can.
-func (b *Broker) backlogFigures(k hosted.Key, e *backlogPart) (hwm, oldest, frontier uint64, ok bool) {
-	if q := b.parts.PeekQueue(k.Topic, k.Partition); q != nil {
+func (b *Backlog) backlogFigures(k Key, e *backlogPart) (hwm, oldest, frontier uint64, ok bool) {
+	if q := b.set.PeekQueue(k.Topic, k.Partition); q != nil {
 		frontier, e.fileOK = q.Table.Frontier(), false
 	} else if e.fileOK {
 		frontier = e.file
 	} else {
-		f, err := b.parts.Frontier(k.Topic, k.Partition)
+		f, err := b.set.Frontier(k.Topic, k.Partition)
 		if err != nil {
 			return 0, 0, 0, false
 		}
 		frontier, e.file, e.fileOK = f, f, true
 	}
-	if l := b.parts.Peek(k.Topic, k.Partition); l != nil {
+	if l := b.set.Peek(k.Topic, k.Partition); l != nil {
 		e.closedOK = false
 		return l.HWM(), l.Oldest(), frontier, true
 	}
-	if e.closedOK && e.closedAt == b.parts.Opens() {
+	if e.closedOK && e.closedAt == b.set.Opens() {
 		return e.closed.HighWatermark, e.closed.OldestOffset, frontier, true
 	}
-	opens := b.parts.Opens()
-	st, err := b.parts.Describe(k.Topic, k.Partition)
+	opens := b.set.Opens()
+	st, err := b.set.Describe(k.Topic, k.Partition)
 	if err != nil {
 		return 0, 0, 0, false
 	}
 	// Kept only if the log stayed closed throughout: one opened meanwhile
 	// may have been written, and is described from memory next time.
-	e.closed, e.closedAt, e.closedOK = st, opens, b.parts.Peek(k.Topic, k.Partition) == nil && b.parts.Opens() == opens
+	e.closed, e.closedAt, e.closedOK = st, opens, b.set.Peek(k.Topic, k.Partition) == nil && b.set.Opens() == opens
 	return st.HighWatermark, st.OldestOffset, frontier, true
 }
 
@@ -148,24 +162,24 @@ func (b *Broker) backlogFigures(k hosted.Key, e *backlogPart) (hwm, oldest, fron
 // none or it cannot be read. An open log is read; a closed one only when
 // readClosed (the pass), from its directory: describe never reads a
 // closed log, it takes what a pass read.
-func (b *Broker) oldestUnsettledAt(k hosted.Key, incarnation, from uint64, readClosed bool) int64 {
-	if at, ok := b.backlog.known(k, incarnation, from); ok {
+func (b *Backlog) OldestUnsettledAt(k Key, incarnation, from uint64, readClosed bool) int64 {
+	if at, ok := b.known(k, incarnation, from); ok {
 		return at
 	}
 	var at int64
-	if l := b.parts.Peek(k.Topic, k.Partition); l != nil {
+	if l := b.set.Peek(k.Topic, k.Partition); l != nil {
 		at = firstCommitTime(l, from)
 	} else if readClosed {
-		dir, err := b.parts.Dir(k.Topic, k.Partition)
+		dir, err := b.set.Dir(k.Topic, k.Partition)
 		if err != nil {
 			return 0
 		}
-		if at, err = storage.CommitTimeAt(b.parts.FS(), dir, from); err != nil {
+		if at, err = storage.CommitTimeAt(b.set.FS(), dir, from); err != nil {
 			return 0
 		}
 	}
 	if at > 0 {
-		b.backlog.remember(k, incarnation, from, at)
+		b.remember(k, incarnation, from, at)
 	}
 	return at
 }
@@ -189,13 +203,13 @@ func firstCommitTime(l *storage.Log, from uint64) int64 {
 
 // entry returns the partition's entry, a fresh one if the placement or
 // the topic's incarnation changed since the last pass.
-func (s *backlogState) entry(k hosted.Key, incarnation, epoch uint64) *backlogPart {
+func (s *Backlog) entry(k Key, incarnation, epoch uint64) *backlogPart {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.parts[k]
 	if e == nil || e.incarnation != incarnation || e.epoch != epoch {
 		if s.parts == nil {
-			s.parts = map[hosted.Key]*backlogPart{}
+			s.parts = map[Key]*backlogPart{}
 		}
 		e = &backlogPart{incarnation: incarnation, epoch: epoch}
 		s.parts[k] = e
@@ -203,7 +217,7 @@ func (s *backlogState) entry(k hosted.Key, incarnation, epoch uint64) *backlogPa
 	return e
 }
 
-func (s *backlogState) known(k hosted.Key, incarnation, from uint64) (int64, bool) {
+func (s *Backlog) known(k Key, incarnation, from uint64) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.parts[k]
@@ -215,7 +229,7 @@ func (s *backlogState) known(k hosted.Key, incarnation, from uint64) (int64, boo
 
 // remember keeps at for the partition's entry; a partition no pass has
 // entered (not hosted here, or not yet) keeps nothing.
-func (s *backlogState) remember(k hosted.Key, incarnation, from uint64, at int64) {
+func (s *Backlog) remember(k Key, incarnation, from uint64, at int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.parts[k]; e != nil && e.incarnation == incarnation {
@@ -223,8 +237,8 @@ func (s *backlogState) remember(k hosted.Key, incarnation, from uint64, at int64
 	}
 }
 
-// forget drops a deleted topic's entries.
-func (s *backlogState) forget(topic string) {
+// Forget drops a deleted topic's entries.
+func (s *Backlog) Forget(topic string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range s.parts {
