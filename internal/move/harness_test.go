@@ -209,18 +209,8 @@ func commitLocal(b *broker.Broker, ctx context.Context, topic string, p int, rec
 // brokerData is a broker's data plane as a move sees it (Partitions), as
 // the server wires it: its hosted partitions, and its word on replicas.
 type brokerData struct {
-	partitionFiles // the broker's Partitions()
-	b              *broker.Broker
-}
-
-// partitionFiles is Partitions without WithoutReplica (hosted.Set's).
-type partitionFiles interface {
-	Dir(topic string, p int) (string, error)
-	Get(topic string, p int) (*storage.Log, error)
-	PartitionDirs() (map[string][]int, error)
-	Options() storage.Options
-	PersistFrontier(topic string, p int) error
-	Forget(topic string, p int)
+	Files // the broker's Partitions()
+	b     *broker.Broker
 }
 
 func (d brokerData) WithoutReplica(topic string, p int, remove func() error) error {

@@ -12,10 +12,20 @@ import (
 // side) and implemented by them: the broker (Partitions), the metastore
 // (Meta), node RPC (Remote; NodeRemote builds it on an RPC pool).
 
-// Partitions is what a move needs of this node's data plane, which the
-// broker implements: where a partition's directory is, its log, and the
-// broker's own state kept right around a copy.
+// Partitions is what a move needs of this node's data plane: the hosted
+// partitions' files (hosted.Set) and the replication roles' word that
+// none runs for a partition (the broker's WithoutReplica).
 type Partitions interface {
+	Files
+	// WithoutReplica runs remove while no replication role for topic/p
+	// runs on this node and none can start; refused (an error) when one
+	// runs or the placement lists this node as a replica again.
+	WithoutReplica(topic string, p int, remove func() error) error
+}
+
+// Files is where a partition's directory is, its log, and the queue state
+// kept right around a copy (hosted.Set).
+type Files interface {
 	// Dir is topic/p's directory; it refuses a name that is not a valid
 	// topic name, so no path built from it leaves the data directory.
 	Dir(topic string, p int) (string, error)
@@ -31,10 +41,6 @@ type Partitions interface {
 	// Forget closes topic/p's log and drops its queue state: the
 	// directory is about to be replaced or removed.
 	Forget(topic string, p int)
-	// WithoutReplica runs remove while no replication role for topic/p
-	// runs on this node and none can start; refused (an error) when one
-	// runs or the placement lists this node as a replica again.
-	WithoutReplica(topic string, p int, remove func() error) error
 }
 
 // Meta is what a move needs of the metastore (*meta.Store).
