@@ -53,12 +53,12 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 		err = q.Table.Nack(offset, nonce)
 		if err == nil {
 			b.m.Nacks.Inc()
-			b.topicState(t.Name).notify.Fire() // the record is available now: wake waiters
+			b.wake(t.Name) // the record is available now: wake waiters
 		}
 	default:
 		err = q.Table.Ack(offset, nonce)
 		if err == nil && q.Table.TakeFreed() {
-			b.topicState(t.Name).notify.Fire() // room again: wake consumers held back by a cap
+			b.wake(t.Name) // room again: wake consumers held back by a cap
 		}
 	}
 	return b.ackErr(t.Name, handle, p, offset, op, err)

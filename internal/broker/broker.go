@@ -39,7 +39,8 @@ type Broker struct {
 
 	roles *hosted.Roles // the replicated partitions' roles here
 
-	backlog *hosted.Backlog // the backlog gauges (narad_consumer_lag_messages, ...)
+	backlog     *hosted.Backlog
+	deadLetters *hosted.DeadLetters // hands held records to their dead-letter topics // the backlog gauges (narad_consumer_lag_messages, ...)
 
 	// createOpen is the create gate of the boot order (docs/architecture.md,
 	// "Start and shutdown"): closed until the startup reconcile has swept
@@ -108,8 +109,11 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 	})
 	b.roles = hosted.NewRoles(hosted.RolesConfig{NodeID: cfg.NodeID, Replication: cfg.Replication, Fenced: cfg.Fenced,
 		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger},
-		ms, m, b.parts, b.life, func(topic string) { b.topicState(topic).notify.Fire() })
+		ms, m, b.parts, b.life, b.wake)
 	b.backlog = hosted.NewBacklog(b.parts, ms, m, cfg.NodeID, cfg.Now)
+	b.deadLetters = hosted.NewDeadLetters(b.parts, ms, m, hosted.DeadLettersConfig{NodeID: cfg.NodeID, Now: cfg.Now,
+		Logger: cfg.Logger, Local: b.commitHere, Remote: cfg.Remote, Wake: b.wake,
+		Rotate: func(topic string) uint64 { return b.topicState(topic).produce.Add(1) }})
 	return b
 }
 
@@ -125,7 +129,7 @@ func (b *Broker) Start() {
 	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
 	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
 	b.loop(b.cfg.ExpirySweep, b.backlog.Gauge)
-	b.loop(b.cfg.DeadLetterPass, b.passDeadLetters)
+	b.loop(b.cfg.DeadLetterPass, func() { b.deadLetters.Pass(b.life) })
 	b.loop(b.cfg.RetentionSweep, b.sweepRetention)
 	if b.cfg.IdleEviction > 0 {
 		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
@@ -138,9 +142,6 @@ func (b *Broker) Start() {
 		b.roles.Run(b.stop)
 	}()
 }
-
-// passDeadLetters runs one dead-letter pass, cut short by Close.
-func (b *Broker) passDeadLetters() { b.deadLetterPass(b.life) }
 
 func (b *Broker) loop(every time.Duration, fn func()) {
 	b.wg.Add(1)
@@ -175,6 +176,9 @@ func (b *Broker) Close() error {
 	b.parts.PersistAllCounts() // a clean stop loses no delivery count
 	return b.parts.CloseAll()
 }
+
+// wake fires topic's broadcast: its parked consumers look again.
+func (b *Broker) wake(topic string) { b.topicState(topic).notify.Fire() }
 
 func (b *Broker) topicState(name string) *topicState {
 	b.tmu.Lock()

@@ -10,7 +10,6 @@ import (
 	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/hosted"
-	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -165,7 +164,7 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 			if f := n.srcQueue(t).Table.Frontier(); f != 0 {
 				t.Fatalf("frontier %d before the dead-letter commit; want 0", f)
 			}
-			n.b.deadLetterPass(testCtx(t))
+			n.b.deadLetters.Pass(testCtx(t))
 			got := n.dlqRecords(t)
 			if len(got) != 1 || string(got[0].Key) != "poison" || string(got[0].Payload) != `{"n":0}` {
 				t.Fatalf("dlq holds %+v; want the poison record once", got)
@@ -193,7 +192,7 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 			if _, ok := n.consumeOne(t); ok {
 				t.Fatal("a record was offered after both were settled")
 			}
-			n.b.deadLetterPass(testCtx(t))
+			n.b.deadLetters.Pass(testCtx(t))
 			if got := n.dlqRecords(t); len(got) != 1 {
 				t.Fatalf("a second pass dead-lettered again: %d records", len(got))
 			}
@@ -215,11 +214,11 @@ func TestDeadLetterRetriesWhileRefused(t *testing.T) {
 			t.Errorf("dead-letter commit attempted with frontier %d, %d held: the record was settled before its commit", q.Table.Frontier(), q.Table.DeadCount())
 		}
 	}
-	n.b.deadLetterPass(testCtx(t))
+	n.b.deadLetters.Pass(testCtx(t))
 	if a := n.adm.count(); a != 1 {
 		t.Fatalf("%d commit attempts; want 1", a)
 	}
-	n.b.deadLetterPass(testCtx(t))
+	n.b.deadLetters.Pass(testCtx(t))
 	if a := n.adm.count(); a != 1 {
 		t.Fatalf("%d commit attempts before the backoff ended; want 1", a)
 	}
@@ -231,13 +230,13 @@ func TestDeadLetterRetriesWhileRefused(t *testing.T) {
 	if _, ok := n.consumeOne(t); ok {
 		t.Fatal("the held record was offered while its commit was refused")
 	}
-	n.clk.Advance(deadLetterBackoff(1))
-	n.b.deadLetterPass(testCtx(t))
+	n.clk.Advance(hosted.DeadLetterBackoff(1))
+	n.b.deadLetters.Pass(testCtx(t))
 	if a := n.adm.count(); a != 2 {
 		t.Fatalf("%d commit attempts after the first backoff; want 2", a)
 	}
-	n.clk.Advance(deadLetterBackoff(2) - time.Millisecond)
-	n.b.deadLetterPass(testCtx(t))
+	n.clk.Advance(hosted.DeadLetterBackoff(2) - time.Millisecond)
+	n.b.deadLetters.Pass(testCtx(t))
 	if a := n.adm.count(); a != 2 {
 		t.Fatalf("%d commit attempts before the doubled backoff ended; want 2", a)
 	}
@@ -246,7 +245,7 @@ func TestDeadLetterRetriesWhileRefused(t *testing.T) {
 	}
 	n.adm.set(false)
 	n.clk.Advance(time.Millisecond)
-	n.b.deadLetterPass(testCtx(t))
+	n.b.deadLetters.Pass(testCtx(t))
 	if got := n.dlqRecords(t); len(got) != 1 {
 		t.Fatalf("dlq holds %d records once it takes commits; want 1", len(got))
 	}
@@ -289,7 +288,7 @@ func TestDeadLetterToAnotherOwner(t *testing.T) {
 	if err := b.Ack(testCtx(t), "src", msgs[0].ReceiptHandle, Nack); err != nil {
 		t.Fatal(err)
 	}
-	b.deadLetterPass(testCtx(t))
+	b.deadLetters.Pass(testCtx(t))
 	dlq, _ := b.meta.Topic("dlq")
 	mu.Lock()
 	defer mu.Unlock()
@@ -307,12 +306,12 @@ func TestDeadLetterPolicyOffRevives(t *testing.T) {
 	n := newDLQNode(t)
 	n.adm.set(true)
 	n.deliverPoison(t, true)
-	n.b.deadLetterPass(testCtx(t))
+	n.b.deadLetters.Pass(testCtx(t))
 	zero := 0
 	if _, err := n.b.AlterTopic(testCtx(t), "src", AlterTopicRequest{MaxDeliveries: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	n.b.deadLetterPass(testCtx(t))
+	n.b.deadLetters.Pass(testCtx(t))
 	m, ok := n.consumeOne(t)
 	if !ok || m.Offset != 0 || m.DeliveryCount != 3 {
 		t.Fatalf("after turning the policy off: %+v (ok %v); want offset 0, third delivery", m, ok)
@@ -322,7 +321,7 @@ func TestDeadLetterPolicyOffRevives(t *testing.T) {
 // TestDeadLetterBackoff: 250 ms doubling, capped at 30 s.
 func TestDeadLetterBackoff(t *testing.T) {
 	for n, want := range map[int]time.Duration{1: 250 * time.Millisecond, 2: 500 * time.Millisecond, 3: time.Second, 8: 30 * time.Second, 50: 30 * time.Second} {
-		if got := deadLetterBackoff(n); got != want {
+		if got := hosted.DeadLetterBackoff(n); got != want {
 			t.Errorf("backoff after %d failures: %v; want %v", n, got, want)
 		}
 	}
@@ -332,39 +331,4 @@ type committerFunc func(ctx context.Context, topic string, inc uint64, p int, re
 
 func (f committerFunc) Commit(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
 	return f(ctx, topic, inc, p, recs)
-}
-
-// TestDeadLetterRecordReplacesOldDLQHeaders: a record dead-lettered out of
-// a dead-letter topic says where it was last, not where it was first.
-func TestDeadLetterRecordReplacesOldDLQHeaders(t *testing.T) {
-	src := storage.Record{Key: []byte("k"), Payload: []byte("p"), Headers: []header.Header{
-		{Name: HeaderDLQOffset, Value: "9"}, {Name: HeaderDLQTopic, Value: "first"}, {Name: "a", Value: "b"}}}
-	got := deadLetterRecord(src, "second", 3, lease.Dead{Offset: 4, DeliveryCount: 5, Reason: lease.ReasonExpired})
-	want := []header.Header{{Name: "a", Value: "b"},
-		{Name: HeaderDLQDeliveryCount, Value: "5"}, {Name: HeaderDLQOffset, Value: "4"}, {Name: HeaderDLQPartition, Value: "3"},
-		{Name: HeaderDLQReason, Value: "expired"}, {Name: HeaderDLQTopic, Value: "second"}}
-	if !slices.Equal(got.Headers, want) || string(got.Key) != "k" || string(got.Payload) != "p" {
-		t.Fatalf("got %+v; want headers %v", got, want)
-	}
-	if err := header.Check(got.Headers, header.Reserved); err != nil {
-		t.Fatalf("the copy's headers do not pass the broker's check: %v", err)
-	}
-}
-
-// TestDeadLetterRecordKeepsTheMsgIDOutOfDedupe: a producer id goes to the
-// dead-letter copy as narad-dlq-msg-id, never as narad-msg-id, which a
-// deduplication window in the dead-letter topic would read (and drop a
-// record dead-lettered a second time, after a redrive, as a retry).
-func TestDeadLetterRecordKeepsTheMsgIDOutOfDedupe(t *testing.T) {
-	src := storage.Record{Key: []byte("k"), Payload: []byte("p"), Headers: header.WithMsgID(nil, "order-7")}
-	got := deadLetterRecord(src, "src", 0, lease.Dead{Offset: 1, DeliveryCount: 2, Reason: lease.ReasonNacked})
-	if id, ok := header.MsgIDOf(got.Headers); ok {
-		t.Fatalf("dead-letter copy carries %s=%q; want it under %s", header.MsgID, id, HeaderDLQMsgID)
-	}
-	if v, ok := header.Get(got.Headers, HeaderDLQMsgID); !ok || v != "order-7" {
-		t.Fatalf("%s = %q, %v; want order-7", HeaderDLQMsgID, v, ok)
-	}
-	if err := header.Check(got.Headers, header.Reserved); err != nil {
-		t.Fatalf("the copy's headers do not pass the broker's check: %v", err)
-	}
 }

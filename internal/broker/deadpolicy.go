@@ -2,7 +2,6 @@ package broker
 
 import (
 	"github.com/narad-io/narad/internal/apierr"
-	"github.com/narad-io/narad/internal/meta"
 )
 
 // MaxDeliveriesCap bounds max_deliveries (docs/concepts.md, "Dead letters").
@@ -41,18 +40,4 @@ func (b *Broker) checkDeadLetter(name string, max int, dlq string) error {
 		return apierr.BadRequest("dead_letter_topic %q is a delay child (its records come from its parent only)", dlq)
 	}
 	return nil
-}
-
-// deadLetterOf is t's dead-letter topic when its policy is on.
-func deadLetterOf(t meta.Topic) (string, bool) {
-	return t.DeadLetterTopic, t.MaxDeliveries > 0 && t.DeadLetterTopic != ""
-}
-
-// maxDeliveriesOf is the lease table's MaxDeliveries for t: 0 (no hold)
-// unless the policy is on.
-func maxDeliveriesOf(t meta.Topic) int {
-	if _, on := deadLetterOf(t); on {
-		return t.MaxDeliveries
-	}
-	return 0
 }

@@ -9,45 +9,35 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/narad-io/narad/internal/hosted"
+	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 )
 
 // The broker's background duties, each run by its own ticker (Start).
 
-// persistFrontiers writes every moved frontier (at most every 100 ms after
-// it moves), then the delivery counts that changed (at most every
-// hosted.CountsEvery) — the durable pieces of queue state.
+// persistFrontiers writes every moved frontier, then the changed delivery
+// counts (hosted.Set.PersistQueues), and sets the lease gauges.
 func (b *Broker) persistFrontiers() {
-	for _, q := range b.parts.Queues() {
-		if err := q.Persist(); err != nil {
-			b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
-			b.cfg.Logger.Warn("frontier not persisted", "topic", q.Key.Topic, "partition", q.Key.Partition, "err", err)
-		}
-		q.PersistCounts(false)
-		st := q.Table.Stats()
-		lbl := []string{q.Key.Topic, partLabel(q.Key.Partition)}
+	b.parts.PersistQueues(func(k hosted.Key, st lease.Stats) {
+		lbl := []string{k.Topic, partLabel(k.Partition)}
 		b.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
 		b.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
-	}
+	})
 }
 
-// sweepExpired purges lapsed leases so redelivery happens at the
-// visibility timeout even when nobody polls, and wakes long-pollers. (The
-// backlog gauges have their own pass: hosted.Backlog.)
-func (b *Broker) sweepExpired() {
-	for _, q := range b.parts.Queues() {
-		if q.Table.Expire() > 0 {
-			b.topicState(q.Key.Topic).notify.Fire()
-		}
-	}
-}
+// sweepExpired purges lapsed leases and wakes the long polls of their
+// topics (hosted.Set.ExpireLeases). The backlog gauges have their own
+// pass (hosted.Backlog).
+func (b *Broker) sweepExpired() { b.parts.ExpireLeases(b.wake) }
 
 // sweepRetention applies each open log's topic retention, then refreshes
 // the storage gauges (open logs only; the data directory by a stat walk).
 func (b *Broker) sweepRetention() {
 	topicBytes := map[string]int64{}
 	for _, op := range b.parts.Open() {
-		b.applyRetention(op.Topic, op.Partition, op.Log)
+		b.retain(op)
 		st := op.Log.Stats()
 		lbl := []string{op.Topic, partLabel(op.Partition)}
 		b.m.PartitionSize.WithLabelValues(lbl...).Set(float64(st.SizeBytes))
@@ -57,12 +47,14 @@ func (b *Broker) sweepRetention() {
 	for t, n := range topicBytes {
 		b.m.TopicBytes.WithLabelValues(t).Set(float64(n))
 	}
-	b.gaugeDataDir()
+	gaugeDataDir(b.cfg.DataDir, b.m)
 }
 
-func (b *Broker) gaugeDataDir() {
+// gaugeDataDir sets the data directory's size and the space left on its
+// disk.
+func gaugeDataDir(dataDir string, m *metrics.Metrics) {
 	var size int64
-	filepath.WalkDir(b.cfg.DataDir, func(_ string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dataDir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
 				size += fi.Size()
@@ -70,59 +62,40 @@ func (b *Broker) gaugeDataDir() {
 		}
 		return nil
 	})
-	b.m.DataDirSize.Set(float64(size))
+	m.DataDirSize.Set(float64(size))
 	var st unix.Statfs_t
-	if unix.Statfs(b.cfg.DataDir, &st) == nil {
-		b.m.DataDirAvailable.Set(float64(st.Bavail) * float64(st.Bsize))
+	if unix.Statfs(dataDir, &st) == nil {
+		m.DataDirAvailable.Set(float64(st.Bavail) * float64(st.Bsize))
 	}
 }
 
-func (b *Broker) applyRetention(topic string, p int, l *storage.Log) {
-	t, ok := b.meta.Topic(topic)
+// retain applies the topic's retention to one open log
+// (hosted.Set.Retain) and counts what it deleted.
+func (b *Broker) retain(op hosted.OpenPartition) {
+	t, ok := b.meta.Topic(op.Topic)
 	if !ok {
 		return
 	}
-	res, err := l.ApplyRetention(t.RetentionMs)
+	res, err := b.parts.Retain(op, t.RetentionMs)
 	if err != nil {
 		if !errors.Is(err, storage.ErrClosed) {
 			b.m.Errors.WithLabelValues("storage", "retention").Inc()
-			b.cfg.Logger.Warn("retention failed", "topic", topic, "partition", p, "err", err)
+			b.cfg.Logger.Warn("retention failed", "topic", op.Topic, "partition", op.Partition, "err", err)
 		}
 		return
 	}
-	if res.Segments == 0 {
-		return
-	}
-	b.m.RetentionBytes.WithLabelValues("age").Add(float64(res.Bytes))
-	b.m.RetentionMessages.WithLabelValues("age").Add(float64(res.Records))
-	if q := b.parts.PeekQueue(topic, p); q != nil {
-		q.Table.AdvanceTo(l.Oldest())
+	if res.Segments > 0 {
+		b.m.RetentionBytes.WithLabelValues("age").Add(float64(res.Bytes))
+		b.m.RetentionMessages.WithLabelValues("age").Add(float64(res.Records))
 	}
 }
 
-// evictIdle closes logs untouched for the idle period, after retention
-// has deleted what it owes them.
+// evictIdle closes logs untouched for the idle period (hosted.Set.EvictIdle),
+// after retention has deleted what it owes them; a replica's role writes
+// to or serves from its log, so its log stays.
 func (b *Broker) evictIdle() {
-	cutoff := b.cfg.Now().Add(-b.cfg.IdleEviction)
-	for _, op := range b.parts.Open() {
-		if op.LastAccess.After(cutoff) || b.roles.HostsReplica(op.Topic, op.Partition) {
-			continue // a replica's role writes to or serves from its log
-		}
-		if q := b.parts.PeekQueue(op.Topic, op.Partition); q != nil {
-			if q.Table.Stats().InFlight > 0 {
-				continue // leases out: their acks and redeliveries will need the log
-			}
-			q.Persist()
-			q.PersistCounts(true)
-		}
-		b.applyRetention(op.Topic, op.Partition, op.Log)
-		if closed, err := b.parts.CloseIf(op.Topic, op.Partition, op.Log, op.LastAccess); closed {
-			b.m.IdleLogsEvicted.Inc()
-			if err != nil {
-				b.cfg.Logger.Warn("idle log closed with an error", "topic", op.Topic, "partition", op.Partition, "err", err)
-			}
-		}
-	}
+	n := b.parts.EvictIdle(b.cfg.Now().Add(-b.cfg.IdleEviction), b.roles.HostsReplica, b.retain)
+	b.m.IdleLogsEvicted.Add(float64(n))
 }
 
 // reconcileTopics closes logs of topics that no longer exist and deletes

@@ -385,7 +385,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 		}
 		break
 	}
-	b.topicState(topic).notify.Fire()
+	b.wake(topic)
 	if role == nil {
 		return l, none, nil
 	}

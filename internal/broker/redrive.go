@@ -81,19 +81,12 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 	if err != nil {
 		return 0, err
 	}
-	l, err := b.logWithWork(topic, p, q)
+	l, err := b.parts.LogWithWork(q)
 	if err != nil || l == nil {
 		return 0, err
 	}
-	if oldest := l.Oldest(); q.Table.Frontier() < oldest {
-		q.Table.AdvanceTo(oldest)
-	}
-	leases := q.Table.Reserve(l.HWM(), want)
-	if len(leases) == 0 {
-		return 0, nil
-	}
-	budget := answer{max: MaxBatchBodySize}
-	msgs, _, err := b.readLeased(topic, q, l, leases, &budget, nil)
+	// Leased and read as a consume would, within one batch body's bytes.
+	msgs, err := q.LeaseFrom(l, nil, want, hosted.NewBudget(MaxBatchBodySize), func() { b.wake(topic) })
 	if err != nil {
 		b.giveBack(q, msgs)
 		return 0, err
@@ -123,7 +116,7 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 		q.Table.Ack(off, nonce)
 	}
 	if q.Table.TakeFreed() {
-		b.topicState(topic).notify.Fire()
+		b.wake(topic)
 	}
 	return len(msgs), nil
 }
@@ -137,7 +130,7 @@ func (b *Broker) giveBack(q *hosted.Queue, msgs []Message) {
 		}
 	}
 	if len(msgs) > 0 {
-		b.topicState(q.Key.Topic).notify.Fire()
+		b.wake(q.Key.Topic)
 	}
 }
 

@@ -15,7 +15,7 @@ func deadLettered(t *testing.T) *dlqNode {
 	t.Helper()
 	n := newDLQNode(t)
 	n.deliverPoison(t, true)
-	n.b.deadLetterPass(testCtx(t))
+	n.b.deadLetters.Pass(testCtx(t))
 	if got := n.dlqRecords(t); len(got) != 1 {
 		t.Fatalf("dlq holds %d records; want 1", len(got))
 	}

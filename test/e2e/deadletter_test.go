@@ -163,7 +163,7 @@ var (
 )
 
 // crashpointBinary builds narad with the narad_crashpoints tag: a binary
-// that stops at the point NARAD_CRASHPOINT names (internal/broker
+// that stops at the point NARAD_CRASHPOINT names (internal/hosted
 // crashpoint_on.go), so a test can SIGKILL it exactly there.
 func crashpointBinary(t *testing.T) string {
 	t.Helper()

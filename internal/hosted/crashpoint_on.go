@@ -1,6 +1,6 @@
 //go:build narad_crashpoints
 
-package broker
+package hosted
 
 import (
 	"fmt"

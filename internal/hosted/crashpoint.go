@@ -1,6 +1,6 @@
 //go:build !narad_crashpoints
 
-package broker
+package hosted
 
 // crashpoint marks a point between two steps whose order a crash test
 // checks (a build with the narad_crashpoints tag can stop there; see
