@@ -202,27 +202,6 @@ func (a *app) topicEditCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) topicRemoveCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:               "rm NAME",
-		Aliases:           []string{"delete"},
-		Short:             "Delete a topic and its records",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: a.completeTopics,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteTopic(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(a.stdout, "deleted topic %s\n", args[0])
-			return err
-		},
-	}
-}
-
 // topicSummary is the one-line description printed after add and edit.
 func topicSummary(t client.Topic) string {
 	parts := []string{

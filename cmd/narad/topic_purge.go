@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -34,13 +31,11 @@ On a terminal it asks first; elsewhere (a script, a pipe) it refuses unless
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
 			if !yes {
-				if !a.stdinTTY {
-					return errors.New("refusing to purge without confirmation: standard input is not a terminal; pass --yes to purge " + topic)
-				}
-				fmt.Fprintf(a.stderr, "Purge every unconsumed record of topic %q? Consumers will not get them again. [y/N] ", topic)
-				line, _ := bufio.NewReader(a.stdin).ReadString('\n')
-				if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-					return errors.New("purge cancelled: nothing was changed")
+				if err := a.confirm(
+					fmt.Sprintf("Purge every unconsumed record of topic %q? Consumers will not get them again.", topic),
+					"refusing to purge without confirmation: standard input is not a terminal; pass --yes to purge "+topic,
+					"purge cancelled: nothing was changed"); err != nil {
+					return err
 				}
 			}
 			c, err := a.client()

@@ -117,6 +117,8 @@ func TestTopicInfo(t *testing.T) {
 func TestTopicRemoveAttachDetachChildren(t *testing.T) {
 	b := newBroker(t, func(r req) (int, string) {
 		switch {
+		case r.Method == "GET" && r.Path == "/v1/topics/a%20b":
+			return 200, `{"name":"a b","partitions":1}`
 		case r.Method == "GET":
 			return 200, `{"parent":"orders","children":[{"name":"audit","delay_ms":3600000,"attach_epoch":"67953471cc57a32a","lag_messages":5,"due_lag_seconds":0.5,"lag_complete":true,"dropped_messages":0}]}`
 		case r.Method == "POST":
@@ -132,6 +134,7 @@ func TestTopicRemoveAttachDetachChildren(t *testing.T) {
 	mustOK(t, r)
 	got := b.requests()
 	want := []req{
+		{Method: "GET", Path: "/v1/topics/a%20b"},
 		{Method: "DELETE", Path: "/v1/topics/a%20b"},
 		{Method: "POST", Path: "/v1/topics/orders/children", Body: `{"child":"audit","delay_ms":3600000}`},
 		{Method: "DELETE", Path: "/v1/topics/orders/children/audit"},
