@@ -44,13 +44,14 @@ const (
 
 func (a *app) benchCmd() *cobra.Command {
 	var f benchFlags
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "bench [TOPIC]",
 		Short: "Measure produce (and consume) throughput and latency",
 		Long: `Send --messages messages (or as many as fit in --duration) of --size bytes
 from --producers concurrent producers, then print messages per second and
-the latency of the requests (p50, p90, p99, p99.9, max; --json: one JSON
-document with every figure). --batch N sends N records per request.
+the latency of the requests (p50, p90, p99, p99.9, max; -o json or --json:
+one JSON document with every figure). --batch N sends N records per request.
 --consumers N then consumes and acknowledges what was produced with N
 concurrent consumers (--consume: as many consumers as producers), up to
 --consume-max records per consume; one record is acknowledged alone, more
@@ -72,6 +73,11 @@ terminal a progress bar shows the rate and the time left. Ctrl-C prints
 what was measured so far and exits 130.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
+			f.json = format == formatJSON
 			if err := f.resolve(cmd, args); err != nil {
 				return err
 			}
@@ -114,8 +120,8 @@ what was measured so far and exits 130.`,
 	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
 	fs.BoolVar(&f.viaChild, "via-child", false, "with --e2e, consume from a scratch child attached to the scratch topic: the fan-out copy's latency")
 	fs.BoolVar(&f.nonempty, "allow-nonempty", false, "produce into TOPIC even though it holds records (its consumers will get the bench's)")
-	fs.BoolVar(&f.json, "json", false, "print one JSON document with every figure")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench client's own CPU profile to this file (go tool pprof): the load generator's share of the machine")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 

@@ -396,7 +396,7 @@ func TestBenchJSON(t *testing.T) {
 // message counted was answered.
 func TestBenchDuration(t *testing.T) {
 	api := newBenchAPI(t, nil)
-	r := against(api.broker).run(t, "bench", "--producers", "2", "--duration", "50ms", "--json")
+	r := against(api.broker).run(t, "bench", "--producers", "2", "--duration", "50ms", "-o", "json")
 	mustOK(t, r)
 	var rep benchReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {

@@ -31,15 +31,21 @@ func (a *app) ctxAddCmd() *cobra.Command {
 	var ctx savedContext
 	var withPassword bool
 	var typedPassword string
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "add NAME --server URL [--user USER] [--password-stdin]",
 		Short: "Save a context (replacing one of the same name)",
 		Long: `Save the context NAME: a broker URL, and optionally a user and a password.
 The password is read from standard input with --password-stdin, one line;
 it is never taken from a flag. Saving does not select the context: run
-"narad ctx select NAME" for that.`,
+"narad ctx select NAME" for that. -o json prints the context as "ctx ls"
+does: {"name", "server", "user", "password_saved"}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			if args[0] == "" {
 				return errors.New("a context needs a name")
 			}
@@ -73,8 +79,8 @@ it is never taken from a flag. Saving does not select the context: run
 			if err := cf.save(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "%s context %s (%s)\n", verb, args[0], describeContext(ctx))
-			return err
+			return printDone(a.stdout, format, viewOf(args[0], ctx),
+				fmt.Sprintf("%s context %s (%s)", verb, args[0], describeContext(ctx)))
 		},
 	}
 	// These shadow the global --server and --user: here they are what is
@@ -87,16 +93,23 @@ it is never taken from a flag. Saving does not select the context: run
 	// the command line sits in the shell's history and the process list.
 	fs.StringVarP(&typedPassword, "password", "p", "", "")
 	_ = fs.MarkHidden("password")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
 func (a *app) ctxSelectCmd() *cobra.Command {
-	return &cobra.Command{
+	var out *outputFlags
+	cmd := &cobra.Command{
 		Use:               "select NAME",
 		Short:             "Make NAME the context client commands use",
+		Long:              `Make NAME the context client commands use. -o json prints {"current": NAME}.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeContextArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			cf, err := a.loadContexts()
 			if err != nil {
 				return err
@@ -109,10 +122,13 @@ func (a *app) ctxSelectCmd() *cobra.Command {
 			if err := cf.save(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "selected context %s (%s)\n", args[0], describeContext(ctx))
-			return err
+			return printDone(a.stdout, format, struct {
+				Current string `json:"current"`
+			}{args[0]}, fmt.Sprintf("selected context %s (%s)", args[0], describeContext(ctx)))
 		},
 	}
+	out = addOutputFlags(cmd)
+	return cmd
 }
 
 func (a *app) ctxListCmd() *cobra.Command {
@@ -172,8 +188,7 @@ type contextView struct {
 func contextsView(cf *contextFile, names []string) any {
 	views := make([]contextView, 0, len(names))
 	for _, name := range names {
-		c := cf.Contexts[name]
-		views = append(views, contextView{Name: name, Server: c.Server, User: c.User, PasswordSaved: c.Password != ""})
+		views = append(views, viewOf(name, cf.Contexts[name]))
 	}
 	return struct {
 		Current  string        `json:"current"`
@@ -181,14 +196,25 @@ func contextsView(cf *contextFile, names []string) any {
 	}{cf.Current, views}
 }
 
+// viewOf is the context saved as name, as "ctx ls -o json" shows it.
+func viewOf(name string, c savedContext) contextView {
+	return contextView{Name: name, Server: c.Server, User: c.User, PasswordSaved: c.Password != ""}
+}
+
 func (a *app) ctxRemoveCmd() *cobra.Command {
-	return &cobra.Command{
+	var out *outputFlags
+	cmd := &cobra.Command{
 		Use:               "rm NAME",
 		Aliases:           []string{"delete"},
 		Short:             "Delete a context (and unselect it if it was selected)",
+		Long:              `Delete the context NAME. -o json prints {"name": NAME, "removed": true}.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeContextArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			cf, err := a.loadContexts()
 			if err != nil {
 				return err
@@ -203,10 +229,14 @@ func (a *app) ctxRemoveCmd() *cobra.Command {
 			if err := cf.save(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "removed context %s\n", args[0])
-			return err
+			return printDone(a.stdout, format, struct {
+				Name    string `json:"name"`
+				Removed bool   `json:"removed"`
+			}{args[0], true}, "removed context "+args[0])
 		},
 	}
+	out = addOutputFlags(cmd)
+	return cmd
 }
 
 // describeContext is a context without its password:

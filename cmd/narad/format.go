@@ -117,3 +117,16 @@ func nonNil[T any](vs []T) []T {
 	}
 	return vs
 }
+
+// printDone is how a command that changes something reports it: line as
+// a table (and -o wide), or as JSON obj, an object naming what was acted
+// on and what became of it. A command whose API answer has no body (a
+// delete's 204) prints an object of its own there, so that "every
+// command that prints takes -o" holds without a script parsing prose.
+func printDone(w io.Writer, format outputFormat, obj any, line string) error {
+	if format == formatJSON {
+		return printJSON(w, obj)
+	}
+	_, err := io.WriteString(w, line+"\n")
+	return err
+}

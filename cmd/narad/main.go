@@ -110,7 +110,7 @@ chosen with "narad ctx select"), else http://127.0.0.1:7942 without auth.
 A node that is starting or briefly unavailable is waited for, up to
 --retry-for (NARAD_RETRY_FOR, default 30s), with one line on stderr.
 
-Commands that print data take -o table|wide|json (--json is -o json);
+Every command that prints takes -o table|wide|json (--json is -o json);
 "narad completion bash|zsh|fish" prints a shell completion script that
 completes topics, children, users and contexts.
 

@@ -13,6 +13,7 @@ import (
 // never happens because a pipe happened to supply a "y".
 func (a *app) topicPurgeCmd() *cobra.Command {
 	var yes bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "purge NAME",
 		Short: "Settle every unconsumed record of a topic (the log and replay keep them)",
@@ -25,11 +26,17 @@ On a terminal it asks first; elsewhere (a script, a pipe) it refuses unless
 --yes is given. A second purge settles only what arrived since.
 
   narad topic purge orders-dlq
-  narad topic purge orders-dlq --yes     # no question (scripts)`,
+  narad topic purge orders-dlq --yes     # no question (scripts)
+
+-o json prints {"topic": NAME, "purged": N}.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			if !yes {
 				if err := a.confirm(
 					fmt.Sprintf("Purge every unconsumed record of topic %q? Consumers will not get them again.", topic),
@@ -46,10 +53,13 @@ On a terminal it asks first; elsewhere (a script, a pipe) it refuses unless
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "purged %s from topic %s\n", plural(int(n), "record"), topic)
-			return err
+			return printDone(a.stdout, format, struct {
+				Topic  string `json:"topic"`
+				Purged int64  `json:"purged"`
+			}{topic, n}, fmt.Sprintf("purged %s from topic %s", plural(int(n), "record"), topic))
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "purge without asking (needed when standard input is not a terminal)")
+	out = addOutputFlags(cmd)
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 // once, as it always did.
 func (a *app) topicRemoveCmd() *cobra.Command {
 	var yes bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:     "rm NAME",
 		Aliases: []string{"delete"},
@@ -27,12 +28,14 @@ When the topic holds unconsumed records or has children it asks first on a
 terminal; elsewhere (a script, a pipe) it refuses unless --yes is given.
 
   narad topic rm orders-old
-  narad topic rm orders-old --yes     # no question (scripts)`,
+  narad topic rm orders-old --yes     # no question (scripts)
+
+-o json prints {"topic": NAME, "deleted": true}.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}
@@ -53,11 +56,14 @@ terminal; elsewhere (a script, a pipe) it refuses unless --yes is given.
 			if err := c.DeleteTopic(cmd.Context(), topic); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "deleted topic %s\n", topic)
-			return err
+			return printDone(a.stdout, format, struct {
+				Topic   string `json:"topic"`
+				Deleted bool   `json:"deleted"`
+			}{topic, true}, "deleted topic "+topic)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking (needed when standard input is not a terminal and the topic holds unconsumed records or has children)")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 

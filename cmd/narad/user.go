@@ -195,28 +195,35 @@ func (a *app) userListCmd() *cobra.Command {
 }
 
 func (a *app) userRemoveCmd() *cobra.Command {
-	return &cobra.Command{
+	var out *outputFlags
+	cmd := &cobra.Command{
 		Use:               "rm NAME",
 		Aliases:           []string{"delete"},
 		Short:             "Delete a user",
+		Long:              `Delete the user NAME. -o json prints {"username": NAME, "deleted": true}.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeUsers,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			format, c, err := a.printingClient(out)
 			if err != nil {
 				return err
 			}
 			if err := c.DeleteUser(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "deleted user %s\n", args[0])
-			return err
+			return printDone(a.stdout, format, struct {
+				Username string `json:"username"`
+				Deleted  bool   `json:"deleted"`
+			}{args[0], true}, "deleted user "+args[0])
 		},
 	}
+	out = addOutputFlags(cmd)
+	return cmd
 }
 
 func (a *app) userPasswdCmd() *cobra.Command {
 	var quiet bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "passwd [NAME]",
 		Short: "Change a password (yours by default); the new one is read from standard input",
@@ -228,10 +235,16 @@ Changing your own password proves it is you: the password you sign in with
 For anyone else it is an admin reset, and no current password is sent.
 
 The new password is read from standard input, one line: pipe it in, or type
-it at the prompt (not echoed). It is never taken from a flag.`,
+it at the prompt (not echoed). It is never taken from a flag.
+
+-o json prints {"username": NAME, "password_changed": true}.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeUsers,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
 			t, err := a.resolveTarget()
 			if err != nil {
 				return err
@@ -258,11 +271,14 @@ it at the prompt (not echoed). It is never taken from a flag.`,
 			if err := c.SetPassword(cmd.Context(), name, pw, current); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(a.stdout, "changed the password of %s\n", name)
-			return err
+			return printDone(a.stdout, format, struct {
+				Username        string `json:"username"`
+				PasswordChanged bool   `json:"password_changed"`
+			}{name, true}, "changed the password of "+name)
 		},
 	}
 	cmd.Flags().BoolVar(&quiet, "password-stdin", false, passwordFromStdinHelp)
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
