@@ -37,6 +37,8 @@ type app struct {
 	contextName            string         // --context: a saved context by name
 	caFile                 string         // --ca-file
 	retryFor               *time.Duration // --retry-for, when typed
+	// argvPasswordWarned: the --password warning (secret.go) is said once.
+	argvPasswordWarned bool
 }
 
 func main() {

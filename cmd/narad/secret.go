@@ -14,6 +14,28 @@ import (
 // passwordFromStdinHelp is the shared --password-stdin flag text.
 const passwordFromStdinHelp = "read the password from standard input without prompting (for scripts)"
 
+// warnArgvPassword says once, on stderr, that a password typed as
+// --password/-p is in the process's arguments, which every local user can
+// read (ps, /proc) and the shell keeps in its history. The flag still
+// works, as docs/security.md documents it; the warning points to the
+// ways that keep it out of argv. note, when given, comes first: user add
+// and passwd say whose password -p is, since "user add bob -p x" reads
+// as if x were bob's.
+func (a *app) warnArgvPassword(note string) {
+	if a.password == "" || a.argvPasswordWarned {
+		return
+	}
+	a.argvPasswordWarned = true
+	fmt.Fprintf(a.stderr, "narad: warning: %sa password given with --password/-p is visible to other local users (ps) and stays in shell history; "+
+		"use NARAD_PASS or a saved context (narad ctx add NAME --password-stdin) instead\n", note)
+}
+
+// passwordNote is warnArgvPassword's note for a command that reads a new
+// password: -p is what (the password you sign in with), not newOne.
+func passwordNote(what, newOne string) string {
+	return fmt.Sprintf("--password/-p is %s, not %s (that is read from the prompt or --password-stdin); and ", what, newOne)
+}
+
 // readSecret reads a password as one line of standard input. It is the only
 // way a new password enters the CLI, so it never sits in shell history or
 // a process listing the way a flag value would. On a terminal the user is

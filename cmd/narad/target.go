@@ -39,7 +39,7 @@ func (a *app) clientFlags(cmd *cobra.Command) *cobra.Command {
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&a.server, "server", "s", "", "broker URL (env NARAD_ADDR, default "+defaultServer+")")
 	pf.StringVarP(&a.user, "user", "u", "", "user name (env NARAD_USER)")
-	pf.StringVarP(&a.password, "password", "p", "", "password (env NARAD_PASS)")
+	pf.StringVarP(&a.password, "password", "p", "", "password to sign in with; visible to other local users, prefer env NARAD_PASS or a context")
 	pf.StringVar(&a.contextName, "context", "", `saved context to use instead of the selected one (see "narad ctx")`)
 	pf.StringVar(&a.caFile, "ca-file", "", "CA certificate (PEM) to verify an https:// broker with (env NARAD_CA_FILE; default: the system's roots)")
 	pf.Var(&retryForValue{a: a}, "retry-for", "how long to wait for a node that is starting or unavailable, retrying (env NARAD_RETRY_FOR, default "+
@@ -160,6 +160,7 @@ func (a *app) client() (*client.Client, error) {
 // wait for a starting or briefly unavailable node for the retry budget,
 // saying so once on stderr (see waiter).
 func (a *app) clientFor(t target) (*client.Client, error) {
+	a.warnArgvPassword("")
 	if err := checkServerURL(t.server, true); err != nil {
 		return nil, fmt.Errorf("server %w", err)
 	}

@@ -58,8 +58,9 @@ func (a *app) userAddCmd() *cobra.Command {
 		Short: "Create a user; the password is read from standard input",
 		Long: `Create the user NAME with the grants given.
 
-The password is read from standard input, one line: pipe it in, or type it
-at the prompt (not echoed). It is never taken from a flag.
+The password is read from standard input, one line: pipe it in
+(--password-stdin: no prompt), or type it at the prompt (not echoed). It is
+never taken from a flag: -p/--password is the password you sign in with.
 
   narad user add billing --grant produce:invoices.* --grant consume:orders,refunds
   narad user add batch --grant produce:imports --limit produce_records_per_s=1000 --limit produce_bytes_per_s=4MiB
@@ -82,6 +83,7 @@ values, and msg_id.`,
 			if err != nil {
 				return err
 			}
+			a.warnArgvPassword(passwordNote("the password you sign in with", args[0]+"'s"))
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -257,9 +259,12 @@ it at the prompt (not echoed). It is never taken from a flag.
 				return errors.New("whose password? Give NAME, or sign in with --user, NARAD_USER or a context")
 			}
 			current := ""
+			note := passwordNote("the password you sign in with", name+"'s new one")
 			if name == t.user {
 				current = t.password
+				note = passwordNote("your current password", "the new one")
 			}
+			a.warnArgvPassword(note)
 			pw, err := a.readSecret("New password for "+name, quiet)
 			if err != nil {
 				return err

@@ -225,3 +225,41 @@ func TestUserAPIErrorIsReported(t *testing.T) {
 		t.Errorf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A password typed as --password/-p is in argv, where other local users
+// see it (ps, /proc): it still works (docs/security.md documents it), but
+// says so on stderr, once. On user add and passwd, where "-p x" reads
+// like the new password, the warning also says whose password -p is.
+func TestArgvPasswordWarns(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) {
+		if r.Path == "/v1/users" {
+			return 201, `{"username":"bob","grants":[]}`
+		}
+		return 200, `{"topics":[],"next_page_token":""}`
+	})
+	c := against(b)
+	c.stdin = "bobs-password\n"
+	r := c.run(t, "user", "add", "bob", "-p", "admin-pw")
+	mustOK(t, r)
+	if strings.Count(r.stderr, "visible to other local users") != 1 || !strings.Contains(r.stderr, "not bob's") {
+		t.Errorf("user add -p: stderr %q", r.stderr)
+	}
+	if got := b.only("POST", "/v1/users"); len(got) != 1 || got[0].Auth != "admin:admin-pw" || !strings.Contains(got[0].Body, `"password":"bobs-password"`) {
+		t.Errorf("requests %+v", got)
+	}
+	r = c.run(t, "topic", "ls", "--password", "admin-pw")
+	mustOK(t, r)
+	if strings.Count(r.stderr, "visible to other local users") != 1 || !strings.Contains(r.stderr, "NARAD_PASS") {
+		t.Errorf("topic ls --password: stderr %q", r.stderr)
+	}
+	c.stdin = "new-admin-pw\n"
+	r = c.run(t, "user", "passwd", "-p", "admin-pw")
+	mustOK(t, r)
+	if !strings.Contains(r.stderr, "is your current password, not the new one") {
+		t.Errorf("user passwd -p: stderr %q", r.stderr)
+	}
+	c.env["NARAD_PASS"] = "admin-pw" // the environment is not argv
+	if r := c.run(t, "topic", "ls"); r.code != 0 || r.stderr != "" {
+		t.Errorf("NARAD_PASS: exit %d stderr %q", r.code, r.stderr)
+	}
+}
