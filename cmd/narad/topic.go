@@ -209,6 +209,9 @@ func topicSummary(t client.Topic) string {
 		"retention " + formatRetention(t.RetentionMs),
 		"visibility " + formatMs(t.VisibilityTimeoutMs),
 	}
+	if t.ReplicationFactor > 1 {
+		parts = append(parts, fmt.Sprintf("%d copies of each partition", t.ReplicationFactor))
+	}
 	if t.Parent != "" {
 		parts = append(parts, "parent "+t.Parent)
 	}

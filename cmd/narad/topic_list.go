@@ -75,8 +75,11 @@ func (a *app) topicInfoCmd() *cobra.Command {
 		Use:   "info NAME",
 		Short: "Show a topic and its partitions",
 		Long: `Show the settings of NAME and one row per partition: owner, offsets,
-consumer frontier, backlog, segments and size. -o wide adds each
-partition's oldest segment time; -o json prints the API's describe.`,
+consumer frontier, backlog, segments and size. On a replicated topic the
+owner is the partition's leader, and each row adds its copies and in-sync
+set ("(1 of 3)" when short), with a line for a partition that cannot
+commit and why. -o wide adds each partition's oldest segment time; -o json
+prints the API's describe.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {

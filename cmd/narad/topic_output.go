@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,11 +56,23 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	}
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	header := "PARTITION\tOWNER\tOLDEST\tNEXT\tHIGH WATERMARK\tFRONTIER\tBACKLOG\tSEGMENTS\tSIZE\tAVAILABLE"
+	// A replicated topic's owner is its partition's leader, and the rows
+	// name the copies and the in-sync set: without them replication was
+	// visible only in -o json.
+	replicated := slices.ContainsFunc(t.PartitionStats, func(p client.PartitionStats) bool { return len(p.Replicas) > 0 })
+	owner := "OWNER"
+	if replicated {
+		owner = "LEADER"
+	}
+	header := "PARTITION\t" + owner + "\tOLDEST\tNEXT\tHIGH WATERMARK\tFRONTIER\tBACKLOG\tSEGMENTS\tSIZE\tAVAILABLE"
+	if replicated {
+		header += "\tREPLICAS\tIN SYNC"
+	}
 	if wide {
 		header += "\tOLDEST SEGMENT AT"
 	}
 	fmt.Fprintln(tw, header)
+	var stalls []string
 	for _, p := range t.PartitionStats {
 		backlog := uint64(0)
 		if p.NextOffset > p.ConsumerFrontier {
@@ -71,12 +84,35 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s", p.Index, orDash(p.OwnerNode), p.OldestOffset,
 			p.NextOffset, p.HighWatermark, p.ConsumerFrontier, backlog, p.Segments, formatBytes(p.SizeBytes), avail)
+		if replicated {
+			fmt.Fprintf(tw, "\t%s\t%s", orDash(strings.Join(p.Replicas, ",")), inSyncCell(p))
+		}
+		if p.CommitStall != "" {
+			stalls = append(stalls, fmt.Sprintf("partition %d cannot commit: %s", p.Index, p.CommitStall))
+		}
 		if wide {
 			fmt.Fprintf(tw, "\t%s", formatTime(p.OldestSegmentAt))
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(stalls) > 0 {
+		_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(stalls, "\n"))
+		return err
+	}
+	return nil
+}
+
+// inSyncCell is the in-sync set, with "(k of n)" when it is short of the
+// copies: an under-replicated partition stands out in the table.
+func inSyncCell(p client.PartitionStats) string {
+	s := orDash(strings.Join(p.InSync, ","))
+	if len(p.Replicas) > 0 && len(p.InSync) < len(p.Replicas) {
+		s += fmt.Sprintf(" (%d of %d)", len(p.InSync), len(p.Replicas))
+	}
+	return s
 }
 
 // deadLetterLine is the dead-letter policy in a sentence.
