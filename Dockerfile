@@ -7,7 +7,8 @@
 # (always the cluster port + 1).
 #
 # Build arguments: VERSION (the version narad reports, and the image's
-# version label) and REVISION (the source commit, for the revision label):
+# version label) and REVISION (the source commit: the commit narad version
+# reports, since .git is not copied in, and the revision label):
 #   docker build --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) -t narad:0.1.0 .
 #
 # Base images: pin each by digest (FROM image:tag@sha256:...), so a rebuild
@@ -39,8 +40,9 @@ COPY . .
 ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION
+ARG REVISION
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" \
       -o /out/narad ./cmd/narad
 
 # The data directory, prepared here because distroless has no shell to mkdir

@@ -41,6 +41,13 @@ func TestVersion(t *testing.T) {
 	if r := (cli{}).run(t, "version"); r.stdout != "narad devel ("+runtime.Version()+")\n" {
 		t.Errorf("no build info: %q", r.stdout)
 	}
+	// The image is built without .git: its commit is stamped (-X
+	// main.revision, the Dockerfile's REVISION), and reported.
+	version, revision = "0.1.0", "0123456789abcdef0123456789abcdef01234567"
+	t.Cleanup(func() { revision = "" })
+	if r := (cli{}).run(t, "version"); r.stdout != "narad 0.1.0 (commit 0123456789ab, "+runtime.Version()+")\n" {
+		t.Errorf("-X revision: %q", r.stdout)
+	}
 }
 
 func TestTargetResolution(t *testing.T) {

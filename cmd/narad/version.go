@@ -14,6 +14,11 @@ import (
 // buildVersion), so a source build says what it was built from.
 var version = ""
 
+// revision is the commit of a build Go could not read it from: the image
+// is built without .git, and its Dockerfile stamps REVISION here
+// (-X main.revision=...). The commit Go records, when there is one, wins.
+var revision = ""
+
 // readBuildInfo is debug.ReadBuildInfo; a variable so tests can give the
 // information a real build carries (the test binary has none).
 var readBuildInfo = debug.ReadBuildInfo
@@ -48,6 +53,9 @@ func buildVersion() buildInfo {
 				b.Modified = s.Value == "true"
 			}
 		}
+	}
+	if b.Commit == "" {
+		b.Commit = revision
 	}
 	if b.Version == "" {
 		b.Version = "devel"

@@ -159,3 +159,24 @@ func TestDockerfileKeepsTheNodeIDOfTheDataDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestDockerfileStampsTheCommit: the build context has no .git (it is
+// not copied in), so Go records no commit; the image's binary reports the
+// one given as the REVISION build argument (narad version), not only its
+// label. The build stage must declare the argument, or it expands empty.
+func TestDockerfileStampsTheCommit(t *testing.T) {
+	declared, stamped := false, false
+	for _, in := range readDockerfile(t) {
+		switch {
+		case in.cmd == "FROM":
+			declared = false // an ARG counts in its own stage only
+		case in.cmd == "ARG" && (in.args == "REVISION" || strings.HasPrefix(in.args, "REVISION=")):
+			declared = true
+		case in.cmd == "RUN" && strings.Contains(in.args, "go build"):
+			stamped = declared && strings.Contains(in.args, "-X main.revision=${REVISION}")
+		}
+	}
+	if !stamped {
+		t.Error("the go build of the image does not stamp -X main.revision=${REVISION} with REVISION declared in its stage")
+	}
+}
