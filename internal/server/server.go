@@ -182,11 +182,18 @@ func Run(ctx context.Context, cfg config.Config) error {
 		servePprof(g, cfg.HTTP.PprofAddr, log)
 	}
 
-	// 7. Serve clients until ctx ends, then drain. Leadership goes first
-	// on a graceful stop, so the others do not wait out an election
-	// timeout; then the run group stops, then the components close.
-	// The web console is served beside the API on the same listener
-	// (package console); it talks to the API like any client.
+	// 7. Serve clients until ctx ends. The web console is served beside
+	// the API on the same listener (package console); it talks to the API
+	// like any client. Then, in this order: the client API drains first
+	// (in-flight requests get http.shutdown_grace; nothing else has
+	// stopped yet, so node RPC, dispatch and replication still serve
+	// them); then, in a cluster, Raft leadership goes to another voter if this
+	// node holds it, so the others do not wait out an election timeout
+	// (also when the API's listener failed instead); then the deferred
+	// calls: the run group stops, every goroutine joined, and the
+	// components close, last built first (broker and its partition logs,
+	// ingress WAL, metastore, node RPC pool, HTTP listener, the data
+	// directory's lock).
 	err = serveHTTP(ctx, cfg, httpLn, console.Handler(api), n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
