@@ -29,7 +29,8 @@
 // Invariants:
 //   - assignments are sticky. A dead node's single-copy partitions are
 //     never reassigned here (its disk holds the only copy); they wait for
-//     it. The exception is a replicated partition: its leader changes
+//     it, and a decommission of it reports them as blocked instead
+//     (blocked.go) rather than declaring them lost. The exception is a replicated partition: its leader changes
 //     (ElectLeader) to an in-sync replica, which holds every acknowledged
 //     record; its replicas change only by the replication factor, by a
 //     decommission and by a rebalance. A copy leaves (drain.go) only

@@ -84,6 +84,9 @@ type Node struct {
 	// replicated copy (drain.go; controller goroutine only): retire waits
 	// RetireGrace after it.
 	copyLeft map[string]time.Time
+	// blocked is what the controller last logged of each draining
+	// member's blocked partitions (blocked.go; controller goroutine only).
+	blocked map[string]string
 
 	mu       sync.Mutex
 	lastSeen map[string]seenAt // leader: when each member's last heartbeat arrived
@@ -409,6 +412,7 @@ func (n *Node) control(ctx context.Context) {
 	if err == nil {
 		n.copies(now).tick(ctx)
 		n.planMoves(ctx)
+		n.noteBlocked()
 	}
 	n.retire(ctx)
 }

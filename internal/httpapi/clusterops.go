@@ -29,6 +29,16 @@ type MemberView struct {
 	Leader          bool   `json:"leader"`
 	Partitions      int    `json:"partitions"`
 	LastHeartbeatMs int64  `json:"last_heartbeat_ms"`
+	// DecommissionBlocked: on a draining member, the partitions no move
+	// can take off it, so its decommission cannot complete (absent: none).
+	DecommissionBlocked []BlockedView `json:"decommission_blocked,omitempty"`
+}
+
+// BlockedView is a partition that keeps a decommission from completing.
+type BlockedView struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Why       string `json:"why"`
 }
 
 // MoveView is one move in flight.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/move"
@@ -37,11 +38,16 @@ func (c *clusterOps) Members() []httpapi.MemberView {
 	if len(members) == 0 {
 		members = []meta.Member{{ID: c.self, State: meta.MemberAlive}}
 	}
+	blocked := cluster.DecommissionBlocked(c.ms)
 	out := make([]httpapi.MemberView, 0, len(members))
 	for _, m := range members {
-		out = append(out, httpapi.MemberView{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr,
+		v := httpapi.MemberView{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr,
 			State: m.State, Draining: m.Draining, Voter: voters[m.ID], Leader: leader == m.ID,
-			Partitions: owned[m.ID], LastHeartbeatMs: m.LastHeartbeatMs})
+			Partitions: owned[m.ID], LastHeartbeatMs: m.LastHeartbeatMs}
+		for _, b := range blocked[m.ID] {
+			v.DecommissionBlocked = append(v.DecommissionBlocked, httpapi.BlockedView{Topic: b.Topic, Partition: b.Partition, Why: b.Why})
+		}
+		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
