@@ -89,6 +89,7 @@ type Metrics struct {
 	ReplicationLagSeconds *prometheus.GaugeVec   // topic, partition
 	CommitStallSeconds    *prometheus.GaugeVec   // topic, partition
 	CommitStalls          *prometheus.CounterVec // topic, partition
+	ReplicaAppendFailures *prometheus.CounterVec // topic, partition, reason
 
 	// Cluster.
 	Topics       prometheus.Gauge
@@ -151,6 +152,10 @@ func New() *Metrics {
 	m.ReplicationLagSeconds = f.gaugeVec("partition_replication_lag_seconds", "Seconds since the slowest follower of a replicated partition last held its leader's end (0: caught up), on its leader.", "topic", "partition")
 	m.CommitStallSeconds = f.gaugeVec("partition_commit_stall_seconds", "Seconds a replicated partition's leader has had records waiting without its committed point moving, once past the lag bound (0: not stalled), on its leader.", "topic", "partition")
 	m.CommitStalls = f.counterVec("partition_commit_stalls_total", "Times a replicated partition's leader on this node stalled: records waited past the lag bound without the committed point moving.", "topic", "partition")
+	m.ReplicaAppendFailures = f.counterVec("replica_append_failures_total",
+		"Fetched answers a follower of a replicated partition on this node could not append to its copy, by reason: mismatch (the records do not continue the copy's log), "+
+			"fenced (the log is fenced after an I/O error), epoch_mark (replica.state could not be written), other. The follower fetches them again after a backoff and logs the first failure, then at most one line a minute.",
+		"topic", "partition", "reason")
 	m.AckRejected = f.counter("ack_rejected_total", "Acks, extends and nacks answered 410.")
 	m.AckExtended = f.counter("ack_extended_total", "Leases extended.")
 	m.Nacks = f.counter("nack_total", "Leases released by nack.")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -49,6 +50,13 @@ type FollowerConfig struct {
 	// so the next answer carries the state again; the fetch itself goes
 	// on.
 	OnState func(SideState) error
+	// OnAppendFailure, if set, is told of each fetched answer the log
+	// refused, with the reason (appendfail.go: AppendMismatch and the
+	// others); the broker counts them in a metric.
+	OnAppendFailure func(reason string)
+	// Logger takes the follower's own lines (refused appends); nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 // Follower copies one partition from its leader: the fetch loop, the cut
@@ -57,9 +65,12 @@ type FollowerConfig struct {
 // committed. Safe for concurrent use (Update from the metastore watcher,
 // Run in its own goroutine).
 type Follower struct {
-	cfg FollowerConfig
-	clk clock.Clock
-	log Log
+	cfg    FollowerConfig
+	clk    clock.Clock
+	log    Log
+	logger *slog.Logger
+	// appends is the run of refused appends (Run's goroutine only).
+	appends appendRun
 
 	mu             sync.Mutex
 	view           View
@@ -95,7 +106,10 @@ func NewFollower(cfg FollowerConfig) (*Follower, error) {
 	if cfg.Log == nil || cfg.Transport == nil || cfg.Self == "" {
 		return nil, fmt.Errorf("replica: follower of %s/%d needs a node id, a log and a transport", cfg.View.Topic, cfg.View.Partition)
 	}
-	f := &Follower{cfg: cfg, clk: cfg.Clock, log: cfg.Log, view: cloneView(cfg.View), viewCh: make(chan struct{})}
+	f := &Follower{cfg: cfg, clk: cfg.Clock, log: cfg.Log, logger: cfg.Logger, view: cloneView(cfg.View), viewCh: make(chan struct{})}
+	if f.logger == nil {
+		f.logger = slog.New(slog.DiscardHandler)
+	}
 	f.checkpointed = f.log.ReplicaState().Committed
 	f.checkpointedAt = f.clk.Now()
 	return f, nil
@@ -138,6 +152,9 @@ func (f *Follower) Run(ctx context.Context) error {
 			var resp FetchResponse
 			resp, err = f.cfg.Transport.Fetch(ctx, leader, req)
 			err = f.apply(req, resp, err)
+			if ctx.Err() == nil {
+				f.noteAppend(leader, req, err)
+			}
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -215,12 +232,13 @@ func (f *Follower) apply(req FetchRequest, resp FetchResponse, err error) error 
 			st.LastEpoch = req.Epoch
 			if err := f.log.SaveReplicaState(st); err != nil {
 				f.mu.Unlock()
-				return fmt.Errorf("replica: %s/%d: writing epoch %d: %w", req.Topic, req.Partition, req.Epoch, err)
+				return &appendError{reason: AppendEpochMark, records: len(resp.Records),
+					err: fmt.Errorf("replica: %s/%d: writing epoch %d: %w", req.Topic, req.Partition, req.Epoch, err)}
 			}
 		}
 		if err := f.log.Append(resp.Records); err != nil {
 			f.mu.Unlock()
-			return err
+			return refusedAppend(err, len(resp.Records))
 		}
 	}
 	end := f.log.End()

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/replica"
 	"github.com/narad-io/narad/internal/rpc"
@@ -54,14 +56,15 @@ func (l *nodeLease) fenced() bool {
 // node), the follower fetches over node RPC, both on the system clock.
 type replication struct {
 	log       *slog.Logger
+	m         *metrics.Metrics
 	self      string
 	disk      string // this node's disk id, named in every fetch
 	ms        *meta.Store
 	transport replica.Transport
 }
 
-func newReplication(self, disk string, ms *meta.Store, others peers, log *slog.Logger) hosted.ReplicaEngine {
-	return replication{log: log, self: self, disk: disk, ms: ms, transport: fetchTransport{peers: others}}
+func newReplication(self, disk string, ms *meta.Store, others peers, m *metrics.Metrics, log *slog.Logger) hosted.ReplicaEngine {
+	return replication{log: log, m: m, self: self, disk: disk, ms: ms, transport: fetchTransport{peers: others}}
 }
 
 func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (hosted.ReplicaLeader, error) {
@@ -70,8 +73,10 @@ func (r replication) NewLeader(l replica.Log, v replica.View, frontier func() ui
 }
 
 func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(uint64), onState func(replica.SideState) error) (hosted.ReplicaFollower, error) {
+	part := strconv.Itoa(v.Partition)
 	return replica.NewFollower(replica.FollowerConfig{Self: r.self, DiskID: r.disk, View: v, Log: l, Transport: r.transport, Clock: clock.Real,
-		OnFrontier: onFrontier, OnState: onState})
+		OnFrontier: onFrontier, OnState: onState, Logger: r.log,
+		OnAppendFailure: func(reason string) { r.m.ReplicaAppendFailures.WithLabelValues(v.Topic, part, reason).Inc() }})
 }
 
 // proposeBound bounds one replication proposal. The leader proposes its

@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		bc.Placer, bc.RemoteStats = cluster.Placement{Meta: ms}.Place, remoteStats{peers: others}.Stats
 		bc.LiveNodes = cluster.Placement{Meta: ms}.LiveCount
 		bc.Remote = remoteCommitter{ms: ms, peers: others} // dead-letter copies to other owners: the router's remote side
-		bc.Replication = newReplication(cfg.NodeID, n.disk.ID, ms, others, log.With("component", "replica"))
+		bc.Replication = newReplication(cfg.NodeID, n.disk.ID, ms, others, m, log.With("component", "replica"))
 		bc.Fenced = lease.fenced
 	}
 	b := broker.New(bc, ms, w, m)
