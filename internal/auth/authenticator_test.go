@@ -33,6 +33,17 @@ func (f *fakeUsers) put(t *testing.T, name, password string, gs ...meta.Grant) {
 	f.byName[name] = meta.User{Name: name, Hash: h, Grants: gs, ID: id, Version: f.v}
 }
 
+// change applies fn to name's record and stamps it, as a metastore write.
+func (f *fakeUsers) change(name string, fn func(*meta.User)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.v++
+	u := f.byName[name]
+	fn(&u)
+	u.Version = f.v
+	f.byName[name] = u
+}
+
 func (f *fakeUsers) remove(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -23,12 +23,7 @@ func (s limitStore) SetGrants(context.Context, string, []meta.Grant) error { ret
 func (s limitStore) SetPassword(context.Context, string, []byte) error     { return nil }
 func (s limitStore) DeleteUser(context.Context, string) error              { return nil }
 func (s limitStore) SetLimits(_ context.Context, name string, l *meta.Limits) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.v++
-	u := s.byName[name]
-	u.Limits, u.Version = l, s.v
-	s.byName[name] = u
+	s.change(name, func(u *meta.User) { u.Limits = l })
 	return nil
 }
 

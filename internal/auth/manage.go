@@ -39,7 +39,8 @@ type UserView struct {
 // actor. Managing others needs an admin grant, and covers only users whose
 // grants the actor holds itself (a scoped admin cannot create, change or
 // remove anyone who could do more than it can: no escalation); a user may
-// always read itself and change its own password with the current one.
+// always read itself and change its own password, and only with the
+// current one, admin or not.
 type Manager struct {
 	store Store
 	// mapErr turns metastore outcomes into API errors.
@@ -132,15 +133,18 @@ func (m *Manager) SetGrants(ctx context.Context, actor Principal, name string, g
 	return m.view(u), nil
 }
 
-// SetPassword changes a password: one's own with the current password, or
-// anyone's the actor may manage (an admin reset, no current password).
+// SetPassword changes a password: one's own only with the current
+// password, whoever asks (an admin too, docs/security.md: the change
+// proves again that it is the owner, not just whoever holds its
+// credentials for a request), or another's the actor may manage (an
+// admin reset, no current password).
 func (m *Manager) SetPassword(ctx context.Context, actor Principal, name, password, current string) error {
 	if err := meta.CheckPassword(password); err != nil {
 		return apierr.BadRequest("%v", err)
 	}
 	u, ok := m.store.User(name)
 	switch {
-	case ok && name == actor.Name && !m.manages(actor, u):
+	case ok && name == actor.Name:
 		if current == "" {
 			return apierr.BadRequest("current_password is required to change your own password")
 		}
