@@ -9,6 +9,7 @@ import (
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
 )
 
@@ -61,7 +62,7 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 			b.wake(t.Name) // room again: wake consumers held back by a cap
 		}
 	}
-	return b.ackErr(t.Name, handle, p, offset, op, err)
+	return ackErr(b.m, t.Name, handle, p, offset, op, err)
 }
 
 // ackQueue returns the queue of partition p, which handle names, if this
@@ -80,17 +81,17 @@ func (b *Broker) ackQueue(t meta.Topic, handle string, p int) (*hosted.Queue, er
 
 // ackErr words the lease table's answer to one handle in the API's terms
 // (nil stays nil).
-func (b *Broker) ackErr(topic, handle string, p int, offset uint64, op AckOp, err error) error {
+func ackErr(m *metrics.Metrics, topic, handle string, p int, offset uint64, op AckOp, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, lease.ErrSettled):
-		b.m.AckRejected.Inc()
+		m.AckRejected.Inc()
 		// Settled covers an ack (this handle's or a later lease's), a
 		// dead letter and a purge: the sentence must hold for each.
 		return apierr.Gone("receipt_handle %s: the lease on the record at offset %d of partition %d has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to %s", handle, offset, p, opVerb(op))
 	case errors.Is(err, lease.ErrGone):
-		b.m.AckRejected.Inc()
+		m.AckRejected.Inc()
 		return apierr.Gone("the lease of %s lapsed or was superseded; the record may have gone to another consumer", handle)
 	case errors.Is(err, lease.ErrAckedAheadFull):
 		return apierr.Unavailable(time.Second, "partition %d of %q has too many acks above the frontier; retry", p, topic)

@@ -58,7 +58,7 @@ func (b *Broker) ackMany(t meta.Topic, handles []string) []error {
 		}
 		q.Table.AckMany(rs[lo:hi], errs[lo:hi])
 		for k, it := range group {
-			out[it.i] = b.ackErr(t.Name, handles[it.i], p, it.r.Offset, Settle, errs[lo+k])
+			out[it.i] = ackErr(b.m, t.Name, handles[it.i], p, it.r.Offset, Settle, errs[lo+k])
 		}
 		if q.Table.TakeFreed() {
 			b.wake(t.Name) // room again: wake consumers held back by a cap

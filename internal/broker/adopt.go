@@ -23,36 +23,36 @@ import (
 // node does not lead the metastore, a name that is no longer valid) is in
 // the error, and the caller must then skip the orphan sweep so that data
 // stays where it is.
-func (b *Broker) AdoptOrphans(ctx context.Context) ([]string, error) {
-	dirs, err := b.parts.TopicDirs()
+func (a *admin) AdoptOrphans(ctx context.Context) ([]string, error) {
+	dirs, err := a.parts.TopicDirs()
 	if err != nil {
 		return nil, err
 	}
 	var adopted []string
 	var errs []error
 	for _, name := range dirs {
-		if _, ok := b.meta.Topic(name); ok {
+		if _, ok := a.meta.Topic(name); ok {
 			continue
 		}
-		n, err := partitionsOnDisk(filepath.Join(b.parts.Root(), name))
+		n, err := partitionsOnDisk(filepath.Join(a.parts.Root(), name))
 		if err != nil || n == 0 {
 			errs = append(errs, fmt.Errorf("topic %q: no partition directories to adopt (%v)", name, err))
 			continue
 		}
-		t, err := b.PrepareTopic(CreateTopicRequest{Name: name, Partitions: n}, "")
+		t, err := a.PrepareTopic(CreateTopicRequest{Name: name, Partitions: n}, "")
 		if err != nil {
 			errs = append(errs, fmt.Errorf("topic %q: %w", name, err))
 			continue
 		}
 		as := make([]meta.Assignment, n)
 		for p := range as {
-			as[p] = meta.Assignment{Topic: name, Partition: p, Owner: b.cfg.NodeID}
+			as[p] = meta.Assignment{Topic: name, Partition: p, Owner: a.cfg.NodeID}
 		}
-		if err := b.meta.CreateTopic(ctx, t, as, nil); err != nil {
+		if err := a.meta.CreateTopic(ctx, t, as, nil); err != nil {
 			errs = append(errs, fmt.Errorf("topic %q: %w", name, err))
 			continue
 		}
-		b.cfg.Logger.Warn("adopted a topic from its data on disk (recovery.orphan_data=adopt): default settings, no owner, every partition here",
+		a.cfg.Logger.Warn("adopted a topic from its data on disk (recovery.orphan_data=adopt): default settings, no owner, every partition here",
 			"topic", name, "partitions", n)
 		adopted = append(adopted, name)
 	}

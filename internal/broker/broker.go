@@ -19,8 +19,14 @@ import (
 	"github.com/narad-io/narad/internal/wal"
 )
 
-// Broker is one node's data plane.
+// Broker is one node's data plane: the request-level verbs (produce,
+// the local commit, consume, ack, redrive, purge, replay, describe) over
+// the partitions hosted here, and, through the embedded admin, topic
+// administration (create, alter, delete, list: validate, then a
+// metastore command).
 type Broker struct {
+	*admin
+
 	cfg  Config
 	meta *meta.Store
 	wal  *wal.WAL
@@ -35,18 +41,10 @@ type Broker struct {
 	tmu    sync.Mutex
 	topics map[string]*topicState
 
-	schemas schemaCache
-
 	roles *hosted.Roles // the replicated partitions' roles here
 
-	backlog     *hosted.Backlog
-	deadLetters *hosted.DeadLetters // hands held records to their dead-letter topics // the backlog gauges (narad_consumer_lag_messages, ...)
-
-	// createOpen is the create gate of the boot order (docs/architecture.md,
-	// "Start and shutdown"): closed until the startup reconcile has swept
-	// orphan directories, so a topic cannot be created over data that is
-	// about to be judged.
-	createOpen atomic.Bool
+	backlog     *hosted.Backlog     // the backlog gauges (narad_consumer_lag_messages, ...)
+	deadLetters *hosted.DeadLetters // hands held records to their dead-letter topics
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -111,6 +109,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger},
 		ms, m, b.parts, b.life, b.wake)
 	b.backlog = hosted.NewBacklog(b.parts, ms, m, cfg.NodeID, cfg.Now)
+	b.admin = &admin{cfg: &b.cfg, meta: ms, m: m, parts: b.parts, forget: b.forgetTopic}
 	b.deadLetters = hosted.NewDeadLetters(b.parts, ms, m, hosted.DeadLettersConfig{NodeID: cfg.NodeID, Now: cfg.Now,
 		Logger: cfg.Logger, Local: b.commitHere, Remote: cfg.Remote, Wake: b.wake,
 		Rotate: func(topic string) uint64 { return b.topicState(topic).produce.Add(1) }})
@@ -118,7 +117,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 }
 
 // OpenCreateGate lets topic creation in (after the startup reconcile).
-func (b *Broker) OpenCreateGate() { b.createOpen.Store(true) }
+func (a *admin) OpenCreateGate() { a.createOpen.Store(true) }
 
 // Partitions exposes the partitions hosted here (fan-out cursors read
 // their logs through it).
@@ -192,11 +191,11 @@ func (b *Broker) topicState(name string) *topicState {
 }
 
 // topic looks up a topic record (the version-keyed cache: no bbolt read).
-func (b *Broker) topic(name string) (meta.Topic, error) {
+func (a *admin) topic(name string) (meta.Topic, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return meta.Topic{}, err
 	}
-	t, ok := b.meta.Topic(name)
+	t, ok := a.meta.Topic(name)
 	if !ok {
 		return meta.Topic{}, refusal.New(refusal.ErrTopicNotFound, 0, "topic %q does not exist", name)
 	}

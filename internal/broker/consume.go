@@ -7,6 +7,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -74,7 +75,7 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 		ch := ts.notify.Wait() // taken before the check: a commit that races it still wakes us
 		var msgs []Message
 		if req.Offset != nil {
-			msgs, err = b.replay(t, *req.Partition, *req.Offset, want)
+			msgs, err = b.parts.Replay(t.Name, *req.Partition, *req.Offset, want, b.cfg.MaxConsumeBytes)
 		} else {
 			if parts == nil || req.Partition == nil {
 				parts = b.ownedPartitions(t, ts)
@@ -174,7 +175,7 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 			return out, hosted.StorageErr(t.Name, p, "be read", err)
 		}
 	}
-	b.countConsumed(out)
+	countConsumed(b.m, out)
 	return out, nil
 }
 
@@ -182,7 +183,7 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 // partition's run (lease appends partition by partition) on the child
 // bound for it (metrics.PartitionCounters), not one label lookup per
 // record — 100 of them per max=100 consume.
-func (b *Broker) countConsumed(out []Message) {
+func countConsumed(m *metrics.Metrics, out []Message) {
 	bytes := 0
 	for i := 0; i < len(out); {
 		j := i
@@ -190,15 +191,10 @@ func (b *Broker) countConsumed(out []Message) {
 			bytes += len(out[j].Payload)
 			j++
 		}
-		b.m.MessagesConsumed.Add(out[i].Topic, out[i].Partition, float64(j-i))
+		m.MessagesConsumed.Add(out[i].Topic, out[i].Partition, float64(j-i))
 		i = j
 	}
 	if len(out) > 0 {
-		b.m.BytesConsumed.Add(float64(bytes))
+		m.BytesConsumed.Add(float64(bytes))
 	}
-}
-
-// replay reads records by position with no lease and no queue effect.
-func (b *Broker) replay(t meta.Topic, p int, offset uint64, want int) ([]Message, error) {
-	return b.parts.Replay(t.Name, p, offset, want, b.cfg.MaxConsumeBytes)
 }

@@ -14,7 +14,7 @@ const MaxDeliveriesCap = 1000
 // the same where the command applies (meta/deadletter.go), so a race
 // with a delete of the dead-letter topic cannot slip through; this is
 // the check that words the refusal for a client.
-func (b *Broker) checkDeadLetter(name string, max int, dlq string) error {
+func (a *admin) checkDeadLetter(name string, max int, dlq string) error {
 	if max < 0 || max > MaxDeliveriesCap {
 		return apierr.BadRequest("max_deliveries must be 0 (off) or 1..%d, got %d", MaxDeliveriesCap, max)
 	}
@@ -30,7 +30,7 @@ func (b *Broker) checkDeadLetter(name string, max int, dlq string) error {
 	if dlq == name {
 		return apierr.BadRequest("dead_letter_topic %q is the topic itself: name another topic", dlq)
 	}
-	d, ok := b.meta.Topic(dlq)
+	d, ok := a.meta.Topic(dlq)
 	switch {
 	case !ok:
 		return apierr.NotFound("dead_letter_topic %q does not exist: create it first", dlq)

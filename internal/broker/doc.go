@@ -24,7 +24,7 @@
 //     says why (package hosted keeps the reason and recovers a fenced log
 //     on its next use);
 //   - a record held for its dead-letter topic (lease/dead.go) is settled
-//     only after its copy is committed there (deadletter.go: commit before
+//     only after its copy is committed there (hosted.DeadLetters: commit before
 //     settle, so a crash duplicates a dead letter and never loses one), and
 //     a redrive acks a record only after the produce of its copy returned
 //     (redrive.go);

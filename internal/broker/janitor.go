@@ -100,34 +100,34 @@ func (b *Broker) evictIdle() {
 
 // reconcileTopics closes logs of topics that no longer exist and deletes
 // their directories once the leader confirms they are gone.
-func (b *Broker) reconcileTopics() {
-	if !b.meta.AppliedCaughtUp() {
+func (a *admin) reconcileTopics() {
+	if !a.meta.AppliedCaughtUp() {
 		return // a lagging replica's view is not evidence of deletion
 	}
-	dirs, err := b.parts.TopicDirs()
+	dirs, err := a.parts.TopicDirs()
 	if err != nil {
 		return
 	}
 	for _, name := range dirs {
-		if _, ok := b.meta.Topic(name); ok {
+		if _, ok := a.meta.Topic(name); ok {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := b.clearOrphanDir(ctx, name); err != nil {
-			b.cfg.Logger.Warn("orphan topic data kept", "topic", name, "err", err)
+		if err := a.clearOrphanDir(ctx, name); err != nil {
+			a.cfg.Logger.Warn("orphan topic data kept", "topic", name, "err", err)
 		}
 		cancel()
 	}
-	topics := b.meta.Topics()
+	topics := a.meta.Topics()
 	parts := 0
 	for _, t := range topics {
 		parts += t.Partitions
 	}
-	b.m.Topics.Set(float64(len(topics)))
-	b.m.Partitions.Set(float64(parts))
+	a.m.Topics.Set(float64(len(topics)))
+	a.m.Partitions.Set(float64(parts))
 	// A topic deleted through another node, or a gauge a loop set again
 	// just after DeleteTopic forgot it, leaves no series behind.
-	b.m.PruneTopics(func(name string) bool { _, ok := b.meta.Topic(name); return ok })
+	a.m.PruneTopics(func(name string) bool { _, ok := a.meta.Topic(name); return ok })
 }
 
 // ReconcileStartup is the boot-time sweep (docs/architecture.md, "Start and
@@ -136,21 +136,21 @@ func (b *Broker) reconcileTopics() {
 // timeout the sweep is skipped, never rushed. With adopt (a lost metastore,
 // recovered on the operator's word) the directories are first re-registered
 // as topics; if any cannot be, the sweep is skipped so its data stays.
-func (b *Broker) ReconcileStartup(ctx context.Context, adopt bool) {
-	for !b.meta.AppliedCaughtUp() {
+func (a *admin) ReconcileStartup(ctx context.Context, adopt bool) {
+	for !a.meta.AppliedCaughtUp() {
 		select {
 		case <-ctx.Done():
-			b.cfg.Logger.Warn("startup reconcile skipped: replica not caught up")
+			a.cfg.Logger.Warn("startup reconcile skipped: replica not caught up")
 			return
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	if adopt {
-		if _, err := b.AdoptOrphans(ctx); err != nil {
-			b.cfg.Logger.Error("adopting topic data from disk: some topics were not re-registered; their data is kept and the orphan sweep skipped",
+		if _, err := a.AdoptOrphans(ctx); err != nil {
+			a.cfg.Logger.Error("adopting topic data from disk: some topics were not re-registered; their data is kept and the orphan sweep skipped",
 				"err", err)
 			return
 		}
 	}
-	b.reconcileTopics()
+	a.reconcileTopics()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
@@ -73,14 +74,14 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		return apierr.BadRequest("no records")
 	}
 	if len(recs) > MaxBatchRecords {
-		b.reject(topic, "too_large")
+		reject(b.m, topic, "too_large")
 		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
 	}
 	if err := b.validateRecords(t, schemaOf, recs, indexed, src); err != nil {
 		return err
 	}
 	if b.diskFull() {
-		b.reject(topic, "disk_full")
+		reject(b.m, topic, "disk_full")
 		return errDiskFull
 	}
 	ts := b.topicState(topic)
@@ -111,7 +112,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		if err := b.commitReplicated(ctx, t, wrecs); err != nil {
 			return err
 		}
-		b.countProduced(topic, wrecs)
+		countProduced(b.m, topic, wrecs)
 		return nil
 	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
@@ -123,7 +124,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		}
 		return ingressErr(err)
 	}
-	b.countProduced(topic, wrecs)
+	countProduced(b.m, topic, wrecs)
 	return nil
 }
 
@@ -131,7 +132,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 // partitions' counters: one Add each per run of records bound for the
 // same partition, on the child bound for it once
 // (metrics.PartitionCounters: no label hashing per request).
-func (b *Broker) countProduced(topic string, recs []wal.Record) {
+func countProduced(m *metrics.Metrics, topic string, recs []wal.Record) {
 	for i := 0; i < len(recs); {
 		bytes := len(recs[i].Payload)
 		j := i + 1
@@ -139,8 +140,8 @@ func (b *Broker) countProduced(topic string, recs []wal.Record) {
 			bytes += len(recs[j].Payload)
 			j++
 		}
-		b.m.MessagesProduced.Add(topic, int(recs[i].Partition), float64(j-i))
-		b.m.BytesProduced.Add(topic, int(recs[i].Partition), float64(bytes))
+		m.MessagesProduced.Add(topic, int(recs[i].Partition), float64(j-i))
+		m.BytesProduced.Add(topic, int(recs[i].Partition), float64(bytes))
 		i = j
 	}
 }
@@ -148,7 +149,7 @@ func (b *Broker) countProduced(topic string, recs []wal.Record) {
 // errDiskFull is produce's answer on a full data disk.
 var errDiskFull = refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: nothing was stored; produce resumes by itself once space is freed (delete topics, or grow the disk)")
 
-func (b *Broker) diskFull() bool { return b.cfg.Disk != nil && b.cfg.Disk.Full() }
+func (a *admin) diskFull() bool { return a.cfg.Disk != nil && a.cfg.Disk.Full() }
 
 // ingressErr says why the ingress WAL refused records, in the API's words:
 // 503 with Retry-After (docs/http-api.md has no 507; a full disk is a
@@ -183,11 +184,11 @@ func (b *Broker) CheckBatch(topic string, recs []ProduceRecord) error {
 func (b *Broker) produceTarget(topic string) (meta.Topic, meta.Topic, error) {
 	t, err := b.topic(topic)
 	if err != nil {
-		b.reject(topic, "not_found")
+		reject(b.m, topic, "not_found")
 		return t, t, err
 	}
 	if t.Parent != "" && t.FanoutDelayMs > 0 {
-		b.reject(topic, "delay_child")
+		reject(b.m, topic, "delay_child")
 		return t, t, apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
 	}
 	return t, b.schemaSource(t), nil
@@ -211,38 +212,38 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 	for i, r := range recs {
 		switch {
 		case len(r.Payload) == 0:
-			b.reject(t.Name, "empty")
+			reject(b.m, t.Name, "empty")
 			return at(i, apierr.BadRequest("%spayload is empty", where(i)))
 		case len(r.Payload) > MaxPayloadBytes:
-			b.reject(t.Name, "too_large")
+			reject(b.m, t.Name, "too_large")
 			return at(i, apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload)))
 		case len(r.Key) > MaxKeyBytes:
-			b.reject(t.Name, "key_too_long")
+			reject(b.m, t.Name, "key_too_long")
 			return at(i, apierr.BadRequest("%skey of %d bytes is over the 4 KiB cap (%d bytes)", where(i), len(r.Key), MaxKeyBytes))
 		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
-			b.reject(t.Name, "bad_partition")
+			reject(b.m, t.Name, "bad_partition")
 			return at(i, refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions))
 		}
 		if err := header.Check(r.Headers, src); err != nil {
-			b.reject(t.Name, "bad_header")
+			reject(b.m, t.Name, "bad_header")
 			return at(i, apierr.BadRequest("%s%v", where(i), err))
 		}
 		if r.HasMsgID {
 			if err := header.CheckMsgID(r.MsgID); err != nil {
-				b.reject(t.Name, "bad_msg_id")
+				reject(b.m, t.Name, "bad_msg_id")
 				return at(i, apierr.BadRequest("%s%v", where(i), err))
 			}
 		}
 		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
-			b.reject(t.Name, "schema")
+			reject(b.m, t.Name, "schema")
 			return at(i, apierr.New(apierr.Status(err), "%s%s", where(i), err.Error()))
 		}
 	}
 	return nil
 }
 
-func (b *Broker) reject(topic, reason string) {
-	b.m.ProduceRejections.WithLabelValues(topic, reason).Inc()
+func reject(m *metrics.Metrics, topic, reason string) {
+	m.ProduceRejections.WithLabelValues(topic, reason).Inc()
 }
 
 // Commit is the one local commit entry point: it commits records into a

@@ -52,9 +52,9 @@ func (c *schemaCache) validate(t meta.Topic, payload []byte) error {
 // schemaSource is the topic whose schema applies to t: an attached child's
 // is its parent's while the parent has one (the parent manages it), else
 // t's own.
-func (b *Broker) schemaSource(t meta.Topic) meta.Topic {
+func (a *admin) schemaSource(t meta.Topic) meta.Topic {
 	if t.Parent != "" {
-		if p, ok := b.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
+		if p, ok := a.meta.Topic(t.Parent); ok && hasSchema(p.Schema) {
 			return p
 		}
 	}
@@ -65,7 +65,7 @@ func (b *Broker) schemaSource(t meta.Topic) meta.Topic {
 // topic has one already, be an additive evolution of it. An incompatible
 // evolution is an invalid request (400, as the reference answers), not a
 // conflict with another resource. JSON null removes the schema.
-func (b *Broker) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpdate) error {
+func (a *admin) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpdate) error {
 	if t.Parent != "" { // setting or clearing alike: the parent manages it while attached
 		return apierr.Conflict("%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
 	}
@@ -73,7 +73,7 @@ func (b *Broker) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpd
 		u.ClearSchema = true
 		return nil
 	}
-	if _, err := b.schemas.compile(raw); err != nil {
+	if _, err := a.schemas.compile(raw); err != nil {
 		return err
 	}
 	if hasSchema(t.Schema) {

@@ -49,8 +49,8 @@ type TopicView = topic.View
 // view is t as the API shows it. An attached child shows the schema it
 // inherits (the one its records are checked against, and the one it
 // keeps when it is detached), not the one its record held before.
-func (b *Broker) view(t meta.Topic) TopicView {
-	t.Schema = b.schemaSource(t).Schema
+func (a *admin) view(t meta.Topic) TopicView {
+	t.Schema = a.schemaSource(t).Schema
 	return topic.ViewOf(t)
 }
 
@@ -86,10 +86,10 @@ func ValidReplicationFactor(v *int) error {
 
 // validReplicationFactor checks replication_factor: 1..5 copies, on
 // distinct nodes, so no more than the nodes that may receive them now.
-func (b *Broker) validReplicationFactor(v int) error {
+func (a *admin) validReplicationFactor(v int) error {
 	live := 1
-	if b.cfg.LiveNodes != nil {
-		live = b.cfg.LiveNodes()
+	if a.cfg.LiveNodes != nil {
+		live = a.cfg.LiveNodes()
 	}
 	switch {
 	case ValidReplicationFactor(&v) != nil:
@@ -100,9 +100,9 @@ func (b *Broker) validReplicationFactor(v int) error {
 	return nil
 }
 
-func (b *Broker) validPartitions(v int) error {
-	if v < 1 || v > b.cfg.MaxPartitions {
-		return apierr.BadRequest("partitions must be 1..%d, got %d", b.cfg.MaxPartitions, v)
+func (a *admin) validPartitions(v int) error {
+	if v < 1 || v > a.cfg.MaxPartitions {
+		return apierr.BadRequest("partitions must be 1..%d, got %d", a.cfg.MaxPartitions, v)
 	}
 	return nil
 }
@@ -111,35 +111,35 @@ func (b *Broker) validPartitions(v int) error {
 // topic with its partition assignments in one metastore command. A topic
 // created with a parent goes through the fan-out engine (CreateChild),
 // which adds the attach to the same command.
-func (b *Broker) CreateTopic(ctx context.Context, req CreateTopicRequest, owner string) (TopicView, error) {
+func (a *admin) CreateTopic(ctx context.Context, req CreateTopicRequest, owner string) (TopicView, error) {
 	if req.Parent != "" {
 		return TopicView{}, apierr.BadRequest("parent: creating a child needs the fan-out engine")
 	}
-	t, err := b.PrepareTopic(req, owner)
+	t, err := a.PrepareTopic(req, owner)
 	if err != nil {
 		return TopicView{}, err
 	}
-	return b.CommitTopic(ctx, t, nil)
+	return a.CommitTopic(ctx, t, nil)
 }
 
 // PrepareTopic validates a create request and returns the record to
 // commit, defaults applied. Link fields are left to the attach.
-func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, error) {
+func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, error) {
 	if err := ValidateTopicName(req.Name); err != nil {
 		return meta.Topic{}, err
 	}
 	t := meta.Topic{
 		Name:                req.Name,
-		Partitions:          b.cfg.DefaultPartitions,
-		RetentionMs:         b.cfg.DefaultRetentionMs,
-		VisibilityTimeoutMs: b.cfg.DefaultVisibilityMs,
-		MaxInFlight:         b.cfg.DefaultMaxInFlight,
-		MaxAckedAhead:       b.cfg.DefaultMaxAckedAhead,
-		CreatedAt:           b.cfg.Now().Unix(),
+		Partitions:          a.cfg.DefaultPartitions,
+		RetentionMs:         a.cfg.DefaultRetentionMs,
+		VisibilityTimeoutMs: a.cfg.DefaultVisibilityMs,
+		MaxInFlight:         a.cfg.DefaultMaxInFlight,
+		MaxAckedAhead:       a.cfg.DefaultMaxAckedAhead,
+		CreatedAt:           a.cfg.Now().Unix(),
 		Owner:               owner,
 	}
 	if req.Partitions != 0 {
-		if err := b.validPartitions(req.Partitions); err != nil {
+		if err := a.validPartitions(req.Partitions); err != nil {
 			return meta.Topic{}, err
 		}
 		t.Partitions = req.Partitions
@@ -175,25 +175,25 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 		t.DedupeWindowMs = *req.DedupeWindowMs
 	}
 	if req.ReplicationFactor != nil {
-		if err := b.validReplicationFactor(*req.ReplicationFactor); err != nil {
+		if err := a.validReplicationFactor(*req.ReplicationFactor); err != nil {
 			return meta.Topic{}, err
 		}
 		t.ReplicationFactor = *req.ReplicationFactor
 	}
 	if hasSchema(req.Schema) {
-		if _, err := b.schemas.compile(req.Schema); err != nil {
+		if _, err := a.schemas.compile(req.Schema); err != nil {
 			return meta.Topic{}, err
 		}
 		t.Schema = req.Schema
 	}
-	if err := b.checkDeadLetter(req.Name, req.MaxDeliveries, req.DeadLetterTopic); err != nil {
+	if err := a.checkDeadLetter(req.Name, req.MaxDeliveries, req.DeadLetterTopic); err != nil {
 		return meta.Topic{}, err
 	}
 	t.MaxDeliveries, t.DeadLetterTopic = req.MaxDeliveries, req.DeadLetterTopic
 	if req.FanoutDelayMs != nil && req.Parent == "" {
 		return meta.Topic{}, apierr.BadRequest("fanout_delay_ms needs parent")
 	}
-	if _, ok := b.meta.Topic(req.Name); ok {
+	if _, ok := a.meta.Topic(req.Name); ok {
 		return meta.Topic{}, apierr.Conflict("topic %q already exists", req.Name)
 	}
 	return t, nil
@@ -201,51 +201,51 @@ func (b *Broker) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic,
 
 // CommitTopic commits a prepared topic, with its attach when it is created
 // as a child, and returns it as the API shows it.
-func (b *Broker) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.AttachSpec) (TopicView, error) {
-	if !b.createOpen.Load() {
+func (a *admin) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.AttachSpec) (TopicView, error) {
+	if !a.createOpen.Load() {
 		return TopicView{}, apierr.Unavailable(time.Second, "this node is still starting (startup reconcile); topic creation opens when it is done")
 	}
-	if b.diskFull() {
+	if a.diskFull() {
 		return TopicView{}, refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: topic create is refused so the room kept for deletes stays free; delete topics or grow the disk, then retry")
 	}
 	// Leftover data of a deleted topic of the same name must go first, or
 	// the new topic would inherit its records.
-	if err := b.clearOrphanDir(ctx, t.Name); err != nil {
+	if err := a.clearOrphanDir(ctx, t.Name); err != nil {
 		return TopicView{}, err
 	}
-	if err := metaErr(b.meta.CreateTopic(ctx, t, b.assign(t.Name, 0, t.Partitions, t.ReplicationFactor, parentOf(attach)), attach)); err != nil {
+	if err := metaErr(a.meta.CreateTopic(ctx, t, a.assign(t.Name, 0, t.Partitions, t.ReplicationFactor, parentOf(attach)), attach)); err != nil {
 		return TopicView{}, err
 	}
-	return b.View(t.Name)
+	return a.View(t.Name)
 }
 
 // View returns a topic as the API shows it, without partition stats.
-func (b *Broker) View(name string) (TopicView, error) {
-	t, ok := b.meta.Topic(name)
+func (a *admin) View(name string) (TopicView, error) {
+	t, ok := a.meta.Topic(name)
 	if !ok {
 		return TopicView{}, apierr.Unavailable(time.Second, "topic %q committed but not yet applied here", name)
 	}
-	return b.view(t), nil
+	return a.view(t), nil
 }
 
 // TopicRecord is topic's metadata record from the local replica (its
 // owner, for authorization).
-func (b *Broker) TopicRecord(name string) (meta.Topic, bool) { return b.meta.Topic(name) }
+func (a *admin) TopicRecord(name string) (meta.Topic, bool) { return a.meta.Topic(name) }
 
 // MetaErr maps metastore outcomes onto the HTTP vocabulary.
-func (b *Broker) MetaErr(err error) error { return metaErr(err) }
+func (a *admin) MetaErr(err error) error { return metaErr(err) }
 
 // CommittedHWM is a partition's committed high watermark, exact: from the
 // open log, from a cleanly closed directory, or by opening the log when
 // the directory cannot say (after a crash).
-func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
-	if l := b.parts.Peek(topic, p); l != nil {
+func (a *admin) CommittedHWM(topic string, p int) (uint64, error) {
+	if l := a.parts.Peek(topic, p); l != nil {
 		return l.HWM(), nil
 	}
-	if st, err := b.parts.Describe(topic, p); err == nil && st.Exact {
+	if st, err := a.parts.Describe(topic, p); err == nil && st.Exact {
 		return st.HighWatermark, nil
 	}
-	l, err := b.parts.Get(topic, p)
+	l, err := a.parts.Get(topic, p)
 	if err != nil {
 		return 0, err
 	}
@@ -254,13 +254,13 @@ func (b *Broker) CommittedHWM(topic string, p int) (uint64, error) {
 
 // assign places partitions [from, to) of a topic: the cluster's placement
 // when set, else every partition on this node.
-func (b *Broker) assign(topic string, from, to, rf int, parent string) []meta.Assignment {
-	if b.cfg.Placer != nil {
-		return b.cfg.Placer(topic, from, to, rf, parent)
+func (a *admin) assign(topic string, from, to, rf int, parent string) []meta.Assignment {
+	if a.cfg.Placer != nil {
+		return a.cfg.Placer(topic, from, to, rf, parent)
 	}
 	as := make([]meta.Assignment, 0, to-from)
 	for p := from; p < to; p++ {
-		as = append(as, meta.Assignment{Topic: topic, Partition: p, Owner: b.cfg.NodeID})
+		as = append(as, meta.Assignment{Topic: topic, Partition: p, Owner: a.cfg.NodeID})
 	}
 	return as
 }
@@ -275,7 +275,7 @@ const (
 
 // ListTopics pages topics by name; 0 is the default page size and a limit
 // above MaxListLimit is capped to it.
-func (b *Broker) ListTopics(limit int, pageToken string) ([]TopicView, string, error) {
+func (a *admin) ListTopics(limit int, pageToken string) ([]TopicView, string, error) {
 	if limit == 0 {
 		limit = DefaultListLimit
 	}
@@ -288,18 +288,18 @@ func (b *Broker) ListTopics(limit int, pageToken string) ([]TopicView, string, e
 			return nil, "", apierr.BadRequest("page_token is not one this server issued")
 		}
 	}
-	page, next := b.meta.ListTopics(pageToken, limit)
+	page, next := a.meta.ListTopics(pageToken, limit)
 	out := make([]TopicView, len(page))
 	for i, t := range page {
-		out[i] = b.view(t)
+		out[i] = a.view(t)
 	}
 	return out, next, nil
 }
 
 // AlterTopic changes settings live. Partitions only grow; new partitions
 // are assigned at once.
-func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequest) (TopicView, error) {
-	t, err := b.topic(name)
+func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicRequest) (TopicView, error) {
+	t, err := a.topic(name)
 	if err != nil {
 		return TopicView{}, err
 	}
@@ -309,7 +309,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		if err := validRetention(*req.RetentionMs); err != nil {
 			return TopicView{}, err
 		}
-		if err := b.checkDelayFloor(t, *req.RetentionMs); err != nil {
+		if err := a.checkDelayFloor(t, *req.RetentionMs); err != nil {
 			return TopicView{}, err
 		}
 		u.RetentionMs, changed = req.RetentionMs, true
@@ -340,7 +340,7 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		if req.DeadLetterTopic != nil {
 			dlq = *req.DeadLetterTopic
 		}
-		if err := b.checkDeadLetter(name, max, dlq); err != nil {
+		if err := a.checkDeadLetter(name, max, dlq); err != nil {
 			return TopicView{}, err
 		}
 		u.MaxDeliveries, u.DeadLetterTopic, changed = req.MaxDeliveries, req.DeadLetterTopic, true
@@ -352,20 +352,20 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 		u.DedupeWindowMs, changed = req.DedupeWindowMs, true
 	}
 	if req.ReplicationFactor != nil {
-		if err := b.validReplicationFactor(*req.ReplicationFactor); err != nil {
+		if err := a.validReplicationFactor(*req.ReplicationFactor); err != nil {
 			return TopicView{}, err
 		}
 		u.ReplicationFactor, changed = req.ReplicationFactor, true
 	}
 	if req.Schema != nil {
-		if err := b.alterSchema(t, req.Schema, &u); err != nil {
+		if err := a.alterSchema(t, req.Schema, &u); err != nil {
 			return TopicView{}, err
 		}
 		changed = true
 	}
 	if req.Partitions != nil {
 		n := *req.Partitions
-		if err := b.validPartitions(n); err != nil {
+		if err := a.validPartitions(n); err != nil {
 			return TopicView{}, err
 		}
 		if n < t.Partitions {
@@ -376,21 +376,21 @@ func (b *Broker) AlterTopic(ctx context.Context, name string, req AlterTopicRequ
 			return TopicView{}, apierr.BadRequest("nothing to change: %q already has %d partitions (partitions may only grow)", name, n)
 		}
 		if n > t.Partitions {
-			u.Partitions, u.Assignments = req.Partitions, b.assign(name, t.Partitions, n, replicationFactor(t, u), t.Parent)
+			u.Partitions, u.Assignments = req.Partitions, a.assign(name, t.Partitions, n, replicationFactor(t, u), t.Parent)
 			changed = true
 		}
 	}
 	if !changed {
 		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, replication_factor, schema, partitions")
 	}
-	if err := metaErr(b.meta.UpdateTopic(ctx, u)); err != nil {
+	if err := metaErr(a.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err
 	}
-	t, err = b.topic(name)
+	t, err = a.topic(name)
 	if err != nil {
 		return TopicView{}, err
 	}
-	return b.view(t), nil
+	return a.view(t), nil
 }
 
 // replicationFactor is the factor t has once u applies: new partitions
@@ -404,12 +404,12 @@ func replicationFactor(t meta.Topic, u meta.TopicUpdate) int {
 
 // checkDelayFloor: a parent must retain at least delay + 1 h for each delay
 // child (0 keeps forever and satisfies every floor).
-func (b *Broker) checkDelayFloor(parent meta.Topic, retentionMs int64) error {
+func (a *admin) checkDelayFloor(parent meta.Topic, retentionMs int64) error {
 	if retentionMs == 0 {
 		return nil
 	}
 	for _, c := range parent.Children {
-		child, ok := b.meta.Topic(c)
+		child, ok := a.meta.Topic(c)
 		if !ok || child.FanoutDelayMs == 0 {
 			continue
 		}
@@ -422,46 +422,46 @@ func (b *Broker) checkDelayFloor(parent meta.Topic, retentionMs int64) error {
 }
 
 // DeleteTopic deletes the metadata, then this node's data for it.
-func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
-	if _, err := b.topic(name); err != nil {
+func (a *admin) DeleteTopic(ctx context.Context, name string) error {
+	if _, err := a.topic(name); err != nil {
 		return err
 	}
-	if err := metaErr(b.meta.DeleteTopic(ctx, name)); err != nil {
+	if err := metaErr(a.meta.DeleteTopic(ctx, name)); err != nil {
 		return err
 	}
-	b.forgetTopic(name)
-	b.m.ForgetTopic(name)
+	a.forget(name)
+	a.m.ForgetTopic(name)
 	// The data goes once the leader confirms the topic is gone; if that
 	// cannot be had now, the reconcile loop retries (the data is kept).
-	if err := b.clearOrphanDir(ctx, name); err != nil {
-		b.cfg.Logger.Warn("topic data kept for a later sweep", "topic", name, "err", err)
+	if err := a.clearOrphanDir(ctx, name); err != nil {
+		a.cfg.Logger.Warn("topic data kept for a later sweep", "topic", name, "err", err)
 	}
 	return nil
 }
 
 // clearOrphanDir deletes topics/<name> if it exists and the leader confirms
 // the topic does not. Any doubt keeps the data and answers 503.
-func (b *Broker) clearOrphanDir(ctx context.Context, name string) error {
-	dir, err := b.parts.TopicDir(name)
+func (a *admin) clearOrphanDir(ctx context.Context, name string) error {
+	dir, err := a.parts.TopicDir(name)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		return nil
 	}
-	exists, _, err := b.meta.ConfirmTopic(ctx, name, "")
+	exists, _, err := a.meta.ConfirmTopic(ctx, name, "")
 	if err != nil {
-		b.cfg.Logger.Warn("cannot confirm with the leader that old data of a topic may go", "topic", name, "err", err)
+		a.cfg.Logger.Warn("cannot confirm with the leader that old data of a topic may go", "topic", name, "err", err)
 		return apierr.Unavailable(time.Second, "cannot confirm with the leader that old data of %q may go; retry", name)
 	}
 	if exists {
 		return nil // a live topic's directory: never touched
 	}
-	b.forgetTopic(name)
-	if err := b.parts.RemoveTopicData(name); err != nil {
+	a.forget(name)
+	if err := a.parts.RemoveTopicData(name); err != nil {
 		return err
 	}
-	b.cfg.Logger.Info("deleted data of a topic that no longer exists", "topic", name)
+	a.cfg.Logger.Info("deleted data of a topic that no longer exists", "topic", name)
 	return nil
 }
 

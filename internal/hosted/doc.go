@@ -2,7 +2,20 @@
 // value per topic/partition in one map (Set), holding everything the node
 // keeps for it — the open log (or why it cannot open), the queue (lease
 // table, durable frontier, durable delivery counts) and the dedupe window
-// of producer ids.
+// of producer ids — and, for the replicated ones, the replication role
+// this node plays for each (Roles: a leader or a follower, roles.go; the
+// side state a follower keeps of its leader, sidestate.go; a copy left
+// single reopened unheld, release.go). The roles keep their own map and
+// lock, so a commit's role lookup never waits behind a log being opened.
+//
+// What is done to one hosted partition lives here too: a lease round and
+// a replay by position (read.go), the upkeep the broker's loops run
+// (upkeep.go: queue state made durable, lapsed leases purged, retention,
+// idle logs closed), the hand-off of held records to the dead-letter
+// topic (deadletter.go: commit before settle), the backlog gauges
+// (backlog.go) and what a partition move asks (moves.go). The broker
+// keeps the request level: which partitions a consume visits, long polls,
+// topic administration.
 //
 // Lifecycle of a Partition (one entry of the Set's map):
 //
@@ -48,5 +61,7 @@
 //     (Role.Hold);
 //   - a follower keeps the leader's delivery counts and fan-out cursor
 //     files as they were at most CountsEvery (plus a fetch) ago, never
-//     past its own committed point (sidestate.go).
+//     past its own committed point (sidestate.go);
+//   - a held record is settled only after its dead-letter copy is durable
+//     in the dead-letter topic (deadletter.go: commit before settle).
 package hosted
