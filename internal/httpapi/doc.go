@@ -15,7 +15,11 @@
 // Routing: a consume, ack or replay about a partition another node owns is
 // forwarded there within 5 s plus the long-poll's wait, and an owner that
 // does not answer in time is a 503 with Retry-After — never a connection
-// closed with no answer by the HTTP write timeout.
+// closed with no answer by the HTTP write timeout. A replay since a time
+// across partitions (replaysince.go) reads each partition on its owner and
+// merges the pages on the node asked, in commit-time order; its page token
+// (replaytoken.go) is opaque, versioned and bound to the topic's
+// incarnation.
 //
 // The document: openapi.json is the OpenAPI 3.1 description of every
 // route here, embedded and served at GET /v1/openapi.json without

@@ -87,6 +87,7 @@ type fakePlane struct {
 	ackErrs map[string]error      // per handle, for Ack and AckBatch
 	batches [][]broker.ProduceRecord
 	consume []broker.ConsumeRequest
+	since   sinceLogs // ReplaySince's partitions (replaysince_fake_test.go)
 }
 
 func (f *fakePlane) CreateTopic(_ context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {

@@ -35,6 +35,7 @@ var specStatuses = map[string][]int{
 	"POST /v1/topics/{topic}/purge":                {200, 400, 401, 403, 404, 413, 503},
 	"GET /v1/topics/{topic}/stats/history":         {200, 400, 401, 404},
 	"GET /v1/topics/{topic}/offsets":               {200, 400, 401, 403, 404, 503},
+	"GET /v1/topics/{topic}/replay":                {200, 400, 401, 403, 404, 429, 503},
 	"POST /v1/topics/{topic}/redrive":              {200, 400, 401, 403, 404, 409, 413, 503}, // docs/concepts.md, "Redrive and purge"; 409: to is a delay child
 	"GET /v1/topics/{topic}/children":              {200, 400, 401, 404},
 	"POST /v1/topics/{topic}/children":             {200, 400, 401, 403, 404, 409, 413, 503},

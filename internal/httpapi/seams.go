@@ -57,6 +57,10 @@ type Messages interface {
 	// OffsetAtTime is the first offset of a partition served here whose
 	// commit time is at or after at (its high watermark when none is).
 	OffsetAtTime(topic string, p int, at time.Time) (uint64, error)
+	// ReplaySince reads one partition's page of a replay by time, from
+	// from or else from since; AnswerBytes is one answer's byte budget.
+	ReplaySince(topic string, p int, since time.Time, from *uint64, max int) (broker.SincePage, error)
+	AnswerBytes() int
 }
 
 // DataPlane is this node's broker, as the API uses it.

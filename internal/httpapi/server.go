@@ -92,6 +92,7 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	s.handle("POST /v1/topics/{topic}/purge", s.purgeTopic)
 	s.handle("GET /v1/topics/{topic}/stats/history", s.topicHistory)
 	s.handle("GET /v1/topics/{topic}/offsets", s.offsets)
+	s.handle("GET /v1/topics/{topic}/replay", s.replaySince)
 	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
 	s.handle("POST /v1/topics/{topic}/children", s.attachChild)
 	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.detachChild)
