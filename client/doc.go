@@ -70,6 +70,19 @@
 // text as a JSON string, other bytes as base64; Message.PayloadEncoding
 // says which).
 //
+// Reading by time: OffsetsAt gives each partition's first offset at or
+// after a time; ReplaySince reads the records committed since a time, of
+// one partition or of every partition merged in commit-time order, a page
+// at a time (SincePage.NextPageToken continues), and ReplaySinceAll ranges
+// over them page after page until caught up:
+//
+//	for m, err := range c.ReplaySinceAll(ctx, "orders", client.SinceOptions{Since: "10m"}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(m.Time(), m.Partition, m.Offset)
+//	}
+//
 // # Administration
 //
 // CreateTopic, ListTopics, GetTopic (with partition statistics),

@@ -128,6 +128,8 @@ func fastMessage(b []byte, prevTopic string) (m Message, n int, ok bool) {
 			m.DeliveryCount = int(v)
 		case "timestamp":
 			m.Timestamp, used, ok = fastInt(b[i:])
+		case "timestamp_ms":
+			m.TimestampMs, used, ok = fastInt(b[i:])
 		case "offset":
 			used = digits(b[i:])
 			var err error

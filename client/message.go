@@ -27,6 +27,9 @@ type Message struct {
 	// Timestamp is when the record was committed, as the server sent it
 	// (Unix seconds today); Time interprets it.
 	Timestamp int64 `json:"timestamp"`
+	// TimestampMs is the commit time in Unix milliseconds (0 from a
+	// server that does not send it): the order of a replay by time.
+	TimestampMs int64 `json:"timestamp_ms,omitempty"`
 	// ReceiptHandle acknowledges this delivery; empty for replays by offset.
 	ReceiptHandle string `json:"receipt_handle,omitempty"`
 	DeliveryCount int    `json:"delivery_count"`
@@ -113,7 +116,13 @@ func decodeBase64String(p []byte) ([]byte, error) {
 	return b, nil
 }
 
-// Time is Timestamp as a time; zero when the server sent none.
-func (m Message) Time() time.Time { return UnixTime(m.Timestamp) }
+// Time is the commit time: TimestampMs when the server sent it, else
+// Timestamp; zero when the server sent neither.
+func (m Message) Time() time.Time {
+	if m.TimestampMs != 0 {
+		return time.UnixMilli(m.TimestampMs).UTC()
+	}
+	return UnixTime(m.Timestamp)
+}
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
