@@ -12,7 +12,8 @@ func (a *app) dlqCmd() *cobra.Command {
 		Short: "Work with dead-letter topics: move their records back",
 		Long: `A topic with --max-deliveries N --dead-letter-topic D (narad topic add/edit)
 sends a record whose N-th delivery ended unacknowledged (lapsed or nacked)
-to D, with narad-dlq-* headers saying where it came from and why.`,
+to D, with narad-dlq-* headers saying where it came from and why.
+"narad peek D" shows what waits there without taking it.`,
 	}
 	cmd.AddCommand(a.dlqRedriveCmd())
 	return cmd

@@ -130,6 +130,8 @@ completes topics, children, users and contexts.
 		a.clientFlags(a.pubCmd()),
 		a.clientFlags(a.subCmd()),
 		a.clientFlags(a.replayCmd()),
+		a.clientFlags(a.offsetsCmd()),
+		a.clientFlags(a.peekCmd()),
 		a.clientFlags(withTopicCompletion(a.benchCmd(), a)),
 		a.clientFlags(a.userCmd()),
 		a.clientFlags(a.clusterCmd()),

@@ -100,7 +100,7 @@ func TestReplayArgumentErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"replay", "orders"}, `required flag(s) "partition" not set`},
+		{[]string{"replay", "orders"}, `at least one of the flags in the group [partition since] is required`},
 		{[]string{"replay", "orders", "--partition", "1", "--from", "9", "--to", "3"}, "--to 3: must not be before --from 9"},
 		{[]string{"replay", "orders", "--partition", "7"}, "--partition 7: topic orders has partitions 0..1"},
 		{[]string{"replay", "orders", "--partition", "0", "--max", "0"}, "--max 0: must be 1..1000"},
