@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,6 +37,8 @@ func FuzzDecodeCommand(f *testing.F) {
 		Assignments: []Assignment{{Topic: "parent", Partition: 0, Owner: "n1"}, {Topic: "parent", Partition: 1, Owner: "n1"}}})
 	seed(OpCreateTopic, CreateTopicCmd{Topic: plainTopic("child", 1), Attach: &AttachSpec{Parent: "parent", Epoch: "e1"}})
 	seed(OpAttach, AttachCmd{Child: "child", AttachSpec: AttachSpec{Parent: "parent", Epoch: "e2", AttachOffsets: []uint64{0, 4}, DelayMs: 5}})
+	seed(OpSetLinkFilter, SetLinkFilterCmd{Parent: "parent", Child: "child", Epoch: "e2", Filter: json.RawMessage(`{"k":["v"]}`), FilterScope: FilterPayload})
+	seed(OpSetLinkFilter, SetLinkFilterCmd{Parent: "parent", Child: "child"})
 	seed(OpDetach, DetachCmd{Parent: "parent", Child: "child", Epoch: "e2"})
 	seed(OpUpsertMember, UpsertMemberCmd{Member: Member{ID: "n1", RaftAddr: "127.0.0.1:1", State: MemberAlive}})
 	seed(OpSetAssignments, SetAssignmentsCmd{Assignments: []Assignment{{Topic: "parent", Partition: 1, Owner: "n2"}}})

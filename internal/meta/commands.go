@@ -32,6 +32,7 @@ const (
 	OpElectLeader    Op = 19
 	OpSetReplicas    Op = 20
 	OpReplaceDisk    Op = 21
+	OpSetLinkFilter  Op = 22
 )
 
 func (o Op) String() string {
@@ -78,6 +79,8 @@ func (o Op) String() string {
 		return "set-replicas"
 	case OpReplaceDisk:
 		return "replace-disk"
+	case OpSetLinkFilter:
+		return "set-link-filter"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -179,6 +182,20 @@ type DetachCmd struct {
 	KeepSchema bool   `json:"keep_schema,omitempty"`
 }
 
+// SetLinkFilterCmd sets or removes the filter of the link Parent → Child
+// (Topic.FanoutFilter): an empty Filter removes it. A non-empty Epoch must
+// match the child's current attach epoch (ErrConflict otherwise), so a
+// change meant for one link never lands on a newer attach of the same
+// names. The metastore checks the filter's shape only (a JSON object, a
+// known scope); package fanout compiles it before proposing.
+type SetLinkFilterCmd struct {
+	Parent      string          `json:"parent"`
+	Child       string          `json:"child"`
+	Epoch       string          `json:"epoch,omitempty"`
+	Filter      json.RawMessage `json:"filter,omitempty"`
+	FilterScope string          `json:"filter_scope,omitempty"`
+}
+
 // SetAssignmentsCmd replaces the given partitions' placements.
 type SetAssignmentsCmd struct {
 	Assignments []Assignment `json:"assignments"`
@@ -218,6 +235,7 @@ var handlers = map[Op]handler{
 	OpElectLeader:    applyElectLeader,
 	OpSetReplicas:    applySetReplicas,
 	OpReplaceDisk:    applyReplaceDisk,
+	OpSetLinkFilter:  applySetLinkFilter,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

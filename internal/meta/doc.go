@@ -34,7 +34,11 @@
 //     MaxChildren children. A child leaving its parent (detach, or the
 //     parent's delete) keeps the schema it inherited: the parent's, when
 //     it had one. The command says so (keep_schema), so a command written
-//     before the rule replays to the state it made then.
+//     before the rule replays to the state it made then. A link's filter
+//     (FanoutFilter) lives on the child while the link does: set by the
+//     attach, changed by set-link-filter, cleared with the link; a record
+//     or command without one is a link without a filter, as before
+//     filters existed.
 //   - A user's ID is the Raft index of the command that created it, set by
 //     the FSM and never changed; a topic's OwnerID is its creator's ID, bound
 //     when the create applies. Ownership is the pair (name, ID), so deleting a

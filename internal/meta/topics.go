@@ -29,7 +29,8 @@ func applyCreateTopic(a *applyTx, payload json.RawMessage) error {
 	if len(t.Children) > 0 {
 		return topicErr(t.Name, ErrInvalid, "children are set by attach, not create")
 	}
-	if c.Attach == nil && (t.Parent != "" || t.AttachEpoch != "" || len(t.AttachOffsets) > 0 || t.FanoutDelayMs != 0) {
+	if c.Attach == nil && (t.Parent != "" || t.AttachEpoch != "" || len(t.AttachOffsets) > 0 || t.FanoutDelayMs != 0 ||
+		len(t.FanoutFilter) > 0 || t.FanoutFilterScope != "") {
 		return topicErr(t.Name, ErrInvalid, "link fields need an attach spec")
 	}
 	if _, exists, err := a.topic(t.Name); err != nil {
@@ -261,15 +262,9 @@ func applyDetach(a *applyTx, payload json.RawMessage) error {
 	if err := decodePayload(OpDetach, payload, &c); err != nil {
 		return err
 	}
-	parent, child, err := a.linkEnds(c.Parent, c.Child)
+	parent, child, err := a.attachedLink(c.Parent, c.Child, c.Epoch)
 	if err != nil {
 		return err
-	}
-	if child.Parent != parent.Name {
-		return topicErr(c.Child, ErrNotFound, "not attached to %q", c.Parent)
-	}
-	if c.Epoch != "" && c.Epoch != child.AttachEpoch {
-		return topicErr(c.Child, ErrConflict, "attach epoch is %s, not %s", child.AttachEpoch, c.Epoch)
 	}
 	parent.Children = removeSorted(parent.Children, child.Name)
 	if child.Remote != nil {
@@ -325,6 +320,22 @@ func (a *applyTx) linkEnds(parent, child string) (Topic, Topic, error) {
 	return p, c, err
 }
 
+// attachedLink reads both ends of the link parent → child, which must
+// exist (ErrNotFound) and, when epoch is not empty, be of that attach
+// epoch (ErrConflict): a stale command cannot change a newer attach.
+func (a *applyTx) attachedLink(parent, child, epoch string) (Topic, Topic, error) {
+	p, c, err := a.linkEnds(parent, child)
+	switch {
+	case err != nil:
+		return Topic{}, Topic{}, err
+	case c.Parent != p.Name:
+		return Topic{}, Topic{}, topicErr(child, ErrNotFound, "not attached to %q", parent)
+	case epoch != "" && epoch != c.AttachEpoch:
+		return Topic{}, Topic{}, topicErr(child, ErrConflict, "attach epoch is %s, not %s", c.AttachEpoch, epoch)
+	}
+	return p, c, nil
+}
+
 func (a *applyTx) putTopics(ts ...Topic) error {
 	for _, t := range ts {
 		if err := a.putTopic(t); err != nil {
@@ -359,7 +370,7 @@ func checkAttach(parent, child Topic, s AttachSpec) error {
 	case !retentionCovers(parent.RetentionMs, s.DelayMs): // an invalid combination, like the API's 400
 		return topicErr(parent.Name, ErrInvalidCombination, "retention %d ms below delay %d ms + 1 h", parent.RetentionMs, s.DelayMs)
 	}
-	return nil
+	return checkFilterShape(child.Name, s.Filter, s.FilterScope)
 }
 
 func link(parent, child *Topic, s AttachSpec) {
@@ -367,11 +378,13 @@ func link(parent, child *Topic, s AttachSpec) {
 	child.AttachEpoch = s.Epoch
 	child.AttachOffsets = slices.Clone(s.AttachOffsets)
 	child.FanoutDelayMs = s.DelayMs
+	setFilter(child, s.Filter, s.FilterScope)
 	parent.Children = insertSorted(parent.Children, child.Name)
 }
 
 func clearLink(t *Topic) {
 	t.Parent, t.AttachEpoch, t.AttachOffsets, t.FanoutDelayMs = "", "", nil, 0
+	setFilter(t, nil, "")
 }
 
 // retentionCovers: retention 0 keeps forever; otherwise it must reach

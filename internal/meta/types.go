@@ -46,6 +46,15 @@ type Topic struct {
 	FanoutDelayMs int64    `json:"fanout_delay_ms,omitempty"`
 	Children      []string `json:"children,omitempty"` // sorted
 
+	// FanoutFilter, on a child whose link has a filter (docs/concepts.md,
+	// "Fan-out children"): the filter policy as package filter's canonical
+	// JSON, and the scope it matches ("headers", the default when empty,
+	// or "payload"). The link copies only the records it matches. Absent
+	// on a link without one, and on every record written before filters
+	// existed: no filter.
+	FanoutFilter      json.RawMessage `json:"fanout_filter,omitempty"`
+	FanoutFilterScope string          `json:"fanout_filter_scope,omitempty"`
+
 	// Remote, set on a remote child (docs/concepts.md, "Fan-out children"): a
 	// link to a topic of another cluster, with no partitions here. Such a
 	// record exists only while attached, is not a topic anyone can produce to
@@ -196,11 +205,15 @@ func (m Member) routingEqual(o Member) bool {
 }
 
 // AttachSpec describes a fan-out link from the child's side: which parent,
-// the attach epoch, the attach point per parent partition, and the fixed
-// delivery delay (fan-out's rules: internal/fanout/doc.go).
+// the attach epoch, the attach point per parent partition, the fixed
+// delivery delay and the link's filter (fan-out's rules:
+// internal/fanout/doc.go). A spec without Filter (every spec written
+// before filters existed) is a link without one.
 type AttachSpec struct {
-	Parent        string   `json:"parent"`
-	Epoch         string   `json:"epoch"`
-	AttachOffsets []uint64 `json:"attach_offsets,omitempty"`
-	DelayMs       int64    `json:"delay_ms,omitempty"`
+	Parent        string          `json:"parent"`
+	Epoch         string          `json:"epoch"`
+	AttachOffsets []uint64        `json:"attach_offsets,omitempty"`
+	DelayMs       int64           `json:"delay_ms,omitempty"`
+	Filter        json.RawMessage `json:"filter,omitempty"`
+	FilterScope   string          `json:"filter_scope,omitempty"`
 }
