@@ -28,6 +28,10 @@ type AttachRequest struct {
 	DelayMs int64           `json:"delay_ms"`
 	Remote  json.RawMessage `json:"remote"`
 	Start   string          `json:"start"`
+	// Filter and FilterScope: the link copies only the records the filter
+	// matches (rule: filtered links; CheckFilter).
+	Filter      json.RawMessage `json:"filter"`
+	FilterScope string          `json:"filter_scope"`
 }
 
 // AttachView is the answer to an attach (docs/http-api.md): the parent's
@@ -43,6 +47,8 @@ type AttachView struct {
 	AttachEpoch   string             `json:"attach_epoch"`
 	AttachOffsets []uint64           `json:"attach_offsets"`
 	DelayMs       int64              `json:"delay_ms"`
+	Filter        json.RawMessage    `json:"filter,omitempty"`
+	FilterScope   string             `json:"filter_scope,omitempty"`
 	Remote        *meta.RemoteTarget `json:"remote,omitempty"`
 	State         string             `json:"state,omitempty"`
 	Warnings      []string           `json:"warnings,omitempty"`
@@ -54,7 +60,9 @@ func (e *Engine) attachView(parent, child string, spec meta.AttachSpec) (AttachV
 	if err != nil {
 		return AttachView{}, err
 	}
-	return AttachView{View: v, Child: child, AttachEpoch: spec.Epoch, AttachOffsets: spec.AttachOffsets, DelayMs: spec.DelayMs}, nil
+	av := AttachView{View: v, Child: child, AttachEpoch: spec.Epoch, AttachOffsets: spec.AttachOffsets, DelayMs: spec.DelayMs}
+	av.Filter, av.FilterScope = shownFilter(meta.Topic{FanoutFilter: spec.Filter, FanoutFilterScope: spec.FilterScope})
+	return av, nil
 }
 
 // NewEpoch returns a fresh attach epoch: 8 random bytes, hex (rule: attach
@@ -70,6 +78,13 @@ func NewEpoch() string {
 // commits the link with a fresh epoch in one Raft command.
 func (e *Engine) Attach(ctx context.Context, parentName string, req AttachRequest) (AttachView, error) {
 	remote := len(req.Remote) > 0 && string(req.Remote) != "null"
+	// Rule: filtered links. Checked first: a malformed body is 400
+	// whatever else is wrong, and nothing is stored.
+	f, scope, err := CheckFilter(req.Filter, req.FilterScope)
+	if err != nil {
+		return AttachView{}, err
+	}
+	req.Filter, req.FilterScope = f, scope
 	if req.Start != "" && !remote {
 		return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "start applies to remote children only")
 	}
@@ -103,6 +118,7 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 	if err != nil {
 		return AttachView{}, err
 	}
+	spec.Filter, spec.FilterScope = req.Filter, req.FilterScope
 	if err := e.topics.MetaErr(e.meta.Attach(ctx, req.Child, spec)); err != nil {
 		return AttachView{}, err
 	}

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -22,6 +23,14 @@ type ChildView struct {
 	DueLagSeconds   *float64 `json:"due_lag_seconds,omitempty"`
 	LagComplete     bool     `json:"lag_complete"`
 	DroppedMessages uint64   `json:"dropped_messages"`
+
+	// Filtered links (rule: filtered links): the filter, canonical, and
+	// its scope; Filtered counts the records this node's cursors of the
+	// link stepped over since the node started (so 0 for partitions
+	// another node owns, and after a restart).
+	Filter      json.RawMessage `json:"filter,omitempty"`
+	FilterScope string          `json:"filter_scope,omitempty"`
+	Filtered    uint64          `json:"filtered"`
 
 	// Remote children (rules: refusal stops the link, acked time): the
 	// target without credentials, the worst state of the link's cursors and
@@ -177,7 +186,8 @@ func (e *Engine) CursorPositions(parentName string, p int) []topic.CursorPositio
 
 func (e *Engine) childView(parent, child meta.Topic, remote map[int]topic.PartitionReport) ChildView {
 	v := ChildView{Name: child.Name, DelayMs: child.FanoutDelayMs, AttachEpoch: child.AttachEpoch, LagComplete: true,
-		DroppedMessages: e.droppedCounter(parent.Name, child.Name).Load()}
+		DroppedMessages: e.droppedCounter(parent.Name, child.Name).Load(), Filtered: e.filteredCounter(parent.Name, child.Name).Load()}
+	v.Filter, v.FilterScope = shownFilter(child)
 	if child.Remote != nil {
 		v.Remote, v.State, v.RecoveryPoint = child.Remote.Public(), StateRunning, []RecoveryPoint{}
 	}

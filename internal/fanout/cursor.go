@@ -119,6 +119,8 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 	c.pos.Store(pos)
 	c.started.Store(true)
 	dropped := e.droppedCounter(k.parent, k.child)
+	filtered := e.filteredCounter(k.parent, k.child)
+	var sf slabFilter
 	for ctx.Err() == nil {
 		slab, next, err := e.readSlab(ctx, c, pos)
 		var below *storage.BelowOldestError
@@ -142,12 +144,37 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 		}
 		n := len(slab)
 		if n > 0 {
+			end := slab[n-1].Offset + 1
+			// Rule: filtered links. The filter is the child record's now:
+			// a change applies from the next slab.
+			child, ok := e.meta.Topic(k.child)
+			if !ok || child.AttachEpoch != c.link.epoch || child.Parent != k.parent {
+				return errStopped
+			}
+			f, err := sf.of(child)
+			if err != nil {
+				return fmt.Errorf("filter of the link: %w", err)
+			}
+			if f != nil {
+				want := c.checks.matching(f, slab)
+				var skipped int
+				slab, skipped = sf.keep(f, slab)
+				c.checks.kept(want, slab)
+				if skipped > 0 {
+					filtered.Add(uint64(skipped))
+					e.m.FanoutFiltered.WithLabelValues(k.parent, k.child).Add(float64(skipped))
+				}
+				n = len(slab)
+			}
 			// The slab is handed over, not kept: across a bucket outage
 			// only commitSlab's copy of the failed records stays live.
-			end := slab[n-1].Offset + 1
-			if err := e.commitSlab(ctx, c, &slab); err != nil {
-				return err
+			if n > 0 {
+				if err := e.commitSlab(ctx, c, &slab); err != nil {
+					return err
+				}
 			}
+			// Every record below end is committed, or one the filter does
+			// not match (a documented skip).
 			c.checks.clear(end)
 		} else {
 			c.checks.clear(next) // an unreadable range, or nothing

@@ -71,6 +71,15 @@
 //     stalls it until it returns.
 //   - drop-behind: records retention deleted before the cursor read them
 //     are stepped over, counted and logged.
+//   - filtered links: a link with a filter (package filter, an SNS filter
+//     policy over the record's headers or its JSON payload) copies only
+//     the records it matches, in slab order; a record it does not match
+//     is stepped over exactly as past a copied one and counted
+//     (narad_fanout_filtered_messages_total), so commit before advance
+//     still holds for every matching record. The cursor reads the filter
+//     from the child's record at each slab: a change applies from the
+//     next slab. Headers are matched as a map of name to value (a record
+//     never holds a name twice). Remote children filter the same way.
 //
 // Where a cursor starts:
 //
@@ -126,7 +135,8 @@
 //
 // In race builds (the suite's) the rules a cursor's own state can show
 // broken — commit before advance, its offset never moving backward within
-// a run, slab order per bucket — are checked as they run and panic when
+// a run, slab order per bucket, a filtered slab keeping exactly the
+// records its filter matches — are checked as they run and panic when
 // broken (invariants.go); other builds compile the checks away.
 //
 // # Seams

@@ -93,6 +93,9 @@ type Engine struct {
 	running map[cursorKey]*cursor
 	rr      map[string]*atomic.Uint64 // keyless rotation per child topic
 	dropped map[linkKey]*atomic.Uint64
+	// filtered counts, per link, the records its cursors on this node
+	// stepped over since the node started (rule: filtered links).
+	filtered map[linkKey]*atomic.Uint64
 
 	remote route.Committer // remote children's batch produce: remoteCommitter
 
@@ -124,7 +127,8 @@ func New(cfg Config, self string, ms Metastore, logs LogSource, topics TopicAdmi
 	return &Engine{cfg: cfg, clk: cfg.Clock, self: self, meta: ms, logs: logs, topics: topics, stats: stats, commit: commit, m: m,
 		remote:  newRemoteCommitter(ms),
 		running: map[cursorKey]*cursor{}, rr: map[string]*atomic.Uint64{}, dropped: map[linkKey]*atomic.Uint64{},
-		stop: make(chan struct{})}
+		filtered: map[linkKey]*atomic.Uint64{},
+		stop:     make(chan struct{})}
 }
 
 // Start runs the reconciler until Close.
@@ -182,13 +186,22 @@ func (e *Engine) rotation(child string) *atomic.Uint64 {
 }
 
 func (e *Engine) droppedCounter(parent, child string) *atomic.Uint64 {
+	return e.linkCounter(e.dropped, parent, child)
+}
+
+func (e *Engine) filteredCounter(parent, child string) *atomic.Uint64 {
+	return e.linkCounter(e.filtered, parent, child)
+}
+
+// linkCounter is the link's counter in m, made on first use.
+func (e *Engine) linkCounter(m map[linkKey]*atomic.Uint64, parent, child string) *atomic.Uint64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := linkKey{parent, child}
-	d, ok := e.dropped[k]
+	d, ok := m[k]
 	if !ok {
 		d = &atomic.Uint64{}
-		e.dropped[k] = d
+		m[k] = d
 	}
 	return d
 }

@@ -3,6 +3,7 @@ package fanout
 import (
 	"fmt"
 
+	"github.com/narad-io/narad/internal/filter"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -19,7 +20,8 @@ type cursorChecks struct {
 	durable uint64
 	// cleared: every record below it is committed in the child, or was
 	// stepped over where the rules allow it (an unreadable range storage
-	// counted as loss, or drop-behind past records retention deleted).
+	// counted as loss, drop-behind past records retention deleted, or a
+	// record the link's filter does not match — checked by kept).
 	cleared uint64
 }
 
@@ -72,6 +74,57 @@ func (k *cursorChecks) advanceError(next, flushed uint64, open bool) error {
 		return fmt.Errorf("cursor offset moves backward from %d to %d", k.durable, next)
 	case open && next > flushed:
 		return fmt.Errorf("the cursor file would record %d, past the parent's flushed high watermark %d", next, flushed)
+	}
+	return nil
+}
+
+// matching is what kept checks the filter's selection against: the
+// offsets of the slab's records f matches, in slab order (race builds
+// only; nil otherwise). It builds each record's header map itself rather
+// than through the cursor's code, so the check does not share what it
+// checks.
+func (k *cursorChecks) matching(f *filter.Filter, slab []storage.Record) []uint64 {
+	if !assertInvariants {
+		return nil
+	}
+	var want []uint64
+	for i := range slab {
+		r := &slab[i]
+		var hs map[string]string
+		if len(r.Headers) > 0 {
+			hs = make(map[string]string, len(r.Headers))
+			for _, h := range r.Headers {
+				hs[h.Name] = h.Value
+			}
+		}
+		if f.Match(hs, r.Payload) {
+			want = append(want, r.Offset)
+		}
+	}
+	return want
+}
+
+// kept panics unless the records a filtered slab keeps are exactly the
+// ones its filter matches (want, from matching), in slab order: a record
+// stepped over is a documented skip only when the filter does not match
+// it (rule: filtered links).
+func (k *cursorChecks) kept(want []uint64, kept []storage.Record) {
+	if !assertInvariants {
+		return
+	}
+	if err := keptError(want, kept); err != nil {
+		panic(fmt.Sprintf("fanout: filtered slab: invariant broken: %v", err))
+	}
+}
+
+func keptError(want []uint64, kept []storage.Record) error {
+	for i := range max(len(want), len(kept)) {
+		switch {
+		case i >= len(kept):
+			return fmt.Errorf("filtered links: the filter matches offset %d, which the slab does not keep", want[i])
+		case i >= len(want) || kept[i].Offset != want[i]:
+			return fmt.Errorf("filtered links: the slab keeps offset %d, not the next record the filter matches", kept[i].Offset)
+		}
 	}
 	return nil
 }

@@ -118,6 +118,7 @@ func (e *Engine) attachRemote(ctx context.Context, parentName string, req Attach
 	if err != nil {
 		return AttachView{}, err
 	}
+	spec.Filter, spec.FilterScope = req.Filter, req.FilterScope // checked by Attach
 	if err := e.topics.MetaErr(e.meta.CreateTopic(ctx, child, nil, &spec)); err != nil {
 		return AttachView{}, err
 	}

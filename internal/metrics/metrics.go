@@ -51,6 +51,7 @@ type Metrics struct {
 	FanoutDueLag       *prometheus.GaugeVec // parent, child, partition
 	FanoutCommitted    *prometheus.CounterVec
 	FanoutDropped      *prometheus.CounterVec // parent, child
+	FanoutFiltered     *prometheus.CounterVec // parent, child
 	FanoutBatchRecords prometheus.Histogram
 	FanoutBatchBytes   prometheus.Histogram
 	FanoutDeferred     prometheus.Counter
@@ -171,6 +172,8 @@ func New() *Metrics {
 	m.FanoutDropped = f.counterVec("fanout_child_dropped_messages_total",
 		"Records a cursor skipped because retention deleted them first (data loss for that child).", "parent", "child")
 	f.alias(m.FanoutDropped, "fanout_child_dropped_messages")
+	m.FanoutFiltered = f.counterVec("fanout_filtered_messages_total",
+		"Records a filtered link's cursor stepped over because its filter does not match them (not copied, by design).", "parent", "child")
 	m.FanoutBatchRecords = f.histogram("fanout_batch_records", "Records per fan-out slab.", sizeBuckets)
 	m.FanoutBatchBytes = f.histogram("fanout_batch_bytes", "Bytes per fan-out slab.", prometheus.ExponentialBuckets(64, 4, 12))
 	m.FanoutDeferred = f.counter("fanout_anchor_deferred_total",
