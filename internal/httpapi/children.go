@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/fanout"
 )
@@ -34,6 +35,11 @@ func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, user string
 	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
+	// A malformed filter is 400 from the body alone, naming the place in
+	// the policy, before forwarding (the engine checks it again).
+	if _, _, err := fanout.CheckFilter(req.Filter, req.FilterScope); err != nil {
+		return err
+	}
 	if err := s.allowLink(r, r.PathValue("topic"), req.Child); err != nil {
 		return err
 	}
@@ -62,6 +68,46 @@ func (s *Server) detachChild(w http.ResponseWriter, r *http.Request, user string
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// patchChild sets or removes (null) the filter of the link parent →
+// child; the answer is the link as the children listing shows it.
+func (s *Server) patchChild(w http.ResponseWriter, r *http.Request, user string) error {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return err
+	}
+	parent, child := r.PathValue("topic"), r.PathValue("child")
+	for _, n := range []string{parent, child} {
+		if err := broker.ValidateTopicName(n); err != nil {
+			return err
+		}
+	}
+	body, err := readBody(r, maxAdminBody, "request body")
+	if err != nil {
+		return err
+	}
+	var req fanout.PatchRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if len(req.Filter) == 0 {
+		return apierr.BadRequest(`filter is required: a filter policy object, or null to remove the link's filter`)
+	}
+	if _, _, err := fanout.CheckFilter(req.Filter, req.FilterScope); err != nil {
+		return err
+	}
+	if err := s.allowLink(r, parent, child); err != nil {
+		return err
+	}
+	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
+		return err
+	}
+	v, err := s.fan.PatchChild(r.Context(), parent, child, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 

@@ -250,6 +250,15 @@ func (f *fakeFan) Detach(_ context.Context, parent, child string) error {
 	return f.note(true, "Detach", "%s %s", parent, child)
 }
 
+func (f *fakeFan) PatchChild(_ context.Context, parent, child string, req fanout.PatchRequest) (fanout.ChildView, error) {
+	err := f.note(true, "PatchChild", "%s %s filter=%s scope=%s", parent, child, req.Filter, req.FilterScope)
+	v := fanout.ChildView{Name: child, LagComplete: true}
+	if string(req.Filter) != "null" {
+		v.Filter, v.FilterScope = req.Filter, "headers"
+	}
+	return v, err
+}
+
 // fakeUsers is the users domain behind the API.
 type fakeUsers struct{ *recorder }
 

@@ -40,6 +40,7 @@ var specStatuses = map[string][]int{
 	"GET /v1/topics/{topic}/children":              {200, 400, 401, 404},
 	"POST /v1/topics/{topic}/children":             {200, 400, 401, 403, 404, 409, 413, 503},
 	"DELETE /v1/topics/{topic}/children/{child}":   {204, 400, 401, 403, 404, 503},
+	"PATCH /v1/topics/{topic}/children/{child}":    {200, 400, 401, 403, 404, 409, 413, 503}, // 409: re-attached meanwhile
 	"POST /v1/users":                               {201, 400, 401, 403, 409, 413, 503},
 	"GET /v1/users":                                {200, 400, 401, 403},
 	"GET /v1/users/{name}":                         {200, 400, 401, 403, 404},

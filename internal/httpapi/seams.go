@@ -77,6 +77,9 @@ type Children interface {
 	Attach(ctx context.Context, parent string, req fanout.AttachRequest) (fanout.AttachView, error)
 	Children(parent string) (fanout.ChildrenView, error)
 	Detach(ctx context.Context, parent, child string) error
+	// PatchChild sets or removes a link's filter and answers the link as
+	// the listing shows it.
+	PatchChild(ctx context.Context, parent, child string, req fanout.PatchRequest) (fanout.ChildView, error)
 }
 
 // UserAdmin carries out the users API for an authenticated actor

@@ -96,6 +96,7 @@ func New(b DataPlane, fan Children, m *metrics.Metrics, auth Authenticator, read
 	s.handle("GET /v1/topics/{topic}/children", s.listChildren)
 	s.handle("POST /v1/topics/{topic}/children", s.attachChild)
 	s.handle("DELETE /v1/topics/{topic}/children/{child}", s.detachChild)
+	s.handle("PATCH /v1/topics/{topic}/children/{child}", s.patchChild)
 	s.public("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
