@@ -28,6 +28,14 @@ type Child struct {
 	LagComplete     bool     `json:"lag_complete"`
 	DroppedMessages uint64   `json:"dropped_messages"`
 
+	// A filtered link has its filter (canonical: keys sorted) and scope
+	// (FilterHeaders or FilterPayload); Filtered counts the records it
+	// did not match, stepped over by the cursors of the node that
+	// answered since that node started.
+	Filter      json.RawMessage `json:"filter,omitempty"`
+	FilterScope string          `json:"filter_scope,omitempty"`
+	Filtered    uint64          `json:"filtered"`
+
 	// A remote child (a topic of another cluster) has its target, without
 	// credentials; the state of its link (LinkRunning, …) and why it is in
 	// it; and, per parent partition, the recovery point: the target holds
@@ -97,15 +105,27 @@ const (
 	StartOldest   = "oldest"   // the oldest retained record
 )
 
+// The scopes of a link's filter (AttachRequest.FilterScope,
+// ChildPatch.FilterScope).
+const (
+	FilterHeaders = "headers" // the record's headers (the default)
+	FilterPayload = "payload" // the fields of its JSON payload
+)
+
 // AttachRequest attaches Child to a parent; the child receives every parent
 // record DelayMs after it was appended. With Remote set, Child is the
 // link's name (no local topic is needed) and the records go to Remote's
-// topic, from Start.
+// topic, from Start. With Filter set (an Amazon SNS filter policy, a
+// JSON object), the link copies only the records it matches, in
+// FilterScope (FilterHeaders when empty); a malformed one is a 400 whose
+// message names the place in it.
 type AttachRequest struct {
-	Child   string        `json:"child"`
-	DelayMs int64         `json:"delay_ms,omitempty"`
-	Remote  *RemoteTarget `json:"remote,omitempty"`
-	Start   string        `json:"start,omitempty"`
+	Child       string          `json:"child"`
+	DelayMs     int64           `json:"delay_ms,omitempty"`
+	Remote      *RemoteTarget   `json:"remote,omitempty"`
+	Start       string          `json:"start,omitempty"`
+	Filter      json.RawMessage `json:"filter,omitempty"`
+	FilterScope string          `json:"filter_scope,omitempty"`
 }
 
 // AttachResult is the attach answer: the parent's record (its Children
@@ -116,11 +136,13 @@ type AttachRequest struct {
 // plaintext http:// target, say).
 type AttachResult struct {
 	Topic
-	Child    string        `json:"child"`
-	DelayMs  int64         `json:"delay_ms"`
-	Remote   *RemoteTarget `json:"remote,omitempty"`
-	State    string        `json:"state,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Child       string          `json:"child"`
+	DelayMs     int64           `json:"delay_ms"`
+	Filter      json.RawMessage `json:"filter,omitempty"`
+	FilterScope string          `json:"filter_scope,omitempty"`
+	Remote      *RemoteTarget   `json:"remote,omitempty"`
+	State       string          `json:"state,omitempty"`
+	Warnings    []string        `json:"warnings,omitempty"`
 }
 
 // UnmarshalJSON decodes the whole answer; without it the embedded Topic's
@@ -129,17 +151,19 @@ func (r *AttachResult) UnmarshalJSON(b []byte) error {
 	type plainTopic Topic
 	var wire struct {
 		plainTopic
-		Child    string        `json:"child"`
-		DelayMs  int64         `json:"delay_ms"`
-		Remote   *RemoteTarget `json:"remote"`
-		State    string        `json:"state"`
-		Warnings []string      `json:"warnings"`
+		Child       string          `json:"child"`
+		DelayMs     int64           `json:"delay_ms"`
+		Filter      json.RawMessage `json:"filter"`
+		FilterScope string          `json:"filter_scope"`
+		Remote      *RemoteTarget   `json:"remote"`
+		State       string          `json:"state"`
+		Warnings    []string        `json:"warnings"`
 	}
 	if err := json.Unmarshal(b, &wire); err != nil {
 		return err
 	}
-	*r = AttachResult{Topic: Topic(wire.plainTopic), Child: wire.Child, DelayMs: wire.DelayMs, Remote: wire.Remote,
-		State: wire.State, Warnings: wire.Warnings}
+	*r = AttachResult{Topic: Topic(wire.plainTopic), Child: wire.Child, DelayMs: wire.DelayMs, Filter: wire.Filter,
+		FilterScope: wire.FilterScope, Remote: wire.Remote, State: wire.State, Warnings: wire.Warnings}
 	r.raw = bytes.Clone(b)
 	return nil
 }
@@ -161,4 +185,23 @@ func (c *Client) Detach(ctx context.Context, parent, child string) error {
 	}
 	_, err := c.doJSON(ctx, http.MethodDelete, topicPath(parent, "children", url.PathEscape(child)), nil, nil, nil)
 	return err
+}
+
+// ChildPatch changes a link: Filter is its new filter (a JSON object) in
+// FilterScope (FilterHeaders when empty), or nil to remove the filter.
+type ChildPatch struct {
+	Filter      json.RawMessage `json:"filter"` // nil is sent as null: remove
+	FilterScope string          `json:"filter_scope,omitempty"`
+}
+
+// PatchChild changes the link parent → child:
+// PATCH /v1/topics/{p}/children/{c}. Its cursors apply the change from
+// their next batch. The answer is the link as Children lists it.
+func (c *Client) PatchChild(ctx context.Context, parent, child string, p ChildPatch) (Child, error) {
+	if parent == "" || child == "" {
+		return Child{}, errEmptyName
+	}
+	var out Child
+	_, err := c.doJSON(ctx, http.MethodPatch, topicPath(parent, "children", url.PathEscape(child)), nil, p, &out)
+	return out, err
 }

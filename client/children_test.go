@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -79,4 +80,32 @@ func TestRemoteChildDecodesAndKeepsItsJSON(t *testing.T) {
 	if string(k.Raw()) != entry {
 		t.Errorf("Raw\n%s\nwant the entry as sent\n%s", k.Raw(), entry)
 	}
+}
+
+func TestAttachWithFilterAndPatchChild(t *testing.T) {
+	c, f := newFake(t,
+		reply{status: 200, body: `{"name":"orders","child":"eu","delay_ms":0,"filter":{"region":["eu"]},"filter_scope":"payload"}`},
+		reply{status: 200, body: `{"name":"eu","delay_ms":0,"attach_epoch":"e","lag_messages":0,"lag_complete":true,"dropped_messages":0,"filter":{"k":["v"]},"filter_scope":"headers","filtered":7}`},
+		reply{status: 200, body: `{"name":"eu","delay_ms":0,"attach_epoch":"e","lag_messages":0,"lag_complete":true,"dropped_messages":0,"filtered":7}`},
+	)
+	res, err := c.Attach(ctx, "orders", AttachRequest{Child: "eu", Filter: json.RawMessage(`{"region":["eu"]}`), FilterScope: FilterPayload})
+	if err != nil || string(res.Filter) != `{"region":["eu"]}` || res.FilterScope != FilterPayload {
+		t.Fatalf("attach: %+v %v", res, err)
+	}
+	k, err := c.PatchChild(ctx, "orders", "eu", ChildPatch{Filter: json.RawMessage(`{"k":["v"]}`)})
+	if err != nil || string(k.Filter) != `{"k":["v"]}` || k.FilterScope != FilterHeaders || k.Filtered != 7 {
+		t.Fatalf("patch: %+v %v", k, err)
+	}
+	if k, err = c.PatchChild(ctx, "orders", "eu", ChildPatch{}); err != nil || k.Filter != nil {
+		t.Fatalf("remove: %+v %v", k, err)
+	}
+	if _, err := c.PatchChild(ctx, "orders", "", ChildPatch{}); err == nil {
+		t.Fatal("a patch without a child name was sent")
+	}
+	f.expect(
+		seen{Method: "POST", Path: "/v1/topics/orders/children", ContentType: "application/json",
+			Body: `{"child":"eu","filter":{"region":["eu"]},"filter_scope":"payload"}`},
+		seen{Method: "PATCH", Path: "/v1/topics/orders/children/eu", ContentType: "application/json", Body: `{"filter":{"k":["v"]}}`},
+		seen{Method: "PATCH", Path: "/v1/topics/orders/children/eu", ContentType: "application/json", Body: `{"filter":null}`},
+	)
 }
