@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/narad-io/narad/client"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // remoteFlags are "topic attach"'s flags for a child in another cluster.
@@ -25,9 +27,34 @@ type remoteFlags struct {
 // could read in the process list.
 const remotePasswordEnv = "NARAD_REMOTE_PASSWORD"
 
+// filterFlags are a link's filter: --filter (an SNS filter policy, JSON)
+// and --filter-scope.
+type filterFlags struct{ policy, scope string }
+
+func (f *filterFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.policy, "filter", "", `copy only the records this Amazon SNS filter policy matches, e.g. '{"kind": ["order"]}'`)
+	fs.StringVar(&f.scope, "filter-scope", "", "what --filter matches: headers (default) or payload (the fields of a JSON payload)")
+}
+
+// read checks the flags and returns the filter to send (nil for none).
+func (f *filterFlags) read() (json.RawMessage, string, error) {
+	switch {
+	case f.policy == "" && f.scope != "":
+		return nil, "", errors.New("--filter-scope needs --filter")
+	case f.scope != "" && f.scope != client.FilterHeaders && f.scope != client.FilterPayload:
+		return nil, "", flagErr("filter-scope", f.scope, "must be headers or payload")
+	case f.policy == "":
+		return nil, "", nil
+	case !json.Valid([]byte(f.policy)):
+		return nil, "", flagErr("filter", f.policy, "is not JSON: give a filter policy object, quoted for the shell")
+	}
+	return json.RawMessage(f.policy), f.scope, nil
+}
+
 func (a *app) topicAttachCmd() *cobra.Command {
 	var delay time.Duration
 	var r remoteFlags
+	var filt filterFlags
 	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "attach PARENT CHILD",
@@ -49,7 +76,13 @@ produce grant there; its password is read from standard input
 
 --start says where a remote link begins: attach (the parents' end now, the
 default), frontier (each partition's consumer frontier) or oldest (every
-retained record). "narad topic children PARENT" shows the link's state.`,
+retained record). "narad topic children PARENT" shows the link's state.
+
+--filter copies only the records an Amazon SNS filter policy matches, in
+their headers (the default) or, with --filter-scope payload, the fields of
+their JSON payload; "narad topic filter" changes or removes it:
+
+  narad topic attach orders orders-eu --filter '{"region": [{"prefix": "eu-"}]}'`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: a.completeTopicsAt(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +91,9 @@ retained record). "narad topic children PARENT" shows the link's state.`,
 				return err
 			}
 			req := client.AttachRequest{Child: args[1]}
+			if req.Filter, req.FilterScope, err = filt.read(); err != nil {
+				return err
+			}
 			fs := cmd.Flags()
 			if r.url == "" {
 				for _, name := range []string{"remote-topic", "remote-user", "remote-password-stdin", "start"} {
@@ -110,6 +146,68 @@ retained record). "narad topic children PARENT" shows the link's state.`,
 	fs.StringVar(&r.start, "start", "", "where a remote link starts: attach (default), frontier or oldest")
 	_ = cmd.RegisterFlagCompletionFunc("start", cobra.FixedCompletions(
 		[]string{client.StartAttach, client.StartFrontier, client.StartOldest}, cobra.ShellCompDirectiveNoFileComp))
+	filt.add(fs)
+	completeScope(cmd)
+	out = addOutputFlags(cmd)
+	return cmd
+}
+
+func completeScope(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("filter-scope", cobra.FixedCompletions(
+		[]string{client.FilterHeaders, client.FilterPayload}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func (a *app) topicFilterCmd() *cobra.Command {
+	var filt filterFlags
+	var remove bool
+	var out *outputFlags
+	cmd := &cobra.Command{
+		Use:   "filter PARENT CHILD",
+		Short: "Change or remove the filter of the link from PARENT to CHILD",
+		Long: `Set the filter of the link from PARENT to CHILD, or remove it:
+
+  narad topic filter orders orders-eu --filter '{"region": [{"prefix": "eu-"}]}'
+  narad topic filter orders orders-big --filter '{"total": [{"numeric": [">", 100]}]}' --filter-scope payload
+  narad topic filter orders orders-eu --remove
+
+The link's cursors apply the change from their next batch of records.`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: a.completeParentThenChild,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := out.format()
+			if err != nil {
+				return err
+			}
+			var p client.ChildPatch
+			if p.Filter, p.FilterScope, err = filt.read(); err != nil {
+				return err
+			}
+			if remove == (p.Filter != nil) {
+				return errors.New("give --filter JSON to set the link's filter, or --remove to remove it")
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			k, err := c.PatchChild(cmd.Context(), args[0], args[1], p)
+			if err != nil {
+				return err
+			}
+			if format == formatJSON {
+				return printJSON(a.stdout, rawOf(k))
+			}
+			if k.Filter == nil {
+				_, err = fmt.Fprintf(a.stdout, "removed the filter of %s under %s\n", args[1], args[0])
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "filter of %s under %s: %s (%s)\n", args[1], args[0], k.Filter, first(k.FilterScope, client.FilterHeaders))
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	filt.add(fs)
+	fs.BoolVar(&remove, "remove", false, "remove the link's filter: it copies every record again")
+	completeScope(cmd)
 	out = addOutputFlags(cmd)
 	return cmd
 }
@@ -170,6 +268,9 @@ func attachSummary(parent string, req client.AttachRequest, res client.AttachRes
 	} else if req.DelayMs > 0 {
 		sb.WriteString(" with delay " + formatMs(req.DelayMs))
 	}
+	if res.Filter != nil {
+		fmt.Fprintf(&sb, ", filtered by %s (%s)", res.Filter, first(res.FilterScope, client.FilterHeaders))
+	}
 	if res.AttachEpoch != "" {
 		sb.WriteString(" (epoch " + res.AttachEpoch + ")")
 	}
@@ -213,9 +314,10 @@ func (a *app) topicChildrenCmd() *cobra.Command {
   DROPPED   records a child lost to the parent's retention
   REASON    why a remote link is not running
 
--o wide adds the attach epoch and a remote link's recovery point (the
-oldest commit time its target acknowledged); -o json prints the API's
-listing.`,
+-o wide adds the attach epoch, a remote link's recovery point (the
+oldest commit time its target acknowledged), and a filtered link's
+filter and the records it did not match (FILTERED: on the node that
+answered, since it started); -o json prints the API's listing.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -244,7 +346,7 @@ func printChildren(w io.Writer, kids []client.Child, wide bool) error {
 	tw := newTable(w)
 	header := "CHILD\tDELAY\tSTATE\tTARGET\tLAG\tDUE LAG\tCOMPLETE\tDROPPED\tREASON"
 	if wide {
-		header += "\tATTACH EPOCH\tRECOVERY POINT"
+		header += "\tATTACH EPOCH\tRECOVERY POINT\tFILTER\tFILTERED"
 	}
 	fmt.Fprintln(tw, header)
 	for _, k := range kids {
@@ -263,7 +365,14 @@ func printChildren(w io.Writer, kids []client.Child, wide bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%v\t%d\t%s", k.Name, delay, orDash(k.State), target,
 			k.LagMessages, due, k.LagComplete, k.DroppedMessages, orDash(oneLine(k.StateReason)))
 		if wide {
-			fmt.Fprintf(tw, "\t%s\t%s", orDash(k.AttachEpoch), recoveryPoint(k.RecoveryPoint))
+			filter := "-"
+			if k.Filter != nil {
+				filter = string(k.Filter)
+				if k.FilterScope == client.FilterPayload {
+					filter = "payload " + filter
+				}
+			}
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d", orDash(k.AttachEpoch), recoveryPoint(k.RecoveryPoint), filter, k.Filtered)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -75,3 +75,75 @@ func TestChildrenTableShowsRemoteLinks(t *testing.T) {
 		t.Errorf("wide:\n%s", r.stdout)
 	}
 }
+
+// TestTopicFilter: attach --filter sends the policy and scope; "topic
+// filter" changes or removes a link's filter; bad flags send nothing; the
+// wide listing shows the filter and what it stepped over.
+func TestTopicFilter(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) {
+		switch {
+		case r.Method == "POST":
+			return 200, `{"name":"orders","role":"parent","child":"orders-eu","delay_ms":0,"attach_epoch":"e1","filter":{"region":[{"prefix":"eu-"}]},"filter_scope":"payload"}`
+		case r.Method == "PATCH" && strings.Contains(r.Body, "null"):
+			return 200, `{"name":"orders-eu","delay_ms":0,"attach_epoch":"e1","lag_messages":0,"lag_complete":true,"dropped_messages":0,"filtered":3}`
+		case r.Method == "PATCH":
+			return 200, `{"name":"orders-eu","delay_ms":0,"attach_epoch":"e1","lag_messages":0,"lag_complete":true,"dropped_messages":0,"filter":{"k":["v"]},"filter_scope":"headers","filtered":3}`
+		}
+		return 200, `{"parent":"orders","children":[{"name":"orders-eu","delay_ms":0,"attach_epoch":"e1","lag_messages":0,"lag_complete":true,` +
+			`"dropped_messages":0,"filter":{"k":["v"]},"filter_scope":"payload","filtered":3}]}`
+	})
+	r := against(b).run(t, "topic", "attach", "orders", "orders-eu", "--filter", `{"region": [{"prefix": "eu-"}]}`, "--filter-scope", "payload")
+	mustOK(t, r)
+	if r.stdout != `attached orders-eu to orders, filtered by {"region":[{"prefix":"eu-"}]} (payload) (epoch e1)`+"\n" {
+		t.Errorf("attach stdout %q", r.stdout)
+	}
+	r = against(b).run(t, "topic", "filter", "orders", "orders-eu", "--filter", `{"k":["v"]}`)
+	mustOK(t, r)
+	if r.stdout != `filter of orders-eu under orders: {"k":["v"]} (headers)`+"\n" {
+		t.Errorf("filter stdout %q", r.stdout)
+	}
+	r = against(b).run(t, "topic", "filter", "orders", "orders-eu", "--remove")
+	mustOK(t, r)
+	if r.stdout != "removed the filter of orders-eu under orders\n" {
+		t.Errorf("remove stdout %q", r.stdout)
+	}
+	got := b.requests()
+	want := []struct{ method, path, body string }{
+		{"POST", "/v1/topics/orders/children", `{"child":"orders-eu","filter":{"region":[{"prefix":"eu-"}]},"filter_scope":"payload"}`},
+		{"PATCH", "/v1/topics/orders/children/orders-eu", `{"filter":{"k":["v"]}}`},
+		{"PATCH", "/v1/topics/orders/children/orders-eu", `{"filter":null}`},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("requests %+v", got)
+	}
+	for i, w := range want {
+		if got[i].Method != w.method || got[i].Path != w.path || got[i].Body != w.body {
+			t.Errorf("request %d: %s %s %s, want %s %s %s", i, got[i].Method, got[i].Path, got[i].Body, w.method, w.path, w.body)
+		}
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"attach", "orders", "orders-eu", "--filter", "{nope"}, "narad: --filter {nope: is not JSON"},
+		{[]string{"attach", "orders", "orders-eu", "--filter-scope", "payload"}, "narad: --filter-scope needs --filter"},
+		{[]string{"attach", "orders", "orders-eu", "--filter", "{}", "--filter-scope", "body"}, "narad: --filter-scope body: must be headers or payload"},
+		{[]string{"filter", "orders", "orders-eu"}, "narad: give --filter JSON to set the link's filter, or --remove"},
+		{[]string{"filter", "orders", "orders-eu", "--filter", "{}", "--remove"}, "narad: give --filter JSON"},
+	} {
+		r := against(b).run(t, append([]string{"topic"}, tc.args...)...)
+		if r.code != exitError || !strings.HasPrefix(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d stderr %q, want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(b.requests()); n != len(want) {
+		t.Errorf("%d requests sent for refused flags", n-len(want))
+	}
+
+	r = against(b).run(t, "topic", "children", "orders", "-o", "wide")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "FILTER") || !strings.Contains(r.stdout, `payload {"k":["v"]}  3`) {
+		t.Errorf("wide:\n%s", r.stdout)
+	}
+}

@@ -27,6 +27,7 @@ func (a *app) topicCmd() *cobra.Command {
 		a.topicAttachCmd(),
 		a.topicDetachCmd(),
 		a.topicChildrenCmd(),
+		a.topicFilterCmd(),
 	)
 	return cmd
 }
