@@ -119,6 +119,10 @@ type CreateTopicRequest struct {
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	Parent                    string          `json:"parent,omitempty"`
 	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
+	// FanoutFilter and FanoutFilterScope, with Parent: the link copies
+	// only the records the filter matches (see AttachRequest.Filter).
+	FanoutFilter      json.RawMessage `json:"fanout_filter,omitempty"`
+	FanoutFilterScope string          `json:"fanout_filter_scope,omitempty"`
 	// MaxDeliveries > 0 dead-letters a record into DeadLetterTopic once
 	// its deliveries are used up (an extension; both or neither).
 	MaxDeliveries   int    `json:"max_deliveries,omitempty"`

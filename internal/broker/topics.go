@@ -193,6 +193,9 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 	if req.FanoutDelayMs != nil && req.Parent == "" {
 		return meta.Topic{}, apierr.BadRequest("fanout_delay_ms needs parent")
 	}
+	if req.HasLinkFilter() && req.Parent == "" {
+		return meta.Topic{}, apierr.BadRequest("fanout_filter and fanout_filter_scope need parent")
+	}
 	if _, ok := a.meta.Topic(req.Name); ok {
 		return meta.Topic{}, apierr.Conflict("topic %q already exists", req.Name)
 	}

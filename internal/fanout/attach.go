@@ -142,6 +142,10 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 	if err := validDelay(delay); err != nil {
 		return topic.View{}, err
 	}
+	f, scope, err := CheckFilter(req.FanoutFilter, req.FanoutFilterScope) // rule: filtered links
+	if err != nil {
+		return topic.View{}, err
+	}
 	// Validate the request itself before looking at the parent: a
 	// malformed request is 400 whatever else is wrong.
 	t, err := e.topics.PrepareTopic(req, owner)
@@ -162,6 +166,7 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 	if err != nil {
 		return topic.View{}, err
 	}
+	spec.Filter, spec.FilterScope = f, scope
 	return e.topics.CommitTopic(ctx, t, &spec)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/topic"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
@@ -360,5 +361,36 @@ func TestInvariantFilteredSlabKeepsTheMatching(t *testing.T) {
 	}
 	if err := keptError([]uint64{3}, recs); err == nil {
 		t.Fatal("a record the filter does not match kept: no error")
+	}
+}
+
+// A child created attached takes its link's filter in the same command;
+// a malformed one is refused naming its place and creates nothing, and a
+// create without a parent cannot name one.
+func TestCreateChildWithFilter(t *testing.T) {
+	n := newNode(t, Config{Linger: time.Millisecond})
+	n.createTopic("src", 1, 0)
+	bad := topic.CreateRequest{Name: "dst", Partitions: 1, Parent: "src", FanoutFilter: json.RawMessage(`{"kind": [{"suffix": 3}]}`)}
+	if _, err := n.e.CreateChild(n.ctx(), bad, ""); !errors.Is(err, refusal.ErrInvalid) || !strings.Contains(err.Error(), "filter.kind[0].suffix") {
+		t.Fatalf("create with a malformed filter: %v", err)
+	}
+	if _, ok := n.meta.Topic("dst"); ok {
+		t.Fatal("a refused create made the topic")
+	}
+	loose := topic.CreateRequest{Name: "loose", Partitions: 1, FanoutFilter: json.RawMessage(`{"kind": ["a"]}`)}
+	if _, err := n.b.CreateTopic(n.ctx(), loose, ""); err == nil || !strings.Contains(err.Error(), "need parent") {
+		t.Fatalf("create with a filter and no parent: %v", err)
+	}
+	good := topic.CreateRequest{Name: "dst", Partitions: 1, Parent: "src", FanoutFilter: json.RawMessage(`{"kind": ["a"]}`)}
+	if _, err := n.e.CreateChild(n.ctx(), good, ""); err != nil {
+		t.Fatal(err)
+	}
+	n.e.Start()
+	if err := commitLocal(n.b, n.ctx(), "src", 0, []storage.Record{kinded("1", "a"), kinded("2", "b")}); err != nil {
+		t.Fatal(err)
+	}
+	n.waitCursorAt("dst", 2)
+	if got, want := n.payloads("dst"), []string{"1:a"}; !slices.Equal(got, want) {
+		t.Fatalf("the child created with a filter holds %q, want %q", got, want)
 	}
 }

@@ -20,9 +20,17 @@ type CreateRequest struct {
 	Schema              json.RawMessage `json:"schema"`
 	Parent              string          `json:"parent"`
 	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
+	FanoutFilter        json.RawMessage `json:"fanout_filter"`
+	FanoutFilterScope   string          `json:"fanout_filter_scope"`
 	MaxDeliveries       int             `json:"max_deliveries"`
 	DeadLetterTopic     string          `json:"dead_letter_topic"`
 	ReplicationFactor   *int            `json:"replication_factor"`
+}
+
+// HasLinkFilter reports whether the request names a fan-out filter (not
+// null), which only a create with a parent may.
+func (r CreateRequest) HasLinkFilter() bool {
+	return (len(r.FanoutFilter) > 0 && string(r.FanoutFilter) != "null") || r.FanoutFilterScope != ""
 }
 
 // View is a topic as the API shows it.
