@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -112,15 +113,7 @@ func walCheckpoint(n *node) uint64 {
 // A cursor file advanced before the commit would have skipped the slab
 // for good; this test sees that gap.
 func TestFanoutSIGKILLMidCommitLeavesNoGap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills processes")
-	}
-	tg := newHeldTarget(t)
-	n := startNode(t)
-	ctx := ctxT(t)
-	if _, err := n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "src", Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
+	tg, n, ctx := heldSource(t)
 	attach := fmt.Sprintf(`{"child":"src-dr","remote":{"url":%q,"topic":"mirror"}}`, tg.srv.URL)
 	if status, body, _ := n.do("POST", "/v1/topics/src/children", "application/json", []byte(attach)); status != http.StatusOK {
 		t.Fatalf("attach: %d %s", status, body)
@@ -145,4 +138,21 @@ func TestFanoutSIGKILLMidCommitLeavesNoGap(t *testing.T) {
 	tg.unhold()
 	n.restart()
 	eventually(t, 30*time.Second, "every record at the target after the restart", func() bool { return tg.has(0, 20) })
+}
+
+// heldSource starts a node with a one-partition topic src, for a test
+// that links it to the held target it returns and kills the node while a
+// send is held; it skips in -short runs.
+func heldSource(t *testing.T) (*heldTarget, *node, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("kills processes")
+	}
+	tg := newHeldTarget(t)
+	n := startNode(t)
+	ctx := ctxT(t)
+	if _, err := n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "src", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return tg, n, ctx
 }
