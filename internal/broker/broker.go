@@ -45,6 +45,7 @@ type Broker struct {
 
 	backlog     *hosted.Backlog     // the backlog gauges (narad_consumer_lag_messages, ...)
 	deadLetters *hosted.DeadLetters // hands held records to their dead-letter topics
+	upkeep      *upkeep             // the loops over the hosted partitions (janitor.go)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -109,6 +110,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger},
 		ms, m, b.parts, b.life, b.wake)
 	b.backlog = hosted.NewBacklog(b.parts, ms, m, cfg.NodeID, cfg.Now)
+	b.upkeep = &upkeep{cfg: &b.cfg, meta: ms, m: m, parts: b.parts, roles: b.roles, wake: b.wake}
 	b.admin = &admin{cfg: &b.cfg, meta: ms, m: m, parts: b.parts, forget: b.forgetTopic}
 	b.deadLetters = hosted.NewDeadLetters(b.parts, ms, m, hosted.DeadLettersConfig{NodeID: cfg.NodeID, Now: cfg.Now,
 		Logger: cfg.Logger, Local: b.commitHere, Remote: cfg.Remote, Wake: b.wake,
@@ -125,13 +127,13 @@ func (b *Broker) Partitions() *hosted.Set { return b.parts }
 
 // Start runs the background loops until Close.
 func (b *Broker) Start() {
-	b.loop(b.cfg.FrontierPersist, b.persistFrontiers)
-	b.loop(b.cfg.ExpirySweep, b.sweepExpired)
+	b.loop(b.cfg.FrontierPersist, b.upkeep.persistFrontiers)
+	b.loop(b.cfg.ExpirySweep, b.upkeep.sweepExpired)
 	b.loop(b.cfg.ExpirySweep, b.backlog.Gauge)
 	b.loop(b.cfg.DeadLetterPass, func() { b.deadLetters.Pass(b.life) })
-	b.loop(b.cfg.RetentionSweep, b.sweepRetention)
+	b.loop(b.cfg.RetentionSweep, b.upkeep.sweepRetention)
 	if b.cfg.IdleEviction > 0 {
-		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.evictIdle)
+		b.loop(max(b.cfg.IdleEviction/4, 10*time.Millisecond), b.upkeep.evictIdle)
 	}
 	b.loop(time.Second, b.reconcileTopics)
 	b.loop(time.Second, b.roles.UnholdSingleCopies)
@@ -171,7 +173,7 @@ func (b *Broker) Close() error {
 	b.endLife()
 	b.wg.Wait()
 	b.roles.Close()
-	b.persistFrontiers()
+	b.upkeep.persistFrontiers()
 	b.parts.PersistAllCounts() // a clean stop loses no delivery count
 	return b.parts.CloseAll()
 }

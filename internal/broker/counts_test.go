@@ -101,23 +101,23 @@ func TestDeliveryCountsWrittenOnTheSweepsCadence(t *testing.T) {
 	}
 	deliverAndNack(t, n, "jobs")
 	deliverAndNack(t, n, "jobs")
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if es := read(); es != nil {
 		t.Fatalf("written %v before hosted.CountsEvery passed since the queue loaded", es)
 	}
 	clk.advance(hosted.CountsEvery)
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if es := read(); len(es) != 1 || es[0] != (storage.CountEntry{Offset: 0, Count: 2}) {
 		t.Fatalf("after hosted.CountsEvery: %v, want offset 0 delivered twice", es)
 	}
 	deliverAndNack(t, n, "jobs") // 3
 	clk.advance(hosted.CountsEvery - time.Millisecond)
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if es := read(); es[0].Count != 2 {
 		t.Fatalf("rewritten within hosted.CountsEvery: %v", es)
 	}
 	clk.advance(time.Millisecond)
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if es := read(); es[0].Count != 3 {
 		t.Fatalf("not rewritten once hosted.CountsEvery passed: %v", es)
 	}
@@ -130,7 +130,7 @@ func TestDeliveryCountsWrittenOnTheSweepsCadence(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.advance(hosted.CountsEvery)
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if es := read(); len(es) != 1 || es[0] != (storage.CountEntry{Offset: 1, Count: 1}) {
 		t.Fatalf("after settling offset 0: %v", es)
 	}
@@ -206,7 +206,7 @@ func TestCountsWriteFailureIsRetried(t *testing.T) {
 		deliverAndNack(t, n, "jobs")
 		fault := n.fs.Inject(errorfs.Rule{Ops: op, Path: storage.DeliveryCountsFile, Err: syscall.ENOSPC})
 		clk.advance(hosted.CountsEvery)
-		n.b.persistFrontiers()
+		n.b.upkeep.persistFrontiers()
 		if fault.Fired() == 0 {
 			t.Fatalf("%v: the fault never fired", op)
 		}
@@ -217,7 +217,7 @@ func TestCountsWriteFailureIsRetried(t *testing.T) {
 		}
 		before := es
 		clk.advance(hosted.CountsEvery)
-		n.b.persistFrontiers()
+		n.b.upkeep.persistFrontiers()
 		es, _, _ = storage.ReadDeliveryCountsFS(vfs.Default, filepath.Join(dir, storage.DeliveryCountsFile))
 		if len(es) != 1 || len(before) == 1 && before[0].Count == es[0].Count {
 			t.Fatalf("%v: not rewritten after the fault healed: %v then %v", op, before, es)
@@ -235,7 +235,7 @@ func TestCountsWriteFailureIsRetried(t *testing.T) {
 		}
 	}
 	clk.advance(hosted.CountsEvery)
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if f, _, err := storage.ReadOffsetFile(filepath.Join(dir, storage.ConsumerOffsetFile)); err != nil || f != 2 {
 		t.Fatalf("frontier file %d %v, want 2", f, err)
 	}

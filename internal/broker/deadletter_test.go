@@ -110,7 +110,7 @@ func (n *dlqNode) deliverPoison(t *testing.T, nack bool) {
 			}
 		} else {
 			n.clk.Advance(time.Second)
-			n.b.sweepExpired()
+			n.b.upkeep.sweepExpired()
 		}
 	}
 }
@@ -188,7 +188,7 @@ func TestDeadLetterExpiryAndNack(t *testing.T) {
 				t.Fatalf("frontier %d after the dead-letter commit; want 2 (settled)", f)
 			}
 			n.clk.Advance(time.Minute)
-			n.b.sweepExpired()
+			n.b.upkeep.sweepExpired()
 			if _, ok := n.consumeOne(t); ok {
 				t.Fatal("a record was offered after both were settled")
 			}

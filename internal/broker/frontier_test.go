@@ -62,7 +62,7 @@ func TestHWMFileNeverBehindPersistedFrontier(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	dir := n.partDir("orders", 0)
 	f, _, err := storage.ReadOffsetFile(filepath.Join(dir, storage.ConsumerOffsetFile))
 	if err != nil || f != 3 {

@@ -11,43 +11,55 @@ import (
 
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
 )
 
 // The broker's background duties, each run by its own ticker (Start).
 
+// upkeep is the duties over the hosted partitions (their queue state,
+// lapsed leases, retention, idle logs) and the storage gauges they set.
+type upkeep struct {
+	cfg   *Config
+	meta  *meta.Store
+	m     *metrics.Metrics
+	parts *hosted.Set
+	roles *hosted.Roles
+	wake  func(topic string)
+}
+
 // persistFrontiers writes every moved frontier, then the changed delivery
 // counts (hosted.Set.PersistQueues), and sets the lease gauges.
-func (b *Broker) persistFrontiers() {
-	b.parts.PersistQueues(func(k hosted.Key, st lease.Stats) {
+func (u *upkeep) persistFrontiers() {
+	u.parts.PersistQueues(func(k hosted.Key, st lease.Stats) {
 		lbl := []string{k.Topic, partLabel(k.Partition)}
-		b.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
-		b.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
+		u.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
+		u.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
 	})
 }
 
 // sweepExpired purges lapsed leases and wakes the long polls of their
 // topics (hosted.Set.ExpireLeases). The backlog gauges have their own
 // pass (hosted.Backlog).
-func (b *Broker) sweepExpired() { b.parts.ExpireLeases(b.wake) }
+func (u *upkeep) sweepExpired() { u.parts.ExpireLeases(u.wake) }
 
 // sweepRetention applies each open log's topic retention, then refreshes
 // the storage gauges (open logs only; the data directory by a stat walk).
-func (b *Broker) sweepRetention() {
+func (u *upkeep) sweepRetention() {
 	topicBytes := map[string]int64{}
-	for _, op := range b.parts.Open() {
-		b.retain(op)
+	for _, op := range u.parts.Open() {
+		u.retain(op)
 		st := op.Log.Stats()
 		lbl := []string{op.Topic, partLabel(op.Partition)}
-		b.m.PartitionSize.WithLabelValues(lbl...).Set(float64(st.SizeBytes))
-		b.m.Segments.WithLabelValues(lbl...).Set(float64(st.Segments))
+		u.m.PartitionSize.WithLabelValues(lbl...).Set(float64(st.SizeBytes))
+		u.m.Segments.WithLabelValues(lbl...).Set(float64(st.Segments))
 		topicBytes[op.Topic] += st.SizeBytes
 	}
 	for t, n := range topicBytes {
-		b.m.TopicBytes.WithLabelValues(t).Set(float64(n))
+		u.m.TopicBytes.WithLabelValues(t).Set(float64(n))
 	}
-	gaugeDataDir(b.cfg.DataDir, b.m)
+	gaugeDataDir(u.cfg.DataDir, u.m)
 }
 
 // gaugeDataDir sets the data directory's size and the space left on its
@@ -71,31 +83,31 @@ func gaugeDataDir(dataDir string, m *metrics.Metrics) {
 
 // retain applies the topic's retention to one open log
 // (hosted.Set.Retain) and counts what it deleted.
-func (b *Broker) retain(op hosted.OpenPartition) {
-	t, ok := b.meta.Topic(op.Topic)
+func (u *upkeep) retain(op hosted.OpenPartition) {
+	t, ok := u.meta.Topic(op.Topic)
 	if !ok {
 		return
 	}
-	res, err := b.parts.Retain(op, t.RetentionMs)
+	res, err := u.parts.Retain(op, t.RetentionMs)
 	if err != nil {
 		if !errors.Is(err, storage.ErrClosed) {
-			b.m.Errors.WithLabelValues("storage", "retention").Inc()
-			b.cfg.Logger.Warn("retention failed", "topic", op.Topic, "partition", op.Partition, "err", err)
+			u.m.Errors.WithLabelValues("storage", "retention").Inc()
+			u.cfg.Logger.Warn("retention failed", "topic", op.Topic, "partition", op.Partition, "err", err)
 		}
 		return
 	}
 	if res.Segments > 0 {
-		b.m.RetentionBytes.WithLabelValues("age").Add(float64(res.Bytes))
-		b.m.RetentionMessages.WithLabelValues("age").Add(float64(res.Records))
+		u.m.RetentionBytes.WithLabelValues("age").Add(float64(res.Bytes))
+		u.m.RetentionMessages.WithLabelValues("age").Add(float64(res.Records))
 	}
 }
 
 // evictIdle closes logs untouched for the idle period (hosted.Set.EvictIdle),
 // after retention has deleted what it owes them; a replica's role writes
 // to or serves from its log, so its log stays.
-func (b *Broker) evictIdle() {
-	n := b.parts.EvictIdle(b.cfg.Now().Add(-b.cfg.IdleEviction), b.roles.HostsReplica, b.retain)
-	b.m.IdleLogsEvicted.Add(float64(n))
+func (u *upkeep) evictIdle() {
+	n := u.parts.EvictIdle(u.cfg.Now().Add(-u.cfg.IdleEviction), u.roles.HostsReplica, u.retain)
+	u.m.IdleLogsEvicted.Add(float64(n))
 }
 
 // reconcileTopics closes logs of topics that no longer exist and deletes

@@ -81,7 +81,7 @@ func TestFrontierNeverPersistedPastFlushed(t *testing.T) {
 		}
 		return f
 	}
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	l := n.b.parts.Peek("orders", 0)
 	if f := frontier(); f != 3 || l.Flushed() != 3 {
 		t.Fatalf("frontier %d flushed %d, want both 3 (flushed first)", f, l.Flushed())
@@ -89,7 +89,7 @@ func TestFrontierNeverPersistedPastFlushed(t *testing.T) {
 	n.commitLazy("orders", 0, 3, "d", "e")
 	ackAll()
 	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.EIO})
-	n.b.persistFrontiers()
+	n.b.upkeep.persistFrontiers()
 	if f := frontier(); f != 3 {
 		t.Fatalf("frontier file %d passed the flushed high watermark %d", f, l.Flushed())
 	}

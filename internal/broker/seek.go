@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/hosted"
-	"github.com/narad-io/narad/internal/refusal"
 )
 
 // OffsetAtTime is the first offset of topic/p whose commit time is at or
@@ -15,23 +14,16 @@ import (
 // takes no lease and changes no queue state; the partition must be served
 // here (its owner, and for a replicated one its ready leader).
 func (b *Broker) OffsetAtTime(topic string, p int, at time.Time) (uint64, error) {
-	t, err := b.topic(topic)
-	if err != nil {
+	if err := b.servedPartition(topic, p); err != nil {
 		return 0, err
 	}
-	if p < 0 || p >= t.Partitions {
-		return 0, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", p, t.Name, t.Partitions)
-	}
-	if err := b.servedHere(t, p); err != nil {
-		return 0, err
-	}
-	l, err := b.parts.Get(t.Name, p)
+	l, err := b.parts.Get(topic, p)
 	if err != nil {
 		return 0, err
 	}
 	o, err := l.OffsetAtTime(at)
 	if err != nil {
-		return 0, hosted.StorageErr(t.Name, p, "be read", err)
+		return 0, hosted.StorageErr(topic, p, "be read", err)
 	}
 	return o, nil
 }
