@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -95,6 +96,13 @@ func TestIdleDelayCursorDoesNoReads(t *testing.T) {
 	n.e = n.newEngine(withClock(n.e.cfg, clk))
 	n.e.Start()
 	parked(t, clk, 2) // the reconciler's ticker and the cursor's sleep
+	// The broker's backlog gauges read the oldest unconsumed record once
+	// (then keep its commit time): wait for that read, so that every read
+	// counted from here on is the cursor's.
+	waitFor(t, 10*time.Second, "the backlog pass's one read", func() bool {
+		_, ok := gaugeValue(t, n.m, "narad_oldest_unconsumed_message_age_seconds", map[string]string{"topic": "big", "partition": "0"})
+		return ok
+	})
 	before := l.Reads()
 	if before == 0 {
 		t.Fatal("the cursor parked without reading")
@@ -188,26 +196,11 @@ func TestDueLagFallsToZeroAtTheFrontier(t *testing.T) {
 // gauge vector from the registry; -1 when the series does not exist.
 func cursorGauge(t testing.TB, m *metrics.Metrics, name, parent, child, partition string) float64 {
 	t.Helper()
-	mfs, err := m.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := gaugeValue(t, m, name, map[string]string{"parent": parent, "child": child, "partition": partition})
+	if !ok {
+		return -1
 	}
-	want := map[string]string{"parent": parent, "child": child, "partition": partition}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			match := len(s.GetLabel()) == len(want)
-			for _, l := range s.GetLabel() {
-				match = match && want[l.GetName()] == l.GetValue()
-			}
-			if match {
-				return s.GetGauge().GetValue()
-			}
-		}
-	}
-	return -1
+	return v
 }
 
 // rule skew across a move: after the parent partition moves, the records
@@ -248,4 +241,29 @@ func TestDelayGateAfterAMoveIsTheNewOwnersClock(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gaugeValue reads the series of gauge vector name with exactly labels
+// from the registry; false when it does not exist.
+func gaugeValue(t testing.TB, m *metrics.Metrics, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range s.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			if maps.Equal(got, labels) {
+				return s.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
 }
