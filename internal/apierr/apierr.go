@@ -49,16 +49,8 @@ func WithIndex(err error, i int) error {
 	if e, ok := err.(*Error); ok {
 		return e.AtIndex(i)
 	}
-	return &indexed{err: err, i: i}
+	return refusal.WithIndex(err, i)
 }
-
-type indexed struct {
-	err error
-	i   int
-}
-
-func (e *indexed) Error() string { return e.err.Error() }
-func (e *indexed) Unwrap() error { return e.err }
 
 // New builds an Error with a formatted message.
 func New(status int, format string, args ...any) *Error {
@@ -104,13 +96,13 @@ const defaultRetry = time.Second
 // Retry-After for the temporary ones — and the same sentence. false
 // means err is an internal failure (500, its detail kept for the log).
 func From(err error) (*Error, bool) {
-	var ix *indexed
-	if errors.As(err, &ix) {
-		e, ok := From(ix.err)
+	var rix *refusal.Indexed
+	if errors.As(err, &rix) {
+		e, ok := From(rix.Err)
 		if !ok {
 			return nil, false
 		}
-		return e.AtIndex(ix.i), true
+		return e.AtIndex(rix.I), true
 	}
 	var e *Error
 	if errors.As(err, &e) {
@@ -124,7 +116,7 @@ func From(err error) (*Error, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := &Error{Status: status, Message: r.Message}
+	out := &Error{Status: status, Message: r.Message, Index: r.Index}
 	if status == http.StatusServiceUnavailable {
 		out.RetryAfter = r.RetryAfter
 		if out.RetryAfter <= 0 {
@@ -143,6 +135,10 @@ func statusOf(k refusal.Kind) (int, bool) {
 		return http.StatusBadRequest, true
 	case refusal.ErrConflict:
 		return http.StatusConflict, true
+	case refusal.ErrTooLarge:
+		return http.StatusRequestEntityTooLarge, true
+	case refusal.ErrGone:
+		return http.StatusGone, true
 	case refusal.ErrFrozen, refusal.ErrNotOwner, refusal.ErrIncarnationAhead, refusal.ErrDiskFull, refusal.ErrFenced,
 		refusal.ErrStaleEpoch, refusal.ErrNotLeader, refusal.ErrNotReady, refusal.ErrUnavailable:
 		return http.StatusServiceUnavailable, true

@@ -49,6 +49,8 @@ func TestFromRefusals(t *testing.T) {
 		refusal.ErrNotFound:         http.StatusNotFound,
 		refusal.ErrConflict:         http.StatusConflict,
 		refusal.ErrUnavailable:      http.StatusServiceUnavailable,
+		refusal.ErrTooLarge:         http.StatusRequestEntityTooLarge,
+		refusal.ErrGone:             http.StatusGone,
 	}
 	for _, k := range refusal.Kinds() {
 		status, ok := want[k]
@@ -99,5 +101,18 @@ func TestWithIndexKeepsTheKind(t *testing.T) {
 	}
 	if e := WithIndex(BadRequest("x"), 4).(*Error); e.Index == nil || *e.Index != 4 {
 		t.Fatalf("an *Error keeps being one, with the index: %+v", e)
+	}
+}
+
+// A refusal of a batch record keeps its index through From, whether the
+// refusal carries it (refusal.WithIndex) or wraps an error that is not one.
+func TestFromRefusalIndex(t *testing.T) {
+	e, ok := From(refusal.WithIndex(refusal.New(refusal.ErrTooLarge, 0, "record 3: too big"), 3))
+	if !ok || e.Status != http.StatusRequestEntityTooLarge || e.Index == nil || *e.Index != 3 || e.Message != "record 3: too big" {
+		t.Fatalf("indexed refusal: %+v, %v", e, ok)
+	}
+	e, ok = From(refusal.WithIndex(BadRequest("not a refusal"), 4))
+	if !ok || e.Status != http.StatusBadRequest || e.Index == nil || *e.Index != 4 {
+		t.Fatalf("indexed apierr: %+v, %v", e, ok)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
@@ -89,12 +88,12 @@ func ackErr(m *metrics.Metrics, topic, handle string, p int, offset uint64, op A
 		m.AckRejected.Inc()
 		// Settled covers an ack (this handle's or a later lease's), a
 		// dead letter and a purge: the sentence must hold for each.
-		return apierr.Gone("receipt_handle %s: the lease on the record at offset %d of partition %d has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to %s", handle, offset, p, opVerb(op))
+		return refusal.New(refusal.ErrGone, 0, "receipt_handle %s: the lease on the record at offset %d of partition %d has ended: the record was settled (acked, dead-lettered or purged); there is nothing left to %s", handle, offset, p, opVerb(op))
 	case errors.Is(err, lease.ErrGone):
 		m.AckRejected.Inc()
-		return apierr.Gone("the lease of %s lapsed or was superseded; the record may have gone to another consumer", handle)
+		return refusal.New(refusal.ErrGone, 0, "the lease of %s lapsed or was superseded; the record may have gone to another consumer", handle)
 	case errors.Is(err, lease.ErrAckedAheadFull):
-		return apierr.Unavailable(time.Second, "partition %d of %q has too many acks above the frontier; retry", p, topic)
+		return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q has too many acks above the frontier; retry", p, topic)
 	}
 	return err
 }
@@ -104,9 +103,9 @@ func ackErr(m *metrics.Metrics, topic, handle string, p int, offset uint64, op A
 func badHandle(handle string, err error) error {
 	var he *lease.HandleError
 	if errors.As(err, &he) {
-		return apierr.BadRequest("receipt_handle %q is malformed: %s; pass the receipt_handle of a consume answer as it is", handle, he.Reason)
+		return refusal.New(refusal.ErrInvalid, 0, "receipt_handle %q is malformed: %s; pass the receipt_handle of a consume answer as it is", handle, he.Reason)
 	}
-	return apierr.BadRequest("receipt_handle %q is malformed; pass the receipt_handle of a consume answer as it is", handle)
+	return refusal.New(refusal.ErrInvalid, 0, "receipt_handle %q is malformed; pass the receipt_handle of a consume answer as it is", handle)
 }
 
 func opVerb(op AckOp) string {
@@ -128,10 +127,10 @@ func (b *Broker) AckBatch(ctx context.Context, topic string, handles []string) (
 		return nil, err
 	}
 	if len(handles) == 0 {
-		return nil, apierr.BadRequest("receipt_handles is empty")
+		return nil, refusal.New(refusal.ErrInvalid, 0, "receipt_handles is empty")
 	}
 	if len(handles) > MaxAckBatch {
-		return nil, apierr.TooLarge("%d receipt handles is over the cap of %d", len(handles), MaxAckBatch)
+		return nil, refusal.New(refusal.ErrTooLarge, 0, "%d receipt handles is over the cap of %d", len(handles), MaxAckBatch)
 	}
 	return b.ackMany(t, handles), nil
 }

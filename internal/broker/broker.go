@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
@@ -217,30 +216,28 @@ func (b *Broker) owned(topic string, partition int) bool {
 	return ok && owner == b.cfg.NodeID
 }
 
-// metaErr maps metastore outcomes onto the HTTP vocabulary (a full disk
-// onto its typed refusal).
+// metaErr maps metastore outcomes onto typed refusals.
 func metaErr(err error) error {
-	var ae *apierr.Error
 	_, refused := refusal.As(err)
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ae), refused:
+	case refused:
 		return err
 	case errors.Is(err, meta.ErrExists), errors.Is(err, meta.ErrConflict):
-		return apierr.Conflict("%s", trimMeta(err))
+		return refusal.New(refusal.ErrConflict, 0, "%s", trimMeta(err))
 	case errors.Is(err, meta.ErrNotFound):
-		return apierr.NotFound("%s", trimMeta(err))
+		return refusal.New(refusal.ErrNotFound, 0, "%s", trimMeta(err))
 	case errors.Is(err, meta.ErrInvalid):
-		return apierr.BadRequest("%s", trimMeta(err))
+		return refusal.New(refusal.ErrInvalid, 0, "%s", trimMeta(err))
 	case errors.Is(err, meta.ErrOutcomeUnknown):
-		return apierr.Unavailable(time.Second, "the metastore could not confirm the change in time (its leader was lost or slow): it may or may not be made; check, then retry")
+		return refusal.New(refusal.ErrUnavailable, time.Second, "the metastore could not confirm the change in time (its leader was lost or slow): it may or may not be made; check, then retry")
 	case errors.Is(err, syscall.ENOSPC):
 		// Raft could not write its log: the change is not made.
 		return refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: the metastore cannot record the change; free space (delete topics, or grow the disk) and retry")
 	case errors.Is(err, meta.ErrNotLeader), errors.Is(err, meta.ErrNotConfirmed), errors.Is(err, meta.ErrClosed),
 		errors.Is(err, context.DeadlineExceeded):
-		return apierr.Unavailable(time.Second, "metastore unavailable: %v", err)
+		return refusal.New(refusal.ErrUnavailable, time.Second, "metastore unavailable: %v", err)
 	}
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
@@ -36,16 +35,16 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 		return nil, err
 	}
 	if req.Max < 0 || req.Max > MaxConsumeBatch {
-		return nil, apierr.BadRequest("max must be 1..%d, got %d", MaxConsumeBatch, req.Max)
+		return nil, refusal.New(refusal.ErrInvalid, 0, "max must be 1..%d, got %d", MaxConsumeBatch, req.Max)
 	}
 	if req.Wait < 0 {
-		return nil, apierr.BadRequest("wait must not be negative")
+		return nil, refusal.New(refusal.ErrInvalid, 0, "wait must not be negative")
 	}
 	if req.Partition != nil && (*req.Partition < 0 || *req.Partition >= t.Partitions) {
 		return nil, refusal.New(refusal.ErrPartitionRange, 0, "partition %d is out of range: %q has %d partitions", *req.Partition, t.Name, t.Partitions)
 	}
 	if req.Offset != nil && req.Partition == nil {
-		return nil, apierr.BadRequest("offset needs partition (replay reads one partition by position)")
+		return nil, refusal.New(refusal.ErrInvalid, 0, "offset needs partition (replay reads one partition by position)")
 	}
 	want := max(req.Max, 1)
 	wait := min(req.Wait, b.cfg.MaxConsumeWait)

@@ -1,8 +1,6 @@
 package broker
 
-import (
-	"github.com/narad-io/narad/internal/apierr"
-)
+import "github.com/narad-io/narad/internal/refusal"
 
 // MaxDeliveriesCap bounds max_deliveries (docs/concepts.md, "Dead letters").
 const MaxDeliveriesCap = 1000
@@ -16,28 +14,28 @@ const MaxDeliveriesCap = 1000
 // the check that words the refusal for a client.
 func (a *admin) checkDeadLetter(name string, max int, dlq string) error {
 	if max < 0 || max > MaxDeliveriesCap {
-		return apierr.BadRequest("max_deliveries must be 0 (off) or 1..%d, got %d", MaxDeliveriesCap, max)
+		return refusal.New(refusal.ErrInvalid, 0, "max_deliveries must be 0 (off) or 1..%d, got %d", MaxDeliveriesCap, max)
 	}
 	if dlq == "" {
 		if max > 0 {
-			return apierr.BadRequest("max_deliveries %d needs dead_letter_topic: the topic a record goes to once its deliveries are used up", max)
+			return refusal.New(refusal.ErrInvalid, 0, "max_deliveries %d needs dead_letter_topic: the topic a record goes to once its deliveries are used up", max)
 		}
 		return nil
 	}
 	if err := ValidateTopicName(dlq); err != nil {
-		return apierr.BadRequest("dead_letter_topic: %s", err.Error())
+		return refusal.New(refusal.ErrInvalid, 0, "dead_letter_topic: %s", err.Error())
 	}
 	if dlq == name {
-		return apierr.BadRequest("dead_letter_topic %q is the topic itself: name another topic", dlq)
+		return refusal.New(refusal.ErrInvalid, 0, "dead_letter_topic %q is the topic itself: name another topic", dlq)
 	}
 	d, ok := a.meta.Topic(dlq)
 	switch {
 	case !ok:
-		return apierr.NotFound("dead_letter_topic %q does not exist: create it first", dlq)
+		return refusal.New(refusal.ErrNotFound, 0, "dead_letter_topic %q does not exist: create it first", dlq)
 	case d.Remote != nil:
-		return apierr.BadRequest("dead_letter_topic %q is a remote child (it has no partitions in this cluster)", dlq)
+		return refusal.New(refusal.ErrInvalid, 0, "dead_letter_topic %q is a remote child (it has no partitions in this cluster)", dlq)
 	case d.FanoutDelayMs > 0:
-		return apierr.BadRequest("dead_letter_topic %q is a delay child (its records come from its parent only)", dlq)
+		return refusal.New(refusal.ErrInvalid, 0, "dead_letter_topic %q is a delay child (its records come from its parent only)", dlq)
 	}
 	return nil
 }

@@ -3,9 +3,9 @@ package broker
 import (
 	"context"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -18,7 +18,7 @@ const (
 // validDedupeWindow checks the topic field dedupe_window_ms.
 func validDedupeWindow(v int64) error {
 	if v != 0 && (v < minDedupeWindowMs || v > maxDedupeWindowMs) {
-		return apierr.BadRequest("dedupe_window_ms must be 0 (off) or %d..%d, got %d", minDedupeWindowMs, maxDedupeWindowMs, v)
+		return refusal.New(refusal.ErrInvalid, 0, "dedupe_window_ms must be 0 (off) or %d..%d, got %d", minDedupeWindowMs, maxDedupeWindowMs, v)
 	}
 	return nil
 }

@@ -46,5 +46,7 @@
 // incarnation not known yet, partition out of range, not owner, frozen,
 // disk full, fenced — dispatch settles records on them and the edges
 // (client API, node RPC) give them their status. Refusals only a client
-// reads (validation, conflicts) are apierr values, written as they are.
+// reads (validation, conflicts, sizes, ended leases) are typed too
+// (refusal.ErrInvalid, ErrConflict, ErrTooLarge, ErrGone, ...): no status
+// is chosen below the edges.
 package broker

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
@@ -36,8 +37,7 @@ func TestReplayGateRefusesCommitsFromElsewhere(t *testing.T) {
 	n := newTestNode(t, Config{})
 	n.createTopic("orders", 2)
 	n.b.SetReplayGate(func(topic string, p int) bool { return p == 0 })
-	var ae *apierr.Error
-	if err := n.commit("orders", 0, "fwd"); !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable {
+	if err := n.commit("orders", 0, "fwd"); !errors.Is(err, refusal.ErrUnavailable) || apierr.Status(err) != http.StatusServiceUnavailable {
 		t.Fatalf("commit into a replaying partition: %v", err)
 	}
 	if err := n.commit("orders", 1, "fwd"); err != nil {

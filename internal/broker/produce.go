@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
@@ -71,11 +70,11 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		return err
 	}
 	if len(recs) == 0 {
-		return apierr.BadRequest("no records")
+		return refusal.New(refusal.ErrInvalid, 0, "no records")
 	}
 	if len(recs) > MaxBatchRecords {
 		reject(b.m, topic, "too_large")
-		return apierr.TooLarge("batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
+		return refusal.New(refusal.ErrTooLarge, 0, "batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
 	}
 	if err := b.validateRecords(t, schemaOf, recs, indexed, src); err != nil {
 		return err
@@ -162,9 +161,9 @@ func ingressErr(err error) error {
 	case errors.Is(err, wal.ErrFenced):
 		return refusal.New(refusal.ErrFenced, time.Second, "this node's ingress log is re-reading its last segment after a disk error: nothing was stored; retry")
 	case errors.Is(err, wal.ErrClosed):
-		return apierr.Unavailable(time.Second, "this node is shutting down: nothing was stored; retry")
+		return refusal.New(refusal.ErrUnavailable, time.Second, "this node is shutting down: nothing was stored; retry")
 	}
-	return apierr.Unavailable(time.Second, "this node's ingress log could not store the records after a disk error: nothing was stored; retry")
+	return refusal.New(refusal.ErrUnavailable, time.Second, "this node's ingress log could not store the records after a disk error: nothing was stored; retry")
 }
 
 // CheckBatch validates the leading records of a batch whose next record
@@ -189,7 +188,7 @@ func (b *Broker) produceTarget(topic string) (meta.Topic, meta.Topic, error) {
 	}
 	if t.Parent != "" && t.FanoutDelayMs > 0 {
 		reject(b.m, topic, "delay_child")
-		return t, t, apierr.Conflict("%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
+		return t, t, refusal.New(refusal.ErrConflict, 0, "%q is a delay child of %q: it receives only delayed copies, produce to the parent", topic, t.Parent)
 	}
 	return t, b.schemaSource(t), nil
 }
@@ -207,36 +206,39 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		if !indexed {
 			return err
 		}
-		return apierr.WithIndex(err, i)
+		return refusal.WithIndex(err, i)
 	}
 	for i, r := range recs {
 		switch {
 		case len(r.Payload) == 0:
 			reject(b.m, t.Name, "empty")
-			return at(i, apierr.BadRequest("%spayload is empty", where(i)))
+			return at(i, refusal.New(refusal.ErrInvalid, 0, "%spayload is empty", where(i)))
 		case len(r.Payload) > MaxPayloadBytes:
 			reject(b.m, t.Name, "too_large")
-			return at(i, apierr.TooLarge("%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload)))
+			return at(i, refusal.New(refusal.ErrTooLarge, 0, "%spayload of %d bytes is over the 1 MiB cap", where(i), len(r.Payload)))
 		case len(r.Key) > MaxKeyBytes:
 			reject(b.m, t.Name, "key_too_long")
-			return at(i, apierr.BadRequest("%skey of %d bytes is over the 4 KiB cap (%d bytes)", where(i), len(r.Key), MaxKeyBytes))
+			return at(i, refusal.New(refusal.ErrInvalid, 0, "%skey of %d bytes is over the 4 KiB cap (%d bytes)", where(i), len(r.Key), MaxKeyBytes))
 		case r.Partition != nil && (*r.Partition < 0 || *r.Partition >= t.Partitions):
 			reject(b.m, t.Name, "bad_partition")
 			return at(i, refusal.New(refusal.ErrPartitionRange, 0, "%spartition %d is out of range: %q has %d partitions", where(i), *r.Partition, t.Name, t.Partitions))
 		}
 		if err := header.Check(r.Headers, src); err != nil {
 			reject(b.m, t.Name, "bad_header")
-			return at(i, apierr.BadRequest("%s%v", where(i), err))
+			return at(i, refusal.New(refusal.ErrInvalid, 0, "%s%v", where(i), err))
 		}
 		if r.HasMsgID {
 			if err := header.CheckMsgID(r.MsgID); err != nil {
 				reject(b.m, t.Name, "bad_msg_id")
-				return at(i, apierr.BadRequest("%s%v", where(i), err))
+				return at(i, refusal.New(refusal.ErrInvalid, 0, "%s%v", where(i), err))
 			}
 		}
 		if err := b.schemas.validate(schemaOf, r.Payload); err != nil {
 			reject(b.m, t.Name, "schema")
-			return at(i, apierr.New(apierr.Status(err), "%s%s", where(i), err.Error()))
+			if re, ok := refusal.As(err); ok {
+				return at(i, refusal.New(re.Kind, re.RetryAfter, "%s%s", where(i), re.Message))
+			}
+			return at(i, fmt.Errorf("%s%w", where(i), err))
 		}
 	}
 	return nil
@@ -271,7 +273,7 @@ func reject(m *metrics.Metrics, topic, reason string) {
 func (b *Broker) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
 	if src.Origin == 0 {
 		if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
-			return nil, apierr.Unavailable(100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
+			return nil, refusal.New(refusal.ErrUnavailable, 100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
 		}
 	}
 	l, c, err := b.commit(ctx, topic, incarnation, partition, recs, src)
@@ -360,7 +362,7 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 		// (a caller inside the broker that skipped header.Check).
 		if len(recs[i].Headers) > 0 {
 			if err := header.CheckStored(recs[i].Headers); err != nil {
-				return nil, none, apierr.BadRequest("record %d: %v", i, err)
+				return nil, none, refusal.New(refusal.ErrInvalid, 0, "record %d: %v", i, err)
 			}
 		}
 	}

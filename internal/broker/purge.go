@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 )
@@ -85,7 +84,7 @@ func (b *Broker) purgePartition(t meta.Topic, p int) (uint64, error) {
 	if err := q.Persist(); err != nil {
 		b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
 		b.cfg.Logger.Warn("purged frontier not persisted", "topic", t.Name, "partition", p, "err", err)
-		return n, apierr.Unavailable(time.Second, "partition %d of %q is purged but its frontier could not be made durable yet; retry the purge", p, t.Name)
+		return n, refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q is purged but its frontier could not be made durable yet; retry the purge", p, t.Name)
 	}
 	q.PersistCounts(true)
 	return n, nil

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // Redrive bounds (docs/concepts.md, "Redrive and purge").
@@ -39,7 +39,7 @@ const redriveRound = 500
 // how many were moved before it.
 func (b *Broker) Redrive(ctx context.Context, topic, to string, max int) (int, error) {
 	if max < 1 || max > MaxRedrive {
-		return 0, apierr.BadRequest("max must be 1..%d, got %d", MaxRedrive, max)
+		return 0, refusal.New(refusal.ErrInvalid, 0, "max must be 1..%d, got %d", MaxRedrive, max)
 	}
 	t, err := b.topic(topic)
 	if err != nil {
@@ -49,7 +49,7 @@ func (b *Broker) Redrive(ctx context.Context, topic, to string, max int) (int, e
 		return 0, err
 	}
 	if to == topic {
-		return 0, apierr.BadRequest("to %q is the topic itself: redrive moves records into another topic", to)
+		return 0, refusal.New(refusal.ErrInvalid, 0, "to %q is the topic itself: redrive moves records into another topic", to)
 	}
 	moved := 0
 	for _, p := range b.ownedPartitions(t, b.topicState(topic)) {
@@ -139,8 +139,8 @@ func redriveErr(err error, moved int) error {
 	if moved == 0 {
 		return err
 	}
-	if ae, ok := apierr.From(err); ok {
-		return apierr.New(ae.Status, "%s (%d records were moved before it)", ae.Message, moved)
+	if re, ok := refusal.As(err); ok {
+		return refusal.New(re.Kind, re.RetryAfter, "%s (%d records were moved before it)", re.Message, moved)
 	}
 	return fmt.Errorf("%w (%d records were moved before it)", err, moved)
 }

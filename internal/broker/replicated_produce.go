@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -72,13 +72,13 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs []storage.Record) error {
 	owner, ok := b.meta.Owner(t.Name, p)
 	if !ok {
-		return apierr.Unavailable(time.Second, "partition %d of %q has no leader yet: nothing was stored; retry", p, t.Name)
+		return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q has no leader yet: nothing was stored; retry", p, t.Name)
 	}
 	if owner == b.cfg.NodeID {
 		return b.commitHere(ctx, t.Name, t.Incarnation, p, recs)
 	}
 	if b.cfg.Remote == nil {
-		return apierr.Unavailable(time.Second, "partition %d of %q is led by %q, and this node has no cluster transport", p, t.Name, owner)
+		return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q is led by %q, and this node has no cluster transport", p, t.Name, owner)
 	}
 	return b.cfg.Remote.Commit(ctx, t.Name, t.Incarnation, p, recs)
 }

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/schema"
 )
 
@@ -24,7 +24,7 @@ func (c *schemaCache) compile(raw json.RawMessage) (*schema.Schema, error) {
 	}
 	s, err := schema.Compile(raw)
 	if err != nil {
-		return nil, apierr.BadRequest("schema: %v", err)
+		return nil, refusal.New(refusal.ErrInvalid, 0, "schema: %v", err)
 	}
 	if c.m == nil || len(c.m) > 1024 {
 		c.m = make(map[string]*schema.Schema)
@@ -44,7 +44,7 @@ func (c *schemaCache) validate(t meta.Topic, payload []byte) error {
 		return err
 	}
 	if err := s.Validate(payload); err != nil {
-		return apierr.BadRequest("payload does not match the schema of %q: %v", t.Name, err)
+		return refusal.New(refusal.ErrInvalid, 0, "payload does not match the schema of %q: %v", t.Name, err)
 	}
 	return nil
 }
@@ -67,7 +67,7 @@ func (a *admin) schemaSource(t meta.Topic) meta.Topic {
 // conflict with another resource. JSON null removes the schema.
 func (a *admin) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpdate) error {
 	if t.Parent != "" { // setting or clearing alike: the parent manages it while attached
-		return apierr.Conflict("%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
+		return refusal.New(refusal.ErrConflict, 0, "%q is a fan-out child: its schema is managed by its parent %q", t.Name, t.Parent)
 	}
 	if !hasSchema(raw) {
 		u.ClearSchema = true
@@ -78,7 +78,7 @@ func (a *admin) alterSchema(t meta.Topic, raw json.RawMessage, u *meta.TopicUpda
 	}
 	if hasSchema(t.Schema) {
 		if err := schema.Compatible(t.Schema, raw); err != nil {
-			return apierr.BadRequest("incompatible schema change (only additive evolutions are allowed): %v", err)
+			return refusal.New(refusal.ErrInvalid, 0, "incompatible schema change (only additive evolutions are allowed): %v", err)
 		}
 	}
 	u.Schema = raw

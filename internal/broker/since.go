@@ -4,7 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
@@ -36,7 +35,7 @@ type SincePage struct {
 // and Next says where it now stands.
 func (b *Broker) ReplaySince(topic string, p int, since time.Time, from *uint64, n int) (SincePage, error) {
 	if n < 1 || n > MaxConsumeBatch {
-		return SincePage{}, apierr.BadRequest("max must be 1..%d, got %d", MaxConsumeBatch, n)
+		return SincePage{}, refusal.New(refusal.ErrInvalid, 0, "max must be 1..%d, got %d", MaxConsumeBatch, n)
 	}
 	var start uint64
 	if from != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/topic"
@@ -56,21 +55,21 @@ func (a *admin) view(t meta.Topic) TopicView {
 
 func validRetention(v int64) error {
 	if v != 0 && v < minRetentionMs {
-		return apierr.BadRequest("retention_ms must be 0 (keep forever) or at least %d, got %d", minRetentionMs, v)
+		return refusal.New(refusal.ErrInvalid, 0, "retention_ms must be 0 (keep forever) or at least %d, got %d", minRetentionMs, v)
 	}
 	return nil
 }
 
 func validVisibility(v int64) error {
 	if v < minVisibilityMs || v > maxVisibilityMs {
-		return apierr.BadRequest("visibility_timeout_ms must be %d..%d, got %d", minVisibilityMs, maxVisibilityMs, v)
+		return refusal.New(refusal.ErrInvalid, 0, "visibility_timeout_ms must be %d..%d, got %d", minVisibilityMs, maxVisibilityMs, v)
 	}
 	return nil
 }
 
 func validCap(field string, v int) error {
 	if v < 1 || v > maxFlowCap {
-		return apierr.BadRequest("%s must be 1..%d, got %d", field, maxFlowCap, v)
+		return refusal.New(refusal.ErrInvalid, 0, "%s must be 1..%d, got %d", field, maxFlowCap, v)
 	}
 	return nil
 }
@@ -79,7 +78,7 @@ func validCap(field string, v int) error {
 // copies: what any node can refuse before forwarding a request.
 func ValidReplicationFactor(v *int) error {
 	if v != nil && (*v < 1 || *v > meta.MaxReplicationFactor) {
-		return apierr.BadRequest("replication_factor must be 1..%d, got %d", meta.MaxReplicationFactor, *v)
+		return refusal.New(refusal.ErrInvalid, 0, "replication_factor must be 1..%d, got %d", meta.MaxReplicationFactor, *v)
 	}
 	return nil
 }
@@ -95,14 +94,14 @@ func (a *admin) validReplicationFactor(v int) error {
 	case ValidReplicationFactor(&v) != nil:
 		return ValidReplicationFactor(&v)
 	case v > live:
-		return apierr.BadRequest("replication_factor %d is more than the %d live nodes: each copy needs a node of its own", v, live)
+		return refusal.New(refusal.ErrInvalid, 0, "replication_factor %d is more than the %d live nodes: each copy needs a node of its own", v, live)
 	}
 	return nil
 }
 
 func (a *admin) validPartitions(v int) error {
 	if v < 1 || v > a.cfg.MaxPartitions {
-		return apierr.BadRequest("partitions must be 1..%d, got %d", a.cfg.MaxPartitions, v)
+		return refusal.New(refusal.ErrInvalid, 0, "partitions must be 1..%d, got %d", a.cfg.MaxPartitions, v)
 	}
 	return nil
 }
@@ -113,7 +112,7 @@ func (a *admin) validPartitions(v int) error {
 // which adds the attach to the same command.
 func (a *admin) CreateTopic(ctx context.Context, req CreateTopicRequest, owner string) (TopicView, error) {
 	if req.Parent != "" {
-		return TopicView{}, apierr.BadRequest("parent: creating a child needs the fan-out engine")
+		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "parent: creating a child needs the fan-out engine")
 	}
 	t, err := a.PrepareTopic(req, owner)
 	if err != nil {
@@ -191,13 +190,13 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 	}
 	t.MaxDeliveries, t.DeadLetterTopic = req.MaxDeliveries, req.DeadLetterTopic
 	if req.FanoutDelayMs != nil && req.Parent == "" {
-		return meta.Topic{}, apierr.BadRequest("fanout_delay_ms needs parent")
+		return meta.Topic{}, refusal.New(refusal.ErrInvalid, 0, "fanout_delay_ms needs parent")
 	}
 	if req.HasLinkFilter() && req.Parent == "" {
-		return meta.Topic{}, apierr.BadRequest("fanout_filter and fanout_filter_scope need parent")
+		return meta.Topic{}, refusal.New(refusal.ErrInvalid, 0, "fanout_filter and fanout_filter_scope need parent")
 	}
 	if _, ok := a.meta.Topic(req.Name); ok {
-		return meta.Topic{}, apierr.Conflict("topic %q already exists", req.Name)
+		return meta.Topic{}, refusal.New(refusal.ErrConflict, 0, "topic %q already exists", req.Name)
 	}
 	return t, nil
 }
@@ -206,7 +205,7 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 // as a child, and returns it as the API shows it.
 func (a *admin) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.AttachSpec) (TopicView, error) {
 	if !a.createOpen.Load() {
-		return TopicView{}, apierr.Unavailable(time.Second, "this node is still starting (startup reconcile); topic creation opens when it is done")
+		return TopicView{}, refusal.New(refusal.ErrUnavailable, time.Second, "this node is still starting (startup reconcile); topic creation opens when it is done")
 	}
 	if a.diskFull() {
 		return TopicView{}, refusal.New(refusal.ErrDiskFull, 5*time.Second, "this node's disk is full: topic create is refused so the room kept for deletes stays free; delete topics or grow the disk, then retry")
@@ -226,7 +225,7 @@ func (a *admin) CommitTopic(ctx context.Context, t meta.Topic, attach *meta.Atta
 func (a *admin) View(name string) (TopicView, error) {
 	t, ok := a.meta.Topic(name)
 	if !ok {
-		return TopicView{}, apierr.Unavailable(time.Second, "topic %q committed but not yet applied here", name)
+		return TopicView{}, refusal.New(refusal.ErrUnavailable, time.Second, "topic %q committed but not yet applied here", name)
 	}
 	return a.view(t), nil
 }
@@ -283,12 +282,12 @@ func (a *admin) ListTopics(limit int, pageToken string) ([]TopicView, string, er
 		limit = DefaultListLimit
 	}
 	if limit < 1 {
-		return nil, "", apierr.BadRequest("limit must be 1..%d, got %d", MaxListLimit, limit)
+		return nil, "", refusal.New(refusal.ErrInvalid, 0, "limit must be 1..%d, got %d", MaxListLimit, limit)
 	}
 	limit = min(limit, MaxListLimit)
 	if pageToken != "" {
 		if err := ValidateTopicName(pageToken); err != nil {
-			return nil, "", apierr.BadRequest("page_token is not one this server issued")
+			return nil, "", refusal.New(refusal.ErrInvalid, 0, "page_token is not one this server issued")
 		}
 	}
 	page, next := a.meta.ListTopics(pageToken, limit)
@@ -372,11 +371,11 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 			return TopicView{}, err
 		}
 		if n < t.Partitions {
-			return TopicView{}, apierr.BadRequest("partitions may only grow: %q has %d, asked for %d", name, t.Partitions, n)
+			return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "partitions may only grow: %q has %d, asked for %d", name, t.Partitions, n)
 		}
 		if n == t.Partitions && !changed {
 			// The count it already has changes nothing (the reference's 400).
-			return TopicView{}, apierr.BadRequest("nothing to change: %q already has %d partitions (partitions may only grow)", name, n)
+			return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: %q already has %d partitions (partitions may only grow)", name, n)
 		}
 		if n > t.Partitions {
 			u.Partitions, u.Assignments = req.Partitions, a.assign(name, t.Partitions, n, replicationFactor(t, u), t.Parent)
@@ -384,7 +383,7 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		}
 	}
 	if !changed {
-		return TopicView{}, apierr.BadRequest("nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, replication_factor, schema, partitions")
+		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, replication_factor, schema, partitions")
 	}
 	if err := metaErr(a.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err
@@ -418,7 +417,7 @@ func (a *admin) checkDelayFloor(parent meta.Topic, retentionMs int64) error {
 		}
 		if floor := child.FanoutDelayMs + 3_600_000; retentionMs < floor {
 			// An invalid combination, not a conflict: 400, as the reference answers.
-			return apierr.BadRequest("retention_ms %d is below %d, the floor of delay child %q (delay + 1 h)", retentionMs, floor, c)
+			return refusal.New(refusal.ErrInvalid, 0, "retention_ms %d is below %d, the floor of delay child %q (delay + 1 h)", retentionMs, floor, c)
 		}
 	}
 	return nil
@@ -455,7 +454,7 @@ func (a *admin) clearOrphanDir(ctx context.Context, name string) error {
 	exists, _, err := a.meta.ConfirmTopic(ctx, name, "")
 	if err != nil {
 		a.cfg.Logger.Warn("cannot confirm with the leader that old data of a topic may go", "topic", name, "err", err)
-		return apierr.Unavailable(time.Second, "cannot confirm with the leader that old data of %q may go; retry", name)
+		return refusal.New(refusal.ErrUnavailable, time.Second, "cannot confirm with the leader that old data of %q may go; retry", name)
 	}
 	if exists {
 		return nil // a live topic's directory: never touched

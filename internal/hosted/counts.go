@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/lease"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -55,7 +55,7 @@ func (s *Set) readCounts(k Key, dir string) (path string, es []storage.CountEntr
 	if err != nil {
 		s.hook.QueueError("delivery_counts_file")
 		if !errors.Is(err, storage.ErrBadCounts) {
-			return path, nil, apierr.Unavailable(time.Second, "partition %d of %q cannot be read now: delivery counts: %s", k.Partition, k.Topic, PublicCause(err))
+			return path, nil, refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q cannot be read now: delivery counts: %s", k.Partition, k.Topic, PublicCause(err))
 		}
 		s.log.Error("delivery counts file unreadable: the partition starts from no delivery counts (records may report fewer deliveries than they had)",
 			"topic", k.Topic, "partition", k.Partition, "err", err)

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/topic"
 )
@@ -253,9 +253,9 @@ func (b *DeadLetters) deadLetterTarget(t meta.Topic) (meta.Topic, error) {
 	case !ok:
 		// The metastore refuses to delete a topic named as one, so this is
 		// a replica that has not applied its create yet.
-		return meta.Topic{}, apierr.Unavailable(time.Second, "dead-letter topic %q of %q is not known here yet", t.DeadLetterTopic, t.Name)
+		return meta.Topic{}, refusal.New(refusal.ErrUnavailable, time.Second, "dead-letter topic %q of %q is not known here yet", t.DeadLetterTopic, t.Name)
 	case d.Remote != nil || d.Partitions < 1:
-		return meta.Topic{}, apierr.Unavailable(time.Second, "dead-letter topic %q of %q has no partitions here", d.Name, t.Name)
+		return meta.Topic{}, refusal.New(refusal.ErrUnavailable, time.Second, "dead-letter topic %q of %q has no partitions here", d.Name, t.Name)
 	}
 	return d, nil
 }
@@ -296,7 +296,7 @@ func (b *DeadLetters) deadLetterPartition(dlq meta.Topic, key []byte) int {
 func (b *DeadLetters) commitDeadLetter(ctx context.Context, dlq meta.Topic, p int, recs []storage.Record) error {
 	if owner, ok := b.meta.Owner(dlq.Name, p); ok && owner != b.nodeID {
 		if b.remote == nil {
-			return apierr.Unavailable(time.Second, "partition %d of %q is owned by %q, and this node has no cluster transport", p, dlq.Name, owner)
+			return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q is owned by %q, and this node has no cluster transport", p, dlq.Name, owner)
 		}
 		return b.remote.Commit(ctx, dlq.Name, dlq.Incarnation, p, recs)
 	}

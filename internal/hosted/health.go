@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -67,7 +66,7 @@ func (s *Set) openFailed(k Key, dir string, err error) error {
 		s.log.Error("partition log cannot be opened; it answers 503 until this is fixed",
 			"topic", k.Topic, "partition", k.Partition, "dir", dir, "err", err)
 	}
-	e := apierr.Unavailable(retry, "partition %d of %q is %s", k.Partition, k.Topic, reason)
+	e := refusal.New(refusal.ErrUnavailable, retry, "partition %d of %q is %s", k.Partition, k.Topic, reason)
 	p.failure = &openFailure{err: e, reason: reason, retryAt: s.now().Add(retry)}
 	return e
 }
@@ -123,7 +122,7 @@ func StorageErr(name string, p int, act string, err error) error {
 	case errors.Is(err, syscall.ENOSPC):
 		return refusal.New(refusal.ErrDiskFull, time.Second, format, p, name, act, ioe.Reason())
 	}
-	return apierr.Unavailable(time.Second, format, p, name, act, ioe.Reason())
+	return refusal.New(refusal.ErrUnavailable, time.Second, format, p, name, act, ioe.Reason())
 }
 
 // PublicCause is the part of a file error a client may see: the errno's

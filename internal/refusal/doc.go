@@ -4,10 +4,12 @@
 // node does not hold, a full disk, a fenced log. The broker returns them,
 // node RPC carries them, dispatch decides discard and reroute on them, and
 // the client API writes them — each by its Kind, with errors.Is, never by
-// an HTTP status. Beside those, four general kinds (invalid, not found,
-// conflict, unavailable) let a package below the edges — fan-out's link
-// rules, a move's source — refuse with a sentence without choosing an HTTP
-// status or a gRPC code itself.
+// an HTTP status. Beside those, general kinds (invalid, not found,
+// conflict, unavailable, too large, gone) let every package below the
+// edges — the broker's request checks, fan-out's link rules, a move's
+// source — refuse with a sentence without choosing an HTTP status or a
+// gRPC code itself. A refusal of one record of a batch names it
+// (WithIndex).
 //
 // Invariants:
 //

@@ -70,13 +70,18 @@ const (
 	// ErrUnavailable: the request cannot be answered now (no owner or no
 	// leader known yet, a peer that cannot be asked). Temporary.
 	ErrUnavailable Kind = "unavailable"
+	// ErrTooLarge: the request or one of its records is over a size cap.
+	ErrTooLarge Kind = "too_large"
+	// ErrGone: what the request names has ended for good (a lease that
+	// was settled, lapsed or superseded).
+	ErrGone Kind = "gone"
 )
 
 // Kinds lists every kind, for the edges' mapping tests.
 func Kinds() []Kind {
 	return []Kind{ErrTopicNotFound, ErrIncarnationGone, ErrIncarnationAhead, ErrPartitionRange,
 		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced, ErrStaleEpoch, ErrNotLeader, ErrNotReady,
-		ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable}
+		ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable, ErrTooLarge, ErrGone}
 }
 
 // ParseKind returns the kind named name, as a peer sent it; false for a
@@ -96,6 +101,9 @@ type Error struct {
 	Kind       Kind
 	Message    string
 	RetryAfter time.Duration // 0: not said (the edge picks its default)
+	// Index is the batch record refused, when the request was a batch
+	// (WithIndex); nil otherwise.
+	Index *int
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -108,6 +116,28 @@ func (e *Error) Unwrap() error { return e.Kind }
 func New(kind Kind, retry time.Duration, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), RetryAfter: retry}
 }
+
+// WithIndex marks err as the refusal of record i of a batch request: a
+// refusal keeps its kind and sentence and names the record (Index); any
+// other error is wrapped so that the edges still see the index.
+func WithIndex(err error, i int) error {
+	if r, ok := err.(*Error); ok {
+		c := *r
+		c.Index = &i
+		return &c
+	}
+	return &Indexed{Err: err, I: i}
+}
+
+// Indexed is an error that is not a refusal, marked as the refusal of
+// batch record I (WithIndex).
+type Indexed struct {
+	Err error
+	I   int
+}
+
+func (e *Indexed) Error() string { return e.Err.Error() }
+func (e *Indexed) Unwrap() error { return e.Err }
 
 // As returns the refusal in err's chain, if there is one.
 func As(err error) (*Error, bool) {

@@ -259,6 +259,8 @@ func TestEveryKindHasAGRPCCode(t *testing.T) {
 		refusal.ErrNotFound:         codes.NotFound,
 		refusal.ErrConflict:         codes.Aborted,
 		refusal.ErrUnavailable:      codes.Unavailable,
+		refusal.ErrTooLarge:         codes.ResourceExhausted,
+		refusal.ErrGone:             codes.NotFound,
 	}
 	for _, k := range refusal.Kinds() {
 		code, ok := want[k]

@@ -3,7 +3,7 @@ package topic
 import (
 	"hash/fnv"
 
-	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // MaxNameLen is the longest topic name (docs/http-api.md).
@@ -15,15 +15,15 @@ const MaxNameLen = 249
 // that walk the tree are refused.
 func ValidateName(name string) error {
 	if name == "" || len(name) > MaxNameLen {
-		return apierr.BadRequest("topic name must be 1..%d characters, got %d", MaxNameLen, len(name))
+		return refusal.New(refusal.ErrInvalid, 0, "topic name must be 1..%d characters, got %d", MaxNameLen, len(name))
 	}
 	if name == "." || name == ".." {
-		return apierr.BadRequest("topic name %q is reserved", name)
+		return refusal.New(refusal.ErrInvalid, 0, "topic name %q is reserved", name)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return apierr.BadRequest("topic name %q has a character outside [A-Za-z0-9._-] at position %d", name, i)
+			return refusal.New(refusal.ErrInvalid, 0, "topic name %q has a character outside [A-Za-z0-9._-] at position %d", name, i)
 		}
 	}
 	return nil
