@@ -139,6 +139,8 @@ func statusOf(k refusal.Kind) (int, bool) {
 		return http.StatusRequestEntityTooLarge, true
 	case refusal.ErrGone:
 		return http.StatusGone, true
+	case refusal.ErrForbidden:
+		return http.StatusForbidden, true
 	case refusal.ErrFrozen, refusal.ErrNotOwner, refusal.ErrIncarnationAhead, refusal.ErrDiskFull, refusal.ErrFenced,
 		refusal.ErrStaleEpoch, refusal.ErrNotLeader, refusal.ErrNotReady, refusal.ErrUnavailable:
 		return http.StatusServiceUnavailable, true

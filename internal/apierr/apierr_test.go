@@ -51,6 +51,7 @@ func TestFromRefusals(t *testing.T) {
 		refusal.ErrUnavailable:      http.StatusServiceUnavailable,
 		refusal.ErrTooLarge:         http.StatusRequestEntityTooLarge,
 		refusal.ErrGone:             http.StatusGone,
+		refusal.ErrForbidden:        http.StatusForbidden,
 	}
 	for _, k := range refusal.Kinds() {
 		status, ok := want[k]

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // LimitsPatch changes a user's own rate limits the way a JSON merge
@@ -25,11 +25,11 @@ type LimitsPatch struct {
 func (m *Manager) PatchLimits(ctx context.Context, actor Principal, name string, p LimitsPatch) (UserView, error) {
 	for field, v := range p.Set {
 		if (&meta.Limits{}).Field(field) == nil {
-			return UserView{}, apierr.BadRequest("limits.%s is not a limit; the limits are %s", field, strings.Join(meta.LimitNames, ", "))
+			return UserView{}, refusal.New(refusal.ErrInvalid, 0, "limits.%s is not a limit; the limits are %s", field, strings.Join(meta.LimitNames, ", "))
 		}
 		if v != nil {
 			if err := meta.CheckRate(field, *v); err != nil {
-				return UserView{}, apierr.BadRequest("%v", err)
+				return UserView{}, refusal.New(refusal.ErrInvalid, 0, "%v", err)
 			}
 		}
 	}

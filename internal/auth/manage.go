@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // Store is the users side of the metastore that user management writes.
@@ -63,7 +63,7 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 		return UserView{}, err
 	}
 	if err := meta.CheckLimits(limits); err != nil {
-		return UserView{}, apierr.BadRequest("%v", err)
+		return UserView{}, refusal.New(refusal.ErrInvalid, 0, "%v", err)
 	}
 	if limits.Empty() {
 		limits = nil
@@ -80,7 +80,7 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 		if errors.Is(err, meta.ErrExists) {
 			// The metastore's own words ("user x: exists") are not the
 			// API's: a taken name reads the same for users as for topics.
-			return UserView{}, apierr.Conflict("user %q already exists", name)
+			return UserView{}, refusal.New(refusal.ErrConflict, 0, "user %q already exists", name)
 		}
 		return UserView{}, m.mapErr(err)
 	}
@@ -94,7 +94,7 @@ func (m *Manager) Create(ctx context.Context, actor Principal, name, password st
 // List shows the users the actor may manage (all of them for a root admin).
 func (m *Manager) List(actor Principal) ([]UserView, error) {
 	if !IsAdmin(actor.Grants) {
-		return nil, apierr.Forbidden("listing users needs an admin grant")
+		return nil, refusal.New(refusal.ErrForbidden, 0, "listing users needs an admin grant")
 	}
 	out := []UserView{}
 	for _, u := range m.store.Users() {
@@ -117,7 +117,7 @@ func (m *Manager) Get(actor Principal, name string) (UserView, error) {
 // SetGrants replaces a user's grants.
 func (m *Manager) SetGrants(ctx context.Context, actor Principal, name string, gs []meta.Grant) (UserView, error) {
 	if err := meta.CheckGrants(gs); err != nil {
-		return UserView{}, apierr.BadRequest("%v", err)
+		return UserView{}, refusal.New(refusal.ErrInvalid, 0, "%v", err)
 	}
 	u, err := m.target(actor, name, false)
 	if err != nil {
@@ -140,16 +140,16 @@ func (m *Manager) SetGrants(ctx context.Context, actor Principal, name string, g
 // admin reset, no current password).
 func (m *Manager) SetPassword(ctx context.Context, actor Principal, name, password, current string) error {
 	if err := meta.CheckPassword(password); err != nil {
-		return apierr.BadRequest("%v", err)
+		return refusal.New(refusal.ErrInvalid, 0, "%v", err)
 	}
 	u, ok := m.store.User(name)
 	switch {
 	case ok && name == actor.Name:
 		if current == "" {
-			return apierr.BadRequest("current_password is required to change your own password")
+			return refusal.New(refusal.ErrInvalid, 0, "current_password is required to change your own password")
 		}
 		if !PasswordMatches(u, current) {
-			return apierr.Forbidden("current_password does not match")
+			return refusal.New(refusal.ErrForbidden, 0, "current_password does not match")
 		}
 	default:
 		var err error
@@ -168,7 +168,7 @@ func (m *Manager) SetPassword(ctx context.Context, actor Principal, name, passwo
 // otherwise lock everyone out).
 func (m *Manager) Delete(ctx context.Context, actor Principal, name string) error {
 	if name == actor.Name {
-		return apierr.Conflict("a user cannot delete itself")
+		return refusal.New(refusal.ErrConflict, 0, "a user cannot delete itself")
 	}
 	if _, err := m.target(actor, name, false); err != nil {
 		return err
@@ -180,20 +180,20 @@ func (m *Manager) Delete(ctx context.Context, actor Principal, name string) erro
 // on it; self lets a user read its own record.
 func (m *Manager) target(actor Principal, name string, self bool) (meta.User, error) {
 	if err := meta.CheckUsername(name); err != nil {
-		return meta.User{}, apierr.BadRequest("%v", err)
+		return meta.User{}, refusal.New(refusal.ErrInvalid, 0, "%v", err)
 	}
 	if !(self && name == actor.Name) && !IsAdmin(actor.Grants) {
-		return meta.User{}, apierr.Forbidden("managing users needs an admin grant")
+		return meta.User{}, refusal.New(refusal.ErrForbidden, 0, "managing users needs an admin grant")
 	}
 	u, ok := m.store.User(name)
 	if !ok {
-		return meta.User{}, apierr.NotFound("user %q does not exist", name)
+		return meta.User{}, refusal.New(refusal.ErrNotFound, 0, "user %q does not exist", name)
 	}
 	if self && name == actor.Name {
 		return u, nil
 	}
 	if !m.manages(actor, u) {
-		return meta.User{}, apierr.Forbidden("user %q holds grants beyond yours", name)
+		return meta.User{}, refusal.New(refusal.ErrForbidden, 0, "user %q holds grants beyond yours", name)
 	}
 	return u, nil
 }
@@ -204,10 +204,10 @@ func (m *Manager) manages(actor Principal, u meta.User) bool {
 
 func (m *Manager) mayGrant(actor Principal, gs []meta.Grant) error {
 	if !IsAdmin(actor.Grants) {
-		return apierr.Forbidden("managing users needs an admin grant")
+		return refusal.New(refusal.ErrForbidden, 0, "managing users needs an admin grant")
 	}
 	if !Covers(actor.Grants, gs) {
-		return apierr.Forbidden("a user can only grant what it holds itself")
+		return refusal.New(refusal.ErrForbidden, 0, "a user can only grant what it holds itself")
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func (m *Manager) mayGrant(actor Principal, gs []meta.Grant) error {
 func checkNew(name, password string, gs []meta.Grant) error {
 	for _, err := range []error{meta.CheckUsername(name), meta.CheckPassword(password), meta.CheckGrants(gs)} {
 		if err != nil {
-			return apierr.BadRequest("%v", err)
+			return refusal.New(refusal.ErrInvalid, 0, "%v", err)
 		}
 	}
 	return nil

@@ -75,13 +75,15 @@ const (
 	// ErrGone: what the request names has ended for good (a lease that
 	// was settled, lapsed or superseded).
 	ErrGone Kind = "gone"
+	// ErrForbidden: the caller's grants do not allow the request.
+	ErrForbidden Kind = "forbidden"
 )
 
 // Kinds lists every kind, for the edges' mapping tests.
 func Kinds() []Kind {
 	return []Kind{ErrTopicNotFound, ErrIncarnationGone, ErrIncarnationAhead, ErrPartitionRange,
 		ErrFrozen, ErrNotOwner, ErrDiskFull, ErrFenced, ErrStaleEpoch, ErrNotLeader, ErrNotReady,
-		ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable, ErrTooLarge, ErrGone}
+		ErrInvalid, ErrNotFound, ErrConflict, ErrUnavailable, ErrTooLarge, ErrGone, ErrForbidden}
 }
 
 // ParseKind returns the kind named name, as a peer sent it; false for a

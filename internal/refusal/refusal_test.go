@@ -60,7 +60,7 @@ func TestParseKind(t *testing.T) {
 func TestWireNamesOnlyGrow(t *testing.T) {
 	want := []string{"topic_not_found", "incarnation_gone", "incarnation_ahead", "partition_out_of_range",
 		"frozen", "not_owner", "disk_full", "fenced", "stale_epoch", "not_leader", "not_ready",
-		"invalid", "not_found", "conflict", "unavailable", "too_large", "gone"}
+		"invalid", "not_found", "conflict", "unavailable", "too_large", "gone", "forbidden"}
 	got := Kinds()
 	if len(got) != len(want) {
 		t.Fatalf("Kinds() has %d kinds, this list %d: append the new kind's wire name here", len(got), len(want))

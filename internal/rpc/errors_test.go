@@ -261,6 +261,7 @@ func TestEveryKindHasAGRPCCode(t *testing.T) {
 		refusal.ErrUnavailable:      codes.Unavailable,
 		refusal.ErrTooLarge:         codes.ResourceExhausted,
 		refusal.ErrGone:             codes.NotFound,
+		refusal.ErrForbidden:        codes.PermissionDenied,
 	}
 	for _, k := range refusal.Kinds() {
 		code, ok := want[k]
