@@ -28,6 +28,18 @@ type Member struct {
 	// LastHeartbeatMs is when the member was last heard from, in Unix
 	// milliseconds; 0 if never.
 	LastHeartbeatMs int64 `json:"last_heartbeat_ms"`
+	// DecommissionBlocked lists, on a draining member, the partitions no
+	// move can take off it, so its decommission cannot complete; empty
+	// when nothing blocks it.
+	DecommissionBlocked []BlockedPartition `json:"decommission_blocked,omitempty"`
+}
+
+// BlockedPartition is a partition that keeps a decommission from
+// completing, and why.
+type BlockedPartition struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Why       string `json:"why"`
 }
 
 // Move is one partition moving its ownership From one member To another.

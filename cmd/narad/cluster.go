@@ -86,7 +86,18 @@ func printMembers(w io.Writer, members []client.Member, now time.Time, wide bool
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A decommission that cannot complete says why, under the table.
+	for _, m := range members {
+		for _, b := range m.DecommissionBlocked {
+			if _, err := fmt.Fprintf(w, "%s: decommission blocked by %s/%d: %s\n", m.ID, b.Topic, b.Partition, b.Why); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // memberState is "alive" or "dead", with ",draining" while decommissioned.

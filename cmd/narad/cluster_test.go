@@ -34,6 +34,20 @@ func TestClusterMembersTable(t *testing.T) {
 	expectRequests(t, b, req{Method: "GET", Path: "/v1/cluster/members"})
 }
 
+// A member whose decommission cannot complete is named under the table,
+// with each partition that blocks it and why.
+func TestClusterMembersSayWhatBlocksADecommission(t *testing.T) {
+	body := `{"members":[{"id":"n1","state":"alive","voter":true,"leader":true,"partitions":1,"last_heartbeat_ms":0},
+{"id":"n2","state":"dead","draining":true,"partitions":1,"last_heartbeat_ms":0,
+ "decommission_blocked":[{"topic":"orders","partition":3,"why":"a single copy on a dead node: no source to copy from"}]}]}`
+	b := newBroker(t, func(r req) (int, string) { return 200, body })
+	r := against(b).run(t, "cluster", "members")
+	mustOK(t, r)
+	if want := "n2: decommission blocked by orders/3: a single copy on a dead node: no source to copy from\n"; !strings.HasSuffix(r.stdout, want) {
+		t.Fatalf("stdout\n%s\nwant it to end with\n%s", r.stdout, want)
+	}
+}
+
 func TestClusterMembersJSON(t *testing.T) {
 	b := newBroker(t, func(r req) (int, string) {
 		return 200, `{"members":[

@@ -84,6 +84,12 @@ func (a *app) topicAddCmd() *cobra.Command {
 			if req.DedupeWindowMs, err = millis("dedupe-window", f.dedupeWindow); err != nil {
 				return err
 			}
+			if req.FanoutFilter, req.FanoutFilterScope, err = f.filter.read(); err != nil {
+				return err
+			}
+			if req.FanoutFilter != nil && f.parent == "" {
+				return errors.New("--filter needs --parent: a filter chooses what a child copies from its parent")
+			}
 			if f.schemaFile != "" {
 				if req.Schema, err = a.readSchema(f.schemaFile); err != nil {
 					return err

@@ -31,6 +31,7 @@ type topicFlags struct {
 	maxDeliveries int
 	deadLetter    string
 	replicas      int
+	filter        filterFlags // create: the link's filter, with --parent
 }
 
 func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
@@ -50,6 +51,7 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	if create {
 		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
 		_ = cmd.RegisterFlagCompletionFunc("parent", a.completeTopicFlag)
+		f.filter.add(fs)
 	} else {
 		fs.BoolVar(&f.noSchema, "no-schema", false, "remove the topic's schema")
 	}

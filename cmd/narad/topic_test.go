@@ -26,6 +26,21 @@ func TestTopicAddSendsSettingsInMilliseconds(t *testing.T) {
 	}
 }
 
+// A child created with a filter sends it with the create; a filter
+// without a parent is refused before anything is sent.
+func TestTopicAddChildWithAFilter(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) { return 201, `{"name":"big","partitions":3,"parent":"orders"}` })
+	mustOK(t, against(b).run(t, "topic", "add", "big", "--parent", "orders", "--filter", `{"total":[{"numeric":[">",100]}]}`, "--filter-scope", "payload"))
+	want := `{"name":"big","parent":"orders","fanout_filter":{"total":[{"numeric":["\u003e",100]}]},"fanout_filter_scope":"payload"}` // encoding/json escapes ">"
+	if got := b.requests(); len(got) != 1 || got[0].Body != want {
+		t.Fatalf("requests %+v\nwant body %s", got, want)
+	}
+	r := against(b).run(t, "topic", "add", "big2", "--filter", `{"a":["b"]}`)
+	if r.code == 0 || !strings.Contains(r.stderr, "--filter needs --parent") || len(b.requests()) != 1 {
+		t.Fatalf("filter without a parent: code %d, stderr %q, %d requests", r.code, r.stderr, len(b.requests()))
+	}
+}
+
 func TestTopicAddLeavesDefaultsToTheServer(t *testing.T) {
 	b := newBroker(t, func(r req) (int, string) { return 201, `{"name":"t","partitions":3}` })
 	mustOK(t, against(b).run(t, "topic", "add", "t"))
