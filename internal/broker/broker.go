@@ -34,9 +34,6 @@ type Broker struct {
 	parts *hosted.Set
 	m     *metrics.Metrics
 
-	// replayGate: the dispatcher's Replaying (SetReplayGate); nil until set.
-	replayGate atomic.Pointer[func(topic string, partition int) bool]
-
 	tmu    sync.Mutex
 	topics map[string]*topicState
 
@@ -106,7 +103,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		},
 	})
 	b.roles = hosted.NewRoles(hosted.RolesConfig{NodeID: cfg.NodeID, Replication: cfg.Replication, Fenced: cfg.Fenced,
-		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger},
+		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger, CursorCopies: cfg.CursorCopies},
 		ms, m, b.parts, b.life, b.wake)
 	b.backlog = hosted.NewBacklog(b.parts, ms, m, cfg.NodeID, cfg.Now)
 	b.upkeep = &upkeep{cfg: &b.cfg, meta: ms, m: m, parts: b.parts, roles: b.roles, wake: b.wake}

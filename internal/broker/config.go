@@ -66,7 +66,20 @@ type Config struct {
 	// Replication runs the roles of the replicated partitions this node
 	// holds a replica of (hosted.Roles); nil: none are hosted (a single
 	// node, or tests), and such partitions are never ready here.
-	Replication hosted.ReplicaEngine
+	// ReplayGate says which partitions still wait for their records from
+	// this node's ingress WAL after a restart (dispatch.Dispatcher's
+	// Replaying). Until it says no, commits that did not come from that WAL
+	// (forwarded by other nodes, fan-out copies, reroutes) are refused as
+	// temporarily unavailable: a power cut may have taken a lazily
+	// committed tail readers saw, and the WAL must put it back at the same
+	// offsets before anything else lands behind the flushed records. Nil:
+	// no partition waits.
+	ReplayGate func(topic string, partition int) bool
+	// CursorCopies are the fan-out engine's cursor files, which a
+	// replicated parent's leader sends its followers and a follower writes
+	// (hosted.CursorCopies). Nil: none are copied.
+	CursorCopies hosted.CursorCopies
+	Replication  hosted.ReplicaEngine
 	// Fenced says this node's lease has lapsed (its heartbeat was not
 	// answered within FenceAfter): it serves no replicated partition
 	// until it hears again. Nil: never fenced.

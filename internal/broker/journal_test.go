@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,9 +35,10 @@ func (n *testNode) commitLazy(topic string, p int, firstSeq uint64, payloads ...
 // unavailable; the dispatcher's own sourced commits and other partitions
 // go through.
 func TestReplayGateRefusesCommitsFromElsewhere(t *testing.T) {
-	n := newTestNode(t, Config{})
+	var replaying atomic.Bool
+	replaying.Store(true)
+	n := newTestNode(t, Config{ReplayGate: func(topic string, p int) bool { return replaying.Load() && p == 0 }})
 	n.createTopic("orders", 2)
-	n.b.SetReplayGate(func(topic string, p int) bool { return p == 0 })
 	if err := n.commit("orders", 0, "fwd"); !errors.Is(err, refusal.ErrUnavailable) || apierr.Status(err) != http.StatusServiceUnavailable {
 		t.Fatalf("commit into a replaying partition: %v", err)
 	}
@@ -44,7 +46,7 @@ func TestReplayGateRefusesCommitsFromElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.commitLazy("orders", 0, 1, "own")
-	n.b.SetReplayGate(func(string, int) bool { return false })
+	replaying.Store(false)
 	if err := n.commit("orders", 0, "fwd"); err != nil {
 		t.Fatal(err)
 	}

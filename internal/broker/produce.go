@@ -257,7 +257,7 @@ func reject(m *metrics.Metrics, topic, reason string) {
 // src says where the records come from. Its zero value is "from
 // elsewhere" (a fan-out copy, a reroute, a peer's commit RPC, a dead
 // letter): until the dispatcher has taken back this node's ingress WAL
-// after a restart (SetReplayGate), such commits are refused as
+// after a restart (Config.ReplayGate), such commits are refused as
 // temporarily unavailable. A src with an Origin names records of this
 // node's ingress WAL: records the log holds already (by WAL seq) are
 // skipped, and a lazy commit (src.Lazy) returns the log to Flush before
@@ -272,7 +272,7 @@ func reject(m *metrics.Metrics, topic, reason string) {
 // found, partition out of range, not owner, frozen, disk full, fenced.
 func (b *Broker) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
 	if src.Origin == 0 {
-		if g := b.replayGate.Load(); g != nil && (*g)(topic, partition) {
+		if g := b.cfg.ReplayGate; g != nil && g(topic, partition) {
 			return nil, refusal.New(refusal.ErrUnavailable, 100*time.Millisecond, "partition %d of %q is taking back its records from this node's ingress WAL after a restart; commits from elsewhere wait until it has", partition, topic)
 		}
 	}
@@ -305,17 +305,6 @@ func keptSource(src storage.Source, idx []int) storage.Source {
 	}
 	src.Seqs = seqs
 	return src
-}
-
-// SetReplayGate installs the dispatcher's word on which partitions still
-// wait for their records from this node's ingress WAL after a restart
-// (dispatch.Dispatcher.Replaying). Until it says no, commits that did not
-// come from that WAL (forwarded by other nodes, fan-out copies, reroutes)
-// are refused as temporarily unavailable: a power cut may have taken a
-// lazily committed tail readers saw, and the WAL must put it back at the
-// same offsets before anything else lands behind the flushed records.
-func (b *Broker) SetReplayGate(replaying func(topic string, partition int) bool) {
-	b.replayGate.Store(&replaying)
 }
 
 // leaderCommit is what a commit into a replicated partition leaves for

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/replica"
@@ -19,10 +18,6 @@ import (
 func (b *Broker) Fetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
 	return b.roles.Fetch(ctx, req)
 }
-
-// SetCursorCopies installs the fan-out engine's cursor files, which a
-// leader's side state carries and a follower writes (hosted.CursorCopies).
-func (b *Broker) SetCursorCopies(c hosted.CursorCopies) { b.roles.SetCursorCopies(c) }
 
 // WithoutReplica runs remove while no replication role for topic/p runs
 // here and none can start (hosted.Roles.WithoutReplica).

@@ -41,9 +41,8 @@ func (f *fakeCursors) WriteCursorCopy(_ string, _ int, c replica.CursorPosition)
 func TestSideStateFollowsTheLeadership(t *testing.T) {
 	eng := &fakeEngine{}
 	clk := clock.NewFake(time.Now())
-	n := newTestNode(t, Config{Replication: eng, Now: clk.Now})
 	cc := &fakeCursors{files: []replica.CursorPosition{{Child: "c", Epoch: "e1", NextOffset: 1}}}
-	n.b.SetCursorCopies(cc)
+	n := newTestNode(t, Config{Replication: eng, Now: clk.Now, CursorCopies: cc})
 	createReplicated(t, n, "r", "n1")
 	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
 	fl := eng.leader(0)

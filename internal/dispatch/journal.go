@@ -26,7 +26,7 @@ func (d *Dispatcher) start(next uint64) {
 // of this node's ingress WAL from before this Run: until every record up
 // to the WAL's last seq at start was read and tried once, every partition;
 // after that, those with records of then still failing. The broker refuses
-// commits from elsewhere into such a partition (Broker.SetReplayGate):
+// commits from elsewhere into such a partition (broker.Config.ReplayGate):
 // after a power cut its lazily committed tail is gone from the disk but
 // readers saw it, and only the WAL, re-dispatched first and in order, puts
 // the same records back at the same offsets.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/meta"
@@ -126,10 +125,6 @@ type Roles struct {
 	life  context.Context // ends at Close: a role's goroutine stops then
 	wake  func(topic string)
 
-	// cursorCopies: the fan-out engine's cursor files (SetCursorCopies,
-	// sidestate.go); nil until set.
-	cursorCopies atomic.Pointer[CursorCopies]
-
 	mu      sync.Mutex
 	running map[Key]*Role
 	// stopped is set at Close: nothing starts again.
@@ -147,8 +142,11 @@ type RolesConfig struct {
 	Fenced func() bool
 	// ReplicaCommitWait bounds how long a commit waits for its quorum.
 	ReplicaCommitWait time.Duration
-	Now               func() time.Time
-	Logger            *slog.Logger
+	// CursorCopies are the fan-out engine's cursor files (sidestate.go);
+	// nil: none are copied.
+	CursorCopies CursorCopies
+	Now          func() time.Time
+	Logger       *slog.Logger
 }
 
 // NewRoles builds the roles of the replicated partitions among parts.
@@ -156,10 +154,6 @@ type RolesConfig struct {
 func NewRoles(cfg RolesConfig, ms *meta.Store, m *metrics.Metrics, parts *Set, life context.Context, wake func(topic string)) *Roles {
 	return &Roles{cfg: cfg, meta: ms, m: m, parts: parts, life: life, wake: wake}
 }
-
-// SetCursorCopies installs the fan-out engine's cursor files (built after
-// the broker, so not a constructor argument yet).
-func (r *Roles) SetCursorCopies(c CursorCopies) { r.cursorCopies.Store(&c) }
 
 // Hold lets a commit be written under this role: release must be called
 // once the write returned; ok is false when the role has stopped (then

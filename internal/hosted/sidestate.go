@@ -42,12 +42,8 @@ type CursorCopies interface {
 	WriteCursorCopy(parent string, partition int, c replica.CursorPosition) (bool, error)
 }
 
-func (r *Roles) cursorFiles() CursorCopies {
-	if c := r.cursorCopies.Load(); c != nil {
-		return *c
-	}
-	return nil
-}
+// cursorFiles are the fan-out engine's cursor files, or nil.
+func (r *Roles) cursorFiles() CursorCopies { return r.cfg.CursorCopies }
 
 // sideState is one hosted replica's side-state bookkeeping: on a leader
 // the last snapshot and what it was taken from, on a follower the counts

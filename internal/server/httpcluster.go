@@ -2,8 +2,9 @@ package server
 
 import (
 	"context"
-	"github.com/narad-io/narad/internal/httpapi"
 	"time"
+
+	"github.com/narad-io/narad/internal/httpapi"
 
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/rpc"

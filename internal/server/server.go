@@ -99,6 +99,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 		bc.Replication = newReplication(cfg.NodeID, n.disk.ID, ms, others, m, log.With("component", "replica"))
 		bc.Fenced = lease.fenced
 	}
+	gate, cursors := &replayGate{}, &cursorFiles{} // bound below, once dispatch and fan-out exist (late.go)
+	bc.ReplayGate, bc.CursorCopies = gate.Replaying, cursors
 	b := broker.New(bc, ms, w, m)
 	moves, err := move.NewSource(cfg.NodeID, ms, moveData{b.Partitions(), b}, freezes) // loads the freezes on disk: before any commit
 	if err != nil {
@@ -121,14 +123,14 @@ func Run(ctx context.Context, cfg config.Config) error {
 		Discard:    dispatch.LeaderDiscarder(ms),
 		Partitions: func(topic string) int { t, _ := ms.Topic(topic); return t.Partitions },
 		Lazy:       cfg.Storage.LazyPartitionSync}
-	b.SetReplayGate(d.Replaying)
+	gate.d.Store(d)
 	if n.clustered {
 		router.Remote = remoteCommitter{ms: ms, peers: others}
 		d.Reroute = cluster.Rerouter{Self: cfg.NodeID, Meta: ms}.Reroute
 	}
 	g.Go("dispatch", d.Run)
 	fan := fanout.New(fanoutConfig(cfg, log), cfg.NodeID, ms, b.Partitions(), b, b, router, m)
-	b.SetCursorCopies(fan) // a replicated parent's cursor files follow its leader
+	cursors.e.Store(fan) // a replicated parent's cursor files follow its leader
 	fan.Start()
 	g.Go("fan-out", func(ctx context.Context) { <-ctx.Done(); fan.Close() })
 
