@@ -89,8 +89,8 @@ func (s *Set) recoverFenced(k Key, ol *openLog) {
 // Unavailable says why a partition cannot serve now ("" when it can): its
 // open failed, or its log is fenced.
 func (s *Set) Unavailable(name string, partition int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	p, ok := s.parts[Key{name, partition}]
 	switch {
 	case !ok:

@@ -105,8 +105,8 @@ func (s *Set) clampFrontier(k Key, frontier uint64) (uint64, error) {
 
 // PeekQueue returns the queue only if it is loaded.
 func (s *Set) PeekQueue(name string, partition int) *Queue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if p, ok := s.parts[Key{name, partition}]; ok {
 		return p.queue
 	}
@@ -115,8 +115,8 @@ func (s *Set) PeekQueue(name string, partition int) *Queue {
 
 // Queues lists the loaded queues.
 func (s *Set) Queues() []*Queue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	out := make([]*Queue, 0, len(s.parts))
 	for _, p := range s.parts {
 		if p.queue != nil {

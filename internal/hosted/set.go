@@ -76,7 +76,10 @@ type Set struct {
 
 	maxIDs int
 
-	mu    sync.Mutex
+	// mu guards parts and each entry's pointers: read-locked by the
+	// lookups of every request (a log, a queue, a window), write-locked
+	// only to change an entry.
+	mu    sync.RWMutex
 	parts map[Key]*Partition
 	open  int // entries with a log
 
@@ -175,17 +178,25 @@ func (s *Set) Dir(name string, partition int) (string, error) {
 // a fenced one is recovered first when its retry time has come.
 func (s *Set) Get(name string, partition int) (*storage.Log, error) {
 	k := Key{name, partition}
-	s.mu.Lock()
+	// The open log under the read lock (stamped: CloseIf, which reads the
+	// stamp, takes the write lock); else open it under the write lock.
+	s.mu.RLock()
 	if p, ok := s.parts[k]; ok && p.log != nil {
 		ol := p.log
 		ol.lastAccess.Store(s.now().UnixNano())
-		s.mu.Unlock()
+		s.mu.RUnlock()
 		if ol.log.Fenced() {
 			s.recoverFenced(k, ol)
 		}
 		return ol.log, nil
 	}
+	s.mu.RUnlock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
+	if p, ok := s.parts[k]; ok && p.log != nil { // opened meanwhile
+		p.log.lastAccess.Store(s.now().UnixNano())
+		return p.log.log, nil
+	}
 	if err := s.failedOpen(k); err != nil {
 		return nil, err
 	}
@@ -219,8 +230,8 @@ func (s *Set) Get(name string, partition int) (*storage.Log, error) {
 
 // Peek returns the log only if it is already open, without stamping it.
 func (s *Set) Peek(name string, partition int) *storage.Log {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if p, ok := s.parts[Key{name, partition}]; ok && p.log != nil {
 		return p.log.log
 	}
@@ -229,8 +240,8 @@ func (s *Set) Peek(name string, partition int) *storage.Log {
 
 // IsHeld reports whether the partition's open log was opened held.
 func (s *Set) IsHeld(name string, partition int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	p, ok := s.parts[Key{name, partition}]
 	return ok && p.log != nil && p.log.held
 }
@@ -258,8 +269,8 @@ type OpenPartition struct {
 
 // Open lists the open logs.
 func (s *Set) Open() []OpenPartition {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	out := make([]OpenPartition, 0, s.open)
 	for k, p := range s.parts {
 		if p.log != nil {

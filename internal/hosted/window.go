@@ -63,9 +63,23 @@ func (s *Set) Dedupe(ctx context.Context, name string, partition int, windowMs, 
 // window returns k's id window, creating it when on; when off it drops
 // the window the partition had.
 func (s *Set) window(k Key, on bool) *idWindow {
+	// Nearly always nothing to change (a window in use, or none and none
+	// wanted): read-locked, as every commit asks.
+	s.mu.RLock()
+	p, ok := s.parts[k]
+	switch {
+	case on && ok && p.window != nil:
+		w := p.window
+		s.mu.RUnlock()
+		return w
+	case !on && (!ok || p.window == nil):
+		s.mu.RUnlock()
+		return nil
+	}
+	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.parts[k]
+	p, ok = s.parts[k]
 	if !on {
 		if ok && p.window != nil {
 			p.window = nil
