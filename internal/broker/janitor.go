@@ -110,9 +110,22 @@ func (u *upkeep) evictIdle() {
 	u.m.IdleLogsEvicted.Add(float64(n))
 }
 
-// reconcileTopics closes logs of topics that no longer exist and deletes
-// their directories once the leader confirms they are gone.
+// reconcileTopics is the periodic orphan sweep (sweepOrphans), once the
+// startup reconcile has opened the create gate.
 func (a *admin) reconcileTopics() {
+	if !a.createOpen.Load() {
+		// Not before the startup reconcile (ReconcileStartup) has run, as
+		// the create gate opens after it: with recovery.orphan_data=adopt
+		// this sweep would otherwise delete the data the startup is about
+		// to adopt, whenever the node takes longer than a tick to elect.
+		return
+	}
+	a.sweepOrphans()
+}
+
+// sweepOrphans closes logs of topics that no longer exist and deletes
+// their directories once the leader confirms they are gone.
+func (a *admin) sweepOrphans() {
 	if !a.meta.AppliedCaughtUp() {
 		return // a lagging replica's view is not evidence of deletion
 	}
@@ -164,5 +177,5 @@ func (a *admin) ReconcileStartup(ctx context.Context, adopt bool) {
 			return
 		}
 	}
-	a.reconcileTopics()
+	a.sweepOrphans()
 }
