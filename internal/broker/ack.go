@@ -58,7 +58,7 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	default:
 		err = q.Table.Ack(offset, nonce)
 		if err == nil && q.Table.TakeFreed() {
-			b.wake(t.Name) // room again: wake consumers held back by a cap
+			b.wake(t.Name) // capacity again: wake consumers held back by a cap
 		}
 	}
 	return ackErr(b.m, t.Name, handle, p, offset, op, err)

@@ -61,7 +61,7 @@ func (b *Broker) ackMany(t meta.Topic, handles []string) []error {
 			out[it.i] = ackErr(b.m, t.Name, handles[it.i], p, it.r.Offset, Settle, errs[lo+k])
 		}
 		if q.Table.TakeFreed() {
-			b.wake(t.Name) // room again: wake consumers held back by a cap
+			b.wake(t.Name) // capacity again: wake consumers held back by a cap
 		}
 		lo = hi
 	}

@@ -241,7 +241,7 @@ func (b *DeadLetters) deadLetterQueue(ctx context.Context, q *Queue) {
 	if settled > 0 {
 		b.m.DeadLettered.WithLabelValues(t.Name).Add(float64(settled))
 		if q.Table.TakeFreed() {
-			b.wake(t.Name) // room again: wake consumers held back by a cap
+			b.wake(t.Name) // capacity again: wake consumers held back by a cap
 		}
 	}
 }
