@@ -55,6 +55,9 @@ var allowed = map[string][]string{
 	// encoding, shared by the WAL record, the log's envelope, node RPC,
 	// the broker's checks and the HTTP edge. A leaf.
 	"header": {},
+	// schedule: the durable timer index of a partition's scheduled
+	// records, files in the partition's directory. Below hosted.
+	"schedule": {"vfs"},
 
 	"storage": {"notify", "clock", "vfs", "header"},
 	"meta":    {"clustertls", "clock", "peerauth"},
@@ -68,7 +71,7 @@ var allowed = map[string][]string{
 	// hosted: the partitions a node hosts (log, queue, dedupe window) and
 	// the replication roles over them (placement from meta, the engine's
 	// types from replica, the roles' gauges in metrics).
-	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "refusal", "meta", "metrics", "replica"},
+	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "refusal", "meta", "metrics", "replica", "schedule"},
 	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted"},
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
