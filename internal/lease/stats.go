@@ -17,6 +17,7 @@ type Stats struct {
 	Skipped          uint64 // offsets newly marked skipped-corrupt
 	Expired          uint64 // leases that reached their visibility timeout
 	RetentionDropped uint64 // unsettled offsets AdvanceTo passed over
+	Deferred         uint64 // records handed to the schedule (Defer)
 }
 
 // Stats returns a snapshot, after purging expired leases so that
@@ -32,6 +33,7 @@ func (t *Table) Stats() Stats {
 		InFlight:         len(t.leases),
 		AckedAhead:       len(t.ackedAhead),
 		SkippedRanges:    t.skipped.len(),
+		Deferred:         t.deferredTotal,
 		DeadLetter:       len(t.dead),
 		Unsticking:       t.unsticking(),
 		Skipped:          t.skippedTotal,

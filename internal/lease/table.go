@@ -88,6 +88,7 @@ type Table struct {
 	// Cumulative counters for Stats.
 	expiredTotal     uint64
 	skippedTotal     uint64
+	deferredTotal    uint64 // records settled by Defer (deferred.go)
 	retentionDropped uint64
 }
 

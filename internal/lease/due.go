@@ -1,0 +1,241 @@
+package lease
+
+import (
+	"math/rand/v2"
+	"sync"
+
+	"github.com/narad-io/narad/internal/clock"
+)
+
+// Due is the lease table of a partition's scheduled records that have
+// fallen due: records the main Table settled with Defer, which the
+// partition's schedule hands back (Add) when their time comes. They may
+// lie anywhere, below the frontier too, so they are leased here, by
+// offset, with the same receipt handles, nonces and visibility timeout as
+// the Table's: a consumer cannot tell a scheduled record's lease from any
+// other.
+//
+// Invariants (race builds check them after every mutating call):
+//
+//  1. every offset held is either ready (in the queue, not leased) or
+//     leased, never both, and has its due time recorded;
+//  2. a lease is live iff now < expiry, as the Table's; its nonce is 64
+//     fresh random bits and only that nonce settles, extends, nacks or
+//     releases it;
+//  3. an acked offset leaves the table at once, and the caller settles
+//     its schedule entry (Ack returns the due time the entry was filed
+//     under); a nacked, released or expired lease is ready again, first
+//     in line.
+//
+// Memory is O(ready + leased): the records due now and not settled,
+// which the schedule released only as they fell due.
+type Due struct {
+	mu        sync.Mutex
+	partition int
+	clock     clock.Clock
+	limits    Limits
+
+	ready    []uint64          // FIFO; a lapsed lease goes back to the front
+	due      map[uint64]int64  // every held offset -> its due time (Unix ms)
+	leases   map[uint64]*entry // live leases by offset
+	expiries expiryHeap
+	counts   map[uint64]int // deliveries per held offset
+	nonces   *rand.ChaCha8
+
+	unreportedExpired int
+}
+
+// NewDue returns an empty due table for partition.
+func NewDue(partition int, limits Limits, clk clock.Clock) *Due {
+	return &Due{partition: partition, clock: clock.Or(clk), limits: limits.Normalize(),
+		due: make(map[uint64]int64), leases: make(map[uint64]*entry), counts: make(map[uint64]int),
+		nonces: newNonceStream()}
+}
+
+// SetLimits changes the visibility timeout and in-flight cap, as the
+// Table's SetLimits does.
+func (d *Due) SetLimits(l Limits) {
+	d.mu.Lock()
+	defer d.unlock()
+	d.limits = l.Normalize()
+}
+
+// Add makes offset, due at due (Unix ms), deliverable. An offset held
+// already is left as it is.
+func (d *Due) Add(offset uint64, due int64) {
+	d.mu.Lock()
+	defer d.unlock()
+	if _, ok := d.due[offset]; ok {
+		return
+	}
+	d.due[offset] = due
+	d.ready = append(d.ready, offset)
+}
+
+// Holds reports whether offset is a due record held here: its acks,
+// extends and nacks belong to this table, not the Table.
+func (d *Due) Holds(offset uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.due[offset]
+	return ok
+}
+
+// Len reports how many records are ready and how many leased.
+func (d *Due) Len() (ready, leased int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.purge()
+	return len(d.ready), len(d.leases)
+}
+
+// Reserve leases up to want ready records, in the order they fell due,
+// within the in-flight cap.
+func (d *Due) Reserve(want int) []Lease {
+	d.mu.Lock()
+	defer d.unlock()
+	d.purge()
+	n := min(want, d.limits.MaxInFlight-len(d.leases), len(d.ready))
+	if n <= 0 {
+		return nil
+	}
+	now := d.clock.Now()
+	out := make([]Lease, 0, n)
+	for _, x := range d.ready[:n] {
+		e := &entry{offset: x, nonce: d.nonces.Uint64(), expiry: now.Add(d.limits.VisibilityTimeout)}
+		d.leases[x] = e
+		d.expiries.add(e)
+		d.counts[x]++
+		out = append(out, Lease{Partition: d.partition, Offset: x, Nonce: e.nonce, Expiry: e.expiry, DeliveryCount: d.counts[x]})
+	}
+	d.ready = append(d.ready[:0], d.ready[n:]...)
+	return out
+}
+
+// Ack settles the live lease (offset, nonce): the record leaves the table
+// and due is the time its schedule entry was filed under, for the
+// caller's Settle. ErrGone when it is not a live lease.
+func (d *Due) Ack(offset, nonce uint64) (due int64, err error) {
+	d.mu.Lock()
+	defer d.unlock()
+	d.purge()
+	e, err := d.live(offset, nonce)
+	if err != nil {
+		return 0, err
+	}
+	due = d.due[offset]
+	d.forget(e)
+	return due, nil
+}
+
+// Extend renews the live lease (offset, nonce) for a visibility timeout.
+func (d *Due) Extend(offset, nonce uint64) error {
+	d.mu.Lock()
+	defer d.unlock()
+	d.purge()
+	e, err := d.live(offset, nonce)
+	if err != nil {
+		return err
+	}
+	e.expiry = d.clock.Now().Add(d.limits.VisibilityTimeout)
+	d.expiries.fix(e.index)
+	return nil
+}
+
+// Nack gives the live lease up: the record is ready again, first in line.
+func (d *Due) Nack(offset, nonce uint64) error {
+	return d.giveBack(offset, nonce, false)
+}
+
+// Release undoes a lease whose read failed or did not fit: ready again
+// and the delivery not counted.
+func (d *Due) Release(offset, nonce uint64) error {
+	return d.giveBack(offset, nonce, true)
+}
+
+func (d *Due) giveBack(offset, nonce uint64, uncount bool) error {
+	d.mu.Lock()
+	defer d.unlock()
+	d.purge()
+	e, err := d.live(offset, nonce)
+	if err != nil {
+		return err
+	}
+	d.expiries.remove(e)
+	delete(d.leases, offset)
+	if uncount {
+		d.counts[offset]--
+	}
+	d.ready = append([]uint64{offset}, d.ready...)
+	return nil
+}
+
+// Drop forgets offset whatever its state (its record is gone: below
+// retention, unreadable, purged) and returns the due time its schedule
+// entry was filed under; ok is false when it was not held.
+func (d *Due) Drop(offset uint64) (due int64, ok bool) {
+	d.mu.Lock()
+	defer d.unlock()
+	due, ok = d.due[offset]
+	if !ok {
+		return 0, false
+	}
+	if e := d.leases[offset]; e != nil {
+		d.forget(e)
+		return due, true
+	}
+	delete(d.due, offset)
+	delete(d.counts, offset)
+	for i, x := range d.ready {
+		if x == offset {
+			d.ready = append(d.ready[:i], d.ready[i+1:]...)
+			break
+		}
+	}
+	return due, true
+}
+
+// Expire purges lapsed leases and returns how many lapsed since the last
+// call, for the caller to wake consumers.
+func (d *Due) Expire() int {
+	d.mu.Lock()
+	defer d.unlock()
+	d.purge()
+	n := d.unreportedExpired
+	d.unreportedExpired = 0
+	return n
+}
+
+// forget removes a leased offset entirely.
+func (d *Due) forget(e *entry) {
+	d.expiries.remove(e)
+	delete(d.leases, e.offset)
+	delete(d.due, e.offset)
+	delete(d.counts, e.offset)
+}
+
+func (d *Due) live(offset, nonce uint64) (*entry, error) {
+	if e := d.leases[offset]; e != nil && e.nonce == nonce {
+		return e, nil
+	}
+	return nil, ErrGone
+}
+
+// purge returns lapsed leases to the front of the ready queue.
+func (d *Due) purge() {
+	now := d.clock.Now()
+	var back []uint64
+	for {
+		e := d.expiries.peek()
+		if e == nil || now.Before(e.expiry) {
+			break
+		}
+		d.expiries.remove(e)
+		delete(d.leases, e.offset)
+		back = append(back, e.offset)
+		d.unreportedExpired++
+	}
+	if len(back) > 0 {
+		d.ready = append(back, d.ready...)
+	}
+}
