@@ -45,18 +45,18 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	}
 	switch op {
 	case Extend:
-		err = q.Table.Extend(offset, nonce)
+		err = q.Extend(offset, nonce)
 		if err == nil {
 			b.m.AckExtended.Inc()
 		}
 	case Nack:
-		err = q.Table.Nack(offset, nonce)
+		err = q.Nack(offset, nonce)
 		if err == nil {
 			b.m.Nacks.Inc()
 			b.wake(t.Name) // the record is available now: wake waiters
 		}
 	default:
-		err = q.Table.Ack(offset, nonce)
+		err = q.Ack(offset, nonce)
 		if err == nil && q.Table.TakeFreed() {
 			b.wake(t.Name) // capacity again: wake consumers held back by a cap
 		}

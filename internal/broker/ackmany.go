@@ -56,7 +56,7 @@ func (b *Broker) ackMany(t meta.Topic, handles []string) []error {
 			lo = hi
 			continue
 		}
-		q.Table.AckMany(rs[lo:hi], errs[lo:hi])
+		q.AckMany(rs[lo:hi], errs[lo:hi])
 		for k, it := range group {
 			out[it.i] = ackErr(b.m, t.Name, handles[it.i], p, it.r.Offset, Settle, errs[lo+k])
 		}

@@ -94,6 +94,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		MaxIDs: cfg.DedupeMaxIDs,
 		// A replicated partition's log opens held (replica.Log).
 		Held: func(topic string, p int) bool { return b.roles.ReplicatedHere(topic, p) },
+		Wake: func(topic string) { b.wake(topic) },
 		Hooks: hosted.Hooks{
 			OpenLogs:        func(n int) { m.OpenPartitionLogs.Set(float64(n)) },
 			StorageError:    func(kind string) { m.Errors.WithLabelValues("storage", kind).Inc() },

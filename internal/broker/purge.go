@@ -81,6 +81,13 @@ func (b *Broker) purgePartition(t meta.Topic, p int) (uint64, error) {
 	// Records retention deleted already are retention's, not this purge's.
 	q.Table.AdvanceTo(l.Oldest())
 	n := q.Table.PurgeTo(l.HWM())
+	// Scheduled records go with the rest, due or not.
+	sn, err := q.PurgeSchedule()
+	n += uint64(sn)
+	if err != nil {
+		b.m.Errors.WithLabelValues("broker", "schedule_purge").Inc()
+		return n, refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q is purged but its schedule could not be cleared yet; retry the purge", p, t.Name)
+	}
 	if err := q.Persist(); err != nil {
 		b.m.Errors.WithLabelValues("broker", "frontier_persist").Inc()
 		b.cfg.Logger.Warn("purged frontier not persisted", "topic", t.Name, "partition", p, "err", err)

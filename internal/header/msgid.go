@@ -3,6 +3,7 @@ package header
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -36,14 +37,43 @@ func CheckMsgID(id string) error {
 // WithMsgID returns hs (sorted, as Check leaves it) with the MsgID header
 // set to id, still sorted; it replaces one hs already has. hs's array is
 // reused only when it has room.
-func WithMsgID(hs []Header, id string) []Header {
-	i, found := slices.BinarySearchFunc(hs, MsgID, func(h Header, name string) int { return strings.Compare(h.Name, name) })
+func WithMsgID(hs []Header, id string) []Header { return with(hs, MsgID, id) }
+
+// with sets header name to value in the sorted hs, keeping it sorted.
+func with(hs []Header, name, value string) []Header {
+	i, found := slices.BinarySearchFunc(hs, name, func(h Header, name string) int { return strings.Compare(h.Name, name) })
 	if found {
-		hs[i].Value = id
+		hs[i].Value = value
 		return hs
 	}
-	return slices.Insert(hs, i, Header{Name: MsgID, Value: id})
+	return slices.Insert(hs, i, Header{Name: name, Value: value})
 }
 
 // MsgIDOf returns the producer id a record carries, if any.
 func MsgIDOf(hs []Header) (string, bool) { return Get(hs, MsgID) }
+
+// DeliverAt is the reserved header that carries a scheduled record's due
+// time, in Unix milliseconds (docs/concepts.md, "Scheduled delivery"). The
+// broker sets it from Narad-Delay / Narad-Deliver-At, a batch record's
+// "delay" / "deliver_at", or the topic's delivery_delay; a client cannot
+// send it as a header. Being part of the record, the due time travels
+// with it: replay, moves, replicas and fan-out copies all see it.
+const DeliverAt = ReservedPrefix + "deliver-at"
+
+// DeliverAtOf returns a record's due time (Unix ms), if it has one.
+func DeliverAtOf(hs []Header) (int64, bool) {
+	if len(hs) == 0 {
+		return 0, false
+	}
+	v, ok := Get(hs, DeliverAt)
+	if !ok {
+		return 0, false
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	return ms, err == nil
+}
+
+// WithDeliverAt returns hs with the DeliverAt header set to ms, sorted.
+func WithDeliverAt(hs []Header, ms int64) []Header {
+	return with(hs, DeliverAt, strconv.FormatInt(ms, 10))
+}

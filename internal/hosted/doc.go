@@ -9,7 +9,8 @@
 // lock, so a commit's role lookup never waits behind a log being opened.
 //
 // What is done to one hosted partition lives here too: a lease round and
-// a replay by position (read.go), the upkeep the broker's loops run
+// a replay by position (read.go), scheduled records filed and delivered
+// when due (scheduled.go, over package schedule and lease.Due), the upkeep the broker's loops run
 // (upkeep.go: queue state made durable, lapsed leases purged, retention,
 // idle logs closed), the hand-off of held records to the dead-letter
 // topic (deadletter.go: commit before settle), the backlog gauges
@@ -63,5 +64,9 @@
 //     files as they were at most CountsEvery (plus a fetch) ago, never
 //     past its own committed point (sidestate.go);
 //   - a held record is settled only after its dead-letter copy is durable
-//     in the dead-letter topic (deadletter.go: commit before settle).
+//     in the dead-letter topic (deadletter.go: commit before settle);
+//   - a record not due yet is filed in the schedule before the lease
+//     table settles it, and the schedule is synced before any frontier
+//     that passes it is written; a frontier copied to followers never
+//     passes a scheduled record not settled (scheduled.go).
 package hosted

@@ -30,6 +30,8 @@ type Queue struct {
 	persisted uint64
 
 	counts countsState // the delivery counts file (counts.go)
+
+	sched *sched // scheduled records: the schedule and the due table (scheduled.go)
 }
 
 // Queue returns the partition's queue, loading the frontier file lazily
@@ -41,6 +43,7 @@ func (s *Set) Queue(name string, partition int, version uint64, limits lease.Lim
 	if q := s.PeekQueue(name, partition); q != nil {
 		if old := q.version.Load(); old != version && q.version.CompareAndSwap(old, version) {
 			q.Table.SetLimits(limits)
+			q.sched.Due.SetLimits(limits)
 		}
 		return q, nil
 	}
@@ -61,17 +64,25 @@ func (s *Set) Queue(name string, partition int, version uint64, limits lease.Lim
 	if err != nil {
 		return nil, err
 	}
+	sc, err := s.openSchedule(dir, partition, limits)
+	if err != nil {
+		return nil, StorageErr(name, partition, "read its schedule", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.entry(k)
 	if p.queue != nil {
+		sc.index.Close()
 		return p.queue, nil
 	}
-	q := &Queue{Key: k, set: s, path: path, persisted: stored,
+	q := &Queue{Key: k, set: s, path: path, persisted: stored, sched: sc,
 		Table: lease.New(partition, frontier, limits, clockFunc{clock.Real, s.now})}
 	q.counts = s.seedCounts(countsPath, counts, q.Table)
 	q.version.Store(version)
 	p.queue = q
+	if _, ok := sc.index.Next(); ok {
+		q.watch()
+	}
 	return q, nil
 }
 
@@ -134,6 +145,9 @@ func (s *Set) DropQueue(name string, partition int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p, ok := s.parts[k]; ok {
+		if p.queue != nil {
+			p.queue.closeSchedule()
+		}
 		p.queue, p.window = nil, nil
 		s.release(k, p)
 	}
@@ -145,6 +159,9 @@ func (s *Set) DropTopic(name string) {
 	defer s.mu.Unlock()
 	for k, p := range s.parts {
 		if k.Topic == name {
+			if p.queue != nil {
+				p.queue.closeSchedule()
+			}
 			p.queue, p.window = nil, nil
 			s.release(k, p)
 		}
@@ -160,6 +177,11 @@ func (q *Queue) Persist() error {
 	q.pmu.Lock()
 	defer q.pmu.Unlock()
 	f := q.Table.Frontier()
+	// Records the frontier passed as scheduled were filed before it
+	// moved: synced now, they are durable before the frontier is.
+	if err := q.sched.index.Sync(); err != nil {
+		return err
+	}
 	l := q.set.Peek(q.Key.Topic, q.Key.Partition)
 	if l != nil && f > l.Flushed() {
 		// Never past the flushed high watermark: records above it were

@@ -36,6 +36,7 @@ type Message struct {
 // A round that only stepped over unreadable records (settled as skipped)
 // goes on: a gap is not the end of the partition.
 func (q *Queue) LeaseFrom(l *storage.Log, out []Message, want int, budget *Budget, wake func()) ([]Message, error) {
+	out = q.leaseDue(l, out, want-len(out), budget, wake)
 	for len(out) < want && !budget.Full() {
 		if oldest := l.Oldest(); q.Table.Frontier() < oldest {
 			q.Table.AdvanceTo(oldest)
@@ -110,7 +111,7 @@ func fitting(q *Queue, n int, a *Budget) int {
 // stays closed: an idle consumer must not keep (or make) logs open.
 func (s *Set) LogWithWork(q *Queue) (*storage.Log, error) {
 	topic, p := q.Key.Topic, q.Key.Partition
-	if s.Peek(topic, p) == nil && q.Table.Stats().InFlight == 0 {
+	if s.Peek(topic, p) == nil && q.Table.Stats().InFlight == 0 && !q.dueWork() {
 		st, err := s.Describe(topic, p)
 		if err == nil && st.Exact && st.HighWatermark <= q.Table.Frontier() {
 			return nil, nil
@@ -135,6 +136,7 @@ func (q *Queue) readLeased(l *storage.Log, leases []lease.Lease, a *Budget, out 
 		slices.SortFunc(leases, byOffset)
 	}
 	before := len(out)
+	nowMs := q.set.now().UnixMilli()
 	readBytes, readCount, released := 0, 0, 0
 	release := func(ls []lease.Lease) {
 		for _, x := range ls {
@@ -186,6 +188,13 @@ func (q *Queue) readLeased(l *storage.Log, leases []lease.Lease, a *Budget, out 
 				k++
 			}
 			if k < len(run) && run[k].Offset == r.Offset {
+				if due, later := dueAt(r.Headers, nowMs); later {
+					// Not due: filed in the schedule, settled here.
+					q.deferRecord(run[k], due)
+					skipped = true
+					k++
+					continue
+				}
 				size := len(r.Key) + len(r.Payload)
 				readBytes, readCount = readBytes+size, readCount+1
 				if cut = !a.fits(size); cut {

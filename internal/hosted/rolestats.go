@@ -43,10 +43,17 @@ func (r *Roles) copyFrontier(h *Role, f uint64) {
 }
 
 // persistedFrontier is the frontier this leader last made durable (what
-// its followers copy).
+// its followers copy), but never past a scheduled record not settled:
+// the schedule stays on this node, so a follower that took over with a
+// frontier past such a record would never deliver it. It reads it again
+// instead, and files it anew from its due time (the record carries it).
 func (r *Roles) persistedFrontier(topic string, p int) uint64 {
 	if q := r.parts.PeekQueue(topic, p); q != nil {
-		return q.Persisted()
+		f := q.Persisted()
+		if low, ok := q.ScheduleLow(); ok {
+			f = min(f, low)
+		}
+		return f
 	}
 	f, _ := r.parts.Frontier(topic, p) // unreadable: 0, which followers take as none sent
 	return f

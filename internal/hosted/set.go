@@ -33,6 +33,10 @@ type Config struct {
 	// Held says a partition is replicated here: its log opens held
 	// (replica.Log), so readers see only what a quorum holds. Nil: none.
 	Held func(topic string, partition int) bool
+	// Wake tells a topic's waiting consumers that records became
+	// deliverable without a produce: a scheduled record fell due. Nil:
+	// none wait.
+	Wake func(topic string)
 }
 
 // Hooks report what the Set does to the node's metrics; nil fields are
@@ -72,6 +76,7 @@ type Set struct {
 	now  func() time.Time
 	log  *slog.Logger
 	held func(topic string, partition int) bool
+	wake func(topic string)
 	hook Hooks
 
 	maxIDs int
@@ -119,7 +124,7 @@ func New(cfg Config) *Set {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Set{root: cfg.Root, opts: cfg.Log, fs: vfs.Or(cfg.Log.FS), now: cfg.Now, log: cfg.Logger,
-		held: cfg.Held, hook: cfg.Hooks, maxIDs: cfg.MaxIDs, parts: make(map[Key]*Partition)}
+		held: cfg.Held, wake: cfg.Wake, hook: cfg.Hooks, maxIDs: cfg.MaxIDs, parts: make(map[Key]*Partition)}
 }
 
 // FS is the filesystem the partitions live on.
@@ -372,11 +377,15 @@ func (s *Set) RemoveTopicData(name string) error {
 	return s.fs.SyncDir(s.root)
 }
 
-// CloseAll closes every log cleanly (hwm boundaries written).
+// CloseAll closes every log cleanly (hwm boundaries written) and stops
+// every queue's schedule watcher.
 func (s *Set) CloseAll() error {
 	s.mu.Lock()
 	var logs []*storage.Log
 	for k, p := range s.parts {
+		if p.queue != nil {
+			p.queue.closeSchedule()
+		}
 		if l := s.closeLog(p); l != nil {
 			logs = append(logs, l)
 		}

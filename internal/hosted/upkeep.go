@@ -31,7 +31,7 @@ func (s *Set) PersistQueues(gauge func(k Key, st lease.Stats)) {
 // with records available again.
 func (s *Set) ExpireLeases(wake func(topic string)) {
 	for _, q := range s.Queues() {
-		if q.Table.Expire() > 0 {
+		if q.Table.Expire()+q.sched.Due.Expire() > 0 {
 			wake(q.Key.Topic)
 		}
 	}

@@ -239,3 +239,14 @@ func (d *Due) purge() {
 		d.ready = append(back, d.ready...)
 	}
 }
+
+// Offsets lists the offsets held, ready or leased.
+func (d *Due) Offsets() []uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]uint64, 0, len(d.due))
+	for x := range d.due {
+		out = append(out, x)
+	}
+	return out
+}

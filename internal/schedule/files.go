@@ -178,6 +178,11 @@ func (f *fileSet) write(ops []op) error {
 			return fmt.Errorf("schedule: %w", err)
 		}
 		st, err := j.Stat()
+		if err == nil && st.Size() == 0 {
+			// Perhaps just created: its entry in the directory must be
+			// as durable as what the first Sync writes into it.
+			err = f.fs.SyncDir(f.dir)
+		}
 		if err != nil {
 			j.Close()
 			return fmt.Errorf("schedule: %w", err)

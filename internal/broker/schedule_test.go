@@ -1,0 +1,158 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// scheduledRecs builds records: a due time of 0 means an ordinary record.
+func scheduledRecs(dues ...int64) []storage.Record {
+	recs := make([]storage.Record, len(dues))
+	for i, due := range dues {
+		recs[i].Payload = []byte("r" + strconv.Itoa(i))
+		if due != 0 {
+			recs[i].Headers = header.WithDeliverAt(nil, due)
+		}
+	}
+	return recs
+}
+
+func offsetsOf(ms []Message) []uint64 {
+	out := make([]uint64, len(ms))
+	for i, m := range ms {
+		out[i] = m.Offset
+	}
+	return out
+}
+
+func (n *testNode) ackAll(topic string, ms []Message) {
+	n.t.Helper()
+	for _, m := range ms {
+		if err := n.b.Ack(context.Background(), topic, m.ReceiptHandle, Settle); err != nil {
+			n.t.Fatalf("ack offset %d: %v", m.Offset, err)
+		}
+	}
+}
+
+// A record scheduled for later is not offered before it is due, never
+// holds back the records behind it (they are delivered, acked and the
+// frontier passes it), and is offered once due.
+func TestScheduledRecordWaitsWithoutBlocking(t *testing.T) {
+	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
+	n := newTestNode(t, Config{FrontierPersist: time.Hour, Now: clk.now})
+	n.createTopic("jobs", 1)
+	due := clk.now().Add(time.Hour).UnixMilli()
+	if err := commitLocal(n.b, context.Background(), "jobs", 0, scheduledRecs(due, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := n.consume("jobs", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := offsetsOf(got); len(o) != 2 || o[0] != 1 || o[1] != 2 {
+		t.Fatalf("consumed offsets %v, want [1 2]: the scheduled record 0 is not due", o)
+	}
+	n.ackAll("jobs", got)
+	q := n.b.parts.PeekQueue("jobs", 0)
+	if f := q.Table.Frontier(); f != 3 {
+		t.Fatalf("frontier %d, want 3: a scheduled record must not hold it back", f)
+	}
+	v, err := n.b.DescribeTopic("jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := v.PartitionStats[0].Scheduled; s == nil || *s != 1 {
+		t.Fatalf("describe scheduled %v, want 1", s)
+	}
+	clk.advance(time.Hour - time.Millisecond)
+	if got, _ := n.consume("jobs", 0, 10); len(got) != 0 {
+		t.Fatalf("consumed %v a millisecond before the due time", offsetsOf(got))
+	}
+	clk.advance(time.Millisecond)
+	got, err = n.consume("jobs", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := offsetsOf(got); len(o) != 1 || o[0] != 0 {
+		t.Fatalf("at the due time consumed %v, want [0]", o)
+	}
+	if at, ok := header.DeliverAtOf(got[0].Headers); !ok || at != due {
+		t.Fatalf("the delivered record's due time %d %v, want %d", at, ok, due)
+	}
+	n.ackAll("jobs", got)
+	if got, _ := n.consume("jobs", 0, 10); len(got) != 0 {
+		t.Fatalf("an acked scheduled record came back: %v", offsetsOf(got))
+	}
+	if s := q.Scheduled(); s != 0 {
+		t.Fatalf("%d still scheduled", s)
+	}
+}
+
+// A scheduled record survives a restart: its schedule entry was made
+// durable before the frontier that passed it.
+func TestScheduledRecordSurvivesRestart(t *testing.T) {
+	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
+	n := newTestNode(t, Config{FrontierPersist: time.Hour, Now: clk.now})
+	n.createTopic("jobs", 1)
+	due := clk.now().Add(2 * time.Hour).UnixMilli()
+	if err := commitLocal(n.b, context.Background(), "jobs", 0, scheduledRecs(due, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := n.consume("jobs", 0, 10)
+	if err != nil || len(got) != 1 || got[0].Offset != 1 {
+		t.Fatalf("consumed %v, %v; want offset 1 only", offsetsOf(got), err)
+	}
+	n.ackAll("jobs", got)
+	n.b.upkeep.persistFrontiers()
+	if err := n.fs.LoseUnsyncedWrites(); err != nil { // as a power cut would
+		t.Fatal(err)
+	}
+	n.restart(nil)
+	if got, _ := n.consume("jobs", 0, 10); len(got) != 0 {
+		t.Fatalf("after restart consumed %v before the due time", offsetsOf(got))
+	}
+	clk.advance(2 * time.Hour)
+	got, err = n.consume("jobs", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := offsetsOf(got); len(o) != 1 || o[0] != 0 {
+		t.Fatalf("after restart, at the due time consumed %v, want [0]", o)
+	}
+}
+
+// A due record nacked or left to expire is offered again; its handle
+// settles it as any other.
+func TestDueRecordRedelivers(t *testing.T) {
+	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
+	n := newTestNode(t, Config{FrontierPersist: time.Hour, Now: clk.now})
+	n.createTopic("jobs", 1)
+	due := clk.now().Add(time.Minute).UnixMilli()
+	if err := commitLocal(n.b, context.Background(), "jobs", 0, scheduledRecs(due)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := n.consume("jobs", 0, 10); len(got) != 0 {
+		t.Fatalf("consumed %v before due", offsetsOf(got))
+	}
+	clk.advance(time.Minute)
+	first, err := n.consume("jobs", 0, 10)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("at due consumed %v, %v", offsetsOf(first), err)
+	}
+	if err := n.b.Ack(context.Background(), "jobs", first[0].ReceiptHandle, Nack); err != nil {
+		t.Fatal(err)
+	}
+	second, err := n.consume("jobs", 0, 10)
+	if err != nil || len(second) != 1 || second[0].Offset != 0 || second[0].DeliveryCount != 2 {
+		t.Fatalf("after nack consumed %+v, %v; want offset 0 on its second delivery", second, err)
+	}
+	if err := n.b.Ack(context.Background(), "jobs", first[0].ReceiptHandle, Settle); err == nil {
+		t.Fatal("the nacked handle settled the record")
+	}
+	n.ackAll("jobs", second)
+}
