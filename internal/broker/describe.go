@@ -111,6 +111,11 @@ func (b *Broker) partitionStats(t meta.Topic, p int) PartitionStats {
 	fill(&ps, st, frontier)
 	inFlight, oldestAt := b.queueFigures(t.Name, t.Incarnation, p, frontier, st.OldestOffset)
 	fillQueue(&ps, inFlight, oldestAt)
+	if q := b.parts.PeekQueue(t.Name, p); q != nil {
+		if n := q.Scheduled(); n > 0 {
+			ps.Scheduled = &n
+		}
+	}
 	ps.CommitStall = b.roles.CommitStall(t.Name, p)
 	if ps.Error = b.parts.Unavailable(t.Name, p); ps.Error != "" {
 		f := false

@@ -40,6 +40,11 @@ type ProduceRecord struct {
 	// keyless record with one is placed by its hash.
 	MsgID    string
 	HasMsgID bool
+	// Delay or DeliverAt (Unix ms) schedule the record (docs/concepts.md,
+	// "Scheduled delivery"); at most one. Neither: the topic's
+	// delivery_delay. A DeliverAt in the past means now.
+	Delay     *time.Duration
+	DeliverAt *int64
 }
 
 // Produce accepts one record: durable in the ingress WAL when it returns.
@@ -84,12 +89,14 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		return errDiskFull
 	}
 	ts := b.topicState(topic)
-	now := b.cfg.Now().UnixMilli()
+	nowT := b.cfg.Now()
+	now := nowT.UnixMilli()
 	wrecs := make([]wal.Record, len(recs))
 	for i, r := range recs {
 		if r.HasMsgID {
 			r.Headers = header.WithMsgID(r.Headers, r.MsgID)
 		}
+		schedule(t, &r, nowT)
 		id, hasID := header.MsgIDOf(r.Headers)
 		p := 0
 		switch {
@@ -226,6 +233,10 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		if err := header.Check(r.Headers, src); err != nil {
 			reject(b.m, t.Name, "bad_header")
 			return at(i, refusal.New(refusal.ErrInvalid, 0, "%s%v", where(i), err))
+		}
+		if err := checkSchedule(r, b.cfg.Now(), where(i)); err != nil {
+			reject(b.m, t.Name, "bad_schedule")
+			return at(i, err)
 		}
 		if r.HasMsgID {
 			if err := header.CheckMsgID(r.MsgID); err != nil {

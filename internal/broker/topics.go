@@ -37,6 +37,8 @@ type AlterTopicRequest struct {
 	// DeadLetterTopic: a topic name, or "" to clear (with max_deliveries 0).
 	DeadLetterTopic *string `json:"dead_letter_topic"`
 	DedupeWindowMs  *int64  `json:"dedupe_window_ms"`
+	DeliveryDelay   *string `json:"delivery_delay"`
+	DeliveryDelayMs *int64  `json:"delivery_delay_ms"`
 	// ReplicationFactor: 1..5 copies of each partition, at most the live
 	// nodes; the controller adds or removes replicas to match.
 	ReplicationFactor *int `json:"replication_factor"`
@@ -172,6 +174,11 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 			return meta.Topic{}, err
 		}
 		t.DedupeWindowMs = *req.DedupeWindowMs
+	}
+	if ms, ok, err := deliveryDelay(req.DeliveryDelay, req.DeliveryDelayMs); err != nil {
+		return meta.Topic{}, err
+	} else if ok {
+		t.DeliveryDelayMs = ms
 	}
 	if req.ReplicationFactor != nil {
 		if err := a.validReplicationFactor(*req.ReplicationFactor); err != nil {
@@ -353,6 +360,11 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		}
 		u.DedupeWindowMs, changed = req.DedupeWindowMs, true
 	}
+	if ms, ok, err := deliveryDelay(req.DeliveryDelay, req.DeliveryDelayMs); err != nil {
+		return TopicView{}, err
+	} else if ok {
+		u.DeliveryDelayMs, changed = &ms, true
+	}
 	if req.ReplicationFactor != nil {
 		if err := a.validReplicationFactor(*req.ReplicationFactor); err != nil {
 			return TopicView{}, err
@@ -383,7 +395,7 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		}
 	}
 	if !changed {
-		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, replication_factor, schema, partitions")
+		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, delivery_delay, replication_factor, schema, partitions")
 	}
 	if err := metaErr(a.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err

@@ -45,6 +45,9 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 		// comma-separated value (RFC 9110, 5.3).
 		rec.MsgID, rec.HasMsgID = strings.Join(ids, ","), true
 	}
+	if err := scheduleHeaders(r, &rec); err != nil {
+		return err
+	}
 	if err := s.takeProduce(r, 1, recordBytes(rec)); err != nil {
 		return err
 	}

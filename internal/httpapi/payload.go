@@ -100,6 +100,10 @@ func appendMessage(b []byte, m broker.Message) []byte {
 		b = append(b, `,"delivery_count":`...)
 		b = strconv.AppendInt(b, int64(m.DeliveryCount), 10)
 	}
+	if due, ok := header.DeliverAtOf(m.Headers); ok {
+		b = append(b, `,"deliver_at":`...)
+		b = strconv.AppendInt(b, due, 10)
+	}
 	if len(m.Headers) > 0 {
 		b = appendHeaders(b, m.Headers)
 	}

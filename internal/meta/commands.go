@@ -148,6 +148,7 @@ type TopicUpdate struct {
 	Partitions      *int         `json:"partitions,omitempty"`
 	Assignments     []Assignment `json:"assignments,omitempty"`
 	DedupeWindowMs  *int64       `json:"dedupe_window_ms,omitempty"`
+	DeliveryDelayMs *int64       `json:"delivery_delay_ms,omitempty"`
 	// ReplicationFactor sets Topic.ReplicationFactor; the controller then
 	// adds or removes replicas (SetReplicas) until each partition has it.
 	ReplicationFactor *int `json:"replication_factor,omitempty"`

@@ -122,6 +122,9 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 	if u.DedupeWindowMs != nil {
 		t.DedupeWindowMs = *u.DedupeWindowMs
 	}
+	if u.DeliveryDelayMs != nil {
+		t.DeliveryDelayMs = *u.DeliveryDelayMs
+	}
 	if u.ReplicationFactor != nil {
 		t.ReplicationFactor = *u.ReplicationFactor
 	}
@@ -399,7 +402,7 @@ func checkTopicFields(t Topic) error {
 	switch {
 	case t.Name == "":
 		return invalidf("topic without a name")
-	case t.RetentionMs < 0 || t.VisibilityTimeoutMs < 0 || t.MaxInFlight < 0 || t.MaxAckedAhead < 0 || t.DedupeWindowMs < 0:
+	case t.RetentionMs < 0 || t.VisibilityTimeoutMs < 0 || t.MaxInFlight < 0 || t.MaxAckedAhead < 0 || t.DedupeWindowMs < 0 || t.DeliveryDelayMs < 0:
 		return topicErr(t.Name, ErrInvalid, "negative setting")
 	case len(t.Schema) > 0 && !json.Valid(t.Schema):
 		return topicErr(t.Name, ErrInvalid, "schema is not JSON")
@@ -469,7 +472,8 @@ func topicEqual(a, b Topic) bool {
 		a.AttachEpoch == b.AttachEpoch && slices.Equal(a.AttachOffsets, b.AttachOffsets) &&
 		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children) &&
 		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic &&
-		a.DedupeWindowMs == b.DedupeWindowMs && a.ReplicationFactor == b.ReplicationFactor
+		a.DedupeWindowMs == b.DedupeWindowMs && a.ReplicationFactor == b.ReplicationFactor &&
+		a.DeliveryDelayMs == b.DeliveryDelayMs
 }
 
 func insertSorted(s []string, v string) []string {

@@ -75,6 +75,11 @@ type Topic struct {
 	// (package hosted).
 	DedupeWindowMs int64 `json:"dedupe_window_ms"`
 
+	// DeliveryDelayMs (0: none) is the due time, after its commit, of
+	// every record that names none of its own (docs/concepts.md,
+	// "Scheduled delivery"): SQS's queue DelaySeconds.
+	DeliveryDelayMs int64 `json:"delivery_delay_ms,omitempty"`
+
 	// ReplicationFactor is how many copies each partition keeps
 	// (docs/replication.md); 0 is a topic recorded
 	// before replication existed and means 1.

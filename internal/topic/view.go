@@ -10,21 +10,25 @@ import (
 // CreateRequest is the body of POST /v1/topics. Pointer fields tell
 // "absent" (take the default) from an explicit value.
 type CreateRequest struct {
-	Name                string          `json:"name"`
-	Partitions          int             `json:"partitions"`
-	RetentionMs         *int64          `json:"retention_ms"`
-	VisibilityTimeoutMs *int64          `json:"visibility_timeout_ms"`
-	MaxInFlight         *int            `json:"max_in_flight_per_partition"`
-	MaxAckedAhead       *int            `json:"max_acked_ahead_per_partition"`
-	DedupeWindowMs      *int64          `json:"dedupe_window_ms"`
-	Schema              json.RawMessage `json:"schema"`
-	Parent              string          `json:"parent"`
-	FanoutDelayMs       *int64          `json:"fanout_delay_ms"`
-	FanoutFilter        json.RawMessage `json:"fanout_filter"`
-	FanoutFilterScope   string          `json:"fanout_filter_scope"`
-	MaxDeliveries       int             `json:"max_deliveries"`
-	DeadLetterTopic     string          `json:"dead_letter_topic"`
-	ReplicationFactor   *int            `json:"replication_factor"`
+	Name                string `json:"name"`
+	Partitions          int    `json:"partitions"`
+	RetentionMs         *int64 `json:"retention_ms"`
+	VisibilityTimeoutMs *int64 `json:"visibility_timeout_ms"`
+	MaxInFlight         *int   `json:"max_in_flight_per_partition"`
+	MaxAckedAhead       *int   `json:"max_acked_ahead_per_partition"`
+	DedupeWindowMs      *int64 `json:"dedupe_window_ms"`
+	// DeliveryDelay ("90s", or milliseconds) or DeliveryDelayMs: the
+	// topic's delivery_delay; give at most one.
+	DeliveryDelay     *string         `json:"delivery_delay"`
+	DeliveryDelayMs   *int64          `json:"delivery_delay_ms"`
+	Schema            json.RawMessage `json:"schema"`
+	Parent            string          `json:"parent"`
+	FanoutDelayMs     *int64          `json:"fanout_delay_ms"`
+	FanoutFilter      json.RawMessage `json:"fanout_filter"`
+	FanoutFilterScope string          `json:"fanout_filter_scope"`
+	MaxDeliveries     int             `json:"max_deliveries"`
+	DeadLetterTopic   string          `json:"dead_letter_topic"`
+	ReplicationFactor *int            `json:"replication_factor"`
 }
 
 // HasLinkFilter reports whether the request names a fan-out filter (not
@@ -88,6 +92,10 @@ type PartitionStats struct {
 	ConsumerFrontier *uint64  `json:"consumer_frontier,omitempty"`
 	// InFlight: live leases (records delivered, not yet settled).
 	InFlight *int `json:"in_flight,omitempty"`
+	// Scheduled: records scheduled for later and not due yet, when the
+	// partition's queue is loaded on the node answering (docs/concepts.md,
+	// "Scheduled delivery").
+	Scheduled *int `json:"scheduled,omitempty"`
 	// OldestUnconsumedAt: commit time (unix ms) of the record at the
 	// consumer frontier; absent when nothing is unconsumed, or when the
 	// partition's log is closed (describe never opens a log).

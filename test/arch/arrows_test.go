@@ -72,7 +72,7 @@ var allowed = map[string][]string{
 	// the replication roles over them (placement from meta, the engine's
 	// types from replica, the roles' gauges in metrics).
 	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "refusal", "meta", "metrics", "replica", "schedule"},
-	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted"},
+	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted", "duration"}, // duration: delivery_delay takes the API's one duration syntax
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
 	// Committer built on the public client. Never broker.
