@@ -2,7 +2,6 @@ package hosted
 
 import (
 	"errors"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -27,9 +26,6 @@ import (
 // any frontier that passes it is written (Persist). A settle lost in a
 // crash only delivers a record again.
 
-// scheduleDir is the schedule's directory inside a partition's.
-const scheduleDir = "schedule"
-
 // sched is a queue's schedule and the goroutine that wakes consumers when
 // an entry falls due.
 type sched struct {
@@ -44,7 +40,7 @@ type sched struct {
 }
 
 func (s *Set) openSchedule(dir string, partition int, limits lease.Limits) (*sched, error) {
-	x, err := schedule.Open(schedule.Options{FS: s.fs, Dir: filepath.Join(dir, scheduleDir), Now: s.now})
+	x, err := schedule.Open(schedule.Options{FS: s.fs, Dir: dir, Now: s.now})
 	if err != nil {
 		return nil, err
 	}

@@ -11,13 +11,14 @@
 // durable (Index.Sync before the frontier is written); it settles the
 // entry when the record is acked, dead-lettered or gone.
 //
-// On disk, in the partition's directory (so a move carries it):
+// On disk, flat in the partition's directory (so a move carries it; the
+// names and why their order matters are in files.go):
 //
-//   - bucket files, one per minute of due time (schedule/<minute>.sched),
+//   - bucket files, one per minute of due time (sched.m<minute>),
 //     append-only fixed-size entries: an add (offset, due) or a settle of
 //     an offset. A bucket is read whole when its minute comes within
 //     Horizon of the clock, and removed once every add in it is settled;
-//   - one journal (schedule/journal), which every Sync appends to and
+//   - one journal (sched.journal), which every Sync appends to and
 //     fsyncs once, however many buckets the entries go to. Bucket files
 //     are written at Sync but fsynced only at a checkpoint, after which
 //     the journal is emptied; opening replays the journal into the buckets

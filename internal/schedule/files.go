@@ -12,9 +12,16 @@ import (
 	"github.com/narad-io/narad/internal/vfs"
 )
 
+// The index's files lie flat in its directory (a partition's, which a
+// move copies file by file, whole and in name order, after the consumer
+// frontier file): JournalName, then the buckets, BucketPrefix and the
+// minute. That order is what makes a copy whole: whatever a copied
+// frontier passed was synced before it was written, so it is in the
+// journal copied next, or in a bucket copied after the journal (a
+// checkpoint that emptied the journal had fsynced the buckets first).
 const (
-	journalName  = "journal"
-	bucketSuffix = ".sched"
+	JournalName  = "sched.journal"
+	BucketPrefix = "sched.m"
 )
 
 var errClosed = errors.New("schedule: index closed")
@@ -33,7 +40,7 @@ type fileSet struct {
 }
 
 func (f *fileSet) bucketPath(m int64) string {
-	return filepath.Join(f.dir, strconv.FormatInt(m, 10)+bucketSuffix)
+	return filepath.Join(f.dir, BucketPrefix+strconv.FormatInt(m, 10))
 }
 
 // bucketCount is what recover learns of one bucket file.
@@ -58,7 +65,7 @@ func (f *fileSet) recover() (map[int64]bucketCount, error) {
 	minutes := make(map[int64]bool)
 	for _, e := range ents {
 		name := e.Name()
-		if m, ok := strings.CutSuffix(name, bucketSuffix); ok {
+		if m, ok := strings.CutPrefix(name, BucketPrefix); ok {
 			if n, err := strconv.ParseInt(m, 10, 64); err == nil && n >= 0 {
 				minutes[n] = true
 			}
@@ -71,7 +78,7 @@ func (f *fileSet) recover() (map[int64]bucketCount, error) {
 	}
 	// Replay the journal: what a Sync made durable but the bucket files
 	// may have lost.
-	jops, err := f.cut(filepath.Join(f.dir, journalName))
+	jops, err := f.cut(filepath.Join(f.dir, JournalName))
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +180,7 @@ func (f *fileSet) write(ops []op) error {
 		f.dirMade = true
 	}
 	if f.journal == nil {
-		j, err := f.fs.OpenFile(filepath.Join(f.dir, journalName), os.O_RDWR|os.O_CREATE, 0o644)
+		j, err := f.fs.OpenFile(filepath.Join(f.dir, JournalName), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("schedule: %w", err)
 		}
@@ -265,7 +272,7 @@ func (f *fileSet) checkpoint(done []int64) error {
 		return fmt.Errorf("schedule: %w", err)
 	}
 	if f.journal == nil {
-		j, err := f.fs.OpenFile(filepath.Join(f.dir, journalName), os.O_RDWR|os.O_CREATE, 0o644)
+		j, err := f.fs.OpenFile(filepath.Join(f.dir, JournalName), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("schedule: %w", err)
 		}
@@ -281,14 +288,28 @@ func (f *fileSet) checkpoint(done []int64) error {
 	return nil
 }
 
-// removeAll removes the directory and forgets the open journal.
+// removeAll removes the index's files and forgets the open journal.
 func (f *fileSet) removeAll() error {
 	if f.journal != nil {
 		f.journal.Close()
 		f.journal = nil
 	}
-	f.jsize, f.dirty, f.dirMade = 0, make(map[int64]bool), false
-	if err := f.fs.RemoveAll(f.dir); err != nil {
+	f.jsize, f.dirty = 0, make(map[int64]bool)
+	ents, err := f.fs.ReadDir(f.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	for _, e := range ents {
+		if n := e.Name(); n == JournalName || strings.HasPrefix(n, BucketPrefix) {
+			if err := f.fs.Remove(filepath.Join(f.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("schedule: %w", err)
+			}
+		}
+	}
+	if err := f.fs.SyncDir(f.dir); err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
 	return nil

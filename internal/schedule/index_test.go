@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,7 +160,7 @@ func TestJournalReplaysWhatBucketsLost(t *testing.T) {
 	bucket := filepath.Join(dir, "")
 	ents, _ := os.ReadDir(bucket)
 	for _, e := range ents {
-		if filepath.Ext(e.Name()) == bucketSuffix {
+		if strings.HasPrefix(e.Name(), BucketPrefix) {
 			if err := os.Truncate(filepath.Join(dir, e.Name()), 7); err != nil { // a torn entry
 				t.Fatal(err)
 			}
@@ -219,7 +220,7 @@ func TestSettledBucketIsRemoved(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if filepath.Ext(e.Name()) == bucketSuffix {
+		if strings.HasPrefix(e.Name(), BucketPrefix) {
 			t.Fatalf("bucket file %s left after every add in it was settled", e.Name())
 		}
 	}
@@ -258,7 +259,7 @@ func TestFailedSyncKeepsEntriesPending(t *testing.T) {
 	fsys := errorfs.New(vfs.Default)
 	x := open(t, fsys, dir, c)
 	x.Add(1, ms(t0, time.Hour))
-	in := fsys.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: journalName, Times: 1, Err: os.ErrInvalid})
+	in := fsys.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: JournalName, Times: 1, Err: os.ErrInvalid})
 	if err := x.Sync(); err == nil {
 		t.Fatal("Sync succeeded with its journal fsync failing")
 	}
