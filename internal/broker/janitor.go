@@ -37,6 +37,17 @@ func (u *upkeep) persistFrontiers() {
 		u.m.InflightMessages.WithLabelValues(lbl...).Set(float64(st.InFlight))
 		u.m.AckedAheadMessages.WithLabelValues(lbl...).Set(float64(st.AckedAhead))
 	})
+	// Scheduled records per topic: a topic's series appears once one of
+	// its queues here ever held one, and then follows it to zero.
+	scheduled := map[string]int{}
+	for _, q := range u.parts.Queues() {
+		if q.EverScheduled() {
+			scheduled[q.Key.Topic] += q.Scheduled()
+		}
+	}
+	for topic, n := range scheduled {
+		u.m.Scheduled.WithLabelValues(topic).Set(float64(n))
+	}
 }
 
 // sweepExpired purges lapsed leases and wakes the long polls of their

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/meta"
@@ -52,6 +53,10 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	headed := func(name, value string) ProduceRecord {
 		return ProduceRecord{Payload: []byte("x"), Headers: []header.Header{{Name: name, Value: value}}}
 	}
+	delayed := func(d time.Duration) ProduceRecord { return ProduceRecord{Payload: []byte("x"), Delay: &d} }
+	at := func(ms int64) ProduceRecord { return ProduceRecord{Payload: []byte("x"), DeliverAt: &ms} }
+	both := delayed(time.Second)
+	both.DeliverAt = at(1).DeliverAt
 	many := make([]ProduceRecord, MaxBatchRecords+1)
 	for i := range many {
 		many[i] = rec("m")
@@ -87,6 +92,10 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 		{"bad header name", "p3", []ProduceRecord{headed("A", "x")}, false, 400, "", `header "A"`},
 		{"batch: header value over 4 KiB at 1", "p3", []ProduceRecord{headed("a", "b"), headed("big", strings.Repeat("v", header.MaxValue+1))}, true, 400, "", `record 1: invalid header "big"`},
 		{"batch: schema at 1", "typed", []ProduceRecord{rec(`{"id":1}`), rec(`{}`)}, true, 400, "", "record 1: payload does not match"},
+		{"delay over a year", "p3", []ProduceRecord{delayed(MaxScheduleAhead + time.Millisecond)}, false, 400, refusal.ErrInvalid, "is out of range (0 .. 1 year)"},
+		{"negative delay", "p3", []ProduceRecord{delayed(-time.Second)}, false, 400, refusal.ErrInvalid, "delay -1s is out of range"},
+		{"delay and deliver_at", "p3", []ProduceRecord{both}, false, 400, refusal.ErrInvalid, "delay and deliver_at are both given"},
+		{"batch: deliver_at over a year at 1", "p3", []ProduceRecord{rec("a"), at(time.Now().Add(2 * MaxScheduleAhead).UnixMilli())}, true, 400, refusal.ErrInvalid, "record 1: deliver_at"},
 	}
 	for _, c := range cases {
 		var err error
@@ -108,7 +117,7 @@ func produceRefusalsStoreNothing(t *testing.T, b *Broker, disk *fakeDisk) {
 	if got := walSince(t, b, seq); len(got) != 0 {
 		t.Fatalf("refused produces stored %d records", len(got))
 	}
-	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full", "key_too_long", "bad_header"} {
+	for _, reason := range []string{"not_found", "empty", "too_large", "bad_partition", "schema", "delay_child", "disk_full", "key_too_long", "bad_header", "bad_schedule"} {
 		series := fmt.Sprintf(`narad_produce_rejections_total{reason=%q,topic=`, reason)
 		if !strings.Contains(metricsText(b), series) {
 			t.Errorf("no rejection counted as %s", reason)

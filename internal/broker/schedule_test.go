@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,10 @@ func TestScheduledRecordWaitsWithoutBlocking(t *testing.T) {
 	if s := v.PartitionStats[0].Scheduled; s == nil || *s != 1 {
 		t.Fatalf("describe scheduled %v, want 1", s)
 	}
+	n.b.upkeep.persistFrontiers()
+	if g := n.metric(`narad_scheduled_messages{topic="jobs"}`); g != 1 {
+		t.Fatalf("narad_scheduled_messages %v, want 1", g)
+	}
 	clk.advance(time.Hour - time.Millisecond)
 	if got, _ := n.consume("jobs", 0, 10); len(got) != 0 {
 		t.Fatalf("consumed %v a millisecond before the due time", offsetsOf(got))
@@ -90,6 +95,10 @@ func TestScheduledRecordWaitsWithoutBlocking(t *testing.T) {
 	}
 	if s := q.Scheduled(); s != 0 {
 		t.Fatalf("%d still scheduled", s)
+	}
+	n.b.upkeep.persistFrontiers()
+	if g := n.metric(`narad_scheduled_messages{topic="jobs"}`); g != 0 {
+		t.Fatalf("narad_scheduled_messages %v once nothing is scheduled, want 0", g)
 	}
 }
 
@@ -155,4 +164,51 @@ func TestDueRecordRedelivers(t *testing.T) {
 		t.Fatal("the nacked handle settled the record")
 	}
 	n.ackAll("jobs", second)
+}
+
+// Produce stamps a record's due time from its own delay or deliver_at,
+// else from the topic's delivery_delay; a record due at once (its own
+// delay 0, a deliver_at in the past) carries none.
+func TestProduceStampsTheDueTime(t *testing.T) {
+	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
+	b := newTestBroker(t, Config{Now: clk.now})
+	ctx := testCtx(t)
+	hour := "1h"
+	if _, err := b.CreateTopic(ctx, CreateTopicRequest{Name: "later", Partitions: 1, DeliveryDelay: &hour}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.DescribeTopic("later"); err != nil || v.DeliveryDelayMs != 3_600_000 {
+		t.Fatalf("delivery_delay_ms %d, %v; want 3600000", v.DeliveryDelayMs, err)
+	}
+	now := clk.now().UnixMilli()
+	zero, ninety := time.Duration(0), 90*time.Second
+	past, future := now-5000, now+7000
+	seq := b.wal.LastSeq()
+	for _, r := range []ProduceRecord{
+		{Payload: []byte("topic default")},
+		{Payload: []byte("own 0"), Delay: &zero},
+		{Payload: []byte("own 90s"), Delay: &ninety},
+		{Payload: []byte("past"), DeliverAt: &past},
+		{Payload: []byte("at"), DeliverAt: &future},
+	} {
+		if err := b.Produce(ctx, "later", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int64{"topic default": now + 3_600_000, "own 0": 0, "own 90s": now + 90_000, "past": 0, "at": future}
+	for _, r := range walSince(t, b, seq) {
+		due, ok := header.DeliverAtOf(r.Headers)
+		if w := want[string(r.Payload)]; due != w || ok != (w != 0) {
+			t.Errorf("%s: due %d (%v), want %d", r.Payload, due, ok, w)
+		}
+	}
+	for _, bad := range []string{"-1s", "400d", "soon"} {
+		bad := bad
+		if _, err := b.AlterTopic(ctx, "later", AlterTopicRequest{DeliveryDelay: &bad}); err == nil || !strings.Contains(err.Error(), "delivery_delay") {
+			t.Errorf("alter delivery_delay %q: %v, want a refusal naming delivery_delay", bad, err)
+		}
+	}
+	if v, _ := b.DescribeTopic("later"); v.DeliveryDelayMs != 3_600_000 {
+		t.Fatalf("a refused alter changed delivery_delay_ms to %d", v.DeliveryDelayMs)
+	}
 }

@@ -81,6 +81,7 @@ func (s *Set) Queue(name string, partition int, version uint64, limits lease.Lim
 	q.version.Store(version)
 	p.queue = q
 	if _, ok := sc.index.Next(); ok {
+		sc.ever.Store(true)
 		q.watch()
 	}
 	return q, nil

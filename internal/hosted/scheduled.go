@@ -3,6 +3,7 @@ package hosted
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
@@ -32,6 +33,8 @@ type sched struct {
 	index *schedule.Index
 	Due   *lease.Due
 
+	ever atomic.Bool // a record was scheduled here (EverScheduled)
+
 	mu       sync.Mutex
 	watching bool
 	kick     chan struct{} // an earlier entry was added: look at Next again
@@ -50,6 +53,7 @@ func (s *Set) openSchedule(dir string, partition int, limits lease.Limits) (*sch
 
 // deferRecord files a record that is not due yet and settles its lease.
 func (q *Queue) deferRecord(ls lease.Lease, due int64) {
+	q.sched.ever.Store(true)
 	q.sched.index.Add(ls.Offset, due)
 	q.Table.Defer(ls.Offset, ls.Nonce)
 	q.watch()
@@ -197,6 +201,10 @@ func (q *Queue) dueWork() bool {
 	at, ok := q.sched.index.Next()
 	return ok && !at.After(q.set.now())
 }
+
+// EverScheduled says the schedule held a record at some time in this
+// queue's life (a gauge of it then stays, down to zero).
+func (q *Queue) EverScheduled() bool { return q.sched.ever.Load() }
 
 // Scheduled counts the partition's records scheduled and not due yet.
 func (q *Queue) Scheduled() int { return q.sched.index.Stats().Waiting }

@@ -66,7 +66,14 @@ func showRecs(recs []broker.ProduceRecord) string {
 		if r.Partition != nil {
 			p = fmt.Sprint(*r.Partition)
 		}
-		fmt.Fprintf(&b, "{key %q nil=%v part %s payload %q msg_id %v %q headers %v} ", r.Key, r.Key == nil, p, r.Payload, r.HasMsgID, r.MsgID, r.Headers)
+		delay, at := "-", "-"
+		if r.Delay != nil {
+			delay = r.Delay.String()
+		}
+		if r.DeliverAt != nil {
+			at = fmt.Sprint(*r.DeliverAt)
+		}
+		fmt.Fprintf(&b, "{key %q nil=%v part %s payload %q msg_id %v %q headers %v delay %s deliver_at %s} ", r.Key, r.Key == nil, p, r.Payload, r.HasMsgID, r.MsgID, r.Headers, delay, at)
 	}
 	return b.String()
 }
@@ -94,6 +101,17 @@ var diffSeeds = []string{
 	`{"records":[{"payload":"x","msg_id":7}]}`,
 	`{"records":[{"payload":"x","msg_id":"a","msg_id":"b"}]}`,
 	`{"records":[{"payload":"x","Msg_Id":"a"}]}`,
+	// delay and deliver_at: strings or numbers, null for none; the range
+	// and both-given rules are the broker's.
+	`{"records":[{"payload":"x","delay":"90s"},{"payload":"y","delay":1500},{"payload":"z","delay":null}]}`,
+	`{"records":[{"payload":"x","deliver_at":"2026-12-24T18:00:00Z"},{"payload":"y","deliver_at":1764000000000},{"payload":"z","deliver_at":"1764000000000"}]}`,
+	`{"records":[{"payload":"x","delay":"soon"}]}`,
+	`{"records":[{"payload":"x","delay":-5}]}`,
+	`{"records":[{"payload":"x","delay":true}]}`,
+	`{"records":[{"payload":"x","deliver_at":"tomorrow"}]}`,
+	`{"records":[{"payload":"x","deliver_at":{"at":1}}]}`,
+	`{"records":[{"payload":"x","delay":"1s","deliver_at":5}]}`,
+	`{"records":[{"payload":"x","Delay":"1s"}]}`,
 	"{\"records\":[{\"key\":\"\xff\xfe\",\"payload\":\"\xff\"}]}",
 	"{\"records\":[{\"payload\":\"\xc3\\n\"}]}",
 	`{"records":[{"payload":"x"}],"records":[{"payload":"y"}]}`,

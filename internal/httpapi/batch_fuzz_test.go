@@ -35,7 +35,13 @@ func clientErr(t *testing.T, what string, err error) *apierr.Error {
 func sameRecord(a, b broker.ProduceRecord) bool {
 	samePart := (a.Partition == nil) == (b.Partition == nil) && (a.Partition == nil || *a.Partition == *b.Partition)
 	return samePart && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Payload, b.Payload) && (a.Key == nil) == (b.Key == nil) &&
-		a.MsgID == b.MsgID && a.HasMsgID == b.HasMsgID && sameHeaders(a.Headers, b.Headers)
+		a.MsgID == b.MsgID && a.HasMsgID == b.HasMsgID && sameHeaders(a.Headers, b.Headers) &&
+		samePtr(a.Delay, b.Delay) && samePtr(a.DeliverAt, b.DeliverAt)
+}
+
+// samePtr says two optional values are both absent or equal.
+func samePtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // sameHeaders compares two lists as sets: the oracle's come from a map.

@@ -67,6 +67,9 @@ func decodeBatchRecord(i int, raw json.RawMessage) (broker.ProduceRecord, error)
 	}
 	rec := broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p, Headers: br.headerList()}
 	rec.MsgID, rec.HasMsgID = br.msgID()
+	if err := scheduleFields(&rec, br.Delay, br.DeliverAt); err != nil {
+		return broker.ProduceRecord{}, apierr.BadRequest("record %d: %v", i, err).AtIndex(i)
+	}
 	return rec, nil
 }
 
@@ -98,6 +101,9 @@ func decodeBatch(r *http.Request, body []byte) ([]broker.ProduceRecord, error) {
 		}
 		recs[i] = broker.ProduceRecord{Key: key, Partition: br.Partition, Payload: p, Headers: br.headerList()}
 		recs[i].MsgID, recs[i].HasMsgID = br.msgID()
+		if scheduleFields(&recs[i], br.Delay, br.DeliverAt) != nil {
+			return nil, nil
+		}
 	}
 	return recs, nil
 }
@@ -161,6 +167,8 @@ type batchRecordJSON struct {
 	PayloadBase64 *string           `json:"payload_base64"`
 	MsgID         *string           `json:"msg_id"`
 	Headers       map[string]string `json:"headers"`
+	Delay         json.RawMessage   `json:"delay" strict:"opaque"`
+	DeliverAt     json.RawMessage   `json:"deliver_at" strict:"opaque"`
 }
 
 // msgID is the record's producer id, and whether it has one.

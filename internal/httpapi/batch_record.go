@@ -17,7 +17,7 @@ import (
 //
 //	{"key": "c1", "key_base64": "...", "partition": 2,
 //	 "payload": <any JSON>, "payload_base64": "...", "msg_id": "...",
-//	 "headers": {"a": "b"}}
+//	 "headers": {"a": "b"}, "delay": "90s", "deliver_at": 1764000000000}
 //
 // and refused in the same words, in the same order: first what the
 // decoder refused (a type, an unknown field: the first in the record),
@@ -36,22 +36,26 @@ const (
 	fPayloadBase64
 	fMsgID
 	fHeaders
+	fDelay
+	fDeliverAt
 )
 
 var recordFieldNames = [...]struct {
 	name string
-	bit  uint8
-}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"msg_id", fMsgID}, {"headers", fHeaders}}
+	bit  uint16
+}{{"key", fKey}, {"key_base64", fKeyBase64}, {"partition", fPartition}, {"payload", fPayload}, {"payload_base64", fPayloadBase64}, {"msg_id", fMsgID}, {"headers", fHeaders}, {"delay", fDelay}, {"deliver_at", fDeliverAt}}
 
 // span is a value's bytes in the scanned buffer.
 type span struct{ start, end int }
 
 type recordFields struct {
-	has, seen uint8 // fields set (not null), and given
-	key, keyB span  // strings, quotes included
-	payload   span  // any JSON value
-	payloadB  span  // a string, quotes included
-	msgID     span  // a string, quotes included
+	has, seen uint16 // fields set (not null), and given
+	key, keyB span   // strings, quotes included
+	payload   span   // any JSON value
+	payloadB  span   // a string, quotes included
+	msgID     span   // a string, quotes included
+	delay     span   // any JSON value (scheduleValue says which are right)
+	deliverAt span   // any JSON value
 	partition int
 	headers   []header.Header // in body order; the broker checks and sorts them
 	headerIdx map[string]int  // headers by name, once there are many
@@ -120,7 +124,7 @@ func (s *jsonScan) record(f *recordFields) bool {
 
 // field names the record field a key (raw, quotes included) sets, 0 for
 // none, noting a refusal the key earns.
-func (f *recordFields) field(raw []byte, esc bool) uint8 {
+func (f *recordFields) field(raw []byte, esc bool) uint16 {
 	name := raw[1 : len(raw)-1]
 	if esc {
 		name = unquote(raw)
@@ -148,7 +152,7 @@ func (f *recordFields) field(raw []byte, esc bool) uint8 {
 	return 0
 }
 
-func fieldName(bit uint8) string {
+func fieldName(bit uint16) string {
 	for _, fn := range recordFieldNames {
 		if fn.bit == bit {
 			return fn.name
@@ -158,19 +162,26 @@ func fieldName(bit uint8) string {
 }
 
 // fieldValue scans the value of the field bit (0: unknown, skipped).
-func (s *jsonScan) fieldValue(f *recordFields, bit uint8) bool {
+func (s *jsonScan) fieldValue(f *recordFields, bit uint16) bool {
 	start, c := s.i, s.b[s.i]
 	switch bit {
 	case 0:
 		return s.skip()
 	case fHeaders:
 		return s.headersValue(f)
-	case fPayload:
+	case fPayload, fDelay, fDeliverAt:
 		if !s.skip() {
 			return false
 		}
-		f.payload = span{start, s.i}
-		f.has |= fPayload
+		switch bit {
+		case fPayload:
+			f.payload = span{start, s.i}
+		case fDelay:
+			f.delay = span{start, s.i}
+		default:
+			f.deliverAt = span{start, s.i}
+		}
+		f.has |= bit
 		return true
 	case fPartition:
 		switch {
@@ -327,6 +338,16 @@ func (f *recordFields) finish(b []byte, i int, parts *[]int) (broker.ProduceReco
 	}
 	if f.has&fHeaders != 0 {
 		rec.Headers = f.headers
+	}
+	var delay, at []byte
+	if f.has&fDelay != 0 {
+		delay = b[f.delay.start:f.delay.end]
+	}
+	if f.has&fDeliverAt != 0 {
+		at = b[f.deliverAt.start:f.deliverAt.end]
+	}
+	if err := scheduleFields(&rec, delay, at); err != nil {
+		return broker.ProduceRecord{}, refuse("%v", err)
 	}
 	return rec, nil
 }

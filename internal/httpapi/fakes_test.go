@@ -213,6 +213,12 @@ func recString(r broker.ProduceRecord) string {
 	if len(r.Headers) > 0 {
 		s += fmt.Sprintf(" headers=%v", r.Headers)
 	}
+	if r.Delay != nil {
+		s += fmt.Sprintf(" delay=%v", *r.Delay)
+	}
+	if r.DeliverAt != nil {
+		s += fmt.Sprintf(" deliver_at=%d", *r.DeliverAt)
+	}
 	return s
 }
 

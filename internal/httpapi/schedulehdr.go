@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -67,4 +69,49 @@ func parseInstant(s string) (int64, error) {
 		return 0, err
 	}
 	return t.UnixMilli(), nil
+}
+
+// scheduleFields sets rec's Delay or DeliverAt from a batch record's
+// "delay" and "deliver_at" values (raw JSON; nil or null: absent). A
+// delay is a duration string ("90s") or a number of milliseconds; a
+// deliver_at an RFC 3339 string, or Unix milliseconds as a number or a
+// string of digits. Both given is the broker's refusal, which names the
+// record.
+func scheduleFields(rec *broker.ProduceRecord, delay, at []byte) error {
+	if v, ok, err := scheduleValue("delay", delay); err != nil {
+		return err
+	} else if ok {
+		d, err := duration.ParseMillis(v)
+		if err != nil {
+			return fmt.Errorf("delay: %v", err)
+		}
+		if d < 0 {
+			return fmt.Errorf("delay %s is negative", v)
+		}
+		rec.Delay = &d
+	}
+	if v, ok, err := scheduleValue("deliver_at", at); err != nil {
+		return err
+	} else if ok {
+		ms, err := parseInstant(v)
+		if err != nil {
+			return fmt.Errorf("deliver_at %q: want an RFC 3339 time or Unix milliseconds", v)
+		}
+		rec.DeliverAt = &ms
+	}
+	return nil
+}
+
+// scheduleValue reads a schedule field's raw JSON: a string's text or a
+// number's digits; ok is false for absent or null.
+func scheduleValue(name string, raw []byte) (string, bool, error) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", false, nil
+	case raw[0] == '"':
+		return string(unquote(raw)), true, nil
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		return string(raw), true, nil
+	}
+	return "", false, errors.New(name + ": want a string or a number")
 }

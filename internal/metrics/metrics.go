@@ -35,6 +35,7 @@ type Metrics struct {
 	HTTPDuration       *prometheus.HistogramVec // method, route
 	HTTPInFlight       prometheus.Gauge
 	ConsumerLag        *prometheus.GaugeVec // topic, partition
+	Scheduled          *prometheus.GaugeVec // topic
 	OldestUnconsumed   *prometheus.GaugeVec // topic, partition
 	InflightMessages   *prometheus.GaugeVec // topic, partition
 	AckedAheadMessages *prometheus.GaugeVec // topic, partition
@@ -142,6 +143,7 @@ func New() *Metrics {
 
 	// Queue health.
 	m.ConsumerLag = f.gaugeVec("consumer_lag_messages", "High watermark minus consumer frontier.", "topic", "partition")
+	m.Scheduled = f.gaugeVec("scheduled_messages", "Records scheduled for later and not due yet, in the partitions whose queues this node has loaded.", "topic")
 	m.OldestUnconsumed = f.gaugeVec("oldest_unconsumed_message_age_seconds", "Age of the record at the consumer frontier.", "topic", "partition")
 	m.InflightMessages = f.gaugeVec("inflight_messages", "Leases out on a partition.", "topic", "partition")
 	f.alias(m.InflightMessages, "inflight_size")
