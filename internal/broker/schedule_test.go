@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -210,5 +211,69 @@ func TestProduceStampsTheDueTime(t *testing.T) {
 	}
 	if v, _ := b.DescribeTopic("later"); v.DeliveryDelayMs != 3_600_000 {
 		t.Fatalf("a refused alter changed delivery_delay_ms to %d", v.DeliveryDelayMs)
+	}
+}
+
+// A scheduled record delivered after it fell due is dead-lettered like
+// any other once its deliveries are used up, and its schedule entry is
+// settled only after the dead-letter copy is committed.
+func TestDueRecordIsDeadLettered(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	b := newTestBroker(t, Config{Now: clk.Now, DeadLetterPass: time.Hour, ExpirySweep: time.Hour, FrontierPersist: time.Hour})
+	createTestTopic(t, b, "dlq", 1)
+	vis := int64(1000)
+	if _, err := b.CreateTopic(testCtx(t), CreateTopicRequest{Name: "src", Partitions: 1, VisibilityTimeoutMs: &vis,
+		MaxDeliveries: 2, DeadLetterTopic: "dlq"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	due := clk.Now().Add(time.Minute).UnixMilli()
+	if err := commitLocal(b, testCtx(t), "src", 0, scheduledRecs(due)); err != nil {
+		t.Fatal(err)
+	}
+	p := 0
+	consume := func() []Message {
+		t.Helper()
+		ms, err := b.Consume(testCtx(t), ConsumeRequest{Topic: "src", Partition: &p, Max: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	if ms := consume(); len(ms) != 0 {
+		t.Fatalf("consumed %v before due", offsetsOf(ms))
+	}
+	clk.Advance(time.Minute)
+	for i := 1; i <= 2; i++ {
+		ms := consume()
+		if len(ms) != 1 || ms[0].DeliveryCount != i {
+			t.Fatalf("delivery %d: %+v", i, ms)
+		}
+		if i == 1 {
+			if err := b.Ack(testCtx(t), "src", ms[0].ReceiptHandle, Nack); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			clk.Advance(time.Second)
+			b.upkeep.sweepExpired()
+		}
+	}
+	if ms := consume(); len(ms) != 0 {
+		t.Fatalf("the held record was offered again: %v", offsetsOf(ms))
+	}
+	q := b.parts.PeekQueue("src", 0)
+	if q.Scheduled() != 0 || q.ScheduleOut() != 1 {
+		t.Fatalf("before the dead-letter commit: %d waiting, %d out; want 0 and 1", q.Scheduled(), q.ScheduleOut())
+	}
+	b.deadLetters.Pass(testCtx(t))
+	from := uint64(0)
+	got, err := b.Consume(testCtx(t), ConsumeRequest{Topic: "dlq", Partition: &p, Offset: &from, Max: 10})
+	if err != nil || len(got) != 1 || string(got[0].Payload) != "r0" {
+		t.Fatalf("dlq holds %+v, %v; want the scheduled record", got, err)
+	}
+	if v, _ := header.Get(got[0].Headers, HeaderDLQReason); v != "expired" {
+		t.Fatalf("dead-letter reason %q, want expired", v)
+	}
+	if q.ScheduleOut() != 0 {
+		t.Fatalf("%d schedule entries out after the dead-letter commit, want 0 (settled)", q.ScheduleOut())
 	}
 }

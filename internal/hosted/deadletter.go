@@ -13,6 +13,7 @@ import (
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/schedule"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/topic"
 )
@@ -156,7 +157,10 @@ func (b *DeadLetters) Pass(ctx context.Context) {
 			return
 		}
 		if q.Table.DeadCount() > 0 {
-			b.deadLetterQueue(ctx, q)
+			b.deadLetterQueue(ctx, q, tableHolds{q.Table})
+		}
+		if q.sched.Due.DeadCount() > 0 {
+			b.deadLetterQueue(ctx, q, dueHolds{q.sched.Due, q})
 		}
 	}
 }
@@ -167,7 +171,7 @@ type heldRecord struct {
 	rec  storage.Record
 }
 
-func (b *DeadLetters) deadLetterQueue(ctx context.Context, q *Queue) {
+func (b *DeadLetters) deadLetterQueue(ctx context.Context, q *Queue, h holds) {
 	t, ok := b.meta.Topic(q.Key.Topic)
 	if !ok {
 		return // deleted: its queues go with it
@@ -175,32 +179,32 @@ func (b *DeadLetters) deadLetterQueue(ctx context.Context, q *Queue) {
 	if _, on := DeadLetterOf(t); !on {
 		// The policy was turned off before these were committed: they
 		// are ordinary unsettled records again.
-		q.Table.SetLimits(LimitsOf(t))
-		if q.Table.ReviveDead() > 0 {
+		h.SetLimits(LimitsOf(t))
+		if h.ReviveDead() > 0 {
 			b.wake(t.Name)
 		}
 		return
 	}
-	due := q.Table.DueDead(deadLetterBatch)
+	due := h.DueDead(deadLetterBatch)
 	if len(due) == 0 {
 		return
 	}
 	dlq, err := b.deadLetterTarget(t)
 	if err != nil {
-		b.deferDead(q, t.Name, due, err)
+		b.deferDead(q, h, t.Name, due, err)
 		return
 	}
 	l, err := b.set.Get(t.Name, q.Key.Partition)
 	if err != nil {
-		b.deferDead(q, t.Name, due, err)
+		b.deferDead(q, h, t.Name, due, err)
 		return
 	}
 	groups := map[int][]heldRecord{}
 	var order []int
 	for _, d := range due {
-		r, err := b.readHeld(q, l, d.Offset)
+		r, err := b.readHeld(h, l, d.Offset)
 		if err != nil {
-			b.deferDead(q, t.Name, []lease.Dead{d}, err)
+			b.deferDead(q, h, t.Name, []lease.Dead{d}, err)
 			continue
 		}
 		if r == nil {
@@ -227,24 +231,72 @@ func (b *DeadLetters) deadLetterQueue(ctx context.Context, q *Queue) {
 			for i, h := range held {
 				ds[i] = h.dead
 			}
-			b.deferDead(q, t.Name, ds, err)
+			b.deferDead(q, h, t.Name, ds, err)
 			continue
 		}
 		// Committed and durable in the dead-letter topic: only now settle.
 		crashpoint("deadletter-before-settle")
-		for _, h := range held {
-			if q.Table.SettleDead(h.dead.Offset) == nil {
+		for _, x := range held {
+			if h.settleDead(x.dead.Offset) {
 				settled++
 			}
 		}
 	}
 	if settled > 0 {
 		b.m.DeadLettered.WithLabelValues(t.Name).Add(float64(settled))
-		if q.Table.TakeFreed() {
+		if h.TakeFreed() {
 			b.wake(t.Name) // capacity again: wake consumers held back by a cap
 		}
 	}
 }
+
+// holds is a table of records held for the dead-letter topic: a queue's
+// lease table, or its due table (scheduled records delivered after they
+// fell due). The hand-off is the same for both.
+type holds interface {
+	DeadCount() int
+	DueDead(n int) []lease.Dead
+	DeferDead(x uint64, until time.Time) bool
+	SetLimits(lease.Limits)
+	ReviveDead() int
+	TakeFreed() bool
+	// settleDead settles a held record committed to the dead-letter
+	// topic, and says whether it was still held.
+	settleDead(x uint64) bool
+	// goneBelow: retention deleted every record below oldest.
+	goneBelow(oldest uint64)
+	// goneUnreadable: x's frame can never be read.
+	goneUnreadable(x uint64)
+}
+
+type tableHolds struct{ *lease.Table }
+
+func (t tableHolds) settleDead(x uint64) bool { return t.SettleDead(x) == nil }
+func (t tableHolds) goneBelow(oldest uint64)  { t.AdvanceTo(oldest) }
+func (t tableHolds) goneUnreadable(x uint64)  { t.MarkSkipped(x, x+1) }
+
+type dueHolds struct {
+	*lease.Due
+	q *Queue
+}
+
+func (d dueHolds) settleDead(x uint64) bool {
+	due, err := d.SettleDead(x)
+	if err == nil {
+		d.q.sched.index.Settle(schedule.Entry{Offset: x, Due: due})
+	}
+	return err == nil
+}
+
+func (d dueHolds) goneBelow(oldest uint64) {
+	for _, x := range d.Offsets() {
+		if x < oldest {
+			d.q.dropDue(x)
+		}
+	}
+}
+
+func (d dueHolds) goneUnreadable(x uint64) { d.q.dropDue(x) }
 
 // deadLetterTarget is t's dead-letter topic, fit to commit to.
 func (b *DeadLetters) deadLetterTarget(t meta.Topic) (meta.Topic, error) {
@@ -264,19 +316,19 @@ func (b *DeadLetters) deadLetterTarget(t meta.Topic) (meta.Topic, error) {
 // dead-letter any more — retention deleted it, or its frame can never be
 // read (settled here as skipped, the recorded loss the consume path makes
 // too).
-func (b *DeadLetters) readHeld(q *Queue, l *storage.Log, offset uint64) (*storage.Record, error) {
+func (b *DeadLetters) readHeld(h holds, l *storage.Log, offset uint64) (*storage.Record, error) {
 	res, err := l.Read(offset, 1, maxRecordBytes, storage.NoDueLimit)
 	var below *storage.BelowOldestError
 	switch {
 	case errors.As(err, &below):
-		q.Table.AdvanceTo(below.Oldest)
+		h.goneBelow(below.Oldest)
 		return nil, nil
 	case err != nil:
 		return nil, err
 	case len(res.Records) > 0 && res.Records[0].Offset == offset:
 		return &res.Records[0], nil
 	case res.Skipped > 0 && res.SkippedFrom <= offset && offset < res.SkippedFrom+res.Skipped:
-		q.Table.MarkSkipped(offset, offset+1)
+		h.goneUnreadable(offset)
 		return nil, nil
 	}
 	return nil, errors.New("record not found where the lease table holds it")
@@ -305,10 +357,10 @@ func (b *DeadLetters) commitDeadLetter(ctx context.Context, dlq meta.Topic, p in
 
 // deferDead leaves held records unsettled after a failed commit, retried
 // after a backoff; only they wait.
-func (b *DeadLetters) deferDead(q *Queue, topic string, ds []lease.Dead, err error) {
+func (b *DeadLetters) deferDead(q *Queue, h holds, topic string, ds []lease.Dead, err error) {
 	now := b.now()
 	for _, d := range ds {
-		q.Table.DeferDead(d.Offset, now.Add(DeadLetterBackoff(d.Attempts+1)))
+		h.DeferDead(d.Offset, now.Add(DeadLetterBackoff(d.Attempts+1)))
 	}
 	b.m.Errors.WithLabelValues("broker", "dead_letter").Inc()
 	b.log.Warn("dead-letter commit failed: the records stay unsettled here and are retried",

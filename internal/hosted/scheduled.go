@@ -209,6 +209,10 @@ func (q *Queue) EverScheduled() bool { return q.sched.ever.Load() }
 // Scheduled counts the partition's records scheduled and not due yet.
 func (q *Queue) Scheduled() int { return q.sched.index.Stats().Waiting }
 
+// ScheduleOut counts scheduled records that fell due and are not
+// settled yet: being delivered, or held for the dead-letter topic.
+func (q *Queue) ScheduleOut() int { return q.sched.index.Stats().Out }
+
 // ScheduleLow is at or below every scheduled record not settled (ok
 // false: none): a frontier copied to a node without this schedule must
 // not pass it.

@@ -17,15 +17,18 @@ import (
 //
 // Invariants (race builds check them after every mutating call):
 //
-//  1. every offset held is either ready (in the queue, not leased) or
-//     leased, never both, and has its due time recorded;
+//  1. every offset held is exactly one of ready (in the queue, not
+//     leased), leased, or held for the dead-letter topic, and has its due
+//     time recorded;
 //  2. a lease is live iff now < expiry, as the Table's; its nonce is 64
 //     fresh random bits and only that nonce settles, extends, nacks or
 //     releases it;
 //  3. an acked offset leaves the table at once, and the caller settles
 //     its schedule entry (Ack returns the due time the entry was filed
 //     under); a nacked, released or expired lease is ready again, first
-//     in line.
+//     in line — or, its deliveries used up (Limits.MaxDeliveries), held
+//     for the dead-letter topic, as the Table holds its records (dead.go),
+//     and settled only by SettleDead after the caller committed it there.
 //
 // Memory is O(ready + leased): the records due now and not settled,
 // which the schedule released only as they fell due.
@@ -39,7 +42,8 @@ type Due struct {
 	due      map[uint64]int64  // every held offset -> its due time (Unix ms)
 	leases   map[uint64]*entry // live leases by offset
 	expiries expiryHeap
-	counts   map[uint64]int // deliveries per held offset
+	counts   map[uint64]int   // deliveries per held offset
+	dead     map[uint64]*Dead // held for the dead-letter topic (duedead.go)
 	nonces   *rand.ChaCha8
 
 	unreportedExpired int
@@ -48,7 +52,7 @@ type Due struct {
 // NewDue returns an empty due table for partition.
 func NewDue(partition int, limits Limits, clk clock.Clock) *Due {
 	return &Due{partition: partition, clock: clock.Or(clk), limits: limits.Normalize(),
-		due: make(map[uint64]int64), leases: make(map[uint64]*entry), counts: make(map[uint64]int),
+		due: make(map[uint64]int64), leases: make(map[uint64]*entry), counts: make(map[uint64]int), dead: make(map[uint64]*Dead),
 		nonces: newNonceStream()}
 }
 
@@ -165,8 +169,10 @@ func (d *Due) giveBack(offset, nonce uint64, uncount bool) error {
 	delete(d.leases, offset)
 	if uncount {
 		d.counts[offset]--
+		d.ready = append([]uint64{offset}, d.ready...)
+		return nil
 	}
-	d.ready = append([]uint64{offset}, d.ready...)
+	d.lapse(offset, ReasonNacked)
 	return nil
 }
 
@@ -186,6 +192,10 @@ func (d *Due) Drop(offset uint64) (due int64, ok bool) {
 	}
 	delete(d.due, offset)
 	delete(d.counts, offset)
+	if _, held := d.dead[offset]; held {
+		delete(d.dead, offset)
+		return due, true
+	}
 	for i, x := range d.ready {
 		if x == offset {
 			d.ready = append(d.ready[:i], d.ready[i+1:]...)
@@ -221,23 +231,31 @@ func (d *Due) live(offset, nonce uint64) (*entry, error) {
 	return nil, ErrGone
 }
 
-// purge returns lapsed leases to the front of the ready queue.
+// purge returns lapsed leases to the front of the ready queue (or holds
+// them for the dead-letter topic: lapse).
 func (d *Due) purge() {
 	now := d.clock.Now()
-	var back []uint64
 	for {
 		e := d.expiries.peek()
 		if e == nil || now.Before(e.expiry) {
-			break
+			return
 		}
+		x := e.offset
 		d.expiries.remove(e)
-		delete(d.leases, e.offset)
-		back = append(back, e.offset)
+		delete(d.leases, x)
+		d.lapse(x, ReasonExpired)
 		d.unreportedExpired++
 	}
-	if len(back) > 0 {
-		d.ready = append(back, d.ready...)
+}
+
+// lapse makes x, just unleased, ready again first in line, or holds it
+// for the dead-letter topic when its deliveries are used up.
+func (d *Due) lapse(x uint64, why Reason) {
+	if d.limits.MaxDeliveries > 0 && d.counts[x] >= d.limits.MaxDeliveries {
+		d.dead[x] = &Dead{Offset: x, DeliveryCount: d.counts[x], Reason: why}
+		return
 	}
+	d.ready = append([]uint64{x}, d.ready...)
 }
 
 // Offsets lists the offsets held, ready or leased.

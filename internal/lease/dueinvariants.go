@@ -32,8 +32,16 @@ func (d *Due) checkLocked() error {
 			return fmt.Errorf("leased offset %d has no due time", x)
 		}
 	}
-	if len(d.due) != len(d.ready)+len(d.leases) {
-		return fmt.Errorf("%d offsets held, %d ready + %d leased", len(d.due), len(d.ready), len(d.leases))
+	for x := range d.dead {
+		if _, ok := d.due[x]; !ok || seen[x] {
+			return fmt.Errorf("dead offset %d has no due time or is also ready", x)
+		}
+		if _, ok := d.leases[x]; ok {
+			return fmt.Errorf("dead offset %d is also leased", x)
+		}
+	}
+	if len(d.due) != len(d.ready)+len(d.leases)+len(d.dead) {
+		return fmt.Errorf("%d offsets held, %d ready + %d leased + %d dead", len(d.due), len(d.ready), len(d.leases), len(d.dead))
 	}
 	if len(d.expiries) != len(d.leases) {
 		return fmt.Errorf("%d expiries for %d leases", len(d.expiries), len(d.leases))
