@@ -23,30 +23,9 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	const total = 100
-	var b strings.Builder
-	b.WriteString(`{"records":[`)
-	for i := range total {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if i%2 == 0 { // even: scheduled 8 s ahead
-			fmt.Fprintf(&b, `{"payload":{"i":%d},"delay":"8s"}`, i)
-		} else {
-			fmt.Fprintf(&b, `{"payload":{"i":%d}}`, i)
-		}
-	}
-	b.WriteString(`]}`)
 	produced := time.Now()
-	if code, body, _ := n.do("POST", "/v1/topics/sched/produce/batch", "application/json", []byte(b.String())); code != 202 {
-		t.Fatalf("batch produce: %d %s", code, body)
-	}
-	index := func(m client.Message) int {
-		var v struct{ I int }
-		if err := json.Unmarshal(m.Payload, &v); err != nil {
-			t.Fatalf("payload %s: %v", m.Payload, err)
-		}
-		return v.I
-	}
+	produceHalfScheduled(t, n, "sched", total, "8s")
+	index := func(m client.Message) int { return recordIndex(t, m) }
 	// The unscheduled half is delivered and acked at once.
 	got := map[int]bool{}
 	for len(got) < total/2 && time.Since(produced) < 6*time.Second {
@@ -109,5 +88,121 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 		if !due[i] {
 			t.Fatalf("scheduled record %d never delivered after the SIGKILL (%d of %d were)", i, len(due), total/2)
 		}
+	}
+}
+
+// produceHalfScheduled produces total records {"i": i} to topic in one
+// batch, the even ones scheduled delay ahead.
+func produceHalfScheduled(t *testing.T, n *node, topic string, total int, delay string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"records":[`)
+	for i := range total {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i%2 == 0 {
+			fmt.Fprintf(&b, `{"payload":{"i":%d},"delay":%q}`, i, delay)
+		} else {
+			fmt.Fprintf(&b, `{"payload":{"i":%d}}`, i)
+		}
+	}
+	b.WriteString(`]}`)
+	if code, body, _ := n.do("POST", "/v1/topics/"+topic+"/produce/batch", "application/json", []byte(b.String())); code != 202 {
+		t.Fatalf("batch produce: %d %s", code, body)
+	}
+}
+
+// recordIndex is the i of a {"i": i} payload.
+func recordIndex(t *testing.T, m client.Message) int {
+	t.Helper()
+	var v struct{ I int }
+	if err := json.Unmarshal(m.Payload, &v); err != nil {
+		t.Fatalf("payload %s: %v", m.Payload, err)
+	}
+	return v.I
+}
+
+// TestScheduledRecordsMoveWithTheirPartition: the schedule lies in the
+// partition's directory, so a move carries it. A node holding scheduled
+// records the frontier passed is decommissioned; once due, every one of
+// them is delivered by the partitions' new owners.
+func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and moves a cluster")
+	}
+	nodes := startCluster(t, 3)
+	ctx := ctxT(t)
+	if _, err := nodes[0].c.CreateTopic(ctx, client.CreateTopicRequest{Name: "later", Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	const total = 60
+	produceHalfScheduled(t, nodes[0], "later", total, "25s")
+	produced := time.Now()
+	got := map[int]bool{}
+	for len(got) < total/2 && time.Since(produced) < 15*time.Second {
+		ms, err := nodes[1].c.Consume(ctx, "later", client.ConsumeOptions{Max: 100, Wait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if i := recordIndex(t, m); i%2 == 0 {
+				t.Fatalf("record %d offered before its delay", i)
+			} else {
+				got[i] = true
+			}
+			if err := nodes[1].c.Ack(ctx, "later", m.ReceiptHandle); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(got) != total/2 {
+		t.Fatalf("%d unscheduled records delivered, want %d", len(got), total/2)
+	}
+	// File the rest, and wait until every node made its schedule durable.
+	if _, err := nodes[1].c.Consume(ctx, "later", client.ConsumeOptions{Max: 100}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "every scheduled record filed and gauged", func() bool {
+		sum := 0.0
+		for _, n := range nodes {
+			sum += max(n.metric(`narad_scheduled_messages{topic="later"}`), 0)
+		}
+		return sum == total/2
+	})
+	// The node to empty holds some of them, and is not the one asked.
+	var leaving *node
+	for _, n := range nodes[1:] {
+		if n.metric(`narad_scheduled_messages{topic="later"}`) > 0 {
+			leaving = n
+		}
+	}
+	if leaving == nil {
+		t.Fatal("no node but the first holds scheduled records")
+	}
+	if code, body, _ := nodes[0].do("POST", "/v1/cluster/members/"+leaving.id+"/decommission", "", nil); code != 200 {
+		t.Fatalf("decommission %s: %d %s", leaving.id, code, body)
+	}
+	eventually(t, 60*time.Second, leaving.id+" empty", func() bool {
+		return clusterMembers(t, nodes[0])[leaving.id].Partitions == 0 && movesInFlight(nodes[0]) == 0
+	})
+	due := map[int]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(due) < total/2 && time.Now().Before(deadline) {
+		ms, err := nodes[0].c.Consume(ctx, "later", client.ConsumeOptions{Max: 100, Wait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if i := recordIndex(t, m); i%2 == 0 {
+				due[i] = true
+			}
+			if err := nodes[0].c.Ack(ctx, "later", m.ReceiptHandle); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(due) != total/2 {
+		t.Fatalf("%d of %d scheduled records delivered after the move", len(due), total/2)
 	}
 }
