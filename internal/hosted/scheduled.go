@@ -83,6 +83,9 @@ func (q *Queue) releaseDue() int {
 // leaseDue leases due records into out, first among a consume's records:
 // they waited their turn already.
 func (q *Queue) leaseDue(l *storage.Log, out []Message, want int, budget *Budget, wake func()) []Message {
+	if !q.sched.ever.Load() {
+		return out // never a scheduled record here: the common case costs a load
+	}
 	q.releaseDue()
 	ls := q.sched.Due.Reserve(want)
 	released := 0
@@ -138,7 +141,7 @@ func (q *Queue) dropDue(offset uint64) {
 // Ack settles the lease (offset, nonce): a due record's in the due table
 // (and its schedule entry), any other in the lease table.
 func (q *Queue) Ack(offset, nonce uint64) error {
-	if q.sched.Due.Holds(offset) {
+	if q.holdsDue(offset) {
 		due, err := q.sched.Due.Ack(offset, nonce)
 		if err == nil {
 			q.sched.index.Settle(schedule.Entry{Offset: offset, Due: due})
@@ -153,7 +156,7 @@ func (q *Queue) Ack(offset, nonce uint64) error {
 func (q *Queue) AckMany(rs []lease.Receipt, errs []error) {
 	var rest []int
 	for i, r := range rs {
-		if q.sched.Due.Holds(r.Offset) {
+		if q.holdsDue(r.Offset) {
 			if due, err := q.sched.Due.Ack(r.Offset, r.Nonce); err == nil {
 				q.sched.index.Settle(schedule.Entry{Offset: r.Offset, Due: due})
 				continue
@@ -176,9 +179,15 @@ func (q *Queue) AckMany(rs []lease.Receipt, errs []error) {
 	}
 }
 
+// holdsDue says offset is a due record's: only a queue that ever had a
+// scheduled record looks.
+func (q *Queue) holdsDue(offset uint64) bool {
+	return q.sched.ever.Load() && q.sched.Due.Holds(offset)
+}
+
 // Nack gives up the lease (offset, nonce): the record is deliverable again.
 func (q *Queue) Nack(offset, nonce uint64) error {
-	if q.sched.Due.Holds(offset) && q.sched.Due.Nack(offset, nonce) == nil {
+	if q.holdsDue(offset) && q.sched.Due.Nack(offset, nonce) == nil {
 		return nil
 	}
 	return q.Table.Nack(offset, nonce)
@@ -186,7 +195,7 @@ func (q *Queue) Nack(offset, nonce uint64) error {
 
 // Extend renews the lease (offset, nonce) for a visibility timeout.
 func (q *Queue) Extend(offset, nonce uint64) error {
-	if q.sched.Due.Holds(offset) && q.sched.Due.Extend(offset, nonce) == nil {
+	if q.holdsDue(offset) && q.sched.Due.Extend(offset, nonce) == nil {
 		return nil
 	}
 	return q.Table.Extend(offset, nonce)
@@ -195,6 +204,9 @@ func (q *Queue) Extend(offset, nonce uint64) error {
 // dueWork says scheduled records are due or being delivered: a consume
 // must look at the partition even with nothing past its frontier.
 func (q *Queue) dueWork() bool {
+	if !q.sched.ever.Load() {
+		return false
+	}
 	if r, l := q.sched.Due.Len(); r+l > 0 {
 		return true
 	}
