@@ -206,3 +206,71 @@ func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
 		t.Fatalf("%d of %d scheduled records delivered after the move", len(due), total/2)
 	}
 }
+
+// TestScheduledRecordsSurviveFailover: on an RF=3 topic the leader, which
+// holds the schedule, is SIGKILLed after its frontier passed the
+// scheduled records. The frontier its followers copied never passes a
+// scheduled record not settled, so the new leader reads them again and
+// files them from the due time they carry: every one is delivered once
+// due, none before.
+func TestScheduledRecordsSurviveFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills processes")
+	}
+	nodes := startCluster(t, 3)
+	createReplicated(t, nodes, "rsched", 3)
+	ctx := ctxT(t)
+	const total = 40
+	produceHalfScheduled(t, nodes[0], "rsched", total, "15s")
+	ps, _ := partitionStats(nodes[0], "rsched")
+	leader, survivors := byID(nodes, ps.OwnerNode)
+	got := map[int]bool{}
+	for len(got) < total/2 {
+		ms, err := leader.c.Consume(ctx, "rsched", client.ConsumeOptions{Max: 100, Wait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if i := recordIndex(t, m); i%2 == 0 {
+				t.Fatalf("record %d offered before its delay", i)
+			} else {
+				got[i] = true
+			}
+			if err := leader.c.Ack(ctx, "rsched", m.ReceiptHandle); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := leader.c.Consume(ctx, "rsched", client.ConsumeOptions{Max: 100}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "every scheduled record filed on the leader", func() bool {
+		return leader.metric(`narad_scheduled_messages{topic="rsched"}`) == total/2
+	})
+	// Followers copy the leader's frontier at most every second: give
+	// them a few, so a copy past the scheduled records would have landed.
+	time.Sleep(3 * time.Second)
+	leader.kill()
+	due := map[int]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(due) < total/2 && time.Now().Before(deadline) {
+		ms, err := survivors[0].c.Consume(ctx, "rsched", client.ConsumeOptions{Max: 100, Wait: time.Second})
+		if err != nil {
+			continue // no leader yet
+		}
+		for _, m := range ms {
+			i := recordIndex(t, m)
+			if i%2 == 0 {
+				at, _ := strconv.ParseInt(m.Headers["narad-deliver-at"], 10, 64)
+				if now := time.Now().UnixMilli(); now < at {
+					t.Fatalf("record %d offered %d ms early after the failover", i, at-now)
+				}
+				due[i] = true
+			}
+			survivors[0].c.Ack(ctx, "rsched", m.ReceiptHandle)
+		}
+	}
+	if len(due) != total/2 {
+		t.Fatalf("%d of %d scheduled records delivered after the failover", len(due), total/2)
+	}
+}
