@@ -22,30 +22,20 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 	if _, err := n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "sched", Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
+	// A fan-out child gets its copies at once, with the same due times.
+	if _, err := n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "sched-copy", Parent: "sched"}); err != nil {
+		t.Fatal(err)
+	}
 	const total = 100
 	produced := time.Now()
 	produceHalfScheduled(t, n, "sched", total, "8s")
-	index := func(m client.Message) int { return recordIndex(t, m) }
-	// The unscheduled half is delivered and acked at once.
-	got := map[int]bool{}
-	for len(got) < total/2 && time.Since(produced) < 6*time.Second {
-		ms, err := n.c.Consume(ctx, "sched", client.ConsumeOptions{Max: 100, Wait: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if i := index(m); i%2 == 0 {
-				t.Fatalf("record %d was offered %v after produce, before its 8 s delay", i, time.Since(produced))
-			} else {
-				got[i] = true
-			}
-			if err := n.c.Ack(ctx, "sched", m.ReceiptHandle); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if len(got) != total/2 {
+	// The unscheduled half is delivered and acked at once, here and in
+	// the child, and no scheduled record before its time.
+	if got := drainScheduled(t, n, "sched", total, 6*time.Second-time.Since(produced), false); len(got) != total/2 {
 		t.Fatalf("%d unscheduled records delivered, want %d: the scheduled ones held them back", len(got), total/2)
+	}
+	if got := drainScheduled(t, n, "sched-copy", total, 6*time.Second-time.Since(produced), false); len(got) != total/2 {
+		t.Fatalf("the child delivered %d records before the due time, want the %d unscheduled ones", len(got), total/2)
 	}
 	// A consume reads what the last rounds did not reach (scheduled
 	// records after the last unscheduled one), filing it; then wait until
@@ -59,35 +49,11 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 	})
 	n.kill()
 	n.start()
-	due := map[int]bool{}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(due) < total/2 && time.Now().Before(deadline) {
-		ms, err := n.c.Consume(ctx, "sched", client.ConsumeOptions{Max: 100, Wait: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			i := index(m)
-			at, err := strconv.ParseInt(m.Headers["narad-deliver-at"], 10, 64)
-			if err != nil {
-				t.Fatalf("record %d without its due time: %v", i, m.Headers)
-			}
-			if now := time.Now().UnixMilli(); now < at {
-				t.Fatalf("record %d offered %d ms before its due time", i, at-now)
-			}
-			if i%2 == 1 && got[i] {
-				continue // an acked record again: at least once allows it
-			}
-			due[i] = true
-			if err := n.c.Ack(ctx, "sched", m.ReceiptHandle); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if due := drainScheduled(t, n, "sched", total, 30*time.Second, true); len(due) != total/2 {
+		t.Fatalf("%d of %d scheduled records delivered after the SIGKILL", len(due), total/2)
 	}
-	for i := 0; i < total; i += 2 {
-		if !due[i] {
-			t.Fatalf("scheduled record %d never delivered after the SIGKILL (%d of %d were)", i, len(due), total/2)
-		}
+	if due := drainScheduled(t, n, "sched-copy", total, 30*time.Second, true); len(due) != total/2 {
+		t.Fatalf("the child delivered %d scheduled copies after their due time, want %d", len(due), total/2)
 	}
 }
 
@@ -137,26 +103,9 @@ func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	const total = 60
-	produceHalfScheduled(t, nodes[0], "later", total, "25s")
 	produced := time.Now()
-	got := map[int]bool{}
-	for len(got) < total/2 && time.Since(produced) < 15*time.Second {
-		ms, err := nodes[1].c.Consume(ctx, "later", client.ConsumeOptions{Max: 100, Wait: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if i := recordIndex(t, m); i%2 == 0 {
-				t.Fatalf("record %d offered before its delay", i)
-			} else {
-				got[i] = true
-			}
-			if err := nodes[1].c.Ack(ctx, "later", m.ReceiptHandle); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if len(got) != total/2 {
+	produceHalfScheduled(t, nodes[0], "later", total, "25s")
+	if got := drainScheduled(t, nodes[1], "later", total, 15*time.Second-time.Since(produced), false); len(got) != total/2 {
 		t.Fatalf("%d unscheduled records delivered, want %d", len(got), total/2)
 	}
 	// File the rest, and wait until every node made its schedule durable.
@@ -186,23 +135,7 @@ func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
 	eventually(t, 60*time.Second, leaving.id+" empty", func() bool {
 		return clusterMembers(t, nodes[0])[leaving.id].Partitions == 0 && movesInFlight(nodes[0]) == 0
 	})
-	due := map[int]bool{}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(due) < total/2 && time.Now().Before(deadline) {
-		ms, err := nodes[0].c.Consume(ctx, "later", client.ConsumeOptions{Max: 100, Wait: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if i := recordIndex(t, m); i%2 == 0 {
-				due[i] = true
-			}
-			if err := nodes[0].c.Ack(ctx, "later", m.ReceiptHandle); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if len(due) != total/2 {
+	if due := drainScheduled(t, nodes[0], "later", total, 60*time.Second, true); len(due) != total/2 {
 		t.Fatalf("%d of %d scheduled records delivered after the move", len(due), total/2)
 	}
 }
@@ -273,4 +206,38 @@ func TestScheduledRecordsSurviveFailover(t *testing.T) {
 	if len(due) != total/2 {
 		t.Fatalf("%d of %d scheduled records delivered after the failover", len(due), total/2)
 	}
+}
+
+// drainScheduled consumes and acks topic's records {"i": i} for up to
+// within, until it holds total/2 of the scheduled (even) or unscheduled
+// (odd) ones as asked. It fails on a record offered before the due time
+// it carries, and, asking for the unscheduled ones, on any scheduled one.
+func drainScheduled(t *testing.T, n *node, topic string, total int, within time.Duration, scheduled bool) map[int]bool {
+	t.Helper()
+	ctx := ctxT(t)
+	got := map[int]bool{}
+	deadline := time.Now().Add(within)
+	for len(got) < total/2 && time.Now().Before(deadline) {
+		ms, err := n.c.Consume(ctx, topic, client.ConsumeOptions{Max: 100, Wait: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			i := recordIndex(t, m)
+			if at, err := strconv.ParseInt(m.Headers["narad-deliver-at"], 10, 64); err == nil && time.Now().UnixMilli() < at {
+				t.Fatalf("%s: record %d offered %d ms before its due time", topic, i, at-time.Now().UnixMilli())
+			}
+			if (i%2 == 0) != scheduled {
+				if !scheduled {
+					t.Fatalf("%s: scheduled record %d offered early", topic, i)
+				}
+				continue // an unscheduled record again: at least once allows it
+			}
+			got[i] = true
+			if err := n.c.Ack(ctx, topic, m.ReceiptHandle); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return got
 }
