@@ -39,6 +39,14 @@ func TestBatchBodyPlainIsTheEncodersBytes(t *testing.T) {
 		if rapid.Bool().Draw(t, "id") {
 			r.MsgID = str.Draw(t, "msg")
 		}
+		switch rapid.IntRange(0, 3).Draw(t, "schedule") {
+		case 1:
+			r.Delay = str.Draw(t, "delay")
+		case 2:
+			r.DeliverAt = rapid.Int64().Draw(t, "at")
+		case 3:
+			r.Delay, r.DeliverAt = str.Draw(t, "delay"), rapid.Int64().Draw(t, "at")
+		}
 		if rapid.IntRange(0, 4).Draw(t, "headers") == 0 {
 			r.Headers = map[string]string{"a": str.Draw(t, "h")}
 		}

@@ -125,6 +125,9 @@ func binaryBody(records []BatchRecord) ([]byte, error) {
 	size := len(binMagic)
 	magic := binMagic
 	for i, r := range records {
+		if r.Delay != "" || r.DeliverAt != 0 {
+			return nil, fmt.Errorf("batch record %d: the binary body cannot carry delay or deliver_at: send the batch as JSON or NDJSON", i)
+		}
 		if r.MsgID != "" {
 			if len(r.MsgID) > 0xffff {
 				return nil, fmt.Errorf("batch record %d: msg_id of %d bytes is over 64 KiB", i, len(r.MsgID))

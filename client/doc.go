@@ -32,6 +32,12 @@
 // ProduceBatch sends up to 10,000 records in one request, all or none;
 // RecordFromBytes builds a BatchRecord that comes back exactly as given.
 //
+// ProduceOptions.Delay or DeliverAt (in a batch, BatchRecord.WithDelay or
+// WithDeliverAt) schedules a record: it is durable at once, but queue
+// consumers are offered it only when it falls due (Message.DeliverAt);
+// replay returns it at once. A topic's DeliveryDelayMs schedules every
+// record that names no delay of its own.
+//
 // # Consuming
 //
 // Consume leases the next available record: nobody else receives it until

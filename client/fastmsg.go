@@ -130,6 +130,8 @@ func fastMessage(b []byte, prevTopic string) (m Message, n int, ok bool) {
 			m.Timestamp, used, ok = fastInt(b[i:])
 		case "timestamp_ms":
 			m.TimestampMs, used, ok = fastInt(b[i:])
+		case "deliver_at":
+			m.DeliverAt, used, ok = fastInt(b[i:])
 		case "offset":
 			used = digits(b[i:])
 			var err error

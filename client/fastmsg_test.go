@@ -26,6 +26,8 @@ func FuzzFastMessages(f *testing.F) {
 		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{"a":"\n"}}`,
 		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":null}`,
 		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"headers":{"a":1}}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"timestamp":1,"deliver_at":1798135200000}`,
+		`{"topic":"o","partition":0,"offset":0,"payload":1,"deliver_at":-1,"deliver_at":"x"}`,
 		// Not JSON: each must be declined (the reader is the only check).
 		"{\"topic\":\"o\x01\",\"partition\":0,\"offset\":0,\"payload\":1,\"timestamp\":1}",
 		"{\"topic\":\"o\",\"partition\":0,\"offset\":0,\"payload\":\"a\tb\",\"timestamp\":1}",
@@ -66,6 +68,7 @@ func TestFastMessagesTakesServerAnswers(t *testing.T) {
 	for _, body := range []string{
 		`{"topic":"orders","partition":2,"offset":0,"key":"c42","payload":{"order_id": 1},"timestamp":1783615560,"receipt_handle":"2:0:861651","delivery_count":1}` + "\n",
 		`{"topic":"t","partition":0,"offset":3,"payload":1,"timestamp":1,"headers":{"a":"b","trace-id":"t1"}}`,
+		`{"topic":"t","partition":0,"offset":4,"payload":1,"timestamp":1,"timestamp_ms":1000,"deliver_at":1798135200000,"headers":{"narad-deliver-at":"1798135200000"}}`,
 		`{"messages":[{"topic":"t","partition":0,"offset":1,"payload":"x y","payload_encoding":"text","timestamp":1,"receipt_handle":"0:1:2","delivery_count":3},{"topic":"t","partition":1,"offset":9,"key_base64":"/w==","payload":"/w==","payload_encoding":"base64","timestamp":1}]}` + "\n",
 	} {
 		if _, ok := fastMessages([]byte(body)); !ok {

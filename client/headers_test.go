@@ -68,18 +68,23 @@ func TestProduceSendsHeaders(t *testing.T) {
 // Consume and replay give Message.Headers; nil when the record has none.
 func TestMessageHeaders(t *testing.T) {
 	body := `{"messages":[{"topic":"t","partition":0,"offset":1,"payload":1,"timestamp":1,"headers":{"a":"b","narad-dlq-reason":"nacked"}},{"topic":"t","partition":0,"offset":2,"payload":2,"timestamp":1}]}`
-	for _, decode := range []func([]byte) ([]Message, error){
-		func(b []byte) ([]Message, error) { m, _ := fastMessages(b); return m, nil },
-		slowMessages,
-	} {
-		msgs, err := decode([]byte(body))
-		if err != nil || len(msgs) != 2 {
-			t.Fatalf("%v %v", msgs, err)
-		}
+	for _, msgs := range decodedBothWays(t, body, 2) {
 		if msgs[0].Headers["a"] != "b" || msgs[0].Headers["narad-dlq-reason"] != "nacked" || msgs[1].Headers != nil {
 			t.Errorf("headers %v and %v", msgs[0].Headers, msgs[1].Headers)
 		}
 	}
+}
+
+// decodedBothWays decodes a consume answer of n messages with the
+// one-pass reader and with encoding/json, for a test to check both.
+func decodedBothWays(t *testing.T, body string, n int) [][]Message {
+	t.Helper()
+	fast, ok := fastMessages([]byte(body))
+	slow, err := slowMessages([]byte(body))
+	if !ok || err != nil || len(fast) != n || len(slow) != n {
+		t.Fatalf("%s: one-pass %v (took it: %v), encoding/json %v (%v); want %d messages", body, fast, ok, slow, err, n)
+	}
+	return [][]Message{fast, slow}
 }
 
 // A batch record's MsgID goes as "msg_id" in JSON and NDJSON, and in a

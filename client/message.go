@@ -30,6 +30,11 @@ type Message struct {
 	// TimestampMs is the commit time in Unix milliseconds (0 from a
 	// server that does not send it): the order of a replay by time.
 	TimestampMs int64 `json:"timestamp_ms,omitempty"`
+	// DeliverAt is a scheduled record's due time in Unix milliseconds
+	// (docs/concepts.md, "Scheduled delivery"): queue consume offered it
+	// no earlier; replay returns it at once. 0 for a record due at once.
+	// DueTime interprets it.
+	DeliverAt int64 `json:"deliver_at,omitempty"`
 	// ReceiptHandle acknowledges this delivery; empty for replays by offset.
 	ReceiptHandle string `json:"receipt_handle,omitempty"`
 	DeliveryCount int    `json:"delivery_count"`

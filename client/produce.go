@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -26,6 +27,15 @@ type ProduceOptions struct {
 	// 1..128 printable ASCII): in a topic with a dedupe window, a retry
 	// with the same id is stored once. Empty: none.
 	MsgID string
+	// Delay schedules the record that long after the node accepts it
+	// (header Narad-Delay): queue consumers see it no earlier
+	// (docs/concepts.md, "Scheduled delivery"). new(time.Duration(0)) is
+	// due at once even on a topic with a delivery_delay; nil: the topic's.
+	Delay *time.Duration
+	// DeliverAt schedules the record for that time (header
+	// Narad-Deliver-At; one past means now). Zero: none. Set Delay or
+	// DeliverAt, not both (the node refuses both).
+	DeliverAt time.Time
 }
 
 // Produce sends one message with payload as the raw request body:
@@ -55,7 +65,7 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 		body:        payload,
 		contentType: ContentTypeOf(payload),
 	}
-	if len(opts.Headers) > 0 || opts.MsgID != "" {
+	if len(opts.Headers) > 0 || opts.MsgID != "" || opts.scheduled() {
 		req.header = make(http.Header, len(opts.Headers)+1)
 		for name, value := range opts.Headers {
 			// Set directly, not through Header.Set: the name is sent as
@@ -65,6 +75,7 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 		if opts.MsgID != "" {
 			req.header["Narad-Msg-Id"] = []string{opts.MsgID}
 		}
+		opts.setSchedule(req.header)
 	}
 	_, err := c.do(ctx, req)
 	return err
@@ -97,6 +108,14 @@ type BatchRecord struct {
 	// MsgID is the producer's id for the record (see ProduceOptions.MsgID);
 	// "" is none. A binary batch body with one is version 2.
 	MsgID string `json:"msg_id,omitempty"`
+	// Delay schedules the record (docs/concepts.md, "Scheduled
+	// delivery"): a duration the node reads ("90s", "15m", "7d"; "0s" is
+	// due at once even on a topic with a delivery_delay), "" none.
+	// DeliverAt schedules it for a time in Unix milliseconds, 0 none.
+	// Set at most one (WithDelay and WithDeliverAt do). The binary body
+	// cannot carry either: ProduceBatchAs refuses them there.
+	Delay     string `json:"delay,omitempty"`
+	DeliverAt int64  `json:"deliver_at,omitempty"`
 }
 
 // WithKey returns r keyed by key: as Key when it is UTF-8, else as
@@ -222,7 +241,7 @@ var encodeAll = false
 // check.
 func plain(r *BatchRecord) bool {
 	if r.Headers != nil || (r.Key != nil && !plainASCII(*r.Key)) || !plainASCII(r.KeyBase64) ||
-		!plainASCII(r.PayloadBase64) || !plainASCII(r.MsgID) {
+		!plainASCII(r.PayloadBase64) || !plainASCII(r.MsgID) || !plainASCII(r.Delay) {
 		return false
 	}
 	p := r.Payload
@@ -253,6 +272,16 @@ func appendPlain(b []byte, r *BatchRecord) []byte {
 	}
 	if r.MsgID != "" {
 		b = appendField(b, sep, "msg_id", r.MsgID)
+		sep = ','
+	}
+	if r.Delay != "" {
+		b = appendField(b, sep, "delay", r.Delay)
+		sep = ','
+	}
+	if r.DeliverAt != 0 {
+		b = append(b, sep)
+		b = append(b, `"deliver_at":`...)
+		b = strconv.AppendInt(b, r.DeliverAt, 10)
 		sep = ','
 	}
 	if len(r.Payload) > 0 {

@@ -25,6 +25,10 @@ type Topic struct {
 	// AttachOffsets is kept raw: the contract does not fix its shape.
 	AttachOffsets json.RawMessage `json:"attach_offsets,omitempty"`
 	FanoutDelayMs int64           `json:"fanout_delay_ms,omitempty"`
+	// DeliveryDelayMs schedules every record produced without a delay of
+	// its own that long after it is accepted (0: none; docs/concepts.md,
+	// "Scheduled delivery").
+	DeliveryDelayMs int64 `json:"delivery_delay_ms,omitempty"`
 	// MaxDeliveries (0: off) and DeadLetterTopic are the dead-letter
 	// policy (an extension).
 	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
@@ -103,6 +107,10 @@ type PartitionStats struct {
 	// commit once records have waited past its lag bound (which in-sync
 	// followers it waits for); empty while it commits.
 	CommitStall string `json:"commit_stall,omitempty"`
+	// Scheduled counts the partition's records not due yet (scheduled
+	// delivery). Only the node serving the partition knows it, once a
+	// consumer has touched the partition there: 0 may mean "not known".
+	Scheduled int64 `json:"scheduled,omitempty"`
 }
 
 // CreateTopicRequest is POST /v1/topics. Zero fields are left out so the
@@ -119,6 +127,9 @@ type CreateTopicRequest struct {
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	Parent                    string          `json:"parent,omitempty"`
 	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
+	// DeliveryDelayMs: the delay of every record produced without one of
+	// its own, 0 (none) .. a year (Topic.DeliveryDelayMs).
+	DeliveryDelayMs int64 `json:"delivery_delay_ms,omitempty"`
 	// FanoutFilter and FanoutFilterScope, with Parent: the link copies
 	// only the records the filter matches (see AttachRequest.Filter).
 	FanoutFilter      json.RawMessage `json:"fanout_filter,omitempty"`
@@ -145,6 +156,8 @@ type AlterTopicRequest struct {
 	MaxAckedAheadPerPartition *int            `json:"max_acked_ahead_per_partition,omitempty"`
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	FanoutDelayMs             *int64          `json:"fanout_delay_ms,omitempty"`
+	// DeliveryDelayMs: as CreateTopicRequest's; 0 turns it off.
+	DeliveryDelayMs *int64 `json:"delivery_delay_ms,omitempty"`
 	// MaxDeliveries 0 turns the dead-letter policy off; DeadLetterTopic
 	// "" clears the dead-letter topic (with MaxDeliveries 0).
 	MaxDeliveries   *int    `json:"max_deliveries,omitempty"`
