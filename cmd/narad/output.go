@@ -129,7 +129,8 @@ func printerFor(w io.Writer, raw bool, out *outputFlags) (messagePrinter, error)
 }
 
 // messageHeader is "# p2@41 key="c1" 2026-01-02T03:04:05.000Z delivery=2";
-// the delivery count appears only for redeliveries, where it matters.
+// the delivery count appears only for redeliveries, where it matters, and
+// a scheduled record's due time as due=2026-01-02T03:09:05Z.
 func messageHeader(m client.Message) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# p%d@%d", m.Partition, m.Offset)
@@ -138,6 +139,9 @@ func messageHeader(m client.Message) string {
 	}
 	if t := m.Time(); !t.IsZero() {
 		sb.WriteString(" " + t.Format(time.RFC3339Nano))
+	}
+	if due := m.DueTime(); !due.IsZero() {
+		sb.WriteString(" due=" + due.Format(time.RFC3339Nano))
 	}
 	if m.DeliveryCount > 1 {
 		fmt.Fprintf(&sb, " delivery=%d", m.DeliveryCount)

@@ -24,6 +24,8 @@ type pubFlags struct {
 	rate      float64
 	lines     bool
 	headers   []string
+	delay     time.Duration
+	at        string
 	msgID     string
 }
 
@@ -45,6 +47,12 @@ line is a message of its own.
 --header NAME=VALUE (repeatable) gives every message a record header;
 names are lower-case [a-z0-9._-], and those beginning "narad-" are the
 broker's own.
+
+--delay 10m or --at TIME schedules the message: it is stored at once, but
+queue consumers are offered it only when it falls due, that long after
+the broker accepts it or at TIME (RFC 3339, or Unix milliseconds). Replay
+shows it at once. At most a year ahead; --delay 0 is due at once even on
+a topic with a delivery delay (topic add --delivery-delay).
 
 --msg-id ID gives the message a producer id: on a topic with a dedupe
 window the topic stores it at most once however often it is sent, so a
@@ -71,6 +79,8 @@ refused with --count above 1 or with --lines giving several.`,
 	fs.Float64Var(&f.rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	fs.BoolVar(&f.lines, "lines", false, "send each line of the input as its own message")
 	fs.StringArrayVar(&f.headers, "header", nil, "a record header NAME=VALUE for every message (repeatable)")
+	fs.Var(newDurationValue(&f.delay, 0), "delay", "offer the message to queue consumers this long after it is accepted, e.g. 10m (at most 365d)")
+	fs.StringVar(&f.at, "at", "", "offer the message to queue consumers at this time: RFC 3339 or Unix ms")
 	fs.StringVar(&f.msgID, "msg-id", "", "the message's producer id (deduplicated on a topic with a dedupe window; one message only)")
 	return cmd
 }
@@ -98,6 +108,9 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 		opts.Partition = &f.partition
 	}
 	if opts.Headers, err = parseHeaderFlags(f.headers); err != nil {
+		return err
+	}
+	if opts.Delay, opts.DeliverAt, err = scheduleFlags(cmd.Flags(), f); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("msg-id") {

@@ -43,6 +43,7 @@ func (a *app) topicAddCmd() *cobra.Command {
 
   narad topic add orders --partitions 6 --retention 12h
   narad topic add audit --retention 0                  # keep forever
+  narad topic add reminders --delivery-delay 15m       # each record due 15m after it is accepted
   narad topic add orders-v2 --schema-file order.schema.json
   narad topic add orders-retry --parent orders --delay 1h
   narad topic add orders --max-deliveries 5 --dead-letter-topic orders.dlq`,
@@ -82,6 +83,9 @@ func (a *app) topicAddCmd() *cobra.Command {
 				return err
 			}
 			if req.DedupeWindowMs, err = millis("dedupe-window", f.dedupeWindow); err != nil {
+				return err
+			}
+			if req.DeliveryDelayMs, err = millis("delivery-delay", f.deliveryDelay); err != nil {
 				return err
 			}
 			if req.FanoutFilter, req.FanoutFilterScope, err = f.filter.read(); err != nil {
@@ -128,7 +132,8 @@ func (a *app) topicEditCmd() *cobra.Command {
   narad topic edit orders --schema-file - < order.schema.json
   narad topic edit orders --no-schema
   narad topic edit orders --max-deliveries 5 --dead-letter-topic orders.dlq
-  narad topic edit orders --max-deliveries 0 --dead-letter-topic ""   # policy off`,
+  narad topic edit orders --max-deliveries 0 --dead-letter-topic ""   # policy off
+  narad topic edit reminders --delivery-delay 0        # no delay for records that name none`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -167,7 +172,7 @@ func (a *app) topicEditCmd() *cobra.Command {
 				val  time.Duration
 				dst  **int64
 			}{{"retention", f.retention, &req.RetentionMs}, {"visibility", f.visibility, &req.VisibilityTimeoutMs}, {"delay", f.delay, &req.FanoutDelayMs},
-				{"dedupe-window", f.dedupeWindow, &req.DedupeWindowMs}} {
+				{"dedupe-window", f.dedupeWindow, &req.DedupeWindowMs}, {"delivery-delay", f.deliveryDelay, &req.DeliveryDelayMs}} {
 				if !fs.Changed(d.name) {
 					continue
 				}
@@ -187,7 +192,7 @@ func (a *app) topicEditCmd() *cobra.Command {
 				req.Schema, changed = json.RawMessage("null"), true
 			}
 			if !changed {
-				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --schema-file, --no-schema")
+				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --delivery-delay, --schema-file, --no-schema")
 			}
 			c, err := a.client()
 			if err != nil {
@@ -218,6 +223,9 @@ func topicSummary(t client.Topic) string {
 	}
 	if t.ReplicationFactor > 1 {
 		parts = append(parts, fmt.Sprintf("%d copies of each partition", t.ReplicationFactor))
+	}
+	if t.DeliveryDelayMs > 0 {
+		parts = append(parts, "delivery delay "+formatMs(t.DeliveryDelayMs))
 	}
 	if t.Parent != "" {
 		parts = append(parts, "parent "+t.Parent)

@@ -24,6 +24,7 @@ type topicFlags struct {
 	maxInFlight   int
 	maxAckedAhead int
 	delay         time.Duration
+	deliveryDelay time.Duration
 	dedupeWindow  time.Duration
 	parent        string
 	schemaFile    string
@@ -42,6 +43,7 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", 0, "most unacknowledged deliveries per partition")
 	fs.IntVar(&f.maxAckedAhead, "max-acked-ahead", 0, "most acks tracked past the frontier per partition")
 	fs.Var(newDurationValue(&f.delay, 0), "delay", "fan-out delay from the parent, e.g. 1h")
+	fs.Var(newDurationValue(&f.deliveryDelay, 0), "delivery-delay", "scheduled delivery: offer each record to queue consumers this long after it is accepted, unless it names its own delay, up to 365d; 0 turns it off")
 	fs.Var(newDurationValue(&f.dedupeWindow, 0), "dedupe-window", "idempotent produce: store one record per msg id within this window, 1s..24h, e.g. 2m; 0 turns it off")
 	fs.StringVar(&f.schemaFile, "schema-file", "", `JSON Schema every payload must match, from this file ("-": standard input)`)
 	fs.IntVar(&f.maxDeliveries, "max-deliveries", 0, "deliveries a record gets before it goes to --dead-letter-topic, 1..1000 (0: off)")
@@ -109,8 +111,13 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 	if fs.Changed("dedupe-window") && f.dedupeWindow != 0 && (f.dedupeWindow < minDedupeWindow || f.dedupeWindow > maxDedupeWindow) {
 		return flagErr("dedupe-window", typed("dedupe-window"), "must be 0 (off) or %s..%s", showDuration(minDedupeWindow), showDuration(maxDedupeWindow))
 	}
-	if fs.Changed("delay") && f.delay > maxDelay {
-		return flagErr("delay", typed("delay"), "must be at most %s", showDuration(maxDelay))
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"delay", f.delay}, {"delivery-delay", f.deliveryDelay}} {
+		if fs.Changed(d.name) && d.d > maxDelay {
+			return flagErr(d.name, typed(d.name), "must be at most %s", showDuration(maxDelay))
+		}
 	}
 	if f.noSchema && f.schemaFile != "" {
 		return errors.New("--schema-file and --no-schema contradict each other")
@@ -162,6 +169,8 @@ var apiFlags = map[string]string{
 	"max_acked_ahead_per_partition": "max-acked-ahead",
 	"fanout_delay_ms":               "delay",
 	"dedupe_window_ms":              "dedupe-window",
+	"delivery_delay":                "delivery-delay",
+	"delivery_delay_ms":             "delivery-delay",
 	"delay_ms":                      "delay",
 	"schema":                        "schema-file",
 	"parent":                        "parent",

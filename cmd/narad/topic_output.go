@@ -21,6 +21,9 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	row("visibility timeout", formatMs(t.VisibilityTimeoutMs))
 	row("max in flight", fmt.Sprintf("%d per partition", t.MaxInFlightPerPartition))
 	row("max acked ahead", fmt.Sprintf("%d per partition", t.MaxAckedAheadPerPartition))
+	if t.DeliveryDelayMs > 0 {
+		row("delivery delay", formatMs(t.DeliveryDelayMs))
+	}
 	if t.DedupeWindowMs > 0 {
 		row("dedupe window", formatMs(t.DedupeWindowMs))
 	}
@@ -64,7 +67,15 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	if replicated {
 		owner = "LEADER"
 	}
-	header := "PARTITION\t" + owner + "\tOLDEST\tNEXT\tHIGH WATERMARK\tFRONTIER\tBACKLOG\tSEGMENTS\tSIZE\tAVAILABLE"
+	// SCHEDULED (records not due yet) shows where scheduling is in use:
+	// only the node serving a partition knows the figure, so a 0 on a
+	// topic that never scheduled anything would say less than it seems.
+	scheduled := t.DeliveryDelayMs > 0 || slices.ContainsFunc(t.PartitionStats, func(p client.PartitionStats) bool { return p.Scheduled > 0 })
+	header := "PARTITION\t" + owner + "\tOLDEST\tNEXT\tHIGH WATERMARK\tFRONTIER\tBACKLOG"
+	if scheduled {
+		header += "\tSCHEDULED"
+	}
+	header += "\tSEGMENTS\tSIZE\tAVAILABLE"
 	if replicated {
 		header += "\tREPLICAS\tIN SYNC"
 	}
@@ -82,8 +93,12 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 		if p.Available != nil && !*p.Available {
 			avail = "NO"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s", p.Index, orDash(p.OwnerNode), p.OldestOffset,
-			p.NextOffset, p.HighWatermark, p.ConsumerFrontier, backlog, p.Segments, formatBytes(p.SizeBytes), avail)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d", p.Index, orDash(p.OwnerNode), p.OldestOffset,
+			p.NextOffset, p.HighWatermark, p.ConsumerFrontier, backlog)
+		if scheduled {
+			fmt.Fprintf(tw, "\t%d", p.Scheduled)
+		}
+		fmt.Fprintf(tw, "\t%d\t%s\t%s", p.Segments, formatBytes(p.SizeBytes), avail)
 		if replicated {
 			fmt.Fprintf(tw, "\t%s\t%s", orDash(strings.Join(p.Replicas, ",")), inSyncCell(p))
 		}
