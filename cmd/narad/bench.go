@@ -28,6 +28,10 @@ type benchFlags struct {
 	e2e        bool   // --e2e: produce and consume at once, measure produce-to-consumed
 	viaChild   bool   // --via-child: with --e2e, consume from a child of the scratch topic
 	cpuProfile string // --cpuprofile: write the bench's own CPU profile here (the client's share)
+	// delay (--delay) schedules every produced record that long ahead
+	// (docs/concepts.md, "Scheduled delivery"); with --e2e the figure is
+	// then each record's time past its due time.
+	delay time.Duration
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
@@ -120,6 +124,7 @@ what was measured so far and exits 130.`,
 	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
 	fs.BoolVar(&f.viaChild, "via-child", false, "with --e2e, consume from a scratch child attached to the scratch topic: the fan-out copy's latency")
 	fs.BoolVar(&f.nonempty, "allow-nonempty", false, "produce into TOPIC even though it holds records (its consumers will get the bench's)")
+	fs.DurationVar(&f.delay, "delay", 0, "schedule every record this long ahead (0: none); with --e2e the end-to-end figure is the time past the due time")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench client's own CPU profile to this file (go tool pprof): the load generator's share of the machine")
 	out = addOutputFlags(cmd)
 	return cmd
@@ -148,6 +153,15 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 	}
 	if f.e2e && f.size < stampLen {
 		bad("--e2e stamps each payload with its send time: --size must be at least %d bytes, got %d", stampLen, f.size)
+	}
+	if f.delay < 0 || f.delay > 365*24*time.Hour {
+		bad("--delay must be 0..8760h (a year), got %s", f.delay)
+	}
+	if f.delay > 0 && f.consumers > 0 && !f.e2e {
+		bad("--delay with consumers: they would wait out the delay after the produce phase; give --e2e to time the due records as they arrive")
+	}
+	if f.delay > 0 && f.format == "binary" {
+		bad("--delay: the binary batch format has no field for a record's delay; use --batch-format json or ndjson")
 	}
 	if f.viaChild && !f.e2e {
 		bad("--via-child measures the child's end-to-end latency: give --e2e too")

@@ -134,7 +134,7 @@ func (b *bench) consumeUntil(ctx context.Context, topic string, st e2eStats, bas
 				continue
 			}
 			if err == nil && st.ages != nil {
-				err = st.recordAges(msgs, base)
+				err = st.recordAges(msgs, base, b.f.delay)
 			}
 			if err == nil {
 				err = b.ackAll(ctx, st.consume, topic, msgs)
@@ -158,7 +158,7 @@ func (b *bench) consumeUntil(ctx context.Context, topic string, st e2eStats, bas
 
 // recordAges records each message's age since its stamp, as of now; a
 // message without a stamp (another producer's record) is an error.
-func (st e2eStats) recordAges(msgs []client.Message, base time.Time) error {
+func (st e2eStats) recordAges(msgs []client.Message, base time.Time, delay time.Duration) error {
 	now := time.Now()
 	for _, m := range msgs {
 		p, err := m.Bytes()
@@ -169,7 +169,8 @@ func (st e2eStats) recordAges(msgs []client.Message, base time.Time) error {
 		if err != nil {
 			return err
 		}
-		st.ages.record(1, age-time.Since(now), nil)
+		// With --delay, what counts is the time past the due time.
+		st.ages.record(1, age-time.Since(now)-delay, nil)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -40,6 +41,10 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"--via-child"}, "--via-child measures the child's end-to-end latency: give --e2e too"},
 		{[]string{"orders", "--e2e", "--via-child"}, "--via-child attaches a scratch child to the scratch topic: leave out TOPIC"},
 		{[]string{"orders", "--e2e"}, "--consume/--consumers/--e2e on orders would take"},
+		{[]string{"--delay", "-1s"}, "--delay must be 0..8760h (a year), got -1s"},
+		{[]string{"--delay", "9000h"}, "--delay must be 0..8760h"},
+		{[]string{"--delay", "5s", "--consume"}, "--delay with consumers: they would wait out the delay"},
+		{[]string{"--delay", "5s", "--batch", "10", "--batch-format", "binary"}, "--delay: the binary batch format has no field"},
 		{[]string{"--allow-nonempty"}, "--allow-nonempty is for a named TOPIC; the scratch topic is always empty"},
 	} {
 		api := newBenchAPI(t, nil)
@@ -57,6 +62,41 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 	for _, want := range []string{"--size must be", "--batch must be", "--producers must be"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+}
+
+// --delay schedules every record the bench produces: the single
+// produce's Narad-Delay header, a batch record's "delay".
+func TestBenchDelaySchedulesEveryRecord(t *testing.T) {
+	for _, batch := range []string{"1", "5"} {
+		var mu sync.Mutex
+		var bad []string
+		seen := 0
+		api := newBenchAPI(t, func(r req) (int, string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/produce") {
+				seen++
+				if r.Header.Get("Narad-Delay") != "1m30s" {
+					bad = append(bad, "header "+r.Header.Get("Narad-Delay"))
+				}
+			}
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/produce/batch") {
+				seen++
+				if strings.Count(r.Body, `"delay":"1m30s"`) != 5 {
+					bad = append(bad, "body "+r.Body)
+				}
+				return 202, `{"accepted":5}`
+			}
+			return accept(r)
+		})
+		r := against(api.broker).run(t, "bench", "--messages", "10", "--producers", "1", "--batch", batch, "--delay", "90s")
+		if r.code != 0 {
+			t.Fatalf("batch %s: exit %d: %s", batch, r.code, r.stderr)
+		}
+		if seen == 0 || len(bad) > 0 {
+			t.Fatalf("batch %s: %d produce requests, unscheduled: %q", batch, seen, bad)
 		}
 	}
 }

@@ -106,6 +106,9 @@ func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time
 		fill := func() {
 			for i := range records {
 				records[i] = client.RecordFromBytes(payload)
+				if b.f.delay > 0 {
+					records[i] = records[i].WithDelay(b.f.delay)
+				}
 			}
 		}
 		fill()
@@ -122,7 +125,7 @@ func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time
 			}
 			var err error
 			if b.f.batch == 1 {
-				err = b.c.Produce(ctx, topic, payload, client.ProduceOptions{})
+				err = b.c.Produce(ctx, topic, payload, b.produceOptions())
 			} else {
 				var accepted int
 				accepted, err = b.c.ProduceBatchAs(ctx, topic, records[:n], format)
@@ -176,4 +179,13 @@ func (b *bench) ackAll(ctx context.Context, s *phaseStats, topic string, msgs []
 	})
 	s.addRetried(retried)
 	return first
+}
+
+// produceOptions are a single produce's options: the --delay, if any.
+func (b *bench) produceOptions() client.ProduceOptions {
+	if b.f.delay <= 0 {
+		return client.ProduceOptions{}
+	}
+	d := b.f.delay
+	return client.ProduceOptions{Delay: &d}
 }

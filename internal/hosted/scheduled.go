@@ -56,8 +56,18 @@ func (q *Queue) deferRecord(ls lease.Lease, due int64) {
 	q.sched.ever.Store(true)
 	q.sched.index.Add(ls.Offset, due)
 	q.Table.Defer(ls.Offset, ls.Nonce)
+	if q.sched.index.Pending() >= maxPending {
+		// A consume filing a large backlog: write it now rather than
+		// hold it all until the next frontier write. A failure leaves it
+		// pending, for that write to retry.
+		q.sched.index.Sync()
+	}
 	q.watch()
 }
+
+// maxPending bounds the schedule entries held between syncs (24 bytes
+// each: 1.5 MiB).
+const maxPending = 1 << 16
 
 // releaseDue moves the schedule's entries that fell due into the due
 // table and returns how many.

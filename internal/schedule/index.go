@@ -116,6 +116,15 @@ func (x *Index) Add(offset uint64, due int64) {
 	}
 }
 
+// Pending counts the adds and settles a Sync has not taken yet: what a
+// caller filing many records at once syncs early to bound (memory holds
+// them until then).
+func (x *Index) Pending() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.pend)
+}
+
 // Settle records that the entry (offset, due), popped before, needs no
 // more delivery: acked, dead-lettered or gone. Its bucket's file is
 // removed at a checkpoint once every add in it is settled. A settle lost
