@@ -8,6 +8,7 @@
 #   ROUNDS=5 ./scripts/bench.sh   # more rounds
 #   FIGURES="single16 batch" ./scripts/bench.sh   # a subset (names below)
 #
+# The scheduled-delivery figures create topics and consume with curl.
 # Every 202 is fsynced, as always: nothing here relaxes durability. Ports
 # 17942.. are used; the script refuses to start when one is taken. Opt-in
 # (not part of the suite): figures on a shared machine are noise.
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -175,6 +176,34 @@ for r in $(seq 1 "$rounds"); do
     rate[rss_kib]+="$rss "
     stop_nodes
   fi
+  if want sched1m || want schedlate; then
+    # Scheduled delivery (docs/concepts.md, "Scheduled delivery") on a
+    # fresh node: 1,000,000 records produced an hour ahead beside the
+    # same produce unscheduled, then filed in the schedule by consumes
+    # (nothing is due), with the node's RSS before the produce and after
+    # the filing; and the time past the due time of records falling due
+    # at 10,000 a second.
+    start_nodes 1
+    if want sched1m; then
+      for t in plain1m sched1m; do
+        curl -sf -XPOST "$single/v1/topics" -d "{\"name\":\"$t\",\"partitions\":3}" >/dev/null
+      done
+      run plain1m produce "$single" -- plain1m --producers 8 --batch 100 --messages 1000000 --size 256
+      rss0=$(awk '/VmRSS/ { print $2 }' "/proc/${pids[0]}/status")
+      run sched1m produce "$single" -- sched1m --producers 8 --batch 100 --messages 1000000 --size 256 --delay 1h
+      # Consumes file what is not due; describe counts it.
+      for _ in $(seq 100); do
+        curl -sf "$single/v1/topics/sched1m/consume?max=1000" >/dev/null
+        n=$(curl -sf "$single/v1/topics/sched1m" | grep -o '"scheduled":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }')
+        [ "$n" -ge 1000000 ] && break
+      done
+      rss1=$(awk '/VmRSS/ { print $2 }' "/proc/${pids[0]}/status")
+      rate[sched1m_rss]+="$(( (rss1 - rss0) / 1024 )) "
+    fi
+    want schedlate && e2e schedlate --delay 5s --rate 10000 --batch 100 --producers 4 --consumers 4 --duration 10s --size 256
+    stop_nodes
+    rm -rf "$work/data-1-1" # its named topics: the next round starts empty
+  fi
   if want cluster_single || want cluster_batch || want rf3_single || want rf3_batch || want rf3_batchconsume || want rf3_latency100; then
     start_nodes 3
     want cluster_single && run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
@@ -207,24 +236,30 @@ label() {
     rf3_single) echo "3 nodes, 3 copies, single produce, 6 clients per node" ;;
     rf3_batch) echo "3 nodes, 3 copies, batch produce of 100, 8 clients" ;;
     rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
+    plain1m) echo "batch produce of 1,000,000, 8 clients" ;;
+    sched1m) echo "the same, every record scheduled 1 h ahead" ;;
   esac
 }
-for f in $figures; do
+for f in ${figures/sched1m/plain1m sched1m}; do
   [ -n "${rate[$f]:-}" ] || continue
   [ -n "${e2e99[$f]:-}" ] && continue
   printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${p99[$f]}" | grep . | stats)"
 done
-for f in latency100 fanout10k rf3_latency100; do
+for f in latency100 fanout10k schedlate rf3_latency100; do
   [ -n "${e2e99[$f]:-}" ] || continue
   case $f in
     latency100) l="produce → consumed, 100 msg/s offered" ;;
     fanout10k) l="produce → consumed from a child, 10,000 msg/s offered" ;;
+    schedlate) l="scheduled 5 s ahead: consumed past due, 10,000 msg/s" ;;
     rf3_latency100) l="3 copies: produce → consumed, 100 msg/s offered" ;;
   esac
   printf '%-52s p50 µs %s, p99 µs %s\n' "$l" "$(tr ' ' '\n' <<<"${e2e50[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${e2e99[$f]}" | grep . | stats)"
 done
+if [ -n "${rate[sched1m_rss]:-}" ]; then
+  printf '%-52s %s\n' "RSS growth, 1,000,000 scheduled and filed (MiB)" "$(tr ' ' '\n' <<<"${rate[sched1m_rss]}" | grep . | stats)"
+fi
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
 fi
