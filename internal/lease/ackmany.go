@@ -44,6 +44,7 @@ func (t *Table) ackLocked(offset, nonce uint64) error {
 // committed elsewhere: its delivery count goes, the frontier moves past
 // it or it waits in ackedAhead, and a consumer capped by the room wakes.
 func (t *Table) settle(offset uint64) {
+	t.ungroup(offset)
 	delete(t.deliveries, offset)
 	t.countsVersion++
 	t.freed = t.freed || t.capped

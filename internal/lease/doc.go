@@ -19,6 +19,8 @@
 //   - delivery counts of unsettled offsets (DeliveryCount reads one); the
 //     caller persists a snapshot (Deliveries) and seeds a new table with it
 //     (SeedDeliveries), so counts survive a restart or a move (package hosted);
+//   - message groups (groups.go): the group of each outstanding offset a
+//     group walk leased, and how many outstanding entries each group has;
 //   - the nonce stream (ChaCha8 seeded from crypto/rand) that makes every
 //     receipt handle unguessable.
 //
@@ -51,7 +53,7 @@
 //     offset, so a stale handle (expired, settled, or superseded) gets
 //     ErrGone — ErrSettled, which is also ErrGone, when its record is
 //     settled — except with probability 2^-64, a blind guess's odds.
-//  7. Reserve hands out the lowest deliverable offsets, never more than
+//  7. Reserve (ordering "none") hands out the lowest deliverable offsets, never more than
 //     MaxInFlight leases are live because of it, and every unsettled
 //     offset below the hwm is deliverable whenever it is not leased and
 //     the ack room of 5 allows.
@@ -63,8 +65,19 @@
 //     dead-letter topic first), by retention or a skipped range passing
 //     over it, or made deliverable again by ReviveDead. Holds count
 //     against the ack room like leases above the frontier.
+//  10. Message groups (ordering "group", groups.go): a group walk leases a
+//     keyed record only while its group has no outstanding entry (lease or
+//     dead-letter hold) other than ones the same walk granted, and never
+//     after a record of its group that the walk passed over; so within a
+//     group, records are leased in offset order, the next only once every
+//     earlier one is settled. Every grouped offset is leased or held, and
+//     the per-group counts match them (no group is kept at zero): memory
+//     is bounded by the outstanding entries, not the groups ever seen.
 //
-// Complexity: Reserve, Ack, AckMany, Extend, Nack and Release are
+// Complexity: a group walk (StartGroupWalk, Candidates, ReserveGroups)
+// costs O(f log f) for the f offsets in the free list plus O(log n) per
+// candidate; the caller reads the candidates, a bounded window.
+// Reserve, Ack, AckMany, Extend, Nack and Release are
 // O(log n) per lease touched (n = leases out), plus amortised O(1) per
 // offset the frontier moves over; AckMany takes the mutex and reads the
 // clock once for its whole batch. MarkSkipped and AdvanceTo are

@@ -98,6 +98,9 @@ func (t *Table) checkLocked() error {
 			return fmt.Errorf("dead-letter offset %d has delivery count %d", off, t.deliveries[off])
 		}
 	}
+	if err := t.checkGroups(); err != nil {
+		return err
+	}
 	if t.cursor < t.frontier {
 		return fmt.Errorf("cursor %d below frontier %d", t.cursor, t.frontier)
 	}

@@ -103,6 +103,7 @@ func (t *Table) settleBelow(to uint64) uint64 {
 func (t *Table) dropRange(lo, hi uint64) (acked uint64) {
 	in := func(x uint64) bool { return x >= lo && x < hi }
 	t.dropDeadRange(lo, hi)
+	t.ungroupRange(lo, hi)
 	width := hi - lo
 	if width <= uint64(len(t.leases)) {
 		for x := lo; x < hi; x++ {

@@ -65,6 +65,13 @@ type Table struct {
 	cursor uint64
 	free   freeList
 
+	// Message groups (groups.go): the group of each outstanding offset a
+	// group walk leased, outstanding entries per group, and a counter of
+	// offsets made free, by which a walk knows it raced with one.
+	grouped  map[uint64]uint64
+	groupOut map[uint64]int
+	freeGen  uint64
+
 	// nonces draws every lease's nonce: a ChaCha8 stream seeded from
 	// crypto/rand when the table is made, so a handle cannot be guessed
 	// from another one (a consumer who saw offset 41's handle learns
@@ -486,6 +493,8 @@ func (t *Table) dropLease(e *entry) {
 // markFree records that x (>= frontier, unsettled) is deliverable again.
 // Offsets at or above the cursor will be found by the scan anyway.
 func (t *Table) markFree(x uint64) {
+	t.ungroup(x)
+	t.freeGen++
 	if x < t.cursor {
 		t.free.push(x)
 	}

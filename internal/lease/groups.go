@@ -1,0 +1,341 @@
+package lease
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+)
+
+// Message groups (docs/concepts.md, "Message groups").
+//
+// On a topic with ordering "group" a record's group is its key (keyless
+// records have none). Within a group records are offered in offset order,
+// and while any record of the group is outstanding — leased, or held for
+// the dead-letter topic — no later record of it is offered.
+//
+// Reserve cannot keep that order: it hands out the lowest free offsets, and
+// the lowest free offsets of a partition with one stuck group are the
+// blocked records behind it, so every round would pick them only to give
+// them back, and other groups would starve. The table does not read
+// records, so it cannot know their groups either. A group walk therefore
+// splits the work with the caller (package hosted):
+//
+//  1. StartGroupWalk begins a walk at the frontier.
+//  2. Candidates names the next free offsets in order (the free list, then
+//     from the cursor), a chunk at a time; the caller reads those records
+//     and hashes their keys.
+//  3. ReserveGroups walks the candidates in offset order and leases each
+//     one whose group is not blocked. A group is blocked while it has an
+//     outstanding entry that this walk did not grant, and a group passed
+//     over earlier in the walk stays blocked for the rest of it — so a
+//     walk may lease several consecutive records of one group (a consume
+//     with max=N), never a record with an earlier one of its group left
+//     free behind it.
+//
+// The records read for the walk are the answer too: nothing is read twice.
+//
+// State: grouped maps each outstanding offset leased by a group walk to
+// its group's hash, and groupOut counts the outstanding entries per group
+// (a group is deleted at zero). An entry leaves when its offset stops
+// being outstanding — markFree (nack, expiry, release, revive of a dead
+// hold), settle (ack, SettleDead) or dropRange (retention, skip, purge) —
+// so expiry, nack, ack and dead-lettering unlock a group with no work of
+// their own, and memory is bounded by the outstanding entries (MaxInFlight
+// leases plus dead-letter holds), not by the groups ever seen. A lapse
+// into a dead-letter hold keeps the entry: the group stays locked until
+// the hold is settled.
+//
+// Races: the table's mutex is released while the caller reads, so between
+// Candidates and ReserveGroups an earlier record of a group may become
+// free again (a nack or expiry) without being among the candidates. Every
+// markFree bumps freeGen; a walk remembers it, and Candidates and
+// ReserveGroups refuse a walk whose generation is stale (the caller starts
+// over). Acks need no such care: a settled record never has to come first.
+//
+// Invariant (checked with the others, see checkGroups): every offset in
+// grouped is leased or held for the dead-letter topic, and groupOut[g] is
+// the number of offsets in grouped with group g, never zero.
+//
+// Leases granted by Reserve (ordering "none", or before a PATCH to
+// "group") carry no group: the change applies to leases granted after it.
+
+// Candidate is a record the caller read for a group walk: its offset and,
+// for a keyed record, the hash of its key.
+type Candidate struct {
+	Offset uint64
+	Group  uint64 // hash of the key; ignored unless Keyed
+	Keyed  bool   // false: no group, leased as under ordering "none"
+}
+
+// GroupWalk is one lease round in group order (ReserveGroups). It is used
+// by one goroutine and must not outlive the round.
+type GroupWalk struct {
+	gen    uint64              // freeGen when the walk started
+	next   uint64              // every offset below it has been walked
+	passed map[uint64]struct{} // groups passed over: blocked for the rest
+	mine   map[uint64]struct{} // groups this walk leased
+	done   bool                // stopped by a cap: nothing more to find
+}
+
+// StartGroupWalk begins a group walk at the frontier.
+func (t *Table) StartGroupWalk() *GroupWalk {
+	t.mu.Lock()
+	defer t.unlock()
+	t.purge(t.clock.Now())
+	return &GroupWalk{gen: t.freeGen, next: t.frontier}
+}
+
+// Candidates returns up to limit free offsets below hwm that w has not yet
+// walked, lowest first; none once a cap stopped w (ReserveGroups). stale means an offset became free since w started
+// (nack, expiry, release): the caller must start a new walk.
+//
+// Cost: O(f log f) for f offsets in the free list, plus the offsets
+// returned.
+func (t *Table) Candidates(w *GroupWalk, hwm uint64, limit int) (offsets []uint64, stale bool) {
+	t.mu.Lock()
+	defer t.unlock()
+	t.purge(t.clock.Now())
+	if t.freeGen != w.gen {
+		return nil, true
+	}
+	if w.done {
+		return nil, false
+	}
+	from := max(w.next, t.frontier)
+	for _, x := range t.free {
+		if x >= from && x < hwm && t.isFree(x) {
+			offsets = append(offsets, x)
+		}
+	}
+	slices.Sort(offsets)
+	if len(offsets) > limit {
+		return offsets[:limit], false
+	}
+	x := max(t.cursor, from)
+	i := t.skipped.search(x)
+	for len(offsets) < limit && x < hwm {
+		if i < len(t.skipped.spans) && t.skipped.spans[i].lo <= x {
+			x = t.skipped.spans[i].hi
+			i++
+			continue
+		}
+		offsets = append(offsets, x)
+		x++
+	}
+	return offsets, false
+}
+
+// ReserveGroups walks cands (offsets from Candidates, in order, with the
+// groups the caller read) and leases up to want of them, in offset order,
+// each only if its group is not blocked (see the comment at the top of
+// this file). It stops at the first record the ack room cannot take, as
+// Reserve does. A record whose deliveries are used up is held for the
+// dead-letter topic, which blocks its group. stale: as for Candidates;
+// nothing was leased.
+func (t *Table) ReserveGroups(w *GroupWalk, hwm uint64, cands []Candidate, want int) (out []Lease, stale bool) {
+	t.mu.Lock()
+	defer t.unlock()
+	now := t.clock.Now()
+	t.purge(now)
+	if t.freeGen != w.gen {
+		return nil, true
+	}
+	n := min(want, t.limits.MaxInFlight-len(t.leases))
+	t.capped = n < want
+	if n <= 0 {
+		w.done = true
+		return nil, false
+	}
+	ackRoom := t.limits.MaxAckedAhead - len(t.ackedAhead) - t.leasesAboveFrontier()
+	if t.unsticking() {
+		ackRoom = 0 // only the frontier record, as Reserve
+	}
+	fromFree := false
+	for _, c := range cands {
+		x := c.Offset
+		if len(out) >= n || x >= hwm {
+			break
+		}
+		if x < w.next {
+			continue
+		}
+		if !t.isFree(x) {
+			// Taken since Candidates (another walk): its group, if it
+			// has one, is outstanding, so later records of it wait.
+			if c.Keyed && !t.settled(x) {
+				w.pass(c.Group)
+			}
+			w.next = x + 1
+			continue
+		}
+		if c.Keyed && w.blocked(t, c.Group) {
+			w.pass(c.Group)
+			w.next = x + 1
+			continue
+		}
+		if x != t.frontier && ackRoom <= 0 {
+			t.capped, w.done = true, true
+			break // every later record is above the frontier too
+		}
+		fromFree = t.take(x) || fromFree
+		w.next = x + 1
+		if x != t.frontier {
+			ackRoom-- // its settle will join acked-ahead
+		}
+		if t.exhausted(x) {
+			// A count carried over from an earlier life, or MaxDeliveries
+			// lowered: the record goes to the dead-letter topic, and its
+			// group waits for that.
+			t.hold(x, ReasonExpired)
+			if c.Keyed {
+				t.group(x, c.Group)
+				w.pass(c.Group)
+			}
+			continue
+		}
+		out = t.grant(out, n, x, now)
+		if c.Keyed {
+			t.group(x, c.Group)
+			w.own(c.Group)
+		}
+	}
+	if fromFree {
+		t.free.keepFree(t)
+	}
+	return out, false
+}
+
+// take removes free offset x from where Reserve would find it, and says
+// whether it was in the free list. Below the cursor it is in the free list,
+// left for the caller to drop (keepFree, once per walk: the list is a heap
+// with no removal by value). At or above it, the cursor moves past x, and
+// the free offsets it steps over (records the walk passed over, blocked by
+// their group) go to the free list, keeping invariant 8.
+func (t *Table) take(x uint64) (fromFree bool) {
+	if x < t.cursor {
+		return true
+	}
+	y := t.cursor
+	i := t.skipped.search(y)
+	for y < x {
+		if i < len(t.skipped.spans) && t.skipped.spans[i].lo <= y {
+			y = t.skipped.spans[i].hi
+			i++
+			continue
+		}
+		if t.isFree(y) {
+			t.free.push(y)
+		}
+		y++
+	}
+	t.cursor = x + 1
+	return false
+}
+
+// keepFree drops every entry that is no longer free (leased or held by a
+// group walk) and restores heap order: O(len).
+func (f *freeList) keepFree(t *Table) {
+	kept := (*f)[:0]
+	for _, x := range *f {
+		if t.isFree(x) {
+			kept = append(kept, x)
+		}
+	}
+	*f = kept
+	heap.Init(f)
+}
+
+// blocked reports whether group g may not be leased now by w: it was
+// passed over earlier in the walk, or it has an outstanding entry that w
+// did not grant.
+func (w *GroupWalk) blocked(t *Table, g uint64) bool {
+	if _, ok := w.passed[g]; ok {
+		return true
+	}
+	if t.groupOut[g] == 0 {
+		return false
+	}
+	_, ok := w.mine[g]
+	return !ok
+}
+
+func (w *GroupWalk) pass(g uint64) {
+	if w.passed == nil {
+		w.passed = make(map[uint64]struct{})
+	}
+	w.passed[g] = struct{}{}
+}
+
+func (w *GroupWalk) own(g uint64) {
+	if w.mine == nil {
+		w.mine = make(map[uint64]struct{})
+	}
+	w.mine[g] = struct{}{}
+}
+
+// group records outstanding offset x as a member of group g.
+func (t *Table) group(x, g uint64) {
+	if t.grouped == nil {
+		t.grouped = make(map[uint64]uint64)
+		t.groupOut = make(map[uint64]int)
+	}
+	t.grouped[x] = g
+	t.groupOut[g]++
+}
+
+// ungroup forgets x's group entry, if it has one: x is no longer
+// outstanding. Free when no group walk ever leased (one length check).
+func (t *Table) ungroup(x uint64) {
+	if len(t.grouped) == 0 {
+		return
+	}
+	g, ok := t.grouped[x]
+	if !ok {
+		return
+	}
+	delete(t.grouped, x)
+	if c := t.groupOut[g] - 1; c > 0 {
+		t.groupOut[g] = c
+	} else {
+		delete(t.groupOut, g)
+	}
+}
+
+// ungroupRange forgets the group entries of [lo, hi), settled wholesale.
+// The map holds at most the outstanding entries, so walking it is cheap.
+func (t *Table) ungroupRange(lo, hi uint64) {
+	for x := range t.grouped {
+		if x >= lo && x < hi {
+			t.ungroup(x)
+		}
+	}
+}
+
+// Groups returns how many groups hold outstanding entries (leases or
+// dead-letter holds granted by group walks): what the group state costs.
+func (t *Table) Groups() int {
+	t.mu.Lock()
+	defer t.unlock()
+	t.purge(t.clock.Now())
+	return len(t.groupOut)
+}
+
+// checkGroups reports a broken group invariant (see the top of the file).
+func (t *Table) checkGroups() error {
+	counts := make(map[uint64]int, len(t.groupOut))
+	for x, g := range t.grouped {
+		if t.leases[x] == nil && !t.isDead(x) {
+			return fmt.Errorf("grouped offset %d is neither leased nor held", x)
+		}
+		counts[g]++
+	}
+	if len(counts) != len(t.groupOut) {
+		return fmt.Errorf("%d groups counted, %d outstanding", len(t.groupOut), len(counts))
+	}
+	for g, c := range t.groupOut {
+		if counts[g] != c {
+			return fmt.Errorf("group %x counts %d entries, holds %d", g, c, counts[g])
+		}
+	}
+	return nil
+}
