@@ -39,6 +39,8 @@ type AlterTopicRequest struct {
 	DedupeWindowMs  *int64  `json:"dedupe_window_ms"`
 	DeliveryDelay   *string `json:"delivery_delay"`
 	DeliveryDelayMs *int64  `json:"delivery_delay_ms"`
+	// Ordering: "none" or "group" (docs/concepts.md, "Message groups").
+	Ordering *string `json:"ordering"`
 	// ReplicationFactor: 1..5 copies of each partition, at most the live
 	// nodes; the controller adds or removes replicas to match.
 	ReplicationFactor *int `json:"replication_factor"`
@@ -67,6 +69,18 @@ func validVisibility(v int64) error {
 		return refusal.New(refusal.ErrInvalid, 0, "visibility_timeout_ms must be %d..%d, got %d", minVisibilityMs, maxVisibilityMs, v)
 	}
 	return nil
+}
+
+// storedOrdering is the Topic.Ordering an API value asks for: "" for
+// "none", "group" as is; anything else is refused naming the field.
+func storedOrdering(v string) (string, error) {
+	switch v {
+	case meta.OrderingNone:
+		return "", nil
+	case meta.OrderingGroup:
+		return v, nil
+	}
+	return "", refusal.New(refusal.ErrInvalid, 0, "ordering must be %q or %q, got %q", meta.OrderingNone, meta.OrderingGroup, v)
 }
 
 func validCap(field string, v int) error {
@@ -179,6 +193,13 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 		return meta.Topic{}, err
 	} else if ok {
 		t.DeliveryDelayMs = ms
+	}
+	if req.Ordering != nil {
+		o, err := storedOrdering(*req.Ordering)
+		if err != nil {
+			return meta.Topic{}, err
+		}
+		t.Ordering = o
 	}
 	if req.ReplicationFactor != nil {
 		if err := a.validReplicationFactor(*req.ReplicationFactor); err != nil {
@@ -365,6 +386,13 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 	} else if ok {
 		u.DeliveryDelayMs, changed = &ms, true
 	}
+	if req.Ordering != nil {
+		o, err := storedOrdering(*req.Ordering)
+		if err != nil {
+			return TopicView{}, err
+		}
+		u.Ordering, changed = &o, true
+	}
 	if req.ReplicationFactor != nil {
 		if err := a.validReplicationFactor(*req.ReplicationFactor); err != nil {
 			return TopicView{}, err
@@ -395,7 +423,7 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		}
 	}
 	if !changed {
-		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, delivery_delay, replication_factor, schema, partitions")
+		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, delivery_delay, ordering, replication_factor, schema, partitions")
 	}
 	if err := metaErr(a.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err

@@ -387,5 +387,6 @@ func LimitsOf(t meta.Topic) lease.Limits {
 		MaxInFlight:       t.MaxInFlight,
 		MaxAckedAhead:     t.MaxAckedAhead,
 		MaxDeliveries:     maxDeliveries,
+		Groups:            t.Ordering == meta.OrderingGroup,
 	}
 }

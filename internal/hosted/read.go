@@ -34,9 +34,13 @@ type Message struct {
 // are reserved only for what is likely to fit; a lease the budget then
 // cannot hold is released at once, never left to its visibility timeout.
 // A round that only stepped over unreadable records (settled as skipped)
-// goes on: a gap is not the end of the partition.
+// goes on: a gap is not the end of the partition. A topic with ordering
+// "group" reads first and leases after (groups.go).
 func (q *Queue) LeaseFrom(l *storage.Log, out []Message, want int, budget *Budget, wake func()) ([]Message, error) {
 	out = q.leaseDue(l, out, want-len(out), budget, wake)
+	if q.Table.Limits().Groups {
+		return q.leaseGroups(l, out, want, budget, wake)
+	}
 	for len(out) < want && !budget.Full() {
 		if oldest := l.Oldest(); q.Table.Frontier() < oldest {
 			q.Table.AdvanceTo(oldest)

@@ -24,6 +24,10 @@ type Limits struct {
 	// the record is held for the dead-letter topic (dead.go) instead of
 	// being offered again. 0 is off (the reference: redelivered forever).
 	MaxDeliveries int
+	// Groups: the topic's ordering is "group", so the caller leases by
+	// group walk (groups.go) rather than Reserve. The table itself takes
+	// either call under any setting; the caller picks by this.
+	Groups bool
 }
 
 // FloorVisibilityTimeout replaces a non-positive visibility timeout; it is

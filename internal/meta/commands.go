@@ -149,6 +149,8 @@ type TopicUpdate struct {
 	Assignments     []Assignment `json:"assignments,omitempty"`
 	DedupeWindowMs  *int64       `json:"dedupe_window_ms,omitempty"`
 	DeliveryDelayMs *int64       `json:"delivery_delay_ms,omitempty"`
+	// Ordering sets Topic.Ordering ("" for none).
+	Ordering *string `json:"ordering,omitempty"`
 	// ReplicationFactor sets Topic.ReplicationFactor; the controller then
 	// adds or removes replicas (SetReplicas) until each partition has it.
 	ReplicationFactor *int `json:"replication_factor,omitempty"`

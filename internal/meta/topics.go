@@ -125,6 +125,9 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 	if u.DeliveryDelayMs != nil {
 		t.DeliveryDelayMs = *u.DeliveryDelayMs
 	}
+	if u.Ordering != nil {
+		t.Ordering = *u.Ordering
+	}
 	if u.ReplicationFactor != nil {
 		t.ReplicationFactor = *u.ReplicationFactor
 	}
@@ -406,6 +409,8 @@ func checkTopicFields(t Topic) error {
 		return topicErr(t.Name, ErrInvalid, "negative setting")
 	case len(t.Schema) > 0 && !json.Valid(t.Schema):
 		return topicErr(t.Name, ErrInvalid, "schema is not JSON")
+	case t.Ordering != "" && t.Ordering != OrderingGroup:
+		return topicErr(t.Name, ErrInvalid, "ordering %q is not %q or %q", t.Ordering, OrderingNone, OrderingGroup)
 	case t.ReplicationFactor < 0 || t.ReplicationFactor > MaxReplicationFactor:
 		return topicErr(t.Name, ErrInvalid, "replication factor %d outside 1..%d", t.ReplicationFactor, MaxReplicationFactor)
 	case t.Remote != nil && t.ReplicationFactor > 1:
@@ -473,7 +478,7 @@ func topicEqual(a, b Topic) bool {
 		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children) &&
 		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic &&
 		a.DedupeWindowMs == b.DedupeWindowMs && a.ReplicationFactor == b.ReplicationFactor &&
-		a.DeliveryDelayMs == b.DeliveryDelayMs
+		a.DeliveryDelayMs == b.DeliveryDelayMs && a.Ordering == b.Ordering
 }
 
 func insertSorted(s []string, v string) []string {

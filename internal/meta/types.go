@@ -13,6 +13,12 @@ const MaxChildren = 108
 // beyond the delay: retention ≥ delay + 1 h, or 0 (keep forever).
 const delayRetentionFloorMs = 3_600_000
 
+// Topic orderings (Topic.Ordering).
+const (
+	OrderingNone  = "none"
+	OrderingGroup = "group"
+)
+
 // Topic is a topic's metadata record. JSON names are the HTTP API's.
 //
 // The link fields (Parent, AttachEpoch, AttachOffsets, FanoutDelayMs,
@@ -79,6 +85,12 @@ type Topic struct {
 	// every record that names none of its own (docs/concepts.md,
 	// "Scheduled delivery"): SQS's queue DelaySeconds.
 	DeliveryDelayMs int64 `json:"delivery_delay_ms,omitempty"`
+
+	// Ordering is how queue consumers are served (docs/concepts.md,
+	// "Message groups"): OrderingGroup, or "" for OrderingNone (stored
+	// so; shown as "none"). With "group", a keyed record is offered only
+	// once every earlier record of its key is settled (package lease).
+	Ordering string `json:"ordering,omitempty"`
 
 	// ReplicationFactor is how many copies each partition keeps
 	// (docs/replication.md); 0 is a topic recorded

@@ -21,6 +21,7 @@ type CreateRequest struct {
 	// topic's delivery_delay; give at most one.
 	DeliveryDelay     *string         `json:"delivery_delay"`
 	DeliveryDelayMs   *int64          `json:"delivery_delay_ms"`
+	Ordering          *string         `json:"ordering"` // "none" or "group"
 	Schema            json.RawMessage `json:"schema"`
 	Parent            string          `json:"parent"`
 	FanoutDelayMs     *int64          `json:"fanout_delay_ms"`
@@ -58,6 +59,9 @@ func ViewOf(t meta.Topic) View {
 	t.Remote = t.Remote.Public() // credentials are never shown
 	if t.ReplicationFactor == 0 && t.Remote == nil {
 		t.ReplicationFactor = 1 // recorded before replication existed: one copy
+	}
+	if t.Ordering == "" && t.Remote == nil {
+		t.Ordering = meta.OrderingNone
 	}
 	role := RoleStandalone
 	switch {
