@@ -36,6 +36,9 @@ type Topic struct {
 	// DedupeWindowMs is the idempotent-produce window (0: off): within it
 	// the topic stores at most one record per MsgID.
 	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
+	// Ordering is "none" or "group": with "group", records of one key are
+	// delivered one at a time in order (an extension; message groups).
+	Ordering string `json:"ordering,omitempty"`
 	// ReplicationFactor is how many copies of each partition the topic
 	// keeps, on distinct nodes (an extension; 1: a single copy).
 	ReplicationFactor int `json:"replication_factor,omitempty"`
@@ -140,6 +143,8 @@ type CreateTopicRequest struct {
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
 	// DedupeWindowMs: 0 (off) or 1000..86400000.
 	DedupeWindowMs int64 `json:"dedupe_window_ms,omitempty"`
+	// Ordering: "none" (the default when empty) or "group".
+	Ordering string `json:"ordering,omitempty"`
 	// ReplicationFactor: 1..5 copies of each partition, at most the live
 	// nodes; 0 takes the default (1).
 	ReplicationFactor int `json:"replication_factor,omitempty"`
@@ -163,6 +168,7 @@ type AlterTopicRequest struct {
 	MaxDeliveries   *int    `json:"max_deliveries,omitempty"`
 	DeadLetterTopic *string `json:"dead_letter_topic,omitempty"`
 	DedupeWindowMs  *int64  `json:"dedupe_window_ms,omitempty"` // 0 turns it off
+	Ordering        *string `json:"ordering,omitempty"`         // "none" or "group"
 	// ReplicationFactor raises or lowers the copies of each partition
 	// (1..5, at most the live nodes).
 	ReplicationFactor *int `json:"replication_factor,omitempty"`

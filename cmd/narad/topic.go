@@ -46,7 +46,8 @@ func (a *app) topicAddCmd() *cobra.Command {
   narad topic add reminders --delivery-delay 15m       # each record due 15m after it is accepted
   narad topic add orders-v2 --schema-file order.schema.json
   narad topic add orders-retry --parent orders --delay 1h
-  narad topic add orders --max-deliveries 5 --dead-letter-topic orders.dlq`,
+  narad topic add orders --max-deliveries 5 --dead-letter-topic orders.dlq
+  narad topic add payments --ordering group            # one at a time per key`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,6 +68,7 @@ func (a *app) topicAddCmd() *cobra.Command {
 				MaxDeliveries:             f.maxDeliveries,
 				DeadLetterTopic:           f.deadLetter,
 				ReplicationFactor:         f.replicas,
+				Ordering:                  f.ordering,
 			}
 			if fs.Changed("retention") {
 				// 0 is sent: it means "keep forever", not "the default".
@@ -167,6 +169,9 @@ func (a *app) topicEditCmd() *cobra.Command {
 			if fs.Changed("replication-factor") {
 				req.ReplicationFactor, changed = &f.replicas, true
 			}
+			if fs.Changed("ordering") {
+				req.Ordering, changed = &f.ordering, true
+			}
 			for _, d := range []struct {
 				name string
 				val  time.Duration
@@ -192,7 +197,7 @@ func (a *app) topicEditCmd() *cobra.Command {
 				req.Schema, changed = json.RawMessage("null"), true
 			}
 			if !changed {
-				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --delivery-delay, --schema-file, --no-schema")
+				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --delivery-delay, --ordering, --schema-file, --no-schema")
 			}
 			c, err := a.client()
 			if err != nil {
@@ -232,6 +237,9 @@ func topicSummary(t client.Topic) string {
 	}
 	if t.FanoutDelayMs > 0 {
 		parts = append(parts, "delay "+formatMs(t.FanoutDelayMs))
+	}
+	if t.Ordering == "group" {
+		parts = append(parts, "ordered by key (message groups)")
 	}
 	if t.MaxDeliveries > 0 {
 		parts = append(parts, fmt.Sprintf("dead letters to %s after %s", t.DeadLetterTopic, deliveriesOf(t.MaxDeliveries)))

@@ -32,6 +32,7 @@ type topicFlags struct {
 	maxDeliveries int
 	deadLetter    string
 	replicas      int
+	ordering      string
 	filter        filterFlags // create: the link's filter, with --parent
 }
 
@@ -48,6 +49,8 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	fs.StringVar(&f.schemaFile, "schema-file", "", `JSON Schema every payload must match, from this file ("-": standard input)`)
 	fs.IntVar(&f.maxDeliveries, "max-deliveries", 0, "deliveries a record gets before it goes to --dead-letter-topic, 1..1000 (0: off)")
 	fs.IntVar(&f.replicas, "replication-factor", 0, "copies of each partition on distinct nodes, 1..5, at most the live nodes (default 1)")
+	fs.StringVar(&f.ordering, "ordering", "", `"group": records of one key are delivered one at a time, in order; "none": any record any time (default)`)
+	_ = cmd.RegisterFlagCompletionFunc("ordering", cobra.FixedCompletions([]string{"none", "group"}, cobra.ShellCompDirectiveNoFileComp))
 	fs.StringVar(&f.deadLetter, "dead-letter-topic", "", `topic that records whose deliveries are used up go to (edit: "" clears it)`)
 	_ = cmd.RegisterFlagCompletionFunc("dead-letter-topic", a.completeTopicFlag)
 	if create {
@@ -118,6 +121,9 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 		if fs.Changed(d.name) && d.d > maxDelay {
 			return flagErr(d.name, typed(d.name), "must be at most %s", showDuration(maxDelay))
 		}
+	}
+	if fs.Changed("ordering") && f.ordering != "none" && f.ordering != "group" {
+		return flagErr("ordering", typed("ordering"), `must be "none" or "group"`)
 	}
 	if f.noSchema && f.schemaFile != "" {
 		return errors.New("--schema-file and --no-schema contradict each other")

@@ -27,6 +27,9 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	if t.DedupeWindowMs > 0 {
 		row("dedupe window", formatMs(t.DedupeWindowMs))
 	}
+	if t.Ordering != "" {
+		row("ordering", t.Ordering)
+	}
 	if t.ReplicationFactor > 0 {
 		row("replication factor", fmt.Sprint(t.ReplicationFactor))
 	}
