@@ -39,9 +39,6 @@ var groupSeed = maphash.MakeSeed()
 // and the freed record's wake-up brings a consumer back.
 const groupRetries = 3
 
-// groupChunkMin is the fewest candidates one read asks for.
-const groupChunkMin = 16
-
 // groupWindow is how many candidates a round may walk: what the limits
 // let be out at once, plus what is wanted.
 func groupWindow(l lease.Limits, want int) int {
@@ -73,12 +70,17 @@ func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, budget *Bud
 func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budget *Budget, wake func()) (_ []Message, stale bool, err error) {
 	w := q.Table.StartGroupWalk()
 	hwm := l.HWM()
+	chunk := 0
 	for walked := 0; len(out) < want && !budget.Full() && walked < window; {
 		n := fitting(q, want-len(out), budget)
 		if n == 0 {
 			break
 		}
-		offs, st := q.Table.Candidates(w, hwm, min(max(2*n, groupChunkMin), window-walked))
+		// The first read is what is wanted (nothing blocked: nothing read
+		// in vain); each further one doubles, so a window of blocked
+		// records costs a logarithmic number of reads.
+		chunk = max(n, 2*chunk)
+		offs, st := q.Table.Candidates(w, hwm, min(chunk, window-walked))
 		if st || len(offs) == 0 {
 			return out, st, nil
 		}
@@ -98,7 +100,7 @@ func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budg
 			return out, true, nil
 		}
 		var full bool
-		out, full = q.answer(leases, recs, budget, out, wake)
+		out, full = q.answer(leases, cands, recs, budget, out, wake)
 		if full {
 			break
 		}
@@ -107,14 +109,14 @@ func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budg
 }
 
 // readCandidates reads the records at offs (ascending) and returns them as
-// candidates with their groups, and by offset. It stops at the first
+// candidates with their groups, and the records (recs[i] is cands[i]'s). It stops at the first
 // offset it could not read, so the candidates are a prefix of offs with no
 // unknown record among them; unreadable records are settled as skipped
 // and records below retention by moving the frontier, as in readLeased
 // (settled says it did either).
-func (q *Queue) readCandidates(l *storage.Log, offs []uint64) (cands []lease.Candidate, recs map[uint64]storage.Record, settled bool, err error) {
+func (q *Queue) readCandidates(l *storage.Log, offs []uint64) (cands []lease.Candidate, recs []storage.Record, settled bool, err error) {
 	cands = make([]lease.Candidate, 0, len(offs))
-	recs = make(map[uint64]storage.Record, len(offs))
+	recs = make([]storage.Record, 0, len(offs))
 	for i := 0; i < len(offs); {
 		j := i + 1
 		for j < len(offs) && offs[j] == offs[j-1]+1 {
@@ -141,7 +143,7 @@ func (q *Queue) readCandidates(l *storage.Log, offs []uint64) (cands []lease.Can
 				c.Group, c.Keyed = maphash.Bytes(groupSeed, r.Key), true
 			}
 			cands = append(cands, c)
-			recs[r.Offset] = r
+			recs = append(recs, r)
 		}
 		if len(res.Records) < j-i {
 			return cands, recs, false, nil // the byte bound cut the run
@@ -157,12 +159,16 @@ const groupReadBytes = 4 << 20
 
 // answer adds the records of freshly granted leases to out within the
 // budget; full says the budget cut the answer, and the leases it could
-// not hold are released at once (waking consumers to take them).
-func (q *Queue) answer(leases []lease.Lease, recs map[uint64]storage.Record, a *Budget, out []Message, wake func()) (_ []Message, full bool) {
+// not hold are released at once (waking consumers to take them). The
+// leases are some of cands, in the same order; recs are cands' records.
+func (q *Queue) answer(leases []lease.Lease, cands []lease.Candidate, recs []storage.Record, a *Budget, out []Message, wake func()) (_ []Message, full bool) {
 	topic := q.Key.Topic
-	before, readBytes := len(out), 0
+	before, readBytes, j := len(out), 0, 0
 	for i, ls := range leases {
-		r := recs[ls.Offset]
+		for cands[j].Offset != ls.Offset {
+			j++
+		}
+		r := recs[j]
 		size := len(r.Key) + len(r.Payload)
 		readBytes += size
 		if a.Full() || !a.fits(size) {

@@ -65,6 +65,7 @@ func (t *Table) hold(x uint64, why Reason) {
 		t.dead = make(map[uint64]*Dead)
 	}
 	t.dead[x] = &Dead{Offset: x, DeliveryCount: t.deliveries[x], Reason: why}
+	t.groupHeld(x)
 }
 
 // isDead reports whether x is held for the dead-letter topic.

@@ -36,7 +36,8 @@ import (
 //
 // State: grouped maps each outstanding offset leased by a group walk to
 // its group's hash, and groupOut counts the outstanding entries per group
-// (a group is deleted at zero). An entry leaves when its offset stops
+// (a group is deleted at zero) and names the walk that granted them (none
+// once one is held for the dead-letter topic), so a walk knows its own. An entry leaves when its offset stops
 // being outstanding — markFree (nack, expiry, release, revive of a dead
 // hold), settle (ack, SettleDead) or dropRange (retention, skip, purge) —
 // so expiry, nack, ack and dead-lettering unlock a group with no work of
@@ -53,7 +54,7 @@ import (
 // over). Acks need no such care: a settled record never has to come first.
 //
 // Invariant (checked with the others, see checkGroups): every offset in
-// grouped is leased or held for the dead-letter topic, and groupOut[g] is
+// grouped is leased or held for the dead-letter topic, and groupOut[g].n is
 // the number of offsets in grouped with group g, never zero.
 //
 // Leases granted by Reserve (ordering "none", or before a PATCH to
@@ -73,7 +74,7 @@ type GroupWalk struct {
 	gen    uint64              // freeGen when the walk started
 	next   uint64              // every offset below it has been walked
 	passed map[uint64]struct{} // groups passed over: blocked for the rest
-	mine   map[uint64]struct{} // groups this walk leased
+	id     uint64              // tells the walk's grants from others' (groupState.walk)
 	done   bool                // stopped by a cap: nothing more to find
 }
 
@@ -82,7 +83,8 @@ func (t *Table) StartGroupWalk() *GroupWalk {
 	t.mu.Lock()
 	defer t.unlock()
 	t.purge(t.clock.Now())
-	return &GroupWalk{gen: t.freeGen, next: t.frontier}
+	t.walks++
+	return &GroupWalk{gen: t.freeGen, next: t.frontier, id: t.walks}
 }
 
 // Candidates returns up to limit free offsets below hwm that w has not yet
@@ -188,15 +190,14 @@ func (t *Table) ReserveGroups(w *GroupWalk, hwm uint64, cands []Candidate, want 
 			// group waits for that.
 			t.hold(x, ReasonExpired)
 			if c.Keyed {
-				t.group(x, c.Group)
+				t.group(x, c.Group, 0)
 				w.pass(c.Group)
 			}
 			continue
 		}
 		out = t.grant(out, n, x, now)
 		if c.Keyed {
-			t.group(x, c.Group)
-			w.own(c.Group)
+			t.group(x, c.Group, w.id)
 		}
 	}
 	if fromFree {
@@ -252,11 +253,8 @@ func (w *GroupWalk) blocked(t *Table, g uint64) bool {
 	if _, ok := w.passed[g]; ok {
 		return true
 	}
-	if t.groupOut[g] == 0 {
-		return false
-	}
-	_, ok := w.mine[g]
-	return !ok
+	st, ok := t.groupOut[g]
+	return ok && st.walk != w.id
 }
 
 func (w *GroupWalk) pass(g uint64) {
@@ -266,21 +264,36 @@ func (w *GroupWalk) pass(g uint64) {
 	w.passed[g] = struct{}{}
 }
 
-func (w *GroupWalk) own(g uint64) {
-	if w.mine == nil {
-		w.mine = make(map[uint64]struct{})
-	}
-	w.mine[g] = struct{}{}
+// groupState is a group with outstanding entries: how many, and which
+// walk granted them — every entry of a group comes from one walk, since
+// no other walk leases a group while it has any (0: a dead-letter hold,
+// which no walk may pass).
+type groupState struct {
+	n    int
+	walk uint64
 }
 
-// group records outstanding offset x as a member of group g.
-func (t *Table) group(x, g uint64) {
+// group records outstanding offset x as a member of group g, granted by
+// walk.
+func (t *Table) group(x, g, walk uint64) {
 	if t.grouped == nil {
 		t.grouped = make(map[uint64]uint64)
-		t.groupOut = make(map[uint64]int)
+		t.groupOut = make(map[uint64]groupState)
 	}
 	t.grouped[x] = g
-	t.groupOut[g]++
+	st := t.groupOut[g]
+	t.groupOut[g] = groupState{n: st.n + 1, walk: walk}
+}
+
+// groupHeld notes that outstanding offset x is now held for the
+// dead-letter topic: its group, if it has one, is no walk's any more, so
+// not even the walk that leased it may lease past it.
+func (t *Table) groupHeld(x uint64) {
+	if g, ok := t.grouped[x]; ok {
+		st := t.groupOut[g]
+		st.walk = 0
+		t.groupOut[g] = st
+	}
 }
 
 // ungroup forgets x's group entry, if it has one: x is no longer
@@ -294,8 +307,9 @@ func (t *Table) ungroup(x uint64) {
 		return
 	}
 	delete(t.grouped, x)
-	if c := t.groupOut[g] - 1; c > 0 {
-		t.groupOut[g] = c
+	if st := t.groupOut[g]; st.n > 1 {
+		st.n--
+		t.groupOut[g] = st
 	} else {
 		delete(t.groupOut, g)
 	}
@@ -332,9 +346,9 @@ func (t *Table) checkGroups() error {
 	if len(counts) != len(t.groupOut) {
 		return fmt.Errorf("%d groups counted, %d outstanding", len(t.groupOut), len(counts))
 	}
-	for g, c := range t.groupOut {
-		if counts[g] != c {
-			return fmt.Errorf("group %x counts %d entries, holds %d", g, c, counts[g])
+	for g, st := range t.groupOut {
+		if counts[g] != st.n {
+			return fmt.Errorf("group %x counts %d entries, holds %d", g, st.n, counts[g])
 		}
 	}
 	return nil

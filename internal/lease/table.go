@@ -69,8 +69,9 @@ type Table struct {
 	// group walk leased, outstanding entries per group, and a counter of
 	// offsets made free, by which a walk knows it raced with one.
 	grouped  map[uint64]uint64
-	groupOut map[uint64]int
+	groupOut map[uint64]groupState
 	freeGen  uint64
+	walks    uint64
 
 	// nonces draws every lease's nonce: a ChaCha8 stream seeded from
 	// crypto/rand when the table is made, so a handle cannot be guessed
