@@ -71,6 +71,16 @@ func validVisibility(v int64) error {
 	return nil
 }
 
+// ValidOrdering checks ordering, "none" or "group": what any node can
+// refuse before forwarding a request.
+func ValidOrdering(v *string) error {
+	if v == nil {
+		return nil
+	}
+	_, err := storedOrdering(*v)
+	return err
+}
+
 // storedOrdering is the Topic.Ordering an API value asks for: "" for
 // "none", "group" as is; anything else is refused naming the field.
 func storedOrdering(v string) (string, error) {

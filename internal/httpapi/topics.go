@@ -33,6 +33,9 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 	if err := broker.ValidReplicationFactor(req.ReplicationFactor); err != nil {
 		return err
 	}
+	if err := broker.ValidOrdering(req.Ordering); err != nil {
+		return err
+	}
 	if err := s.allow(r, meta.ActionCreate, req.Name); err != nil {
 		return err
 	}
@@ -123,6 +126,9 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string)
 		return err
 	}
 	if err := broker.ValidReplicationFactor(req.ReplicationFactor); err != nil {
+		return err
+	}
+	if err := broker.ValidOrdering(req.Ordering); err != nil {
 		return err
 	}
 	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
