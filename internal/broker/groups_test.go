@@ -250,3 +250,23 @@ func TestGroupOrderingRefusesBadValues(t *testing.T) {
 		t.Fatalf("after a refused PATCH ordering is %q, want none", v.Ordering)
 	}
 }
+
+// TestGroupStuckDoesNotBlockAnother: a key whose first record is out (a
+// consumer that keeps failing it) holds back only its own records, also
+// when many of them lie before another key's.
+func TestGroupStuckDoesNotBlockAnother(t *testing.T) {
+	n := newTestNode(t, Config{})
+	createGrouped(t, n.b, "jobs", 1)
+	recs := make([]string, 0, 301)
+	for i := range 300 {
+		recs = append(recs, fmt.Sprintf("a:%d", i))
+	}
+	commitKeyed(t, n.b, "jobs", 0, append(recs, "b:0")...)
+	h := expectOne(t, n, "jobs", "a:0")
+	for range 3 { // a:0 keeps failing
+		ack(t, n, "jobs", h, Nack)
+		h = expectOne(t, n, "jobs", "a:0")
+	}
+	expectOne(t, n, "jobs", "b:0")
+	expectOne(t, n, "jobs", "")
+}

@@ -9,8 +9,10 @@
 // lock, so a commit's role lookup never waits behind a log being opened.
 //
 // What is done to one hosted partition lives here too: a lease round and
-// a replay by position (read.go), scheduled records filed and delivered
-// when due (scheduled.go, over package schedule and lease.Due), the upkeep the broker's loops run
+// a replay by position (read.go; on a topic with message groups the round
+// reads first and leases in group order, groups.go), scheduled records
+// filed and delivered when due (scheduled.go, over package schedule and
+// lease.Due), the upkeep the broker's loops run
 // (upkeep.go: queue state made durable, lapsed leases purged, retention,
 // idle logs closed), the hand-off of held records to the dead-letter
 // topic (deadletter.go: commit before settle), the backlog gauges
@@ -52,6 +54,10 @@
 //   - delivery counts are written after the frontier they go with and a
 //     counts file that does not decode never stops the partition
 //     (counts.go);
+//   - on a topic with ordering "group" a lease round leases only records
+//     it has read, in offset order, and hands the lease table each one's
+//     key hash, so the table's group rule (package lease, groups.go) sees
+//     every record before it is leased (groups.go);
 //   - within a topic's dedupe window a partition stores at most one record
 //     per producer id, and two concurrent commits never both store one id
 //     (dedupe.go, window.go);
