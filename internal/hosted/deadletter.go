@@ -157,7 +157,7 @@ func (b *DeadLetters) Pass(ctx context.Context) {
 			return
 		}
 		if q.Table.DeadCount() > 0 {
-			b.deadLetterQueue(ctx, q, tableHolds{q.Table})
+			b.deadLetterQueue(ctx, q, tableHolds{q.Table, q})
 		}
 		if q.sched.Due.DeadCount() > 0 {
 			b.deadLetterQueue(ctx, q, dueHolds{q.sched.Due, q})
@@ -269,7 +269,13 @@ type holds interface {
 	goneUnreadable(x uint64)
 }
 
-type tableHolds struct{ *lease.Table }
+type tableHolds struct {
+	*lease.Table
+	q *Queue
+}
+
+// SetLimits sets the whole queue's limits, the group mode with them.
+func (t tableHolds) SetLimits(l lease.Limits) { t.q.setLimits(l) }
 
 func (t tableHolds) settleDead(x uint64) bool { return t.SettleDead(x) == nil }
 func (t tableHolds) goneBelow(oldest uint64)  { t.AdvanceTo(oldest) }

@@ -45,6 +45,13 @@ func groupWindow(l lease.Limits, want int) int {
 	return l.MaxInFlight + l.MaxAckedAhead + want
 }
 
+// setLimits applies the topic's limits to the queue's table.
+func (q *Queue) setLimits(l lease.Limits) {
+	q.Table.SetLimits(l)
+	q.sched.Due.SetLimits(l)
+	q.groups.Store(l.Groups)
+}
+
 // leaseGroups is LeaseFrom for a topic with ordering "group".
 func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, budget *Budget, wake func()) ([]Message, error) {
 	limits := q.Table.Limits()
@@ -68,7 +75,10 @@ func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, budget *Bud
 // stale: the walk raced with a record being freed and should start over
 // (what it leased is in out and stays leased: it was in order).
 func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budget *Budget, wake func()) (_ []Message, stale bool, err error) {
-	w := q.Table.StartGroupWalk()
+	var w lease.GroupWalk
+	var offs []uint64
+	var cands []lease.Candidate
+	var recs []storage.Record
 	hwm := l.HWM()
 	chunk := 0
 	for walked := 0; len(out) < want && !budget.Full() && walked < window; {
@@ -80,11 +90,12 @@ func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budg
 		// in vain); each further one doubles, so a window of blocked
 		// records costs a logarithmic number of reads.
 		chunk = max(n, 2*chunk)
-		offs, st := q.Table.Candidates(w, hwm, min(chunk, window-walked))
+		var st, settled bool
+		offs, st = q.Table.Candidates(&w, offs, hwm, min(chunk, window-walked))
 		if st || len(offs) == 0 {
 			return out, st, nil
 		}
-		cands, recs, settled, err := q.readCandidates(l, offs)
+		cands, recs, settled, err = q.readCandidates(l, offs, cands, recs)
 		if err != nil {
 			return out, false, err
 		}
@@ -95,7 +106,7 @@ func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budg
 			break
 		}
 		walked += len(cands)
-		leases, st := q.Table.ReserveGroups(w, hwm, cands, n)
+		leases, st := q.Table.ReserveGroups(&w, hwm, cands, n)
 		if st {
 			return out, true, nil
 		}
@@ -109,14 +120,17 @@ func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budg
 }
 
 // readCandidates reads the records at offs (ascending) and returns them as
-// candidates with their groups, and the records (recs[i] is cands[i]'s). It stops at the first
+// candidates with their groups, and the records (recs[i] is cands[i]'s),
+// reusing the arrays of the two slices given. It stops at the first
 // offset it could not read, so the candidates are a prefix of offs with no
 // unknown record among them; unreadable records are settled as skipped
 // and records below retention by moving the frontier, as in readLeased
 // (settled says it did either).
-func (q *Queue) readCandidates(l *storage.Log, offs []uint64) (cands []lease.Candidate, recs []storage.Record, settled bool, err error) {
-	cands = make([]lease.Candidate, 0, len(offs))
-	recs = make([]storage.Record, 0, len(offs))
+func (q *Queue) readCandidates(l *storage.Log, offs []uint64, cands []lease.Candidate, recs []storage.Record) (_ []lease.Candidate, _ []storage.Record, settled bool, err error) {
+	if cap(cands) < len(offs) {
+		cands, recs = make([]lease.Candidate, 0, len(offs)), make([]storage.Record, 0, len(offs))
+	}
+	cands, recs = cands[:0], recs[:0]
 	for i := 0; i < len(offs); {
 		j := i + 1
 		for j < len(offs) && offs[j] == offs[j-1]+1 {

@@ -21,6 +21,9 @@ type Queue struct {
 	// RecordBytes is the mean key+payload size of the records last read
 	// for a consume here: how many leases a round reserves.
 	RecordBytes atomic.Int64
+	// groups: the topic's ordering is "group" (Table's Limits.Groups),
+	// read by every lease round without taking the table's lock.
+	groups atomic.Bool
 
 	set     *Set
 	path    string        // consumer.offset
@@ -42,8 +45,7 @@ func (s *Set) Queue(name string, partition int, version uint64, limits lease.Lim
 	k := Key{name, partition}
 	if q := s.PeekQueue(name, partition); q != nil {
 		if old := q.version.Load(); old != version && q.version.CompareAndSwap(old, version) {
-			q.Table.SetLimits(limits)
-			q.sched.Due.SetLimits(limits)
+			q.setLimits(limits)
 		}
 		return q, nil
 	}
@@ -78,6 +80,7 @@ func (s *Set) Queue(name string, partition int, version uint64, limits lease.Lim
 	q := &Queue{Key: k, set: s, path: path, persisted: stored, sched: sc,
 		Table: lease.New(partition, frontier, limits, clockFunc{clock.Real, s.now})}
 	q.counts = s.seedCounts(countsPath, counts, q.Table)
+	q.groups.Store(limits.Groups)
 	q.version.Store(version)
 	p.queue = q
 	if _, ok := sc.index.Next(); ok {

@@ -38,7 +38,7 @@ type Message struct {
 // "group" reads first and leases after (groups.go).
 func (q *Queue) LeaseFrom(l *storage.Log, out []Message, want int, budget *Budget, wake func()) ([]Message, error) {
 	out = q.leaseDue(l, out, want-len(out), budget, wake)
-	if q.Table.Limits().Groups {
+	if q.groups.Load() {
 		return q.leaseGroups(l, out, want, budget, wake)
 	}
 	for len(out) < want && !budget.Full() {

@@ -74,7 +74,7 @@
 //     the per-group counts match them (no group is kept at zero): memory
 //     is bounded by the outstanding entries, not the groups ever seen.
 //
-// Complexity: a group walk (StartGroupWalk, Candidates, ReserveGroups)
+// Complexity: a group walk (Candidates, ReserveGroups)
 // costs O(f log f) for the f offsets in the free list plus O(log n) per
 // candidate; the caller reads the candidates, a bounded window.
 // Reserve, Ack, AckMany, Extend, Nack and Release are

@@ -20,8 +20,8 @@ import (
 // records, so it cannot know their groups either. A group walk therefore
 // splits the work with the caller (package hosted):
 //
-//  1. StartGroupWalk begins a walk at the frontier.
-//  2. Candidates names the next free offsets in order (the free list, then
+//  1. A zero GroupWalk is a walk not yet started.
+//  2. Candidates starts it at the frontier (the first call) and names the next free offsets in order (the free list, then
 //     from the cursor), a chunk at a time; the caller reads those records
 //     and hashes their keys.
 //  3. ReserveGroups walks the candidates in offset order and leases each
@@ -68,41 +68,43 @@ type Candidate struct {
 	Keyed  bool   // false: no group, leased as under ordering "none"
 }
 
-// GroupWalk is one lease round in group order (ReserveGroups). It is used
-// by one goroutine and must not outlive the round.
+// GroupWalk is one lease round in group order (ReserveGroups); the zero
+// value is ready to use, and Candidates starts it. It is used by one
+// goroutine and must not outlive the round.
 type GroupWalk struct {
-	gen    uint64              // freeGen when the walk started
-	next   uint64              // every offset below it has been walked
-	passed map[uint64]struct{} // groups passed over: blocked for the rest
-	id     uint64              // tells the walk's grants from others' (groupState.walk)
-	done   bool                // stopped by a cap: nothing more to find
-}
-
-// StartGroupWalk begins a group walk at the frontier.
-func (t *Table) StartGroupWalk() *GroupWalk {
-	t.mu.Lock()
-	defer t.unlock()
-	t.purge(t.clock.Now())
-	t.walks++
-	return &GroupWalk{gen: t.freeGen, next: t.frontier, id: t.walks}
+	started bool                // Candidates has started it
+	gen     uint64              // freeGen when the walk started
+	next    uint64              // every offset below it has been walked
+	passed  map[uint64]struct{} // groups passed over: blocked for the rest
+	id      uint64              // tells the walk's grants from others' (groupState.walk)
+	done    bool                // stopped by a cap: nothing more to find
 }
 
 // Candidates returns up to limit free offsets below hwm that w has not yet
-// walked, lowest first; none once a cap stopped w (ReserveGroups). stale means an offset became free since w started
+// walked, lowest first, appended to dst; none once a cap stopped w
+// (ReserveGroups). The first call starts w at the frontier. stale means an offset became free since w started
 // (nack, expiry, release): the caller must start a new walk.
 //
 // Cost: O(f log f) for f offsets in the free list, plus the offsets
 // returned.
-func (t *Table) Candidates(w *GroupWalk, hwm uint64, limit int) (offsets []uint64, stale bool) {
+func (t *Table) Candidates(w *GroupWalk, dst []uint64, hwm uint64, limit int) (offsets []uint64, stale bool) {
 	t.mu.Lock()
 	defer t.unlock()
 	t.purge(t.clock.Now())
+	if !w.started {
+		t.walks++
+		*w = GroupWalk{started: true, gen: t.freeGen, next: t.frontier, id: t.walks}
+	}
 	if t.freeGen != w.gen {
 		return nil, true
 	}
 	if w.done {
 		return nil, false
 	}
+	if cap(dst) < limit {
+		dst = make([]uint64, 0, min(limit, 1024))
+	}
+	offsets = dst[:0]
 	from := max(w.next, t.frontier)
 	for _, x := range t.free {
 		if x >= from && x < hwm && t.isFree(x) {
@@ -139,7 +141,7 @@ func (t *Table) ReserveGroups(w *GroupWalk, hwm uint64, cands []Candidate, want 
 	defer t.unlock()
 	now := t.clock.Now()
 	t.purge(now)
-	if t.freeGen != w.gen {
+	if !w.started || t.freeGen != w.gen {
 		return nil, true
 	}
 	n := min(want, t.limits.MaxInFlight-len(t.leases))
@@ -162,9 +164,11 @@ func (t *Table) ReserveGroups(w *GroupWalk, hwm uint64, cands []Candidate, want 
 			continue
 		}
 		if !t.isFree(x) {
-			// Taken since Candidates (another walk): its group, if it
-			// has one, is outstanding, so later records of it wait.
-			if c.Keyed && !t.settled(x) {
+			// Taken since Candidates (another walk): later records of its
+			// group wait. Outstanding in groupOut, it blocks them as long
+			// as it is out (and once settled it need not come first);
+			// leased by Reserve, it is not there, so the walk passes it.
+			if _, out := t.groupOut[c.Group]; c.Keyed && !out && !t.settled(x) {
 				w.pass(c.Group)
 			}
 			w.next = x + 1

@@ -18,11 +18,11 @@ func (k keyed) walk(t fataler, tb *Table, want, chunk int) []Lease {
 	t.Helper()
 	hwm := uint64(len(k))
 	for attempt := 0; attempt < 10; attempt++ {
-		w := tb.StartGroupWalk()
+		w := new(GroupWalk)
 		var out []Lease
 		stale := false
 		for len(out) < want {
-			offs, st := tb.Candidates(w, hwm, chunk)
+			offs, st := tb.Candidates(w, nil, hwm, chunk)
 			if st {
 				stale = true
 				break
@@ -365,15 +365,15 @@ func TestGroupPassedOverStaysBlockedForTheWalk(t *testing.T) {
 	tb, _ := newTable(t, defaultLimits)
 	k := keyed{0, 0, 0}
 	first := k.walk(t, tb, 1, 16) // 0 leased
-	w := tb.StartGroupWalk()
-	offs, _ := tb.Candidates(w, 3, 1)
+	w := new(GroupWalk)
+	offs, _ := tb.Candidates(w, nil, 3, 1)
 	if got, _ := tb.ReserveGroups(w, 3, k.cands(offs), 5); len(got) != 0 {
 		t.Fatalf("leased %v while 0 is out", offsets(got))
 	}
 	// 0 is acked between two chunks of the walk: 1, passed over while 0
 	// was out, is still free, so 2 must not be leased before it.
 	mustNil(t, "ack 0", tb.Ack(0, first[0].Nonce))
-	offs, _ = tb.Candidates(w, 3, 16)
+	offs, _ = tb.Candidates(w, nil, 3, 16)
 	if got, _ := tb.ReserveGroups(w, 3, k.cands(offs), 5); len(got) != 0 {
 		t.Fatalf("leased %v with 1 passed over earlier in the walk", offsets(got))
 	}
@@ -383,8 +383,8 @@ func TestGroupWalkIsStaleOnceARecordIsFreed(t *testing.T) {
 	tb, _ := newTable(t, defaultLimits)
 	k := keyed{0, 0}
 	first := k.walk(t, tb, 1, 16) // 0 leased
-	w := tb.StartGroupWalk()
-	offs, _ := tb.Candidates(w, 2, 16) // [1], 0 being out
+	w := new(GroupWalk)
+	offs, _ := tb.Candidates(w, nil, 2, 16) // [1], 0 being out
 	// 0 is given back while the caller reads: unseen by the walk, it
 	// must still come before 1.
 	mustNil(t, "nack 0", tb.Nack(0, first[0].Nonce))
@@ -392,7 +392,7 @@ func TestGroupWalkIsStaleOnceARecordIsFreed(t *testing.T) {
 	if !stale || len(got) != 0 {
 		t.Fatalf("ReserveGroups after a nack = %v, stale %v; want nothing, stale", offsets(got), stale)
 	}
-	if _, stale := tb.Candidates(w, 2, 16); !stale {
+	if _, stale := tb.Candidates(w, nil, 2, 16); !stale {
 		t.Fatal("Candidates of a stale walk not stale")
 	}
 }
