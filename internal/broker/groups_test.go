@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,4 +270,37 @@ func TestGroupStuckDoesNotBlockAnother(t *testing.T) {
 	}
 	expectOne(t, n, "jobs", "b:0")
 	expectOne(t, n, "jobs", "")
+}
+
+// TestGroupOrderingWithinTheByteBudget: a consume of a grouped topic
+// stops at the answer's byte budget, and the records it leased but could
+// not hold are given back at once, so the next consume gets them in
+// order (not after their visibility timeout).
+func TestGroupOrderingWithinTheByteBudget(t *testing.T) {
+	n := newTestNode(t, Config{MaxConsumeBytes: 100})
+	createGrouped(t, n.b, "jobs", 1)
+	recs := make([]storage.Record, 6)
+	for i := range recs {
+		recs[i] = storage.Record{Key: []byte("a"), Payload: []byte(fmt.Sprintf("a:%d:%s", i, strings.Repeat("x", 36)))}
+	}
+	if err := commitLocal(n.b, testCtx(t), "jobs", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for len(seen) < 6 {
+		msgs, err := n.consume("jobs", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 || len(msgs) > 2 {
+			t.Fatalf("consume of 10 at 100 bytes answered %d records of 40 bytes, want 1 or 2", len(msgs))
+		}
+		for _, m := range msgs {
+			seen = append(seen, string(m.Payload[:3]))
+			ack(t, n, "jobs", m.ReceiptHandle, Settle)
+		}
+	}
+	if want := []string{"a:0", "a:1", "a:2", "a:3", "a:4", "a:5"}; !slices.Equal(seen, want) {
+		t.Fatalf("delivered %v, want %v", seen, want)
+	}
 }

@@ -25,7 +25,9 @@
 //     receipt handle unguessable.
 //
 // What it does not own: reading records (the caller reserves, then reads,
-// then releases or marks skipped on failure), the high-water mark (passed
+// then releases or marks skipped on failure; on a topic with message
+// groups it reads the candidates first and reserves them after, so that
+// the table learns their groups: groups.go), the high-water mark (passed
 // to Reserve), persisting the frontier and the counts, timers and waking consumers (the
 // caller sweeps with Expire, and wakes consumers when Nack or Release
 // succeed or Expire returns more than zero).
