@@ -396,3 +396,21 @@ func TestGroupWalkIsStaleOnceARecordIsFreed(t *testing.T) {
 		t.Fatal("Candidates of a stale walk not stale")
 	}
 }
+
+func TestGroupWalkKeepsTheCaps(t *testing.T) {
+	k := keyed{0, 1, 2, 3, 4, 5}
+	l := defaultLimits
+	l.MaxInFlight = 2
+	tb, _ := newTable(t, l)
+	if got := k.walk(t, tb, 5, 16); !slices.Equal(offsets(got), []uint64{0, 1}) {
+		t.Fatalf("in-flight cap 2: leased %v, want [0 1]", offsets(got))
+	}
+	// Ack room: with one ack above the frontier allowed, the frontier
+	// record and one more.
+	l = defaultLimits
+	l.MaxAckedAhead = 1
+	tb, _ = newTable(t, l)
+	if got := k.walk(t, tb, 5, 16); !slices.Equal(offsets(got), []uint64{0, 1}) {
+		t.Fatalf("acked-ahead cap 1: leased %v, want [0 1]", offsets(got))
+	}
+}
