@@ -277,3 +277,38 @@ func TestDueRecordIsDeadLettered(t *testing.T) {
 		t.Fatalf("%d schedule entries out after the dead-letter commit, want 0 (settled)", q.ScheduleOut())
 	}
 }
+
+// On a topic with message groups a scheduled record leaves its group's
+// order when its turn comes: it is filed, the group's next record is
+// offered at once, and the scheduled one when due.
+func TestScheduledRecordLeavesItsGroup(t *testing.T) {
+	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
+	n := newTestNode(t, Config{FrontierPersist: time.Hour, Now: clk.now})
+	group := "group"
+	if _, err := n.b.CreateTopic(context.Background(), CreateTopicRequest{Name: "jobs", Partitions: 1, Ordering: &group}, ""); err != nil {
+		t.Fatal(err)
+	}
+	recs := scheduledRecs(clk.now().Add(time.Hour).UnixMilli(), 0, 0)
+	for i := range recs {
+		recs[i].Key = []byte("c42")
+	}
+	if err := commitLocal(n.b, context.Background(), "jobs", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := n.consume("jobs", 0, 1)
+	if err != nil || len(got) != 1 || got[0].Offset != 1 {
+		t.Fatalf("consumed %v, %v; want offset 1: the scheduled 0 is filed, not its group's head", offsetsOf(got), err)
+	}
+	if more, _ := n.consume("jobs", 0, 1); len(more) != 0 {
+		t.Fatalf("consumed %v while offset 1 of the group is leased", offsetsOf(more))
+	}
+	n.ackAll("jobs", got)
+	if got, _ = n.consume("jobs", 0, 10); len(got) != 1 || got[0].Offset != 2 {
+		t.Fatalf("after the ack consumed %v, want [2]", offsetsOf(got))
+	}
+	n.ackAll("jobs", got)
+	clk.advance(time.Hour)
+	if got, _ = n.consume("jobs", 0, 10); len(got) != 1 || got[0].Offset != 0 {
+		t.Fatalf("at the due time consumed %v, want [0]", offsetsOf(got))
+	}
+}

@@ -177,12 +177,19 @@ const groupReadBytes = 4 << 20
 // leases are some of cands, in the same order; recs are cands' records.
 func (q *Queue) answer(leases []lease.Lease, cands []lease.Candidate, recs []storage.Record, a *Budget, out []Message, wake func()) (_ []Message, full bool) {
 	topic := q.Key.Topic
+	nowMs := q.set.now().UnixMilli()
 	before, readBytes, j := len(out), 0, 0
 	for i, ls := range leases {
 		for cands[j].Offset != ls.Offset {
 			j++
 		}
 		r := recs[j]
+		if due, later := dueAt(r.Headers, nowMs); later {
+			// Not due: filed in the schedule, and out of its group's
+			// order (lease.Table.Defer).
+			q.deferRecord(ls, due)
+			continue
+		}
 		size := len(r.Key) + len(r.Payload)
 		readBytes += size
 		if a.Full() || !a.fits(size) {

@@ -7,8 +7,10 @@ package lease
 // skipped record — a range the frontier passes, so a record due in an
 // hour never holds back the records behind it — but it is not counted as
 // skipped or acked-ahead, and this delivery is not counted (the record
-// was not handed to anyone). It returns ErrGone if (offset, nonce) is not
-// a live lease.
+// was not handed to anyone). On a topic with message groups it leaves
+// its group's order: the group's next record is offered at once, and the
+// scheduled one when due. It returns ErrGone if (offset, nonce) is not a
+// live lease.
 //
 // The caller must not let a persisted frontier pass offset before the
 // schedule's entry for it is durable.
@@ -21,6 +23,7 @@ func (t *Table) Defer(offset, nonce uint64) error {
 		return err
 	}
 	t.dropLease(e)
+	t.ungroup(offset) // filed: it no longer holds its group (groups.go)
 	if _, ok := t.deliveries[offset]; ok {
 		delete(t.deliveries, offset)
 		t.countsVersion++
