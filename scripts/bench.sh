@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -204,6 +204,17 @@ for r in $(seq 1 "$rounds"); do
     stop_nodes
     rm -rf "$work/data-1-1" # its named topics: the next round starts empty
   fi
+  if want groups; then
+    # Message groups (docs/concepts.md, "Message groups"): consume + ack
+    # of records over 10,000 keys by 16 consumers, each key a group,
+    # beside the same run with ordering none.
+    start_nodes 1
+    for o in none group; do
+      run "groups_$o" consume "$single" -- --producers 8 --batch 100 --messages 200000 --size 256 \
+        --keys 10000 --ordering "$o" --consumers 16 --consume-max 10
+    done
+    stop_nodes
+  fi
   if want cluster_single || want cluster_batch || want rf3_single || want rf3_batch || want rf3_batchconsume || want rf3_latency100; then
     start_nodes 3
     want cluster_single && run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
@@ -238,9 +249,11 @@ label() {
     rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
     plain1m) echo "batch produce of 1,000,000, 8 clients" ;;
     sched1m) echo "the same, every record scheduled 1 h ahead" ;;
+    groups_none) echo "consume + ack, 10,000 keys, 16 consumers of 10" ;;
+    groups_group) echo "the same, each key a message group" ;;
   esac
 }
-for f in ${figures/sched1m/plain1m sched1m}; do
+for f in $(sed 's/sched1m/plain1m sched1m/; s/groups/groups_none groups_group/' <<<"$figures"); do
   [ -n "${rate[$f]:-}" ] || continue
   [ -n "${e2e99[$f]:-}" ] && continue
   printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad-io/narad/client"
@@ -32,6 +33,11 @@ type benchFlags struct {
 	// (docs/concepts.md, "Scheduled delivery"); with --e2e the figure is
 	// then each record's time past its due time.
 	delay time.Duration
+	// keys (--keys) spreads the records over that many keys, k0..kN-1,
+	// in turn; ordering (--ordering) is the scratch topic's ("group":
+	// each key a message group, docs/concepts.md, "Message groups").
+	keys     int
+	ordering string
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
@@ -124,6 +130,8 @@ what was measured so far and exits 130.`,
 	fs.BoolVar(&f.e2e, "e2e", false, "consume while producing and report each record's latency from its produce to a waiting consumer (--consumers defaults to 1)")
 	fs.BoolVar(&f.viaChild, "via-child", false, "with --e2e, consume from a scratch child attached to the scratch topic: the fan-out copy's latency")
 	fs.BoolVar(&f.nonempty, "allow-nonempty", false, "produce into TOPIC even though it holds records (its consumers will get the bench's)")
+	fs.IntVar(&f.keys, "keys", 0, "spread the records over this many keys in turn (0: keyless)")
+	fs.StringVar(&f.ordering, "ordering", "", "the scratch topic's ordering: none or group (each key a message group)")
 	fs.DurationVar(&f.delay, "delay", 0, "schedule every record this long ahead (0: none); with --e2e the end-to-end figure is the time past the due time")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench client's own CPU profile to this file (go tool pprof): the load generator's share of the machine")
 	out = addOutputFlags(cmd)
@@ -153,6 +161,12 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 	}
 	if f.e2e && f.size < stampLen {
 		bad("--e2e stamps each payload with its send time: --size must be at least %d bytes, got %d", stampLen, f.size)
+	}
+	if f.keys < 0 {
+		bad("--keys must not be negative, got %d", f.keys)
+	}
+	if f.ordering != "" && f.ordering != "none" && f.ordering != "group" {
+		bad("--ordering %q: want none or group", f.ordering)
 	}
 	if f.delay < 0 || f.delay > 365*24*time.Hour {
 		bad("--delay must be 0..8760h (a year), got %s", f.delay)
@@ -207,6 +221,9 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 		if changed("replication-factor") {
 			bad("--replication-factor is the scratch topic's; %s exists already (leave out TOPIC for a scratch topic)", args[0])
 		}
+		if changed("ordering") {
+			bad("--ordering is the scratch topic's; %s exists already (leave out TOPIC for a scratch topic)", args[0])
+		}
 		if f.viaChild {
 			bad("--via-child attaches a scratch child to the scratch topic: leave out TOPIC")
 		}
@@ -229,6 +246,8 @@ type bench struct {
 	a *app
 	c *client.Client
 	f benchFlags
+
+	keyTurn atomic.Int64 // the last of the --keys handed out
 }
 
 // run is one bench: the topic, the phases, the scratch topic's deletion,

@@ -45,6 +45,9 @@ func TestBenchRefusesBadFlagsBeforeSending(t *testing.T) {
 		{[]string{"--delay", "9000h"}, "--delay must be 0..8760h"},
 		{[]string{"--delay", "5s", "--consume"}, "--delay with consumers: they would wait out the delay"},
 		{[]string{"--delay", "5s", "--batch", "10", "--batch-format", "binary"}, "--delay: the binary batch format has no field"},
+		{[]string{"--keys", "-1"}, "--keys must not be negative, got -1"},
+		{[]string{"--ordering", "fifo"}, `--ordering "fifo": want none or group`},
+		{[]string{"orders", "--ordering", "group"}, "--ordering is the scratch topic's; orders exists already"},
 		{[]string{"--allow-nonempty"}, "--allow-nonempty is for a named TOPIC; the scratch topic is always empty"},
 	} {
 		api := newBenchAPI(t, nil)
@@ -98,5 +101,30 @@ func TestBenchDelaySchedulesEveryRecord(t *testing.T) {
 		if seen == 0 || len(bad) > 0 {
 			t.Fatalf("batch %s: %d produce requests, unscheduled: %q", batch, seen, bad)
 		}
+	}
+}
+
+// --keys spreads the records over keys in turn and --ordering is the
+// scratch topic's: what a message-group run needs.
+func TestBenchKeysAndOrdering(t *testing.T) {
+	var mu sync.Mutex
+	keys := map[string]int{}
+	api := newBenchAPI(t, func(r req) (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/produce") {
+			keys[r.q("key")]++
+		}
+		return accept(r)
+	})
+	r := against(api.broker).run(t, "bench", "--messages", "9", "--producers", "1", "--keys", "3", "--ordering", "group")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if len(keys) != 3 || keys["k0"] != 3 || keys["k1"] != 3 || keys["k2"] != 3 {
+		t.Fatalf("keys sent %v, want k0, k1, k2 three times each", keys)
+	}
+	if cs := api.only("POST", "/v1/topics"); len(cs) != 1 || !strings.Contains(cs[0].Body, `"ordering":"group"`) {
+		t.Fatalf("the scratch topic's create %v lacks the ordering", cs)
 	}
 }

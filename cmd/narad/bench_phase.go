@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +110,9 @@ func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time
 				if b.f.delay > 0 {
 					records[i] = records[i].WithDelay(b.f.delay)
 				}
+				if k := b.nextKey(); k != nil {
+					records[i] = records[i].WithKey([]byte(*k))
+				}
 			}
 		}
 		fill()
@@ -181,11 +185,23 @@ func (b *bench) ackAll(ctx context.Context, s *phaseStats, topic string, msgs []
 	return first
 }
 
-// produceOptions are a single produce's options: the --delay, if any.
+// produceOptions are a single produce's options: the --delay and the
+// next of the --keys, if any.
 func (b *bench) produceOptions() client.ProduceOptions {
-	if b.f.delay <= 0 {
-		return client.ProduceOptions{}
+	var o client.ProduceOptions
+	if b.f.delay > 0 {
+		d := b.f.delay
+		o.Delay = &d
 	}
-	d := b.f.delay
-	return client.ProduceOptions{Delay: &d}
+	o.Key = b.nextKey()
+	return o
+}
+
+// nextKey is the next of the --keys in turn (nil: keyless).
+func (b *bench) nextKey() *string {
+	if b.f.keys <= 0 {
+		return nil
+	}
+	k := "k" + strconv.FormatInt(b.keyTurn.Add(1)%int64(b.f.keys), 10)
+	return &k
 }

@@ -66,7 +66,7 @@ func (b *bench) target(ctx context.Context, named string) (benchTarget, error) {
 		Partitions:        b.f.partitions,
 		RetentionMs:       &retention,
 		ReplicationFactor: b.f.rf, // the --via-child copy keeps one
-
+		Ordering:          b.f.ordering,
 	})
 	if err != nil {
 		// Without an answer (cut short, connection lost) the topic may
