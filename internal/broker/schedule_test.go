@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -310,5 +311,35 @@ func TestScheduledRecordLeavesItsGroup(t *testing.T) {
 	clk.advance(time.Hour)
 	if got, _ = n.consume("jobs", 0, 10); len(got) != 1 || got[0].Offset != 0 {
 		t.Fatalf("at the due time consumed %v, want [0]", offsetsOf(got))
+	}
+}
+
+// A due record's delivery count is durable like any other's: after a
+// restart it continues from what the counts file held.
+func TestDueRecordCountSurvivesRestart(t *testing.T) {
+	clk := &pinnedNow{t: time.Unix(1_700_000_000, 0)}
+	n := newTestNode(t, Config{FrontierPersist: time.Hour, Now: clk.now})
+	n.createTopic("jobs", 1)
+	if err := commitLocal(n.b, context.Background(), "jobs", 0, scheduledRecs(clk.now().Add(time.Minute).UnixMilli(), 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := n.consume("jobs", 0, 10)
+	n.ackAll("jobs", got) // offset 1; 0 is filed
+	clk.advance(time.Minute)
+	for i := 1; i <= 2; i++ {
+		ms, err := n.consume("jobs", 0, 10)
+		if err != nil || len(ms) != 1 || ms[0].Offset != 0 || ms[0].DeliveryCount != i {
+			t.Fatalf("delivery %d: %+v, %v", i, ms, err)
+		}
+		if err := n.b.Ack(context.Background(), "jobs", ms[0].ReceiptHandle, Nack); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.advance(hosted.CountsEvery)
+	n.b.upkeep.persistFrontiers()
+	n.restart(nil)
+	ms, err := n.consume("jobs", 0, 10)
+	if err != nil || len(ms) != 1 || ms[0].Offset != 0 || ms[0].DeliveryCount != 3 {
+		t.Fatalf("after the restart: %+v, %v; want offset 0 on its third delivery", ms, err)
 	}
 }

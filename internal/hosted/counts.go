@@ -1,8 +1,10 @@
 package hosted
 
 import (
+	"cmp"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,17 +65,30 @@ func (s *Set) readCounts(k Key, dir string) (path string, es []storage.CountEntr
 	return path, es, nil
 }
 
-// seedCounts loads es into a new queue's table (entries below its
-// frontier are dropped there) and returns the queue's counts state.
-func (s *Set) seedCounts(path string, es []storage.CountEntry, table *lease.Table) countsState {
+// seedCounts loads es into a new queue's tables and returns the queue's
+// counts state. The lease table takes the entries at or above its
+// frontier; the due table those below it, which can only be scheduled
+// records (scheduled.go), for when they fall due.
+func (s *Set) seedCounts(path string, es []storage.CountEntry, q *Queue) countsState {
 	if len(es) > 0 {
-		seed := make([]lease.DeliveryCount, len(es))
-		for i, e := range es {
-			seed[i] = lease.DeliveryCount{Offset: e.Offset, Count: int(e.Count)}
+		frontier := q.Table.Frontier()
+		var seed, due []lease.DeliveryCount
+		for _, e := range es {
+			c := lease.DeliveryCount{Offset: e.Offset, Count: int(e.Count)}
+			if e.Offset < frontier {
+				due = append(due, c)
+			} else {
+				seed = append(seed, c)
+			}
 		}
-		s.hook.CountsRestored(table.SeedDeliveries(seed))
+		s.hook.CountsRestored(q.Table.SeedDeliveries(seed) + q.sched.Due.SeedDeliveries(due))
 	}
-	return countsState{path: path, version: table.CountsVersion(), written: s.now()}
+	return countsState{path: path, version: q.countsVersion(), written: s.now()}
+}
+
+// countsVersion moves whenever a delivery count of either table does.
+func (q *Queue) countsVersion() uint64 {
+	return q.Table.CountsVersion() + q.sched.Due.CountsVersion()
 }
 
 // PersistCounts writes the counts file if the counts changed since the
@@ -85,7 +100,7 @@ func (q *Queue) PersistCounts(force bool) {
 	cs := &q.counts
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.path == "" || q.Table.CountsVersion() == cs.version {
+	if cs.path == "" || q.countsVersion() == cs.version {
 		return
 	}
 	now := q.set.now()
@@ -106,6 +121,16 @@ func (q *Queue) PersistCounts(force bool) {
 // they are of.
 func (q *Queue) CountEntries() ([]storage.CountEntry, uint64) {
 	counts, version := q.Table.Deliveries(storage.MaxDeliveryCounts)
+	if due, dv := q.sched.Due.Deliveries(); len(due) > 0 || dv > 0 {
+		// The two tables hold different offsets: the due table's were
+		// settled in the lease table when they were filed.
+		counts = append(counts, due...)
+		version += dv
+		slices.SortFunc(counts, func(a, b lease.DeliveryCount) int { return cmp.Compare(a.Offset, b.Offset) })
+		if len(counts) > storage.MaxDeliveryCounts {
+			counts = counts[:storage.MaxDeliveryCounts]
+		}
+	}
 	es := make([]storage.CountEntry, len(counts))
 	for i, c := range counts {
 		es[i] = storage.CountEntry{Offset: c.Offset, Count: uint64(min(c.Count, storage.MaxDeliveryCount))}

@@ -79,7 +79,7 @@ func (s *Set) Queue(name string, partition int, version uint64, limits lease.Lim
 	}
 	q := &Queue{Key: k, set: s, path: path, persisted: stored, sched: sc,
 		Table: lease.New(partition, frontier, limits, clockFunc{clock.Real, s.now})}
-	q.counts = s.seedCounts(countsPath, counts, q.Table)
+	q.counts = s.seedCounts(countsPath, counts, q)
 	q.groups.Store(limits.Groups)
 	q.version.Store(version)
 	p.queue = q

@@ -46,6 +46,13 @@ type Due struct {
 	dead     map[uint64]*Dead // held for the dead-letter topic (duedead.go)
 	nonces   *rand.ChaCha8
 
+	// seeded holds delivery counts loaded from the counts file for
+	// records not held yet: a due record taken after a restart goes on
+	// counting from its count (SeedDeliveries). countsVersion moves with
+	// every change of counts, for the caller's persisting.
+	seeded        map[uint64]int
+	countsVersion uint64
+
 	unreportedExpired int
 }
 
@@ -74,6 +81,10 @@ func (d *Due) Add(offset uint64, due int64) {
 	}
 	d.due[offset] = due
 	d.ready = append(d.ready, offset)
+	if c, ok := d.seeded[offset]; ok {
+		d.counts[offset] = c
+		delete(d.seeded, offset)
+	}
 }
 
 // Holds reports whether offset is a due record held here: its acks,
@@ -110,6 +121,7 @@ func (d *Due) Reserve(want int) []Lease {
 		d.leases[x] = e
 		d.expiries.add(e)
 		d.counts[x]++
+		d.countsVersion++
 		out = append(out, Lease{Partition: d.partition, Offset: x, Nonce: e.nonce, Expiry: e.expiry, DeliveryCount: d.counts[x]})
 	}
 	d.ready = append(d.ready[:0], d.ready[n:]...)
@@ -169,6 +181,7 @@ func (d *Due) giveBack(offset, nonce uint64, uncount bool) error {
 	delete(d.leases, offset)
 	if uncount {
 		d.counts[offset]--
+		d.countsVersion++
 		d.ready = append([]uint64{offset}, d.ready...)
 		return nil
 	}
@@ -192,6 +205,7 @@ func (d *Due) Drop(offset uint64) (due int64, ok bool) {
 	}
 	delete(d.due, offset)
 	delete(d.counts, offset)
+	d.countsVersion++
 	if _, held := d.dead[offset]; held {
 		delete(d.dead, offset)
 		return due, true
@@ -222,6 +236,7 @@ func (d *Due) forget(e *entry) {
 	delete(d.leases, e.offset)
 	delete(d.due, e.offset)
 	delete(d.counts, e.offset)
+	d.countsVersion++
 }
 
 func (d *Due) live(offset, nonce uint64) (*entry, error) {

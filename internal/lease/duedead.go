@@ -57,6 +57,7 @@ func (d *Due) SettleDead(x uint64) (due int64, err error) {
 	delete(d.dead, x)
 	delete(d.due, x)
 	delete(d.counts, x)
+	d.countsVersion++
 	return due, nil
 }
 
