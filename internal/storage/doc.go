@@ -53,6 +53,13 @@
 // segment first: a crashed process may have left lazy frames only in the
 // page cache, and the WAL is released past what the log holds.
 //
+// Such frames also carry every record's own WAL seq (frame.go, the ids
+// flag; ids.go), as do frames of records committed from another node's
+// WAL, so a record's message id (package msgid) is derived from what the
+// frame holds and reads back the same after a restart or a move; records
+// without them (older frames, commits from no WAL, a held log's) take
+// their ids from their offsets.
+//
 // A commit's batch becomes visible all at once or not at all, and commit
 // times never decrease along a partition — not within a process and not
 // across a reopen, because Open recovers the floor from the newest record

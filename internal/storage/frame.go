@@ -14,7 +14,8 @@ import (
 //
 //	0  2  magic 0xCA 0xFE
 //	2  1  flags: bits 0-2 codec (0 none, 1 zstd); bit 3 source (below);
-//	         bit 4 lazy (written without an fdatasync of its own)
+//	         bit 4 lazy (written without an fdatasync of its own);
+//	         bit 5 ids (below)
 //	3  4  record count
 //	7  8  base offset (offset of the first record)
 //	15 4  uncompressed payload size
@@ -30,10 +31,26 @@ import (
 // the highest WAL seq among them (8 bytes). rawSize counts the records'
 // bytes only, storedSize includes the 16. Frames written before the flag
 // existed have neither bit set and read as before (testdata/v1log).
+//
+// With the ids flag (bit 5) every record's own WAL seq follows, after the
+// source block when there is one, also never compressed and covered by the
+// CRC: the origin (8 bytes, only when the frame has no source block: the
+// source's origin otherwise), the length n of what follows (4 bytes), and
+// n bytes holding one uvarint per record: the first record's seq, then each
+// next one's distance from its predecessor minus one (0 for seqs that
+// follow each other). A record's message id is derived from its origin and
+// seq (package msgid), so it is the same wherever the frame is read back —
+// after a restart, on a moved copy (moves copy the segment files byte for
+// byte). Records of a dispatcher's bucket are usually a few seqs apart:
+// about one byte per record, plus 4 (12 without a source) per frame.
+// Frames without the flag (written before it existed, or holding records
+// that came from no WAL) read with Origin and Seq zero. A binary that
+// predates the flag refuses such a frame as bad (unknown flags).
 const (
 	flagSource = 0x08
 	flagLazy   = 0x10
-	flagsKnown = 0x07 | flagSource | flagLazy
+	flagIDs    = 0x20
+	flagsKnown = 0x07 | flagSource | flagLazy | flagIDs
 	sourceLen  = 16
 )
 const (
@@ -77,6 +94,7 @@ type frameHeader struct {
 	codec      Codec
 	source     bool // the payload starts with origin and WAL seq
 	lazy       bool // written without an fdatasync of its own
+	ids        bool // every record's WAL seq follows the source (if any)
 	count      uint32
 	base       uint64
 	rawSize    uint32
@@ -94,6 +112,20 @@ func (h *frameHeader) sourceLen() uint32 {
 		return sourceLen
 	}
 	return 0
+}
+
+// idsMin is the fewest bytes the ids block of a frame of h's count takes:
+// the origin unless the source block names it, the length, a byte per
+// record. 0 without the ids flag.
+func (h *frameHeader) idsMin() uint64 {
+	if !h.ids {
+		return 0
+	}
+	n := 4 + uint64(h.count)
+	if !h.source {
+		n += 8
+	}
+	return n
 }
 
 // Source says where a commit's records came from, for Log.CommitFrom.
@@ -127,6 +159,9 @@ func putHeader(b []byte, h *frameHeader) {
 	if h.lazy {
 		b[2] |= flagLazy
 	}
+	if h.ids {
+		b[2] |= flagIDs
+	}
 	binary.BigEndian.PutUint32(b[3:], h.count)
 	binary.BigEndian.PutUint64(b[7:], h.base)
 	binary.BigEndian.PutUint32(b[15:], h.rawSize)
@@ -148,6 +183,7 @@ func parseHeader(b []byte) (frameHeader, error) {
 		codec:      Codec(b[2] & 0x07),
 		source:     b[2]&flagSource != 0,
 		lazy:       b[2]&flagLazy != 0,
+		ids:        b[2]&flagIDs != 0,
 		count:      binary.BigEndian.Uint32(b[3:]),
 		base:       binary.BigEndian.Uint64(b[7:]),
 		rawSize:    binary.BigEndian.Uint32(b[15:]),
@@ -165,10 +201,12 @@ func parseHeader(b []byte) (frameHeader, error) {
 		return h, fmt.Errorf("%w: zero records", errBadFrame)
 	case uint64(h.count)*(4+minRecordBytes) > uint64(h.rawSize):
 		return h, fmt.Errorf("%w: %d records cannot fit %d bytes", errBadFrame, h.count, h.rawSize)
-	case h.source && h.storedSize < sourceLen:
-		return h, fmt.Errorf("%w: source frame shorter than its source", errBadFrame)
-	case h.codec == CodecNone && uint64(h.rawSize)+uint64(h.sourceLen()) != uint64(h.storedSize):
+	case uint64(h.storedSize) < uint64(h.sourceLen())+h.idsMin():
+		return h, fmt.Errorf("%w: frame shorter than its source and ids", errBadFrame)
+	case h.codec == CodecNone && !h.ids && uint64(h.rawSize)+uint64(h.sourceLen()) != uint64(h.storedSize):
 		return h, fmt.Errorf("%w: uncompressed frame with differing sizes", errBadFrame)
+	case h.codec == CodecNone && h.ids && uint64(h.rawSize)+uint64(h.sourceLen())+h.idsMin() > uint64(h.storedSize):
+		return h, fmt.Errorf("%w: uncompressed frame shorter than its records and ids", errBadFrame)
 	case h.base+uint64(h.count) < h.base:
 		return h, fmt.Errorf("%w: offsets overflow", errBadFrame)
 	}
@@ -205,12 +243,34 @@ func (e *frameEncoder) encode(base uint64, recs []Record, committedAt int64, ori
 		}
 	}
 	e.raw = raw
-	return e.seal(base, len(recs), raw, origin, seq, lazy)
+	ids, err := recordIDs(recs)
+	if err != nil {
+		return nil, err
+	}
+	return e.seal(base, recs, raw, origin, seq, ids, lazy)
+}
+
+// recordIDs reports whether recs carry WAL ids (Record.Origin, Seq) for
+// the frame to keep: all of them from one origin, seqs ascending, or none.
+func recordIDs(recs []Record) (bool, error) {
+	o := recs[0].Origin
+	for i := range recs {
+		switch {
+		case recs[i].Origin != o:
+			return false, fmt.Errorf("commit: record %d comes from WAL %016x, record 0 from %016x: a frame holds records of one origin", i, recs[i].Origin, o)
+		case o != 0 && recs[i].Seq == 0:
+			return false, fmt.Errorf("commit: record %d of WAL %016x has no seq", i, o)
+		case o != 0 && i > 0 && recs[i].Seq <= recs[i-1].Seq:
+			return false, fmt.Errorf("commit: WAL seqs not ascending at record %d (%d after %d)", i, recs[i].Seq, recs[i-1].Seq)
+		}
+	}
+	return o != 0, nil
 }
 
 // encodeKept builds one frame of records that were committed before
 // (replication's Append, a truncation's rewritten head): each keeps its
-// own CommittedAt. No source, not lazy.
+// own CommittedAt. No source, no ids (a held log keeps none: its records'
+// message ids are derived from their offsets, package msgid), not lazy.
 func (e *frameEncoder) encodeKept(base uint64, recs []Record) ([]byte, error) {
 	raw := e.raw[:0]
 	for i := range recs {
@@ -221,16 +281,20 @@ func (e *frameEncoder) encodeKept(base uint64, recs []Record) ([]byte, error) {
 		}
 	}
 	e.raw = raw
-	return e.seal(base, len(recs), raw, 0, 0, false)
+	return e.seal(base, recs, raw, 0, 0, false, false)
 }
 
-// seal compresses raw (count records from base) into a frame with its
-// header and CRC.
-func (e *frameEncoder) seal(base uint64, count int, raw []byte, origin, seq uint64, lazy bool) ([]byte, error) {
+// seal compresses raw (the records recs from base) into a frame with its
+// header and CRC; ids writes the records' WAL seqs (recordIDs).
+func (e *frameEncoder) seal(base uint64, recs []Record, raw []byte, origin, seq uint64, ids, lazy bool) ([]byte, error) {
+	count := len(recs)
 	out := append(e.out[:0], make([]byte, FrameHeaderSize)...)
 	if origin != 0 {
 		out = binary.BigEndian.AppendUint64(out, origin)
 		out = binary.BigEndian.AppendUint64(out, seq)
+	}
+	if ids {
+		out = appendIDs(out, recs, origin == 0)
 	}
 	if e.codec == CodecZstd {
 		out = e.zenc.EncodeAll(raw, out)
@@ -244,6 +308,7 @@ func (e *frameEncoder) seal(base uint64, count int, raw []byte, origin, seq uint
 		codec:      e.codec,
 		source:     origin != 0,
 		lazy:       lazy,
+		ids:        ids,
 		count:      uint32(count),
 		base:       base,
 		rawSize:    uint32(len(raw)),
@@ -283,7 +348,21 @@ func decodeFrame(h frameHeader, hdr, stored []byte) ([]Record, error) {
 	if got := frameCRC(hdr, stored); got != h.crc {
 		return nil, fmt.Errorf("%w: crc mismatch (stored %08x, computed %08x)", errBadFrame, h.crc, got)
 	}
+	var ids []byte
+	var origin uint64
+	if h.source {
+		origin, _ = frameSource(stored)
+	}
 	stored = stored[h.sourceLen():]
+	if h.ids {
+		var err error
+		if origin, ids, stored, err = splitIDs(h, origin, stored); err != nil {
+			return nil, err
+		}
+	}
+	if h.codec == CodecNone && len(stored) != int(h.rawSize) {
+		return nil, fmt.Errorf("%w: uncompressed frame with differing sizes", errBadFrame)
+	}
 	raw := stored
 	if h.codec == CodecZstd {
 		var err error
@@ -295,7 +374,11 @@ func decodeFrame(h frameHeader, hdr, stored []byte) ([]Record, error) {
 	if len(raw) != int(h.rawSize) {
 		return nil, fmt.Errorf("%w: payload is %d bytes, header says %d", errBadFrame, len(raw), h.rawSize)
 	}
-	return decodePayload(h, raw)
+	recs, err := decodePayload(h, raw)
+	if err != nil || !h.ids {
+		return recs, err
+	}
+	return recs, setIDs(recs, origin, ids)
 }
 
 // decodePayload splits a frame payload into count length-prefixed records

@@ -22,6 +22,16 @@ func FuzzDecodeFrame(f *testing.F) {
 	zsframe, _ := zenc.encode(3, recs("zsrc", 4, false), 5, 0xA11CE, 42, false)
 	f.Add(append([]byte(nil), zsframe...))
 	f.Add([]byte{0xCA, 0xFE})
+	for _, e := range []*frameEncoder{enc, zenc} {
+		idrecs := recs("ids", 3, true)
+		for i := range idrecs {
+			idrecs[i].Origin, idrecs[i].Seq = 0xA11CE, uint64(40+i*i)
+		}
+		iframe, _ := e.encode(3, idrecs, 5, 0xA11CE, 44, false) // source and ids
+		f.Add(append([]byte(nil), iframe...))
+		iframe, _ = e.encode(3, idrecs, 5, 0, 0, false) // ids alone
+		f.Add(append([]byte(nil), iframe...))
+	}
 	withHeaders := recs("hdr", 2, true)
 	withHeaders[1].Headers = []header.Header{{Name: "x", Value: "y"}}
 	hframe, _ := enc.encode(3, withHeaders, 5, 0, 0, false)
@@ -47,6 +57,9 @@ func FuzzDecodeFrame(f *testing.F) {
 		for i, r := range recs {
 			if r.Offset != h.base+uint64(i) {
 				t.Fatalf("record %d has offset %d", i, r.Offset)
+			}
+			if h.ids != (r.Origin != 0 && r.Seq != 0) || (i > 0 && h.ids && r.Seq <= recs[i-1].Seq) {
+				t.Fatalf("record %d: ids flag %v, origin %x seq %d", i, h.ids, r.Origin, r.Seq)
 			}
 		}
 	})

@@ -38,6 +38,15 @@ type Record struct {
 	// Headers are sorted by name, no name twice (header.Check); nil when
 	// the record has none. Their strings never alias a frame buffer.
 	Headers []header.Header
+	// Origin and Seq say which ingress WAL record this one is (the WAL's
+	// identity, wal.WAL.Identity, and the record's seq there), the source
+	// of its message id (package msgid); zero when it came from no WAL. A
+	// commit keeps them in the frame (frame.go, the ids flag) when every
+	// record of the batch has them, from one origin, seqs ascending;
+	// CommitFrom sets them from its Source; Read returns them. A held log
+	// keeps none: its records' ids are derived from their offsets.
+	Origin uint64
+	Seq    uint64
 }
 
 // encodedLen is the size of r's envelope (without the 4-byte length prefix
