@@ -58,6 +58,9 @@ var allowed = map[string][]string{
 	// schedule: the durable timer index of a partition's scheduled
 	// records, files in the partition's directory. Below hosted.
 	"schedule": {"vfs"},
+	// messageid: how a record's message id is derived from what the log
+	// holds (its WAL source, or its position). A leaf.
+	"messageid": {},
 
 	"storage": {"notify", "clock", "vfs", "header"},
 	"meta":    {"clustertls", "clock", "peerauth"},
@@ -72,13 +75,13 @@ var allowed = map[string][]string{
 	// the replication roles over them (placement from meta, the engine's
 	// types from replica, the roles' gauges in metrics).
 	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "refusal", "meta", "metrics", "replica", "schedule"},
-	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted", "duration"}, // duration: delivery_delay takes the API's one duration syntax
+	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted", "duration", "messageid"}, // duration: delivery_delay takes the API's one duration syntax
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
 	// Committer built on the public client. Never broker.
 	// header: a remote child's copy maps reserved names (remotecommit.go).
 	// filter: a child link copies only the records its filter matches.
-	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter"},
+	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter", "messageid"},
 	"cluster": {"meta", "route", "storage", "metrics", "clock", "refusal"},
 	// replica: keeping a replicated partition's copies in step (the
 	// leader's in-sync set and committed point, the follower's fetch
