@@ -20,7 +20,7 @@ func windowOf(n, parts int) []wal.Record {
 // and own their slices: appending to one (a pending destination's later
 // records) never writes into another's.
 func TestBucketizeOrderAndIndependence(t *testing.T) {
-	bs := bucketize(windowOf(10, 3))
+	bs := bucketize(windowOf(10, 3), 0xA11CE)
 	if len(bs) != 3 {
 		t.Fatalf("%d buckets, want 3", len(bs))
 	}
@@ -31,6 +31,11 @@ func TestBucketizeOrderAndIndependence(t *testing.T) {
 		for j, r := range b.recs {
 			if want := fmt.Sprint(p + 3*j); string(r.Payload) != want {
 				t.Fatalf("bucket %d record %d = %q, want %q", p, j, r.Payload, want)
+			}
+			// Its WAL source, the message id produce answered, goes with
+			// it to whichever node commits it.
+			if want := uint64(p + 3*j + 1); r.Origin != 0xA11CE || r.Seq != want || b.seqs[j] != want {
+				t.Fatalf("bucket %d record %d: source %x/%d, want a11ce/%d", p, j, r.Origin, r.Seq, want)
 			}
 		}
 	}
@@ -45,7 +50,7 @@ func BenchmarkBucketize(b *testing.B) {
 	recs := windowOf(windowBase, 3)
 	b.ReportAllocs()
 	for b.Loop() {
-		bucketize(recs)
+		bucketize(recs, 1)
 	}
 }
 
@@ -53,7 +58,7 @@ func BenchmarkBucketize(b *testing.B) {
 func TestBucketizeKeepsHeaders(t *testing.T) {
 	recs := windowOf(4, 2)
 	recs[2].Headers = []header.Header{{Name: "trace", Value: "t2"}}
-	bs := bucketize(recs)
+	bs := bucketize(recs, 1)
 	if got := bs[0].recs[1].Headers; len(got) != 1 || got[0].Value != "t2" {
 		t.Fatalf("record 2 reached its bucket with headers %v", got)
 	}

@@ -192,7 +192,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			continue
 		}
 		fresh := map[bucketKey]*bucket{}
-		for _, b := range bucketize(recs) {
+		for _, b := range bucketize(recs, d.origin) {
 			if p, ok := pending[b.key]; ok {
 				p.recs = append(p.recs, b.recs...) // keep the destination's order behind its stuck records
 				p.seqs = append(p.seqs, b.seqs...)
@@ -262,7 +262,12 @@ func (d *Dispatcher) checkpoint(ctx context.Context, seq uint64) {
 // and 733 KB per window of 4,096 records, now 6 and 295 KB).
 // Each bucket's capacity ends at its length, so appending to it (a pending
 // destination's later records) copies instead of writing into the next.
-func bucketize(recs []wal.Record) []*bucket {
+//
+// Each record carries its WAL source (origin, the WAL's identity, and its
+// seq): the message id produce answered with (package messageid), which
+// the partition log keeps wherever the bucket is committed — here with its
+// source, on another node by node RPC, or rerouted to a sibling.
+func bucketize(recs []wal.Record, origin uint64) []*bucket {
 	idx := make(map[bucketKey]int)
 	var out []*bucket
 	var counts []int
@@ -289,7 +294,7 @@ func bucketize(recs []wal.Record) []*bucket {
 	}
 	for i, r := range recs {
 		b := out[dest[i]]
-		b.recs = append(b.recs, storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers})
+		b.recs = append(b.recs, storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers, Origin: origin, Seq: r.Seq})
 		b.seqs = append(b.seqs, r.Seq)
 	}
 	return out

@@ -33,7 +33,7 @@ func recordsToPB(recs []storage.Record) []*nodepb.Record {
 	}
 	for i, r := range recs {
 		m := &backing[i]
-		m.Key, m.Payload = r.Key, r.Payload
+		m.Key, m.Payload, m.Origin, m.Seq = r.Key, r.Payload, r.Origin, r.Seq
 		if len(r.Headers) > 0 {
 			hs := hptrs[:len(r.Headers):len(r.Headers)]
 			for j, h := range r.Headers {
@@ -55,7 +55,7 @@ func recordsToPB(recs []storage.Record) []*nodepb.Record {
 func recordsFromPB(recs []*nodepb.Record) ([]storage.Record, error) {
 	out := make([]storage.Record, len(recs))
 	for i, r := range recs {
-		out[i] = storage.Record{Key: r.GetKey(), Payload: r.GetPayload()}
+		out[i] = storage.Record{Key: r.GetKey(), Payload: r.GetPayload(), Origin: r.GetOrigin(), Seq: r.GetSeq()}
 		if phs := r.GetHeaders(); len(phs) > 0 {
 			hs := make([]header.Header, len(phs))
 			for j, h := range phs {

@@ -15,8 +15,8 @@ import (
 func TestCommitRoundTrip(t *testing.T) {
 	big := bytes.Repeat([]byte{0xAB}, 20<<20) // over gRPC's 4 MiB default
 	sent := []storage.Record{
-		{Key: []byte("k1"), Payload: []byte(`{"a":1}`)},
-		{Key: nil, Payload: []byte{0x00, 0xff, 0x00, '\n'}}, // keyless, binary
+		{Key: []byte("k1"), Payload: []byte(`{"a":1}`), Origin: 0xA11CE, Seq: 7},           // a WAL record's source travels: its message id
+		{Key: nil, Payload: []byte{0x00, 0xff, 0x00, '\n'}, Origin: 0xA11CE, Seq: 1 << 40}, // keyless, binary
 		{Key: []byte{0}, Payload: big},
 	}
 	var got []storage.Record
@@ -38,6 +38,9 @@ func TestCommitRoundTrip(t *testing.T) {
 	for i := range sent {
 		if !bytes.Equal(got[i].Key, sent[i].Key) || !bytes.Equal(got[i].Payload, sent[i].Payload) {
 			t.Errorf("record %d differs", i)
+		}
+		if got[i].Origin != sent[i].Origin || got[i].Seq != sent[i].Seq {
+			t.Errorf("record %d: WAL source %x/%d, sent %x/%d", i, got[i].Origin, got[i].Seq, sent[i].Origin, sent[i].Seq)
 		}
 		if len(got[i].Key) == 0 != (len(sent[i].Key) == 0) {
 			t.Errorf("record %d: keyless changed", i)

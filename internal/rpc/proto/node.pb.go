@@ -110,7 +110,13 @@ type Record struct {
 	Payload []byte                 `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
 	// The record's headers, sorted by name, no name twice; absent when none.
 	// A receiver checks their sizes (package header) before committing.
-	Headers       []*Header `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty"`
+	Headers []*Header `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty"`
+	// The ingress WAL record this one is (the WAL's identity and the
+	// record's seq there), from which its message id is derived (package
+	// messageid); 0 when it came from no WAL, or from an older node. The
+	// owner keeps them in the partition log.
+	Origin        uint64 `protobuf:"varint,4,opt,name=origin,proto3" json:"origin,omitempty"`
+	Seq           uint64 `protobuf:"varint,5,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,6 +170,20 @@ func (x *Record) GetHeaders() []*Header {
 		return x.Headers
 	}
 	return nil
+}
+
+func (x *Record) GetOrigin() uint64 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+func (x *Record) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
 }
 
 type Header struct {
@@ -2509,11 +2529,13 @@ const file_node_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x12\n" +
-	"\x04kind\x18\x04 \x01(\tR\x04kind\"`\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"\x8a\x01\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12*\n" +
-	"\aheaders\x18\x03 \x03(\v2\x10.narad.v1.HeaderR\aheaders\"2\n" +
+	"\aheaders\x18\x03 \x03(\v2\x10.narad.v1.HeaderR\aheaders\x12\x16\n" +
+	"\x06origin\x18\x04 \x01(\x04R\x06origin\x12\x10\n" +
+	"\x03seq\x18\x05 \x01(\x04R\x03seq\"2\n" +
 	"\x06Header\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\xb4\x01\n" +
