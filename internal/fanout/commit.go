@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/messageid"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/route"
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -23,6 +26,9 @@ import (
 // parameter's stack slot live for the whole call to reload its length from
 // it, and that slot holds the slab.)
 func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab *[]storage.Record) error {
+	if parent, ok := e.meta.Topic(c.key.parent); ok {
+		*slab = withSourceIDs(*slab, parent, c.key.partition)
+	}
 	if c.link.remote {
 		return e.sendRemote(ctx, c, slab)
 	}
@@ -110,4 +116,21 @@ func slabBytes(recs []storage.Record) int {
 		n += len(recs[i].Key) + len(recs[i].Payload)
 	}
 	return n
+}
+
+// withSourceIDs returns the slab's records as copies of them: each with
+// the reserved header header.SourceID naming the message id of its source
+// record in partition p of parent (package messageid: from the WAL source
+// its log kept, else its position), and no WAL source of its own — the
+// copy is another record, whose id the child's log derives from its
+// position. Keys and payloads still alias the parent log's frames; the
+// headers are new slices (the frames' are shared by readers).
+func withSourceIDs(recs []storage.Record, parent meta.Topic, p int) []storage.Record {
+	out := make([]storage.Record, len(recs))
+	for i, r := range recs {
+		id := messageid.Of(parent.Name, parent.Incarnation, p, r.Offset, r.Origin, r.Seq)
+		out[i] = storage.Record{Offset: r.Offset, CommittedAt: r.CommittedAt, Key: r.Key, Payload: r.Payload,
+			Headers: header.WithSourceID(r.Headers, id)}
+	}
+	return out
 }

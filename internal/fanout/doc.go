@@ -80,6 +80,11 @@
 //     from the child's record at each slab: a change applies from the
 //     next slab. Headers are matched as a map of name to value (a record
 //     never holds a name twice). Remote children filter the same way.
+//   - source ids: every copy carries the reserved header narad-source-id,
+//     the message id of the parent record it copies (package messageid;
+//     commit.go's withSourceIDs), replacing one the parent record had;
+//     the copy keeps no WAL source, so its own id is its position in the
+//     child. A remote child receives it as narad.source-id.
 //
 // Where a cursor starts:
 //

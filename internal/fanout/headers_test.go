@@ -2,15 +2,19 @@ package fanout
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/messageid"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 )
 
 // A fan-out child's copies carry their records' headers, the broker's
-// own (narad-) included; a record without headers is copied without.
+// own (narad-) included, and each copy names its source by the source's
+// message id (narad-source-id).
 func TestChildCopiesKeepHeaders(t *testing.T) {
 	n := newNode(t, Config{Linger: time.Millisecond})
 	n.link(1, 1)
@@ -22,8 +26,40 @@ func TestChildCopiesKeepHeaders(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "two copies", func() bool { return len(n.read("dst", 0)) == 2 })
 	got := n.read("dst", 0)
-	if !slices.Equal(got[0].Headers, hs) || got[1].Headers != nil {
-		t.Fatalf("copies' headers %v and %v, want %v and none", got[0].Headers, got[1].Headers, hs)
+	if !slices.Equal(header.Without(got[0].Headers, header.SourceID), hs) || len(header.Without(got[1].Headers, header.SourceID)) != 0 {
+		t.Fatalf("copies' headers %v and %v, want %v and none (beside the source id)", got[0].Headers, got[1].Headers, hs)
+	}
+	// Each copy names its source by the source's message id, and has an
+	// id of its own (its position in the child).
+	src := n.read("src", 0)
+	parent, _ := n.meta.Topic("src")
+	for i := range got {
+		want := messageid.Of("src", parent.Incarnation, 0, src[i].Offset, src[i].Origin, src[i].Seq)
+		if id, _ := header.Get(got[i].Headers, header.SourceID); id != want {
+			t.Fatalf("copy %d: source id %q, want %q", i, id, want)
+		}
+	}
+	if src[0].Origin != 0 || got[0].Origin != 0 {
+		t.Fatalf("a copy of a record committed from no WAL has a WAL source: %x, %x", src[0].Origin, got[0].Origin)
+	}
+}
+
+// A copy's source id is its source record's WAL id when the parent's log
+// kept the record's WAL source, the position id otherwise; the copy itself
+// keeps no WAL source (its own id is its position in the child).
+func TestSourceIDsNameTheSource(t *testing.T) {
+	parent := meta.Topic{Name: "src", Incarnation: 9}
+	hs := []header.Header{{Name: "z", Value: "1"}}
+	recs := []storage.Record{{Offset: 4, Origin: 0xA11CE, Seq: 77, Headers: hs}, {Offset: 5}}
+	out := withSourceIDs(recs, parent, 3)
+	if id, _ := header.Get(out[0].Headers, header.SourceID); id != messageid.FromWAL(0xA11CE, 77) {
+		t.Fatalf("WAL record's source id %q", id)
+	}
+	if id, _ := header.Get(out[1].Headers, header.SourceID); id != messageid.FromPosition(9, 3, 5) {
+		t.Fatalf("position source id %q", id)
+	}
+	if out[0].Origin != 0 || out[0].Seq != 0 || len(hs) != 1 || out[0].Offset != 4 {
+		t.Fatalf("copy %+v, source headers %v", out[0], hs)
 	}
 }
 
@@ -43,15 +79,16 @@ func TestRemoteCopiesCarryHeaders(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "two records at the target", func() bool { return len(tg.records()) >= 2 })
 	got := tg.records()
-	want := map[string]string{"a": "1", "narad.dlq-reason": "nacked"}
-	if len(got[0].headers) != len(want) || got[0].headers["a"] != "1" || got[0].headers["narad.dlq-reason"] != "nacked" {
+	want := map[string]string{"a": "1", "narad.dlq-reason": "nacked", "narad.source-id": "(the source's id)"}
+	if len(got[0].headers) != len(want) || got[0].headers["a"] != "1" || got[0].headers["narad.dlq-reason"] != "nacked" ||
+		!strings.HasPrefix(got[0].headers["narad.source-id"], "p") {
 		t.Fatalf("target got headers %v, want %v", got[0].headers, want)
 	}
 	if got[0].msgID != "m-1" {
 		t.Fatalf("the producer id arrived as msg_id %q, want m-1", got[0].msgID)
 	}
-	if got[1].headers != nil {
-		t.Fatalf("a record without headers arrived with %v", got[1].headers)
+	if len(got[1].headers) != 1 || got[1].headers["narad.source-id"] == got[0].headers["narad.source-id"] {
+		t.Fatalf("a record without headers arrived with %v (want only its own source id)", got[1].headers)
 	}
 }
 

@@ -2,6 +2,7 @@ package header
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -158,5 +159,24 @@ func TestCheckStoredMatchesDecode(t *testing.T) {
 		if _, _, err := Decode(Append(nil, hs)); err == nil {
 			t.Errorf("%s: Decode took what CheckStored refuses", name)
 		}
+	}
+}
+
+// WithSourceID adds or replaces the source id in order, in a new slice.
+func TestWithSourceID(t *testing.T) {
+	hs := []Header{{Name: "a", Value: "1"}, {Name: "z", Value: "2"}}
+	got := WithSourceID(hs, "w1")
+	if want := []Header{{Name: "a", Value: "1"}, {Name: SourceID, Value: "w1"}, {Name: "z", Value: "2"}}; !slices.Equal(got, want) {
+		t.Fatalf("added: %v", got)
+	}
+	if len(hs) != 2 || hs[1].Name != "z" {
+		t.Fatalf("the source's headers changed: %v", hs)
+	}
+	again := WithSourceID(got, "p2")
+	if want := []Header{{Name: "a", Value: "1"}, {Name: SourceID, Value: "p2"}, {Name: "z", Value: "2"}}; !slices.Equal(again, want) || got[1].Value != "w1" {
+		t.Fatalf("replaced: %v (was %v)", again, got)
+	}
+	if got := WithSourceID(nil, "w1"); len(got) != 1 || got[0].Name != SourceID {
+		t.Fatalf("none before: %v", got)
 	}
 }
