@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/narad-io/narad/internal/messageid"
+
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
@@ -25,6 +27,15 @@ type ConsumeRequest struct {
 
 // Message is one delivered or replayed record (hosted.Message).
 type Message = hosted.Message
+
+// identify gives every message of topic t its message id: from the WAL
+// source its log kept, else from its position (package messageid).
+func identify(t meta.Topic, msgs []Message) {
+	for i := range msgs {
+		m := &msgs[i]
+		m.ID = messageid.Of(t.Name, t.Incarnation, m.Partition, m.Offset, m.Origin, m.Seq)
+	}
+}
 
 // Consume leases up to max(1, Max) records, or replays from Offset. With
 // nothing available it long-polls up to Wait (capped by the server) on
@@ -83,6 +94,7 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 		}
 		if err != nil || len(msgs) > 0 {
 			b.m.ConsumeWait.Observe(time.Since(start).Seconds())
+			identify(t, msgs)
 			return msgs, err
 		}
 		left := time.Until(deadline)

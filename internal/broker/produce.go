@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/narad-io/narad/internal/messageid"
+
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
@@ -47,9 +49,27 @@ type ProduceRecord struct {
 	DeliverAt *int64
 }
 
+// Accepted says what produce made of one record: its message id (package
+// messageid; docs/concepts.md, "Message ids") and its partition. Its
+// offset is not known yet: the dispatcher commits it later.
+type Accepted struct {
+	ID        string
+	Partition int
+}
+
 // Produce accepts one record: durable in the ingress WAL when it returns.
 func (b *Broker) Produce(ctx context.Context, topic string, rec ProduceRecord) error {
-	return b.produce(ctx, topic, []ProduceRecord{rec}, false, header.Client)
+	_, err := b.ProduceWithID(ctx, topic, rec)
+	return err
+}
+
+// ProduceWithID is Produce that says what it accepted.
+func (b *Broker) ProduceWithID(ctx context.Context, topic string, rec ProduceRecord) (Accepted, error) {
+	acc, err := b.produce(ctx, topic, []ProduceRecord{rec}, false, header.Client)
+	if err != nil {
+		return Accepted{}, err
+	}
+	return acc[0], nil
 }
 
 // ProduceReserved is ProduceBatch for the broker's own records: their
@@ -58,7 +78,8 @@ func (b *Broker) Produce(ctx context.Context, topic string, rec ProduceRecord) e
 // produce path; the HTTP edge has no route to it (its Broker interface
 // does not name it), so a client can never set one.
 func (b *Broker) ProduceReserved(ctx context.Context, topic string, recs []ProduceRecord) error {
-	return b.produce(ctx, topic, recs, true, header.Reserved)
+	_, err := b.produce(ctx, topic, recs, true, header.Reserved)
+	return err
 }
 
 // ProduceBatch validates every record first — any failure refuses the
@@ -66,27 +87,34 @@ func (b *Broker) ProduceReserved(ctx context.Context, topic string, recs []Produ
 // appends all of them to the ingress WAL and returns once they are durable.
 // The dispatcher commits them into their partition logs.
 func (b *Broker) ProduceBatch(ctx context.Context, topic string, recs []ProduceRecord) error {
+	_, err := b.ProduceBatchWithIDs(ctx, topic, recs)
+	return err
+}
+
+// ProduceBatchWithIDs is ProduceBatch that says what it accepted, one
+// Accepted per record in request order.
+func (b *Broker) ProduceBatchWithIDs(ctx context.Context, topic string, recs []ProduceRecord) ([]Accepted, error) {
 	return b.produce(ctx, topic, recs, true, header.Client)
 }
 
-func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord, indexed bool, src header.Source) error {
+func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord, indexed bool, src header.Source) ([]Accepted, error) {
 	t, schemaOf, err := b.produceTarget(topic)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(recs) == 0 {
-		return refusal.New(refusal.ErrInvalid, 0, "no records")
+		return nil, refusal.New(refusal.ErrInvalid, 0, "no records")
 	}
 	if len(recs) > MaxBatchRecords {
 		reject(b.m, topic, "too_large")
-		return refusal.New(refusal.ErrTooLarge, 0, "batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
+		return nil, refusal.New(refusal.ErrTooLarge, 0, "batch of %d records is over the cap of %d", len(recs), MaxBatchRecords)
 	}
 	if err := b.validateRecords(t, schemaOf, recs, indexed, src); err != nil {
-		return err
+		return nil, err
 	}
 	if b.diskFull() {
 		reject(b.m, topic, "disk_full")
-		return errDiskFull
+		return nil, errDiskFull
 	}
 	ts := b.topicState(topic)
 	nowT := b.cfg.Now()
@@ -115,23 +143,31 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	if t.ReplicationFactor > 1 {
 		// Not through the ingress WAL: it would answer before a majority
 		// of the replicas holds the records (replicated_produce.go).
-		if err := b.commitReplicated(ctx, t, wrecs); err != nil {
-			return err
+		acc, err := b.commitReplicated(ctx, t, wrecs)
+		if err != nil {
+			return nil, err
 		}
 		countProduced(b.m, topic, wrecs)
-		return nil
+		return acc, nil
 	}
 	if err := b.wal.Append(ctx, wrecs); err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
+			return nil, err
 		}
 		if errors.Is(err, wal.ErrNoSpace) && b.cfg.Disk != nil {
 			b.cfg.Disk.Check() // release the reserve now, not at the next poll
 		}
-		return ingressErr(err)
+		return nil, ingressErr(err)
 	}
 	countProduced(b.m, topic, wrecs)
-	return nil
+	// The WAL gave each record its seq: with the WAL's identity, its id
+	// (the partition log keeps both, package storage's frame ids).
+	origin := b.wal.Identity()
+	acc := make([]Accepted, len(wrecs))
+	for i := range wrecs {
+		acc[i] = Accepted{ID: messageid.FromWAL(origin, wrecs[i].Seq), Partition: int(wrecs[i].Partition)}
+	}
+	return acc, nil
 }
 
 // countProduced adds accepted records and their payload bytes to their

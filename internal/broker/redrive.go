@@ -104,7 +104,7 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 		hs := append([]header.Header(nil), header.Without(header.Without(m.Headers, HeaderDLQPrefix), header.MsgID)...)
 		recs[i] = ProduceRecord{Key: m.Key, Payload: m.Payload, Headers: hs}
 	}
-	if err := b.produce(ctx, to, recs, true, header.Reserved); err != nil {
+	if _, err := b.produce(ctx, to, recs, true, header.Reserved); err != nil {
 		b.giveBack(q, msgs)
 		return 0, err
 	}

@@ -37,7 +37,11 @@ import (
 // (Config.ReplicaCommitWait) plus this.
 const replicatedCommitHop = 5 * time.Second
 
-func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) error {
+// Its answer names each record's partition; the message id, derived
+// from the record's offset (package messageid) on a replicated partition,
+// is not known here yet (the leader's commit does not return offsets):
+// ID is empty.
+func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) ([]Accepted, error) {
 	buckets := map[int][]storage.Record{}
 	var order []int
 	for _, r := range wrecs {
@@ -61,10 +65,14 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	acc := make([]Accepted, len(wrecs))
+	for i := range wrecs {
+		acc[i].Partition = int(wrecs[i].Partition)
+	}
+	return acc, nil
 }
 
 // commitToLeader commits a bucket on the partition's leader: here, or by

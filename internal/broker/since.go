@@ -74,7 +74,10 @@ func (b *Broker) ReplaySince(topic string, p int, since time.Time, from *uint64,
 		page := SincePage{Next: res.Next, CaughtUp: res.Next >= l.HWM(), Messages: make([]Message, len(res.Records))}
 		for i, r := range res.Records {
 			page.Messages[i] = Message{Topic: topic, Partition: p, Offset: r.Offset, Key: r.Key, Payload: r.Payload,
-				CommittedAt: r.CommittedAt, Headers: r.Headers}
+				CommittedAt: r.CommittedAt, Headers: r.Headers, Origin: r.Origin, Seq: r.Seq}
+		}
+		if t, err := b.topic(topic); err == nil {
+			identify(t, page.Messages)
 		}
 		return page, nil
 	}

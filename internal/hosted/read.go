@@ -27,6 +27,12 @@ type Message struct {
 	ReceiptHandle string
 	DeliveryCount int
 	Headers       []header.Header // sorted by name; nil when none
+	// Origin and Seq are the record's ingress WAL source as the log keeps
+	// it (storage.Record), zero when none; ID is its message id, which
+	// the broker derives from them or from the position (package
+	// messageid) before answering.
+	Origin, Seq uint64
+	ID          string
 }
 
 // LeaseFrom reserves and reads records of one partition into out, in
@@ -208,7 +214,7 @@ func (q *Queue) readLeased(l *storage.Log, leases []lease.Lease, a *Budget, out 
 				ls := run[k]
 				out = append(out, Message{Topic: topic, Partition: ls.Partition, Offset: r.Offset,
 					Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt, Headers: r.Headers,
-					ReceiptHandle: ls.Handle(), DeliveryCount: ls.DeliveryCount})
+					ReceiptHandle: ls.Handle(), DeliveryCount: ls.DeliveryCount, Origin: r.Origin, Seq: r.Seq})
 				k++
 			}
 		}
@@ -259,7 +265,8 @@ func (s *Set) Replay(name string, p int, offset uint64, want, maxBytes int) ([]M
 	}
 	out := make([]Message, len(res.Records))
 	for i, r := range res.Records {
-		out[i] = Message{Topic: name, Partition: p, Offset: r.Offset, Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt, Headers: r.Headers}
+		out[i] = Message{Topic: name, Partition: p, Offset: r.Offset, Key: r.Key, Payload: r.Payload, CommittedAt: r.CommittedAt, Headers: r.Headers,
+			Origin: r.Origin, Seq: r.Seq}
 	}
 	return out, nil
 }

@@ -16,7 +16,13 @@ import (
 // measures the API's own work (routing, reading, decoding, answering).
 type quietPlane struct{ fakePlane }
 
-func (*quietPlane) ProduceBatch(context.Context, string, []broker.ProduceRecord) error { return nil }
+func (*quietPlane) ProduceBatchWithIDs(_ context.Context, _ string, recs []broker.ProduceRecord) ([]broker.Accepted, error) {
+	acc := make([]broker.Accepted, len(recs))
+	for i := range acc {
+		acc[i] = broker.Accepted{ID: "w0000000000000000000000000g", Partition: i % 8}
+	}
+	return acc, nil
+}
 
 // BenchmarkProduceBatch is one batch produce of 100 keyed 100-byte JSON
 // records through the handler, the path remote children and batching

@@ -124,11 +124,14 @@ func (f *fakePlane) TopicRecord(name string) (meta.Topic, bool) {
 	return t, ok
 }
 
-func (f *fakePlane) Produce(_ context.Context, topic string, rec broker.ProduceRecord) error {
-	return f.note(true, "Produce", "%s %s", topic, recString(rec))
+func (f *fakePlane) ProduceWithID(_ context.Context, topic string, rec broker.ProduceRecord) (broker.Accepted, error) {
+	if err := f.note(true, "Produce", "%s %s", topic, recString(rec)); err != nil {
+		return broker.Accepted{}, err
+	}
+	return fakeAccepted(rec, 0), nil
 }
 
-func (f *fakePlane) ProduceBatch(_ context.Context, topic string, recs []broker.ProduceRecord) error {
+func (f *fakePlane) ProduceBatchWithIDs(_ context.Context, topic string, recs []broker.ProduceRecord) ([]broker.Accepted, error) {
 	parts := make([]string, len(recs))
 	for i, r := range recs {
 		parts[i] = recString(r)
@@ -136,7 +139,24 @@ func (f *fakePlane) ProduceBatch(_ context.Context, topic string, recs []broker.
 	f.mu.Lock()
 	f.batches = append(f.batches, recs)
 	f.mu.Unlock()
-	return f.note(true, "ProduceBatch", "%s [%s]", topic, strings.Join(parts, " "))
+	if err := f.note(true, "ProduceBatch", "%s [%s]", topic, strings.Join(parts, " ")); err != nil {
+		return nil, err
+	}
+	acc := make([]broker.Accepted, len(recs))
+	for i, r := range recs {
+		acc[i] = fakeAccepted(r, i)
+	}
+	return acc, nil
+}
+
+// fakeAccepted is the fake's answer for the i-th record of a produce: id
+// "fake-i", its requested partition or 0.
+func fakeAccepted(r broker.ProduceRecord, i int) broker.Accepted {
+	a := broker.Accepted{ID: fmt.Sprintf("fake-%d", i)}
+	if r.Partition != nil {
+		a.Partition = *r.Partition
+	}
+	return a
 }
 
 func (f *fakePlane) Redrive(_ context.Context, topic, to string, max int) (int, error) {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/narad-io/narad/internal/apierr"
@@ -51,21 +52,61 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	if err := s.takeProduce(r, 1, recordBytes(rec)); err != nil {
 		return err
 	}
-	if err := s.b.Produce(r.Context(), topic, rec); err != nil {
+	acc, err := s.b.ProduceWithID(r.Context(), topic, rec)
+	if err != nil {
 		return err
 	}
+	// The record's message id and partition (docs/http-api.md); its
+	// offset is not known yet. Written into the body's buffer, which the
+	// data plane no longer needs: the hot path allocates no answer.
+	body.b = appendAccepted(body.b[:0], acc)
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusAccepted)
+	w.Write(body.b)
 	return nil
 }
 
+// appendAccepted appends a single produce's answer, {"id":…,"partition":P}
+// and a newline, as writeJSON would (no id when produce could not name
+// it: a replicated topic's, batchAnswer).
+func appendAccepted(b []byte, acc broker.Accepted) []byte {
+	b = append(b, '{')
+	if acc.ID != "" {
+		b = append(b, `"id":`...)
+		b = appendString(b, acc.ID)
+		b = append(b, ',')
+	}
+	b = append(b, `"partition":`...)
+	b = strconv.AppendInt(b, int64(acc.Partition), 10)
+	return append(b, "}\n"...)
+}
+
 func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) error {
-	n, err := s.acceptBatch(r)
+	acc, err := s.acceptBatch(r)
 	if err != nil {
 		s.refuseBatch(w, r, err)
 		return nil
 	}
-	writeJSON(w, http.StatusAccepted, map[string]int{"accepted": n})
+	writeJSON(w, http.StatusAccepted, batchAnswer(acc))
 	return nil
+}
+
+// batchAnswer is a batch produce's answer: how many records it accepted
+// and their message ids in request order (docs/http-api.md). ids is left
+// out when produce could not name them (a replicated topic's, whose ids
+// come from offsets the leader has not returned).
+func batchAnswer(acc []broker.Accepted) any {
+	ans := struct {
+		Accepted int      `json:"accepted"`
+		IDs      []string `json:"ids,omitempty"`
+	}{Accepted: len(acc)}
+	if len(acc) > 0 && acc[0].ID != "" {
+		ans.IDs = make([]string, len(acc))
+		for i, a := range acc {
+			ans.IDs[i] = a.ID
+		}
+	}
+	return ans
 }
 
 // refuseBatch writes every refusal of a batch produce (past
@@ -74,23 +115,23 @@ func (s *Server) refuseBatch(w http.ResponseWriter, r *http.Request, err error) 
 	s.writeError(w, r, err)
 }
 
-// acceptBatch validates, decodes and produces a batch, and says how many
-// records it accepted.
-func (s *Server) acceptBatch(r *http.Request) (int, error) {
+// acceptBatch validates, decodes and produces a batch, and says what it
+// accepted, record by record.
+func (s *Server) acceptBatch(r *http.Request) ([]broker.Accepted, error) {
 	topic, err := s.messageTopic(r, meta.ActionProduce)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	decode, err := batchFormat(r)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := s.mayProduce(r); err != nil {
-		return 0, err
+		return nil, err
 	}
 	body, err := readBody(r, broker.MaxBatchBodySize, "batch body")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	recs, err := decode(body)
 	if err != nil {
@@ -98,18 +139,15 @@ func (s *Server) acceptBatch(r *http.Request) (int, error) {
 			// Name the first failing index: an earlier record may fail a
 			// check that only the broker makes.
 			if berr := s.b.CheckBatch(topic, recs); berr != nil {
-				return 0, berr
+				return nil, berr
 			}
 		}
-		return 0, err
+		return nil, err
 	}
 	if err := s.takeProduce(r, len(recs), recordBytes(recs...)); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if err := s.b.ProduceBatch(r.Context(), topic, recs); err != nil {
-		return 0, err
-	}
-	return len(recs), nil
+	return s.b.ProduceBatchWithIDs(r.Context(), topic, recs)
 }
 
 // waitCappedHeader names the longest wait a consume got when it asked for

@@ -68,6 +68,10 @@ func appendMessage(b []byte, m broker.Message) []byte {
 	b = strconv.AppendInt(b, int64(m.Partition), 10)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendUint(b, m.Offset, 10)
+	if m.ID != "" { // the broker sets it on every message it answers
+		b = append(b, `,"id":`...)
+		b = appendString(b, m.ID)
+	}
 	switch {
 	case len(m.Key) == 0: // keyless: no key field
 	case utf8.Valid(m.Key):

@@ -27,7 +27,9 @@ import (
 // the WAL.
 type silentPlane struct{ fakePlane }
 
-func (*silentPlane) Produce(context.Context, string, broker.ProduceRecord) error { return nil }
+func (*silentPlane) ProduceWithID(context.Context, string, broker.ProduceRecord) (broker.Accepted, error) {
+	return broker.Accepted{ID: "w0000000000000000000000000g", Partition: 0}, nil
+}
 
 // benchServer is the API as a node builds it, security on (a real
 // Authenticator over one user with a bcrypt hash: the credential cache is

@@ -31,12 +31,13 @@ type Topics interface {
 
 // Messages is produce, consume and ack on this node's data plane.
 type Messages interface {
-	// Produce and ProduceBatch return once the records are durable here.
-	// Produce keeps nothing of rec's slices once it returns, whatever it
+	// ProduceWithID and ProduceBatchWithIDs return once the records are
+	// durable here. ProduceWithID keeps nothing of rec's slices once it returns, whatever it
 	// returns: the handler reuses the body's buffer for the next request
 	// (the broker's WAL stages its own encoding of the record).
-	Produce(ctx context.Context, topic string, rec broker.ProduceRecord) error
-	ProduceBatch(ctx context.Context, topic string, recs []broker.ProduceRecord) error
+	// Each says what it accepted: the records' message ids and partitions.
+	ProduceWithID(ctx context.Context, topic string, rec broker.ProduceRecord) (broker.Accepted, error)
+	ProduceBatchWithIDs(ctx context.Context, topic string, recs []broker.ProduceRecord) ([]broker.Accepted, error)
 	// CheckBatch validates the leading records of a batch whose next one
 	// did not decode, so a refusal names the first failing index.
 	CheckBatch(topic string, recs []broker.ProduceRecord) error
