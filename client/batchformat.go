@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"net/http"
 )
 
 // BatchFormat is the body a batch produce is sent as. The records, the
@@ -52,37 +51,8 @@ func ParseBatchFormat(s string) (BatchFormat, error) {
 // (JSON; a JSON string is stored as its text) or PayloadBase64 (bytes),
 // its Key or KeyBase64.
 func (c *Client) ProduceBatchAs(ctx context.Context, topic string, records []BatchRecord, format BatchFormat) (int, error) {
-	if topic == "" {
-		return 0, errEmptyName
-	}
-	var body []byte
-	var err error
-	contentType := "application/json"
-	switch format {
-	case BatchNDJSON:
-		contentType = "application/x-ndjson"
-		body, err = ndjsonBody(records)
-	case BatchBinary:
-		contentType = "application/x-narad-batch"
-		body, err = binaryBody(records)
-	default:
-		body, err = batchBody(records)
-	}
-	if err != nil {
-		return 0, err
-	}
-	path := topicPath(topic, "produce", "batch")
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: path, body: body, contentType: contentType})
-	if err != nil {
-		return 0, err
-	}
-	var out struct {
-		Accepted int `json:"accepted"`
-	}
-	if err := json.Unmarshal(resp.body, &out); err != nil {
-		return 0, fmt.Errorf("POST %s: decoding response: %w", path, err)
-	}
-	return out.Accepted, nil
+	out, err := c.ProduceBatchWithIDs(ctx, topic, records, format)
+	return out.Accepted, err
 }
 
 // ndjsonBody is each record of batchBody's envelope on its own line.

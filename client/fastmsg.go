@@ -118,6 +118,8 @@ func fastMessage(b []byte, prevTopic string) (m Message, n int, ok bool) {
 			m.PayloadEncoding, used, ok = fastStringAs(b[i:], "text", "base64")
 		case "receipt_handle":
 			m.ReceiptHandle, used, ok = fastString(b[i:])
+		case "id":
+			m.ID, used, ok = fastString(b[i:])
 		case "partition":
 			var v int64
 			v, used, ok = fastInt(b[i:])

@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -67,12 +68,17 @@ func FuzzFastMessages(f *testing.F) {
 func TestFastMessagesTakesServerAnswers(t *testing.T) {
 	for _, body := range []string{
 		`{"topic":"orders","partition":2,"offset":0,"key":"c42","payload":{"order_id": 1},"timestamp":1783615560,"receipt_handle":"2:0:861651","delivery_count":1}` + "\n",
+		`{"topic":"orders","partition":2,"offset":0,"id":"w5ftc2tq8cgp1c00000000000fg","payload":1,"timestamp":1,"timestamp_ms":1000}`,
 		`{"topic":"t","partition":0,"offset":3,"payload":1,"timestamp":1,"headers":{"a":"b","trace-id":"t1"}}`,
 		`{"topic":"t","partition":0,"offset":4,"payload":1,"timestamp":1,"timestamp_ms":1000,"deliver_at":1798135200000,"headers":{"narad-deliver-at":"1798135200000"}}`,
 		`{"messages":[{"topic":"t","partition":0,"offset":1,"payload":"x y","payload_encoding":"text","timestamp":1,"receipt_handle":"0:1:2","delivery_count":3},{"topic":"t","partition":1,"offset":9,"key_base64":"/w==","payload":"/w==","payload_encoding":"base64","timestamp":1}]}` + "\n",
 	} {
-		if _, ok := fastMessages([]byte(body)); !ok {
+		msgs, ok := fastMessages([]byte(body))
+		if !ok {
 			t.Errorf("declined %s", body)
+		}
+		if strings.Contains(body, `"id"`) && (len(msgs) != 1 || msgs[0].ID != "w5ftc2tq8cgp1c00000000000fg") {
+			t.Errorf("message id not read from %s: %+v", body, msgs)
 		}
 	}
 }

@@ -13,6 +13,10 @@ type Message struct {
 	Topic     string `json:"topic"`
 	Partition int    `json:"partition"`
 	Offset    uint64 `json:"offset"`
+	// ID is the record's message id (docs/concepts.md, "Message ids"):
+	// the one its produce answered (Produced.ID), the same on every
+	// consume and replay; empty from a node that predates message ids.
+	ID string `json:"id,omitempty"`
 	// Key is the record's key when it is UTF-8; KeyBase64 holds a key that
 	// is not (base64). Both are empty for a keyless record; KeyBytes gives
 	// the key's bytes either way.

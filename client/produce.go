@@ -38,15 +38,33 @@ type ProduceOptions struct {
 	DeliverAt time.Time
 }
 
+// Produced is what the node answered for one produced record: its message
+// id (docs/concepts.md, "Message ids"; at most 40 characters, the ID of
+// the Message that consume and replay return for it) and its partition.
+// ID is empty from a node that predates message ids, and for a replicated
+// topic, whose ids the node does not know at 202.
+type Produced struct {
+	ID        string `json:"id"`
+	Partition int    `json:"partition"`
+}
+
 // Produce sends one message with payload as the raw request body:
-// POST /v1/topics/{t}/produce?key=&partition=, 202 with an empty body.
+// POST /v1/topics/{t}/produce?key=&partition=, 202. ProduceWithID also
+// returns what the node answered.
 //
 // The Content-Type says what the bytes look like (JSON, UTF-8 text, or
 // binary) so a server that validates schemas or renders payloads does not
 // have to guess; the bytes themselves are sent untouched.
 func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts ProduceOptions) error {
+	_, err := c.ProduceWithID(ctx, topic, payload, opts)
+	return err
+}
+
+// ProduceWithID is Produce that returns the record's message id and
+// partition: 202 {"id": "…", "partition": P}.
+func (c *Client) ProduceWithID(ctx context.Context, topic string, payload []byte, opts ProduceOptions) (Produced, error) {
 	if topic == "" {
-		return errEmptyName
+		return Produced{}, errEmptyName
 	}
 	q := url.Values{}
 	if opts.Key != nil {
@@ -77,8 +95,17 @@ func (c *Client) Produce(ctx context.Context, topic string, payload []byte, opts
 		}
 		opts.setSchedule(req.header)
 	}
-	_, err := c.do(ctx, req)
-	return err
+	resp, err := c.do(ctx, req)
+	if err != nil {
+		return Produced{}, err
+	}
+	var out Produced
+	if len(bytes.TrimSpace(resp.body)) > 0 { // an older node answers an empty body
+		if err := json.Unmarshal(resp.body, &out); err != nil {
+			return Produced{}, fmt.Errorf("POST %s: decoding response: %w", req.path, err)
+		}
+	}
+	return out, nil
 }
 
 // ContentTypeOf names what payload looks like: JSON, UTF-8 text or bytes.
@@ -155,30 +182,54 @@ func isCompact(b []byte) bool {
 }
 
 // ProduceBatch sends records in one request:
-// POST /v1/topics/{t}/produce/batch, 202 {"accepted": N}. Every record is
+// POST /v1/topics/{t}/produce/batch, 202 {"accepted": N, "ids": [...]}
+// (ProduceBatchWithIDs returns the ids). Every record is
 // durable when it returns; on a refusal none is stored, and RefusedIndex
 // names the record refused. A JSON Payload is sent byte for byte, so it
 // comes back from consume exactly as given.
 func (c *Client) ProduceBatch(ctx context.Context, topic string, records []BatchRecord) (int, error) {
+	return c.ProduceBatchAs(ctx, topic, records, BatchJSON)
+}
+
+// BatchProduced is what the node answered for a batch: how many records
+// it accepted and their message ids in request order (IDs is nil from a
+// node that predates message ids, and for a replicated topic).
+type BatchProduced struct {
+	Accepted int      `json:"accepted"`
+	IDs      []string `json:"ids"`
+}
+
+// ProduceBatchWithIDs is ProduceBatchAs that returns the records' ids.
+func (c *Client) ProduceBatchWithIDs(ctx context.Context, topic string, records []BatchRecord, format BatchFormat) (BatchProduced, error) {
 	if topic == "" {
-		return 0, errEmptyName
+		return BatchProduced{}, errEmptyName
 	}
-	body, err := batchBody(records)
+	var body []byte
+	var err error
+	contentType := "application/json"
+	switch format {
+	case BatchNDJSON:
+		contentType = "application/x-ndjson"
+		body, err = ndjsonBody(records)
+	case BatchBinary:
+		contentType = "application/x-narad-batch"
+		body, err = binaryBody(records)
+	default:
+		body, err = batchBody(records)
+	}
 	if err != nil {
-		return 0, err
+		return BatchProduced{}, err
 	}
 	path := topicPath(topic, "produce", "batch")
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: path, body: body, contentType: "application/json"})
+	resp, err := c.do(ctx, request{method: http.MethodPost, path: path, body: body, contentType: contentType})
 	if err != nil {
-		return 0, err
+		return BatchProduced{}, err
 	}
-	var out struct {
-		Accepted int `json:"accepted"`
-	}
+	var out BatchProduced
 	if err := json.Unmarshal(resp.body, &out); err != nil {
-		return 0, fmt.Errorf("POST %s: decoding response: %w", path, err)
+		return BatchProduced{}, fmt.Errorf("POST %s: decoding response: %w", path, err)
 	}
-	return out.Accepted, nil
+	return out, nil
 }
 
 // batchBody is {"records": [...]} with each JSON payload's bytes as they

@@ -29,6 +29,25 @@ func TestProduce(t *testing.T) {
 	)
 }
 
+// A produce returns the record's message id and partition; a node that
+// answers an empty body (before message ids) gives an empty Produced.
+func TestProduceWithID(t *testing.T) {
+	c, _ := newFake(t, reply{status: 202, body: `{"id":"w5ftc2tq8cgp1c00000000000fg","partition":3}` + "\n"})
+	got, err := c.ProduceWithID(ctx, "orders", []byte("x"), ProduceOptions{})
+	if err != nil || got != (Produced{ID: "w5ftc2tq8cgp1c00000000000fg", Partition: 3}) {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	c, _ = newFake(t, reply{status: 202})
+	if got, err := c.ProduceWithID(ctx, "orders", []byte("x"), ProduceOptions{}); err != nil || got != (Produced{}) {
+		t.Fatalf("empty answer: %+v, %v", got, err)
+	}
+	c, _ = newFake(t, reply{status: 202, body: `{"accepted":2,"ids":["wa","wb"]}`})
+	b, err := c.ProduceBatchWithIDs(ctx, "orders", []BatchRecord{{Payload: json.RawMessage("1")}, {Payload: json.RawMessage("2")}}, BatchNDJSON)
+	if err != nil || b.Accepted != 2 || strings.Join(b.IDs, ",") != "wa,wb" {
+		t.Fatalf("batch: %+v, %v", b, err)
+	}
+}
+
 func TestProduceRejected(t *testing.T) {
 	c, _ := newFake(t, reply{status: 429, body: `{"error":"partition full"}`, header: map[string]string{"Retry-After": "3"}})
 	err := c.Produce(ctx, "orders", []byte("x"), ProduceOptions{})

@@ -13,7 +13,6 @@ import (
 var quietCommands = map[string]string{
 	"narad serve":        "runs a broker: its output is the log",
 	"narad server start": "runs a broker: its output is the log",
-	"narad pub":          "prints nothing on stdout (a count on a terminal's stderr only)",
 	// Not yet: children.go is being reworked in another change; its
 	// detach prints a line and should take -o like attach.
 	"narad topic detach": "pending",

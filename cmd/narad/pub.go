@@ -27,10 +27,12 @@ type pubFlags struct {
 	delay     time.Duration
 	at        string
 	msgID     string
+	format    outputFormat
 }
 
 func (a *app) pubCmd() *cobra.Command {
 	var f pubFlags
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "pub TOPIC [MSG]",
 		Short: "Publish a message (MSG, --file, or standard input)",
@@ -58,13 +60,21 @@ a topic with a delivery delay (topic add --delivery-delay).
 window the topic stores it at most once however often it is sent, so a
 pub retried after a failure does not duplicate it. Without --key the
 message is placed by the id's hash. The id names one message, so it is
-refused with --count above 1 or with --lines giving several.`,
+refused with --count above 1 or with --lines giving several.
+
+Each message's id, which the broker gave it when it accepted it (the id
+consume and replay show), is printed on its own line; with -o json, one
+{"id": ..., "partition": ...} object a line.`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
-			err := a.publish(ctx, cmd, args, f)
+			var err error
+			if f.format, err = out.format(); err != nil {
+				return err
+			}
+			err = a.publish(ctx, cmd, args, f)
 			if ierr := interrupted(ctx); ierr != nil {
 				return ierr // Ctrl-C during --count: exit 130
 			}
@@ -82,6 +92,7 @@ refused with --count above 1 or with --lines giving several.`,
 	fs.Var(newDurationValue(&f.delay, 0), "delay", "offer the message to queue consumers this long after it is accepted, e.g. 10m (at most 365d)")
 	fs.StringVar(&f.at, "at", "", "offer the message to queue consumers at this time: RFC 3339 or Unix ms")
 	fs.StringVar(&f.msgID, "msg-id", "", "the message's producer id (deduplicated on a topic with a dedupe window; one message only)")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
@@ -145,10 +156,14 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 			if expand {
 				p = bytes.ReplaceAll(p, []byte("{i}"), []byte(strconv.Itoa(i)))
 			}
-			if err := c.Produce(ctx, topic, p, opts); err != nil {
+			acc, err := c.ProduceWithID(ctx, topic, p, opts)
+			if err != nil {
 				if sent > 0 {
 					return fmt.Errorf("after %d of %d messages: %w", sent, total, err)
 				}
+				return err
+			}
+			if err := a.printProduced(acc, f.format); err != nil {
 				return err
 			}
 			sent++
@@ -162,6 +177,20 @@ func (a *app) publish(ctx context.Context, cmd *cobra.Command, args []string, f 
 		prog.done("")
 	}
 	return nil
+}
+
+// printProduced prints a published message's id: a line of its own, or
+// with -o json the answer's object on one line. A node that gave no id
+// (one that predates message ids) leaves the table form silent.
+func (a *app) printProduced(acc client.Produced, format outputFormat) error {
+	if format == formatJSON {
+		return printJSONLine(a.stdout, acc)
+	}
+	if acc.ID == "" {
+		return nil
+	}
+	_, err := fmt.Fprintln(a.stdout, acc.ID)
+	return err
 }
 
 // parseHeaderFlags reads --header NAME=VALUE flags (split at the first

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,26 @@ func TestPubProgressOnlyOnATerminal(t *testing.T) {
 	mustOK(t, r)
 	if !strings.Contains(r.stderr, "published 3 messages to orders") || r.stdout != "" {
 		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}
+
+// pub prints each message's id as the broker answered it, a line each;
+// -o json the answers, an object a line.
+func TestPubPrintsTheIDs(t *testing.T) {
+	n := 0
+	b := newBroker(t, func(r req) (int, string) {
+		n++
+		return 202, fmt.Sprintf(`{"id":"w%d","partition":1}`, n)
+	})
+	r := against(b).run(t, "pub", "orders", "x", "--count", "2")
+	mustOK(t, r)
+	if r.stdout != "w1\nw2\n" {
+		t.Fatalf("stdout %q, want the two ids", r.stdout)
+	}
+	r = against(b).run(t, "pub", "orders", "x", "-o", "json")
+	mustOK(t, r)
+	if strings.TrimSpace(r.stdout) != `{"id":"w3","partition":1}` {
+		t.Fatalf("-o json: %q", r.stdout)
 	}
 }
 
