@@ -66,6 +66,10 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request, _ string) error
 	return nil
 }
 
+// messageIDLen is the length of most message ids (package messageid's
+// WAL ids), for sizing an answer's buffer.
+const messageIDLen = 27
+
 // appendAccepted appends a single produce's answer, {"id":…,"partition":P}
 // and a newline, as writeJSON would (no id when produce could not name
 // it: a replicated topic's, batchAnswer).
@@ -87,26 +91,32 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 		s.refuseBatch(w, r, err)
 		return nil
 	}
-	writeJSON(w, http.StatusAccepted, batchAnswer(acc))
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusAccepted)
+	w.Write(appendBatchAnswer(make([]byte, 0, 16+len(acc)*(messageIDLen+3)), acc))
 	return nil
 }
 
-// batchAnswer is a batch produce's answer: how many records it accepted
-// and their message ids in request order (docs/http-api.md). ids is left
-// out when produce could not name them (a replicated topic's, whose ids
-// come from offsets the leader has not returned).
-func batchAnswer(acc []broker.Accepted) any {
-	ans := struct {
-		Accepted int      `json:"accepted"`
-		IDs      []string `json:"ids,omitempty"`
-	}{Accepted: len(acc)}
+// appendBatchAnswer appends a batch produce's answer: how many records it
+// accepted and their message ids in request order, {"accepted":N,
+// "ids":[…]} and a newline (docs/http-api.md), written by hand as
+// appendAccepted is. ids is left out when produce could not name them (a
+// replicated topic's, whose ids come from offsets the leader has not
+// returned).
+func appendBatchAnswer(b []byte, acc []broker.Accepted) []byte {
+	b = append(b, `{"accepted":`...)
+	b = strconv.AppendInt(b, int64(len(acc)), 10)
 	if len(acc) > 0 && acc[0].ID != "" {
-		ans.IDs = make([]string, len(acc))
+		b = append(b, `,"ids":[`...)
 		for i, a := range acc {
-			ans.IDs[i] = a.ID
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a.ID)
 		}
+		b = append(b, ']')
 	}
-	return ans
+	return append(b, "}\n"...)
 }
 
 // refuseBatch writes every refusal of a batch produce (past
