@@ -42,7 +42,7 @@ type ProduceOptions struct {
 // id (docs/concepts.md, "Message ids"; at most 40 characters, the ID of
 // the Message that consume and replay return for it) and its partition.
 // ID is empty from a node that predates message ids, and for a replicated
-// topic, whose ids the node does not know at 202.
+// topic's record its leader dropped as a duplicate.
 type Produced struct {
 	ID        string `json:"id"`
 	Partition int    `json:"partition"`
@@ -193,7 +193,8 @@ func (c *Client) ProduceBatch(ctx context.Context, topic string, records []Batch
 
 // BatchProduced is what the node answered for a batch: how many records
 // it accepted and their message ids in request order (IDs is nil from a
-// node that predates message ids, and for a replicated topic).
+// node that predates message ids; an id is empty for a replicated topic's
+// record its leader dropped as a duplicate).
 type BatchProduced struct {
 	Accepted int      `json:"accepted"`
 	IDs      []string `json:"ids"`

@@ -317,6 +317,12 @@ func reject(m *metrics.Metrics, topic, reason string) {
 // replica knows are refused with ErrIncarnationAhead until it catches up.
 // Every refusal a caller acts on is typed (package refusal): topic not
 // found, partition out of range, not owner, frozen, disk full, fenced.
+//
+// Like storage.Log.Commit it sets the Offset of every record it stored;
+// one it left out (a duplicate of the dedupe window, a WAL record the log
+// held already) keeps the Offset the caller gave it (storage.NoOffset
+// marks it), which names a replicated produce's records (package
+// messageid).
 func (b *Broker) Commit(ctx context.Context, topic string, incarnation uint64, partition int, recs []storage.Record, src storage.Source) (storage.Flusher, error) {
 	if src.Origin == 0 {
 		if g := b.cfg.ReplayGate; g != nil && g(topic, partition) {
@@ -414,6 +420,9 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 		}
 		err = b.dedupe(ctx, t, partition, l, recs, func(keep []storage.Record, idx []int) error {
 			_, _, err := l.CommitFrom(keep, keptSource(src, idx))
+			for i, j := range idx { // the window's copies: their offsets go back to recs
+				recs[j].Offset = keep[i].Offset
+			}
 			return err
 		})
 		if errors.Is(err, storage.ErrClosed) && attempt == 0 {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/messageid"
+
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
@@ -238,13 +240,29 @@ func TestReplicatedProduceCommitsOnTheLeader(t *testing.T) {
 	fl := eng.leader(0)
 	fl.ready.Store(true)
 	done := make(chan error, 1)
+	var acc []Accepted
 	go func() {
-		done <- n.b.ProduceBatch(testCtx(t), "r", []ProduceRecord{{Payload: []byte("x")}, {Payload: []byte("y"), Key: []byte("k")}})
+		var err error
+		acc, err = n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("x")}, {Payload: []byte("y"), Key: []byte("k")}})
+		done <- err
 	}()
 	waitFor(t, "the records on the leader's disk", func() bool { return fl.log.End() == 2 })
 	fl.commitTo(2)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	// Its records are named by position (the copies agree on offsets, and
+	// a held log keeps no WAL source): the ids produce answered are the
+	// ones a replay shows.
+	msgs, err := n.replay("r", 0, 0, 10)
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("replay: %d records, %v", len(msgs), err)
+	}
+	rt, _ := n.b.topic("r")
+	for i, m := range msgs {
+		if want := messageid.FromPosition(rt.Incarnation, 0, uint64(i)); acc[i].ID != want || m.ID != want || acc[i].Partition != 0 {
+			t.Fatalf("record %d: answered %+v, replay shows %q, want %q", i, acc[i], m.ID, want)
+		}
 	}
 }
 

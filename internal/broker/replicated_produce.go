@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad-io/narad/internal/messageid"
+
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/storage"
@@ -37,19 +39,22 @@ import (
 // (Config.ReplicaCommitWait) plus this.
 const replicatedCommitHop = 5 * time.Second
 
-// Its answer names each record's partition; the message id, derived
-// from the record's offset (package messageid) on a replicated partition,
-// is not known here yet (the leader's commit does not return offsets):
-// ID is empty.
+// Its answer names each record by its position (package messageid): a
+// replicated partition's ids come from offsets, on which its copies
+// agree; the leader's commit sets them (Broker.Commit, node RPC's answer).
+// A record the leader left out as a duplicate, or one an older leader did
+// not place, has no id in the answer.
 func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) ([]Accepted, error) {
 	buckets := map[int][]storage.Record{}
+	at := make([]int, len(wrecs)) // each record's index in its bucket
 	var order []int
-	for _, r := range wrecs {
+	for i, r := range wrecs {
 		p := int(r.Partition)
 		if _, ok := buckets[p]; !ok {
 			order = append(order, p)
 		}
-		buckets[p] = append(buckets[p], storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers})
+		at[i] = len(buckets[p])
+		buckets[p] = append(buckets[p], storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers, Offset: storage.NoOffset})
 	}
 	errs := make([]error, len(order))
 	var wg sync.WaitGroup
@@ -68,9 +73,14 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 			return nil, err
 		}
 	}
+	inc := messageid.Incarnation(t.Name, t.Incarnation)
 	acc := make([]Accepted, len(wrecs))
-	for i := range wrecs {
-		acc[i].Partition = int(wrecs[i].Partition)
+	for i, r := range wrecs {
+		p := int(r.Partition)
+		acc[i].Partition = p
+		if off := buckets[p][at[i]].Offset; off != storage.NoOffset {
+			acc[i].ID = messageid.FromPosition(inc, p, off)
+		}
 	}
 	return acc, nil
 }

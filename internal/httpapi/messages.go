@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,7 +73,7 @@ const messageIDLen = 27
 
 // appendAccepted appends a single produce's answer, {"id":…,"partition":P}
 // and a newline, as writeJSON would (no id when produce could not name
-// it: a replicated topic's, batchAnswer).
+// it: appendBatchAnswer).
 func appendAccepted(b []byte, acc broker.Accepted) []byte {
 	b = append(b, '{')
 	if acc.ID != "" {
@@ -100,19 +101,23 @@ func (s *Server) produceBatch(w http.ResponseWriter, r *http.Request, _ string) 
 // appendBatchAnswer appends a batch produce's answer: how many records it
 // accepted and their message ids in request order, {"accepted":N,
 // "ids":[…]} and a newline (docs/http-api.md), written by hand as
-// appendAccepted is. ids is left out when produce could not name them (a
-// replicated topic's, whose ids come from offsets the leader has not
-// returned).
+// appendAccepted is. A record produce could not name (a replicated
+// topic's duplicate, which the leader left out) is null; ids is left out
+// when it names none (a node of a version that could not).
 func appendBatchAnswer(b []byte, acc []broker.Accepted) []byte {
 	b = append(b, `{"accepted":`...)
 	b = strconv.AppendInt(b, int64(len(acc)), 10)
-	if len(acc) > 0 && acc[0].ID != "" {
+	if slices.ContainsFunc(acc, func(a broker.Accepted) bool { return a.ID != "" }) {
 		b = append(b, `,"ids":[`...)
 		for i, a := range acc {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, a.ID)
+			if a.ID == "" {
+				b = append(b, "null"...)
+			} else {
+				b = appendString(b, a.ID)
+			}
 		}
 		b = append(b, ']')
 	}

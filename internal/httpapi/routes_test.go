@@ -170,6 +170,13 @@ func TestProduceAnswersIDs(t *testing.T) {
 	if w.Code != 202 || strings.TrimSpace(w.Body.String()) != `{"accepted":3,"ids":["fake-0","fake-1","fake-2"]}` {
 		t.Fatalf("batch produce: %d %q", w.Code, w.Body.String())
 	}
+	// A record the data plane could not name is null; none named: no ids.
+	if got := string(appendBatchAnswer(nil, []broker.Accepted{{ID: "p1"}, {}})); got != `{"accepted":2,"ids":["p1",null]}`+"\n" {
+		t.Fatalf("one unnamed: %q", got)
+	}
+	if got := string(appendBatchAnswer(nil, []broker.Accepted{{}, {}})); got != `{"accepted":2}`+"\n" {
+		t.Fatalf("none named: %q", got)
+	}
 }
 
 // A delivered record comes back by the payload rules: JSON verbatim, text

@@ -153,13 +153,24 @@ func invoke[T any](ctx context.Context, p *Pool, addr, method string, timeout ti
 
 // Commit commits recs to topic/partition on the node at addr (its owner).
 // A non-zero incarnation pins the commit to that incarnation of the topic.
+// On success each record's Offset is where the owner stored it, as a local
+// commit sets it (storage.NoOffset: left out as a duplicate); an older
+// owner that does not say leaves the Offsets as they were.
 func (p *Pool) Commit(ctx context.Context, addr, topic string, incarnation uint64, partition int, recs []storage.Record, metaVersion uint64) error {
 	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs), MetaVersion: metaVersion,
 		Incarnation: incarnation}
-	_, err := invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
+	resp, err := invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
 		return c.Commit(ctx, req)
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if offs := resp.GetOffsets(); len(offs) == len(recs) {
+		for i := range recs {
+			recs[i].Offset = offs[i]
+		}
+	}
+	return nil
 }
 
 // Forward replays a client-API request on the node at addr within

@@ -25,6 +25,7 @@ func TestCommitRoundTrip(t *testing.T) {
 	var gotVersion, gotInc uint64
 	f := &fake{commit: func(_ context.Context, topic string, inc uint64, p int, recs []storage.Record, v uint64) error {
 		gotTopic, gotInc, gotPart, got, gotVersion = topic, inc, p, recs, v
+		recs[0].Offset, recs[2].Offset = 40, 41 // stored; recs[1] left out (a duplicate)
 		return nil
 	}}
 	addr, _ := startServer(t, f)
@@ -34,6 +35,10 @@ func TestCommitRoundTrip(t *testing.T) {
 	}
 	if gotTopic != "orders" || gotInc != 1<<33+5 || gotPart != 7 || len(got) != len(sent) || gotVersion != 4242 {
 		t.Fatalf("got topic %q incarnation %d partition %d version %d, %d records", gotTopic, gotInc, gotPart, gotVersion, len(got))
+	}
+	// The owner's offsets come back into the sender's records.
+	if sent[0].Offset != 40 || sent[1].Offset != storage.NoOffset || sent[2].Offset != 41 {
+		t.Fatalf("offsets after the commit: %d %d %d", sent[0].Offset, sent[1].Offset, sent[2].Offset)
 	}
 	for i := range sent {
 		if !bytes.Equal(got[i].Key, sent[i].Key) || !bytes.Equal(got[i].Payload, sent[i].Payload) {

@@ -23,6 +23,7 @@ import (
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/peerauth"
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // Every connection first passes the cluster port's handshake (package
@@ -243,10 +244,17 @@ func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodep
 	if err != nil {
 		return nil, err
 	}
+	for i := range recs {
+		recs[i].Offset = storage.NoOffset // the handler's commit sets the stored ones'
+	}
 	if err := s.h.Commit(ctx, req.GetTopic(), req.GetIncarnation(), int(req.GetPartition()), recs, req.GetMetaVersion()); err != nil {
 		return nil, err
 	}
-	return &nodepb.CommitResponse{}, nil
+	offsets := make([]uint64, len(recs))
+	for i := range recs {
+		offsets[i] = recs[i].Offset
+	}
+	return &nodepb.CommitResponse{Offsets: offsets}, nil
 }
 
 func (s *service) Forward(ctx context.Context, req *nodepb.ForwardRequest) (*nodepb.ForwardResponse, error) {

@@ -25,6 +25,11 @@ const (
 // from untrusted headers before allocating anything.
 const minRecordBytes = 1 + 1 + 8
 
+// NoOffset is the Offset of a record a commit did not store (a caller's
+// mark: Commit sets the Offset of every record it stores, and leaves the
+// others as they were).
+const NoOffset = ^uint64(0)
+
 // Record is one message in a partition log.
 //
 // Records returned by Read may point into decoded frame buffers that the log

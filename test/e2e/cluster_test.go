@@ -41,6 +41,12 @@ func TestClusterAnyNodeServesAnyRequest(t *testing.T) {
 		}
 	}
 	want := map[string]bool{}
+	// Each record's message id as produce answered it: the node that took
+	// it names it by its own WAL, and the owner — often another node,
+	// reached by node RPC — keeps that name (docs/concepts.md, "Message
+	// ids").
+	answered := map[string]string{}
+	ids := map[string]bool{}
 	for i, n := range nodes {
 		for j := 0; j < 10; j++ {
 			id := fmt.Sprintf("id-%d", i*100+j)
@@ -48,10 +54,14 @@ func TestClusterAnyNodeServesAnyRequest(t *testing.T) {
 			if j%2 == 0 {
 				opts.Key = ptr(fmt.Sprintf("k%d", j))
 			}
-			if err := n.c.Produce(ctx, "orders", []byte(id), opts); err != nil {
+			acc, err := n.c.ProduceWithID(ctx, "orders", []byte(id), opts)
+			if err != nil {
 				t.Fatalf("produce to %s: %v", n.id, err)
 			}
-			want[id] = true
+			if acc.ID == "" || ids[acc.ID] {
+				t.Fatalf("produce to %s answered id %q (taken: %v)", n.id, acc.ID, ids[acc.ID])
+			}
+			want[id], answered[id], ids[acc.ID] = true, acc.ID, true
 		}
 	}
 	got := map[int]int{}
@@ -65,6 +75,9 @@ func TestClusterAnyNodeServesAnyRequest(t *testing.T) {
 		handles := []string{}
 		for _, m := range msgs {
 			b, _ := m.Bytes()
+			if m.ID != answered[string(b)] {
+				t.Fatalf("consumed %s with id %q through %s; produce answered %q", b, m.ID, n.id, answered[string(b)])
+			}
 			var id int
 			fmt.Sscanf(string(b), "id-%d", &id)
 			mu.Lock()
@@ -99,6 +112,20 @@ func TestClusterAnyNodeServesAnyRequest(t *testing.T) {
 		}
 		return sum == uint64(len(want))
 	})
+	// Every copy in the child names its source by the id produce
+	// answered, and has an id of its own.
+	for p := range rd.PartitionStats {
+		msgs, err := nodes[p%3].c.Consume(ctx, "orders-replica", client.ConsumeOptions{Partition: ptr(p), Offset: ptr(uint64(0)), Max: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			b, _ := m.Bytes()
+			if src := m.Headers["narad-source-id"]; src != answered[string(b)] || m.ID == "" || m.ID == src {
+				t.Fatalf("child copy of %s: id %q, narad-source-id %q; the source's id is %q", b, m.ID, src, answered[string(b)])
+			}
+		}
+	}
 }
 
 // TestClusterLeaderSIGKILL: killing the Raft leader elects a new one within

@@ -323,7 +323,12 @@ func (x *CommitRequest) GetIncarnation() uint64 {
 }
 
 type CommitResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each record's offset in the partition, in request order, so the
+	// sender can name a replicated produce's records by position (package
+	// messageid); storage.NoOffset (2^64-1) for one the owner left out (a
+	// duplicate of its dedupe window). Absent from an older node.
+	Offsets       []uint64 `protobuf:"varint,1,rep,packed,name=offsets,proto3" json:"offsets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -356,6 +361,13 @@ func (x *CommitResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use CommitResponse.ProtoReflect.Descriptor instead.
 func (*CommitResponse) Descriptor() ([]byte, []int) {
 	return file_node_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CommitResponse) GetOffsets() []uint64 {
+	if x != nil {
+		return x.Offsets
+	}
+	return nil
 }
 
 type ForwardRequest struct {
@@ -2544,8 +2556,9 @@ const file_node_proto_rawDesc = "" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12*\n" +
 	"\arecords\x18\x03 \x03(\v2\x10.narad.v1.RecordR\arecords\x12!\n" +
 	"\fmeta_version\x18\x04 \x01(\x04R\vmetaVersion\x12 \n" +
-	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"\x10\n" +
-	"\x0eCommitResponse\"\xa4\x01\n" +
+	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"*\n" +
+	"\x0eCommitResponse\x12\x18\n" +
+	"\aoffsets\x18\x01 \x03(\x04R\aoffsets\"\xa4\x01\n" +
 	"\x0eForwardRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
