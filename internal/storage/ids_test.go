@@ -111,10 +111,13 @@ func TestHeldLogKeepsNoIDs(t *testing.T) {
 	if _, _, err := l.CommitFrom(rs, Source{Origin: testOrigin, Seqs: seqs(1, 2)}); err != nil {
 		t.Fatal(err)
 	}
+	remote := recs("r", 1, false) // a commit of another node's WAL records
+	remote[0].Origin, remote[0].Seq = 0xB0B, 9
+	commitT(t, l, remote)
 	if err := l.Release(l.End()); err != nil {
 		t.Fatal(err)
 	}
-	sameIDs(t, "held", readAll(t, l, 0), []Record{{Offset: 0}, {Offset: 1}})
+	sameIDs(t, "held", readAll(t, l, 0), []Record{{Offset: 0}, {Offset: 1}, {Offset: 2}})
 }
 
 // Logs written before the ids flag (testdata/v1log, v2log) read with no
