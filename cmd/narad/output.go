@@ -50,8 +50,8 @@ func isText(b []byte) bool {
 // messagePrinter writes delivered messages. In raw mode each payload's
 // bytes are written as they are, one per line, for piping into other
 // tools; as JSON each message is the API's object on one line; otherwise
-// each message gets a header line (wide: with its receipt handle and
-// delivery count) and a rendered payload.
+// each message gets a header line (wide: with its receipt handle,
+// delivery count and message id) and a rendered payload.
 type messagePrinter struct {
 	w      io.Writer
 	raw    bool
@@ -79,6 +79,9 @@ func (p messagePrinter) print(m client.Message) error {
 			header += fmt.Sprintf(" delivery=%d", m.DeliveryCount)
 		}
 		header += " handle=" + orDash(m.ReceiptHandle)
+		if m.ID != "" { // the message id (docs/concepts.md, "Message ids")
+			header += " id=" + m.ID
+		}
 	}
 	_, err = fmt.Fprintf(p.w, "%s\n%s%s\n", header, headerLines(m.Headers), renderPayload(b))
 	return err

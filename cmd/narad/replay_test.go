@@ -111,3 +111,21 @@ func TestReplayArgumentErrors(t *testing.T) {
 		}
 	}
 }
+
+// -o wide shows each message's id on its header line.
+func TestReplayWideShowsTheID(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) {
+		if r.Path == "/v1/topics/orders" {
+			return 200, `{"name":"orders","partition_stats":[{"index":0,"oldest_offset":0,"next_offset":1}]}`
+		}
+		if r.q("offset") != "0" {
+			return 204, ""
+		}
+		return 200, `{"messages":[{"partition":0,"offset":0,"id":"w5ftc2tq8cgp1c00000000000fg","payload":"m0","payload_encoding":"text"}]}`
+	})
+	r := against(b).run(t, "replay", "orders", "--partition", "0", "--from", "0", "-o", "wide")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, " id=w5ftc2tq8cgp1c00000000000fg") {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+}
