@@ -251,9 +251,9 @@ func TestReplicatedProduceCommitsOnTheLeader(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	// Its records are named by position (the copies agree on offsets, and
-	// a held log keeps no WAL source): the ids produce answered are the
-	// ones a replay shows.
+	// Its records are named by position (they came from no WAL, and the
+	// copies agree on offsets): the ids produce answered are the ones a
+	// replay shows.
 	msgs, err := n.replay("r", 0, 0, 10)
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("replay: %d records, %v", len(msgs), err)

@@ -39,9 +39,10 @@ import (
 // (Config.ReplicaCommitWait) plus this.
 const replicatedCommitHop = 5 * time.Second
 
-// Its answer names each record by its position (package messageid): a
-// replicated partition's ids come from offsets, on which its copies
-// agree; the leader's commit sets them (Broker.Commit, node RPC's answer).
+// Its answer names each record by its position (package messageid): the
+// records came from no WAL, and a replicated partition's copies agree on
+// offsets; the leader's commit sets them (Broker.Commit, node RPC's
+// answer).
 // A record the leader left out as a duplicate, or one an older leader did
 // not place, has no id in the answer.
 func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) ([]Accepted, error) {

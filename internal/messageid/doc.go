@@ -25,8 +25,10 @@
 // its create, unique in the cluster: package meta), the partition and the
 // offset — offsets are never reused in a partition. It is the id of every
 // record that came from no WAL (replicated produce, fan-out copies, dead
-// letters) or whose frame predates the ids flag, and of every record of a
-// held (replicated) log, whose copies agree on offsets. A topic created
+// letters) or whose frame predates the ids flag; a replicated partition's
+// copies agree on offsets, and replication carries a record's WAL source
+// with it (node RPC's StoredRecord), so every copy names a record alike.
+// A topic created
 // before incarnations existed (incarnation 0) stands in with a 63-bit
 // hash of its name with the top bit set, which no Raft index reaches.
 //

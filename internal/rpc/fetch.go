@@ -121,7 +121,7 @@ func storedToPB(recs []storage.Record) []*nodepb.StoredRecord {
 	backing := make([]nodepb.StoredRecord, len(recs))
 	for i, r := range recs {
 		m := &backing[i]
-		m.Offset, m.CommittedAt, m.Key, m.Payload = r.Offset, r.CommittedAt, r.Key, r.Payload
+		m.Offset, m.CommittedAt, m.Key, m.Payload, m.Origin, m.Seq = r.Offset, r.CommittedAt, r.Key, r.Payload, r.Origin, r.Seq
 		if len(r.Headers) > 0 {
 			m.Headers = make([]*nodepb.Header, len(r.Headers))
 			for j, h := range r.Headers {
@@ -143,7 +143,8 @@ func storedFromPB(recs []*nodepb.StoredRecord) ([]storage.Record, error) {
 		if i > 0 && r.GetOffset() != out[i-1].Offset+1 {
 			return nil, apierr.New(http.StatusBadGateway, "fetch: record %d has offset %d after %d", i, r.GetOffset(), out[i-1].Offset)
 		}
-		out[i] = storage.Record{Offset: r.GetOffset(), CommittedAt: r.GetCommittedAt(), Key: r.GetKey(), Payload: r.GetPayload()}
+		out[i] = storage.Record{Offset: r.GetOffset(), CommittedAt: r.GetCommittedAt(), Key: r.GetKey(), Payload: r.GetPayload(),
+			Origin: r.GetOrigin(), Seq: r.GetSeq()}
 		if phs := r.GetHeaders(); len(phs) > 0 {
 			hs := make([]header.Header, len(phs))
 			for j, h := range phs {

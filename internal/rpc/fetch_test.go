@@ -26,7 +26,7 @@ func TestFetchRoundTrip(t *testing.T) {
 		Cursors: []FollowedCursor{{Child: "audit", Epoch: "e1", NextOffset: 38}, {Child: "late", Epoch: "e2", NextOffset: 0}}, Records: []storage.Record{
 			{Offset: 41, CommittedAt: 1700000000123, Key: []byte("k"), Payload: []byte(`{"a":1}`),
 				Headers: []header.Header{{Name: "a", Value: "1"}, {Name: header.MsgID, Value: "m-1"}}},
-			{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}},
+			{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}, Origin: 0xA11CE, Seq: 9}, // its WAL source: its message id
 		}}
 	var got FetchRequest
 	f := &fake{fetch: func(_ context.Context, r FetchRequest) (FetchResponse, error) {

@@ -57,14 +57,7 @@ func (l *Log) CommitFrom(recs []Record, src Source) (base uint64, skipped int, e
 			}
 		}
 	}
-	switch {
-	case l.opts.Held:
-		// Replication copies records, not frames, and keeps no WAL ids:
-		// a held log's ids are its records' positions (package msgid).
-		for i := range recs {
-			recs[i].Origin, recs[i].Seq = 0, 0
-		}
-	case src.Origin != 0:
+	if src.Origin != 0 {
 		for i := range recs {
 			recs[i].Origin, recs[i].Seq = src.Origin, src.Seqs[i]
 		}

@@ -55,10 +55,10 @@
 //
 // Such frames also carry every record's own WAL seq (frame.go, the ids
 // flag; ids.go), as do frames of records committed from another node's
-// WAL, so a record's message id (package msgid) is derived from what the
-// frame holds and reads back the same after a restart or a move; records
-// without them (older frames, commits from no WAL, a held log's) take
-// their ids from their offsets.
+// WAL and a held log's Append of them, so a record's message id (package
+// messageid) is derived from what the frame holds and reads back the same
+// after a restart, a move or a failover; records without them (older
+// frames, commits from no WAL) take their ids from their offsets.
 //
 // A commit's batch becomes visible all at once or not at all, and commit
 // times never decrease along a partition — not within a process and not

@@ -38,10 +38,11 @@ import (
 // source's origin otherwise), the length n of what follows (4 bytes), and
 // n bytes holding one uvarint per record: the first record's seq, then each
 // next one's distance from its predecessor minus one (0 for seqs that
-// follow each other). A record's message id is derived from its origin and
-// seq (package msgid), so it is the same wherever the frame is read back —
-// after a restart, on a moved copy (moves copy the segment files byte for
-// byte). Records of a dispatcher's bucket are usually a few seqs apart:
+// follow each other). A record's message id is derived from its origin
+// and seq (package messageid), so it is the same wherever the frame is
+// read back: after a restart, on a moved copy (moves copy the segment
+// files byte for byte), on a follower (Append keeps them). Records of a
+// dispatcher's bucket are usually a few seqs apart:
 // about one byte per record, plus 4 (12 without a source) per frame.
 // Frames without the flag (written before it existed, or holding records
 // that came from no WAL) read with Origin and Seq zero. A binary that
@@ -269,8 +270,10 @@ func recordIDs(recs []Record) (bool, error) {
 
 // encodeKept builds one frame of records that were committed before
 // (replication's Append, a truncation's rewritten head): each keeps its
-// own CommittedAt. No source, no ids (a held log keeps none: its records'
-// message ids are derived from their offsets, package msgid), not lazy.
+// own CommittedAt, and its WAL source when all of them have one that a
+// frame can hold (recordIDs; Append cuts its batch into such runs: a
+// follower's copy names its records by the leader's message ids). No
+// source, not lazy.
 func (e *frameEncoder) encodeKept(base uint64, recs []Record) ([]byte, error) {
 	raw := e.raw[:0]
 	for i := range recs {
@@ -281,7 +284,8 @@ func (e *frameEncoder) encodeKept(base uint64, recs []Record) ([]byte, error) {
 		}
 	}
 	e.raw = raw
-	return e.seal(base, recs, raw, 0, 0, false, false)
+	ids, err := recordIDs(recs)
+	return e.seal(base, recs, raw, 0, 0, ids && err == nil, false)
 }
 
 // seal compresses raw (the records recs from base) into a frame with its

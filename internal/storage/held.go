@@ -127,30 +127,32 @@ func (l *Log) Append(recs []Record) error {
 	if err := continues(recs, end, l.floor); err != nil {
 		return err
 	}
-	frame, err := l.enc.encodeKept(end, recs)
+	frames, bases, at, err := l.keptFrames(end, recs)
 	if err != nil {
 		return err
 	}
-	if active.size > 0 && active.size+int64(len(frame)) > l.opts.SegmentBytes {
+	if active.size > 0 && active.size+int64(len(frames)) > l.opts.SegmentBytes {
 		if active, err = l.roll(); err != nil {
 			return err
 		}
 	}
 	pos := active.size
-	if err := l.writeVerified(active, frame, pos, 1, true); err != nil {
+	if err := l.writeVerified(active, frames, pos, len(bases), true); err != nil {
 		return err
 	}
 	first, last := recs[0].CommittedAt, recs[len(recs)-1].CommittedAt
 	l.mu.Lock()
 	prevHWM, segEnd, idx0 := l.hwm, active.end, indexLen(active)
 	active.mu.Lock()
-	active.addIndex(end, pos)
+	for i, b := range bases {
+		active.addIndex(b, pos+at[i])
+	}
 	if active.oldestAt < 0 {
 		active.oldestAt = first
 	}
 	active.newestAt = last
 	active.mu.Unlock()
-	active.size = pos + int64(len(frame))
+	active.size = pos + int64(len(frames))
 	active.end = end + uint64(len(recs))
 	l.end = active.end
 	l.unlockChecked("append", l.commitChecks(end, prevHWM, segEnd, idx0, []*commitReq{{base: end, recs: recs}}, []int64{first}))
@@ -159,6 +161,28 @@ func (l *Log) Append(recs []Record) error {
 	l.floor = last
 	l.endNote.Fire()
 	return nil
+}
+
+// keptFrames encodes an Append's records as frames (encodeKept), one per
+// run of records a frame can name by their WAL sources — records of one
+// origin with ascending seqs, or records of none — so the copy keeps every
+// record's message id (frame.go, the ids flag). It returns the frames
+// back to back, each one's base offset and its position among them.
+func (l *Log) keptFrames(base uint64, recs []Record) (frames []byte, bases []uint64, at []int64, err error) {
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].Origin == recs[i].Origin && (recs[i].Origin == 0 || recs[j].Seq > recs[j-1].Seq) {
+			j++
+		}
+		f, err := l.enc.encodeKept(base+uint64(i), recs[i:j])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		bases, at = append(bases, base+uint64(i)), append(at, int64(len(frames)))
+		frames = append(frames, f...)
+		i = j
+	}
+	return frames, bases, at, nil
 }
 
 // continues checks that recs continue a log ending at end whose newest

@@ -7,7 +7,7 @@ import (
 )
 
 // The ids block of a frame (frame.go, flag bit 5): each record's WAL seq,
-// so that a record's message id (package msgid) is derived from what the
+// so that a record's message id (package messageid) is derived from what the
 // frame holds and never stored as bytes of its own.
 
 // appendIDs appends the ids block of recs (recordIDs said they carry

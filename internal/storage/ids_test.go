@@ -102,22 +102,47 @@ func TestIDsCostAByteARecord(t *testing.T) {
 	}
 }
 
-// A held log keeps no WAL ids (replication copies records, not frames:
-// every copy derives ids from offsets alike).
-func TestHeldLogKeepsNoIDs(t *testing.T) {
-	l := openT(t, t.TempDir(), heldOpts())
-	defer l.Close()
-	rs := recs("h", 2, false)
-	if _, _, err := l.CommitFrom(rs, Source{Origin: testOrigin, Seqs: seqs(1, 2)}); err != nil {
-		t.Fatal(err)
-	}
+// A replicated partition's follower keeps the leader's ids: a held log
+// commits them like any log, and Append of the leader's records — one
+// batch mixing origins, records without any, seqs that restart below the
+// previous run's — writes a frame per run that keeps each record's WAL
+// source, read back the same after a reopen.
+func TestHeldLogsKeepIDs(t *testing.T) {
+	leader := openT(t, t.TempDir(), heldOpts())
+	defer leader.Close()
+	commitFrom(t, leader, recs("a", 2, false), Source{Origin: testOrigin, Seqs: seqs(1, 2)})
 	remote := recs("r", 1, false) // a commit of another node's WAL records
 	remote[0].Origin, remote[0].Seq = 0xB0B, 9
-	commitT(t, l, remote)
-	if err := l.Release(l.End()); err != nil {
+	commitT(t, leader, remote)
+	commitT(t, leader, recs("plain", 1, false))
+	commitFrom(t, leader, recs("b", 2, false), Source{Origin: testOrigin, Seqs: seqs(5, 2)})
+	commitT(t, leader, []Record{{Payload: []byte("r2"), Origin: 0xB0B, Seq: 3}}) // below the 9 before: a run of its own
+	if err := leader.Release(leader.End()); err != nil {
 		t.Fatal(err)
 	}
-	sameIDs(t, "held", readAll(t, l, 0), []Record{{Offset: 0}, {Offset: 1}, {Offset: 2}})
+	want := readAll(t, leader, 0)
+	if len(want) != 7 || want[0].Seq != 1 || want[2].Origin != 0xB0B || want[3].Origin != 0 || want[6].Seq != 3 {
+		t.Fatalf("leader's records %v", idsOf(want))
+	}
+
+	dir := t.TempDir()
+	f := openT(t, dir, heldOpts())
+	if err := f.Append(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Release(f.End()); err != nil {
+		t.Fatal(err)
+	}
+	sameIDs(t, "follower", readAll(t, f, 0), want)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f = openT(t, dir, heldOpts())
+	defer f.Close()
+	if err := f.Release(f.End()); err != nil {
+		t.Fatal(err)
+	}
+	sameIDs(t, "follower reopened", readAll(t, f, 0), want)
 }
 
 // Logs written before the ids flag (testdata/v1log, v2log) read with no

@@ -45,11 +45,11 @@ type Record struct {
 	Headers []header.Header
 	// Origin and Seq say which ingress WAL record this one is (the WAL's
 	// identity, wal.WAL.Identity, and the record's seq there), the source
-	// of its message id (package msgid); zero when it came from no WAL. A
-	// commit keeps them in the frame (frame.go, the ids flag) when every
-	// record of the batch has them, from one origin, seqs ascending;
-	// CommitFrom sets them from its Source; Read returns them. A held log
-	// keeps none: its records' ids are derived from their offsets.
+	// of its message id (package messageid); zero when it came from no
+	// WAL. A commit keeps them in the frame (frame.go, the ids flag) when
+	// every record of the batch has them, from one origin, seqs
+	// ascending; CommitFrom sets them from its Source; a held log's Append
+	// keeps them as the leader's log had them; Read returns them.
 	Origin uint64
 	Seq    uint64
 }

@@ -2162,12 +2162,17 @@ func (x *FetchRequest) GetStateVersion() uint64 {
 // StoredRecord is a record as the leader's log holds it: its offset and
 // commit time travel, so the follower's copy is the same record.
 type StoredRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Offset        uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
-	CommittedAt   int64                  `protobuf:"varint,2,opt,name=committed_at,json=committedAt,proto3" json:"committed_at,omitempty"`
-	Key           []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
-	Payload       []byte                 `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
-	Headers       []*Header              `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Offset      uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	CommittedAt int64                  `protobuf:"varint,2,opt,name=committed_at,json=committedAt,proto3" json:"committed_at,omitempty"`
+	Key         []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Payload     []byte                 `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	Headers     []*Header              `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty"`
+	// The ingress WAL record it is, as the leader's log keeps it (Record's
+	// origin and seq): a follower's copy names the record by the same
+	// message id. 0 when none, or from an older leader.
+	Origin        uint64 `protobuf:"varint,6,opt,name=origin,proto3" json:"origin,omitempty"`
+	Seq           uint64 `protobuf:"varint,7,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2235,6 +2240,20 @@ func (x *StoredRecord) GetHeaders() []*Header {
 		return x.Headers
 	}
 	return nil
+}
+
+func (x *StoredRecord) GetOrigin() uint64 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+func (x *StoredRecord) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
 }
 
 type FetchResponse struct {
@@ -2685,13 +2704,15 @@ const file_node_proto_rawDesc = "" +
 	"\await_ms\x18\b \x01(\x03R\x06waitMs\x12\x17\n" +
 	"\adisk_id\x18\t \x01(\tR\x06diskId\x12#\n" +
 	"\rstate_version\x18\n" +
-	" \x01(\x04R\fstateVersion\"\xa1\x01\n" +
+	" \x01(\x04R\fstateVersion\"\xcb\x01\n" +
 	"\fStoredRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12!\n" +
 	"\fcommitted_at\x18\x02 \x01(\x03R\vcommittedAt\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\fR\x03key\x12\x18\n" +
 	"\apayload\x18\x04 \x01(\fR\apayload\x12*\n" +
-	"\aheaders\x18\x05 \x03(\v2\x10.narad.v1.HeaderR\aheaders\"\x9b\x02\n" +
+	"\aheaders\x18\x05 \x03(\v2\x10.narad.v1.HeaderR\aheaders\x12\x16\n" +
+	"\x06origin\x18\x06 \x01(\x04R\x06origin\x12\x10\n" +
+	"\x03seq\x18\a \x01(\x04R\x03seq\"\x9b\x02\n" +
 	"\rFetchResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tcommitted\x18\x02 \x01(\x04R\tcommitted\x120\n" +
