@@ -15,7 +15,9 @@ import (
 // leader's silence from its own first turn and elects an in-sync
 // follower. The time from the kill to a produce the new leader answers is
 // logged (the test asks only that it happens); every record answered 202
-// before and after is then read back from the partition.
+// before and after is then read back from the partition, with the message
+// id produce answered (docs/concepts.md, "Message ids": stable across
+// failover).
 func TestReplicatedFailoverWhenTheMetastoreLeaderDies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills processes")
@@ -82,6 +84,9 @@ func TestReplicatedFailoverWhenTheMetastoreLeaderDies(t *testing.T) {
 				b, _ := m.Bytes()
 				var id int
 				fmt.Sscanf(string(b), "id-%d", &id)
+				if want := led.idOf(id); want != "" && m.ID != want {
+					t.Fatalf("%s read back with id %q after the failover; produce answered %q", b, m.ID, want)
+				}
 				seen[id] = true
 				off = m.Offset + 1
 			}

@@ -62,19 +62,21 @@ func byID(nodes []*node, id string) (*node, []*node) {
 }
 
 // replLedger produces id-numbered records with msg ids through the nodes
-// given and remembers which were answered 202.
+// given and remembers which were answered 202, and the message id each
+// was answered with.
 type replLedger struct {
 	t        *testing.T
 	topic    string
 	mu       sync.Mutex
 	next     int
 	accepted map[int]bool
+	ids      map[int]string
 	refused  map[int]int // status -> count
 	into     *int        // the partition to produce into; nil: the server spreads them
 }
 
 func newReplLedger(t *testing.T, topic string) *replLedger {
-	return &replLedger{t: t, topic: topic, accepted: map[int]bool{}, refused: map[int]int{}}
+	return &replLedger{t: t, topic: topic, accepted: map[int]bool{}, ids: map[int]string{}, refused: map[int]int{}}
 }
 
 // produce sends one record through n; true when it was answered 202.
@@ -83,15 +85,22 @@ func (l *replLedger) produce(n *node) bool {
 	l.next++
 	id := l.next
 	l.mu.Unlock()
-	err := n.c.Produce(ctxT(l.t), l.topic, []byte(fmt.Sprintf("id-%d", id)), client.ProduceOptions{MsgID: fmt.Sprintf("m-%d", id), Partition: l.into})
+	acc, err := n.c.ProduceWithID(ctxT(l.t), l.topic, []byte(fmt.Sprintf("id-%d", id)), client.ProduceOptions{MsgID: fmt.Sprintf("m-%d", id), Partition: l.into})
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
 		l.refused[client.StatusOf(err)]++
 		return false
 	}
-	l.accepted[id] = true
+	l.accepted[id], l.ids[id] = true, acc.ID
 	return true
+}
+
+// idOf is the message id record id-n was answered with ("" if none).
+func (l *replLedger) idOf(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ids[n]
 }
 
 func (l *replLedger) snapshot() map[int]bool {
