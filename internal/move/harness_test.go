@@ -156,11 +156,18 @@ func (p *pair) ctx() context.Context {
 }
 
 // fill commits n records at the source (several segments: 4 KiB each).
+// fillOrigin is the WAL identity fill's records name as their source.
+const fillOrigin = 0xA11CE
+
 func (p *pair) fill(n int) {
 	for i := 0; i < n; i += 10 {
 		var recs []storage.Record
 		for j := i; j < min(i+10, n); j++ {
-			recs = append(recs, storage.Record{Key: []byte(fmt.Sprintf("k%d", j%7)), Payload: []byte(fmt.Sprintf("record-%04d-%0100d", j, j))})
+			// Each from another node's ingress WAL, as a dispatcher's
+			// commit by node RPC: the log keeps its WAL source, from
+			// which its message id is derived.
+			recs = append(recs, storage.Record{Key: []byte(fmt.Sprintf("k%d", j%7)), Payload: []byte(fmt.Sprintf("record-%04d-%0100d", j, j)),
+				Origin: fillOrigin, Seq: uint64(3*j + 1)})
 		}
 		if err := commitLocal(p.src.b, p.ctx(), "orders", 0, recs); err != nil {
 			p.t.Fatal(err)

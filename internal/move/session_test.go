@@ -33,6 +33,10 @@ func TestSessionMovesAPartition(t *testing.T) {
 		if want := fmt.Sprintf("record-%04d-%0100d", i, i); string(r.Payload) != want {
 			t.Fatalf("record %d is %q", i, r.Payload)
 		}
+		// Its WAL source, hence its message id, moved with it.
+		if r.Origin != fillOrigin || r.Seq != uint64(3*i+1) {
+			t.Fatalf("record %d has WAL source %x/%d after the move", i, r.Origin, r.Seq)
+		}
 	}
 	for _, ttl := range p.remote.freezeCalls() {
 		if ttl == 0 {
