@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -99,5 +100,31 @@ func TestDetachKeepsHeaders(t *testing.T) {
 	out := detach([]storage.Record{{Offset: 3, Payload: []byte("x"), Headers: hs}, {Offset: 4, Payload: []byte("y")}})
 	if !slices.Equal(out[0].Headers, hs) || out[1].Headers != nil || out[0].Offset != 3 {
 		t.Fatalf("detached %+v", out)
+	}
+}
+
+// A remote copy carries the source id as narad.source-id where it fits the
+// target's client caps, over a client header of that name; a record whose
+// own headers fill the caps goes without it rather than being refused.
+func TestRemoteSourceIDOnlyWhereItFits(t *testing.T) {
+	src := header.Header{Name: header.SourceID, Value: "w0123"}
+	got := remoteHeaders([]header.Header{{Name: "narad.source-id", Value: "client's"}, src})
+	if len(got) != 1 || got["narad.source-id"] != "w0123" {
+		t.Fatalf("over a client header: %v", got)
+	}
+	full := make([]header.Header, 0, header.MaxCount+1)
+	for i := range header.MaxCount {
+		full = append(full, header.Header{Name: fmt.Sprintf("h%02d", i), Value: "v"})
+	}
+	got = remoteHeaders(append(full, src))
+	if len(got) != header.MaxCount || got["narad.source-id"] != "" {
+		t.Fatalf("64 client headers: %d headers, source id %q", len(got), got["narad.source-id"])
+	}
+	big := []header.Header{{Name: "big", Value: strings.Repeat("x", header.MaxBytes-3-10)}, src}
+	if got := remoteHeaders(big); got["narad.source-id"] != "" {
+		t.Fatalf("past the byte cap: source id %q", got["narad.source-id"])
+	}
+	if got := remoteHeaders(big[:1:1]); len(got) != 1 {
+		t.Fatalf("without it: %v", got)
 	}
 }

@@ -92,7 +92,10 @@ const remoteReservedPrefix = "narad."
 // already has the new name gives way to the broker's. The target's client
 // caps apply to the copy: a record whose broker headers take it past 64
 // headers or 16 KiB is refused there, and the link stops at it as for any
-// refused record (rule: refusal stops the link).
+// refused record (rule: refusal stops the link) — except for the source id
+// (narad-source-id, which every copy carries): it goes only where it fits
+// the target's caps, so a record that fitted them before message ids
+// existed is not refused for it.
 func remoteHeaders(hs []header.Header) map[string]string {
 	if len(hs) == 0 {
 		return nil
@@ -103,9 +106,28 @@ func remoteHeaders(hs []header.Header) map[string]string {
 			out[h.Name] = h.Value
 		}
 	}
-	for _, h := range hs {
+	var source *header.Header
+	for i, h := range hs {
+		if h.Name == header.SourceID {
+			source = &hs[i]
+			continue
+		}
 		if rest, ok := strings.CutPrefix(h.Name, header.ReservedPrefix); ok {
 			out[remoteReservedPrefix+rest] = h.Value
+		}
+	}
+	if source != nil {
+		name := remoteReservedPrefix + strings.TrimPrefix(source.Name, header.ReservedPrefix)
+		count, size := len(out)+1, len(name)+len(source.Value)
+		for n, v := range out {
+			if n == name { // a client's header of that name gives way
+				count--
+				continue
+			}
+			size += len(n) + len(v)
+		}
+		if count <= header.MaxCount && size <= header.MaxBytes {
+			out[name] = source.Value
 		}
 	}
 	return out
