@@ -17,7 +17,7 @@ func FromWAL(origin, seq uint64) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:], origin)
 	binary.BigEndian.PutUint64(b[8:], seq)
-	return "w" + enc.EncodeToString(b[:])
+	return encode('w', b[:])
 }
 
 // FromPosition is the id of the record at offset of partition of the
@@ -27,7 +27,17 @@ func FromPosition(inc uint64, partition int, offset uint64) string {
 	binary.BigEndian.PutUint64(b[:], inc)
 	binary.BigEndian.PutUint32(b[8:], uint32(partition))
 	binary.BigEndian.PutUint64(b[12:], offset)
-	return "p" + enc.EncodeToString(b[:])
+	return encode('p', b[:])
+}
+
+// encode is kind followed by b in base32: one allocation, the string's
+// (every message a consume answers gets one).
+func encode(kind byte, b []byte) string {
+	var out [MaxLen]byte
+	out[0] = kind
+	n := enc.EncodedLen(len(b))
+	enc.Encode(out[1:1+n], b)
+	return string(out[:1+n])
 }
 
 // Incarnation is what a position id names a topic by: its incarnation,

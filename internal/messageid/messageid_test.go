@@ -61,3 +61,13 @@ func TestOfIsStable(t *testing.T) {
 		t.Fatal("topics without an incarnation share ids")
 	}
 }
+
+// Making an id allocates its string only: consume makes one a message.
+func TestIDsAllocateOnce(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = FromWAL(0xA11CE, 42) }); n != 1 {
+		t.Fatalf("FromWAL: %.0f allocations", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = FromPosition(7, 3, 99) }); n != 1 {
+		t.Fatalf("FromPosition: %.0f allocations", n)
+	}
+}
