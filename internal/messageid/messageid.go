@@ -14,30 +14,15 @@ var enc = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(bas
 // FromWAL is the id of the record with seq in the ingress WAL whose
 // identity is origin (both non-zero).
 func FromWAL(origin, seq uint64) string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:], origin)
-	binary.BigEndian.PutUint64(b[8:], seq)
-	return encode('w', b[:])
+	var out [MaxLen]byte
+	return string(appendWAL(out[:0], origin, seq))
 }
 
 // FromPosition is the id of the record at offset of partition of the
 // topic incarnation inc.
 func FromPosition(inc uint64, partition int, offset uint64) string {
-	var b [20]byte
-	binary.BigEndian.PutUint64(b[:], inc)
-	binary.BigEndian.PutUint32(b[8:], uint32(partition))
-	binary.BigEndian.PutUint64(b[12:], offset)
-	return encode('p', b[:])
-}
-
-// encode is kind followed by b in base32: one allocation, the string's
-// (every message a consume answers gets one).
-func encode(kind byte, b []byte) string {
 	var out [MaxLen]byte
-	out[0] = kind
-	n := enc.EncodedLen(len(b))
-	enc.Encode(out[1:1+n], b)
-	return string(out[:1+n])
+	return string(appendPosition(out[:0], inc, partition, offset))
 }
 
 // Incarnation is what a position id names a topic by: its incarnation,
@@ -56,8 +41,35 @@ func Incarnation(name string, inc uint64) uint64 {
 // incarnation inc): from its WAL source when the log kept one (origin
 // non-zero), else from its position.
 func Of(name string, inc uint64, partition int, offset, origin, seq uint64) string {
+	var out [MaxLen]byte
+	return string(AppendOf(out[:0], name, inc, partition, offset, origin, seq))
+}
+
+// AppendOf appends Of's id to dst: a caller naming many records (a
+// consume answer) makes one string of them all and slices it.
+func AppendOf(dst []byte, name string, inc uint64, partition int, offset, origin, seq uint64) []byte {
 	if origin != 0 {
-		return FromWAL(origin, seq)
+		return appendWAL(dst, origin, seq)
 	}
-	return FromPosition(Incarnation(name, inc), partition, offset)
+	return appendPosition(dst, Incarnation(name, inc), partition, offset)
+}
+
+func appendWAL(dst []byte, origin, seq uint64) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:], origin)
+	binary.BigEndian.PutUint64(b[8:], seq)
+	return appendKind(dst, 'w', b[:])
+}
+
+func appendPosition(dst []byte, inc uint64, partition int, offset uint64) []byte {
+	var b [20]byte
+	binary.BigEndian.PutUint64(b[:], inc)
+	binary.BigEndian.PutUint32(b[8:], uint32(partition))
+	binary.BigEndian.PutUint64(b[12:], offset)
+	return appendKind(dst, 'p', b[:])
+}
+
+// appendKind appends kind followed by b in base32.
+func appendKind(dst []byte, kind byte, b []byte) []byte {
+	return enc.AppendEncode(append(dst, kind), b)
 }

@@ -62,12 +62,25 @@ func TestOfIsStable(t *testing.T) {
 	}
 }
 
-// Making an id allocates its string only: consume makes one a message.
+var sink string
+
+// Making an id allocates its string only, and AppendOf nothing into a
+// buffer with room: AppendOf gives what Of gives.
 func TestIDsAllocateOnce(t *testing.T) {
-	if n := testing.AllocsPerRun(100, func() { _ = FromWAL(0xA11CE, 42) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { sink = FromWAL(0xA11CE, 42) }); n != 1 {
 		t.Fatalf("FromWAL: %.0f allocations", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = FromPosition(7, 3, 99) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { sink = FromPosition(7, 3, 99) }); n != 1 {
 		t.Fatalf("FromPosition: %.0f allocations", n)
+	}
+	buf := make([]byte, 0, 2*MaxLen)
+	if n := testing.AllocsPerRun(100, func() {
+		buf = AppendOf(buf[:0], "t", 7, 3, 99, 0, 0)
+		buf = AppendOf(buf, "t", 7, 3, 99, 0xA11CE, 42)
+	}); n != 0 {
+		t.Fatalf("AppendOf: %.0f allocations", n)
+	}
+	if string(buf) != FromPosition(7, 3, 99)+FromWAL(0xA11CE, 42) {
+		t.Fatalf("AppendOf gave %q", buf)
 	}
 }
