@@ -352,7 +352,8 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// Purge, with its confirmation, on the topic page.
 	b.open("#/topics/orders")
-	b.until("the topic page", has("button[data-action=purge]"))
+	// (The dead-letters page has purge buttons too: wait for the topic's.)
+	b.until("the topic page", has(`[data-section=partitions] table`)+" && "+has("button[data-action=purge]"))
 	b.run("purge", chromedp.Click(chromedp.CSS("button[data-action=purge]")))
 	b.until("the confirmation", has(".confirm button[data-action=confirm]"))
 	if _, f := sums("orders"); f != 0 {
