@@ -100,6 +100,21 @@ export function age(unixMs) {
   return h('span', { 'data-at-ms': String(unixMs), title: new Date(unixMs).toISOString() }, text);
 }
 
+// due is a scheduled record's due time (Unix ms) as a local time and how
+// far off it is ("due in 5 min", "was due 3 s ago"), in an element
+// carrying the instant (data-due-ms) and the UTC time as its title.
+export function due(unixMs) {
+  if (!unixMs) return h('span', { class: 'muted' }, '—');
+  const d = unixMs - Date.now();
+  const s = Math.round(Math.abs(d) / 1000);
+  let span = s + ' s';
+  if (s >= 172800) span = Math.round(s / 86400) + ' d';
+  else if (s >= 7200) span = Math.round(s / 3600) + ' h';
+  else if (s >= 120) span = Math.round(s / 60) + ' min';
+  return h('span', { class: 'due', 'data-due-ms': String(unixMs), title: new Date(unixMs).toISOString() },
+    new Date(unixMs).toLocaleString(), ' ', h('small', { class: d > 0 ? 'badge' : 'muted' }, d > 0 ? 'due in ' + span : 'was due ' + span + ' ago'));
+}
+
 // oldestUnconsumed is the earliest oldest_unconsumed_at_ms of a topic's
 // partitions (undefined when none has one).
 export function oldestUnconsumed(partitionStats) {

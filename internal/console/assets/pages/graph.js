@@ -26,7 +26,7 @@ export function childrenGraph(parent, children) {
     const x1 = 4 + boxW, x2 = W - boxW - 4;
     const stateBad = c.state && c.state !== 'running';
     root.append(el('path', { d: `M${x1} ${py} C${x1 + 80} ${py}, ${x2 - 80} ${cy}, ${x2} ${cy}`, class: 'edge' + (stateBad ? ' bad' : '') }));
-    const label = 'lag ' + Number(c.lag_messages || 0).toLocaleString('en') + (c.delay_ms ? ' · delay' : '') + (c.remote ? ' · ' + (c.state || 'remote') : '');
+    const label = 'lag ' + Number(c.lag_messages || 0).toLocaleString('en') + (c.delay_ms ? ' · delay' : '') + (c.filter ? ' · filter' : '') + (c.remote ? ' · ' + (c.state || 'remote') : '');
     root.append(el('text', { x: (x1 + x2) / 2, y: (py + cy) / 2 - 4, 'text-anchor': 'middle', class: 'label' }, label));
     root.append(el('rect', { x: x2, y: cy - boxH / 2, width: boxW, height: boxH, rx: 5, class: 'node' + (c.remote ? ' remote' : '') + (stateBad ? ' bad' : '') }));
     root.append(el('text', { x: x2 + boxW / 2, y: cy + 4, 'text-anchor': 'middle' }, short(c.name, 24)));

@@ -1,5 +1,5 @@
 import { api, get, enc } from '../api.js';
-import { h, clear, table, problem, num, when, field } from '../ui.js';
+import { h, clear, table, problem, num, when, due, field } from '../ui.js';
 
 const VIEWS = ['json', 'text', 'hex'];
 
@@ -83,14 +83,18 @@ export async function render(main, params, ctx) {
   }
   const msgs = r.status === 204 ? [] : (r.data.messages || [r.data]);
   const last = msgs.length ? msgs[msgs.length - 1].offset : o - 1;
+  // Scheduled records (deliver_at) get a Due column; a message id, when
+  // the node gives one, goes under the offset.
+  const scheduled = msgs.some((m) => m.deliver_at);
   clear(out,
     table([
-      ['Offset', (m) => h('strong', {}, num(m.offset))],
+      ['Offset', (m) => [h('strong', {}, num(m.offset)), m.id ? h('small', { class: 'msgid', 'data-id': m.id, title: 'message id' }, m.id) : null]],
       ['Committed', (m) => when(m.timestamp)],
+      scheduled ? ['Due', (m) => due(m.deliver_at)] : null,
       ['Key', (m) => (m.key !== undefined ? h('code', {}, m.key) : m.key_base64 !== undefined ? h('code', {}, 'base64:' + m.key_base64) : h('span', { class: 'muted' }, '—'))],
       ['Headers', showHeaders],
       ['Payload', (m) => showPayload(m, view)],
-    ], msgs, { name: 'messages', key: (m) => String(m.offset), empty: 'No records from offset ' + o + ' (below the oldest retained one, or at the high watermark).' }),
+    ].filter(Boolean), msgs, { name: 'messages', key: (m) => String(m.offset), empty: 'No records from offset ' + o + ' (below the oldest retained one, or at the high watermark).' }),
     h('nav', { class: 'pager', 'aria-label': 'Pages' },
       o > 0 ? h('a', { class: 'button', href: '#/' + url(p, Math.max(0, o - n)), 'data-page': 'prev' }, '← Previous ' + n) : null,
       msgs.length === n ? h('a', { class: 'button', href: '#/' + url(p, last + 1), 'data-page': 'next' }, 'Next ' + n + ' →') : null));

@@ -12,7 +12,17 @@ const SETTINGS = [
   ['dedupe_window_ms', 'Dedupe window (ms)', '0: no idempotent produce'],
   ['max_deliveries', 'Max deliveries', '0: no dead-letter policy'],
   ['dead_letter_topic', 'Dead-letter topic', 'where records past max deliveries go'],
+  ['delivery_delay_ms', 'Delivery delay (ms)', '0: due at once; else each record waits this long (≤ 1 year)'],
+  ['ordering', 'Ordering', '"group": one record in flight per message group'],
 ];
+const ORDERINGS = ['none', 'group'];
+
+// scheduledTotal sums the partitions' scheduled records (undefined when
+// no partition reports any: the field is absent when 0).
+function scheduledTotal(ps) {
+  const s = (ps || []).filter((p) => p.scheduled !== undefined);
+  return s.length ? s.reduce((a, p) => a + p.scheduled, 0) : undefined;
+}
 
 export async function render(main, params, ctx) {
   const name = params.topic;
@@ -21,6 +31,8 @@ export async function render(main, params, ctx) {
   const charts = h('div', { class: 'charts', 'data-section': 'charts' });
   const parts = h('div', { 'data-section': 'partitions' });
   const kids = h('div', { 'data-section': 'children' });
+  // The filter editor sits outside kids: the refresh redraws kids, not it.
+  const filterEdit = h('div', { 'data-section': 'child-filter' });
   const settingsOut = h('div', {});
   const actionsOut = h('div', {});
   const settingsForm = h('form', { class: 'settings', 'data-form': 'settings' });
@@ -50,13 +62,19 @@ export async function render(main, params, ctx) {
     actionsOut, head,
     h('h2', {}, 'Last 15 minutes'), charts,
     h('h2', {}, 'Partitions'), parts,
-    h('h2', {}, 'Children'), kids,
+    h('h2', {}, 'Children'), kids, filterEdit,
     h('h2', {}, 'Settings'), settingsForm, settingsOut,
     h('h2', {}, 'Schema'), schemaBox);
 
   function drawSettings() {
     const inputs = {};
-    const rows = SETTINGS.map(([key, label, hint]) => {
+    // ordering is offered only by a node that reports it.
+    const shown = SETTINGS.filter(([key]) => key !== 'ordering' || topic.ordering !== undefined);
+    const rows = shown.map(([key, label, hint]) => {
+      if (key === 'ordering') {
+        inputs[key] = h('select', { name: key, id: 'set-ordering' }, ORDERINGS.map((o) => h('option', { value: o, selected: o === topic.ordering }, o)));
+        return field(label, inputs[key], hint);
+      }
       const text = key === 'dead_letter_topic';
       const v = topic[key];
       const input = h('input', { name: key, id: 'set-' + key, type: text ? 'text' : 'number', min: text ? undefined : 0,
@@ -69,15 +87,18 @@ export async function render(main, params, ctx) {
     settingsForm.onsubmit = async (ev) => {
       ev.preventDefault();
       const patch = {};
-      for (const [key] of SETTINGS) {
-        const was = topic[key] ?? (key === 'dead_letter_topic' ? '' : 0);
-        const now = key === 'dead_letter_topic' ? inputs[key].value.trim() : Number(inputs[key].value);
+      for (const [key] of shown) {
+        const textual = key === 'dead_letter_topic' || key === 'ordering';
+        const was = topic[key] ?? (textual ? '' : 0);
+        const now = textual ? inputs[key].value.trim() : Number(inputs[key].value);
         if (String(now) !== String(was)) patch[key] = now;
       }
       if (Object.keys(patch).length === 0) return clear(settingsOut, note('Nothing changed.'));
       try {
         const r = await api('PATCH', base, patch);
-        topic = { ...topic, ...r.data };
+        // The answer is the whole record (fields at their default are
+        // absent from it, so it replaces rather than merges), less stats.
+        topic = { ...r.data, partition_stats: r.data.partition_stats || topic.partition_stats };
         clear(settingsOut, note('Saved: ' + Object.keys(patch).join(', ') + '.'));
         drawSettings();
       } catch (e) {
@@ -96,6 +117,10 @@ export async function render(main, params, ctx) {
       ['Retention', topic.retention_ms === 0 ? 'forever' : ms(topic.retention_ms)],
     ];
     if (topic.fanout_delay_ms) facts.push(['Delay', ms(topic.fanout_delay_ms)]);
+    if (topic.delivery_delay_ms) facts.push(['Delivery delay', h('span', { 'data-fact': 'delivery-delay', 'data-ms': String(topic.delivery_delay_ms) }, ms(topic.delivery_delay_ms))]);
+    if (topic.ordering) facts.push(['Ordering', h('span', { 'data-fact': 'ordering' }, topic.ordering === 'group' ? 'by message group' : topic.ordering)]);
+    const sched = scheduledTotal(topic.partition_stats);
+    if (sched !== undefined) facts.push(['Scheduled', h('span', { 'data-fact': 'scheduled', title: 'records scheduled for later and not due yet' }, num(sched))]);
     if (topic.dead_letter_topic) facts.push(['Dead letters to', topicLink(topic.dead_letter_topic), ' after ' + topic.max_deliveries + ' deliveries']);
     if (topic.remote) facts.push(['Remote', topic.remote.url + ' → ' + topic.remote.topic]);
     clear(head, h('dl', { class: 'facts' }, facts.map(([k, ...v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v)))));
@@ -104,6 +129,8 @@ export async function render(main, params, ctx) {
 
   function drawParts() {
     const ps = topic.partition_stats || [];
+    // Scheduled shows when a partition reports it (absent when 0).
+    const sched = scheduledTotal(ps) !== undefined;
     clear(parts, table([
       ['#', (p) => p.index],
       ['Owner', (p) => p.owner_node || '—'],
@@ -115,8 +142,9 @@ export async function render(main, params, ctx) {
       ['Oldest unconsumed', (p) => age(p.oldest_unconsumed_at_ms)],
       ['Oldest offset', (p) => num(p.oldest_offset)],
       ['Size', (p) => bytes(p.size_bytes)],
+      sched ? ['Scheduled', (p) => h('span', { 'data-scheduled': String(p.scheduled ?? 0) }, num(p.scheduled ?? 0))] : null,
       ['', (p) => h('a', { href: '#/topics/' + enc(name) + '/messages?p=' + p.index + '&o=' + (p.oldest_offset ?? 0) }, 'messages')],
-    ], ps, { name: 'partitions', key: (p) => String(p.index), empty: 'No partitions here (a remote child has none).' }),
+    ].filter(Boolean), ps, { name: 'partitions', key: (p) => String(p.index), empty: 'No partitions here (a remote child has none).' }),
     ps.some((p) => p.error) ? ps.filter((p) => p.error).map((p) => h('p', { class: 'problem' }, 'Partition ' + p.index + ': ' + p.error)) : null);
   }
 
@@ -140,7 +168,49 @@ export async function render(main, params, ctx) {
       ['Lag', (c) => num(c.lag_messages) + (c.lag_complete === false ? ' (incomplete)' : '')],
       ['Due lag', (c) => (c.due_lag_seconds === undefined ? '—' : c.due_lag_seconds.toFixed(1) + ' s')],
       ['Dropped', (c) => num(c.dropped_messages)],
+      ['Filter', (c) => h('div', { 'data-filter': c.filter ? 'set' : 'none' },
+        c.filter ? [h('pre', { class: 'code' }, JSON.stringify(c.filter, null, 2)), h('span', { class: 'badge', 'data-scope': c.filter_scope || 'headers' }, 'matches ' + (c.filter_scope || 'headers'))]
+          : h('span', { class: 'muted', title: 'the link copies every record' }, 'none'),
+        ' ', h('button', { type: 'button', class: 'small', 'data-action': 'edit-filter', onclick: () => editFilter(c) }, c.filter ? 'Edit' : 'Set filter…'))],
+      ['Filtered', (c) => h('span', { 'data-filtered': String(c.filtered ?? 0), title: 'records the filter did not match (counted by this node since it started)' }, c.filter || c.filtered ? num(c.filtered ?? 0) : '—')],
     ], cs, { name: 'children', key: (c) => c.name }));
+  }
+
+  // editFilter opens the filter editor of one link below the children:
+  // the policy as JSON, its scope; save (PATCH) or remove (filter null).
+  function editFilter(c) {
+    const out = h('div', {});
+    const text = h('textarea', { id: 'filter-json', name: 'filter', rows: 6, spellcheck: false, placeholder: '{"region": [{"prefix": "eu-"}]}' },
+      c.filter ? JSON.stringify(c.filter, null, 2) : '');
+    const scope = h('select', { id: 'filter-scope', name: 'filter_scope' },
+      ['headers', 'payload'].map((v) => h('option', { value: v, selected: v === (c.filter_scope || 'headers') }, v)));
+    const patch = async (body, done) => {
+      try {
+        await api('PATCH', base + '/children/' + enc(c.name), body);
+        clear(filterEdit, note(done));
+        await drawChildren();
+      } catch (e) {
+        clear(out, problem(e));
+      }
+    };
+    clear(filterEdit, h('form', { class: 'card', 'data-form': 'child-filter', 'data-child': c.name, onsubmit: async (ev) => {
+      ev.preventDefault();
+      let filter;
+      try {
+        filter = JSON.parse(text.value);
+      } catch (e) {
+        return clear(out, problem(new Error('the filter is not JSON: ' + e.message)));
+      }
+      await patch({ filter, filter_scope: scope.value }, 'Saved the filter of ' + c.name + '.');
+    } },
+    h('h3', {}, 'Filter of ' + c.name),
+    field('Filter policy (JSON)', text, 'An Amazon SNS filter policy: the link copies only the records it matches; records already read keep the filter they were read with.'),
+    h('div', { class: 'row' }, field('Matches', scope),
+      h('button', { type: 'submit', class: 'primary' }, 'Save filter'),
+      c.filter ? h('button', { type: 'button', class: 'danger', 'data-action': 'clear-filter', onclick: () => patch({ filter: null }, 'Removed the filter of ' + c.name + '.') }, 'Remove filter') : null,
+      h('button', { type: 'button', onclick: () => filterEdit.replaceChildren() }, 'Cancel')),
+    out));
+    text.focus();
   }
 
   async function drawCharts() {

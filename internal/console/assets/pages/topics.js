@@ -11,18 +11,28 @@ export async function render(main, params, ctx) {
   const createOut = h('div', {});
   const name = h('input', { name: 'name', id: 'create-name', required: true, pattern: '[A-Za-z0-9._\\-]{1,249}', placeholder: 'orders' });
   const parts = h('input', { name: 'partitions', id: 'create-partitions', type: 'number', min: 1, max: 108, value: 3 });
+  const delay = h('input', { name: 'delivery_delay', id: 'create-delivery-delay', placeholder: 'none', size: 8 });
+  const ordering = h('select', { name: 'ordering', id: 'create-ordering' },
+    h('option', { value: '' }, 'default'), h('option', { value: 'none' }, 'none'), h('option', { value: 'group' }, 'by message group'));
   const create = h('details', { class: 'card' }, h('summary', {}, 'Create a topic'),
     h('form', { 'data-form': 'create-topic', class: 'row', onsubmit: async (ev) => {
       ev.preventDefault();
       try {
-        const r = await api('POST', '/v1/topics', { name: name.value, partitions: Number(parts.value) || 0 });
+        const body = { name: name.value, partitions: Number(parts.value) || 0 };
+        // Optional: sent only when set, so a node without them still creates.
+        if (delay.value.trim()) body.delivery_delay = delay.value.trim();
+        if (ordering.value) body.ordering = ordering.value;
+        const r = await api('POST', '/v1/topics', body);
         clear(createOut, note('Created ' + r.data.name + '.'), ' ', topicLink(r.data.name));
         name.value = '';
+        delay.value = '';
+        ordering.value = '';
         await refresh();
       } catch (e) {
         clear(createOut, problem(e));
       }
-    } }, field('Name', name), field('Partitions', parts), h('button', { type: 'submit', class: 'primary' }, 'Create')), createOut);
+    } }, field('Name', name), field('Partitions', parts),
+      field('Delivery delay', delay, '15m, 1h: each record waits'), field('Ordering', ordering), h('button', { type: 'submit', class: 'primary' }, 'Create')), createOut);
   clear(main, h('div', { class: 'headrow' }, h('h1', {}, 'Topics'), search), create, list);
 
   let all = [];
