@@ -118,6 +118,17 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// scrollsSideways says whether the page is wider than the window (a
+// table should scroll inside its own box instead).
+func (b *browser) scrollsSideways() bool {
+	b.t.Helper()
+	wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return wide
+}
+
 // media emulates prefers-color-scheme ("" ends the emulation).
 func media(scheme string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
@@ -142,17 +153,23 @@ func has(sel string) string { return fmt.Sprintf("document.querySelector(%q) !==
 // refused is a JS expression: the page shows a 403 problem.
 const refused = `document.querySelector('.problem[data-status="403"]') !== null`
 
-func TestConsoleInABrowser(t *testing.T) {
-	n := startSecureNode(t)
-	const admin, readerPass = "admin", "reader-password-1"
-	root := func(method, path string, body any) biAnswer {
+// asRoot calls the API as the root admin of a secure node; an answer
+// of 300 or more fails the test.
+func asRoot(t *testing.T, n *node) func(method, path string, body any) biAnswer {
+	return func(method, path string, body any) biAnswer {
 		t.Helper()
-		a := asUser(t, n, admin, rootPass, method, path, body)
+		a := asUser(t, n, "admin", rootPass, method, path, body)
 		if a.status >= 300 {
 			t.Fatalf("%s: %d %s", a.what, a.status, a.body)
 		}
 		return a
 	}
+}
+
+func TestConsoleInABrowser(t *testing.T) {
+	n := startSecureNode(t)
+	const admin, readerPass = "admin", "reader-password-1"
+	root := asRoot(t, n)
 	describe := func(topic string) (d struct {
 		RetentionMs int64 `json:"retention_ms"`
 		Stats       []struct {
@@ -378,11 +395,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		media("dark"))
 	b.open("#/topics/orders")
 	b.until("the topic page, narrow", `document.querySelectorAll('table[data-table=partitions] tbody tr').length === 3`)
-	overflow, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if overflow {
+	if b.scrollsSideways() {
 		t.Errorf("at 400 px the page scrolls sideways (tables scroll inside their own box)")
 	}
 	b.shot("topic-narrow-dark")
