@@ -13,7 +13,7 @@ const SETTINGS = [
   ['max_deliveries', 'Max deliveries', '0: no dead-letter policy'],
   ['dead_letter_topic', 'Dead-letter topic', 'where records past max deliveries go'],
   ['delivery_delay_ms', 'Delivery delay (ms)', '0: due at once; else each record waits this long (≤ 1 year)'],
-  ['ordering', 'Ordering', '"group": one record in flight per message group'],
+  ['ordering', 'Ordering', '"group": records of one key offered in order, none while an earlier one is leased'],
 ];
 const ORDERINGS = ['none', 'group'];
 

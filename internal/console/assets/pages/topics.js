@@ -45,7 +45,9 @@ export async function render(main, params, ctx) {
       h('p', { class: 'muted', 'data-count': String(shown.length) }, shown.length + ' of ' + all.length + ' topics' + (shown.length > STATS_FOR ? '; figures for the first ' + STATS_FOR : '')),
       table([
         ['Topic', (t) => topicLink(t.name)],
-        ['Role', (t) => h('span', { class: 'badge' }, t.role + (t.fanout_delay_ms ? ' (delay)' : '') + (t.remote ? ' (remote)' : ''))],
+        ['Role', (t) => [h('span', { class: 'badge' }, t.role + (t.fanout_delay_ms ? ' (delay)' : '') + (t.remote ? ' (remote)' : '')),
+          t.ordering === 'group' ? [' ', h('span', { class: 'badge', 'data-badge': 'grouped', title: 'ordering: group' }, 'grouped')] : null,
+          t.delivery_delay_ms ? [' ', h('span', { class: 'badge', 'data-badge': 'delayed', title: 'delivery delay' }, 'delay ' + ms(t.delivery_delay_ms))] : null]],
         ['Partitions', (t) => num(t.partitions)],
         ['Backlog', (t) => num(stats.get(t.name)?.backlog)],
         ['Produce', (t) => rate(stats.get(t.name)?.produce_per_s)],
