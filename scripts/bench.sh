@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups since cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -102,7 +102,7 @@ stats() {
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
 
-declare -A rate p99 e2e50 e2e99
+declare -A rate p99 e2e50 e2e99 seek
 # run NAME PHASE URLS... -- BENCH ARGS: one round; with several URLs the
 # benches run at once, one per node, and their rates add up.
 run() {
@@ -204,6 +204,16 @@ for r in $(seq 1 "$rounds"); do
     stop_nodes
     rm -rf "$work/data-1-1" # its named topics: the next round starts empty
   fi
+  if want since; then
+    # Reading by time: the first offset at a time in a partition of
+    # 1,000 segments, found by bisection (Go benchmark: a log in a
+    # temporary directory, no server).
+    out=$(go test -run '^$' -bench 'OffsetAtTime' -benchtime 20x ./internal/storage/)
+    for v in warm cold; do
+      ns=$(awk -v b="BenchmarkOffsetAtTime/$v" 'index($1, b) == 1 { print $3 }' <<<"$out")
+      seek[$v]+="$((ns / 1000)) "
+    done
+  fi
   if want groups; then
     # Message groups (docs/concepts.md, "Message groups"): consume + ack
     # of records over 10,000 keys by 16 consumers, each key a group,
@@ -269,6 +279,10 @@ for f in latency100 fanout10k schedlate rf3_latency100; do
   esac
   printf '%-52s p50 µs %s, p99 µs %s\n' "$l" "$(tr ' ' '\n' <<<"${e2e50[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${e2e99[$f]}" | grep . | stats)"
+done
+for v in warm cold; do
+  [ -n "${seek[$v]:-}" ] || continue
+  printf '%-52s %s\n' "since: first offset at a time, 1,000 segments, $v (µs)" "$(tr ' ' '\n' <<<"${seek[$v]}" | grep . | stats)"
 done
 if [ -n "${rate[sched1m_rss]:-}" ]; then
   printf '%-52s %s\n' "RSS growth, 1,000,000 scheduled and filed (MiB)" "$(tr ' ' '\n' <<<"${rate[sched1m_rss]}" | grep . | stats)"
