@@ -64,7 +64,7 @@ func TestProduceSchedulesTheRecord(t *testing.T) {
 // A batch record's schedule goes as "delay" (a duration string) or
 // "deliver_at" (Unix milliseconds) in JSON and NDJSON bodies; WithDelay
 // and WithDeliverAt set one and clear the other; the binary body, which
-// has no room for them, is refused before anything is sent.
+// has no field for them, is refused before anything is sent.
 func TestProduceBatchSchedulesRecords(t *testing.T) {
 	c, _, bodies := headerServer(t)
 	at := time.UnixMilli(1798135200000)

@@ -18,7 +18,7 @@ import (
 // a lease round reads it is filed in the partition's schedule (package
 // schedule, files in the partition's directory) and then settled in the
 // lease table (lease.Table.Defer): the records behind it go on as if it
-// were not there, and it takes no acked-ahead room. When it falls due the
+// were not there, and it takes no acked-ahead capacity. When it falls due the
 // schedule hands it to the queue's due table (lease.Due), whose leases
 // the next consumes take first.
 //

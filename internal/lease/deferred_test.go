@@ -9,13 +9,13 @@ import (
 )
 
 // A deferred record does not hold back the records behind it: they are
-// acked and the frontier passes it, and it takes no acked-ahead room.
+// acked and the frontier passes it, and it takes no acked-ahead capacity.
 func TestDeferLetsTheFrontierPass(t *testing.T) {
 	lim := defaultLimits
 	lim.MaxAckedAhead = 2
 	tb := New(0, 0, lim, clock.NewFake(time.Unix(1000, 0)))
 	ls := tb.Reserve(10, 10)
-	if len(ls) != 3 { // the frontier record plus an ack room of 2
+	if len(ls) != 3 { // the frontier record plus an acked-ahead capacity of 2
 		t.Fatalf("reserved %d, want 3", len(ls))
 	}
 	if err := tb.Defer(ls[0].Offset, ls[0].Nonce); err != nil {
@@ -32,7 +32,7 @@ func TestDeferLetsTheFrontierPass(t *testing.T) {
 	if f := tb.Frontier(); f != 3 {
 		t.Fatalf("frontier %d, want 3", f)
 	}
-	// Defer above a gap: it must not use the acked-ahead room.
+	// Defer above a gap: it must not use the acked-ahead capacity.
 	ls = tb.Reserve(10, 3)
 	for _, l := range ls[1:] {
 		if err := tb.Defer(l.Offset, l.Nonce); err != nil {

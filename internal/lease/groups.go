@@ -132,7 +132,7 @@ func (t *Table) Candidates(w *GroupWalk, dst []uint64, hwm uint64, limit int) (o
 // ReserveGroups walks cands (offsets from Candidates, in order, with the
 // groups the caller read) and leases up to want of them, in offset order,
 // each only if its group is not blocked (see the comment at the top of
-// this file). It stops at the first record the ack room cannot take, as
+// this file). It stops at the first record the acked-ahead capacity cannot take, as
 // Reserve does. A record whose deliveries are used up is held for the
 // dead-letter topic, which blocks its group. stale: as for Candidates;
 // nothing was leased.

@@ -405,7 +405,7 @@ func TestGroupWalkKeepsTheCaps(t *testing.T) {
 	if got := k.walk(t, tb, 5, 16); !slices.Equal(offsets(got), []uint64{0, 1}) {
 		t.Fatalf("in-flight cap 2: leased %v, want [0 1]", offsets(got))
 	}
-	// Ack room: with one ack above the frontier allowed, the frontier
+	// Acked-ahead capacity: with one ack above the frontier allowed, the frontier
 	// record and one more.
 	l = defaultLimits
 	l.MaxAckedAhead = 1

@@ -65,7 +65,7 @@ func TestOfIsStable(t *testing.T) {
 var sink string
 
 // Making an id allocates its string only, and AppendOf nothing into a
-// buffer with room: AppendOf gives what Of gives.
+// buffer with spare capacity: AppendOf gives what Of gives.
 func TestIDsAllocateOnce(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { sink = FromWAL(0xA11CE, 42) }); n != 1 {
 		t.Fatalf("FromWAL: %.0f allocations", n)
