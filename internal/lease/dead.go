@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -89,21 +90,19 @@ func (t *Table) DueDead(n int) []Dead {
 	defer t.unlock()
 	now := t.clock.Now()
 	t.purge(now)
+	return dueHolds(t.dead, now, n)
+}
+
+// dueHolds returns up to n of the holds whose next attempt is due at now,
+// lowest offset first: DueDead of the Table and of the due table alike.
+func dueHolds(dead map[uint64]*Dead, now time.Time, n int) []Dead {
 	var out []Dead
-	for _, d := range t.dead {
+	for _, d := range dead {
 		if !now.Before(d.NotBefore) {
 			out = append(out, *d)
 		}
 	}
-	slices.SortFunc(out, func(a, b Dead) int {
-		switch {
-		case a.Offset < b.Offset:
-			return -1
-		case a.Offset > b.Offset:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Dead) int { return cmp.Compare(a.Offset, b.Offset) })
 	if len(out) > n {
 		out = out[:n]
 	}

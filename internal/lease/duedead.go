@@ -1,15 +1,13 @@
 package lease
 
 import (
-	"cmp"
-	"slices"
 	"time"
 )
 
 // The due table's dead-letter hand-off: the Table's (dead.go), for
-// scheduled records delivered after they fell due. The holds do not count
-// against any room (the due table has no ack room), so TakeFreed of the
-// caller's hand-off loop has nothing to report here.
+// scheduled records delivered after they fell due. The holds count
+// against no cap (the due table has no acked-ahead set), so TakeFreed of
+// the caller's hand-off loop has nothing to report here.
 
 // DueDead returns up to n held offsets whose next attempt is due now,
 // lowest offset first. They stay held until SettleDead (or ReviveDead).
@@ -17,18 +15,7 @@ func (d *Due) DueDead(n int) []Dead {
 	d.mu.Lock()
 	defer d.unlock()
 	d.purge()
-	now := d.clock.Now()
-	var out []Dead
-	for _, x := range d.dead {
-		if !now.Before(x.NotBefore) {
-			out = append(out, *x)
-		}
-	}
-	slices.SortFunc(out, func(a, b Dead) int { return cmp.Compare(a.Offset, b.Offset) })
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	return dueHolds(d.dead, d.clock.Now(), n)
 }
 
 // DeferDead records a failed commit of held offset x: its next attempt
@@ -82,6 +69,6 @@ func (d *Due) DeadCount() int {
 	return len(d.dead)
 }
 
-// TakeFreed is always false: settling a due table's hold frees no room
-// a consumer waits for (the Table's TakeFreed, for the hand-off loop).
+// TakeFreed is always false: settling a due table's hold frees no
+// capacity a consumer waits for (the Table's TakeFreed, for the hand-off loop).
 func (d *Due) TakeFreed() bool { return false }
