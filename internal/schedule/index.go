@@ -48,6 +48,13 @@ type Index struct {
 	out      int        // popped, not settled
 	files    *fileSet   // open journal and the bucket files written since the last checkpoint
 	closed   bool
+
+	// low caches Low's answer (lowOK: some entry is live), so a caller
+	// asking on every replica fetch pays no walk over the buckets. It is
+	// walked again only after a bucket's last live entry was settled.
+	low      uint64
+	lowOK    bool
+	lowStale bool
 }
 
 // bucket is what memory keeps of one minute's file.
@@ -62,7 +69,7 @@ type bucket struct {
 // horizon. A missing directory is an empty index.
 func Open(opts Options) (*Index, error) {
 	x := &Index{fs: vfs.Or(opts.FS), dir: opts.Dir, now: opts.Now, horizon: opts.Horizon, ckpt: opts.CheckpointBytes,
-		buckets: make(map[int64]*bucket), loaded: math.MinInt64}
+		buckets: make(map[int64]*bucket), loaded: math.MinInt64, lowStale: true}
 	if x.now == nil {
 		x.now = time.Now
 	}
@@ -110,6 +117,9 @@ func (x *Index) Add(offset uint64, due int64) {
 	b.live++
 	b.low = min(b.low, offset)
 	x.live++
+	if !x.lowStale {
+		x.low, x.lowOK = min(x.low, offset), true // low is MaxUint64 while none is live
+	}
 	x.pend = append(x.pend, op{Entry: e})
 	if b.loaded {
 		heap.Push(&x.due, e)
@@ -139,6 +149,9 @@ func (x *Index) Settle(e Entry) {
 	b.live--
 	x.live--
 	x.out = max(x.out-1, 0)
+	if b.live == 0 {
+		x.lowStale = true
+	}
 	x.pend = append(x.pend, op{Entry: e, settle: true})
 }
 
@@ -210,13 +223,16 @@ func (x *Index) Stats() Stats {
 func (x *Index) Low() (low uint64, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	low = math.MaxUint64
-	for _, b := range x.buckets {
-		if b.live > 0 {
-			low, ok = min(low, b.low), true
+	if x.lowStale {
+		x.low, x.lowOK = math.MaxUint64, false
+		for _, b := range x.buckets {
+			if b.live > 0 {
+				x.low, x.lowOK = min(x.low, b.low), true
+			}
 		}
+		x.lowStale = false
 	}
-	return low, ok
+	return x.low, x.lowOK
 }
 
 // advance loads every bucket whose minute came within the horizon of now.
@@ -264,6 +280,9 @@ func (x *Index) load(m int64) error {
 	// after a crash rewound the frontier) is one entry.
 	x.live += len(set) - b.live
 	b.live, b.loaded = len(set), true
+	if b.live == 0 {
+		x.lowStale = true
+	}
 	for off, due := range set {
 		heap.Push(&x.due, Entry{Offset: off, Due: due})
 	}
@@ -280,6 +299,7 @@ func (x *Index) Clear() error {
 	x.buckets = make(map[int64]*bucket)
 	x.unloaded, x.due, x.pend, x.writing = nil, nil, nil, nil
 	x.live, x.out = 0, 0
+	x.lowStale = true
 	return x.files.removeAll()
 }
 

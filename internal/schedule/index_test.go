@@ -305,3 +305,25 @@ func TestClearRemovesEverything(t *testing.T) {
 		t.Fatalf("waiting %d after Clear", st.Waiting)
 	}
 }
+
+// Low follows adds and settles: it rises when the lowest entry's bucket
+// empties, and falls with a lower add.
+func TestLowFollowsSettles(t *testing.T) {
+	c := &fakeNow{t0}
+	x := open(t, nil, t.TempDir(), c)
+	x.Add(10, ms(t0, time.Second))
+	x.Add(50, ms(t0, 2*time.Hour))
+	if low, _ := x.Low(); low != 10 {
+		t.Fatalf("low %d, want 10", low)
+	}
+	c.add(time.Minute)
+	got, _ := x.Pop(10)
+	x.Settle(got[0])
+	if low, ok := x.Low(); !ok || low != 50 {
+		t.Fatalf("after settling 10: low %d %v, want 50", low, ok)
+	}
+	x.Add(5, ms(t0, 3*time.Hour))
+	if low, _ := x.Low(); low != 5 {
+		t.Fatalf("after adding 5: low %d, want 5", low)
+	}
+}
