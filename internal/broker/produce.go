@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/messageid"
 
@@ -47,6 +48,10 @@ type ProduceRecord struct {
 	// delivery_delay. A DeliverAt in the past means now.
 	Delay     *time.Duration
 	DeliverAt *int64
+	// AWS is the SQS/SNS edge's account of the record (package awsattr),
+	// stored as the reserved header header.AWS; empty: none. The /v1
+	// decoders never set it, so only that edge can.
+	AWS string
 }
 
 // Accepted says what produce made of one record: its message id (package
@@ -123,6 +128,9 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	for i, r := range recs {
 		if r.HasMsgID {
 			r.Headers = header.WithMsgID(r.Headers, r.MsgID)
+		}
+		if r.AWS != "" {
+			r.Headers = header.WithAWS(r.Headers, r.AWS)
 		}
 		schedule(t, &r, nowT)
 		id, hasID := header.MsgIDOf(r.Headers)
@@ -273,6 +281,10 @@ func (b *Broker) validateRecords(t, schemaOf meta.Topic, recs []ProduceRecord, i
 		if err := checkSchedule(r, b.cfg.Now(), where(i)); err != nil {
 			reject(b.m, t.Name, "bad_schedule")
 			return at(i, err)
+		}
+		if len(r.AWS) > header.MaxAWS || !utf8.ValidString(r.AWS) {
+			reject(b.m, t.Name, "bad_header")
+			return at(i, refusal.New(refusal.ErrInvalid, 0, "%smessage attributes' names and types take %d bytes, at most %d", where(i), len(r.AWS), header.MaxAWS))
 		}
 		if r.HasMsgID {
 			if err := header.CheckMsgID(r.MsgID); err != nil {

@@ -137,6 +137,15 @@ func (s *Server) acceptBatch(r *http.Request) ([]broker.Accepted, error) {
 	if err != nil {
 		return nil, err
 	}
+	if recs := edgeOf(r.Context()).records; recs != nil {
+		if err := s.mayProduce(r); err != nil {
+			return nil, err
+		}
+		if err := s.takeProduce(r, len(recs), recordBytes(recs...)); err != nil {
+			return nil, err
+		}
+		return s.b.ProduceBatchWithIDs(r.Context(), topic, recs)
+	}
 	decode, err := batchFormat(r)
 	if err != nil {
 		return nil, err

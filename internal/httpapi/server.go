@@ -130,7 +130,10 @@ func (s *Server) handle(pattern string, h apiHandler) {
 	s.series.add(pattern)
 	s.mux.HandleFunc(pattern, func(sw http.ResponseWriter, r *http.Request) {
 		user, forwarded := forwardedUser(r)
-		if s.auth != nil && !forwarded {
+		if ec := edgeOf(r.Context()); ec.authed {
+			user = ec.principal.Name
+			r = setPrincipal(r, ec.principal)
+		} else if s.auth != nil && !forwarded {
 			u, p, ok := r.BasicAuth()
 			var principal auth.Principal
 			good := false

@@ -1,0 +1,98 @@
+package awsattr
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/narad-io/narad/internal/header"
+)
+
+// Meta is what the reserved header header.AWS holds for a record the
+// edge produced: what its headers cannot say.
+type Meta struct {
+	// Types maps each attribute's name, as sent, to its data type.
+	Types map[string]string `json:"t,omitempty"`
+	// Sender is SenderId: the user whose key signed the send (the
+	// account id with security off).
+	Sender string `json:"s,omitempty"`
+	// SentAt is SentTimestamp, Unix ms: when the edge accepted it.
+	SentAt int64 `json:"ts,omitempty"`
+	// Trace is the AWSTraceHeader system attribute.
+	Trace string `json:"x,omitempty"`
+	// Subject is an SNS Publish's Subject.
+	Subject string `json:"sub,omitempty"`
+}
+
+// Encode turns checked attributes (Check) into the record's headers and
+// the reserved header's value: m with m.Types filled in. It refuses a
+// value a header cannot hold (over header.MaxValue bytes once encoded)
+// and a Meta over header.MaxAWS bytes.
+func Encode(attrs []Attribute, m Meta) ([]header.Header, string, error) {
+	var hs []header.Header
+	if len(attrs) > 0 {
+		hs = make([]header.Header, 0, len(attrs))
+		m.Types = make(map[string]string, len(attrs))
+	}
+	for _, a := range attrs {
+		v := a.StringValue
+		if Kind(a.DataType) == "Binary" {
+			v = base64.StdEncoding.EncodeToString(a.BinaryValue)
+		}
+		if len(v) > header.MaxValue {
+			return nil, "", invalid("The value of message attribute '%s' takes %d bytes; Narad keeps an attribute as a record header, at most %d bytes (Binary values count base64-encoded).", a.Name, len(v), header.MaxValue)
+		}
+		hs = append(hs, header.Header{Name: strings.ToLower(a.Name), Value: v})
+		m.Types[a.Name] = a.DataType
+	}
+	header.Sort(hs)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, "", fmt.Errorf("awsattr: %w", err) // a map of strings always marshals
+	}
+	if len(b) > header.MaxAWS {
+		return nil, "", invalid("The message attributes' names and data types take %d bytes; Narad keeps at most %d.", len(b), header.MaxAWS)
+	}
+	return hs, string(b), nil
+}
+
+// Decode reads a record's attributes and Meta back from its headers. With
+// the reserved header, the attributes are exactly those Encode stored;
+// without it (a record produced through /v1), every header that is not
+// the broker's and could be an SQS attribute is a String attribute.
+// Attributes come sorted by name.
+func Decode(hs []header.Header) ([]Attribute, Meta) {
+	var m Meta
+	if raw, ok := header.Get(hs, header.AWS); ok && json.Unmarshal([]byte(raw), &m) == nil && m.Types != nil {
+		attrs := make([]Attribute, 0, len(m.Types))
+		for name, typ := range m.Types {
+			v, ok := header.Get(hs, strings.ToLower(name))
+			if !ok {
+				continue
+			}
+			a := Attribute{Name: name, DataType: typ}
+			if Kind(typ) == "Binary" {
+				b, err := base64.StdEncoding.DecodeString(v)
+				if err != nil {
+					continue
+				}
+				a.BinaryValue = b
+			} else {
+				a.StringValue = v
+			}
+			attrs = append(attrs, a)
+		}
+		slices.SortFunc(attrs, func(x, y Attribute) int { return strings.Compare(x.Name, y.Name) })
+		return attrs, m
+	}
+	var attrs []Attribute
+	for _, h := range hs {
+		if strings.HasPrefix(h.Name, header.ReservedPrefix) || h.Value == "" || !ValidText(h.Value) || checkName(h.Name) != nil {
+			continue
+		}
+		attrs = append(attrs, Attribute{Name: h.Name, DataType: "String", StringValue: h.Value})
+	}
+	return attrs, m // hs is sorted by name, and so are these
+}

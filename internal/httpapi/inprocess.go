@@ -1,0 +1,52 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/narad-io/narad/internal/auth"
+	"github.com/narad-io/narad/internal/broker"
+)
+
+// In-process requests: another protocol edge of this node (the SQS and SNS
+// edge, package awsapi) carries out its actions as /v1 requests served
+// by this Server, so that authorization, rate limits, routing to the
+// leader and to partition owners, metrics and refusals are the API's own
+// and no second path to the data plane exists. Such an edge authenticates
+// its callers its own way (an AWS signature) and hands the Server the
+// principal in the request's context; a context value cannot come from
+// the network, so nothing a client sends can claim one.
+
+type edgeKey struct{}
+
+// edgeCall is what an in-process request carries.
+type edgeCall struct {
+	principal auth.Principal
+	authed    bool
+	records   []broker.ProduceRecord
+}
+
+func edgeOf(ctx context.Context) edgeCall {
+	c, _ := ctx.Value(edgeKey{}).(edgeCall)
+	return c
+}
+
+// AsUser returns ctx for an in-process request made on behalf of p, whom
+// the calling edge authenticated: the request skips Basic auth and is
+// authorised as p, with p's grants and limits.
+func AsUser(ctx context.Context, p auth.Principal) context.Context {
+	c := edgeOf(ctx)
+	c.principal, c.authed = p, true
+	return context.WithValue(ctx, edgeKey{}, c)
+}
+
+// WithRecords returns ctx for an in-process batch produce
+// (POST /v1/topics/{topic}/produce/batch) whose records the edge decoded
+// itself: the request's body is not read, and the records may carry what
+// no /v1 body can (broker.ProduceRecord.AWS). Everything else about the
+// produce — grants, limits, the broker's checks, the answer — is as for
+// a body.
+func WithRecords(ctx context.Context, recs []broker.ProduceRecord) context.Context {
+	c := edgeOf(ctx)
+	c.records = recs
+	return context.WithValue(ctx, edgeKey{}, c)
+}
