@@ -43,6 +43,9 @@ fi
 # The public client as another module imports it (its own go.mod, outside
 # internal/): ./... of this module does not reach into a nested module.
 (cd test/clientmod && go vet ./... && go test $race -count=1 ./...)
+# The SQS and SNS edge as the AWS SDK for Go v2 speaks to it: a module of
+# its own, so the SDK stays out of narad's go.mod.
+(cd test/awsmod && go vet ./... && go test $race -count=1 ./...)
 ./scripts/helm-check.sh
 # promcheck is outside ./..., so vet it here.
 (cd scripts/promcheck && GOWORK=off go vet ./...)

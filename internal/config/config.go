@@ -20,6 +20,7 @@ type Config struct {
 	Security SecurityConfig
 	Recovery RecoveryConfig
 	Limits   LimitsConfig
+	AWS      AWSConfig
 
 	// NodeIDDefaulted is true when no layer set node_id, so NodeID is the
 	// host name: a data directory's stored id then wins over it (package
@@ -166,6 +167,13 @@ type SecurityConfig struct {
 	AdminPasswordGenerated bool
 }
 
+// AWSConfig names the node to clients of the SQS and SNS edge
+// (docs/aws.md): the account and region of its queue URLs and ARNs.
+type AWSConfig struct {
+	AccountID string
+	Region    string
+}
+
 // Default returns the compiled defaults. The node id defaults to the host
 // name, which is the one default that depends on the machine.
 func Default() Config {
@@ -201,6 +209,7 @@ func Default() Config {
 			Linger:          25 * time.Millisecond,
 		},
 		Recovery: RecoveryConfig{OrphanData: "refuse"},
+		AWS:      AWSConfig{AccountID: "000000000000", Region: "us-east-1"},
 		Storage: StorageConfig{
 			Codec:             "none",
 			CompressionLevel:  "fastest",

@@ -44,6 +44,12 @@ func (c Config) Validate() error {
 		v.check(checkListenAddr(c.HTTP.PprofAddr), "http.pprof_addr")
 	}
 
+	if len(c.AWS.AccountID) != 12 || strings.Trim(c.AWS.AccountID, "0123456789") != "" {
+		v.addf("%s must be 12 digits, got %q", byEnv("aws.account_id"), c.AWS.AccountID)
+	}
+	if !validRegion(c.AWS.Region) {
+		v.addf("%s must be a region name of [a-z0-9-] (us-east-1), got %q", byEnv("aws.region"), c.AWS.Region)
+	}
 	v.check(checkNodeID(c.NodeID), "node_id")
 	v.check(checkListenAddr(c.Cluster.Addr), "cluster.addr")
 	if c.Cluster.Advertise != "" {
@@ -213,4 +219,10 @@ func countSet(vs ...string) int {
 		}
 	}
 	return n
+}
+
+// validRegion: 1..64 of [a-z0-9-], as AWS's region names are; it goes
+// into ARNs and signature scopes, so nothing else may.
+func validRegion(r string) bool {
+	return r != "" && len(r) <= 64 && strings.Trim(r, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
 }

@@ -98,6 +98,14 @@ var allowed = map[string][]string{
 	// history: the stats history's value types and its ring, which
 	// GET /v1/topics/{topic}/stats/history answers.
 	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit", "history"},
+	// awsattr: SQS/SNS message attributes as record headers (header's
+	// names and the reserved header they use). A leaf otherwise.
+	"awsattr": {"header"},
+	// awsapi: the SQS and SNS protocol edge. It reaches the data plane
+	// only through in-process /v1 requests (httpapi.AsUser, WithRecords),
+	// so it adds no second path to it; value types of broker (a produce's
+	// records), auth (the principal a signature proves) and header.
+	"awsapi": {"httpapi", "auth", "broker", "awsattr", "header"},
 	// history: the console's stats ring; it reads a topic's view (topic)
 	// and ticks on the injected clock.
 	"history": {"clock", "topic"},

@@ -1,0 +1,349 @@
+package awsapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/narad-io/narad/internal/auth"
+	"github.com/narad-io/narad/internal/httpapi"
+)
+
+const (
+	serviceSQS = "sqs"
+	serviceSNS = "sns"
+
+	sqsVersion = "2012-11-05"
+	snsVersion = "2010-03-31"
+
+	jsonContentType = "application/x-amz-json-1.0"
+
+	// maxBody bounds a request's body: SendMessageBatch's ten 1 MiB
+	// messages, form-encoded, fit.
+	maxBody = 32 << 20
+)
+
+// Verifier authenticates an AWS-signed request (auth.SigV4 with security
+// on). authed is false when the node runs without security: the request
+// then acts as nobody in particular, as /v1 requests do there. A refusal
+// is an error of SignatureError's.
+type Verifier func(r *http.Request, body []byte) (p auth.Principal, authed bool, err error)
+
+// Options configure the edge.
+type Options struct {
+	// API is the node's /v1 API, which serves the edge's in-process
+	// requests (httpapi.Server).
+	API http.Handler
+	// Next serves every request that is not SQS or SNS (the API and the
+	// console).
+	Next http.Handler
+	// Verify authenticates a signed request.
+	Verify Verifier
+	// AccountID (12 digits) and Region name the node in queue URLs and
+	// ARNs (aws.account_id, aws.region).
+	AccountID, Region string
+	Log               *slog.Logger
+	// Now is the clock of SentTimestamp and the like (time.Now when nil).
+	Now func() time.Time
+}
+
+// Edge is the SQS and SNS protocol edge: an http.Handler in front of the
+// node's API and console.
+type Edge struct {
+	api, next http.Handler
+	verify    Verifier
+	account   string
+	region    string
+	log       *slog.Logger
+	now       func() time.Time
+
+	mu     sync.Mutex
+	purged map[string]time.Time // queue → last PurgeQueue here (sqs_queues.go)
+	info   infoCache
+	tasks  *moveTasks // StartMessageMoveTask's tasks on this node
+}
+
+// New builds the edge.
+func New(o Options) *Edge {
+	e := &Edge{api: o.API, next: o.Next, verify: o.Verify, account: o.AccountID, region: o.Region,
+		log: o.Log, now: o.Now, purged: map[string]time.Time{}, tasks: newMoveTasks()}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.account == "" {
+		e.account = "000000000000"
+	}
+	if e.region == "" {
+		e.region = "us-east-1"
+	}
+	return e
+}
+
+// call is one AWS request being served.
+type call struct {
+	ctx       context.Context
+	service   string
+	action    string
+	json      bool // the JSON protocol; else Query
+	p         params
+	host      string
+	scheme    string
+	remote    string
+	principal auth.Principal
+	authed    bool
+	requestID string
+	path      string // the request's path: a queue URL's, or "/"
+}
+
+// sender is SenderId: the signing key's user, or the account with
+// security off.
+func (c *call) sender(e *Edge) string {
+	if c.authed {
+		return c.principal.Name
+	}
+	return e.account
+}
+
+// ServeHTTP answers SQS and SNS requests and hands every other request to
+// Next. A request is AWS's by its shape (docs/aws.md, "Endpoint"): a POST
+// with X-Amz-Target: AmazonSQS.<Action> (the JSON protocol), or a request
+// to "/" or to a queue URL's path with an Action parameter in its query
+// or its form-encoded body (the Query protocol). /v1 has neither shape.
+func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	isJSON := strings.HasPrefix(target, "AmazonSQS.")
+	if !isJSON && !e.queryShaped(r) {
+		e.next.ServeHTTP(w, r)
+		return
+	}
+	c := &call{service: serviceSQS, json: isJSON, host: r.Host, scheme: "http", remote: r.RemoteAddr,
+		requestID: newRequestID(), path: r.URL.Path}
+	if r.TLS != nil {
+		c.scheme = "https"
+	}
+	w.Header().Set("x-amzn-RequestId", c.requestID)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			e.fail(w, c, errInvalidParameter.f("The request body is over %d bytes.", maxBody))
+			return
+		}
+		e.fail(w, c, errMalformedBody.f("Reading the request body: %v", err))
+		return
+	}
+	var form url.Values
+	if isJSON {
+		c.action = strings.TrimPrefix(target, "AmazonSQS.")
+	} else {
+		if form, err = queryForm(r, body); err != nil {
+			e.fail(w, c, err)
+			return
+		}
+		if form.Get("Action") == "" {
+			// A form post to "/" that names no action: not ours after all.
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			e.next.ServeHTTP(w, r)
+			return
+		}
+		c.action = form.Get("Action")
+		c.service = serviceOf(form.Get("Version"), c.action)
+	}
+	if e.verify != nil {
+		p, authed, err := e.verify(r, body)
+		if err != nil {
+			e.fail(w, c, signatureRefusal(err))
+			return
+		}
+		c.principal, c.authed = p, authed
+	}
+	c.ctx = r.Context()
+	if c.authed {
+		c.ctx = httpapi.AsUser(c.ctx, c.principal)
+	}
+	if isJSON {
+		c.p, err = decodeJSON(body)
+	} else {
+		c.p, err = fromQuery(form)
+	}
+	if err != nil {
+		e.fail(w, c, err)
+		return
+	}
+	out, err := e.dispatch(c)
+	if err != nil {
+		e.fail(w, c, err)
+		return
+	}
+	e.answer(w, c, out)
+}
+
+// queryShaped reports a request that may be a Query protocol one: to "/"
+// or a queue URL's path, with Action in its query or a form body.
+func (e *Edge) queryShaped(r *http.Request) bool {
+	if r.URL.Path != "/" && !queuePath(r.URL.Path) {
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return r.URL.Query().Has("Action")
+	case http.MethodPost:
+		if r.URL.Query().Has("Action") {
+			return true
+		}
+		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		return ct == "application/x-www-form-urlencoded"
+	}
+	return false
+}
+
+// queuePath reports a queue URL's path: /<account>/<queue>.
+func queuePath(p string) bool {
+	acct, name, ok := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	return ok && acct != "" && allDigits(acct) && name != "" && !strings.Contains(name, "/")
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// queryForm is a Query request's parameters: its URL query and its
+// form-encoded body together.
+func queryForm(r *http.Request, body []byte) (url.Values, error) {
+	form, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, errMalformedBody.f("The query string is malformed: %v", err)
+	}
+	if r.Method == http.MethodPost && len(body) > 0 {
+		b, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, errMalformedBody.f("The form-encoded body is malformed: %v", err)
+		}
+		for k, vs := range b {
+			form[k] = append(form[k], vs...)
+		}
+	}
+	return form, nil
+}
+
+// serviceOf tells SNS from SQS: by the API version, else by the action
+// (no SNS action name is also an SQS one).
+func serviceOf(version, action string) string {
+	switch version {
+	case snsVersion:
+		return serviceSNS
+	case sqsVersion:
+		return serviceSQS
+	}
+	if _, ok := snsActions[action]; ok {
+		return serviceSNS
+	}
+	return serviceSQS
+}
+
+func (e *Edge) dispatch(c *call) (map[string]any, error) {
+	table := sqsActions
+	if c.service == serviceSNS {
+		table = snsActions
+	}
+	act, ok := table[c.action]
+	if !ok {
+		if c.service == serviceSQS && c.json {
+			return nil, errUnsupportedOperation.f("The action %s is not valid for this endpoint.", c.action)
+		}
+		return nil, errInvalidAction.f("The action %s is not valid for this endpoint.", c.action)
+	}
+	if c.service == serviceSQS && c.p.has("QueueUrl") == false && queuePath(c.path) {
+		// The Query protocol may address the queue by the request's URL.
+		c.p["QueueUrl"] = c.scheme + "://" + c.host + c.path
+	}
+	return act(e, c)
+}
+
+// signatureRefusal is the verifier's refusal as an AWS error: one the
+// verifier shaped (SignatureError), else access denied.
+func signatureRefusal(err error) *Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return errAccessDenied.f("%v", err)
+}
+
+// SignatureError is a refused signature as the edge answers it: code is
+// AWS's (SignatureDoesNotMatch, InvalidClientTokenId, ...).
+func SignatureError(code string, status int, message string) error {
+	return &Error{Code: code, Status: status, Message: message}
+}
+
+// answer writes a successful answer.
+func (e *Edge) answer(w http.ResponseWriter, c *call, out map[string]any) {
+	if c.json {
+		w.Header().Set("Content-Type", jsonContentType)
+		if out == nil {
+			out = map[string]any{}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			e.fail(w, c, errInternal.f("encoding the answer: %v", err))
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write(b)
+		return
+	}
+	var b strings.Builder
+	writeXML(&b, c.service, c.action, c.requestID, out)
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, b.String())
+}
+
+// fail writes a refusal in the protocol's shape.
+func (e *Edge) fail(w http.ResponseWriter, c *call, err error) {
+	var ae *Error
+	if !errors.As(err, &ae) {
+		e.log.Warn("aws edge: unexpected error", "action", c.action, "error", err)
+		ae = errInternal.f("%v", err)
+	}
+	if c.json {
+		w.Header().Set("Content-Type", jsonContentType)
+		w.Header().Set("x-amzn-query-error", ae.queryCode()+";"+ae.faultType())
+		b, _ := json.Marshal(map[string]string{"__type": "com.amazonaws.sqs#" + ae.Code, "message": ae.Message})
+		w.WriteHeader(ae.Status)
+		w.Write(b)
+		return
+	}
+	var b strings.Builder
+	writeXMLError(&b, c.service, c.requestID, ae)
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(ae.Status)
+	io.WriteString(w, b.String())
+}
+
+// newRequestID is a request's x-amzn-RequestId, shaped like AWS's.
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

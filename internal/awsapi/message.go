@@ -1,0 +1,119 @@
+package awsapi
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/narad-io/narad/internal/awsattr"
+	"github.com/narad-io/narad/internal/header"
+)
+
+// v1Message is a message of a /v1 consume answer.
+type v1Message struct {
+	Partition       int               `json:"partition"`
+	Offset          uint64            `json:"offset"`
+	ID              string            `json:"id"`
+	Key             *string           `json:"key"`
+	KeyBase64       *string           `json:"key_base64"`
+	Payload         json.RawMessage   `json:"payload"`
+	PayloadEncoding string            `json:"payload_encoding"`
+	TimestampMs     int64             `json:"timestamp_ms"`
+	ReceiptHandle   string            `json:"receipt_handle"`
+	DeliveryCount   int               `json:"delivery_count"`
+	Headers         map[string]string `json:"headers"`
+}
+
+// body is the message's payload bytes as they were produced.
+func (m *v1Message) body() []byte {
+	switch m.PayloadEncoding {
+	case "text":
+		var s string
+		if json.Unmarshal(m.Payload, &s) == nil {
+			return []byte(s)
+		}
+	case "base64":
+		var s string
+		if json.Unmarshal(m.Payload, &s) == nil {
+			if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+				return b
+			}
+		}
+	}
+	return m.Payload
+}
+
+func (m *v1Message) key() string {
+	if m.Key != nil {
+		return *m.Key
+	}
+	if m.KeyBase64 != nil {
+		return *m.KeyBase64
+	}
+	return ""
+}
+
+// headerList is the message's headers as a sorted list.
+func (m *v1Message) headerList() []header.Header {
+	hs := make([]header.Header, 0, len(m.Headers))
+	for _, k := range sortedKeys(m.Headers) {
+		hs = append(hs, header.Header{Name: k, Value: m.Headers[k]})
+	}
+	return hs
+}
+
+// messageID is the MessageId SQS and SNS answer for a record: its Narad
+// message id, except for a record with a producer id (FIFO's
+// MessageDeduplicationId), whose MessageId is derived from its topic and
+// that id, so that a send deduplicated within the window answers the
+// MessageId of the send it repeats (docs/aws.md, "Message ids").
+func messageID(topic, narad, producerID string) string {
+	if producerID == "" {
+		return narad
+	}
+	sum := sha256.Sum256([]byte(topic + "\x00" + producerID))
+	h := hex.EncodeToString(sum[:16])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// sequenceNumber is a FIFO message's SequenceNumber: its position, which
+// strictly increases within its group (a group lives in one partition).
+func sequenceNumber(partition int, offset uint64) string {
+	return fmt.Sprintf("%d%020d", partition+1, offset)
+}
+
+// selectAttributes keeps the attributes names asks for: "All", ".*",
+// a prefix ending ".*", or exact names.
+func selectAttributes(attrs []awsattr.Attribute, names []string) []awsattr.Attribute {
+	if len(names) == 0 {
+		return nil
+	}
+	var out []awsattr.Attribute
+	for _, a := range attrs {
+		for _, n := range names {
+			if n == "All" || n == ".*" || a.Name == n || (strings.HasSuffix(n, ".*") && strings.HasPrefix(a.Name, strings.TrimSuffix(n, "*"))) {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// attributeValues is attrs in the JSON protocol's MessageAttributes shape.
+func attributeValues(attrs []awsattr.Attribute) map[string]any {
+	out := make(map[string]any, len(attrs))
+	for _, a := range attrs {
+		v := map[string]any{"DataType": a.DataType}
+		if awsattr.Kind(a.DataType) == "Binary" {
+			v["BinaryValue"] = a.BinaryValue
+		} else {
+			v["StringValue"] = a.StringValue
+		}
+		out[a.Name] = v
+	}
+	return out
+}

@@ -1,0 +1,352 @@
+package awsapi
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/narad-io/narad/internal/awsattr"
+	"github.com/narad-io/narad/internal/header"
+)
+
+// Receiving: ReceiveMessage is a /v1 consume (a lease per message, its
+// receipt handle the ReceiptHandle); DeleteMessage an ack;
+// ChangeMessageVisibility an extend for the given time, 0 a nack.
+
+// systemAttributes are the message system attributes ReceiveMessage may
+// return.
+var systemAttributes = []string{
+	"ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp", "SentTimestamp", "SenderId",
+	"MessageGroupId", "MessageDeduplicationId", "SequenceNumber", "AWSTraceHeader",
+}
+
+func (e *Edge) receiveMessage(c *call) (map[string]any, error) {
+	queue, err := e.queueOf(c)
+	if err != nil {
+		return nil, err
+	}
+	max, err := c.p.integer("MaxNumberOfMessages", 1, 1, 10)
+	if err != nil {
+		return nil, err
+	}
+	qi, err := e.queueInfo(c, queue)
+	if err != nil {
+		return nil, err
+	}
+	waitS, err := c.p.integer("WaitTimeSeconds", qi.waitSeconds, 0, 20)
+	if err != nil {
+		return nil, err
+	}
+	visibility, err := c.p.integer("VisibilityTimeout", -1, 0, 43200)
+	if err != nil && c.p.has("VisibilityTimeout") {
+		return nil, err
+	}
+	sysNames, err := c.p.strings("AttributeNames")
+	if err != nil {
+		return nil, err
+	}
+	more, err := c.p.strings("MessageSystemAttributeNames")
+	if err != nil {
+		return nil, err
+	}
+	sysNames = append(sysNames, more...)
+	attrNames, err := c.p.strings("MessageAttributeNames")
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := e.consume(c, queue, int(max), time.Duration(waitS)*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	out := make([]any, 0, len(msgs))
+	now := e.now()
+	for i := range msgs {
+		m := &msgs[i]
+		if visibility >= 0 {
+			if err := e.setVisibility(c, queue, m.ReceiptHandle, visibility); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e.received(queue, m, sysNames, attrNames, now))
+	}
+	return map[string]any{"Messages": out}, nil
+}
+
+// consume takes up to max messages, long-polling up to wait: the /v1
+// consume's wait may be capped below SQS's 20 s (http.max_consume_wait),
+// so an empty answer before the deadline polls again.
+func (e *Edge) consume(c *call, queue string, max int, wait time.Duration) ([]v1Message, error) {
+	deadline := e.now().Add(wait)
+	for {
+		q := url.Values{"max": {strconv.Itoa(max)}}
+		left := deadline.Sub(e.now())
+		if left > 0 {
+			q.Set("wait", strconv.FormatInt(left.Milliseconds(), 10))
+		}
+		a, err := e.v1(c, http.MethodGet, "/v1/topics/"+queue+"/consume", q, nil)
+		if err != nil {
+			return nil, err
+		}
+		if a.status == http.StatusOK {
+			var ans struct {
+				Messages []v1Message `json:"messages"`
+			}
+			if err := a.decode(&ans); err != nil {
+				return nil, err
+			}
+			return ans.Messages, nil
+		}
+		if a.status != http.StatusNoContent {
+			return nil, a.refusal(c.service, errQueueDoesNotExist)
+		}
+		if c.ctx.Err() != nil || e.now().Add(50*time.Millisecond).After(deadline) {
+			return nil, nil
+		}
+	}
+}
+
+// received is one message of a ReceiveMessage answer.
+func (e *Edge) received(queue string, m *v1Message, sysNames, attrNames []string, now time.Time) map[string]any {
+	body := strings.ToValidUTF8(string(m.body()), "\uFFFD")
+	hs := m.headerList()
+	attrs, meta := awsattr.Decode(hs)
+	producerID, _ := header.Get(hs, header.MsgID)
+	r := map[string]any{
+		"MessageId":     messageID(queue, m.ID, producerID),
+		"ReceiptHandle": m.ReceiptHandle,
+		"Body":          body,
+		"MD5OfBody":     awsattr.MD5OfBody([]byte(body)),
+	}
+	if sel := selectAttributes(attrs, attrNames); len(sel) > 0 {
+		r["MessageAttributes"] = attributeValues(sel)
+		r["MD5OfMessageAttributes"] = awsattr.MD5OfAttributes(sel)
+	}
+	if sys := e.systemValues(queue, m, meta, producerID, sysNames, now); len(sys) > 0 {
+		r["Attributes"] = sys
+	}
+	return r
+}
+
+// systemValues are the system attributes names asks for.
+func (e *Edge) systemValues(queue string, m *v1Message, meta awsattr.Meta, producerID string, names []string, now time.Time) map[string]string {
+	want := map[string]bool{}
+	for _, n := range names {
+		if n == "All" {
+			for _, s := range systemAttributes {
+				want[s] = true
+			}
+		}
+		want[n] = true
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	sent := meta.SentAt
+	if sent == 0 {
+		sent = m.TimestampMs
+	}
+	sender := meta.Sender
+	if sender == "" {
+		sender = e.account
+	}
+	first := sent
+	if m.DeliveryCount <= 1 {
+		first = now.UnixMilli()
+	}
+	all := map[string]string{
+		"ApproximateReceiveCount":          strconv.Itoa(max(m.DeliveryCount, 1)),
+		"SentTimestamp":                    strconv.FormatInt(sent, 10),
+		"ApproximateFirstReceiveTimestamp": strconv.FormatInt(first, 10),
+		"SenderId":                         sender,
+	}
+	if k := m.key(); k != "" {
+		all["MessageGroupId"] = k
+	}
+	if isFIFO(queue) {
+		all["SequenceNumber"] = sequenceNumber(m.Partition, m.Offset)
+		if producerID != "" {
+			all["MessageDeduplicationId"] = producerID
+		}
+	}
+	if meta.Trace != "" {
+		all["AWSTraceHeader"] = meta.Trace
+	}
+	out := map[string]string{}
+	for n := range want {
+		if v, ok := all[n]; ok {
+			out[n] = v
+		}
+	}
+	return out
+}
+
+// ack settles, extends or releases one receipt handle; extend "" acks.
+func (e *Edge) ack(c *call, queue, handle, extend string) (answer, error) {
+	q := url.Values{"receipt_handle": {handle}}
+	if extend != "" {
+		q.Set("extend", extend)
+	}
+	return e.v1(c, http.MethodPost, "/v1/topics/"+queue+"/ack", q, nil)
+}
+
+// setVisibility makes a received message visible again seconds from now
+// (0: at once).
+func (e *Edge) setVisibility(c *call, queue, handle string, seconds int64) error {
+	a, err := e.ack(c, queue, handle, strconv.FormatInt(seconds, 10)+"s")
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.ok():
+		return nil
+	case a.status == http.StatusGone || a.status == http.StatusConflict:
+		return errMessageNotInflight.f("The message referred to isn't in flight.")
+	case a.status == http.StatusBadRequest:
+		return errReceiptHandleInvalid.f("The input receipt handle %q is not a valid receipt handle: %s", handle, a.message())
+	}
+	return a.refusal(c.service, errQueueDoesNotExist)
+}
+
+// deleted reads an ack's answer as DeleteMessage does. A handle whose
+// lease lapsed (410) deletes nothing, and the delete succeeds, as SQS
+// documents for a stale handle: the message may be received again.
+func deleted(c *call, handle string, a answer) error {
+	switch {
+	case a.ok() || a.status == http.StatusGone:
+		return nil
+	case a.status == http.StatusBadRequest:
+		return errReceiptHandleInvalid.f("The input receipt handle %q is not a valid receipt handle: %s", handle, a.message())
+	}
+	return a.refusal(c.service, errQueueDoesNotExist)
+}
+
+func (e *Edge) deleteMessage(c *call) (map[string]any, error) {
+	queue, err := e.queueOf(c)
+	if err != nil {
+		return nil, err
+	}
+	handle, err := c.p.required("ReceiptHandle")
+	if err != nil {
+		return nil, err
+	}
+	a, err := e.ack(c, queue, handle, "")
+	if err != nil {
+		return nil, err
+	}
+	return nil, deleted(c, handle, a)
+}
+
+func (e *Edge) deleteMessageBatch(c *call) (map[string]any, error) {
+	queue, err := e.queueOf(c)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := batchEntries(c.p)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(entries))
+	handles := make([]string, 0, len(entries))
+	var failed []any
+	for _, en := range entries {
+		id, _ := en.str("Id")
+		h, err := en.required("ReceiptHandle")
+		if err != nil {
+			failed = append(failed, failure(id, err))
+			continue
+		}
+		ids = append(ids, id)
+		handles = append(handles, h)
+	}
+	ok := []any{}
+	if len(handles) > 0 {
+		a, err := e.v1(c, http.MethodPost, "/v1/topics/"+queue+"/ack", nil, map[string]any{"receipt_handles": handles})
+		if err != nil {
+			return nil, err
+		}
+		if !a.ok() {
+			return nil, a.refusal(c.service, errQueueDoesNotExist)
+		}
+		var res struct {
+			Results []struct {
+				Status int    `json:"status"`
+				Error  string `json:"error"`
+			} `json:"results"`
+		}
+		if err := a.decode(&res); err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			r := answer{status: http.StatusNoContent}
+			if i < len(res.Results) {
+				r = answer{status: res.Results[i].Status, body: []byte(`{"error":` + strconv.Quote(res.Results[i].Error) + `}`)}
+			}
+			if err := deleted(c, handles[i], r); err != nil {
+				failed = append(failed, failure(id, err))
+				continue
+			}
+			ok = append(ok, map[string]any{"Id": id})
+		}
+	}
+	return map[string]any{"Successful": ok, "Failed": failedList(failed)}, nil
+}
+
+func (e *Edge) changeMessageVisibility(c *call) (map[string]any, error) {
+	queue, err := e.queueOf(c)
+	if err != nil {
+		return nil, err
+	}
+	handle, err := c.p.required("ReceiptHandle")
+	if err != nil {
+		return nil, err
+	}
+	if !c.p.has("VisibilityTimeout") {
+		return nil, errMissingParameter.f("The request must contain the parameter VisibilityTimeout.")
+	}
+	v, err := c.p.integer("VisibilityTimeout", 0, 0, 43200)
+	if err != nil {
+		return nil, err
+	}
+	return nil, e.setVisibility(c, queue, handle, v)
+}
+
+func (e *Edge) changeMessageVisibilityBatch(c *call) (map[string]any, error) {
+	queue, err := e.queueOf(c)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := batchEntries(c.p)
+	if err != nil {
+		return nil, err
+	}
+	ok := []any{}
+	var failed []any
+	for _, en := range entries {
+		id, _ := en.str("Id")
+		err := func() error {
+			h, err := en.required("ReceiptHandle")
+			if err != nil {
+				return err
+			}
+			v, err := en.integer("VisibilityTimeout", 0, 0, 43200)
+			if err != nil {
+				return err
+			}
+			return e.setVisibility(c, queue, h, v)
+		}()
+		if err != nil {
+			if ae, isAWS := err.(*Error); isAWS && ae.Receiver {
+				return nil, err
+			}
+			failed = append(failed, failure(id, err))
+			continue
+		}
+		ok = append(ok, map[string]any{"Id": id})
+	}
+	return map[string]any{"Successful": ok, "Failed": failedList(failed)}, nil
+}
