@@ -1,9 +1,7 @@
 package awsapi
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -65,18 +63,9 @@ func (m *v1Message) headerList() []header.Header {
 	return hs
 }
 
-// messageID is the MessageId SQS and SNS answer for a record: its Narad
-// message id, except for a record with a producer id (FIFO's
-// MessageDeduplicationId), whose MessageId is derived from its topic and
-// that id, so that a send deduplicated within the window answers the
-// MessageId of the send it repeats (docs/aws.md, "Message ids").
+// messageID is awsattr.MessageID: SQS's and SNS's MessageId of a record.
 func messageID(topic, narad, producerID string) string {
-	if producerID == "" {
-		return narad
-	}
-	sum := sha256.Sum256([]byte(topic + "\x00" + producerID))
-	h := hex.EncodeToString(sum[:16])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	return awsattr.MessageID(topic, narad, producerID)
 }
 
 // sequenceNumber is a FIFO message's SequenceNumber: its position, which

@@ -149,3 +149,18 @@ func equalAttrs(a, b []Attribute) bool {
 		return x.Name == y.Name && x.DataType == y.DataType && x.StringValue == y.StringValue && string(x.BinaryValue) == string(y.BinaryValue)
 	})
 }
+
+// A deduplicated send answers the first send's MessageId: the id of a
+// record with a producer id depends on its topic and that id only.
+func TestMessageIDOfARepeatedSendIsTheFirsts(t *testing.T) {
+	a := MessageID("q.fifo", "w111", "dedup-1")
+	if b := MessageID("q.fifo", "w222", "dedup-1"); a != b {
+		t.Fatalf("two sends with one dedupe id got %s and %s", a, b)
+	}
+	if MessageID("q.fifo", "w111", "dedup-2") == a || MessageID("other.fifo", "w111", "dedup-1") == a {
+		t.Fatal("another dedupe id or topic gave the same MessageId")
+	}
+	if MessageID("q", "w333", "") != "w333" {
+		t.Fatal("a record without a producer id must keep its Narad message id")
+	}
+}
