@@ -22,6 +22,8 @@ import (
 //
 //   - A block that begins with a package clause is a whole file and is
 //     compiled as it stands.
+//   - A block that imports the AWS SDK is left to test/awsmod, which
+//     runs it against a node.
 //   - Any other block is the body of func(ctx context.Context) error: it
 //     may use ctx, and it returns an error (so it ends with a return).
 //     It is given the imports of the packages it names among
@@ -127,12 +129,17 @@ func goBlocks(file, text string) ([]goBlock, error) {
 		if !closed {
 			return nil, fmt.Errorf("%s:%d: a ``` block that never closes", file, open+1)
 		}
-		if lang == "go" {
-			out = append(out, goBlock{file: file, fence: open + 1, body: strings.Join(body, "\n")})
+		src := strings.Join(body, "\n")
+		if lang == "go" && !strings.Contains(src, awsSDK) {
+			out = append(out, goBlock{file: file, fence: open + 1, body: src})
 		}
 	}
 	return out, nil
 }
+
+// awsSDK marks a block that uses the AWS SDK (docs/aws.md): test/awsmod,
+// which has the SDK in its go.mod, compiles and runs those.
+const awsSDK = `"github.com/aws/aws-sdk-go-v2/`
 
 // wrapImports are the packages a function-body block may name without
 // writing its imports: the package name as written, and its import path.
