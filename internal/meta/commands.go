@@ -33,6 +33,9 @@ const (
 	OpSetReplicas    Op = 20
 	OpReplaceDisk    Op = 21
 	OpSetLinkFilter  Op = 22
+	// Access keys (accesskeys.go).
+	OpAddAccessKey    Op = 23
+	OpDeleteAccessKey Op = 24
 )
 
 func (o Op) String() string {
@@ -81,6 +84,10 @@ func (o Op) String() string {
 		return "replace-disk"
 	case OpSetLinkFilter:
 		return "set-link-filter"
+	case OpAddAccessKey:
+		return "add-access-key"
+	case OpDeleteAccessKey:
+		return "delete-access-key"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -217,28 +224,30 @@ type handler func(a *applyTx, payload json.RawMessage) error
 // handlers is the op table. Adding a command family means adding an op, a
 // payload type and an entry here; the FSM needs no other change.
 var handlers = map[Op]handler{
-	OpCreateTopic:    applyCreateTopic,
-	OpUpdateTopic:    applyUpdateTopic,
-	OpDeleteTopic:    applyDeleteTopic,
-	OpAttach:         applyAttach,
-	OpDetach:         applyDetach,
-	OpSetAssignments: applySetAssignments,
-	OpUpsertMember:   applyUpsertMember,
-	OpPutUser:        applyPutUser,
-	OpSeedAdmin:      applySeedAdmin,
-	OpSetGrants:      applySetGrants,
-	OpSetPassword:    applySetPassword,
-	OpDeleteUser:     applyDeleteUser,
-	OpSetTarget:      applySetTarget,
-	OpFlipOwner:      applyFlipOwner,
-	OpSetDraining:    applySetDraining,
-	OpSetLimits:      applySetLimits,
-	OpSetInSync:      applySetInSync,
-	OpStartEpoch:     applyStartEpoch,
-	OpElectLeader:    applyElectLeader,
-	OpSetReplicas:    applySetReplicas,
-	OpReplaceDisk:    applyReplaceDisk,
-	OpSetLinkFilter:  applySetLinkFilter,
+	OpCreateTopic:     applyCreateTopic,
+	OpUpdateTopic:     applyUpdateTopic,
+	OpDeleteTopic:     applyDeleteTopic,
+	OpAttach:          applyAttach,
+	OpDetach:          applyDetach,
+	OpSetAssignments:  applySetAssignments,
+	OpUpsertMember:    applyUpsertMember,
+	OpPutUser:         applyPutUser,
+	OpSeedAdmin:       applySeedAdmin,
+	OpSetGrants:       applySetGrants,
+	OpSetPassword:     applySetPassword,
+	OpDeleteUser:      applyDeleteUser,
+	OpSetTarget:       applySetTarget,
+	OpFlipOwner:       applyFlipOwner,
+	OpSetDraining:     applySetDraining,
+	OpSetLimits:       applySetLimits,
+	OpSetInSync:       applySetInSync,
+	OpStartEpoch:      applyStartEpoch,
+	OpElectLeader:     applyElectLeader,
+	OpSetReplicas:     applySetReplicas,
+	OpReplaceDisk:     applyReplaceDisk,
+	OpSetLinkFilter:   applySetLinkFilter,
+	OpAddAccessKey:    applyAddAccessKey,
+	OpDeleteAccessKey: applyDeleteAccessKey,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

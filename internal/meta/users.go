@@ -23,6 +23,10 @@ type User struct {
 	// without limits is the same command and record as before limits
 	// existed.
 	Limits *Limits `json:"limits,omitempty"`
+	// AccessKeys are the user's AWS-style access keys (accesskeys.go),
+	// their secrets sealed. Omitted when none, so a user without keys is
+	// the same command and record as before keys existed.
+	AccessKeys []AccessKey `json:"access_keys,omitempty"`
 	// ID is this incarnation of the name: the Raft index of the command
 	// that created the user, assigned by the FSM, never changed. A user
 	// deleted and created again under the same name gets another ID, so
@@ -164,6 +168,11 @@ func checkUserRecord(u User) error {
 	}
 	if err := CheckLimits(u.Limits); err != nil {
 		return invalidf("user %q: %v", u.Name, err)
+	}
+	if len(u.AccessKeys) > 0 {
+		// Keys come one at a time (OpAddAccessKey), which holds an ID
+		// to one key in the cluster.
+		return invalidf("user %q: a new user holds no access keys", u.Name)
 	}
 	return nil
 }
