@@ -31,6 +31,12 @@ type Principal struct {
 	Limits *meta.Limits
 }
 
+// principal is u as verified: Basic auth and access keys give a user the
+// same one.
+func principal(u meta.User) Principal {
+	return Principal{Name: u.Name, ID: u.ID, Grants: u.Grants, Limits: u.Limits}
+}
+
 // Authenticator checks Basic credentials against bcrypt hashes. bcrypt is
 // paid once per (user, password, user-record version): verified pairs are
 // cached by a SHA-256 of the pair, and while the users domain does not move
@@ -140,7 +146,7 @@ func (a *Authenticator) Authenticate(user, password, source string) (Principal, 
 		}
 		return Principal{}, false
 	}
-	p := Principal{Name: u.Name, ID: u.ID, Grants: u.Grants, Limits: u.Limits}
+	p := principal(u)
 	a.remember(key, cached{domainVersion: v, userVersion: u.Version, p: p})
 	return p, true
 }

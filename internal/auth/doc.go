@@ -1,6 +1,7 @@
 // Package auth decides who a request is and what it may do
 // (docs/security.md): HTTP Basic credentials checked against the bcrypt
-// hashes of the users in the metastore, and grants (an action on topic-name
+// hashes of the users in the metastore, AWS Signature Version 4 checked
+// against the users' access keys (sigv4.go, accesskeys.go), and grants (an action on topic-name
 // patterns) plus topic ownership checked per request.
 //
 // Invariants: a password is never stored, cached or logged in clear — the
@@ -13,5 +14,11 @@
 // password is checked whole (all of its up to 256 bytes count, see
 // password.go), and an unknown name costs the same bcrypt as a wrong
 // password; failed logins during start-up, while this node cannot check
-// credentials yet, do not slow their source.
+// credentials yet, do not slow their source. An access key's secret is
+// sealed (AES-256-GCM, its key ID the associated data) by the node that
+// creates it, before the command is proposed: the Raft log, snapshots and
+// the user's record hold it only sealed, it is shown once on creation and
+// never logged, and unsealed secrets live only in the KeyRing's memory,
+// dropped when their user's record changes. Both Basic auth and a
+// signature give a user the same Principal.
 package auth

@@ -48,6 +48,9 @@ type Manager struct {
 	// defaults are this node's rate limits for users without their own
 	// (the configuration's), shown in views.
 	defaults meta.Rates
+	// sealer seals access key secrets (accesskeys.go); nil: no access
+	// keys.
+	sealer *Sealer
 }
 
 // NewManager manages the users of store; mapErr maps metastore errors;

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // AccessKey is one AWS-style access key of a user (docs/security.md,
@@ -148,25 +146,4 @@ func (s *Store) AddAccessKey(ctx context.Context, name string, k AccessKey) erro
 // DeleteAccessKey removes the key id from the user name.
 func (s *Store) DeleteAccessKey(ctx context.Context, name, id string) error {
 	return s.propose(ctx, OpDeleteAccessKey, DeleteAccessKeyCmd{Name: name, ID: id})
-}
-
-// UserByAccessKey finds the user holding key id in the local replica, by
-// a walk over the users: callers cache (auth.KeyRing).
-func (s *Store) UserByAccessKey(id string) (User, bool) {
-	var found User
-	var ok bool
-	err := s.fsm.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketUsers).ForEach(func(k, _ []byte) error {
-			u, _, err := readUser(tx, string(k))
-			if _, has := u.AccessKey(id); has && err == nil {
-				found, ok = u, true
-			}
-			return err
-		})
-	})
-	if err != nil {
-		s.log.Error("metastore: find access key", "err", err)
-		return User{}, false
-	}
-	return found, ok
 }

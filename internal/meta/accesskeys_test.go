@@ -53,9 +53,6 @@ func TestAccessKeyLifecycle(t *testing.T) {
 	if len(u.AccessKeys) != 2 || u.AccessKeys[0].ID != keyA || string(u.AccessKeys[1].Sealed) != "sealed:"+keyB {
 		t.Fatalf("alice's keys: %+v", u.AccessKeys)
 	}
-	if got, ok := s.UserByAccessKey(keyB); !ok || got.Name != "alice" {
-		t.Fatalf("UserByAccessKey(%s) = %q %v", keyB, got.Name, ok)
-	}
 
 	must(t, s.DeleteAccessKey(ctx, "alice", keyA))
 	if err := s.DeleteAccessKey(ctx, "alice", keyA); !errors.Is(err, ErrNotFound) {
@@ -66,9 +63,7 @@ func TestAccessKeyLifecycle(t *testing.T) {
 	}
 	must(t, s.AddAccessKey(ctx, "bob", testKey(keyA))) // freed
 	must(t, s.DeleteUser(ctx, "alice"))
-	if _, ok := s.UserByAccessKey(keyB); ok {
-		t.Fatal("a deleted user's key still resolves")
-	}
+	must(t, s.AddAccessKey(ctx, "bob", testKey(keyB))) // went with alice
 	must(t, s.CreateUser(ctx, testUser("alice")))
 	if u, _ := s.User("alice"); len(u.AccessKeys) != 0 {
 		t.Fatalf("a re-created alice holds the old one's keys: %+v", u.AccessKeys)
