@@ -37,6 +37,7 @@ configured default.`,
 		a.userShowCmd(),
 		a.userRemoveCmd(),
 		a.userPasswdCmd(),
+		a.userKeysCmd(),
 	)
 	return cmd
 }
