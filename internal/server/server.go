@@ -222,13 +222,24 @@ func authenticator(cfg config.Config, ms *meta.Store, m *metrics.Metrics, ready 
 func apiOptions(cfg config.Config, ms *meta.Store, b *broker.Broker, node *cluster.Node, others peers) httpapi.Options {
 	defaults := meta.Rates{ProduceRecordsPerS: cfg.Limits.ProduceRecordsPerS,
 		ProduceBytesPerS: cfg.Limits.ProduceBytesPerS, ConsumeRequestsPerS: cfg.Limits.ConsumeRequestsPerS}
-	o := httpapi.Options{DataDir: cfg.DataDir, Users: auth.NewManager(ms, b.MetaErr, defaults), UserStore: ms,
+	users := auth.NewManager(ms, b.MetaErr, defaults).SealAccessKeys(AccessKeySealer(cfg))
+	o := httpapi.Options{DataDir: cfg.DataDir, Users: users, UserStore: ms,
 		ClusterAdmin: &clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr},
 		Limiter:      ratelimit.New(clock.Real), DefaultLimits: defaults}
 	if node != nil {
 		o.Cluster = httpCluster{self: cfg.NodeID, ms: ms, peers: others}
 	}
 	return o
+}
+
+// AccessKeySealer seals and unseals the secrets of users' access keys
+// (docs/security.md, "Access keys and AWS signatures"): with a key derived
+// from the cluster secret, which every node of a cluster shares, or on a
+// node without one with a random key kept beside the metastore,
+// <data>/metastore/access-keys.key, created on first need. The SigV4
+// verifier's auth.KeyRing unseals with one built the same way.
+func AccessKeySealer(cfg config.Config) *auth.Sealer {
+	return auth.NewSealer([]byte(cfg.Cluster.Secret), filepath.Join(cfg.DataDir, "metastore", "access-keys.key"))
 }
 
 // serveRPC listens for node RPC on the cluster port + 1, in g.
