@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
 )
 
@@ -17,30 +16,29 @@ type AccessKeyAdmin interface {
 	DeleteAccessKey(ctx context.Context, actor auth.Principal, name, id string) error
 }
 
-// accessKeyRoutes turns on the access-keys API, part of the users API:
-// writes go to the leader like every users write, so the key is sealed
-// and proposed there; reads are served by any node.
-func (s *Server) accessKeyRoutes() {
-	s.handle("POST /v1/users/{name}/access-keys", s.createAccessKey)
-	s.handle("GET /v1/users/{name}/access-keys", s.listAccessKeys)
-	s.handle("DELETE /v1/users/{name}/access-keys/{id}", s.deleteAccessKey)
-}
-
-// keyAdmin is the users API's access-keys side, if it has one.
-func (s *Server) keyAdmin() (AccessKeyAdmin, error) {
-	if k, ok := s.users.(AccessKeyAdmin); ok {
-		return k, nil
+// accessKeyRoutes turns on the access-keys API, part of the users API,
+// when the users API has an access-keys side (m): writes go to the
+// leader like every users write, so the key is sealed and proposed
+// there; reads are served by any node.
+func (s *Server) accessKeyRoutes(m UserAdmin) {
+	k, ok := m.(AccessKeyAdmin)
+	if !ok {
+		return
 	}
-	return nil, apierr.New(http.StatusServiceUnavailable, "access keys are not available on this node")
+	s.handle("POST /v1/users/{name}/access-keys", func(w http.ResponseWriter, r *http.Request, user string) error {
+		return s.createAccessKey(w, r, user, k)
+	})
+	s.handle("GET /v1/users/{name}/access-keys", func(w http.ResponseWriter, r *http.Request, user string) error {
+		return s.listAccessKeys(w, r, user, k)
+	})
+	s.handle("DELETE /v1/users/{name}/access-keys/{id}", func(w http.ResponseWriter, r *http.Request, user string) error {
+		return s.deleteAccessKey(w, r, user, k)
+	})
 }
 
-func (s *Server) createAccessKey(w http.ResponseWriter, r *http.Request, user string) error {
+func (s *Server) createAccessKey(w http.ResponseWriter, r *http.Request, user string, k AccessKeyAdmin) error {
 	actor, done, err := s.userWrite(w, r, user, nil, nil)
 	if done {
-		return err
-	}
-	k, err := s.keyAdmin()
-	if err != nil {
 		return err
 	}
 	key, err := k.CreateAccessKey(r.Context(), actor, r.PathValue("name"))
@@ -53,12 +51,8 @@ func (s *Server) createAccessKey(w http.ResponseWriter, r *http.Request, user st
 	return nil
 }
 
-func (s *Server) listAccessKeys(w http.ResponseWriter, r *http.Request, user string) error {
+func (s *Server) listAccessKeys(w http.ResponseWriter, r *http.Request, user string, k AccessKeyAdmin) error {
 	actor, err := s.userRead(r, user)
-	if err != nil {
-		return err
-	}
-	k, err := s.keyAdmin()
 	if err != nil {
 		return err
 	}
@@ -70,13 +64,9 @@ func (s *Server) listAccessKeys(w http.ResponseWriter, r *http.Request, user str
 	return nil
 }
 
-func (s *Server) deleteAccessKey(w http.ResponseWriter, r *http.Request, user string) error {
+func (s *Server) deleteAccessKey(w http.ResponseWriter, r *http.Request, user string, k AccessKeyAdmin) error {
 	actor, done, err := s.userWrite(w, r, user, nil, nil)
 	if done {
-		return err
-	}
-	k, err := s.keyAdmin()
-	if err != nil {
 		return err
 	}
 	if err := k.DeleteAccessKey(r.Context(), actor, r.PathValue("name"), r.PathValue("id")); err != nil {

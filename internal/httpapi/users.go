@@ -22,7 +22,7 @@ func (s *Server) userRoutes(m UserAdmin, users auth.Users) {
 	s.handle("PUT /v1/users/{name}/grants", s.setGrants)
 	s.handle("PUT /v1/users/{name}/password", s.setPassword)
 	s.handle("DELETE /v1/users/{name}", s.deleteUser)
-	s.accessKeyRoutes()
+	s.accessKeyRoutes(m)
 }
 
 // actor is who a users request acts as. Users writes run on the leader,
