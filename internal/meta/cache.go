@@ -14,8 +14,9 @@ import (
 // hot path (Topic, Owner) is therefore one atomic load plus a map lookup
 // while nothing changes.
 //
-// Records handed out share their slices (Schema, Children, AttachOffsets)
-// with the cache: callers must treat them as read-only.
+// Records handed out share their slices and maps (Schema, Children,
+// AttachOffsets, Tags, AWSAttributes) with the cache: callers must treat
+// them as read-only.
 type topicCache struct {
 	sorted []Topic        // by name
 	index  map[string]int // name → position in sorted

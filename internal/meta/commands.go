@@ -161,6 +161,14 @@ type TopicUpdate struct {
 	// ReplicationFactor sets Topic.ReplicationFactor; the controller then
 	// adds or removes replicas (SetReplicas) until each partition has it.
 	ReplicationFactor *int `json:"replication_factor,omitempty"`
+	// Tags and AWSAttributes, when set, replace Topic.Tags and
+	// Topic.AWSAttributes whole; a pointer to an empty map clears them.
+	Tags          *map[string]string `json:"tags,omitempty"`
+	AWSAttributes *map[string]string `json:"aws_attributes,omitempty"`
+	// ModifiedAt (unix seconds), stamped by the proposer, becomes
+	// Topic.ModifiedAt unless that is later already: the FSM never reads
+	// a clock, and a proposer whose clock is behind cannot move it back.
+	ModifiedAt int64 `json:"modified_at,omitempty"`
 }
 
 // DeleteTopicCmd deletes a topic, its assignments and its links.

@@ -3,6 +3,7 @@ package meta
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 )
 
@@ -131,6 +132,13 @@ func applyUpdateTopic(a *applyTx, payload json.RawMessage) error {
 	if u.ReplicationFactor != nil {
 		t.ReplicationFactor = *u.ReplicationFactor
 	}
+	if u.Tags != nil {
+		t.Tags = cloneMap(*u.Tags)
+	}
+	if u.AWSAttributes != nil {
+		t.AWSAttributes = cloneMap(*u.AWSAttributes)
+	}
+	t.ModifiedAt = max(t.ModifiedAt, u.ModifiedAt)
 	if u.Partitions != nil {
 		if *u.Partitions < t.Partitions {
 			return topicErr(u.Name, ErrConflict, "partitions only grow (%d → %d)", t.Partitions, *u.Partitions)
@@ -478,7 +486,17 @@ func topicEqual(a, b Topic) bool {
 		a.FanoutDelayMs == b.FanoutDelayMs && slices.Equal(a.Children, b.Children) &&
 		a.MaxDeliveries == b.MaxDeliveries && a.DeadLetterTopic == b.DeadLetterTopic &&
 		a.DedupeWindowMs == b.DedupeWindowMs && a.ReplicationFactor == b.ReplicationFactor &&
-		a.DeliveryDelayMs == b.DeliveryDelayMs && a.Ordering == b.Ordering
+		a.DeliveryDelayMs == b.DeliveryDelayMs && a.Ordering == b.Ordering &&
+		maps.Equal(a.Tags, b.Tags) && maps.Equal(a.AWSAttributes, b.AWSAttributes) && a.ModifiedAt == b.ModifiedAt
+}
+
+// cloneMap is m as a record stores it: a copy, nil when empty (so an
+// emptied map is absent from the JSON, as one never set).
+func cloneMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
 }
 
 func insertSorted(s []string, v string) []string {

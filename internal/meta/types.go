@@ -97,6 +97,19 @@ type Topic struct {
 	// before replication existed and means 1.
 	ReplicationFactor int `json:"replication_factor,omitempty"`
 
+	// Tags are the owner's labels of the topic (SQS queue tags, SNS
+	// resource tags); AWSAttributes are the attributes the SQS/SNS edge
+	// keeps that the topic has no field of its own for. Both are replaced
+	// whole by an update and absent while empty; the API layer holds
+	// their limits (package topic), the metastore stores what it is given.
+	Tags          map[string]string `json:"tags,omitempty"`
+	AWSAttributes map[string]string `json:"aws_attributes,omitempty"`
+
+	// ModifiedAt (unix seconds) is when an update last changed the record
+	// through the API, stamped by the proposer like CreatedAt; 0 on a
+	// record written before the field, which reads as CreatedAt.
+	ModifiedAt int64 `json:"modified_at,omitempty"`
+
 	// Version is the Raft index of the last change to this record; it is
 	// stored beside the JSON, not in it, and serves compare-and-swap updates.
 	Version uint64 `json:"-"`

@@ -103,10 +103,14 @@ func (s *Store) propose(ctx context.Context, op Op, payload any) error {
 // CreateTopic creates t with its initial placements (any subset of its
 // partitions; the rest stay unplaced) and, with attach, links it under a
 // parent in the same command: either both happen or neither. CreatedAt is
-// stamped here when zero, so every replica stores the same value.
+// stamped here when zero, so every replica stores the same value, and
+// ModifiedAt, when zero, is CreatedAt.
 func (s *Store) CreateTopic(ctx context.Context, t Topic, assignments []Assignment, attach *AttachSpec) error {
 	if t.CreatedAt == 0 {
 		t.CreatedAt = time.Now().Unix()
+	}
+	if t.ModifiedAt == 0 {
+		t.ModifiedAt = t.CreatedAt
 	}
 	// The FSM binds the owner's ID at apply; left out of the payload, the
 	// command reads the same to a binary that does not know the field.
