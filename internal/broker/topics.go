@@ -44,6 +44,11 @@ type AlterTopicRequest struct {
 	// ReplicationFactor: 1..5 copies of each partition, at most the live
 	// nodes; the controller adds or removes replicas to match.
 	ReplicationFactor *int `json:"replication_factor"`
+	// Tags and AWSAttributes, when present (not null), replace the
+	// topic's maps whole; {} clears one (topic.ValidateTags,
+	// topic.ValidateAWSAttributes).
+	Tags          map[string]string `json:"tags"`
+	AWSAttributes map[string]string `json:"aws_attributes"`
 }
 
 // TopicView is a topic as the API shows it (topic.View).
@@ -153,6 +158,7 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 	if err := ValidateTopicName(req.Name); err != nil {
 		return meta.Topic{}, err
 	}
+	now := a.cfg.Now().Unix()
 	t := meta.Topic{
 		Name:                req.Name,
 		Partitions:          a.cfg.DefaultPartitions,
@@ -160,9 +166,14 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 		VisibilityTimeoutMs: a.cfg.DefaultVisibilityMs,
 		MaxInFlight:         a.cfg.DefaultMaxInFlight,
 		MaxAckedAhead:       a.cfg.DefaultMaxAckedAhead,
-		CreatedAt:           a.cfg.Now().Unix(),
+		CreatedAt:           now,
+		ModifiedAt:          now,
 		Owner:               owner,
 	}
+	if err := ValidTopicMaps(req.Tags, req.AWSAttributes); err != nil {
+		return meta.Topic{}, err
+	}
+	t.Tags, t.AWSAttributes = storedMap(req.Tags), storedMap(req.AWSAttributes)
 	if req.Partitions != 0 {
 		if err := a.validPartitions(req.Partitions); err != nil {
 			return meta.Topic{}, err
@@ -409,6 +420,15 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		}
 		u.ReplicationFactor, changed = req.ReplicationFactor, true
 	}
+	if err := ValidTopicMaps(req.Tags, req.AWSAttributes); err != nil {
+		return TopicView{}, err
+	}
+	if req.Tags != nil {
+		u.Tags, changed = &req.Tags, true
+	}
+	if req.AWSAttributes != nil {
+		u.AWSAttributes, changed = &req.AWSAttributes, true
+	}
 	if req.Schema != nil {
 		if err := a.alterSchema(t, req.Schema, &u); err != nil {
 			return TopicView{}, err
@@ -433,8 +453,9 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		}
 	}
 	if !changed {
-		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, delivery_delay, ordering, replication_factor, schema, partitions")
+		return TopicView{}, refusal.New(refusal.ErrInvalid, 0, "nothing to change: give at least one of retention_ms, visibility_timeout_ms, max_in_flight_per_partition, max_acked_ahead_per_partition, max_deliveries, dead_letter_topic, dedupe_window_ms, delivery_delay, ordering, replication_factor, tags, aws_attributes, schema, partitions")
 	}
+	u.ModifiedAt = a.cfg.Now().Unix() // the proposer's clock, as for created_at: the FSM reads none
 	if err := metaErr(a.meta.UpdateTopic(ctx, u)); err != nil {
 		return TopicView{}, err
 	}
@@ -443,6 +464,23 @@ func (a *admin) AlterTopic(ctx context.Context, name string, req AlterTopicReque
 		return TopicView{}, err
 	}
 	return a.view(t), nil
+}
+
+// ValidTopicMaps checks a request's tags and aws_attributes (either may
+// be nil): what any node can refuse before forwarding a request.
+func ValidTopicMaps(tags, attrs map[string]string) error {
+	if err := topic.ValidateTags(tags); err != nil {
+		return err
+	}
+	return topic.ValidateAWSAttributes(attrs)
+}
+
+// storedMap is m as the record keeps it: nil when empty.
+func storedMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // replicationFactor is the factor t has once u applies: new partitions

@@ -30,6 +30,10 @@ type CreateRequest struct {
 	MaxDeliveries     int             `json:"max_deliveries"`
 	DeadLetterTopic   string          `json:"dead_letter_topic"`
 	ReplicationFactor *int            `json:"replication_factor"`
+	// Tags and AWSAttributes start the topic's maps (ValidateTags,
+	// ValidateAWSAttributes); absent or empty: none.
+	Tags          map[string]string `json:"tags"`
+	AWSAttributes map[string]string `json:"aws_attributes"`
 }
 
 // HasLinkFilter reports whether the request names a fan-out filter (not
@@ -62,6 +66,9 @@ func ViewOf(t meta.Topic) View {
 	}
 	if t.Ordering == "" && t.Remote == nil {
 		t.Ordering = meta.OrderingNone
+	}
+	if t.ModifiedAt == 0 {
+		t.ModifiedAt = t.CreatedAt // recorded before the field: never changed since
 	}
 	role := RoleStandalone
 	switch {
