@@ -91,8 +91,9 @@ type fakePlane struct {
 }
 
 func (f *fakePlane) CreateTopic(_ context.Context, req broker.CreateTopicRequest, owner string) (broker.TopicView, error) {
-	err := f.note(true, "CreateTopic", "%s partitions=%d owner=%s", req.Name, req.Partitions, owner)
-	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Partitions: req.Partitions, Owner: owner}, Role: "standalone"}, err
+	err := f.note(true, "CreateTopic", "%s partitions=%d owner=%s%s", req.Name, req.Partitions, owner, mapsNote(req.Tags, req.AWSAttributes))
+	return broker.TopicView{Topic: meta.Topic{Name: req.Name, Partitions: req.Partitions, Owner: owner,
+		Tags: req.Tags, AWSAttributes: req.AWSAttributes}, Role: "standalone"}, err
 }
 
 func (f *fakePlane) ListTopics(limit int, pageToken string) ([]broker.TopicView, string, error) {
@@ -110,8 +111,21 @@ func (f *fakePlane) AlterTopic(_ context.Context, name string, req broker.AlterT
 	if req.RetentionMs != nil {
 		detail += fmt.Sprintf(" retention_ms=%d", *req.RetentionMs)
 	}
-	err := f.note(true, "AlterTopic", "%s", detail)
-	return broker.TopicView{Topic: meta.Topic{Name: name}, Role: "standalone"}, err
+	err := f.note(true, "AlterTopic", "%s%s", detail, mapsNote(req.Tags, req.AWSAttributes))
+	return broker.TopicView{Topic: meta.Topic{Name: name, Tags: req.Tags, AWSAttributes: req.AWSAttributes}, Role: "standalone"}, err
+}
+
+// mapsNote is how the fakes record a request's tags and aws_attributes:
+// nothing for an absent map, " tags={}" for an empty one.
+func mapsNote(tags, attrs map[string]string) string {
+	s := ""
+	if tags != nil {
+		s += fmt.Sprintf(" tags=%v", tags)
+	}
+	if attrs != nil {
+		s += fmt.Sprintf(" aws_attributes=%v", attrs)
+	}
+	return strings.ReplaceAll(s, "map[]", "{}")
 }
 
 func (f *fakePlane) DeleteTopic(_ context.Context, name string) error {

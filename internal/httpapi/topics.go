@@ -36,6 +36,9 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request, user string
 	if err := broker.ValidOrdering(req.Ordering); err != nil {
 		return err
 	}
+	if err := broker.ValidTopicMaps(req.Tags, req.AWSAttributes); err != nil {
+		return err
+	}
 	if err := s.allow(r, meta.ActionCreate, req.Name); err != nil {
 		return err
 	}
@@ -129,6 +132,9 @@ func (s *Server) alterTopic(w http.ResponseWriter, r *http.Request, user string)
 		return err
 	}
 	if err := broker.ValidOrdering(req.Ordering); err != nil {
+		return err
+	}
+	if err := broker.ValidTopicMaps(req.Tags, req.AWSAttributes); err != nil {
 		return err
 	}
 	if done, err := s.toLeader(w, r, user, forwardBody(body)); done {
