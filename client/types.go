@@ -42,6 +42,13 @@ type Topic struct {
 	// ReplicationFactor is how many copies of each partition the topic
 	// keeps, on distinct nodes (an extension; 1: a single copy).
 	ReplicationFactor int `json:"replication_factor,omitempty"`
+	// ModifiedAt is when a change of the topic last succeeded; CreatedAt
+	// until one has (zero from a server that does not report it).
+	ModifiedAt Time `json:"modified_at"`
+	// Tags are the topic's tags, and AWSAttributes the protocol attributes
+	// an SQS/SNS edge keeps for it (extensions; nil when none).
+	Tags          map[string]string `json:"tags,omitempty"`
+	AWSAttributes map[string]string `json:"aws_attributes,omitempty"`
 
 	raw json.RawMessage // the object as the server sent it
 }
@@ -148,6 +155,11 @@ type CreateTopicRequest struct {
 	// ReplicationFactor: 1..5 copies of each partition, at most the live
 	// nodes; 0 takes the default (1).
 	ReplicationFactor int `json:"replication_factor,omitempty"`
+	// Tags: at most 50; keys 1..128 bytes, not starting with "aws:";
+	// values 0..256 bytes. AWSAttributes: protocol attributes of the
+	// SQS/SNS edge, keys of a closed set (docs/http-api.md).
+	Tags          map[string]string `json:"tags,omitempty"`
+	AWSAttributes map[string]string `json:"aws_attributes,omitempty"`
 }
 
 // AlterTopicRequest is PATCH /v1/topics/{t}. Only non-nil fields are sent,
@@ -172,6 +184,10 @@ type AlterTopicRequest struct {
 	// ReplicationFactor raises or lowers the copies of each partition
 	// (1..5, at most the live nodes).
 	ReplicationFactor *int `json:"replication_factor,omitempty"`
+	// Tags and AWSAttributes, when not nil, replace the topic's whole
+	// map: an empty, non-nil map (map[string]string{}) removes them all.
+	Tags          map[string]string `json:"tags,omitzero"`
+	AWSAttributes map[string]string `json:"aws_attributes,omitzero"`
 }
 
 // Time is a timestamp sent as RFC 3339 text or as a Unix time number (see
