@@ -47,7 +47,8 @@ func (a *app) topicAddCmd() *cobra.Command {
   narad topic add orders-v2 --schema-file order.schema.json
   narad topic add orders-retry --parent orders --delay 1h
   narad topic add orders --max-deliveries 5 --dead-letter-topic orders.dlq
-  narad topic add payments --ordering group            # one at a time per key`,
+  narad topic add payments --ordering group            # one at a time per key
+  narad topic add invoices --tag team=billing --tag env=prod`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,6 +70,9 @@ func (a *app) topicAddCmd() *cobra.Command {
 				DeadLetterTopic:           f.deadLetter,
 				ReplicationFactor:         f.replicas,
 				Ordering:                  f.ordering,
+			}
+			if req.Tags, err = f.tagMap(); err != nil {
+				return err
 			}
 			if fs.Changed("retention") {
 				// 0 is sent: it means "keep forever", not "the default".
@@ -135,7 +139,9 @@ func (a *app) topicEditCmd() *cobra.Command {
   narad topic edit orders --no-schema
   narad topic edit orders --max-deliveries 5 --dead-letter-topic orders.dlq
   narad topic edit orders --max-deliveries 0 --dead-letter-topic ""   # policy off
-  narad topic edit reminders --delivery-delay 0        # no delay for records that name none`,
+  narad topic edit reminders --delivery-delay 0        # no delay for records that name none
+  narad topic edit invoices --tag team=billing         # the tags given replace all the topic has
+  narad topic edit invoices --clear-tags`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -196,8 +202,17 @@ func (a *app) topicEditCmd() *cobra.Command {
 			case f.noSchema:
 				req.Schema, changed = json.RawMessage("null"), true
 			}
+			switch {
+			case f.clearTags:
+				req.Tags, changed = map[string]string{}, true // sent as {}: no tags
+			case len(f.tags) > 0:
+				if req.Tags, err = f.tagMap(); err != nil {
+					return err
+				}
+				changed = true
+			}
 			if !changed {
-				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --delivery-delay, --ordering, --schema-file, --no-schema")
+				return errors.New("nothing to change: give at least one of --partitions, --retention, --visibility, --max-in-flight, --max-acked-ahead, --max-deliveries, --dead-letter-topic, --delay, --dedupe-window, --delivery-delay, --ordering, --schema-file, --no-schema, --tag, --clear-tags")
 			}
 			c, err := a.client()
 			if err != nil {

@@ -34,6 +34,8 @@ type topicFlags struct {
 	replicas      int
 	ordering      string
 	filter        filterFlags // create: the link's filter, with --parent
+	tags          []string    // --tag KEY=VALUE, repeatable
+	clearTags     bool        // edit: --clear-tags
 }
 
 func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
@@ -53,6 +55,12 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 	_ = cmd.RegisterFlagCompletionFunc("ordering", cobra.FixedCompletions([]string{"none", "group"}, cobra.ShellCompDirectiveNoFileComp))
 	fs.StringVar(&f.deadLetter, "dead-letter-topic", "", `topic that records whose deliveries are used up go to (edit: "" clears it)`)
 	_ = cmd.RegisterFlagCompletionFunc("dead-letter-topic", a.completeTopicFlag)
+	if create {
+		fs.StringArrayVar(&f.tags, "tag", nil, "a tag of the topic, KEY=VALUE (repeat for more)")
+	} else {
+		fs.StringArrayVar(&f.tags, "tag", nil, "a tag of the topic, KEY=VALUE (repeat for more): the tags given replace all the topic has")
+		fs.BoolVar(&f.clearTags, "clear-tags", false, "remove all the topic's tags")
+	}
 	if create {
 		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
 		_ = cmd.RegisterFlagCompletionFunc("parent", a.completeTopicFlag)
@@ -128,7 +136,31 @@ func (f *topicFlags) check(fs *pflag.FlagSet) error {
 	if f.noSchema && f.schemaFile != "" {
 		return errors.New("--schema-file and --no-schema contradict each other")
 	}
-	return nil
+	if f.clearTags && len(f.tags) > 0 {
+		return errors.New("--tag and --clear-tags contradict each other")
+	}
+	_, err := f.tagMap()
+	return err
+}
+
+// tagMap is the --tag flags as the API's tags: nil when none was given.
+// The limits on keys and values are the server's, which names them.
+func (f *topicFlags) tagMap() (map[string]string, error) {
+	if len(f.tags) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(f.tags))
+	for _, kv := range f.tags {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, flagErr("tag", kv, "must be KEY=VALUE")
+		}
+		if _, dup := m[k]; dup {
+			return nil, flagErr("tag", kv, "the key %s is given twice", k)
+		}
+		m[k] = v
+	}
+	return m, nil
 }
 
 // orZero shows a zero duration the way it was typed ("0"); the flag
@@ -183,6 +215,7 @@ var apiFlags = map[string]string{
 	"max_deliveries":                "max-deliveries",
 	"dead_letter_topic":             "dead-letter-topic",
 	"replication_factor":            "replication-factor",
+	"tags":                          "tag",
 }
 
 // flagError is a server refusal of a field, retold with the flag that set

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,16 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 	}
 	if !t.CreatedAt.IsZero() {
 		row("created", formatTime(t.CreatedAt))
+	}
+	if !t.ModifiedAt.IsZero() && !t.ModifiedAt.Equal(t.CreatedAt.Time) {
+		row("modified", formatTime(t.ModifiedAt))
+	}
+	if len(t.Tags) > 0 {
+		row("tags", keyValues(t.Tags))
+	}
+	if len(t.AWSAttributes) > 0 {
+		// The keys only: a Policy runs to kilobytes (-o json shows the values).
+		row("aws attributes", strings.Join(slices.Sorted(maps.Keys(t.AWSAttributes)), ", "))
 	}
 	if t.Owner != "" {
 		row("owner", t.Owner)
@@ -121,6 +132,15 @@ func printTopicDetail(w io.Writer, t client.TopicDetail, wide bool) error {
 		return err
 	}
 	return nil
+}
+
+// keyValues is "k1=v1, k2=v2", sorted by key.
+func keyValues(m map[string]string) string {
+	kvs := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kvs = append(kvs, k+"="+m[k])
+	}
+	return strings.Join(kvs, ", ")
 }
 
 // inSyncCell is the in-sync set, with "(k of n)" when it is short of the
