@@ -114,6 +114,7 @@ export async function render(main, params, ctx) {
       ['Owner', topic.owner || '—'],
       ['Oldest unconsumed', age(oldestUnconsumed(topic.partition_stats))],
       ['Created', when(topic.created_at)],
+      ['Modified', when(topic.modified_at || topic.created_at)],
       ['Retention', topic.retention_ms === 0 ? 'forever' : ms(topic.retention_ms)],
     ];
     if (topic.fanout_delay_ms) facts.push(['Delay', ms(topic.fanout_delay_ms)]);
@@ -123,6 +124,8 @@ export async function render(main, params, ctx) {
     if (sched !== undefined) facts.push(['Scheduled', h('span', { 'data-fact': 'scheduled', title: 'records scheduled for later and not due yet' }, num(sched))]);
     if (topic.dead_letter_topic) facts.push(['Dead letters to', topicLink(topic.dead_letter_topic), ' after ' + topic.max_deliveries + ' deliveries']);
     if (topic.remote) facts.push(['Remote', topic.remote.url + ' → ' + topic.remote.topic]);
+    const tags = Object.keys(topic.tags || {}).sort();
+    if (tags.length) facts.push(['Tags', h('span', { 'data-fact': 'tags' }, tags.map((k) => k + '=' + topic.tags[k]).join(', '))]);
     clear(head, h('dl', { class: 'facts' }, facts.map(([k, ...v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v)))));
     clear(schemaBox, topic.schema ? h('pre', { class: 'code' }, JSON.stringify(topic.schema, null, 2)) : h('p', { class: 'muted' }, 'No schema: any payload is accepted.'));
   }
