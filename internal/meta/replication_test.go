@@ -1,9 +1,7 @@
 package meta
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"reflect"
 	"slices"
 	"testing"
@@ -260,14 +258,7 @@ func TestReplicationSurvivesSnapshot(t *testing.T) {
 	must(t, s.SetInSync(ctx, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"b", "c"}}))
 	must(t, s.SetReplicas(ctx, "r", 0, 2, []string{"n1", "b", "c", "d"}, "c"))
 	want := dump(t, s.fsm)
-	snap, err := s.fsm.Snapshot()
-	must(t, err)
-	var sink memSink
-	must(t, snap.Persist(&sink))
-	snap.Release()
-	f := newBareFSM(t)
-	must(t, f.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
-	got := dump(t, f)
+	got := dump(t, restoredCopy(t, s.fsm))
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("restored state differs\n got %+v\nwant %+v", got, want)
 	}

@@ -6,25 +6,7 @@ import (
 	"io"
 	"maps"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
-
-// readBare reads one topic of a bare FSM straight from its database.
-func readBare(t *testing.T, f *fsm, name string) Topic {
-	t.Helper()
-	var top Topic
-	must(t, f.view(func(tx *bolt.Tx) error {
-		var ok bool
-		var err error
-		top, ok, err = readTopic(tx, name)
-		if err == nil && !ok {
-			t.Fatalf("topic %q not found", name)
-		}
-		return err
-	}))
-	return top
-}
 
 // Tags, protocol attributes and modified_at come from the commands (the
 // proposer's stamp, never the FSM's clock), are replaced whole by an
@@ -37,7 +19,7 @@ func TestTopicTagsAttributesAndModifiedAt(t *testing.T) {
 	top.Tags = map[string]string{"team": "pay", "env": ""}
 	top.AWSAttributes = map[string]string{"DisplayName": "Q"}
 	must(t, applyRaw(t, f, 1, OpCreateTopic, CreateTopicCmd{Topic: top}))
-	got := readBare(t, f, "q")
+	got := bareTopic(t, f, "q")
 	if !maps.Equal(got.Tags, top.Tags) || !maps.Equal(got.AWSAttributes, top.AWSAttributes) || got.ModifiedAt != 100 {
 		t.Fatalf("created: tags %v attrs %v modified %d", got.Tags, got.AWSAttributes, got.ModifiedAt)
 	}
@@ -45,7 +27,7 @@ func TestTopicTagsAttributesAndModifiedAt(t *testing.T) {
 	tags := map[string]string{"team": "ops"}
 	empty := map[string]string{}
 	must(t, applyRaw(t, f, 2, OpUpdateTopic, TopicUpdate{Name: "q", Tags: &tags, AWSAttributes: &empty, ModifiedAt: 250}))
-	got = readBare(t, f, "q")
+	got = bareTopic(t, f, "q")
 	if !maps.Equal(got.Tags, tags) || got.AWSAttributes != nil || got.ModifiedAt != 250 || got.Version != 2 {
 		t.Fatalf("updated: tags %v attrs %v modified %d version %d", got.Tags, got.AWSAttributes, got.ModifiedAt, got.Version)
 	}
@@ -53,42 +35,62 @@ func TestTopicTagsAttributesAndModifiedAt(t *testing.T) {
 	// changes what it sets but never moves modified_at back.
 	ret := int64(7_200_000)
 	must(t, applyRaw(t, f, 3, OpUpdateTopic, TopicUpdate{Name: "q", RetentionMs: &ret, ModifiedAt: 200}))
-	if got = readBare(t, f, "q"); got.ModifiedAt != 250 || got.RetentionMs != ret {
+	if got = bareTopic(t, f, "q"); got.ModifiedAt != 250 || got.RetentionMs != ret {
 		t.Fatalf("stamp behind the record: modified %d retention %d", got.ModifiedAt, got.RetentionMs)
 	}
 	// An update without tags leaves them.
 	if !maps.Equal(got.Tags, tags) {
 		t.Fatalf("tags %v after an update without them", got.Tags)
 	}
+	// A map alone is a change (an update stamped with no time of its own).
+	attrs := map[string]string{"Policy": "{}"}
+	must(t, applyRaw(t, f, 4, OpUpdateTopic, TopicUpdate{Name: "q", AWSAttributes: &attrs}))
+	if got = bareTopic(t, f, "q"); !maps.Equal(got.AWSAttributes, attrs) || got.Version != 4 || got.ModifiedAt != 250 {
+		t.Fatalf("attributes alone: %+v", got)
+	}
+	tags2 := map[string]string{"env": "prod"}
+	must(t, applyRaw(t, f, 5, OpUpdateTopic, TopicUpdate{Name: "q", Tags: &tags2}))
+	if got = bareTopic(t, f, "q"); !maps.Equal(got.Tags, tags2) || got.Version != 5 {
+		t.Fatalf("tags alone: %+v", got)
+	}
 	// Deterministic: the same commands applied elsewhere give the same record.
 	g := newBareFSM(t)
 	must(t, applyRaw(t, g, 1, OpCreateTopic, CreateTopicCmd{Topic: top}))
 	must(t, applyRaw(t, g, 2, OpUpdateTopic, TopicUpdate{Name: "q", Tags: &tags, AWSAttributes: &empty, ModifiedAt: 250}))
 	must(t, applyRaw(t, g, 3, OpUpdateTopic, TopicUpdate{Name: "q", RetentionMs: &ret, ModifiedAt: 200}))
+	must(t, applyRaw(t, g, 4, OpUpdateTopic, TopicUpdate{Name: "q", AWSAttributes: &attrs}))
+	must(t, applyRaw(t, g, 5, OpUpdateTopic, TopicUpdate{Name: "q", Tags: &tags2}))
 	if a, b := encodeBare(t, f), encodeBare(t, g); !bytes.Equal(a, b) {
 		t.Fatalf("replicas differ:\n%s\n%s", a, b)
 	}
 
+	h := restoredCopy(t, f)
+	restored := bareTopic(t, h, "q")
+	if !maps.Equal(restored.Tags, tags2) || !maps.Equal(restored.AWSAttributes, attrs) || restored.ModifiedAt != 250 {
+		t.Fatalf("restored: %+v", restored)
+	}
+	c := h.cache()
+	if i, ok := c.index["q"]; !ok || !maps.Equal(c.sorted[i].Tags, tags2) || c.sorted[i].ModifiedAt != 250 {
+		t.Fatalf("restored cache: %+v", c.sorted)
+	}
+}
+
+// restoredCopy is a fresh FSM restored from a snapshot of f.
+func restoredCopy(t *testing.T, f *fsm) *fsm {
+	t.Helper()
 	snap, err := f.Snapshot()
 	must(t, err)
 	var sink memSink
 	must(t, snap.Persist(&sink))
 	snap.Release()
-	h := newBareFSM(t)
-	must(t, h.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
-	restored := readBare(t, h, "q")
-	if !maps.Equal(restored.Tags, tags) || restored.AWSAttributes != nil || restored.ModifiedAt != 250 {
-		t.Fatalf("restored: %+v", restored)
-	}
-	c := h.cache()
-	if i, ok := c.index["q"]; !ok || !maps.Equal(c.sorted[i].Tags, tags) || c.sorted[i].ModifiedAt != 250 {
-		t.Fatalf("restored cache: %+v", c.sorted)
-	}
+	g := newBareFSM(t)
+	must(t, g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+	return g
 }
 
 func encodeBare(t *testing.T, f *fsm) []byte {
 	t.Helper()
-	raw, err := encodeTopic(readBare(t, f, "q"))
+	raw, err := encodeTopic(bareTopic(t, f, "q"))
 	must(t, err)
 	return raw
 }
@@ -119,7 +121,7 @@ func TestTopicRecordBeforeTagsDecodes(t *testing.T) {
 	var u TopicUpdate
 	must(t, decodePayload(cmd.Op, cmd.Payload, &u))
 	must(t, applyRaw(t, f, 2, OpUpdateTopic, u))
-	if got := readBare(t, f, "o"); got.ModifiedAt != 0 || got.RetentionMs != 7_200_000 || got.Tags != nil {
+	if got := bareTopic(t, f, "o"); got.ModifiedAt != 0 || got.RetentionMs != 7_200_000 || got.Tags != nil {
 		t.Fatalf("old update: %+v", got)
 	}
 }
