@@ -280,13 +280,14 @@ func (e *Edge) dispatch(c *call) (map[string]any, error) {
 }
 
 // signatureRefusal is the verifier's refusal as an AWS error: one the
-// verifier shaped (SignatureError), else access denied.
+// verifier shaped (SignatureError); any other is the node failing to
+// read a key, answered as its own fault.
 func signatureRefusal(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae
 	}
-	return errAccessDenied.f("%v", err)
+	return errInternal.f("checking the signature: %v", err)
 }
 
 // SignatureError is a refused signature as the edge answers it: code is

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/awsapi"
+	"github.com/narad-io/narad/internal/clock"
 	"github.com/narad-io/narad/internal/config"
+	"github.com/narad-io/narad/internal/meta"
 )
 
 // awsEdge puts the SQS and SNS protocol edge (package awsapi) in front of
@@ -17,8 +20,35 @@ func awsEdge(cfg config.Config, api, next http.Handler, verify awsapi.Verifier, 
 		AccountID: cfg.AWS.AccountID, Region: cfg.AWS.Region, Log: log})
 }
 
-// anySignature is the verifier of a node without security: a request
-// acts as nobody in particular, as a /v1 request does there.
-func anySignature(*http.Request, []byte) (auth.Principal, bool, error) {
-	return auth.Principal{}, false, nil
+// awsVerifier authenticates the edge's requests (docs/aws.md,
+// "Endpoint and credentials"). With security on, a request must carry a
+// valid signature of a user's access key, unsealed with the same sealer
+// the users API sealed it with, and acts as that user. With security
+// off, any well-formed signature passes, as does an unsigned request,
+// and the request acts as nobody in particular, as /v1 requests do there.
+func awsVerifier(cfg config.Config, ms *meta.Store, sealer *auth.Sealer) awsapi.Verifier {
+	if !cfg.Security.Enabled {
+		return func(r *http.Request, _ []byte) (auth.Principal, bool, error) {
+			return auth.Principal{}, false, signatureErr(auth.CheckSigV4Shape(r))
+		}
+	}
+	v := auth.NewSigV4(auth.NewKeyRing(ms, sealer), cfg.AWS.Region, clock.Real)
+	return func(r *http.Request, body []byte) (auth.Principal, bool, error) {
+		p, _, err := v.Verify(r, body)
+		if err != nil {
+			return auth.Principal{}, false, signatureErr(err)
+		}
+		return p, true, nil
+	}
+}
+
+// signatureErr turns the verifier's refusal into the edge's; any other
+// error (a key that would not unseal) stays as it is, answered as the
+// node's fault.
+func signatureErr(err error) error {
+	var se *auth.SigV4Error
+	if errors.As(err, &se) {
+		return awsapi.SignatureError(se.Code, se.Status, se.Message)
+	}
+	return err
 }

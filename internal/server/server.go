@@ -156,7 +156,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// The client API, which answers /readyz from the start.
 	ready := &readiness{ms: ms, node: node, w: w, disk: disk}
-	opts := apiOptions(cfg, ms, b, node, others)
+	sealer := AccessKeySealer(cfg) // one, shared by the users API and the SigV4 verifier
+	opts := apiOptions(cfg, ms, b, node, others, sealer)
 	opts.History = book
 	api := httpapi.New(b, fan, m, authenticator(cfg, ms, m, ready), ready.check, log.With("component", "http"), opts)
 
@@ -196,7 +197,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// components close, last built first (broker and its partition logs,
 	// ingress WAL, metastore, node RPC pool, HTTP listener, the data
 	// directory's lock).
-	err = serveHTTP(ctx, cfg, httpLn, awsEdge(cfg, api, console.Handler(api), anySignature, log.With("component", "aws")), n.httpTLS, log)
+	err = serveHTTP(ctx, cfg, httpLn, awsEdge(cfg, api, console.Handler(api), awsVerifier(cfg, ms, sealer), log.With("component", "aws")), n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
 	}
@@ -219,10 +220,10 @@ func authenticator(cfg config.Config, ms *meta.Store, m *metrics.Metrics, ready 
 // routes, per-user rate limits (buckets on the system clock, the
 // configured defaults), and in a cluster routing to the leader and
 // partition owners.
-func apiOptions(cfg config.Config, ms *meta.Store, b *broker.Broker, node *cluster.Node, others peers) httpapi.Options {
+func apiOptions(cfg config.Config, ms *meta.Store, b *broker.Broker, node *cluster.Node, others peers, sealer *auth.Sealer) httpapi.Options {
 	defaults := meta.Rates{ProduceRecordsPerS: cfg.Limits.ProduceRecordsPerS,
 		ProduceBytesPerS: cfg.Limits.ProduceBytesPerS, ConsumeRequestsPerS: cfg.Limits.ConsumeRequestsPerS}
-	users := auth.NewManager(ms, b.MetaErr, defaults).SealAccessKeys(AccessKeySealer(cfg))
+	users := auth.NewManager(ms, b.MetaErr, defaults).SealAccessKeys(sealer)
 	o := httpapi.Options{DataDir: cfg.DataDir, Users: users, UserStore: ms,
 		ClusterAdmin: &clusterOps{self: cfg.NodeID, ms: ms, mapE: b.MetaErr},
 		Limiter:      ratelimit.New(clock.Real), DefaultLimits: defaults}
