@@ -146,10 +146,7 @@ func (e *Edge) systemValues(queue string, m *v1Message, meta awsattr.Meta, produ
 	if len(want) == 0 {
 		return nil
 	}
-	sent := meta.SentAt
-	if sent == 0 {
-		sent = m.TimestampMs
-	}
+	sent := m.TimestampMs // the commit time: within milliseconds of the send
 	sender := meta.Sender
 	if sender == "" {
 		sender = e.account

@@ -48,7 +48,7 @@ func (e *Edge) readMessage(c *call, p params, queue string, qi queueInfo) (*outg
 	if err != nil {
 		return nil, err
 	}
-	meta := awsattr.Meta{Sender: c.sender(e), SentAt: e.now().UnixMilli()}
+	meta := awsattr.Meta{Sender: c.principal.Name}
 	for _, a := range sys {
 		if a.Name != "AWSTraceHeader" || a.DataType != "String" {
 			return nil, errInvalidParameter.f("Message system attribute %s of type %s is not supported: only AWSTraceHeader, a String.", a.Name, a.DataType)

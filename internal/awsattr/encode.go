@@ -15,11 +15,9 @@ import (
 type Meta struct {
 	// Types maps each attribute's name, as sent, to its data type.
 	Types map[string]string `json:"t,omitempty"`
-	// Sender is SenderId: the user whose key signed the send (the
-	// account id with security off).
+	// Sender is SenderId: the user whose key signed the send; empty with
+	// security off, where the sender is the account.
 	Sender string `json:"s,omitempty"`
-	// SentAt is SentTimestamp, Unix ms: when the edge accepted it.
-	SentAt int64 `json:"ts,omitempty"`
 	// Trace is the AWSTraceHeader system attribute.
 	Trace string `json:"x,omitempty"`
 	// Subject is an SNS Publish's Subject.
@@ -27,7 +25,9 @@ type Meta struct {
 }
 
 // Encode turns checked attributes (Check) into the record's headers and
-// the reserved header's value: m with m.Types filled in. It refuses a
+// the reserved header's value: m with m.Types filled in, or "" when that
+// says nothing (no attributes, no sender, no trace, no subject), so a
+// plain message costs no reserved header. It refuses a
 // value a header cannot hold (over header.MaxValue bytes once encoded)
 // and a Meta over header.MaxAWS bytes.
 func Encode(attrs []Attribute, m Meta) ([]header.Header, string, error) {
@@ -48,6 +48,9 @@ func Encode(attrs []Attribute, m Meta) ([]header.Header, string, error) {
 		m.Types[a.Name] = a.DataType
 	}
 	header.Sort(hs)
+	if len(m.Types) == 0 && m.Sender == "" && m.Trace == "" && m.Subject == "" {
+		return hs, "", nil
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, "", fmt.Errorf("awsattr: %w", err) // a map of strings always marshals
