@@ -45,7 +45,7 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	}
 	switch op {
 	case Extend:
-		err = q.Extend(offset, nonce)
+		err = q.Extend(offset, nonce, 0)
 		if err == nil {
 			b.m.AckExtended.Inc()
 		}

@@ -203,12 +203,13 @@ func (q *Queue) Nack(offset, nonce uint64) error {
 	return q.Table.Nack(offset, nonce)
 }
 
-// Extend renews the lease (offset, nonce) for a visibility timeout.
-func (q *Queue) Extend(offset, nonce uint64) error {
-	if q.holdsDue(offset) && q.sched.Due.Extend(offset, nonce) == nil {
+// Extend renews the lease (offset, nonce) to expire d from now, or one
+// visibility timeout from now when d <= 0 (lease.Table.Extend).
+func (q *Queue) Extend(offset, nonce uint64, d time.Duration) error {
+	if q.holdsDue(offset) && q.sched.Due.Extend(offset, nonce, d) == nil {
 		return nil
 	}
-	return q.Table.Extend(offset, nonce)
+	return q.Table.Extend(offset, nonce, d)
 }
 
 // dueWork says scheduled records are due or being delivered: a consume

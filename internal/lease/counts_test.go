@@ -86,7 +86,7 @@ func TestPurgeToSettlesBelowTheMark(t *testing.T) {
 		if err := tb.Ack(off, m[off].Nonce); !errors.Is(err, ErrSettled) {
 			t.Fatalf("ack of a purged lease at %d: %v, want ErrSettled", off, err)
 		}
-		if err := tb.Extend(off, m[off].Nonce); !errors.Is(err, ErrGone) {
+		if err := tb.Extend(off, m[off].Nonce, 0); !errors.Is(err, ErrGone) {
 			t.Fatalf("extend of a purged lease at %d: %v", off, err)
 		}
 	}

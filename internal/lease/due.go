@@ -3,6 +3,7 @@ package lease
 import (
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/narad-io/narad/internal/clock"
 )
@@ -144,8 +145,10 @@ func (d *Due) Ack(offset, nonce uint64) (due int64, err error) {
 	return due, nil
 }
 
-// Extend renews the live lease (offset, nonce) for a visibility timeout.
-func (d *Due) Extend(offset, nonce uint64) error {
+// Extend renews the live lease (offset, nonce) to expire dur from now,
+// or one visibility timeout from now when dur <= 0, as the Table's
+// Extend does.
+func (d *Due) Extend(offset, nonce uint64, dur time.Duration) error {
 	d.mu.Lock()
 	defer d.unlock()
 	d.purge()
@@ -153,7 +156,7 @@ func (d *Due) Extend(offset, nonce uint64) error {
 	if err != nil {
 		return err
 	}
-	e.expiry = d.clock.Now().Add(d.limits.VisibilityTimeout)
+	e.expiry = d.clock.Now().Add(d.limits.visibility(dur))
 	d.expiries.fix(e.index)
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 // Limits are the per-partition knobs of a Table. They can be changed on a
 // live table with SetLimits.
 type Limits struct {
-	// VisibilityTimeout is how long a lease lives after Reserve or Extend.
+	// VisibilityTimeout is how long a lease lives after Reserve, or after
+	// an Extend that gives no duration of its own.
 	VisibilityTimeout time.Duration
 	// MaxInFlight caps the number of live leases; at the cap Reserve hands
 	// out nothing.
@@ -28,6 +29,15 @@ type Limits struct {
 	// group walk (groups.go) rather than Reserve. The table itself takes
 	// either call under any setting; the caller picks by this.
 	Groups bool
+}
+
+// visibility is how long a lease granted or extended for d lives: d, or
+// the visibility timeout when d <= 0.
+func (l Limits) visibility(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return l.VisibilityTimeout
 }
 
 // FloorVisibilityTimeout replaces a non-positive visibility timeout; it is

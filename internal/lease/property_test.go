@@ -246,11 +246,22 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 					}
 				}
 			},
-			"extend": settleOp("Extend", tb.Extend, func(off uint64, l mLease) error {
-				l.expiry = clk.Now().Add(m.limits.VisibilityTimeout)
-				m.leases[off] = l
-				return nil
-			}),
+			// An extend for a duration of its own (shorter or longer than
+			// the visibility timeout) or for the timeout (d <= 0).
+			"extend": func(rt *rapid.T) {
+				v := m.limits.VisibilityTimeout
+				d := rapid.SampledFrom([]time.Duration{
+					0, -time.Second, time.Nanosecond, time.Second, v - time.Nanosecond, v, 2 * v,
+				}).Draw(rt, "for")
+				settleOp("Extend", func(off, nonce uint64) error { return tb.Extend(off, nonce, d) }, func(off uint64, l mLease) error {
+					if d <= 0 {
+						d = v
+					}
+					l.expiry = clk.Now().Add(d)
+					m.leases[off] = l
+					return nil
+				})(rt)
+			},
 			"nack": settleOp("Nack", tb.Nack, func(off uint64, _ mLease) error {
 				delete(m.leases, off)
 				return nil

@@ -180,7 +180,7 @@ func TestAckedAheadFullAndUnstick(t *testing.T) {
 		t.Fatalf("third ack above the gap = %v, want ErrAckedAheadFull", err)
 	}
 	// The refused ack leaves the lease live.
-	mustNil(t, "extend after refused ack", tb.Extend(4, m[4].Nonce))
+	mustNil(t, "extend after refused ack", tb.Extend(4, m[4].Nonce, 0))
 	if s := tb.Stats(); !s.Unsticking || s.AckedAhead != 2 || s.InFlight != 3 {
 		t.Fatalf("Stats = %+v, want Unsticking, AckedAhead 2, InFlight 3 (0, 3, 4)", s)
 	}
@@ -320,7 +320,7 @@ func TestAdvanceTo(t *testing.T) {
 	}
 	for off := uint64(0); off < 6; off++ {
 		if l, ok := m[off]; ok {
-			if err := tb.Extend(off, l.Nonce); !errors.Is(err, ErrGone) {
+			if err := tb.Extend(off, l.Nonce, 0); !errors.Is(err, ErrGone) {
 				t.Fatalf("extend of %d below the new frontier = %v, want ErrGone", off, err)
 			}
 		}
@@ -388,7 +388,7 @@ func TestSetLimitsLive(t *testing.T) {
 		if n := tb.Expire(); n != 1 {
 			t.Fatalf("old lease: Expire() = %d at its original expiry, want 1", n)
 		}
-		mustNil(t, "extend uses the new timeout", tb.Extend(fresh.Offset, fresh.Nonce))
+		mustNil(t, "extend uses the new timeout", tb.Extend(fresh.Offset, fresh.Nonce, 0))
 		if at, _ := tb.NextExpiry(); !at.Equal(t0.Add(vt + time.Minute)) {
 			t.Fatalf("extended expiry %v, want %v", at, t0.Add(vt+time.Minute))
 		}

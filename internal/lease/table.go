@@ -146,7 +146,8 @@ func (t *Table) Limits() Limits {
 }
 
 // SetLimits changes the limits of a live table. Existing leases keep their
-// expiry; a new visibility timeout applies from the next Reserve or Extend.
+// expiry; a new visibility timeout applies from the next Reserve, or
+// Extend without a duration of its own.
 // Lowering MaxInFlight below the leases out only stops new reserves until
 // enough settle; lowering MaxAckedAhead below the set's size only refuses
 // new acks above the gap (and puts Reserve in frontier-only mode).
@@ -374,9 +375,11 @@ func (t *Table) TakeFreed() bool {
 	return f
 }
 
-// Extend renews the live lease (offset, nonce) to expire one visibility
-// timeout from now, or returns ErrGone.
-func (t *Table) Extend(offset, nonce uint64) error {
+// Extend renews the live lease (offset, nonce) to expire d from now —
+// shorter or longer than the visibility timeout, which is what d <= 0
+// stands for — or returns ErrGone. The lease stays live until then, so
+// an extend never ends a lease: to give it up now, Nack.
+func (t *Table) Extend(offset, nonce uint64, d time.Duration) error {
 	t.mu.Lock()
 	defer t.unlock()
 	now := t.clock.Now()
@@ -385,7 +388,7 @@ func (t *Table) Extend(offset, nonce uint64) error {
 	if err != nil {
 		return err
 	}
-	e.expiry = now.Add(t.limits.VisibilityTimeout)
+	e.expiry = now.Add(t.limits.visibility(d))
 	t.expiries.fix(e.index)
 	return nil
 }
@@ -416,7 +419,8 @@ func (t *Table) Nack(offset, nonce uint64) error {
 // say, an Ack still leads to a wake-up.
 //
 // A lease expires when now >= its expiry: exactly one visibility timeout
-// after it was granted or last extended, not earlier.
+// after it was granted, or the duration given at its last Extend after
+// that extend, not earlier.
 func (t *Table) Expire() int {
 	t.mu.Lock()
 	defer t.unlock()

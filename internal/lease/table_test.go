@@ -121,7 +121,7 @@ func TestInFlightCap(t *testing.T) {
 		{"nack", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Nack(ls[1].Offset, ls[1].Nonce) }, true},
 		{"release", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Release(ls[1].Offset, ls[1].Nonce) }, true},
 		{"expiry", func(_ *Table, clk *clock.Fake, _ []Lease) error { clk.Advance(vt); return nil }, true},
-		{"extend does not free", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Extend(ls[0].Offset, ls[0].Nonce) }, false},
+		{"extend does not free", func(tb *Table, _ *clock.Fake, ls []Lease) error { return tb.Extend(ls[0].Offset, ls[0].Nonce, 0) }, false},
 		{"stale ack does not free", func(tb *Table, _ *clock.Fake, ls []Lease) error {
 			if err := tb.Ack(ls[0].Offset, ls[0].Nonce+100); !errors.Is(err, ErrGone) {
 				return err
@@ -175,7 +175,7 @@ func TestExpiryExactlyAtVisibilityTimeout(t *testing.T) {
 			if ls := tb.Reserve(1, 1); len(ls) != 0 {
 				t.Fatalf("1ns before the timeout the record was redelivered: %v", offsets(ls))
 			}
-			mustNil(t, "extend 1ns before timeout proves it is live", tb.Extend(0, first.Nonce))
+			mustNil(t, "extend 1ns before timeout proves it is live", tb.Extend(0, first.Nonce, 0))
 
 			// Reset the lease to a fresh one so the boundary is exact again.
 			mustNil(t, "nack", tb.Nack(0, first.Nonce))
@@ -228,7 +228,8 @@ func TestStaleHandlesAreGone(t *testing.T) {
 	}
 	ops := []op{
 		{"ack", (*Table).Ack},
-		{"extend", (*Table).Extend},
+		{"extend", func(tb *Table, off, nonce uint64) error { return tb.Extend(off, nonce, 0) }},
+		{"extend for 1h", func(tb *Table, off, nonce uint64) error { return tb.Extend(off, nonce, time.Hour) }},
 		{"nack", (*Table).Nack},
 		{"release", (*Table).Release},
 	}
@@ -328,7 +329,7 @@ func TestExtendOutlivesOriginalExpiry(t *testing.T) {
 	t0 := clk.Now()
 	l := reserveOne(t, tb, 1)
 	clk.Advance(vt / 2)
-	mustNil(t, "extend", tb.Extend(l.Offset, l.Nonce))
+	mustNil(t, "extend", tb.Extend(l.Offset, l.Nonce, 0))
 	newExpiry := t0.Add(vt / 2).Add(vt)
 	if at, _ := tb.NextExpiry(); !at.Equal(newExpiry) {
 		t.Fatalf("NextExpiry after extend = %v, want %v", at, newExpiry)
@@ -355,7 +356,7 @@ func TestExtendedLeaseExpiresAtNewExpiry(t *testing.T) {
 	tb, clk := newTable(t, defaultLimits)
 	l := reserveOne(t, tb, 1)
 	clk.Advance(10 * time.Second)
-	mustNil(t, "extend", tb.Extend(l.Offset, l.Nonce))
+	mustNil(t, "extend", tb.Extend(l.Offset, l.Nonce, 0))
 	clk.Advance(vt)
 	if n := tb.Expire(); n != 1 {
 		t.Fatalf("Expire() at the extended expiry = %d, want 1", n)

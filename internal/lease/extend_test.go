@@ -1,0 +1,110 @@
+package lease
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/clock"
+)
+
+// extendCases: an extend for d lives d from the extend, shorter or longer
+// than the table's timeout (vt, 30 s); d <= 0 is the table's timeout.
+var extendCases = []struct {
+	name string
+	d    time.Duration
+	life time.Duration // from the extend
+}{
+	{"5s on a 30s table", 5 * time.Second, 5 * time.Second},
+	{"1h outlives the timeout", time.Hour, time.Hour},
+	{"1ns", time.Nanosecond, time.Nanosecond},
+	{"0 is the timeout", 0, vt},
+	{"negative is the timeout", -time.Second, vt},
+}
+
+func TestExtendForADuration(t *testing.T) {
+	for _, tc := range extendCases {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, clk := newTable(t, defaultLimits)
+			l := reserveOne(t, tb, 1)
+			clk.Advance(time.Second)
+			mustNil(t, "extend", tb.Extend(l.Offset, l.Nonce, tc.d))
+			at := clk.Now().Add(tc.life)
+			if got, ok := tb.NextExpiry(); !ok || !got.Equal(at) {
+				t.Fatalf("NextExpiry after extend = %v %v, want %v", got, ok, at)
+			}
+			clk.Set(at.Add(-time.Nanosecond))
+			if n := tb.Expire(); n != 0 {
+				t.Fatalf("Expire() 1ns before the extended expiry = %d, want 0", n)
+			}
+			if ls := tb.Reserve(1, 1); len(ls) != 0 {
+				t.Fatalf("redelivered 1ns before the extended expiry: %v", offsets(ls))
+			}
+			clk.Set(at)
+			if n := tb.Expire(); n != 1 {
+				t.Fatalf("Expire() at the extended expiry = %d, want 1", n)
+			}
+			if err := tb.Ack(l.Offset, l.Nonce); !errors.Is(err, ErrGone) {
+				t.Fatalf("Ack after the extended expiry = %v, want ErrGone", err)
+			}
+			again := reserveOne(t, tb, 1)
+			if again.DeliveryCount != 2 {
+				t.Fatalf("redelivery count %d, want 2", again.DeliveryCount)
+			}
+		})
+	}
+}
+
+// An extend reorders the expiry heap: a lease extended for less than its
+// elder's remaining life expires first.
+func TestExtendShorterReordersExpiries(t *testing.T) {
+	tb, clk := newTable(t, defaultLimits)
+	ls := tb.Reserve(2, 2)
+	if len(ls) != 2 {
+		t.Fatalf("reserved %d, want 2", len(ls))
+	}
+	mustNil(t, "extend the second for 1s", tb.Extend(ls[1].Offset, ls[1].Nonce, time.Second))
+	if at, _ := tb.NextExpiry(); !at.Equal(clk.Now().Add(time.Second)) {
+		t.Fatalf("NextExpiry = %v, want the 1s extend's", at)
+	}
+	clk.Advance(time.Second)
+	if n := tb.Expire(); n != 1 {
+		t.Fatalf("Expire() = %d, want 1", n)
+	}
+	mustNil(t, "the first lease is still live", tb.Ack(ls[0].Offset, ls[0].Nonce))
+}
+
+func TestDueExtendForADuration(t *testing.T) {
+	for _, tc := range extendCases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Unix(1000, 0))
+			d := NewDue(0, defaultLimits, clk)
+			d.Add(9, 1)
+			ls := d.Reserve(1)
+			if len(ls) != 1 {
+				t.Fatalf("reserved %d, want 1", len(ls))
+			}
+			clk.Advance(time.Second)
+			mustNil(t, "extend", d.Extend(9, ls[0].Nonce, tc.d))
+			at := clk.Now().Add(tc.life)
+			clk.Set(at.Add(-time.Nanosecond))
+			if n := d.Expire(); n != 0 {
+				t.Fatalf("Expire() 1ns before the extended expiry = %d, want 0", n)
+			}
+			if got := d.Reserve(1); len(got) != 0 {
+				t.Fatalf("redelivered 1ns before the extended expiry: %+v", got)
+			}
+			clk.Set(at)
+			if n := d.Expire(); n != 1 {
+				t.Fatalf("Expire() at the extended expiry = %d, want 1", n)
+			}
+			again := d.Reserve(1)
+			if len(again) != 1 || again[0].DeliveryCount != 2 {
+				t.Fatalf("after expiry reserved %+v, want 9 on its second delivery", again)
+			}
+			if _, err := d.Ack(9, ls[0].Nonce); !errors.Is(err, ErrGone) {
+				t.Fatalf("ack with the expired lease's nonce: %v, want ErrGone", err)
+			}
+		})
+	}
+}
