@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/narad-io/narad/internal/duration"
 	"github.com/narad-io/narad/internal/hosted"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
@@ -17,24 +18,58 @@ type AckOp int
 
 const (
 	Settle AckOp = iota // ack
-	Extend              // extend=true: restart the visibility window
+	Extend              // extend=true (or a duration: ExtendFor): restart the visibility window
 	Nack                // extend=0: release now
 )
 
 // MaxAckBatch bounds a batch ack body.
 const MaxAckBatch = 10_000
 
-// Ack settles, extends or releases the lease a receipt handle proves.
+// MinExtend and MaxVisibility bound the duration of ExtendFor: the API
+// counts milliseconds, and the longest a lease may live is the cap of a
+// topic's visibility_timeout_ms (12 h, as SQS's 43,200 seconds).
+const (
+	MinExtend     = time.Millisecond
+	MaxVisibility = 12 * time.Hour
+)
+
+// Ack settles, extends (for the topic's visibility timeout) or releases
+// the lease a receipt handle proves.
 func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error {
 	t, err := b.topic(topic)
 	if err != nil {
 		return err
 	}
-	return b.ack(t, handle, op)
+	return b.ack(t, handle, op, 0)
 }
 
-// ack is Ack on a topic record looked up already.
-func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
+// ExtendFor renews the lease a receipt handle proves to expire d from
+// now, shorter or longer than the topic's visibility timeout; d must lie
+// in MinExtend..MaxVisibility (ValidExtend). Ack with Extend renews it
+// for the topic's timeout, and with Nack gives it up now.
+func (b *Broker) ExtendFor(ctx context.Context, topic, handle string, d time.Duration) error {
+	if err := ValidExtend("extend", d); err != nil {
+		return err
+	}
+	t, err := b.topic(topic)
+	if err != nil {
+		return err
+	}
+	return b.ack(t, handle, Extend, d)
+}
+
+// ValidExtend refuses a lease duration outside MinExtend..MaxVisibility,
+// naming the parameter that gave it.
+func ValidExtend(name string, d time.Duration) error {
+	if d < MinExtend || d > MaxVisibility {
+		return refusal.New(refusal.ErrInvalid, 0, "%s must be a duration of 1ms..12h (43200000 ms), got %s", name, duration.Format(d))
+	}
+	return nil
+}
+
+// ack is Ack on a topic record looked up already; an Extend lives d, or
+// the topic's visibility timeout when d is 0.
+func (b *Broker) ack(t meta.Topic, handle string, op AckOp, d time.Duration) error {
 	p, offset, nonce, err := lease.ParseHandle(handle)
 	if err != nil {
 		return badHandle(handle, err)
@@ -45,7 +80,7 @@ func (b *Broker) ack(t meta.Topic, handle string, op AckOp) error {
 	}
 	switch op {
 	case Extend:
-		err = q.Extend(offset, nonce, 0)
+		err = q.Extend(offset, nonce, d)
 		if err == nil {
 			b.m.AckExtended.Inc()
 		}

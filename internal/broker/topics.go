@@ -16,7 +16,7 @@ import (
 const (
 	minRetentionMs  = 3_600_000
 	minVisibilityMs = 1_000
-	maxVisibilityMs = 43_200_000
+	maxVisibilityMs = int64(MaxVisibility / time.Millisecond)
 	maxFlowCap      = 1_000_000
 	maxDelayMs      = 365 * 24 * 3600 * 1000
 )
