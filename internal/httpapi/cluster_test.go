@@ -94,7 +94,11 @@ func TestPartitionRequestsGoToTheOwner(t *testing.T) {
 	if got := e.rec.last("Forward"); w.Code != 200 || got != "Forward n2 POST /v1/topics/orders/ack?receipt_handle=1:4:9&extend=true user= timeout=5s" {
 		t.Fatalf("forwarded ack: %d, %q", w.Code, got)
 	}
-	if e.rec.count("Consume")+e.rec.count("Ack") != 0 {
+	w = e.do(request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=1:4:9&extend=45s"})
+	if got := e.rec.last("Forward"); w.Code != 200 || got != "Forward n2 POST /v1/topics/orders/ack?receipt_handle=1:4:9&extend=45s user= timeout=5s" {
+		t.Fatalf("forwarded extend for a duration: %d, %q", w.Code, got)
+	}
+	if e.rec.count("Consume")+e.rec.count("Ack")+e.rec.count("ExtendFor") != 0 {
 		t.Fatal("served locally too")
 	}
 

@@ -204,6 +204,13 @@ func (f *fakePlane) Ack(_ context.Context, topic, handle string, op broker.AckOp
 	return f.ackErrs[handle]
 }
 
+func (f *fakePlane) ExtendFor(_ context.Context, topic, handle string, d time.Duration) error {
+	if err := f.note(true, "ExtendFor", "%s %s d=%v", topic, handle, d); err != nil {
+		return err
+	}
+	return f.ackErrs[handle]
+}
+
 func (f *fakePlane) Purge(_ context.Context, topic string, parts []int) (uint64, error) {
 	if err := f.note(true, "Purge", "%s %v", topic, parts); err != nil {
 		return 0, err

@@ -266,24 +266,23 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, user string) error 
 	if !q.Has("receipt_handle") {
 		return s.ackBatch(w, r, topic, user)
 	}
-	op := broker.Settle
-	if q.Has("extend") {
-		switch v := q.Get("extend"); v {
-		case "true":
-			op = broker.Extend
-		case "0":
-			op = broker.Nack
-		default:
-			return badParam("extend", v, `want "true" (extend) or "0" (nack)`)
-		}
+	op, d, err := parseExtend(q)
+	if err != nil {
+		return err
 	}
 	handle := q.Get("receipt_handle")
 	if p, _, _, err := lease.ParseHandle(handle); err == nil {
+		// The owner reads the same query again: extend travels with it.
 		if done, err := s.toOwner(w, r, user, topic, p, 0); done {
 			return err
 		}
 	}
-	if err := s.b.Ack(r.Context(), topic, handle, op); err != nil {
+	if d > 0 {
+		err = s.b.ExtendFor(r.Context(), topic, handle, d)
+	} else {
+		err = s.b.Ack(r.Context(), topic, handle, op)
+	}
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/duration"
 )
 
@@ -78,4 +79,30 @@ func parseWait(q url.Values) (time.Duration, error) {
 		return 0, badParam("wait", v, `want a duration like "500ms" or "10s", or integer milliseconds`)
 	}
 	return d, nil
+}
+
+// parseExtend reads an ack's extend: absent, the ack settles; "true"
+// renews the lease for the topic's visibility timeout (d 0); a zero
+// duration ("0", "0s", "0ms") nacks; any other duration, in wait's syntax
+// (a bare integer is milliseconds: "1" is 1 ms), renews it for that long,
+// 1ms..12h (broker.ValidExtend).
+func parseExtend(q url.Values) (op broker.AckOp, d time.Duration, err error) {
+	if !q.Has("extend") {
+		return broker.Settle, 0, nil
+	}
+	v := q.Get("extend")
+	if v == "true" {
+		return broker.Extend, 0, nil
+	}
+	d, err = duration.ParseMillis(v)
+	if err != nil {
+		return 0, 0, badParam("extend", v, `want "true" (extend) or "0" (nack), or a duration of 1ms..12h to extend for ("45s", or integer milliseconds)`)
+	}
+	if d == 0 {
+		return broker.Nack, 0, nil
+	}
+	if err := broker.ValidExtend("extend", d); err != nil {
+		return 0, 0, err
+	}
+	return broker.Extend, d, nil
 }

@@ -149,6 +149,12 @@ var badRequests = []refusalCase{
 	// ack, extend, nack
 	{name: "ack: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extnd=true"}, want: 400, says: `"extnd"`},
 	{name: "ack: bad extend", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=yes"}, want: 400, says: `"true" (extend) or "0" (nack)`},
+	{name: "ack: text extend", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=abc"}, want: 400, says: `or a duration of 1ms..12h to extend for`},
+	{name: "ack: extend false", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=false"}, want: 400, says: `"true" (extend) or "0" (nack)`},
+	{name: "ack: negative extend", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=-1"}, want: 400, says: "extend must be a duration of 1ms..12h (43200000 ms), got -1ms"},
+	{name: "ack: extend over 12h", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=13h"}, want: 400, says: "extend must be a duration of 1ms..12h (43200000 ms), got 13h"},
+	{name: "ack: extend over 12h by 1ms", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=43200001"}, want: 400, says: "got 12h1ms"},
+	{name: "ack: extend under 1ms", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=500us"}, want: 400, says: "got 500µs"},
 	{name: "ack: no handle, no body", req: request{method: "POST", target: "/v1/topics/orders/ack"}, want: 400, says: "receipt_handle is required"},
 	{name: "ack batch: malformed", req: request{method: "POST", target: "/v1/topics/orders/ack", body: `{"receipt_handles":[1]}`}, want: 400, says: "want a string"},
 	{name: "ack batch: unknown field", req: request{method: "POST", target: "/v1/topics/orders/ack", body: `{"handles":[]}`}, want: 400, says: `"handles"`},

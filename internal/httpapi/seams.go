@@ -45,6 +45,8 @@ type Messages interface {
 	// ConsumeWait is the long-poll a consume asking for wait gets here.
 	ConsumeWait(wait time.Duration) time.Duration
 	Ack(ctx context.Context, topic, handle string, op broker.AckOp) error
+	// ExtendFor renews a lease to expire d from now (extend=<duration>).
+	ExtendFor(ctx context.Context, topic, handle string, d time.Duration) error
 	// AckBatch returns each handle's outcome as the single form would
 	// (nil: settled), or one error refusing the whole batch.
 	AckBatch(ctx context.Context, topic string, handles []string) ([]error, error)

@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/meta/metatest"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// extendNode is a real one-node broker on a fake clock behind the API,
+// with topic "jobs" (one partition, visibility_timeout_ms 30000).
+type extendNode struct {
+	t   *testing.T
+	s   *Server
+	b   *broker.Broker
+	clk *clock.Fake
+}
+
+func newExtendNode(t *testing.T) *extendNode {
+	t.Helper()
+	dir := t.TempDir()
+	ms := metatest.Leader(t, dir, "n1")
+	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", DefaultPartitions: 1, MaxPartitions: 8,
+		DefaultRetentionMs: 3_600_000, DefaultVisibilityMs: 30_000, DefaultMaxInFlight: 1024, DefaultMaxAckedAhead: 1024,
+		Now: clk.Now, ExpirySweep: time.Hour, FrontierPersist: time.Hour,
+		Logger: slog.New(slog.DiscardHandler)}, ms, w, metrics.New())
+	b.Start()
+	b.OpenCreateGate()
+	t.Cleanup(func() { b.Close(); w.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "jobs"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := New(b, nil, metrics.New(), nil, func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), Options{})
+	return &extendNode{t: t, s: s, b: b, clk: clk}
+}
+
+func (n *extendNode) do(method, target, body string) *httptest.ResponseRecorder {
+	n.t.Helper()
+	rec := httptest.NewRecorder()
+	n.s.ServeHTTP(rec, httptest.NewRequest(method, target, strings.NewReader(body)))
+	return rec
+}
+
+// produce commits one record to the partition's log; consume leases what
+// is deliverable and returns its receipt handle and delivery count (""
+// when nothing is).
+func (n *extendNode) produce() {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := n.b.Commit(ctx, "jobs", 0, 0, []storage.Record{{Payload: []byte("x")}}, storage.Source{}); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *extendNode) consume() (handle string, count int) {
+	n.t.Helper()
+	w := n.do("GET", "/v1/topics/jobs/consume", "")
+	if w.Code == http.StatusNoContent {
+		return "", 0
+	}
+	var m struct {
+		ReceiptHandle string `json:"receipt_handle"`
+		DeliveryCount int    `json:"delivery_count"`
+	}
+	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &m) != nil {
+		n.t.Fatalf("consume: %d %s", w.Code, w.Body)
+	}
+	return m.ReceiptHandle, m.DeliveryCount
+}
+
+func (n *extendNode) ack(handle, extend string) *httptest.ResponseRecorder {
+	n.t.Helper()
+	target := "/v1/topics/jobs/ack?receipt_handle=" + url.QueryEscape(handle)
+	if extend != "" {
+		target += "&extend=" + url.QueryEscape(extend)
+	}
+	return n.do("POST", target, "")
+}
+
+// extend=<duration> makes the lease live that long from now, shorter or
+// longer than the topic's 30 s; extend=true is the topic's timeout; a
+// zero duration nacks.
+func TestAckExtendForADuration(t *testing.T) {
+	for _, tc := range []struct {
+		extend string
+		life   time.Duration // from the extend; 0: nacked, deliverable at once
+	}{
+		{"45s", 45 * time.Second},
+		{"2s", 2 * time.Second},
+		{"2000", 2 * time.Second}, // integer milliseconds
+		{"true", 30 * time.Second},
+		{"0", 0},
+		{"0s", 0},
+		{"0ms", 0},
+	} {
+		t.Run(tc.extend, func(t *testing.T) {
+			n := newExtendNode(t)
+			n.produce()
+			h, c := n.consume()
+			if h == "" || c != 1 {
+				t.Fatalf("first consume: %q %d", h, c)
+			}
+			n.clk.Advance(time.Second)
+			if w := n.ack(h, tc.extend); w.Code != http.StatusNoContent {
+				t.Fatalf("extend=%s: %d %s", tc.extend, w.Code, w.Body)
+			}
+			if tc.life > 0 {
+				n.clk.Advance(tc.life - time.Millisecond)
+				if again, _ := n.consume(); again != "" {
+					t.Fatalf("extend=%s: redelivered 1ms before it ran out", tc.extend)
+				}
+				n.clk.Advance(time.Millisecond)
+			}
+			again, c := n.consume()
+			if again == "" || again == h || c != 2 {
+				t.Fatalf("extend=%s: after it ran out consume gave %q (count %d), want a new lease, count 2", tc.extend, again, c)
+			}
+			if w := n.ack(h, ""); w.Code != http.StatusGone {
+				t.Fatalf("extend=%s: the old handle acks with %d after its lease ended, want 410", tc.extend, w.Code)
+			}
+		})
+	}
+}
+
+// A refused extend changes nothing: the lease keeps its expiry (it is not
+// extended, not nacked) and the same handle acks afterwards.
+func TestAckExtendRefusalLeavesTheLease(t *testing.T) {
+	n := newExtendNode(t)
+	n.produce()
+	h, _ := n.consume()
+	for _, v := range []string{"-1", "-1s", "13h", "43200001", "500us", "abc", "false", "1d"} {
+		if w := n.ack(h, v); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "extend") {
+			t.Fatalf("extend=%s: %d %s, want a 400 naming extend", v, w.Code, w.Body)
+		}
+	}
+	// Not nacked: nothing to deliver. Not extended: it still ends at 30 s.
+	if again, _ := n.consume(); again != "" {
+		t.Fatal("a refused extend released the lease")
+	}
+	n.clk.Advance(30*time.Second - time.Millisecond)
+	if w := n.ack(h, ""); w.Code != http.StatusNoContent {
+		t.Fatalf("ack after the refused extends: %d %s", w.Code, w.Body)
+	}
+}
+
+// The extended lease ends at its own time, not at the topic's: a second
+// extend=1h outlives 30 s, then acks.
+func TestAckExtendLongerThanTheTopic(t *testing.T) {
+	n := newExtendNode(t)
+	n.produce()
+	h, _ := n.consume()
+	if w := n.ack(h, "1h"); w.Code != http.StatusNoContent {
+		t.Fatalf("extend=1h: %d %s", w.Code, w.Body)
+	}
+	n.clk.Advance(time.Hour - time.Millisecond)
+	if again, _ := n.consume(); again != "" {
+		t.Fatal("redelivered before the 1h extend ran out")
+	}
+	if w := n.ack(h, ""); w.Code != http.StatusNoContent {
+		t.Fatalf("ack within the 1h extend: %d %s", w.Code, w.Body)
+	}
+}
