@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // Ack settles a delivery: POST /v1/topics/{t}/ack?receipt_handle=, 204.
@@ -17,6 +18,17 @@ func (c *Client) Ack(ctx context.Context, topic, handle string) error {
 // consumer that needs longer than the timeout to finish.
 func (c *Client) Extend(ctx context.Context, topic, handle string) error {
 	return c.ackCall(ctx, topic, handle, "true")
+}
+
+// ExtendFor makes the delivery's lease end d from now (…&extend=45s),
+// shorter or longer than the topic's visibility timeout: 1 ms .. 12 h, or
+// the server answers 400. A d of zero or less is refused here, not sent
+// as a nack: to hand the delivery back, call Nack.
+func (c *Client) ExtendFor(ctx context.Context, topic, handle string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("extend duration must be positive, got %v (Nack hands a delivery back now)", d)
+	}
+	return c.ackCall(ctx, topic, handle, d.String())
 }
 
 // Nack hands the delivery back at once (…&extend=0: no time left) so

@@ -46,6 +46,8 @@
 //
 //   - Ack: done, never delivered again.
 //   - Extend: restart the visibility timeout, for work that takes longer.
+//   - ExtendFor: end the lease a given time from now, shorter or longer
+//     than the timeout (1 ms .. 12 h).
 //   - Nack: hand it back now; it is delivered again at once.
 //
 // A lease that lapsed answers 410 (StatusOf(err) == http.StatusGone): the
