@@ -39,10 +39,11 @@
 //  1. At most one live lease per offset, and every live lease is at or
 //     above the frontier and below the hwm it was reserved under.
 //  2. A lease is live iff now < expiry. Expiry happens exactly one
-//     visibility timeout after grant, or the duration given at its last
-//     extend after that extend, never earlier; an extend always sets an
-//     expiry in the future (a duration <= 0 means the visibility timeout,
-//     which Limits.Normalize keeps positive).
+//     visibility timeout after grant (or the duration the grant asked
+//     for: ReserveFor, GroupWalk.Visibility), or the duration given at
+//     its last extend after that extend, never earlier; a grant and an
+//     extend always set an expiry in the future (a duration <= 0 means
+//     the visibility timeout, which Limits.Normalize keeps positive).
 //  3. The frontier never decreases. Every offset below it was acked,
 //     skipped, or passed over by AdvanceTo.
 //  4. Acked-ahead offsets and skipped ranges lie strictly above the

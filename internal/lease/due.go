@@ -108,6 +108,12 @@ func (d *Due) Len() (ready, leased int) {
 // Reserve leases up to want ready records, in the order they fell due,
 // within the in-flight cap.
 func (d *Due) Reserve(want int) []Lease {
+	return d.ReserveFor(want, 0)
+}
+
+// ReserveFor is Reserve with leases that live dur, or the visibility
+// timeout when dur <= 0, as the Table's ReserveFor.
+func (d *Due) ReserveFor(want int, dur time.Duration) []Lease {
 	d.mu.Lock()
 	defer d.unlock()
 	d.purge()
@@ -115,10 +121,10 @@ func (d *Due) Reserve(want int) []Lease {
 	if n <= 0 {
 		return nil
 	}
-	now := d.clock.Now()
+	expiry := d.clock.Now().Add(d.limits.visibility(dur))
 	out := make([]Lease, 0, n)
 	for _, x := range d.ready[:n] {
-		e := &entry{offset: x, nonce: d.nonces.Uint64(), expiry: now.Add(d.limits.VisibilityTimeout)}
+		e := &entry{offset: x, nonce: d.nonces.Uint64(), expiry: expiry}
 		d.leases[x] = e
 		d.expiries.add(e)
 		d.counts[x]++

@@ -108,3 +108,89 @@ func TestDueExtendForADuration(t *testing.T) {
 		})
 	}
 }
+
+// reserveCases: leases granted for d live d, shorter or longer than the
+// table's timeout; d <= 0 is the timeout.
+var reserveCases = extendCases
+
+// checkLife asserts that leases granted at the fake clock's now live
+// exactly life: none expired 1ns before, all at it (expire returns how
+// many lapsed).
+func checkLife(t *testing.T, clk *clock.Fake, ls []Lease, life time.Duration, expire func() int) {
+	t.Helper()
+	at := clk.Now().Add(life)
+	for _, l := range ls {
+		if !l.Expiry.Equal(at) {
+			t.Fatalf("lease of %d expires at %v, want %v", l.Offset, l.Expiry, at)
+		}
+	}
+	clk.Set(at.Add(-time.Nanosecond))
+	if n := expire(); n != 0 {
+		t.Fatalf("Expire() 1ns before the grant's life ended = %d, want 0", n)
+	}
+	clk.Set(at)
+	if n := expire(); n != len(ls) {
+		t.Fatalf("Expire() at the end of the grant's life = %d, want %d", n, len(ls))
+	}
+}
+
+func TestReserveForADuration(t *testing.T) {
+	for _, tc := range reserveCases {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, clk := newTable(t, defaultLimits)
+			ls := tb.ReserveFor(3, 2, tc.d)
+			if len(ls) != 2 {
+				t.Fatalf("reserved %d, want 2", len(ls))
+			}
+			checkLife(t, clk, ls, tc.life, tb.Expire)
+			// The table's limits are untouched: the next Reserve's leases
+			// live the timeout.
+			checkLife(t, clk, tb.Reserve(3, 3), vt, tb.Expire)
+		})
+	}
+}
+
+// A frontier-only Reserve (the acked-ahead set full) grants for d too.
+func TestReserveForInFrontierOnlyMode(t *testing.T) {
+	lim := defaultLimits
+	lim.MaxAckedAhead = 0
+	tb, clk := newTable(t, lim)
+	ls := tb.ReserveFor(5, 5, 5*time.Second)
+	if len(ls) != 1 || ls[0].Offset != 0 {
+		t.Fatalf("reserved %v, want the frontier record only", offsets(ls))
+	}
+	checkLife(t, clk, ls, 5*time.Second, tb.Expire)
+}
+
+func TestGroupWalkVisibility(t *testing.T) {
+	for _, tc := range reserveCases {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, clk := newTable(t, defaultLimits)
+			w := &GroupWalk{Visibility: tc.d}
+			offs, _ := tb.Candidates(w, nil, 3, 3)
+			cands := keyed{0, 1, -1}.cands(offs)
+			ls, stale := tb.ReserveGroups(w, 3, cands, 3)
+			if stale || len(ls) != 3 {
+				t.Fatalf("walk leased %v (stale %v), want 3", offsets(ls), stale)
+			}
+			checkLife(t, clk, ls, tc.life, tb.Expire)
+		})
+	}
+}
+
+func TestDueReserveForADuration(t *testing.T) {
+	for _, tc := range reserveCases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Unix(1000, 0))
+			d := NewDue(0, defaultLimits, clk)
+			d.Add(9, 1)
+			d.Add(4, 2)
+			ls := d.ReserveFor(2, tc.d)
+			if len(ls) != 2 {
+				t.Fatalf("reserved %d, want 2", len(ls))
+			}
+			checkLife(t, clk, ls, tc.life, d.Expire)
+			checkLife(t, clk, d.Reserve(2), vt, d.Expire)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Message groups (docs/concepts.md, "Message groups").
@@ -72,6 +73,11 @@ type Candidate struct {
 // value is ready to use, and Candidates starts it. It is used by one
 // goroutine and must not outlive the round.
 type GroupWalk struct {
+	// Visibility, set by the caller before the walk, is how long the
+	// walk's leases live (one consume's own visibility), or the
+	// visibility timeout when <= 0, as ReserveFor's d.
+	Visibility time.Duration
+
 	started bool                // Candidates has started it
 	gen     uint64              // freeGen when the walk started
 	next    uint64              // every offset below it has been walked
@@ -93,7 +99,7 @@ func (t *Table) Candidates(w *GroupWalk, dst []uint64, hwm uint64, limit int) (o
 	t.purge(t.clock.Now())
 	if !w.started {
 		t.walks++
-		*w = GroupWalk{started: true, gen: t.freeGen, next: t.frontier, id: t.walks}
+		*w = GroupWalk{Visibility: w.Visibility, started: true, gen: t.freeGen, next: t.frontier, id: t.walks}
 	}
 	if t.freeGen != w.gen {
 		return nil, true
@@ -154,6 +160,7 @@ func (t *Table) ReserveGroups(w *GroupWalk, hwm uint64, cands []Candidate, want 
 	if t.unsticking() {
 		ackRoom = 0 // only the frontier record, as Reserve
 	}
+	expiry := now.Add(t.limits.visibility(w.Visibility))
 	fromFree := false
 	for _, c := range cands {
 		x := c.Offset
@@ -199,7 +206,7 @@ func (t *Table) ReserveGroups(w *GroupWalk, hwm uint64, cands []Candidate, want 
 			}
 			continue
 		}
-		out = t.grant(out, n, x, now)
+		out = t.grant(out, n, x, expiry)
 		if c.Keyed {
 			t.group(x, c.Group, w.id)
 		}

@@ -199,8 +199,14 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 				if hwm > m.frontier && rapid.IntRange(0, 4).Draw(rt, "lag") == 0 {
 					hwm = rapid.Uint64Range(m.frontier, m.hwm).Draw(rt, "hwm")
 				}
+				// Mostly the timeout; sometimes a consume's own visibility.
+				v := m.limits.VisibilityTimeout
+				life := rapid.SampledFrom([]time.Duration{0, 0, 0, -time.Second, time.Nanosecond, time.Second, 2 * v}).Draw(rt, "visibility")
 				expect := m.expectReserve(hwm, want)
-				got := tb.Reserve(hwm, want)
+				got := tb.ReserveFor(hwm, want, life)
+				if life <= 0 {
+					life = v
+				}
 				if !slices.Equal(offsets(got), expect) {
 					rt.Fatalf("Reserve(%d, %d) = %v, model says %v", hwm, want, offsets(got), expect)
 				}
@@ -216,7 +222,7 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 					if l.DeliveryCount != m.deliveries[l.Offset] {
 						rt.Fatalf("offset %d delivery count %d, model says %d", l.Offset, l.DeliveryCount, m.deliveries[l.Offset])
 					}
-					if want := clk.Now().Add(m.limits.VisibilityTimeout); !l.Expiry.Equal(want) {
+					if want := clk.Now().Add(life); !l.Expiry.Equal(want) {
 						rt.Fatalf("expiry %v, want %v", l.Expiry, want)
 					}
 					m.leases[l.Offset] = mLease{nonce: l.Nonce, expiry: l.Expiry}

@@ -180,10 +180,19 @@ func (t *Table) SetLimits(l Limits) {
 // purge, plus one step per skipped range crossed. Offsets already leased
 // are never rescanned.
 func (t *Table) Reserve(hwm uint64, want int) []Lease {
+	return t.ReserveFor(hwm, want, 0)
+}
+
+// ReserveFor is Reserve with leases that live d (for one consume that
+// asks for its own visibility), or the visibility timeout when d <= 0.
+// The table's limits are not changed: the next Reserve's leases live the
+// timeout again.
+func (t *Table) ReserveFor(hwm uint64, want int, d time.Duration) []Lease {
 	t.mu.Lock()
 	defer t.unlock()
 	now := t.clock.Now()
 	t.purge(now)
+	expiry := now.Add(t.limits.visibility(d))
 
 	room := t.limits.MaxInFlight - len(t.leases)
 	n := min(want, room)
@@ -193,7 +202,7 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 	}
 	if t.unsticking() {
 		t.capped = true
-		return t.reserveFrontier(hwm, now)
+		return t.reserveFrontier(hwm, expiry)
 	}
 	// Ack room: a lease is handed out only if its ack can be accepted.
 	// An ack above the frontier joins acked-ahead, so the leases above
@@ -238,7 +247,7 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 			return out // the cursor scan below would only find higher offsets
 		}
 		t.free.pop()
-		out = t.grant(out, n, x, now)
+		out = t.grant(out, n, x, expiry)
 	}
 	// Then offsets never handed out before, from the cursor up.
 	x := max(t.cursor, t.frontier)
@@ -270,7 +279,7 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 		if !ackable(x) {
 			break
 		}
-		out = t.grant(out, n, x, now)
+		out = t.grant(out, n, x, expiry)
 		x++
 	}
 	t.cursor = max(t.cursor, x)
@@ -278,7 +287,7 @@ func (t *Table) Reserve(hwm uint64, want int) []Lease {
 }
 
 // reserveFrontier is Reserve in unstick mode: only the frontier record.
-func (t *Table) reserveFrontier(hwm uint64, now time.Time) []Lease {
+func (t *Table) reserveFrontier(hwm uint64, expiry time.Time) []Lease {
 	f := t.frontier
 	if f >= hwm {
 		return nil
@@ -297,13 +306,14 @@ func (t *Table) reserveFrontier(hwm uint64, now time.Time) []Lease {
 		t.hold(f, ReasonExpired)
 		return nil
 	}
-	return t.grant(nil, 1, f, now)
+	return t.grant(nil, 1, f, expiry)
 }
 
-// grant leases offset x under a fresh nonce and appends it to out, which
-// is allocated on first use for n leases (capped, because n may be far
+// grant leases offset x under a fresh nonce until expiry (in the future:
+// now plus a positive duration) and appends it to out, which is
+// allocated on first use for n leases (capped, because n may be far
 // larger than what is actually available).
-func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
+func (t *Table) grant(out []Lease, n int, x uint64, expiry time.Time) []Lease {
 	var e *entry
 	if k := len(t.spare); k > 0 {
 		e = t.spare[k-1]
@@ -311,7 +321,7 @@ func (t *Table) grant(out []Lease, n int, x uint64, now time.Time) []Lease {
 	} else {
 		e = new(entry)
 	}
-	*e = entry{offset: x, nonce: t.nonces.Uint64(), expiry: now.Add(t.limits.VisibilityTimeout)}
+	*e = entry{offset: x, nonce: t.nonces.Uint64(), expiry: expiry}
 	t.leases[x] = e
 	t.expiries.add(e)
 	dc := t.deliveries[x] + 1
@@ -419,8 +429,8 @@ func (t *Table) Nack(offset, nonce uint64) error {
 // say, an Ack still leads to a wake-up.
 //
 // A lease expires when now >= its expiry: exactly one visibility timeout
-// after it was granted, or the duration given at its last Extend after
-// that extend, not earlier.
+// (or the duration ReserveFor was given) after it was granted, or the
+// duration given at its last Extend after that extend, not earlier.
 func (t *Table) Expire() int {
 	t.mu.Lock()
 	defer t.unlock()
