@@ -25,12 +25,13 @@ const (
 // MaxAckBatch bounds a batch ack body.
 const MaxAckBatch = 10_000
 
-// MinExtend and MaxVisibility bound the duration of ExtendFor: the API
-// counts milliseconds, and the longest a lease may live is the cap of a
-// topic's visibility_timeout_ms (12 h, as SQS's 43,200 seconds).
+// MinLeaseDuration and MaxVisibility bound the life ExtendFor and a
+// consume's own visibility (ConsumeRequest.Visibility) give a lease: the
+// API counts milliseconds, and the longest a lease may live is the cap of
+// a topic's visibility_timeout_ms (12 h, as SQS's 43,200 seconds).
 const (
-	MinExtend     = time.Millisecond
-	MaxVisibility = 12 * time.Hour
+	MinLeaseDuration = time.Millisecond
+	MaxVisibility    = 12 * time.Hour
 )
 
 // Ack settles, extends (for the topic's visibility timeout) or releases
@@ -45,10 +46,11 @@ func (b *Broker) Ack(ctx context.Context, topic, handle string, op AckOp) error 
 
 // ExtendFor renews the lease a receipt handle proves to expire d from
 // now, shorter or longer than the topic's visibility timeout; d must lie
-// in MinExtend..MaxVisibility (ValidExtend). Ack with Extend renews it
-// for the topic's timeout, and with Nack gives it up now.
+// in MinLeaseDuration..MaxVisibility (ValidLeaseDuration). Ack with
+// Extend renews it for the topic's timeout, and with Nack gives it up
+// now.
 func (b *Broker) ExtendFor(ctx context.Context, topic, handle string, d time.Duration) error {
-	if err := ValidExtend("extend", d); err != nil {
+	if err := ValidLeaseDuration("extend", d); err != nil {
 		return err
 	}
 	t, err := b.topic(topic)
@@ -58,10 +60,10 @@ func (b *Broker) ExtendFor(ctx context.Context, topic, handle string, d time.Dur
 	return b.ack(t, handle, Extend, d)
 }
 
-// ValidExtend refuses a lease duration outside MinExtend..MaxVisibility,
-// naming the parameter that gave it.
-func ValidExtend(name string, d time.Duration) error {
-	if d < MinExtend || d > MaxVisibility {
+// ValidLeaseDuration refuses a lease duration outside
+// MinLeaseDuration..MaxVisibility, naming the parameter that gave it.
+func ValidLeaseDuration(name string, d time.Duration) error {
+	if d < MinLeaseDuration || d > MaxVisibility {
 		return refusal.New(refusal.ErrInvalid, 0, "%s must be a duration of 1ms..12h (43200000 ms), got %s", name, duration.Format(d))
 	}
 	return nil

@@ -23,6 +23,11 @@ type ConsumeRequest struct {
 	Offset    *uint64 // replay: needs Partition
 	Max       int     // 0: one record
 	Wait      time.Duration
+	// Visibility, when not 0, is how long the leases this consume grants
+	// live instead of the topic's visibility timeout
+	// (MinLeaseDuration..MaxVisibility); a replay takes none, so it
+	// refuses one.
+	Visibility time.Duration
 }
 
 // Message is one delivered or replayed record (hosted.Message).
@@ -69,6 +74,14 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 	if req.Offset != nil && req.Partition == nil {
 		return nil, refusal.New(refusal.ErrInvalid, 0, "offset needs partition (replay reads one partition by position)")
 	}
+	if req.Visibility != 0 {
+		if err := ValidLeaseDuration("visibility", req.Visibility); err != nil {
+			return nil, err
+		}
+		if req.Offset != nil {
+			return nil, refusal.New(refusal.ErrInvalid, 0, "visibility is for leases, and a replay (offset) leases nothing")
+		}
+	}
 	want := max(req.Max, 1)
 	wait := min(req.Wait, b.cfg.MaxConsumeWait)
 	var parts []int
@@ -102,7 +115,7 @@ func (b *Broker) Consume(ctx context.Context, req ConsumeRequest) ([]Message, er
 			if parts == nil || req.Partition == nil {
 				parts = b.ownedPartitions(t, ts)
 			}
-			msgs, err = b.lease(t, parts, want)
+			msgs, err = b.lease(t, parts, want, req.Visibility)
 		}
 		if err != nil || len(msgs) > 0 {
 			b.m.ConsumeWait.Observe(time.Since(start).Seconds())
@@ -172,11 +185,12 @@ func (b *Broker) ownedPartitions(t meta.Topic, ts *topicState) []int {
 }
 
 // lease reserves and reads up to want records across parts, within one
-// answer's byte budget (answer). A partition that cannot serve (its 503
+// answer's byte budget (answer), leased for vis (0: the topic's
+// visibility timeout). A partition that cannot serve (its 503
 // names why) fails a consume pinned to it; an unpinned one passes it by
 // and takes records from the others (the describe, the log and
 // errors_total report the broken partition).
-func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
+func (b *Broker) lease(t meta.Topic, parts []int, want int, vis time.Duration) ([]Message, error) {
 	// One slice for the whole answer, which the reads append to: growing
 	// it from nothing (and each read's own slice, copied in) was two of
 	// the largest allocations of a max=100 consume (~14 KiB of Message
@@ -191,7 +205,7 @@ func (b *Broker) lease(t meta.Topic, parts []int, want int) ([]Message, error) {
 		if err == nil {
 			var l *storage.Log
 			if l, err = b.parts.LogWithWork(q); err == nil && l != nil {
-				out, err = q.LeaseFrom(l, out, want, budget, func() { b.wake(t.Name) })
+				out, err = q.LeaseFrom(l, out, want, vis, budget, func() { b.wake(t.Name) })
 			}
 		}
 		if err != nil && len(parts) == 1 {

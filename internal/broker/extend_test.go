@@ -102,3 +102,88 @@ func TestExtendForRefusesOutOfRange(t *testing.T) {
 		t.Fatalf("ack after the refusals: %v", err)
 	}
 }
+
+// A consume's own visibility: the leases it grants live that long, on an
+// ordinary topic, a scheduled record that fell due, and a topic with
+// message groups alike; the next consume without one gets the topic's
+// timeout again.
+func TestConsumeVisibility(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		create CreateTopicRequest
+		due    bool
+	}{
+		{"ordinary", CreateTopicRequest{Name: "vis", Partitions: 1}, false},
+		{"scheduled", CreateTopicRequest{Name: "vis", Partitions: 1}, true},
+		{"groups", CreateTopicRequest{Name: "vis", Partitions: 1, Ordering: ptr("group")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+			b := newTestBroker(t, Config{Now: clk.Now, ExpirySweep: time.Hour, FrontierPersist: time.Hour})
+			ctx := testCtx(t)
+			if _, err := b.CreateTopic(ctx, tc.create, ""); err != nil {
+				t.Fatal(err)
+			}
+			recs := scheduledRecs(0, 0)
+			if tc.due {
+				at := clk.Now().Add(time.Second).UnixMilli()
+				recs = scheduledRecs(at, at)
+			}
+			for i := range recs {
+				recs[i].Key = []byte{byte('a' + i)} // two groups, on a grouped topic
+			}
+			if err := commitLocal(b, ctx, "vis", 0, recs); err != nil {
+				t.Fatal(err)
+			}
+			consume := func(vis time.Duration) []Message {
+				t.Helper()
+				ms, err := b.Consume(ctx, ConsumeRequest{Topic: "vis", Max: 10, Visibility: vis})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ms
+			}
+			if tc.due {
+				if got := consume(0); len(got) != 0 {
+					t.Fatalf("offered before due: %+v", got)
+				}
+				clk.Advance(time.Second)
+			}
+			first := consume(2 * time.Second)
+			if len(first) != 2 || first[0].DeliveryCount != 1 {
+				t.Fatalf("first consume: %+v, want both records on their first delivery", first)
+			}
+			clk.Advance(2*time.Second - time.Millisecond)
+			if got := consume(0); len(got) != 0 {
+				t.Fatalf("offered 1ms before the consume's 2s visibility ended: %+v", got)
+			}
+			clk.Advance(time.Millisecond)
+			again := consume(0) // the topic's 30 s from here
+			if len(again) != 2 || again[0].DeliveryCount != 2 || again[1].DeliveryCount != 2 {
+				t.Fatalf("after 2s: %+v, want both on their second delivery", again)
+			}
+			clk.Advance(29 * time.Second)
+			if got := consume(0); len(got) != 0 {
+				t.Fatalf("a consume without visibility leased for less than the topic's 30s: %+v", got)
+			}
+			for _, m := range again {
+				if err := b.Ack(ctx, "vis", m.ReceiptHandle, Settle); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestConsumeVisibilityRefusals(t *testing.T) {
+	b := newTestBroker(t, Config{})
+	createTestTopic(t, b, "vis", 1)
+	ctx := testCtx(t)
+	for _, d := range []time.Duration{-time.Millisecond, time.Microsecond, MaxVisibility + 1} {
+		_, err := b.Consume(ctx, ConsumeRequest{Topic: "vis", Visibility: d})
+		refused(t, d.String(), err, 400, "", "visibility must be a duration of 1ms..12h")
+	}
+	p, from := 0, uint64(0)
+	_, err := b.Consume(ctx, ConsumeRequest{Topic: "vis", Partition: &p, Offset: &from, Visibility: time.Second})
+	refused(t, "replay", err, 400, "", "a replay (offset) leases nothing")
+}

@@ -86,7 +86,7 @@ func (b *Broker) redriveRound(ctx context.Context, topic, to string, p, want int
 		return 0, err
 	}
 	// Leased and read as a consume would, within one batch body's bytes.
-	msgs, err := q.LeaseFrom(l, nil, want, hosted.NewBudget(MaxBatchBodySize), func() { b.wake(topic) })
+	msgs, err := q.LeaseFrom(l, nil, want, 0, hosted.NewBudget(MaxBatchBodySize), func() { b.wake(topic) })
 	if err != nil {
 		b.giveBack(q, msgs)
 		return 0, err

@@ -3,6 +3,7 @@ package hosted
 import (
 	"errors"
 	"hash/maphash"
+	"time"
 
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/storage"
@@ -53,7 +54,7 @@ func (q *Queue) setLimits(l lease.Limits) {
 }
 
 // leaseGroups is LeaseFrom for a topic with ordering "group".
-func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, budget *Budget, wake func()) ([]Message, error) {
+func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, vis time.Duration, budget *Budget, wake func()) ([]Message, error) {
 	limits := q.Table.Limits()
 	for range groupRetries {
 		if oldest := l.Oldest(); q.Table.Frontier() < oldest {
@@ -61,7 +62,7 @@ func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, budget *Bud
 		}
 		var stale bool
 		var err error
-		out, stale, err = q.walkGroups(l, out, want, groupWindow(limits, want), budget, wake)
+		out, stale, err = q.walkGroups(l, out, want, groupWindow(limits, want), vis, budget, wake)
 		if err != nil || !stale {
 			return out, err
 		}
@@ -74,8 +75,8 @@ func (q *Queue) leaseGroups(l *storage.Log, out []Message, want int, budget *Bud
 // budget is full, the window is walked, or the table stops the walk.
 // stale: the walk raced with a record being freed and should start over
 // (what it leased is in out and stays leased: it was in order).
-func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, budget *Budget, wake func()) (_ []Message, stale bool, err error) {
-	var w lease.GroupWalk
+func (q *Queue) walkGroups(l *storage.Log, out []Message, want, window int, vis time.Duration, budget *Budget, wake func()) (_ []Message, stale bool, err error) {
+	w := lease.GroupWalk{Visibility: vis}
 	var offs []uint64
 	var cands []lease.Candidate
 	var recs []storage.Record

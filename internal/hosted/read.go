@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/narad-io/narad/internal/header"
 	"github.com/narad-io/narad/internal/lease"
@@ -41,11 +42,13 @@ type Message struct {
 // cannot hold is released at once, never left to its visibility timeout.
 // A round that only stepped over unreadable records (settled as skipped)
 // goes on: a gap is not the end of the partition. A topic with ordering
-// "group" reads first and leases after (groups.go).
-func (q *Queue) LeaseFrom(l *storage.Log, out []Message, want int, budget *Budget, wake func()) ([]Message, error) {
-	out = q.leaseDue(l, out, want-len(out), budget, wake)
+// "group" reads first and leases after (groups.go). The leases live vis
+// (one consume's own visibility), or the topic's visibility timeout when
+// vis is 0.
+func (q *Queue) LeaseFrom(l *storage.Log, out []Message, want int, vis time.Duration, budget *Budget, wake func()) ([]Message, error) {
+	out = q.leaseDue(l, out, want-len(out), vis, budget, wake)
 	if q.groups.Load() {
-		return q.leaseGroups(l, out, want, budget, wake)
+		return q.leaseGroups(l, out, want, vis, budget, wake)
 	}
 	for len(out) < want && !budget.Full() {
 		if oldest := l.Oldest(); q.Table.Frontier() < oldest {
@@ -55,7 +58,7 @@ func (q *Queue) LeaseFrom(l *storage.Log, out []Message, want int, budget *Budge
 		if n == 0 {
 			break
 		}
-		leases := q.Table.Reserve(l.HWM(), n)
+		leases := q.Table.ReserveFor(l.HWM(), n, vis)
 		if len(leases) == 0 {
 			break
 		}

@@ -92,12 +92,12 @@ func (q *Queue) releaseDue() int {
 
 // leaseDue leases due records into out, first among a consume's records:
 // they waited their turn already.
-func (q *Queue) leaseDue(l *storage.Log, out []Message, want int, budget *Budget, wake func()) []Message {
+func (q *Queue) leaseDue(l *storage.Log, out []Message, want int, vis time.Duration, budget *Budget, wake func()) []Message {
 	if !q.sched.ever.Load() {
 		return out // never a scheduled record here: the common case costs a load
 	}
 	q.releaseDue()
-	ls := q.sched.Due.Reserve(want)
+	ls := q.sched.Due.ReserveFor(want, vis)
 	released := 0
 	for i, x := range ls {
 		if budget.Full() {
