@@ -75,7 +75,12 @@ func (n *extendNode) produce() {
 
 func (n *extendNode) consume() (handle string, count int) {
 	n.t.Helper()
-	w := n.do("GET", "/v1/topics/jobs/consume", "")
+	return n.consumeQuery("")
+}
+
+func (n *extendNode) consumeQuery(query string) (handle string, count int) {
+	n.t.Helper()
+	w := n.do("GET", "/v1/topics/jobs/consume"+query, "")
 	if w.Code == http.StatusNoContent {
 		return "", 0
 	}
@@ -179,5 +184,36 @@ func TestAckExtendLongerThanTheTopic(t *testing.T) {
 	}
 	if w := n.ack(h, ""); w.Code != http.StatusNoContent {
 		t.Fatalf("ack within the 1h extend: %d %s", w.Code, w.Body)
+	}
+}
+
+// consume?visibility=<duration> leases for that long instead of the
+// topic's 30 s; the next consume without it is back to 30 s.
+func TestConsumeVisibilityParameter(t *testing.T) {
+	for _, tc := range []struct {
+		visibility string
+		life       time.Duration
+	}{{"2s", 2 * time.Second}, {"1500", 1500 * time.Millisecond}, {"1h", time.Hour}} {
+		t.Run(tc.visibility, func(t *testing.T) {
+			n := newExtendNode(t)
+			n.produce()
+			h, c := n.consumeQuery("?visibility=" + tc.visibility)
+			if h == "" || c != 1 {
+				t.Fatalf("first consume: %q %d", h, c)
+			}
+			n.clk.Advance(tc.life - time.Millisecond)
+			if again, _ := n.consume(); again != "" {
+				t.Fatal("redelivered 1ms before the consume's visibility ended")
+			}
+			n.clk.Advance(time.Millisecond)
+			again, c := n.consume()
+			if again == "" || c != 2 {
+				t.Fatalf("after the consume's visibility: %q (count %d), want a second delivery", again, c)
+			}
+			n.clk.Advance(30*time.Second - time.Millisecond)
+			if w := n.ack(again, ""); w.Code != http.StatusNoContent {
+				t.Fatalf("a consume without visibility leased for less than 30s: ack %d %s", w.Code, w.Body)
+			}
+		})
 	}
 }

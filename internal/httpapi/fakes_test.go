@@ -271,7 +271,11 @@ func consumeString(r broker.ConsumeRequest) string {
 	if r.Offset != nil {
 		s += fmt.Sprintf(" offset=%d", *r.Offset)
 	}
-	return s + fmt.Sprintf(" max=%d wait=%v", r.Max, r.Wait)
+	s += fmt.Sprintf(" max=%d wait=%v", r.Max, r.Wait)
+	if r.Visibility != 0 {
+		s += fmt.Sprintf(" visibility=%v", r.Visibility)
+	}
+	return s
 }
 
 // fakeFan is fan-out behind the API.

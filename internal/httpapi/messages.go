@@ -180,7 +180,7 @@ const waitCappedHeader = "Narad-Wait-Capped"
 
 func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) error {
 	q := r.URL.Query()
-	topic, err := s.messageTopicQuery(r, q, meta.ActionConsume, "wait", "partition", "offset", "max")
+	topic, err := s.messageTopicQuery(r, q, meta.ActionConsume, "wait", "partition", "offset", "max", "visibility")
 	if err != nil {
 		return err
 	}
@@ -192,6 +192,9 @@ func (s *Server) consume(w http.ResponseWriter, r *http.Request, user string) er
 		return err
 	}
 	if req.Wait, err = parseWait(q); err != nil {
+		return err
+	}
+	if req.Visibility, err = parseVisibility(q); err != nil {
 		return err
 	}
 	batch := q.Has("max")

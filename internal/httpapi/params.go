@@ -85,7 +85,7 @@ func parseWait(q url.Values) (time.Duration, error) {
 // renews the lease for the topic's visibility timeout (d 0); a zero
 // duration ("0", "0s", "0ms") nacks; any other duration, in wait's syntax
 // (a bare integer is milliseconds: "1" is 1 ms), renews it for that long,
-// 1ms..12h (broker.ValidExtend).
+// 1ms..12h (broker.ValidLeaseDuration).
 func parseExtend(q url.Values) (op broker.AckOp, d time.Duration, err error) {
 	if !q.Has("extend") {
 		return broker.Settle, 0, nil
@@ -101,8 +101,26 @@ func parseExtend(q url.Values) (op broker.AckOp, d time.Duration, err error) {
 	if d == 0 {
 		return broker.Nack, 0, nil
 	}
-	if err := broker.ValidExtend("extend", d); err != nil {
+	if err := broker.ValidLeaseDuration("extend", d); err != nil {
 		return 0, 0, err
 	}
 	return broker.Extend, d, nil
+}
+
+// parseVisibility reads a consume's visibility: how long the leases it
+// grants live instead of the topic's timeout, in wait's syntax, 1ms..12h;
+// 0 when absent.
+func parseVisibility(q url.Values) (time.Duration, error) {
+	if !q.Has("visibility") {
+		return 0, nil
+	}
+	v := q.Get("visibility")
+	d, err := duration.ParseMillis(v)
+	if err != nil {
+		return 0, badParam("visibility", v, `want a duration of 1ms..12h ("45s", or integer milliseconds)`)
+	}
+	if err := broker.ValidLeaseDuration("visibility", d); err != nil {
+		return 0, err
+	}
+	return d, nil
 }

@@ -146,6 +146,10 @@ var badRequests = []refusalCase{
 	{name: "consume: text partition", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=a"}, want: 400, says: "non-negative integer"},
 	{name: "replay: negative offset", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=0&offset=-1"}, want: 400, says: "non-negative integer"},
 	{name: "replay: text offset", req: request{method: "GET", target: "/v1/topics/orders/consume?partition=0&offset=end"}, want: 400, says: "non-negative integer"},
+	{name: "consume: zero visibility", req: request{method: "GET", target: "/v1/topics/orders/consume?visibility=0"}, want: 400, says: "visibility must be a duration of 1ms..12h (43200000 ms), got 0s"},
+	{name: "consume: negative visibility", req: request{method: "GET", target: "/v1/topics/orders/consume?visibility=-1s"}, want: 400, says: "visibility must be a duration of 1ms..12h (43200000 ms), got -1s"},
+	{name: "consume: visibility over 12h", req: request{method: "GET", target: "/v1/topics/orders/consume?visibility=13h"}, want: 400, says: "got 13h"},
+	{name: "consume: text visibility", req: request{method: "GET", target: "/v1/topics/orders/consume?visibility=long"}, want: 400, says: `query parameter visibility="long": want a duration of 1ms..12h`},
 	// ack, extend, nack
 	{name: "ack: unknown parameter", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extnd=true"}, want: 400, says: `"extnd"`},
 	{name: "ack: bad extend", req: request{method: "POST", target: "/v1/topics/orders/ack?receipt_handle=0:0:1&extend=yes"}, want: 400, says: `"true" (extend) or "0" (nack)`},
