@@ -22,9 +22,13 @@ type ConsumeOptions struct {
 	// Max asks for up to Max messages; the server then always answers
 	// with a {"messages": [...]} list.
 	Max int
+	// Visibility, when above zero, is how long the leases of this consume
+	// live instead of the topic's visibility timeout (1 ms .. 12 h, or the
+	// server answers 400); not with Offset.
+	Visibility time.Duration
 }
 
-// Consume reads messages: GET /v1/topics/{t}/consume?wait=&partition=&offset=&max=.
+// Consume reads messages: GET /v1/topics/{t}/consume?wait=&partition=&offset=&max=&visibility=.
 // It returns no messages and a nil error when nothing arrived in time (204).
 func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions) ([]Message, error) {
 	if topic == "" {
@@ -42,6 +46,9 @@ func (c *Client) Consume(ctx context.Context, topic string, opts ConsumeOptions)
 	}
 	if opts.Max > 0 {
 		q.Set("max", strconv.Itoa(opts.Max))
+	}
+	if opts.Visibility > 0 {
+		q.Set("visibility", opts.Visibility.String())
 	}
 	// Two answers: a list under "messages", or a single message object,
 	// which never has a "messages" key.

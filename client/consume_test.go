@@ -25,6 +25,18 @@ func TestConsumeSingleMessage(t *testing.T) {
 	}
 }
 
+func TestConsumeVisibility(t *testing.T) {
+	c, f := newFake(t, reply{status: 204}, reply{status: 204})
+	if _, err := c.Consume(ctx, "orders", ConsumeOptions{Max: 10, Visibility: 5 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Consume(ctx, "orders", ConsumeOptions{Visibility: -time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(seen{Method: "GET", Path: "/v1/topics/orders/consume", Query: url.Values{"max": {"10"}, "visibility": {"5m0s"}}},
+		seen{Method: "GET", Path: "/v1/topics/orders/consume"})
+}
+
 func TestConsumeList(t *testing.T) {
 	c, f := newFake(t, reply{status: 200, body: `{"messages":[
 		{"partition":2,"offset":10,"payload":"x"},{"partition":2,"offset":11,"payload":"eQ==","payload_encoding":"base64"}]}`})
