@@ -77,13 +77,7 @@ func TestExtendShorterReordersExpiries(t *testing.T) {
 func TestDueExtendForADuration(t *testing.T) {
 	for _, tc := range extendCases {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := clock.NewFake(time.Unix(1000, 0))
-			d := NewDue(0, defaultLimits, clk)
-			d.Add(9, 1)
-			ls := d.Reserve(1)
-			if len(ls) != 1 {
-				t.Fatalf("reserved %d, want 1", len(ls))
-			}
+			d, clk, ls := dueLeased(t, 0, 9)
 			clk.Advance(time.Second)
 			mustNil(t, "extend", d.Extend(9, ls[0].Nonce, tc.d))
 			at := clk.Now().Add(tc.life)
@@ -181,16 +175,25 @@ func TestGroupWalkVisibility(t *testing.T) {
 func TestDueReserveForADuration(t *testing.T) {
 	for _, tc := range reserveCases {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := clock.NewFake(time.Unix(1000, 0))
-			d := NewDue(0, defaultLimits, clk)
-			d.Add(9, 1)
-			d.Add(4, 2)
-			ls := d.ReserveFor(2, tc.d)
-			if len(ls) != 2 {
-				t.Fatalf("reserved %d, want 2", len(ls))
-			}
+			d, clk, ls := dueLeased(t, tc.d, 9, 4)
 			checkLife(t, clk, ls, tc.life, d.Expire)
 			checkLife(t, clk, d.Reserve(2), vt, d.Expire)
 		})
 	}
+}
+
+// dueLeased is a due table on a fake clock holding offs, all leased for
+// life (ReserveFor).
+func dueLeased(t *testing.T, life time.Duration, offs ...uint64) (*Due, *clock.Fake, []Lease) {
+	t.Helper()
+	clk := clock.NewFake(time.Unix(1000, 0))
+	d := NewDue(0, defaultLimits, clk)
+	for i, x := range offs {
+		d.Add(x, int64(i))
+	}
+	ls := d.ReserveFor(len(offs), life)
+	if len(ls) != len(offs) {
+		t.Fatalf("reserved %d, want %d", len(ls), len(offs))
+	}
+	return d, clk, ls
 }

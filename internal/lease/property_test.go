@@ -384,8 +384,9 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 		// Liveness: once every consumer is gone (all leases expired), a
 		// consumer that acks what it gets drains the partition: every
 		// unsettled offset below the hwm is delivered and the frontier
-		// reaches the hwm.
-		clk.Advance(5 * time.Second)
+		// reaches the hwm. The longest lease is twice the longest
+		// timeout drawn (reserve and extend draw 2v).
+		clk.Advance(2 * 5 * time.Second)
 		tb.SetLimits(limits)
 		pending := map[uint64]bool{}
 		for x := m.frontier; x < m.hwm; x++ {
