@@ -3,25 +3,20 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/clock"
-	"github.com/narad-io/narad/internal/meta/metatest"
-	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/storage"
-	"github.com/narad-io/narad/internal/wal"
 )
 
 // extendNode is a real one-node broker on a fake clock behind the API,
-// with topic "jobs" (one partition, visibility_timeout_ms 30000).
+// with topic "jobs" (visibility_timeout_ms 30000; records go to partition 0).
 type extendNode struct {
 	t   *testing.T
 	s   *Server
@@ -31,27 +26,9 @@ type extendNode struct {
 
 func newExtendNode(t *testing.T) *extendNode {
 	t.Helper()
-	dir := t.TempDir()
-	ms := metatest.Leader(t, dir, "n1")
-	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
-	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", DefaultPartitions: 1, MaxPartitions: 8,
-		DefaultRetentionMs: 3_600_000, DefaultVisibilityMs: 30_000, DefaultMaxInFlight: 1024, DefaultMaxAckedAhead: 1024,
-		Now: clk.Now, ExpirySweep: time.Hour, FrontierPersist: time.Hour,
-		Logger: slog.New(slog.DiscardHandler)}, ms, w, metrics.New())
-	b.Start()
-	b.OpenCreateGate()
-	t.Cleanup(func() { b.Close(); w.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "jobs"}, ""); err != nil {
-		t.Fatal(err)
-	}
-	s := New(b, nil, metrics.New(), nil, func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), Options{})
-	return &extendNode{t: t, s: s, b: b, clk: clk}
+	b := realBroker(t, clk.Now, "jobs")
+	return &extendNode{t: t, s: apiOver(b), b: b, clk: clk}
 }
 
 func (n *extendNode) do(method, target, body string) *httptest.ResponseRecorder {
@@ -166,24 +143,6 @@ func TestAckExtendRefusalLeavesTheLease(t *testing.T) {
 	n.clk.Advance(30*time.Second - time.Millisecond)
 	if w := n.ack(h, ""); w.Code != http.StatusNoContent {
 		t.Fatalf("ack after the refused extends: %d %s", w.Code, w.Body)
-	}
-}
-
-// The extended lease ends at its own time, not at the topic's: a second
-// extend=1h outlives 30 s, then acks.
-func TestAckExtendLongerThanTheTopic(t *testing.T) {
-	n := newExtendNode(t)
-	n.produce()
-	h, _ := n.consume()
-	if w := n.ack(h, "1h"); w.Code != http.StatusNoContent {
-		t.Fatalf("extend=1h: %d %s", w.Code, w.Body)
-	}
-	n.clk.Advance(time.Hour - time.Millisecond)
-	if again, _ := n.consume(); again != "" {
-		t.Fatal("redelivered before the 1h extend ran out")
-	}
-	if w := n.ack(h, ""); w.Code != http.StatusNoContent {
-		t.Fatalf("ack within the 1h extend: %d %s", w.Code, w.Body)
 	}
 }
 

@@ -2,23 +2,16 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/header"
-	"github.com/narad-io/narad/internal/meta/metatest"
-	"github.com/narad-io/narad/internal/metrics"
-	"github.com/narad-io/narad/internal/wal"
 )
 
 // The NDJSON and binary batch bodies refuse what a JSON batch refuses,
@@ -30,24 +23,7 @@ import (
 // partitions).
 func realBatchServer(t *testing.T) *Server {
 	t.Helper()
-	dir := t.TempDir()
-	ms := metatest.Leader(t, dir, "n1")
-	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", DefaultPartitions: 2, MaxPartitions: 8,
-		DefaultRetentionMs: 3_600_000, DefaultVisibilityMs: 30_000, DefaultMaxInFlight: 1024, DefaultMaxAckedAhead: 1024,
-		Logger: slog.New(slog.DiscardHandler)}, ms, w, metrics.New())
-	b.Start()
-	b.OpenCreateGate()
-	t.Cleanup(func() { b.Close(); w.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, ""); err != nil {
-		t.Fatal(err)
-	}
-	return New(b, nil, metrics.New(), nil, func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), Options{})
+	return apiOver(realBroker(t, nil, "orders"))
 }
 
 type batchCase struct {

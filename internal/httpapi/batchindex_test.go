@@ -1,20 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/narad-io/narad/internal/broker"
-	"github.com/narad-io/narad/internal/meta/metatest"
-	"github.com/narad-io/narad/internal/metrics"
-	"github.com/narad-io/narad/internal/wal"
 )
 
 // A refused batch produce names the refused record in a structured field
@@ -23,24 +14,7 @@ import (
 // remote child's sender) need not parse the text. Refusals that are not
 // about one record carry no index; the message is as before.
 func TestBatchRefusalNamesTheIndex(t *testing.T) {
-	dir := t.TempDir()
-	ms := metatest.Leader(t, dir, "n1")
-	w, err := wal.Open(filepath.Join(dir, "ingress"), wal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := broker.New(broker.Config{DataDir: dir, NodeID: "n1", DefaultPartitions: 2, MaxPartitions: 8,
-		DefaultRetentionMs: 3_600_000, DefaultVisibilityMs: 30_000, DefaultMaxInFlight: 1024, DefaultMaxAckedAhead: 1024,
-		Logger: slog.New(slog.DiscardHandler)}, ms, w, metrics.New())
-	b.Start()
-	b.OpenCreateGate()
-	t.Cleanup(func() { b.Close(); w.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := b.CreateTopic(ctx, broker.CreateTopicRequest{Name: "orders"}, ""); err != nil {
-		t.Fatal(err)
-	}
-	s := New(b, nil, metrics.New(), nil, func() (bool, string) { return true, "" }, slog.New(slog.DiscardHandler), Options{})
+	s := apiOver(realBroker(t, nil, "orders"))
 	for _, tc := range []struct {
 		name, topic, body string
 		status            int
