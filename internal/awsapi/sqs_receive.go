@@ -56,7 +56,7 @@ func (e *Edge) receiveMessage(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := e.consume(c, queue, int(max), time.Duration(waitS)*time.Second)
+	msgs, err := e.consume(c, queue, int(max), time.Duration(waitS)*time.Second, visibility)
 	if err != nil {
 		return nil, err
 	}
@@ -66,24 +66,23 @@ func (e *Edge) receiveMessage(c *call) (map[string]any, error) {
 	out := make([]any, 0, len(msgs))
 	now := e.now()
 	for i := range msgs {
-		m := &msgs[i]
-		if visibility >= 0 {
-			if err := e.setVisibility(c, queue, m.ReceiptHandle, visibility); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, e.received(queue, m, sysNames, attrNames, now))
+		out = append(out, e.received(queue, &msgs[i], sysNames, attrNames, now))
 	}
 	return map[string]any{"Messages": out}, nil
 }
 
-// consume takes up to max messages, long-polling up to wait: the /v1
+// consume takes up to limit messages, long-polling up to wait: the /v1
 // consume's wait may be capped below SQS's 20 s (http.max_consume_wait),
-// so an empty answer before the deadline polls again.
-func (e *Edge) consume(c *call, queue string, max int, wait time.Duration) ([]v1Message, error) {
+// so an empty answer before the deadline polls again. visibility, when
+// not negative, is the leases' visibility timeout in seconds instead of
+// the queue's; 0 (visible again at once) is Narad's shortest, 1 ms.
+func (e *Edge) consume(c *call, queue string, limit int, wait time.Duration, visibility int64) ([]v1Message, error) {
 	deadline := e.now().Add(wait)
 	for {
-		q := url.Values{"max": {strconv.Itoa(max)}}
+		q := url.Values{"max": {strconv.Itoa(limit)}}
+		if visibility >= 0 {
+			q.Set("visibility", strconv.FormatInt(max(visibility*1000, 1), 10))
+		}
 		left := deadline.Sub(e.now())
 		if left > 0 {
 			q.Set("wait", strconv.FormatInt(left.Milliseconds(), 10))

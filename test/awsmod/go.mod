@@ -12,5 +12,11 @@ require (
 require (
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
-	github.com/aws/smithy-go v1.28.9 // indirect
 )
+
+require (
+	github.com/aws/smithy-go v1.28.9
+	github.com/narad-io/narad v0.0.0-00010101000000-000000000000
+)
+
+replace github.com/narad-io/narad => ../..
