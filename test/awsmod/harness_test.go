@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -45,10 +46,12 @@ func TestMain(m *testing.M) {
 
 // node is one narad process.
 type node struct {
-	t    testing.TB
-	addr string
-	dir  string
-	env  []string
+	t       testing.TB
+	id      string
+	addr    string
+	cluster string
+	dir     string
+	env     []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -77,8 +80,16 @@ func (l *lockedBuffer) String() string {
 // is off unless they turn it on).
 func startNode(t testing.TB, extra ...string) *node {
 	t.Helper()
-	n := &node{t: t, addr: freeAddr(t), dir: t.TempDir(), env: extra}
+	n := newNode(t, "node-1", extra...)
 	n.start()
+	return n
+}
+
+// newNode prepares a node that is not started yet; its cleanup kills it
+// and shows its logs when the test failed.
+func newNode(t testing.TB, id string, extra ...string) *node {
+	t.Helper()
+	n := &node{t: t, id: id, addr: freeAddr(t), cluster: freePortPair(t), dir: t.TempDir(), env: extra}
 	t.Cleanup(func() {
 		n.kill()
 		if t.Failed() {
@@ -86,19 +97,49 @@ func startNode(t testing.TB, extra ...string) *node {
 			if len(logs) > 6000 {
 				logs = logs[len(logs)-6000:]
 			}
-			t.Logf("node logs:\n%s", logs)
+			t.Logf("logs of %s:\n%s", n.id, logs)
 		}
 	})
 	return n
 }
 
+// startCluster starts size nodes as one cluster, security off unless
+// extra turns it on, and waits until every node is ready.
+func startCluster(t testing.TB, size int, extra ...string) []*node {
+	t.Helper()
+	nodes := make([]*node, size)
+	var peers, ids []string
+	for i := range nodes {
+		nodes[i] = newNode(t, fmt.Sprintf("n%d", i+1), extra...)
+		peers = append(peers, nodes[i].id+"@"+nodes[i].cluster)
+		ids = append(ids, nodes[i].id)
+	}
+	for _, n := range nodes {
+		n.env = append(n.env, "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+			"NARAD_CLUSTER_INITIAL_MEMBERS="+strings.Join(ids, ","), "NARAD_CLUSTER_SECRET=awsmod-cluster-secret-0123456789")
+		n.launch()
+	}
+	for _, n := range nodes {
+		n.waitReady()
+	}
+	return nodes
+}
+
+// start starts the process and waits until it is ready.
 func (n *node) start() {
+	n.t.Helper()
+	n.launch()
+	n.waitReady()
+}
+
+// launch starts the process.
+func (n *node) launch() {
 	n.t.Helper()
 	cmd := exec.Command(naradBin, "serve")
 	cmd.Env = append(os.Environ(),
-		"NARAD_NODE_ID=node-1",
+		"NARAD_NODE_ID="+n.id,
 		"NARAD_HTTP_ADDR="+n.addr,
-		"NARAD_CLUSTER_ADDR="+freeAddr(n.t),
+		"NARAD_CLUSTER_ADDR="+n.cluster,
 		"NARAD_DATA_DIR="+filepath.Join(n.dir, "data"),
 		"NARAD_SECURITY_ENABLED=false",
 		"NARAD_LOG_FORMAT=text",
@@ -115,6 +156,14 @@ func (n *node) start() {
 	go func() { cmd.Wait(); close(done) }()
 	n.mu.Lock()
 	n.cmd, n.logs, n.done = cmd, logs, done
+	n.mu.Unlock()
+}
+
+// waitReady waits until the node answers /readyz with 200.
+func (n *node) waitReady() {
+	n.t.Helper()
+	n.mu.Lock()
+	done, logs := n.done, n.logs
 	n.mu.Unlock()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -181,4 +230,25 @@ func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// freePortPair is a cluster address whose port and the next one are
+// free: node RPC listens on the cluster port + 1.
+func freePortPair(t testing.TB) string {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		next, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1))
+		l.Close()
+		if err == nil {
+			next.Close()
+			return fmt.Sprintf("127.0.0.1:%d", p)
+		}
+	}
+	t.Fatal("no free port pair")
+	return ""
 }
