@@ -18,6 +18,7 @@ import (
 
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/httpapi"
+	"github.com/narad-io/narad/internal/metrics"
 )
 
 const (
@@ -54,6 +55,8 @@ type Options struct {
 	// ARNs (aws.account_id, aws.region).
 	AccountID, Region string
 	Log               *slog.Logger
+	// Metrics counts the edge's requests (nil: none).
+	Metrics *metrics.Metrics
 	// Now is the clock of SentTimestamp and the like (time.Now when nil).
 	Now func() time.Time
 }
@@ -66,6 +69,7 @@ type Edge struct {
 	account   string
 	region    string
 	log       *slog.Logger
+	m         *metrics.Metrics
 	now       func() time.Time
 
 	mu     sync.Mutex
@@ -77,7 +81,7 @@ type Edge struct {
 // New builds the edge.
 func New(o Options) *Edge {
 	e := &Edge{api: o.API, next: o.Next, verify: o.Verify, account: o.AccountID, region: o.Region,
-		log: o.Log, now: o.Now, purged: map[string]time.Time{}, tasks: newMoveTasks()}
+		log: o.Log, m: o.Metrics, now: o.Now, purged: map[string]time.Time{}, tasks: newMoveTasks()}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -107,6 +111,8 @@ type call struct {
 	authed    bool
 	requestID string
 	path      string // the request's path: a queue URL's, or "/"
+	start     time.Time
+	code      string // "ok", or the error code answered
 }
 
 // sender is SenderId: the signing key's user, or the account with
@@ -131,7 +137,8 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &call{service: serviceSQS, json: isJSON, host: r.Host, scheme: "http", remote: r.RemoteAddr,
-		requestID: newRequestID(), path: r.URL.Path}
+		requestID: newRequestID(), path: r.URL.Path, start: time.Now(), code: "ok"}
+	defer e.observe(c)
 	if r.TLS != nil {
 		c.scheme = "https"
 	}
@@ -326,6 +333,7 @@ func (e *Edge) fail(w http.ResponseWriter, c *call, err error) {
 		e.log.Warn("aws edge: unexpected error", "action", c.action, "error", err)
 		ae = errInternal.f("%v", err)
 	}
+	c.code = ae.Code
 	if c.json {
 		w.Header().Set("Content-Type", jsonContentType)
 		w.Header().Set("x-amzn-query-error", ae.queryCode()+";"+ae.faultType())
@@ -339,6 +347,24 @@ func (e *Edge) fail(w http.ResponseWriter, c *call, err error) {
 	w.Header().Set("Content-Type", "text/xml")
 	w.WriteHeader(ae.Status)
 	io.WriteString(w, b.String())
+}
+
+// observe counts a request in the edge's metrics: its action only when
+// the service has it, so a client cannot grow the label's values.
+func (e *Edge) observe(c *call) {
+	if e.m == nil {
+		return
+	}
+	action := "unknown"
+	table := sqsActions
+	if c.service == serviceSNS {
+		table = snsActions
+	}
+	if _, ok := table[c.action]; ok {
+		action = c.action
+	}
+	e.m.AWSRequests.WithLabelValues(c.service, action, c.code).Inc()
+	e.m.AWSDuration.WithLabelValues(c.service, action).Observe(time.Since(c.start).Seconds())
 }
 
 // newRequestID is a request's x-amzn-RequestId, shaped like AWS's.

@@ -34,11 +34,13 @@ type Metrics struct {
 	HTTPRequests       *prometheus.CounterVec   // method, route (method and pattern), status
 	HTTPDuration       *prometheus.HistogramVec // method, route
 	HTTPInFlight       prometheus.Gauge
-	ConsumerLag        *prometheus.GaugeVec // topic, partition
-	Scheduled          *prometheus.GaugeVec // topic
-	OldestUnconsumed   *prometheus.GaugeVec // topic, partition
-	InflightMessages   *prometheus.GaugeVec // topic, partition
-	AckedAheadMessages *prometheus.GaugeVec // topic, partition
+	AWSRequests        *prometheus.CounterVec   // service, action, code
+	AWSDuration        *prometheus.HistogramVec // service, action
+	ConsumerLag        *prometheus.GaugeVec     // topic, partition
+	Scheduled          *prometheus.GaugeVec     // topic
+	OldestUnconsumed   *prometheus.GaugeVec     // topic, partition
+	InflightMessages   *prometheus.GaugeVec     // topic, partition
+	AckedAheadMessages *prometheus.GaugeVec     // topic, partition
 	AckRejected        prometheus.Counter
 	AckExtended        prometheus.Counter
 	Nacks              prometheus.Counter
@@ -140,6 +142,11 @@ func New() *Metrics {
 	m.HTTPDuration = f.histogramVec("http_request_duration_seconds", "HTTP request latency by method and route.",
 		latencyBuckets, "method", "route")
 	m.HTTPInFlight = f.gauge("http_requests_in_flight", "HTTP requests being served.")
+	m.AWSRequests = f.counterVec("aws_requests_total",
+		`SQS and SNS requests by service (sqs, sns), action ("unknown" for one neither has) and code ("ok", or the AWS error code answered).`,
+		"service", "action", "code")
+	m.AWSDuration = f.histogramVec("aws_request_duration_seconds", "SQS and SNS request latency by service and action.",
+		latencyBuckets, "service", "action")
 
 	// Queue health.
 	m.ConsumerLag = f.gaugeVec("consumer_lag_messages", "High watermark minus consumer frontier.", "topic", "partition")

@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	// components close, last built first (broker and its partition logs,
 	// ingress WAL, metastore, node RPC pool, HTTP listener, the data
 	// directory's lock).
-	err = serveHTTP(ctx, cfg, httpLn, awsEdge(cfg, api, console.Handler(api), awsVerifier(cfg, ms, sealer), log.With("component", "aws")), n.httpTLS, log)
+	err = serveHTTP(ctx, cfg, httpLn, awsEdge(cfg, api, console.Handler(api), awsVerifier(cfg, ms, sealer), m, log.With("component", "aws")), n.httpTLS, log)
 	if n.clustered {
 		ms.TransferLeadership()
 	}

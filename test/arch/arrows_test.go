@@ -105,7 +105,8 @@ var allowed = map[string][]string{
 	// only through in-process /v1 requests (httpapi.AsUser, WithRecords),
 	// so it adds no second path to it; value types of broker (a produce's
 	// records), auth (the principal a signature proves) and header.
-	"awsapi": {"httpapi", "auth", "broker", "awsattr", "header"},
+	// metrics: the edge's own request counts.
+	"awsapi": {"httpapi", "auth", "broker", "awsattr", "header", "metrics"},
 	// history: the console's stats ring; it reads a topic's view (topic)
 	// and ticks on the injected clock.
 	"history": {"clock", "topic"},

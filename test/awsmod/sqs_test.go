@@ -2,6 +2,9 @@ package awsmod
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -89,5 +92,21 @@ func TestSQSTypedErrors(t *testing.T) {
 	var rhi *types.ReceiptHandleIsInvalid
 	if !errors.As(err, &rhi) {
 		t.Fatalf("a malformed handle: %v, want ReceiptHandleIsInvalid", err)
+	}
+	// The node counts each answer by action and code.
+	resp, err := http.Get(n.url() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`narad_aws_requests_total{action="GetQueueUrl",code="QueueDoesNotExist",service="sqs"} 1`,
+		`narad_aws_requests_total{action="CreateQueue",code="ok",service="sqs"} 1`,
+		`narad_aws_requests_total{action="DeleteMessage",code="ReceiptHandleIsInvalid",service="sqs"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
