@@ -40,6 +40,9 @@ offset, acknowledges nothing and so takes nothing away from consumers.
 and its payload_encoding as the server sent them); -o wide adds each
 delivery's count and receipt handle to the header; --raw prints the
 payload bytes alone.`,
+		Example: `  narad sub orders --wait 1s             # long-poll up to a second a request
+  narad sub orders --count 10 -o json    # ten messages, one JSON object a line
+  narad sub orders --peek                # watch without taking anything`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeTopics,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -83,7 +86,7 @@ payload bytes alone.`,
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.max, "max", 10, "messages asked for per request")
-	fs.Var(newDurationValue(&f.wait, 5*time.Second), "wait", "long-poll wait per request")
+	fs.Var(newDurationValue(&f.wait, 5*time.Second), "wait", "long-poll wait per request, a duration with its unit (1s, 500ms)")
 	fs.IntVarP(&f.count, "count", "n", 0, "stop after this many messages (0: run until interrupted)")
 	fs.BoolVar(&f.peek, "peek", false, "tail every partition without consuming (no acks)")
 	fs.BoolVar(&f.raw, "raw", false, "print payload bytes only, one per line")

@@ -76,7 +76,7 @@ func parseWait(q url.Values) (time.Duration, error) {
 	}
 	d, err := duration.ParseMillis(v)
 	if err != nil || d < 0 {
-		return 0, badParam("wait", v, `want a duration like "500ms" or "10s", or integer milliseconds`)
+		return 0, badParam("wait", v, `want a duration like "500ms" or "10s", or integer milliseconds (wait=1 is 1 ms)`)
 	}
 	return d, nil
 }

@@ -35,8 +35,8 @@ func TestParseWait(t *testing.T) {
 		"wait=1e3":   "want a duration",
 		"wait=":      "want a duration",
 		"wait=%205s": "want a duration", // no trimming on the API
-		"wait=soon":  "want a duration",
-		"wait=7":     "", // bare integers are milliseconds: accepted (listed to keep the rule visible)
+		"wait=soon":  "wait=1 is 1 ms",  // the refusal says how a bare number reads
+		"wait=7":     "",                // bare integers are milliseconds: accepted (listed to keep the rule visible)
 		// Past time.Duration's range in milliseconds: it used to wrap
 		// around (this one to a negative wait) instead of being refused.
 		"wait=9223372036855":        "want a duration",
