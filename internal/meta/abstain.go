@@ -179,7 +179,10 @@ func (s *Store) startAbstaining(hasState bool) error {
 		}
 	}
 	s.abstaining.on.Store(true)
-	s.log.Info("metastore: this node has no Raft state of its own yet recorded: it abstains from elections until its disk is recorded",
+	// Said for the operator: on a first start this is expected, and
+	// after a lost metastore directory it is what keeps the node from
+	// electing a leader with a log that lacks committed entries.
+	s.log.Info("metastore: this node has no recorded Raft history (a first start, or a lost metastore directory): it will not vote in leader elections until the cluster's leader records this disk, normally within seconds; nothing to do",
 		"node", s.opts.NodeID, "disk_id", s.opts.DiskID, "state_on_disk", hasState)
 	return nil
 }
@@ -217,7 +220,7 @@ func (s *Store) abstains(lastLogIndex uint64) bool {
 				_ = syncDir(filepath.Dir(s.abstaining.file))
 			}
 			s.abstaining.on.Store(false)
-			s.log.Info("metastore: this node's disk is recorded in its replica, which holds every entry committed before its Raft state was lost: it votes again",
+			s.log.Info("metastore: the cluster has recorded this node's disk, and this node's log holds every committed entry: it votes in leader elections again",
 				"node", s.opts.NodeID, "disk_id", s.opts.DiskID)
 		})
 		return false
