@@ -100,7 +100,8 @@ func printMembers(w io.Writer, members []client.Member, now time.Time, wide bool
 	return nil
 }
 
-// memberState is "alive" or "dead", with ",draining" while decommissioned.
+// memberState is "alive", "suspect" or "dead", with ",draining" while
+// decommissioned.
 func memberState(m client.Member) string {
 	s := orDash(m.State)
 	if m.Draining {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/cluster"
@@ -42,7 +43,7 @@ func (c *clusterOps) Members() []httpapi.MemberView {
 	out := make([]httpapi.MemberView, 0, len(members))
 	for _, m := range members {
 		v := httpapi.MemberView{ID: m.ID, RaftAddr: m.RaftAddr, RPCAddr: m.RPCAddr, HTTPAddr: m.HTTPAddr,
-			State: m.State, Draining: m.Draining, Voter: voters[m.ID], Leader: leader == m.ID,
+			State: cluster.ShownState(m, c.self, time.Now()), Draining: m.Draining, Voter: voters[m.ID], Leader: leader == m.ID,
 			Partitions: owned[m.ID], LastHeartbeatMs: m.LastHeartbeatMs}
 		for _, b := range blocked[m.ID] {
 			v.DecommissionBlocked = append(v.DecommissionBlocked, httpapi.BlockedView{Topic: b.Topic, Partition: b.Partition, Why: b.Why})
