@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
