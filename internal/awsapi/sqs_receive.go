@@ -193,7 +193,11 @@ func (e *Edge) ack(c *call, queue, handle, extend string) (answer, error) {
 // setVisibility makes a received message visible again seconds from now
 // (0: at once).
 func (e *Edge) setVisibility(c *call, queue, handle string, seconds int64) error {
-	a, err := e.ack(c, queue, handle, strconv.FormatInt(seconds, 10)+"s")
+	extend := "0" // /v1's nack
+	if seconds > 0 {
+		extend = strconv.FormatInt(seconds, 10) + "s"
+	}
+	a, err := e.ack(c, queue, handle, extend)
 	if err != nil {
 		return err
 	}
