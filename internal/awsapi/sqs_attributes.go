@@ -259,6 +259,8 @@ func redriveAllows(policy, sourceARN string) bool {
 // queueAttributes is every attribute of t that SQS reports.
 func (e *Edge) queueAttributes(t *topicView) map[string]string {
 	visible, inFlight, delayed := t.counts()
+	// The backlog counts scheduled records too, which are not visible.
+	visible -= min(visible, delayed)
 	a := map[string]string{
 		"QueueArn":                              e.arn(serviceSQS, t.Name),
 		"ApproximateNumberOfMessages":           strconv.FormatUint(visible, 10),
