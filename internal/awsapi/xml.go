@@ -28,6 +28,15 @@ var sqsMembers = map[string]string{
 	"Results":   "ListMessageMoveTasksResultEntry",
 }
 
+// sqsNoResult are the SQS actions without output, whose answers have no
+// <ActionResult> element. Every other action's answer has one, empty
+// when the output is (a ReceiveMessage that found nothing): clients
+// look for it.
+var sqsNoResult = map[string]bool{
+	"AddPermission": true, "ChangeMessageVisibility": true, "DeleteMessage": true, "DeleteQueue": true,
+	"PurgeQueue": true, "RemovePermission": true, "SetQueueAttributes": true, "TagQueue": true, "UntagQueue": true,
+}
+
 // writeXML writes the whole answer of action.
 func writeXML(b *strings.Builder, service, action, requestID string, out map[string]any) {
 	ns := sqsNamespace
@@ -36,7 +45,7 @@ func writeXML(b *strings.Builder, service, action, requestID string, out map[str
 	}
 	b.WriteString(xml.Header)
 	fmt.Fprintf(b, `<%sResponse xmlns="%s">`, action, ns)
-	if len(out) > 0 || service == serviceSNS {
+	if len(out) > 0 || service == serviceSNS || !sqsNoResult[action] {
 		fmt.Fprintf(b, "<%sResult>", action)
 		for _, k := range sortedKeys(out) {
 			if service == serviceSNS {
