@@ -38,6 +38,18 @@ var queryNames = map[string]struct {
 	"ChangeMessageVisibilityBatchRequestEntry": {"Entries", list},
 }
 
+// queryLists are the names, Query's and the JSON protocol's, of the
+// lists of queryNames.
+var queryLists = func() map[string]bool {
+	l := map[string]bool{}
+	for name, q := range queryNames {
+		if q.shape == list {
+			l[name], l[q.json] = true, true
+		}
+	}
+	return l
+}()
+
 type shape int
 
 const (
@@ -119,6 +131,12 @@ func normalize(v any) any {
 			if out, ok := pairs(l, "Name", "Value"); ok {
 				return out
 			}
+		}
+	}
+	for k, c := range m {
+		if c == "" && queryLists[k] {
+			// An empty list is its bare name (botocore sends Entries=).
+			m[k] = []any{}
 		}
 	}
 	for k, c := range m {
