@@ -39,6 +39,19 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
   fi
 fi
 
+# test/awsmod's Query protocol test (query_check.py) runs Debian's botocore
+# 1.29, which speaks Query to SQS (newer botocore speaks JSON), and never
+# skips: install python3-boto3 as Chromium above, else say so and stop.
+if [ ! -f /usr/lib/python3/dist-packages/botocore/__init__.py ] || [ ! -x /usr/bin/python3 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing python3-boto3 for test/awsmod's Query protocol test" >&2
+    apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-boto3 >/dev/null
+  else
+    echo "test.sh: test/awsmod's Query protocol test needs Debian's botocore; install it (Debian: sudo apt-get install -y python3-boto3) and run again" >&2
+    exit 1
+  fi
+fi
+
 ./scripts/lint.sh
 # The public client as another module imports it (its own go.mod, outside
 # internal/): ./... of this module does not reach into a nested module.
