@@ -1,6 +1,7 @@
 package awsmod
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -67,6 +68,14 @@ func stopShared() {
 func sharedSQS(t *testing.T) (*node, *sqs.Client) {
 	n := sharedNode(t)
 	return n, sqsClient(n, "AKIDEXAMPLE", "secret")
+}
+
+// sqsTest begins a test on the shared node, in parallel with the others:
+// the node, an SQS client of it, and the test's context.
+func sqsTest(t *testing.T) (*node, *sqs.Client, context.Context) {
+	t.Parallel()
+	n, c := sharedSQS(t)
+	return n, c, ctxT(t)
 }
 
 // newQueue creates a queue and answers its URL.

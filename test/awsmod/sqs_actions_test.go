@@ -16,9 +16,7 @@ import (
 // sqs_gaps_test.go.
 
 func TestSQSCreateQueue(t *testing.T) {
-	t.Parallel()
-	n, c := sharedSQS(t)
-	ctx := ctxT(t)
+	n, c, ctx := sqsTest(t)
 	std := newQueue(t, c, "act-create", map[string]string{"VisibilityTimeout": "7", "DelaySeconds": "0"})
 	if std != n.url()+"/000000000000/act-create" {
 		t.Fatalf("QueueUrl = %s", std)
@@ -54,9 +52,7 @@ func TestSQSCreateQueue(t *testing.T) {
 }
 
 func TestSQSGetQueueUrlListQueuesDeleteQueue(t *testing.T) {
-	t.Parallel()
-	n, c := sharedSQS(t)
-	ctx := ctxT(t)
+	n, c, ctx := sqsTest(t)
 	var want []string
 	for _, name := range []string{"lst-a", "lst-b", "lst-c", "lst-d", "lst-e"} {
 		want = append(want, newQueue(t, c, name, nil))
@@ -127,9 +123,7 @@ func TestSQSGetQueueUrlListQueuesDeleteQueue(t *testing.T) {
 }
 
 func TestSQSSetQueueAttributes(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "set-attrs", nil)
 	dlq := newQueue(t, c, "set-attrs-dlq", nil)
 	dlqArn := queueAttrs(t, c, dlq)["QueueArn"]
@@ -181,9 +175,7 @@ func TestSQSSetQueueAttributes(t *testing.T) {
 }
 
 func TestSQSSendMessageBatch(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "send-batch", nil)
 	out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q), Entries: []types.SendMessageBatchRequestEntry{
 		{Id: aws.String("a"), MessageBody: aws.String("one")},
@@ -231,9 +223,7 @@ func TestSQSSendMessageBatch(t *testing.T) {
 // ReceiveMessage returns up to ten, with the attributes asked for: All,
 // exact names, and a prefix.
 func TestSQSReceiveMessageSelection(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "recv-select", map[string]string{"VisibilityTimeout": "1"})
 	attrs := map[string]types.MessageAttributeValue{
 		"app.color": {DataType: aws.String("String"), StringValue: aws.String("red")},
@@ -310,9 +300,7 @@ func TestSQSReceiveMessageSelection(t *testing.T) {
 }
 
 func TestSQSDeleteMessageBatch(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "del-batch", map[string]string{"VisibilityTimeout": "60"})
 	for _, b := range []string{"x", "y", "z"} {
 		send(t, c, q, b)
@@ -335,9 +323,7 @@ func TestSQSDeleteMessageBatch(t *testing.T) {
 }
 
 func TestSQSPurgeQueue(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "purge", nil)
 	for range 4 {
 		send(t, c, q, "p")
@@ -359,9 +345,7 @@ func TestSQSPurgeQueue(t *testing.T) {
 }
 
 func TestSQSAddPermission(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "perm", nil)
 	_, err := c.AddPermission(ctx, &sqs.AddPermissionInput{QueueUrl: aws.String(q), Label: aws.String("l"),
 		AWSAccountIds: []string{"111122223333"}, Actions: []string{"SendMessage"}})
@@ -373,9 +357,7 @@ func TestSQSAddPermission(t *testing.T) {
 // StartMessageMoveTask moves a dead-letter queue's messages back; a
 // slow task can be listed and cancelled.
 func TestSQSMessageMoveTasks(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	src := newQueue(t, c, "move-src", nil)
 	dlq := newQueue(t, c, "move-dlq", nil)
 	dlqArn := queueAttrs(t, c, dlq)["QueueArn"]

@@ -11,9 +11,7 @@ import (
 // ApproximateNumberOfMessages, ...NotVisible and ...Delayed follow sends,
 // receives, deletes and delays; specific names answer only those.
 func TestSQSGetQueueAttributesCounts(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "attr-counts", map[string]string{"VisibilityTimeout": "60"})
 	waitCounts(t, c, q, counts{})
 	for i := range 3 {

@@ -58,9 +58,7 @@ func TestSQSErrorsRaw(t *testing.T) {
 }
 
 func TestSQSErrorsParameters(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "err-params", map[string]string{"VisibilityTimeout": "60"})
 	send(t, c, q, "one")
 	waitCounts(t, c, q, counts{visible: 1})
@@ -109,9 +107,7 @@ func TestSQSErrorsParameters(t *testing.T) {
 }
 
 func TestSQSErrorsBatches(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "err-batch", nil)
 	qu := aws.String(q)
 	entry := func(id string, size int) types.SendMessageBatchRequestEntry {
@@ -158,9 +154,7 @@ func TestSQSErrorsBatches(t *testing.T) {
 }
 
 func TestSQSErrorsAttributes(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "err-attrs", map[string]string{"VisibilityTimeout": "9"})
 	qu := aws.String(q)
 	before := queueAttrs(t, c, q)
@@ -204,9 +198,7 @@ func TestSQSErrorsAttributes(t *testing.T) {
 
 // A queue that does not exist, for every action that names one.
 func TestSQSErrorsNoQueue(t *testing.T) {
-	t.Parallel()
-	n, c := sharedSQS(t)
-	ctx := ctxT(t)
+	n, c, ctx := sqsTest(t)
 	missing := aws.String(n.url() + "/000000000000/err-nope")
 	check := func(what string, err error) {
 		t.Helper()

@@ -23,9 +23,7 @@ import (
 
 // ChangeMessageVisibility shortens and lengthens a message's invisibility.
 func TestSQSGapExtendChangeMessageVisibility(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "gap-cmv", map[string]string{"VisibilityTimeout": "60"})
 	sent := send(t, c, q, "short")
 	m := receiveN(t, c, q, 1)[0]
@@ -54,9 +52,7 @@ func TestSQSGapExtendChangeMessageVisibility(t *testing.T) {
 
 // ReceiveMessage's VisibilityTimeout overrides the queue's.
 func TestSQSGapExtendReceiveVisibility(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "gap-recv-vis", map[string]string{"VisibilityTimeout": "60"})
 	sent := send(t, c, q, "m")
 	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q), WaitTimeSeconds: 5, VisibilityTimeout: 1})
@@ -70,9 +66,7 @@ func TestSQSGapExtendReceiveVisibility(t *testing.T) {
 }
 
 func TestSQSGapTopicFieldsTags(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("gap-tags"), Tags: map[string]string{"team": "a", "env": "dev"}})
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +98,7 @@ func TestSQSGapTopicFieldsTags(t *testing.T) {
 }
 
 func TestSQSGapTopicFieldsAttributes(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "gap-attrs", nil)
 	created := queueAttrs(t, c, q)["LastModifiedTimestamp"]
 	time.Sleep(1100 * time.Millisecond) // LastModifiedTimestamp is in seconds at AWS; let it move
@@ -145,9 +137,7 @@ func TestSQSGapTopicFieldsAttributes(t *testing.T) {
 }
 
 func TestSQSGapTopicFieldsContentBasedDeduplication(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "gap-cbd.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
 	if a := queueAttrs(t, c, q); a["ContentBasedDeduplication"] != "true" {
 		t.Fatalf("ContentBasedDeduplication = %q", a["ContentBasedDeduplication"])

@@ -18,9 +18,7 @@ import (
 // a MessageDeduplicationId sent twice is one message, both sends
 // answered with its MessageId; a send without MessageGroupId is refused.
 func TestSQSFIFOOrderAndDedupe(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "sem-order.fifo", map[string]string{"FifoQueue": "true", "VisibilityTimeout": "30"})
 	const total = 35
 	for i := 0; i < total; {
@@ -101,9 +99,7 @@ func TestSQSFIFOOrderAndDedupe(t *testing.T) {
 
 // A receive with WaitTimeSeconds=20 returns as soon as a message comes.
 func TestSQSLongPollReturnsEarly(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "sem-longpoll", nil)
 	sent := make(chan error, 1)
 	go func() {
@@ -161,9 +157,7 @@ func TestSQSVisibilityExpiry(t *testing.T) {
 // the message is in the dead-letter queue; StartMessageMoveTask brings
 // it back.
 func TestSQSRedrive(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	dlq := newQueue(t, c, "sem-redrive-dlq", nil)
 	dlqArn := queueAttrs(t, c, dlq)["QueueArn"]
 	q := newQueue(t, c, "sem-redrive", map[string]string{"VisibilityTimeout": "1",
@@ -200,9 +194,7 @@ func TestSQSRedrive(t *testing.T) {
 // A message sent with DelaySeconds 2 is not received at once, and is by
 // a receive that waits.
 func TestSQSMessageDelay(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "sem-delay", nil)
 	start := time.Now()
 	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q), MessageBody: aws.String("later"), DelaySeconds: 2}); err != nil {
@@ -223,9 +215,7 @@ func TestSQSMessageDelay(t *testing.T) {
 // One data set, two doors: a message sent through SQS is consumed
 // through /v1, and a record produced through /v1 is received through SQS.
 func TestSQSAndV1(t *testing.T) {
-	t.Parallel()
-	n, c := sharedSQS(t)
-	ctx := ctxT(t)
+	n, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "sem-doors", nil)
 	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q), MessageBody: aws.String("through sqs"),
 		MessageAttributes: map[string]types.MessageAttributeValue{

@@ -10,9 +10,7 @@ import (
 
 // ChangeMessageVisibility to 0 makes a message visible at once.
 func TestSQSChangeMessageVisibilityZero(t *testing.T) {
-	t.Parallel()
-	_, c := sharedSQS(t)
-	ctx := ctxT(t)
+	_, c, ctx := sqsTest(t)
 	q := newQueue(t, c, "cmv-zero", map[string]string{"VisibilityTimeout": "60"})
 	send(t, c, q, "m1")
 	send(t, c, q, "m2")
