@@ -36,7 +36,7 @@ func sharedNode(t *testing.T) *node {
 			t.Fatal(err)
 		}
 		shared.dir = dir
-		n := &node{t: t, addr: freeAddr(t), dir: dir}
+		n := &node{t: t, id: "node-1", addr: freeAddr(t), cluster: freePortPair(t), dir: dir}
 		n.start()
 		shared.n = n
 	})
