@@ -1,0 +1,37 @@
+package awsapi
+
+import "net/http"
+
+// SNS's own error codes beyond those of errors.go (the SNS 2010-03-31 API
+// reference; the SDKs map each code to its typed error).
+var (
+	errSNSResourceNotFound  = errorKind{code: "ResourceNotFound", status: http.StatusNotFound}
+	errSNSEmptyBatch        = errorKind{code: "EmptyBatchRequest", status: http.StatusBadRequest}
+	errSNSTooManyEntries    = errorKind{code: "TooManyEntriesInBatchRequest", status: http.StatusBadRequest}
+	errSNSIdsNotDistinct    = errorKind{code: "BatchEntryIdsNotDistinct", status: http.StatusBadRequest}
+	errSNSInvalidBatchEntry = errorKind{code: "InvalidBatchEntryId", status: http.StatusBadRequest}
+	errSNSBatchTooLong      = errorKind{code: "BatchRequestTooLong", status: http.StatusBadRequest}
+)
+
+// snsAction wraps an SNS action so that the shared parameter readers'
+// refusals (params.go, awsattr: InvalidParameterValue and
+// MissingParameter, SQS's names) come back as SNS's InvalidParameter,
+// the code SNS answers for a bad or missing parameter.
+func snsAction(f func(*Edge, *call) (map[string]any, error)) func(*Edge, *call) (map[string]any, error) {
+	return func(e *Edge, c *call) (map[string]any, error) {
+		out, err := f(e, c)
+		return out, snsError(err)
+	}
+}
+
+func snsError(err error) error {
+	ae, ok := err.(*Error)
+	if !ok {
+		return err
+	}
+	switch ae.Code {
+	case errInvalidParameter.code, errMissingParameter.code, errInvalidAttributeValue.code, errInvalidAttributeName.code:
+		return &Error{Code: errSNSInvalidParam.code, Status: errSNSInvalidParam.status, Message: ae.Message}
+	}
+	return err
+}
