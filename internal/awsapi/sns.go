@@ -68,6 +68,16 @@ func snsRequired(p params, name string) (string, error) {
 	return s, nil
 }
 
+// attributeName reads Set*Attributes' AttributeName. The Query
+// conversion takes SNS's AttributeName for SQS's AttributeName.N (a
+// list, query.go), so it may arrive as a list of one.
+func attributeName(p params) (string, error) {
+	if l, ok := p["AttributeNames"].([]any); ok && !p.has("AttributeName") && len(l) == 1 {
+		p = params{"AttributeName": l[0]}
+	}
+	return snsRequired(p, "AttributeName")
+}
+
 // topicOf reads the topic an ARN parameter names.
 func (e *Edge) topicOf(p params, param string) (string, error) {
 	arn, err := snsRequired(p, param)
@@ -271,7 +281,7 @@ func (e *Edge) setTopicAttributes(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := snsRequired(c.p, "AttributeName")
+	k, err := attributeName(c.p)
 	if err != nil {
 		return nil, err
 	}

@@ -451,7 +451,7 @@ func (e *Edge) setSubscriptionAttributes(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := snsRequired(c.p, "AttributeName")
+	k, err := attributeName(c.p)
 	if err != nil {
 		return nil, err
 	}

@@ -162,3 +162,15 @@ func TestMessageFor(t *testing.T) {
 		}
 	}
 }
+
+// SNS's AttributeName reaches the action although the Query conversion
+// reads it as SQS's AttributeName.N list.
+func TestAttributeNameFromQuery(t *testing.T) {
+	p, err := fromQuery(url.Values{"AttributeName": {"DisplayName"}, "AttributeValue": {"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := attributeName(p); err != nil || k != "DisplayName" {
+		t.Fatalf("attributeName: %q %v", k, err)
+	}
+}
