@@ -305,3 +305,52 @@ func TestSNSTopicsAttributesTags(t *testing.T) {
 		t.Fatalf("GetTopicAttributes of a deleted topic: %v (%T), want NotFound", err, err)
 	}
 }
+
+// A FIFO topic delivers to a FIFO queue in group order and deduplicates
+// by content: a repeat answers the first publish's MessageId and is not
+// delivered again.
+func TestSNSFIFO(t *testing.T) {
+	n := startNode(t)
+	f := &snsFixture{t: t, sns: snsClient(n, "AKIDEXAMPLE", "secret"), sqs: sqsClient(n, "AKIDEXAMPLE", "secret")}
+	ctx := ctxT(t)
+	_, err := f.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("orders.fifo")})
+	var ip *snstypes.InvalidParameterException
+	if !errors.As(err, &ip) {
+		t.Fatalf("a .fifo topic without FifoTopic: %v, want InvalidParameter", err)
+	}
+	ct, err := f.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("orders.fifo"),
+		Attributes: map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.topic = *ct.TopicArn
+	cq, err := f.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("audit.fifo"),
+		Attributes: map[string]string{"FifoQueue": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.subscribe("arn:aws:sqs:us-east-1:000000000000:audit.fifo", map[string]string{"RawMessageDelivery": "true"})
+	var ids []string
+	for _, b := range []string{"1", "2", "1"} {
+		p, err := f.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(f.topic), Message: aws.String(b), MessageGroupId: aws.String("g")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, *p.MessageId)
+	}
+	if ids[0] != ids[2] || ids[0] == ids[1] {
+		t.Fatalf("MessageIds %v: a content repeat answers the first's", ids)
+	}
+	got := f.receive(*cq.QueueUrl, 3, 6*time.Second)
+	var order []string
+	for _, m := range got {
+		order = append(order, *m.Body)
+	}
+	if !slices.Equal(order, []string{"1", "2"}) {
+		t.Fatalf("the FIFO queue got %q, want 1 then 2", order)
+	}
+	_, err = f.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(f.topic), Message: aws.String("x")})
+	if !errors.As(err, &ip) {
+		t.Fatalf("a FIFO publish without a group: %v, want InvalidParameter", err)
+	}
+}
