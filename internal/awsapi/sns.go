@@ -68,14 +68,19 @@ func snsRequired(p params, name string) (string, error) {
 	return s, nil
 }
 
-// attributeName reads Set*Attributes' AttributeName. The Query
-// conversion takes SNS's AttributeName for SQS's AttributeName.N (a
-// list, query.go), so it may arrive as a list of one.
-func attributeName(p params) (string, error) {
+// attribute reads Set*Attributes' AttributeName and AttributeValue. The
+// Query conversion takes SNS's AttributeName for SQS's AttributeName.N
+// (a list, query.go), so the name may arrive as a list of one.
+func attribute(p params) (name, value string, err error) {
+	q := p
 	if l, ok := p["AttributeNames"].([]any); ok && !p.has("AttributeName") && len(l) == 1 {
-		p = params{"AttributeName": l[0]}
+		q = params{"AttributeName": l[0]}
 	}
-	return snsRequired(p, "AttributeName")
+	if name, err = snsRequired(q, "AttributeName"); err != nil {
+		return "", "", err
+	}
+	value, err = p.str("AttributeValue")
+	return name, value, err
 }
 
 // topicOf reads the topic an ARN parameter names.
@@ -281,11 +286,7 @@ func (e *Edge) setTopicAttributes(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := attributeName(c.p)
-	if err != nil {
-		return nil, err
-	}
-	v, err := c.p.str("AttributeValue")
+	k, v, err := attribute(c.p)
 	if err != nil {
 		return nil, err
 	}

@@ -267,7 +267,9 @@ func (e *Edge) publishBatch(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := publishEntries(c.p)
+	// SQS's rules for a batch's entries are SNS's; snsError gives their
+	// refusals SNS's codes.
+	entries, err := batchEntries(params{"Entries": c.p["PublishBatchRequestEntries"]})
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +295,7 @@ func (e *Edge) publishBatch(c *call) (map[string]any, error) {
 		goodID = append(goodID, id)
 	}
 	if total > maxPublishSize {
-		return nil, errSNSBatchTooLong.f("The length of all the batch messages put together is more than the limit: %d bytes, of at most %d.", total, maxPublishSize)
+		return nil, errBatchTooLong.f("The length of all the batch messages put together is more than the limit: %d bytes, of at most %d.", total, maxPublishSize)
 	}
 	ok := make([]any, 0, len(good))
 	if len(good) > 0 {
@@ -306,34 +308,4 @@ func (e *Edge) publishBatch(c *call) (map[string]any, error) {
 		}
 	}
 	return map[string]any{"Successful": ok, "Failed": failedList(failed)}, nil
-}
-
-// publishEntries reads PublishBatchRequestEntries: 1..10, each with an Id
-// of 1..80 [A-Za-z0-9_-], no Id twice.
-func publishEntries(p params) ([]params, error) {
-	entries, err := p.list("PublishBatchRequestEntries")
-	if err != nil {
-		return nil, err
-	}
-	if len(entries) == 0 {
-		return nil, errSNSEmptyBatch.f("The batch request doesn't contain any entries.")
-	}
-	if len(entries) > 10 {
-		return nil, errSNSTooManyEntries.f("The batch request contains more entries than permissible: %d, of at most 10.", len(entries))
-	}
-	seen := map[string]bool{}
-	for _, en := range entries {
-		id, err := en.str("Id")
-		if err != nil {
-			return nil, err
-		}
-		if !validEntryID(id) {
-			return nil, errSNSInvalidBatchEntry.f("The Id of a batch entry in a batch request doesn't abide by the specification: 1 to 80 alphanumeric characters, hyphens and underscores.")
-		}
-		if seen[id] {
-			return nil, errSNSIdsNotDistinct.f("Two or more batch entries in the request have the same Id: %s.", id)
-		}
-		seen[id] = true
-	}
-	return entries, nil
 }

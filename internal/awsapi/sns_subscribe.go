@@ -451,11 +451,7 @@ func (e *Edge) setSubscriptionAttributes(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := attributeName(c.p)
-	if err != nil {
-		return nil, err
-	}
-	v, err := c.p.str("AttributeValue")
+	k, v, err := attribute(c.p)
 	if err != nil {
 		return nil, err
 	}

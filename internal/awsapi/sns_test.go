@@ -170,7 +170,7 @@ func TestAttributeNameFromQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, err := attributeName(p); err != nil || k != "DisplayName" {
-		t.Fatalf("attributeName: %q %v", k, err)
+	if k, v, err := attribute(p); err != nil || k != "DisplayName" || v != "x" {
+		t.Fatalf("attribute: %q %q %v", k, v, err)
 	}
 }
