@@ -13,7 +13,7 @@ var (
 // MissingParameter, SQS's names) come back as SNS's InvalidParameter,
 // the code SNS answers for a bad or missing parameter, and the batch
 // refusals SNS shares with SQS with SNS's Query codes (SQS's carry the
-// AWS.SimpleQueueService. prefix).
+// AWS.SimpleQueueService. prefix), a missing queue as a missing topic.
 func snsAction(f func(*Edge, *call) (map[string]any, error)) func(*Edge, *call) (map[string]any, error) {
 	return func(e *Edge, c *call) (map[string]any, error) {
 		out, err := f(e, c)
@@ -29,6 +29,9 @@ func snsError(err error) error {
 	switch ae.Code {
 	case errInvalidParameter.code, errMissingParameter.code, errInvalidAttributeValue.code, errInvalidAttributeName.code:
 		return &Error{Code: errSNSInvalidParam.code, Status: errSNSInvalidParam.status, Message: ae.Message}
+	case errQueueDoesNotExist.code:
+		// The shared readers' queue is an SNS action's topic.
+		return errNotFound.f("Topic does not exist: %s", ae.Message)
 	case errEmptyBatch.code, errTooManyEntries.code, errIdsNotDistinct.code, errInvalidBatchEntryID.code, errBatchTooLong.code:
 		return &Error{Code: ae.Code, Status: ae.Status, Message: ae.Message}
 	}

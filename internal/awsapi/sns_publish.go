@@ -1,15 +1,12 @@
 package awsapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/awsattr"
 	"github.com/narad-io/narad/internal/broker"
-	"github.com/narad-io/narad/internal/header"
 )
 
 // Publishing (docs/aws.md, "SNS"): Publish and PublishBatch produce into
@@ -26,30 +23,9 @@ const maxPublishSize = 256 << 10
 // maxSubject is SNS's cap on a Subject, in characters.
 const maxSubject = 100
 
-// fifoInfo reads, at most once, whether a FIFO topic deduplicates by
-// content (the ContentBasedDeduplication attribute).
-type fifoInfo struct {
-	e       *Edge
-	c       *call
-	topic   string
-	read    bool
-	content bool
-}
-
-func (f *fifoInfo) contentDedup() (bool, error) {
-	if !f.read {
-		t, err := f.e.topic(f.c, f.topic, errNotFound)
-		if err != nil {
-			return false, err
-		}
-		f.read, f.content = true, t.AWSAttributes["ContentBasedDeduplication"] == "true"
-	}
-	return f.content, nil
-}
-
 // readPublish reads and checks one message to publish to topic (a
 // Publish's parameters or a batch entry's).
-func (e *Edge) readPublish(c *call, p params, topic string, fi *fifoInfo) (*outgoing, error) {
+func (e *Edge) readPublish(c *call, p params, topic string) (*outgoing, error) {
 	if !p.has("Message") {
 		return nil, errSNSInvalidParam.f("Invalid parameter: Message Reason: no value for required parameter")
 	}
@@ -92,7 +68,7 @@ func (e *Edge) readPublish(c *call, p params, topic string, fi *fifoInfo) (*outg
 		return nil, err
 	}
 	o := &outgoing{rec: broker.ProduceRecord{Payload: []byte(body), Headers: hs, AWS: aws}, size: size}
-	if err := readPublishOrdering(p, topic, fi, o); err != nil {
+	if err := e.readPublishOrdering(c, p, topic, o); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -171,52 +147,23 @@ func checkStringArrays(attrs []awsattr.Attribute) error {
 	return nil
 }
 
-// readPublishOrdering reads a message's group and deduplication id. A
-// FIFO topic needs a group, and a deduplication id unless it
-// deduplicates by content (a SHA-256 of the message); a standard topic
-// takes a group (the record's key, as SQS's fair queues use it) but no
-// deduplication id.
-func readPublishOrdering(p params, topic string, fi *fifoInfo, o *outgoing) error {
-	group, err := p.str("MessageGroupId")
-	if err != nil {
-		return err
+// readPublishOrdering reads a message's group and deduplication id by
+// SQS's rules, which are SNS's: a FIFO topic needs a group, and a
+// deduplication id unless it deduplicates by content (a SHA-256 of the
+// message); a standard topic takes a group (the record's key, as SQS's
+// fair queues use it) but no deduplication id. SNS has no DelaySeconds.
+func (e *Edge) readPublishOrdering(c *call, p params, topic string, o *outgoing) error {
+	if p.has("DelaySeconds") {
+		return errSNSInvalidParam.f("Invalid parameter: DelaySeconds Reason: SNS does not delay messages; set DelaySeconds on the queue.")
 	}
-	dedup, err := p.str("MessageDeduplicationId")
-	if err != nil {
-		return err
-	}
-	if group != "" && (len(group) > 128 || header.CheckMsgID(group) != nil) {
-		return errSNSInvalidParam.f("Invalid parameter: MessageGroupId Reason: 1 to 128 characters of alphanumerics and punctuation.")
-	}
-	if !isFIFO(topic) {
-		if dedup != "" {
-			return errSNSInvalidParam.f("Invalid parameter: MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
-		}
-		if group != "" {
-			o.rec.Key = []byte(group)
-		}
-		return nil
-	}
-	if group == "" {
-		return errSNSInvalidParam.f("Invalid parameter: The MessageGroupId parameter is required for FIFO topics")
-	}
-	o.rec.Key = []byte(group)
-	if dedup == "" {
-		content, err := fi.contentDedup()
-		if err != nil {
+	var qi queueInfo
+	if isFIFO(topic) && !p.has("MessageDeduplicationId") {
+		var err error
+		if qi, err = e.queueInfo(c, topic); err != nil {
 			return err
 		}
-		if !content {
-			return errSNSInvalidParam.f("Invalid parameter: The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
-		}
-		sum := sha256.Sum256(o.rec.Payload)
-		dedup = hex.EncodeToString(sum[:])
 	}
-	if len(dedup) > 128 || header.CheckMsgID(dedup) != nil {
-		return errSNSInvalidParam.f("Invalid parameter: MessageDeduplicationId Reason: 1 to 128 characters of alphanumerics and punctuation.")
-	}
-	o.rec.MsgID, o.rec.HasMsgID = dedup, true
-	return nil
+	return e.readOrdering(p, topic, qi, o)
 }
 
 // publishTarget reads Publish's topic: TopicArn or TargetArn (a topic's
@@ -251,7 +198,7 @@ func (e *Edge) publish(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := e.readPublish(c, c.p, topic, &fifoInfo{e: e, c: c, topic: topic})
+	o, err := e.readPublish(c, c.p, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +220,6 @@ func (e *Edge) publishBatch(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi := &fifoInfo{e: e, c: c, topic: topic}
 	var (
 		good   []*outgoing
 		goodID []string
@@ -282,9 +228,9 @@ func (e *Edge) publishBatch(c *call) (map[string]any, error) {
 	)
 	for _, en := range entries {
 		id, _ := en.str("Id")
-		o, err := e.readPublish(c, en, topic, fi)
+		o, err := e.readPublish(c, en, topic)
 		if err != nil {
-			if ae, ok := err.(*Error); ok && ae.Code == errNotFound.code {
+			if ae, ok := err.(*Error); ok && ae.Code == errQueueDoesNotExist.code {
 				return nil, err // the topic, not the entry
 			}
 			failed = append(failed, failure(id, snsError(err)))
