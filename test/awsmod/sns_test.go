@@ -194,7 +194,7 @@ type envelope struct {
 func TestSNSEnvelopeDelivery(t *testing.T) {
 	f := newSNSFixture(t, "news")
 	url, arn := f.queue("all-news")
-	f.subscribe(arn, nil)
+	sub := f.subscribe(arn, nil)
 	ids := map[string]string{}
 	for _, b := range []string{"a", "b", "c"} {
 		ids[b] = f.publish(b, "north")
@@ -215,6 +215,30 @@ func TestSNSEnvelopeDelivery(t *testing.T) {
 		if a := env.MessageAttributes["Store"]; a.Type != "String" || a.Value != "north" {
 			t.Fatalf("envelope attributes %+v", env.MessageAttributes)
 		}
+	}
+
+	// RawMessageDelivery turns the envelope off.
+	ctx := ctxT(t)
+	raw := func() string {
+		ga, err := f.sns.GetSubscriptionAttributes(ctx, &sns.GetSubscriptionAttributesInput{SubscriptionArn: aws.String(sub)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ga.Attributes["RawMessageDelivery"]
+	}
+	if r := raw(); r != "false" {
+		t.Fatalf("RawMessageDelivery = %q, want false", r)
+	}
+	if _, err := f.sns.SetSubscriptionAttributes(ctx, &sns.SetSubscriptionAttributesInput{SubscriptionArn: aws.String(sub),
+		AttributeName: aws.String("RawMessageDelivery"), AttributeValue: aws.String("true")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := raw(); r != "true" {
+		t.Fatalf("RawMessageDelivery = %q after setting it, want true", r)
+	}
+	f.publish("d", "north")
+	if b := bodies(f.receive(url, 1, 20*time.Second)); !slices.Equal(b, []string{"d"}) {
+		t.Fatalf("after RawMessageDelivery=true the queue got %q, want d", b)
 	}
 }
 
