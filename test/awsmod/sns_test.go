@@ -113,6 +113,17 @@ func TestSNSRawDeliveryWithFilter(t *testing.T) {
 	if sub != f.topic+":north-only" {
 		t.Fatalf("SubscriptionArn = %s", sub)
 	}
+	// Subscribing again with the same attributes answers the same ARN;
+	// with others, InvalidParameter.
+	if again := f.subscribe(arn, map[string]string{"RawMessageDelivery": "true", "FilterPolicy": `{"Store":["north"]}`}); again != sub {
+		t.Fatalf("a repeated Subscribe answered %s, want %s", again, sub)
+	}
+	_, err := f.sns.Subscribe(ctxT(t), &sns.SubscribeInput{TopicArn: aws.String(f.topic), Protocol: aws.String("sqs"),
+		Endpoint: aws.String(arn), Attributes: map[string]string{"RawMessageDelivery": "true"}})
+	var ip *snstypes.InvalidParameterException
+	if !errors.As(err, &ip) {
+		t.Fatalf("Subscribe again without the filter: %v, want InvalidParameter", err)
+	}
 	f.publish("one", "north")
 	f.publish("two", "south")
 	f.publish("three", "north")
