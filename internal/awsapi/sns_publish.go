@@ -12,9 +12,9 @@ import (
 // Publishing (docs/aws.md, "SNS"): Publish and PublishBatch produce into
 // the SNS topic through the /v1 batch produce, as SendMessage does into
 // a queue; the fan-out links then copy each record to the subscribed
-// queues. The record carries the Subject, the sender and the time in the
-// reserved header (awsattr.Meta), from which a link's envelope builds
-// SNS's notification.
+// queues. The record carries the Subject and the signing user in the
+// reserved header (awsattr.Meta); a link's envelope builds SNS's
+// notification from it, its Timestamp the record's commit time.
 
 // maxPublishSize is SNS's cap on a message and its attributes: 256 KiB,
 // so that the envelope around it fits Narad's 1 MiB record.
@@ -59,7 +59,7 @@ func (e *Edge) readPublish(c *call, p params, topic string) (*outgoing, error) {
 	if size > maxPublishSize {
 		return nil, errSNSInvalidParam.f("Invalid parameter: Message too long: the message and its attributes take %d bytes; SNS allows %d.", size, maxPublishSize)
 	}
-	meta := awsattr.Meta{Sender: c.sender(e), SentAt: e.now().UnixMilli(), Subject: subject}
+	meta := awsattr.Meta{Sender: c.principal.Name, Subject: subject}
 	hs, aws, err := awsattr.Encode(attrs, meta)
 	if err != nil {
 		if ae, ok := err.(*awsattr.Error); ok {
