@@ -20,7 +20,12 @@ import (
 var systemAttributes = []string{
 	"ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp", "SentTimestamp", "SenderId",
 	"MessageGroupId", "MessageDeduplicationId", "SequenceNumber", "AWSTraceHeader",
+	"DeadLetterQueueSourceArn",
 }
+
+// dlqTopicHeader names the topic a dead-lettered record came from
+// (docs/concepts.md, "Dead letters").
+const dlqTopicHeader = header.ReservedPrefix + "dlq-topic"
 
 func (e *Edge) receiveMessage(c *call) (map[string]any, error) {
 	queue, err := e.queueOf(c)
@@ -171,6 +176,9 @@ func (e *Edge) systemValues(queue string, m *v1Message, meta awsattr.Meta, produ
 	}
 	if meta.Trace != "" {
 		all["AWSTraceHeader"] = meta.Trace
+	}
+	if src, ok := m.Headers[dlqTopicHeader]; ok {
+		all["DeadLetterQueueSourceArn"] = e.arn(serviceSQS, src)
 	}
 	out := map[string]string{}
 	for n := range want {

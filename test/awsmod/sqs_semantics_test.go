@@ -171,9 +171,14 @@ func TestSQSRedrive(t *testing.T) {
 	if len(dead) != 1 || *dead[0].Body != "poison" {
 		t.Fatalf("the dead-letter queue has %+v", dead)
 	}
-	if *dead[0].MessageId != *sent.MessageId {
-		// SQS keeps the MessageId; a Narad dead-letter copy has its own.
-		t.Logf("MessageId in the dead-letter queue %s, sent %s", *dead[0].MessageId, *sent.MessageId)
+	if *dead[0].MessageId == *sent.MessageId {
+		// SQS keeps the MessageId; a Narad dead-letter copy is a record
+		// of its own (docs/aws.md, "What differs"): this pins the
+		// difference, so a change to it is seen and documented.
+		t.Fatalf("the dead-letter copy has its source's MessageId %s", *sent.MessageId)
+	}
+	if src, want := dead[0].Attributes["DeadLetterQueueSourceArn"], queueAttrs(t, c, q)["QueueArn"]; src != want {
+		t.Fatalf("DeadLetterQueueSourceArn = %q, want %q", src, want)
 	}
 	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(dlq),
 		ReceiptHandle: dead[0].ReceiptHandle, VisibilityTimeout: 0}); err != nil {
