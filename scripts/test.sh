@@ -52,6 +52,18 @@ if [ ! -f /usr/lib/python3/dist-packages/botocore/__init__.py ] || [ ! -x /usr/b
   fi
 fi
 
+# test/awsmod also runs the Node.js example of docs/aws.md, installing
+# @aws-sdk/client-sqs with npm: install Node.js as above when it is missing.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing nodejs and npm for docs/aws.md's Node.js example" >&2
+    apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm >/dev/null
+  else
+    echo "test.sh: test/awsmod runs docs/aws.md's Node.js example; install Node.js (Debian: sudo apt-get install -y nodejs npm) and run again" >&2
+    exit 1
+  fi
+fi
+
 ./scripts/lint.sh
 # The public client as another module imports it (its own go.mod, outside
 # internal/): ./... of this module does not reach into a nested module.
