@@ -115,15 +115,6 @@ type call struct {
 	code      string // "ok", or the error code answered
 }
 
-// sender is SenderId: the signing key's user, or the account with
-// security off.
-func (c *call) sender(e *Edge) string {
-	if c.authed {
-		return c.principal.Name
-	}
-	return e.account
-}
-
 // ServeHTTP answers SQS and SNS requests and hands every other request to
 // Next. A request is AWS's by its shape (docs/aws.md, "Endpoint"): a POST
 // with X-Amz-Target: AmazonSQS.<Action> (the JSON protocol), or a request
@@ -279,7 +270,7 @@ func (e *Edge) dispatch(c *call) (map[string]any, error) {
 		}
 		return nil, errInvalidAction.f("The action %s is not valid for this endpoint.", c.action)
 	}
-	if c.service == serviceSQS && c.p.has("QueueUrl") == false && queuePath(c.path) {
+	if c.service == serviceSQS && !c.p.has("QueueUrl") && queuePath(c.path) {
 		// The Query protocol may address the queue by the request's URL.
 		c.p["QueueUrl"] = c.scheme + "://" + c.host + c.path
 	}

@@ -54,15 +54,14 @@ func (k errorKind) f(format string, args ...any) *Error {
 // SNS 2010-03-31, and their common errors).
 var (
 	// Common to both services.
-	errMissingParameter    = errorKind{code: "MissingParameter", status: http.StatusBadRequest}
-	errInvalidParameter    = errorKind{code: "InvalidParameterValue", status: http.StatusBadRequest}
-	errInvalidAction       = errorKind{code: "InvalidAction", status: http.StatusBadRequest}
-	errAccessDenied        = errorKind{code: "AccessDenied", status: http.StatusForbidden}
-	errServiceUnavailable  = errorKind{code: "ServiceUnavailable", status: http.StatusServiceUnavailable, receiver: true}
-	errInternal            = errorKind{code: "InternalFailure", status: http.StatusInternalServerError, receiver: true}
-	errThrottled           = errorKind{code: "RequestThrottled", status: http.StatusBadRequest}
-	errMalformedBody       = errorKind{code: "MalformedQueryString", status: http.StatusBadRequest}
-	errUnsupportedProtocol = errorKind{code: "InvalidAction", status: http.StatusBadRequest}
+	errMissingParameter   = errorKind{code: "MissingParameter", status: http.StatusBadRequest}
+	errInvalidParameter   = errorKind{code: "InvalidParameterValue", status: http.StatusBadRequest}
+	errInvalidAction      = errorKind{code: "InvalidAction", status: http.StatusBadRequest}
+	errAccessDenied       = errorKind{code: "AccessDenied", status: http.StatusForbidden}
+	errServiceUnavailable = errorKind{code: "ServiceUnavailable", status: http.StatusServiceUnavailable, receiver: true}
+	errInternal           = errorKind{code: "InternalFailure", status: http.StatusInternalServerError, receiver: true}
+	errThrottled          = errorKind{code: "RequestThrottled", status: http.StatusBadRequest}
+	errMalformedBody      = errorKind{code: "MalformedQueryString", status: http.StatusBadRequest}
 
 	// SQS.
 	errQueueDoesNotExist      = errorKind{code: "QueueDoesNotExist", query: "AWS.SimpleQueueService.NonExistentQueue", status: http.StatusBadRequest}

@@ -92,24 +92,6 @@ func (p params) integer(name string, def, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
-// boolean is a boolean parameter; def when absent.
-func (p params) boolean(name string, def bool) (bool, error) {
-	switch v := p[name].(type) {
-	case nil:
-		return def, nil
-	case bool:
-		return v, nil
-	case string:
-		switch strings.ToLower(v) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-	}
-	return false, errInvalidParameter.f("Value for parameter %s is invalid. Reason: must be true or false.", name)
-}
-
 // strings is a list of strings (AttributeNames, TagKeys).
 func (p params) strings(name string) ([]string, error) {
 	v, ok := p[name]
