@@ -29,13 +29,16 @@ if [ ! -x "$helm" ]; then
 fi
 
 chart=deploy/helm/narad
-# Each line is one value set, as helm --set flags.
+# Each line is one value set, as helm --set flags. Rendered without a
+# cluster, a multi-node release must be given its cluster secret (the chart
+# refuses to generate one that would change on every render).
 value_sets=(
-  ""
+  "--set auth.clusterSecret=helm-check"
   "--set replicas=1"
-  "--set replicas=5 --set cluster.bootstrapReplicas=3"
-  "--set tls.clusterSecret=narad-cluster-tls --set tls.apiSecret=narad-api-tls"
-  "--set serviceMonitor.enabled=true --set podAntiAffinityPreset=hard"
+  "--set auth.existingSecret=narad-creds"
+  "--set replicas=5 --set cluster.bootstrapReplicas=3 --set auth.clusterSecret=helm-check"
+  "--set tls.clusterSecret=narad-cluster-tls --set tls.apiSecret=narad-api-tls --set auth.clusterSecret=helm-check"
+  "--set serviceMonitor.enabled=true --set podAntiAffinityPreset=hard --set auth.clusterSecret=helm-check"
 )
 for v in "${value_sets[@]}"; do
   # shellcheck disable=SC2086 # each set is split into its flags on purpose

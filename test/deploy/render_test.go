@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,11 +33,24 @@ func helmBinary(t *testing.T) string {
 	return ""
 }
 
+// testClusterSecret is the cluster secret every render is given first
+// (args may override it): rendered without a cluster, a multi-node
+// release refuses to render without one (see chart_secret_test.go).
+var testClusterSecret = []string{"--set", "auth.clusterSecret=chart-test-secret"}
+
 // renderText runs helm template on the chart with args (--set flags and
-// the like), as release "narad" in namespace "ns".
+// the like), as release "narad" in namespace "ns", given
+// testClusterSecret.
 func renderText(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(helmBinary(t), append([]string{"template", "narad", chartDir, "--namespace", "ns"}, args...)...)
+	return renderRelease(t, "narad", append(slices.Clone(testClusterSecret), args...)...)
+}
+
+// renderRelease runs helm template on the chart with args as release
+// name in namespace "ns", with no value of its own.
+func renderRelease(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helmBinary(t), append([]string{"template", name, chartDir, "--namespace", "ns"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
