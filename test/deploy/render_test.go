@@ -50,7 +50,13 @@ func renderText(t *testing.T, args ...string) (string, error) {
 // name in namespace "ns", with no value of its own.
 func renderRelease(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(helmBinary(t), append([]string{"template", name, chartDir, "--namespace", "ns"}, args...)...)
+	return execHelm(t, append([]string{"template", name, chartDir, "--namespace", "ns"}, args...)...)
+}
+
+// execHelm runs helm with args and returns its output.
+func execHelm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helmBinary(t), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
