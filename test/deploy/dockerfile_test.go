@@ -1,8 +1,13 @@
 package deploy
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +183,54 @@ func TestDockerfileStampsTheCommit(t *testing.T) {
 	}
 	if !stamped {
 		t.Error("the go build of the image does not stamp -X main.revision=${REVISION} with REVISION declared in its stage")
+	}
+}
+
+// TestDockerfileStampsVariablesThatExist: go build -X of a variable that
+// does not exist (renamed, moved out of package main) is silently
+// ignored, and the image would report "devel" and no commit again. Every
+// -X main.NAME of the image's build names a package-level string variable
+// of cmd/narad.
+func TestDockerfileStampsVariablesThatExist(t *testing.T) {
+	vars := map[string]bool{}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("../../cmd/narad/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, spec := range g.Specs {
+					for _, n := range spec.(*ast.ValueSpec).Names {
+						vars[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	x := regexp.MustCompile(`-X\s+main\.(\w+)=`)
+	var stamped []string
+	for _, in := range readDockerfile(t) {
+		if in.cmd == "RUN" && strings.Contains(in.args, "go build") {
+			for _, m := range x.FindAllStringSubmatch(in.args, -1) {
+				stamped = append(stamped, m[1])
+			}
+		}
+	}
+	if !slices.Contains(stamped, "revision") || !slices.Contains(stamped, "version") {
+		t.Errorf("the image's go build stamps %v, want version and revision", stamped)
+	}
+	for _, v := range stamped {
+		if !vars[v] {
+			t.Errorf("the Dockerfile stamps -X main.%s, but cmd/narad declares no variable %s: go build ignores it", v, v)
+		}
 	}
 }
