@@ -152,6 +152,8 @@ func TestDashboardNamesOnlyRegisteredMetrics(t *testing.T) {
 		"replication lag (records)":      "narad_partition_replication_lag_records",
 		"commit stall":                   "narad_partition_commit_stall_seconds",
 		"leader changes":                 "narad_partition_leader_changes_total",
+		"follower append failures":       "narad_replica_append_failures_total",
+		"fenced partition logs":          "narad_errors_total",
 	} {
 		if !names[metric] {
 			t.Errorf("the dashboard shows no %s (%s)", signal, metric)
@@ -194,6 +196,8 @@ func TestAlertingRulesParseAndNameRegisteredMetrics(t *testing.T) {
 		"commit stall":                "narad_partition_commit_stall_seconds",
 		"replication lag":             "narad_partition_replication_lag_seconds",
 		"leader churn":                "narad_partition_leader_changes_total",
+		"follower append failures":    "narad_replica_append_failures_total",
+		"fenced partition logs":       "narad_errors_total",
 	} {
 		if !names[metric] {
 			t.Errorf("no alerting rule on %s (%s)", signal, metric)
