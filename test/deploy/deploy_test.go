@@ -241,3 +241,54 @@ func TestChecksRefuseWhatDoesNotExist(t *testing.T) {
 		t.Errorf("a rule with unbalanced parentheses passed (err %v, complaints %q)", err, complaints)
 	}
 }
+
+// TestEveryAlertHasARunbook: each alert of the rules file has a row in
+// the alert list of docs/operations.md (what it means and the first
+// step), and the replication alerts operators look for first exist with
+// their hold times.
+func TestEveryAlertHasARunbook(t *testing.T) {
+	rules, err := os.ReadFile(rulesFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := os.ReadFile(filepath.Join(root(t), "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(ops), "\n## Alerts\n")
+	if !ok {
+		t.Fatal("docs/operations.md has no \"## Alerts\" section")
+	}
+	list, _, _ = strings.Cut(list, "\n## ")
+	holds := map[string]string{} // alert → its for:, "" when none
+	for _, block := range strings.Split(string(rules), "- alert: ")[1:] {
+		name, rest, _ := strings.Cut(block, "\n")
+		name = strings.TrimSpace(name)
+		holds[name] = ""
+		for _, l := range strings.Split(rest, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "for: "); ok {
+				holds[name] = v
+				break
+			}
+		}
+		if !strings.Contains(list, "| `"+name+"`") && !strings.Contains(list, ", `"+name+"` |") {
+			t.Errorf("alert %s has no row in the alert list of docs/operations.md", name)
+		}
+	}
+	if len(holds) < 10 {
+		t.Fatalf("found %d alerts in %s; the rules file's layout changed?", len(holds), rulesFile(t))
+	}
+	for name, want := range map[string]string{
+		"NaradUnderReplicatedPartitions": "5m",
+		"NaradReplicationLagHigh":        "5m",
+		"NaradPartitionWithoutLeader":    "1m",
+	} {
+		got, ok := holds[name]
+		switch {
+		case !ok:
+			t.Errorf("no alert %s", name)
+		case got != want:
+			t.Errorf("alert %s holds for %q, want %s", name, got, want)
+		}
+	}
+}
