@@ -75,7 +75,7 @@ func TestConsoleSchedulingAndFiltersInABrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#create-ordering"), "group"),
 		submit("form[data-form=create-topic]"))
 	b.until("the create is confirmed", has("form[data-form=create-topic] ~ div .ok"))
-	b.until("the new topic listed as grouped and delayed", `document.querySelector('tr[data-row="later"] [data-badge=grouped]') && document.querySelector('tr[data-row="later"] [data-badge=delayed]').textContent === "delay 15 min"`)
+	b.until("the new topic listed as grouped and delayed", `document.querySelector('tr[data-row="later"] [data-badge=grouped]') && document.querySelector('tr[data-row="later"] [data-badge=delayed]').textContent === "delay 15m"`)
 	d := describe("later")
 	if d["delivery_delay_ms"] != float64(900_000) {
 		t.Errorf("the topic created with a 15m delivery delay has delivery_delay_ms %v", d["delivery_delay_ms"])

@@ -70,14 +70,44 @@ export function bytes(n) {
   return (i ? n.toFixed(1) : n) + ' ' + u[i];
 }
 
-export function ms(v) {
-  if (v === undefined || v === null) return '—';
-  if (v === 0) return '0';
-  const s = v / 1000;
-  if (s < 120) return s + ' s';
-  if (s < 7200) return (s / 60).toFixed(s % 60 ? 1 : 0) + ' min';
-  if (s < 172800) return (s / 3600).toFixed(s % 3600 ? 1 : 0) + ' h';
-  return (s / 86400).toFixed(s % 86400 ? 1 : 0) + ' d';
+// duration prints milliseconds as the CLI does (internal/duration.Format):
+// whole days, hours and minutes, zero units left out, then what is left
+// below a minute as Go prints it: "7d", "1d12h", "1h30m", "45s", "1.5s",
+// "250ms"; 0 is "0s".
+export function duration(ms) {
+  if (ms === undefined || ms === null) return '—';
+  if (ms === 0) return '0s';
+  let out = ms < 0 ? '-' : '';
+  let u = Math.abs(ms);
+  for (const [size, unit] of [[86400000, 'd'], [3600000, 'h'], [60000, 'm']]) {
+    const n = Math.floor(u / size);
+    if (n > 0) {
+      out += n + unit;
+      u -= n * size;
+    }
+  }
+  if (u >= 1000) out += +(u / 1000).toFixed(9) + 's';
+  else if (u >= 1) out += +u.toFixed(6) + 'ms';
+  else if (u > 0) out += +(u * 1000).toFixed(3) + 'µs';
+  return out;
+}
+
+const UNIT_MS = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 };
+
+// parseDuration reads what the CLI's flags take (internal/duration,
+// ParseMillis): a bare integer is milliseconds, anything else a duration
+// such as "7d", "1h30m", "1.5s", optionally signed. It returns whole
+// milliseconds and throws on anything else.
+export function parseDuration(text) {
+  const s = String(text).trim();
+  if (/^[+-]?\d+$/.test(s)) return Number(s);
+  const m = /^([+-]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h|d))+)$/.exec(s);
+  if (!m) throw new Error('"' + s + '" is not a duration (want e.g. 30s, 12h, 7d, or milliseconds)');
+  let v = 0;
+  for (const [, n, unit] of m[2].matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h|d)/g)) v += Number(n) * UNIT_MS[unit];
+  const whole = Math.round(v);
+  if (Math.abs(v - whole) > 1e-6) throw new Error('"' + s + '" is not a whole number of milliseconds');
+  return m[1] === '-' ? -whole : whole;
 }
 
 export function ago(unixMs) {

@@ -1,21 +1,24 @@
 import { api, get, enc } from '../api.js';
-import { h, clear, table, problem, note, num, rate, ms, bytes, when, age, oldestUnconsumed, topicLink, field, confirmBox } from '../ui.js';
+import { h, clear, table, problem, note, num, rate, duration, parseDuration, bytes, when, age, oldestUnconsumed, topicLink, field, confirmBox } from '../ui.js';
 import { chart } from '../chart.js';
 import { childrenGraph } from './graph.js';
 
 // The settings a PATCH may change, with how they are shown.
 const SETTINGS = [
-  ['retention_ms', 'Retention (ms)', '0 keeps forever; else at least 3,600,000'],
-  ['visibility_timeout_ms', 'Visibility timeout (ms)', '1,000 .. 43,200,000'],
+  ['retention_ms', 'Retention', '0 keeps forever; else at least 1h'],
+  ['visibility_timeout_ms', 'Visibility timeout', '1s .. 12h'],
   ['max_in_flight_per_partition', 'Max in flight per partition', '1 .. 1,000,000'],
   ['max_acked_ahead_per_partition', 'Max acked ahead per partition', '1 .. 1,000,000'],
-  ['dedupe_window_ms', 'Dedupe window (ms)', '0: no idempotent produce'],
+  ['dedupe_window_ms', 'Dedupe window', '0: no idempotent produce; else 1s .. 1d'],
   ['max_deliveries', 'Max deliveries', '0: no dead-letter policy'],
   ['dead_letter_topic', 'Dead-letter topic', 'where records past max deliveries go'],
-  ['delivery_delay_ms', 'Delivery delay (ms)', '0: due at once; else each record waits this long (≤ 1 year)'],
+  ['delivery_delay_ms', 'Delivery delay', '0: due at once; else each record waits this long (≤ 1 year)'],
   ['ordering', 'Ordering', '"group": records of one key offered in order, none while an earlier one is leased'],
 ];
 const ORDERINGS = ['none', 'group'];
+// The settings in milliseconds: shown as durations ("7d", as the CLI
+// prints them), typed as a duration or a bare number of milliseconds.
+const DURATIONS = new Set(['retention_ms', 'visibility_timeout_ms', 'dedupe_window_ms', 'delivery_delay_ms']);
 
 // scheduledTotal sums the partitions' scheduled records (undefined when
 // no partition reports any: the field is absent when 0).
@@ -77,6 +80,11 @@ export async function render(main, params, ctx) {
       }
       const text = key === 'dead_letter_topic';
       const v = topic[key];
+      if (DURATIONS.has(key)) {
+        inputs[key] = h('input', { name: key, id: 'set-' + key, type: 'text', size: 10, spellcheck: false, 'data-duration': '',
+          value: duration(v ?? 0), title: 'a duration (30s, 1h30m, 7d) or milliseconds' });
+        return field(label, inputs[key], hint);
+      }
       const input = h('input', { name: key, id: 'set-' + key, type: text ? 'text' : 'number', min: text ? undefined : 0,
         value: v === undefined || v === null ? (text ? '' : 0) : String(v) });
       inputs[key] = input;
@@ -87,11 +95,15 @@ export async function render(main, params, ctx) {
     settingsForm.onsubmit = async (ev) => {
       ev.preventDefault();
       const patch = {};
-      for (const [key] of shown) {
-        const textual = key === 'dead_letter_topic' || key === 'ordering';
-        const was = topic[key] ?? (textual ? '' : 0);
-        const now = textual ? inputs[key].value.trim() : Number(inputs[key].value);
-        if (String(now) !== String(was)) patch[key] = now;
+      try {
+        for (const [key] of shown) {
+          const textual = key === 'dead_letter_topic' || key === 'ordering';
+          const was = topic[key] ?? (textual ? '' : 0);
+          const now = textual ? inputs[key].value.trim() : DURATIONS.has(key) ? parseDuration(inputs[key].value) : Number(inputs[key].value);
+          if (String(now) !== String(was)) patch[key] = now;
+        }
+      } catch (e) {
+        return clear(settingsOut, problem(e));
       }
       if (Object.keys(patch).length === 0) return clear(settingsOut, note('Nothing changed.'));
       try {
@@ -115,10 +127,10 @@ export async function render(main, params, ctx) {
       ['Oldest unconsumed', age(oldestUnconsumed(topic.partition_stats))],
       ['Created', when(topic.created_at)],
       ['Modified', when(topic.modified_at || topic.created_at)],
-      ['Retention', topic.retention_ms === 0 ? 'forever' : ms(topic.retention_ms)],
+      ['Retention', topic.retention_ms === 0 ? 'forever' : duration(topic.retention_ms)],
     ];
-    if (topic.fanout_delay_ms) facts.push(['Delay', ms(topic.fanout_delay_ms)]);
-    if (topic.delivery_delay_ms) facts.push(['Delivery delay', h('span', { 'data-fact': 'delivery-delay', 'data-ms': String(topic.delivery_delay_ms) }, ms(topic.delivery_delay_ms))]);
+    if (topic.fanout_delay_ms) facts.push(['Delay', duration(topic.fanout_delay_ms)]);
+    if (topic.delivery_delay_ms) facts.push(['Delivery delay', h('span', { 'data-fact': 'delivery-delay', 'data-ms': String(topic.delivery_delay_ms) }, duration(topic.delivery_delay_ms))]);
     if (topic.ordering) facts.push(['Ordering', h('span', { 'data-fact': 'ordering' }, topic.ordering === 'group' ? 'by message group' : topic.ordering)]);
     const sched = scheduledTotal(topic.partition_stats);
     if (sched !== undefined) facts.push(['Scheduled', h('span', { 'data-fact': 'scheduled', title: 'records scheduled for later and not due yet' }, num(sched))]);
@@ -166,7 +178,7 @@ export async function render(main, params, ctx) {
     const cs = list.children || [];
     clear(kids, childrenGraph(name, cs), table([
       ['Child', (c) => (c.remote ? h('span', {}, c.name) : topicLink(c.name))],
-      ['Kind', (c) => (c.remote ? 'remote: ' + c.remote.url + ' → ' + c.remote.topic : c.delay_ms ? 'delay ' + ms(c.delay_ms) : 'local')],
+      ['Kind', (c) => (c.remote ? 'remote: ' + c.remote.url + ' → ' + c.remote.topic : c.delay_ms ? 'delay ' + duration(c.delay_ms) : 'local')],
       ['State', (c) => h('span', { class: 'badge' + (c.state && c.state !== 'running' ? ' bad' : ' good'), title: c.state_reason || '' }, c.state || 'running')],
       ['Lag', (c) => num(c.lag_messages) + (c.lag_complete === false ? ' (incomplete)' : '')],
       ['Due lag', (c) => (c.due_lag_seconds === undefined ? '—' : c.due_lag_seconds.toFixed(1) + ' s')],

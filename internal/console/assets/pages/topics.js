@@ -1,5 +1,5 @@
 import { api, allTopics, get, enc } from '../api.js';
-import { h, clear, table, problem, note, num, rate, ms, age, oldestUnconsumed, topicLink, field } from '../ui.js';
+import { h, clear, table, problem, note, num, rate, duration, age, oldestUnconsumed, topicLink, field } from '../ui.js';
 
 const STATS_FOR = 50; // topics (after the search) whose figures are fetched
 
@@ -47,13 +47,13 @@ export async function render(main, params, ctx) {
         ['Topic', (t) => topicLink(t.name)],
         ['Role', (t) => [h('span', { class: 'badge' }, t.role + (t.fanout_delay_ms ? ' (delay)' : '') + (t.remote ? ' (remote)' : '')),
           t.ordering === 'group' ? [' ', h('span', { class: 'badge', 'data-badge': 'grouped', title: 'ordering: group' }, 'grouped')] : null,
-          t.delivery_delay_ms ? [' ', h('span', { class: 'badge', 'data-badge': 'delayed', title: 'delivery delay' }, 'delay ' + ms(t.delivery_delay_ms))] : null]],
+          t.delivery_delay_ms ? [' ', h('span', { class: 'badge', 'data-badge': 'delayed', title: 'delivery delay' }, 'delay ' + duration(t.delivery_delay_ms))] : null]],
         ['Partitions', (t) => num(t.partitions)],
         ['Backlog', (t) => num(stats.get(t.name)?.backlog)],
         ['Produce', (t) => rate(stats.get(t.name)?.produce_per_s)],
         ['Consume', (t) => rate(stats.get(t.name)?.consume_per_s)],
         ['Oldest unconsumed', (t) => age(oldest.get(t.name))],
-        ['Retention', (t) => (t.retention_ms === 0 ? 'forever' : ms(t.retention_ms))],
+        ['Retention', (t) => (t.retention_ms === 0 ? 'forever' : duration(t.retention_ms))],
         ['Owner', (t) => t.owner || '—'],
       ], shown, { name: 'topics', key: (t) => t.name, empty: all.length ? 'No topic matches.' : 'No topics yet.' }));
     return shown;
