@@ -74,6 +74,23 @@ export async function api(method, path, body, opts = {}) {
 
 export const get = (path) => api('GET', path).then((r) => r.data);
 
+// securityOff says whether the node checks credentials: only with
+// security off (developer mode) does it answer a request that carries
+// none. true or false once the node has said (kept for the page's life);
+// undefined while it is unreachable or not ready.
+let off;
+export async function securityOff() {
+  if (off !== undefined) return off;
+  try {
+    const res = await fetch('/v1/topics?limit=1', { credentials: 'omit', cache: 'no-store' });
+    if (res.status === 200) off = true;
+    else if (res.status === 401) off = false;
+  } catch {
+    // unreachable: ask again next time
+  }
+  return off;
+}
+
 export function enc(s) {
   return encodeURIComponent(s);
 }

@@ -1,7 +1,7 @@
 // The console's shell: hash routing (every page has a URL: deep links and
 // the back button work), the readiness banner, polling, sign-in state.
 
-import { api, credentials, signOut, ApiError } from './api.js';
+import { api, credentials, signOut, securityOff, ApiError } from './api.js';
 import { h, clear, problem } from './ui.js';
 import * as cluster from './pages/cluster.js';
 import * as topics from './pages/topics.js';
@@ -81,16 +81,23 @@ async function render() {
     }
     clear(main, h('h1', {}, 'Something went wrong'), problem(e));
   }
-  showWho();
+  await showWho(m.page === login);
+  if (!ctx.alive()) return;
   if (document.activeElement === document.body || !main.contains(document.activeElement)) {
     if (!main.querySelector('[autofocus]')) main.focus({ preventScroll: true });
   }
 }
 
-function showWho() {
+// showWho says who is signed in, and offers to sign out only where that
+// means something: not with security off (nobody signs in: every request
+// may do everything), nor on the sign-in page itself.
+async function showWho(onSignIn) {
   const c = credentials();
-  document.getElementById('who').textContent = c ? 'Signed in as ' + c.user : '';
-  document.getElementById('logout').hidden = !c;
+  const off = await securityOff();
+  const who = document.getElementById('who');
+  who.textContent = off ? 'Security off' : c ? 'Signed in as ' + c.user : '';
+  who.title = off ? 'No credentials are checked: see docs/security.md' : '';
+  document.getElementById('logout').hidden = !c || off === true || onSignIn;
 }
 
 // The banner: the node unreachable, or reachable but not ready.
