@@ -49,10 +49,7 @@ func TestConsoleAccessKeysInABrowser(t *testing.T) {
 	b.open("#/users")
 	b.until("the sign-in page, for the users page", has("form[data-form=login]"))
 	b.until("no Sign out on the sign-in page", `document.querySelector('#logout').hidden`)
-	b.run("sign in as admin",
-		chromedp.SetValue(chromedp.CSS("#login-user"), "admin"),
-		chromedp.SetValue(chromedp.CSS("#login-password"), rootPass),
-		submit("form[data-form=login]"))
+	b.signIn("admin", rootPass)
 	b.until("the users page after sign-in", has(`table[data-table=users] tr[data-row="admin"]`))
 	b.until("Sign out offered", `!document.querySelector('#logout').hidden`)
 
@@ -122,10 +119,7 @@ func TestConsoleAccessKeysInABrowser(t *testing.T) {
 	asRoot(t, n)("POST", "/v1/users/admin/access-keys", nil)
 	b.run("sign out", chromedp.Click(chromedp.CSS("#logout")))
 	b.until("signed out", has("form[data-form=login]"))
-	b.run("sign in as billing",
-		chromedp.SetValue(chromedp.CSS("#login-user"), "billing"),
-		chromedp.SetValue(chromedp.CSS("#login-password"), billingPass),
-		submit("form[data-form=login]"))
+	b.signIn("billing", billingPass)
 	b.until("signed in as billing", `document.querySelector('#who').textContent === 'Signed in as billing'`)
 	b.open("#/users")
 	b.until("its own key", has(fmt.Sprintf(`[data-section=my-keys] [data-keys="billing"] li[data-key=%q]`, second)))

@@ -61,10 +61,7 @@ func TestConsoleSchedulingAndFiltersInABrowser(t *testing.T) {
 
 	b := newBrowser(t, "http://"+n.http)
 	b.open("#/login")
-	b.run("sign in",
-		chromedp.SetValue(chromedp.CSS("#login-user"), admin),
-		chromedp.SetValue(chromedp.CSS("#login-password"), rootPass),
-		submit("form[data-form=login]"))
+	b.signIn(admin, rootPass)
 	b.until("the topics page", has(`tr[data-row="plans"]`))
 
 	// Create: a delivery delay given as a duration, and ordering.

@@ -147,6 +147,15 @@ func submit(form string) chromedp.Action[chromedp.Void] {
 	return chromedp.Click(chromedp.CSS(form + " button[type=submit]"))
 }
 
+// signIn fills and sends the sign-in form (the page must show it).
+func (b *browser) signIn(user, pass string) {
+	b.t.Helper()
+	b.run("sign in as "+user,
+		chromedp.SetValue(chromedp.CSS("#login-user"), user),
+		chromedp.SetValue(chromedp.CSS("#login-password"), pass),
+		submit("form[data-form=login]"))
+}
+
 // has is a JS expression: the selector matches an element.
 func has(sel string) string { return fmt.Sprintf("document.querySelector(%q) !== null", sel) }
 
@@ -237,10 +246,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	b.shot("login")
 	signIn := func(user, pass string) {
-		b.run("sign in as "+user,
-			chromedp.SetValue(chromedp.CSS("#login-user"), user),
-			chromedp.SetValue(chromedp.CSS("#login-password"), pass),
-			submit("form[data-form=login]"))
+		b.signIn(user, pass)
 		b.until("the topics page after sign-in", has(`tr[data-row="orders"]`))
 	}
 	signIn(admin, rootPass)
