@@ -20,6 +20,10 @@ import (
 // key is refused with the node's 409; a revoke removes the key from the
 // page and the API. The user itself, no admin, sees only its own keys.
 // The sign-in page offers no "Sign out".
+// signOutShown is a JS expression: the header's "Sign out" is on screen
+// (its hidden attribute alone is not enough: a style may override it).
+const signOutShown = `document.querySelector('#logout').checkVisibility()`
+
 func TestConsoleAccessKeysInABrowser(t *testing.T) {
 	n := startSecureNode(t)
 	const billingPass = "billing-password-1"
@@ -48,10 +52,10 @@ func TestConsoleAccessKeysInABrowser(t *testing.T) {
 	b := newBrowser(t, "http://"+n.http)
 	b.open("#/users")
 	b.until("the sign-in page, for the users page", has("form[data-form=login]"))
-	b.until("no Sign out on the sign-in page", `document.querySelector('#logout').hidden`)
+	b.until("no Sign out on the sign-in page", "!"+signOutShown)
 	b.signIn("admin", rootPass)
 	b.until("the users page after sign-in", has(`table[data-table=users] tr[data-row="admin"]`))
-	b.until("Sign out offered", `!document.querySelector('#logout').hidden`)
+	b.until("Sign out offered", signOutShown)
 
 	// The admin creates a user, then a key for it.
 	b.run("create a user",
@@ -127,7 +131,7 @@ func TestConsoleAccessKeysInABrowser(t *testing.T) {
 	b.shot("users-own-keys")
 	b.open("#/login")
 	b.until("the sign-in page", has("form[data-form=login]"))
-	b.until("no Sign out on the sign-in page, signed in or not", `document.querySelector('#logout').hidden`)
+	b.until("no Sign out on the sign-in page, signed in or not", "!"+signOutShown)
 }
 
 // With security off (developer mode) the console says so: the users page
@@ -152,11 +156,11 @@ func TestConsoleSecurityOffAndDurationsInABrowser(t *testing.T) {
 	if main := b.text("main"); strings.Contains(main, "Nothing here") {
 		t.Errorf("the users page with security off says %q", main)
 	}
-	b.until("no Sign out", `document.querySelector('#logout').hidden && document.querySelector('#who').textContent === 'Security off'`)
+	b.until("no Sign out", "!"+signOutShown+` && document.querySelector('#who').textContent === 'Security off'`)
 	b.shot("users-security-off")
 	b.until("a tab holding credentials", `(sessionStorage.setItem('narad.console.credentials', JSON.stringify({user: 'someone', password: 'pw'})), true)`)
 	b.run("reload", chromedp.Reload())
-	b.until("still no Sign out", has("[data-notice=security-off]")+` && document.querySelector('#logout').hidden`)
+	b.until("still no Sign out", has("[data-notice=security-off]")+" && !"+signOutShown)
 
 	// The formatter, value by value against the CLI's, and back.
 	values := []int64{0, 1, 250, 999, 1000, 1001, 1500, 30000, 45000, 59999, 60000, 90000, 3600000, 3600500,
