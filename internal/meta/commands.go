@@ -206,12 +206,21 @@ type DetachCmd struct {
 // change meant for one link never lands on a newer attach of the same
 // names. The metastore checks the filter's shape only (a JSON object, a
 // known scope); package fanout compiles it before proposing.
+//
+// The same command sets the link's envelope (Topic.FanoutEnvelope), so a
+// change of both is one command: with SetEnvelope, Envelope replaces it
+// (nil removes it); with KeepFilter, the filter is left as it is. A
+// command without them (every one written before envelopes existed) sets
+// the filter and leaves the envelope alone, as it did then.
 type SetLinkFilterCmd struct {
 	Parent      string          `json:"parent"`
 	Child       string          `json:"child"`
 	Epoch       string          `json:"epoch,omitempty"`
 	Filter      json.RawMessage `json:"filter,omitempty"`
 	FilterScope string          `json:"filter_scope,omitempty"`
+	KeepFilter  bool            `json:"keep_filter,omitempty"`
+	SetEnvelope bool            `json:"set_envelope,omitempty"`
+	Envelope    *LinkEnvelope   `json:"envelope,omitempty"`
 }
 
 // SetAssignmentsCmd replaces the given partitions' placements.

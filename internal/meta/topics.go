@@ -31,7 +31,7 @@ func applyCreateTopic(a *applyTx, payload json.RawMessage) error {
 		return topicErr(t.Name, ErrInvalid, "children are set by attach, not create")
 	}
 	if c.Attach == nil && (t.Parent != "" || t.AttachEpoch != "" || len(t.AttachOffsets) > 0 || t.FanoutDelayMs != 0 ||
-		len(t.FanoutFilter) > 0 || t.FanoutFilterScope != "") {
+		len(t.FanoutFilter) > 0 || t.FanoutFilterScope != "" || t.FanoutEnvelope != nil) {
 		return topicErr(t.Name, ErrInvalid, "link fields need an attach spec")
 	}
 	if _, exists, err := a.topic(t.Name); err != nil {
@@ -384,7 +384,10 @@ func checkAttach(parent, child Topic, s AttachSpec) error {
 	case !retentionCovers(parent.RetentionMs, s.DelayMs): // an invalid combination, like the API's 400
 		return topicErr(parent.Name, ErrInvalidCombination, "retention %d ms below delay %d ms + 1 h", parent.RetentionMs, s.DelayMs)
 	}
-	return checkFilterShape(child.Name, s.Filter, s.FilterScope)
+	if err := checkFilterShape(child.Name, s.Filter, s.FilterScope); err != nil {
+		return err
+	}
+	return checkEnvelope(child, s.Envelope)
 }
 
 func link(parent, child *Topic, s AttachSpec) {
@@ -393,12 +396,14 @@ func link(parent, child *Topic, s AttachSpec) {
 	child.AttachOffsets = slices.Clone(s.AttachOffsets)
 	child.FanoutDelayMs = s.DelayMs
 	setFilter(child, s.Filter, s.FilterScope)
+	child.FanoutEnvelope = cloneEnvelope(s.Envelope)
 	parent.Children = insertSorted(parent.Children, child.Name)
 }
 
 func clearLink(t *Topic) {
 	t.Parent, t.AttachEpoch, t.AttachOffsets, t.FanoutDelayMs = "", "", nil, 0
 	setFilter(t, nil, "")
+	t.FanoutEnvelope = nil
 }
 
 // retentionCovers: retention 0 keeps forever; otherwise it must reach

@@ -61,6 +61,12 @@ type Topic struct {
 	FanoutFilter      json.RawMessage `json:"fanout_filter,omitempty"`
 	FanoutFilterScope string          `json:"fanout_filter_scope,omitempty"`
 
+	// FanoutEnvelope, on a child whose link wraps its copies (linkfilter.go,
+	// "envelopes"): each copy's payload is the source record in that
+	// envelope. Absent on a link without one, and on every record written
+	// before envelopes existed: copies as published.
+	FanoutEnvelope *LinkEnvelope `json:"fanout_envelope,omitempty"`
+
 	// Remote, set on a remote child (docs/concepts.md, "Fan-out children"): a
 	// link to a topic of another cluster, with no partitions here. Such a
 	// record exists only while attached, is not a topic anyone can produce to
@@ -246,4 +252,8 @@ type AttachSpec struct {
 	DelayMs       int64           `json:"delay_ms,omitempty"`
 	Filter        json.RawMessage `json:"filter,omitempty"`
 	FilterScope   string          `json:"filter_scope,omitempty"`
+	// Envelope: the link wraps its copies (Topic.FanoutEnvelope); a spec
+	// without it (every spec written before envelopes existed) copies as
+	// published.
+	Envelope *LinkEnvelope `json:"envelope,omitempty"`
 }
