@@ -32,6 +32,9 @@ type AttachRequest struct {
 	// matches (rule: filtered links; CheckFilter).
 	Filter      json.RawMessage `json:"filter"`
 	FilterScope string          `json:"filter_scope"`
+	// Envelope: the link wraps each copy (rule: enveloped links;
+	// CheckEnvelope); absent or null for copies as published.
+	Envelope json.RawMessage `json:"envelope"`
 }
 
 // AttachView is the answer to an attach (docs/http-api.md): the parent's
@@ -49,6 +52,7 @@ type AttachView struct {
 	DelayMs       int64              `json:"delay_ms"`
 	Filter        json.RawMessage    `json:"filter,omitempty"`
 	FilterScope   string             `json:"filter_scope,omitempty"`
+	Envelope      *meta.LinkEnvelope `json:"envelope,omitempty"`
 	Remote        *meta.RemoteTarget `json:"remote,omitempty"`
 	State         string             `json:"state,omitempty"`
 	Warnings      []string           `json:"warnings,omitempty"`
@@ -62,6 +66,7 @@ func (e *Engine) attachView(parent, child string, spec meta.AttachSpec) (AttachV
 	}
 	av := AttachView{View: v, Child: child, AttachEpoch: spec.Epoch, AttachOffsets: spec.AttachOffsets, DelayMs: spec.DelayMs}
 	av.Filter, av.FilterScope = shownFilter(meta.Topic{FanoutFilter: spec.Filter, FanoutFilterScope: spec.FilterScope})
+	av.Envelope = spec.Envelope
 	return av, nil
 }
 
@@ -85,10 +90,17 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 		return AttachView{}, err
 	}
 	req.Filter, req.FilterScope = f, scope
+	env, err := CheckEnvelope(req.Envelope) // rule: enveloped links
+	if err != nil {
+		return AttachView{}, err
+	}
 	if req.Start != "" && !remote {
 		return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "start applies to remote children only")
 	}
 	if remote {
+		if env != nil {
+			return AttachView{}, refusal.New(refusal.ErrInvalid, 0, "a remote child takes no envelope: its copies go to the target as published")
+		}
 		return e.attachRemote(ctx, parentName, req)
 	}
 	if err := topic.ValidateName(parentName); err != nil {
@@ -118,7 +130,7 @@ func (e *Engine) Attach(ctx context.Context, parentName string, req AttachReques
 	if err != nil {
 		return AttachView{}, err
 	}
-	spec.Filter, spec.FilterScope = req.Filter, req.FilterScope
+	spec.Filter, spec.FilterScope, spec.Envelope = req.Filter, req.FilterScope, env
 	if err := e.topics.MetaErr(e.meta.Attach(ctx, req.Child, spec)); err != nil {
 		return AttachView{}, err
 	}
@@ -146,6 +158,10 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 	if err != nil {
 		return topic.View{}, err
 	}
+	env, err := CheckEnvelope(req.FanoutEnvelope) // rule: enveloped links
+	if err != nil {
+		return topic.View{}, err
+	}
 	// Validate the request itself before looking at the parent: a
 	// malformed request is 400 whatever else is wrong.
 	t, err := e.topics.PrepareTopic(req, owner)
@@ -166,7 +182,7 @@ func (e *Engine) CreateChild(ctx context.Context, req topic.CreateRequest, owner
 	if err != nil {
 		return topic.View{}, err
 	}
-	spec.Filter, spec.FilterScope = f, scope
+	spec.Filter, spec.FilterScope, spec.Envelope = f, scope, env
 	return e.topics.CommitTopic(ctx, t, &spec)
 }
 

@@ -32,6 +32,10 @@ type ChildView struct {
 	FilterScope string          `json:"filter_scope,omitempty"`
 	Filtered    uint64          `json:"filtered"`
 
+	// Enveloped links (rule: enveloped links): how the link wraps each
+	// copy; absent when it copies as published.
+	Envelope *meta.LinkEnvelope `json:"envelope,omitempty"`
+
 	// Remote children (rules: refusal stops the link, acked time): the
 	// target without credentials, the worst state of the link's cursors and
 	// why (the reason of the partition in that state, which names the
@@ -188,6 +192,7 @@ func (e *Engine) childView(parent, child meta.Topic, remote map[int]topic.Partit
 	v := ChildView{Name: child.Name, DelayMs: child.FanoutDelayMs, AttachEpoch: child.AttachEpoch, LagComplete: true,
 		DroppedMessages: e.droppedCounter(parent.Name, child.Name).Load(), Filtered: e.filteredCounter(parent.Name, child.Name).Load()}
 	v.Filter, v.FilterScope = shownFilter(child)
+	v.Envelope = child.FanoutEnvelope
 	if child.Remote != nil {
 		v.Remote, v.State, v.RecoveryPoint = child.Remote.Public(), StateRunning, []RecoveryPoint{}
 	}

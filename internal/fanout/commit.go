@@ -25,9 +25,21 @@ import (
 // retry alone). (A slice parameter would not do: the compiler may keep a
 // parameter's stack slot live for the whole call to reload its length from
 // it, and that slot holds the slab.)
-func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab *[]storage.Record) error {
+//
+// env is the link's envelope as the child's record named it when the slab
+// was read, nil for none (rule: enveloped links; a remote link has none).
+func (e *Engine) commitSlab(ctx context.Context, c *cursor, slab *[]storage.Record, env *meta.LinkEnvelope) error {
 	if parent, ok := e.meta.Topic(c.key.parent); ok {
-		*slab = withSourceIDs(*slab, parent, c.key.partition)
+		if env == nil || c.link.remote {
+			*slab = withSourceIDs(*slab, parent, c.key.partition)
+		} else {
+			var raw int
+			if *slab, raw = withEnvelopes(*slab, parent, c.key.partition, env); raw > 0 {
+				e.m.FanoutEnvelopeSkipped.WithLabelValues(c.key.parent, c.key.child).Add(float64(raw))
+				e.cfg.Logger.Warn("fan-out copies too large for their envelope went raw", "parent", c.key.parent,
+					"child", c.key.child, "partition", c.key.partition, "records", raw)
+			}
+		}
 	}
 	if c.link.remote {
 		return e.sendRemote(ctx, c, slab)

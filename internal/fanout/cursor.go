@@ -169,7 +169,7 @@ func (e *Engine) run(ctx context.Context, c *cursor) error {
 			// The slab is handed over, not kept: across a bucket outage
 			// only commitSlab's copy of the failed records stays live.
 			if n > 0 {
-				if err := e.commitSlab(ctx, c, &slab); err != nil {
+				if err := e.commitSlab(ctx, c, &slab, child.FanoutEnvelope); err != nil {
 					return err
 				}
 			}

@@ -80,6 +80,21 @@
 //     from the child's record at each slab: a change applies from the
 //     next slab. Headers are matched as a map of name to value (a record
 //     never holds a name twice). Remote children filter the same way.
+//   - enveloped links: a link with an envelope (meta.LinkEnvelope, format
+//     "sns") copies each record as Amazon SNS's notification of it, as SNS
+//     delivers to an SQS queue without RawMessageDelivery (envelope.go):
+//     MessageId is the id the SNS edge answered for the source
+//     (awsattr.MessageID of its source id and producer id), Message its
+//     payload, Timestamp its commit time, MessageAttributes its
+//     attributes (awsattr.Decode); the copy keeps its key and the broker's
+//     narad-msg-id and narad-deliver-at, and no other header of the
+//     source. The filter matches the source, before wrapping. A copy whose
+//     envelope would exceed 1 MiB goes raw, counted
+//     (narad_fanout_envelope_skipped_total): the link never stalls on it.
+//     Like the filter, the envelope is read from the child's record at
+//     each slab; a copy depends on its source record alone, so a repeated
+//     slab repeats it byte for byte. A remote child takes none; a link
+//     without one pays one nil check per slab.
 //   - source ids: every copy carries the reserved header narad-source-id,
 //     the message id of the parent record it copies (package messageid;
 //     commit.go's withSourceIDs), replacing one the parent record had;

@@ -21,10 +21,43 @@ import (
 // at every slab: a change applies from the next slab.
 
 // PatchRequest is the body of PATCH /v1/topics/{parent}/children/{child}:
-// the link's new filter, or null to remove it.
+// the link's new filter, or null to remove it, and its new envelope, or
+// null to remove it (rule: enveloped links). A field left out leaves that
+// option as it is; at least one must be given.
 type PatchRequest struct {
 	Filter      json.RawMessage `json:"filter"`
 	FilterScope string          `json:"filter_scope"`
+	Envelope    json.RawMessage `json:"envelope"`
+}
+
+// CheckPatch checks a patch from its body alone (400 for a malformed
+// one) and returns the command that makes it, Parent, Child and Epoch
+// left for the caller.
+func CheckPatch(req PatchRequest) (meta.SetLinkFilterCmd, error) {
+	if len(req.Filter) == 0 && len(req.Envelope) == 0 {
+		return meta.SetLinkFilterCmd{}, refusal.New(refusal.ErrInvalid, 0, "filter or envelope is required: a filter policy object or an envelope, or null to remove the link's")
+	}
+	var c meta.SetLinkFilterCmd
+	if len(req.Filter) == 0 {
+		if req.FilterScope != "" {
+			return meta.SetLinkFilterCmd{}, refusal.New(refusal.ErrInvalid, 0, "filter_scope %q needs a filter", req.FilterScope)
+		}
+		c.KeepFilter = true
+	} else {
+		f, scope, err := CheckFilter(req.Filter, req.FilterScope)
+		if err != nil {
+			return meta.SetLinkFilterCmd{}, err
+		}
+		c.Filter, c.FilterScope = f, scope
+	}
+	if len(req.Envelope) > 0 {
+		env, err := CheckEnvelope(req.Envelope)
+		if err != nil {
+			return meta.SetLinkFilterCmd{}, err
+		}
+		c.SetEnvelope, c.Envelope = true, env
+	}
+	return c, nil
 }
 
 // CheckFilter compiles a link's filter as an attach or a patch gives it
@@ -76,19 +109,17 @@ func shownFilter(t meta.Topic) (json.RawMessage, string) {
 	return t.FanoutFilter, scope
 }
 
-// PatchChild sets or removes the filter of the link parent → child. The
-// change is one Raft command, made against the attach epoch it was read
-// with; the link's cursors apply it from their next slab.
+// PatchChild sets or removes the filter, the envelope or both of the link
+// parent → child. The change is one Raft command, made against the attach
+// epoch it was read with; the link's cursors apply it from their next
+// slab.
 func (e *Engine) PatchChild(ctx context.Context, parentName, childName string, req PatchRequest) (ChildView, error) {
 	for _, n := range []string{parentName, childName} {
 		if err := topic.ValidateName(n); err != nil {
 			return ChildView{}, err
 		}
 	}
-	if len(req.Filter) == 0 {
-		return ChildView{}, refusal.New(refusal.ErrInvalid, 0, "filter is required: a filter policy object, or null to remove the link's filter")
-	}
-	f, scope, err := CheckFilter(req.Filter, req.FilterScope)
+	cmd, err := CheckPatch(req)
 	if err != nil {
 		return ChildView{}, err
 	}
@@ -100,7 +131,11 @@ func (e *Engine) PatchChild(ctx context.Context, parentName, childName string, r
 	if !ok || child.Parent != parentName {
 		return ChildView{}, refusal.New(refusal.ErrNotFound, 0, "%q is not a child of %q", childName, parentName)
 	}
-	if err := e.topics.MetaErr(e.meta.SetLinkFilter(ctx, parentName, childName, child.AttachEpoch, f, scope)); err != nil {
+	if cmd.Envelope != nil && child.Remote != nil {
+		return ChildView{}, refusal.New(refusal.ErrInvalid, 0, "a remote child takes no envelope: its copies go to the target as published")
+	}
+	cmd.Parent, cmd.Child, cmd.Epoch = parentName, childName, child.AttachEpoch
+	if err := e.topics.MetaErr(e.meta.SetLink(ctx, cmd)); err != nil {
 		return ChildView{}, err
 	}
 	if child, ok = e.meta.Topic(childName); !ok || child.Parent != parentName {

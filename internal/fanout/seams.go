@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
@@ -72,7 +71,7 @@ type Metastore interface {
 	CreateTopic(ctx context.Context, t meta.Topic, assignments []meta.Assignment, attach *meta.AttachSpec) error
 	Attach(ctx context.Context, child string, spec meta.AttachSpec) error
 	Detach(ctx context.Context, parent, child, epoch string) error
-	// SetLinkFilter sets or removes (f empty) a link's filter; a non-empty
-	// epoch must be the child's current attach epoch.
-	SetLinkFilter(ctx context.Context, parent, child, epoch string, f json.RawMessage, scope string) error
+	// SetLink sets or removes a link's filter, its envelope or both, in one
+	// command; a non-empty epoch must be the child's current attach epoch.
+	SetLink(ctx context.Context, c meta.SetLinkFilterCmd) error
 }

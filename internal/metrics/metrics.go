@@ -46,21 +46,22 @@ type Metrics struct {
 	Nacks              prometheus.Counter
 	// DeadLettered counts records committed to a dead-letter topic and
 	// settled on their source topic (topic: the source).
-	DeadLettered       *prometheus.CounterVec
-	PurgedMessages     *prometheus.CounterVec // topic
-	CountsRestored     prometheus.Counter
-	CorruptSkipped     prometheus.Counter
-	FanoutLag          *prometheus.GaugeVec // parent, child, partition
-	FanoutDueLag       *prometheus.GaugeVec // parent, child, partition
-	FanoutCommitted    *prometheus.CounterVec
-	FanoutDropped      *prometheus.CounterVec // parent, child
-	FanoutFiltered     *prometheus.CounterVec // parent, child
-	FanoutBatchRecords prometheus.Histogram
-	FanoutBatchBytes   prometheus.Histogram
-	FanoutDeferred     prometheus.Counter
-	RemoteLinkState    *prometheus.GaugeVec   // parent, child, state
-	RemoteSent         prometheus.Counter     // records a remote target acknowledged
-	RemoteErrors       *prometheus.CounterVec // reason (the link state it caused)
+	DeadLettered          *prometheus.CounterVec
+	PurgedMessages        *prometheus.CounterVec // topic
+	CountsRestored        prometheus.Counter
+	CorruptSkipped        prometheus.Counter
+	FanoutLag             *prometheus.GaugeVec // parent, child, partition
+	FanoutDueLag          *prometheus.GaugeVec // parent, child, partition
+	FanoutCommitted       *prometheus.CounterVec
+	FanoutDropped         *prometheus.CounterVec // parent, child
+	FanoutFiltered        *prometheus.CounterVec // parent, child
+	FanoutEnvelopeSkipped *prometheus.CounterVec // parent, child
+	FanoutBatchRecords    prometheus.Histogram
+	FanoutBatchBytes      prometheus.Histogram
+	FanoutDeferred        prometheus.Counter
+	RemoteLinkState       *prometheus.GaugeVec   // parent, child, state
+	RemoteSent            prometheus.Counter     // records a remote target acknowledged
+	RemoteErrors          *prometheus.CounterVec // reason (the link state it caused)
 
 	// Storage.
 	FsyncDuration      prometheus.Histogram
@@ -183,6 +184,8 @@ func New() *Metrics {
 	f.alias(m.FanoutDropped, "fanout_child_dropped_messages")
 	m.FanoutFiltered = f.counterVec("fanout_filtered_messages_total",
 		"Records a filtered link's cursor stepped over because its filter does not match them (not copied, by design).", "parent", "child")
+	m.FanoutEnvelopeSkipped = f.counterVec("fanout_envelope_skipped_total",
+		"Records an enveloped link copied raw because their envelope would exceed the 1 MiB record cap.", "parent", "child")
 	m.FanoutBatchRecords = f.histogram("fanout_batch_records", "Records per fan-out slab.", sizeBuckets)
 	m.FanoutBatchBytes = f.histogram("fanout_batch_bytes", "Bytes per fan-out slab.", prometheus.ExponentialBuckets(64, 4, 12))
 	m.FanoutDeferred = f.counter("fanout_anchor_deferred_total",

@@ -27,6 +27,7 @@ type CreateRequest struct {
 	FanoutDelayMs     *int64          `json:"fanout_delay_ms"`
 	FanoutFilter      json.RawMessage `json:"fanout_filter"`
 	FanoutFilterScope string          `json:"fanout_filter_scope"`
+	FanoutEnvelope    json.RawMessage `json:"fanout_envelope"`
 	MaxDeliveries     int             `json:"max_deliveries"`
 	DeadLetterTopic   string          `json:"dead_letter_topic"`
 	ReplicationFactor *int            `json:"replication_factor"`
@@ -36,10 +37,11 @@ type CreateRequest struct {
 	AWSAttributes map[string]string `json:"aws_attributes"`
 }
 
-// HasLinkFilter reports whether the request names a fan-out filter (not
-// null), which only a create with a parent may.
+// HasLinkFilter reports whether the request names a fan-out filter or
+// envelope (not null), which only a create with a parent may.
 func (r CreateRequest) HasLinkFilter() bool {
-	return (len(r.FanoutFilter) > 0 && string(r.FanoutFilter) != "null") || r.FanoutFilterScope != ""
+	return (len(r.FanoutFilter) > 0 && string(r.FanoutFilter) != "null") || r.FanoutFilterScope != "" ||
+		(len(r.FanoutEnvelope) > 0 && string(r.FanoutEnvelope) != "null")
 }
 
 // View is a topic as the API shows it.

@@ -81,7 +81,9 @@ var allowed = map[string][]string{
 	// Committer built on the public client. Never broker.
 	// header: a remote child's copy maps reserved names (remotecommit.go).
 	// filter: a child link copies only the records its filter matches.
-	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter", "messageid"},
+	// awsattr: an enveloped link wraps a copy as SNS's notification, its
+	// MessageId and MessageAttributes as the SQS/SNS edge reads them.
+	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter", "messageid", "awsattr"},
 	"cluster": {"meta", "route", "storage", "metrics", "clock", "refusal"},
 	// replica: keeping a replicated partition's copies in step (the
 	// leader's in-sync set and committed point, the follower's fetch
