@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/fanout"
 )
@@ -40,6 +39,9 @@ func (s *Server) attachChild(w http.ResponseWriter, r *http.Request, user string
 	if _, _, err := fanout.CheckFilter(req.Filter, req.FilterScope); err != nil {
 		return err
 	}
+	if _, err := fanout.CheckEnvelope(req.Envelope); err != nil {
+		return err
+	}
 	if err := s.allowLink(r, r.PathValue("topic"), req.Child); err != nil {
 		return err
 	}
@@ -71,8 +73,9 @@ func (s *Server) detachChild(w http.ResponseWriter, r *http.Request, user string
 	return nil
 }
 
-// patchChild sets or removes (null) the filter of the link parent →
-// child; the answer is the link as the children listing shows it.
+// patchChild sets or removes (null) the filter, the envelope or both of
+// the link parent → child; the answer is the link as the children listing
+// shows it.
 func (s *Server) patchChild(w http.ResponseWriter, r *http.Request, user string) error {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return err
@@ -91,10 +94,7 @@ func (s *Server) patchChild(w http.ResponseWriter, r *http.Request, user string)
 	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
-	if len(req.Filter) == 0 {
-		return apierr.BadRequest(`filter is required: a filter policy object, or null to remove the link's filter`)
-	}
-	if _, _, err := fanout.CheckFilter(req.Filter, req.FilterScope); err != nil {
+	if _, err := fanout.CheckPatch(req); err != nil {
 		return err
 	}
 	if err := s.allowLink(r, parent, child); err != nil {

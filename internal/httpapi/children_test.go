@@ -48,7 +48,7 @@ func TestMalformedFilterIs400NamingThePath(t *testing.T) {
 		{"PATCH", "/v1/topics/orders/children/audit", `{"filter":{"store":[{"anything-but":[]}]}}`, "filter.store[0]"},
 		{"PATCH", "/v1/topics/orders/children/audit", `{"filter":{"a":["x"]},"filter_scope":"payloads"}`, `filter_scope "payloads"`},
 		{"PATCH", "/v1/topics/orders/children/audit", `{"filter":null,"filter_scope":"payload"}`, "needs a filter"},
-		{"PATCH", "/v1/topics/orders/children/audit", `{}`, "filter is required"},
+		{"PATCH", "/v1/topics/orders/children/audit", `{}`, "filter or envelope is required"},
 		{"PATCH", "/v1/topics/orders/children/audit", `{"filter":{},"scope":"payload"}`, `"scope"`},
 		{"PATCH", "/v1/topics/orders/children/Bad*Name", `{"filter":null}`, "topic name"},
 	} {
@@ -80,6 +80,60 @@ func TestPatchChildRefusals(t *testing.T) {
 		e.rec.failWith("PatchChild", c.err)
 		if w := e.do(request{method: "PATCH", target: "/v1/topics/orders/children/audit", body: `{"filter":null}`}); w.Code != c.want {
 			t.Errorf("%v: %d %s, want %d", c.err, w.Code, w.Body, c.want)
+		}
+	}
+}
+
+// A link's envelope reaches the engine as given on attach and patch
+// (null removes it, absent leaves it), and the answers show it.
+func TestChildEnvelopeReachesTheEngine(t *testing.T) {
+	const env = `{"format":"sns","topic_arn":"arn:aws:sns:us-east-1:000000000000:news"}`
+	for _, c := range []struct{ method, target, body, call, shown string }{
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":` + env + `}`, `Attach orders child=audit delay=0 envelope=` + env, env},
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":null}`, `Attach orders child=audit delay=0 envelope=null`, ""},
+		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":` + env + `}`, `PatchChild orders audit filter= scope= envelope=` + env, env},
+		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":null}`, `PatchChild orders audit filter= scope= envelope=null`, ""},
+		{"PATCH", "/v1/topics/orders/children/audit", `{"filter":{"k":["v"]},"envelope":` + env + `}`, `PatchChild orders audit filter={"k":["v"]} scope= envelope=` + env, env},
+	} {
+		e := newEnv(t)
+		w := e.do(request{method: c.method, target: c.target, body: c.body})
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", c.body, w.Code, w.Body)
+		}
+		if got := e.rec.last(strings.Fields(c.call)[0]); got != c.call {
+			t.Fatalf("%s: the engine saw %q, want %q", c.body, got, c.call)
+		}
+		var v struct {
+			Envelope json.RawMessage `json:"envelope"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || string(v.Envelope) != c.shown {
+			t.Fatalf("%s: answer %s (%v), want envelope %s", c.body, w.Body, err, c.shown)
+		}
+	}
+}
+
+// A malformed envelope, on attach or patch, is 400 decided from the body:
+// nothing reaches the engine.
+func TestMalformedEnvelopeIs400(t *testing.T) {
+	for _, c := range []struct{ method, target, body, want string }{
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":{"format":"json","topic_arn":"arn:x"}}`, `envelope format "json"`},
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":{"format":"sns","topic_arn":"news"}}`, `does not start with`},
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":{"format":"sns"}}`, `topic_arn of 0 bytes`},
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":{"format":"sns","topic_arn":"arn:x","raw":true}}`, `unknown field "raw"`},
+		{"POST", "/v1/topics/orders/children", `{"child":"audit","envelope":"sns"}`, `envelope: want`},
+		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":{"format":"sns","topic_arn":"arn:a\tb"}}`, `not printable ASCII`},
+		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":{"format":"SNS","topic_arn":"arn:x"}}`, `envelope format "SNS"`},
+		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":{"format":"sns","topic_arn":"arn:x"},"filter_scope":"payload"}`, "needs a filter"},
+	} {
+		e := newEnv(t)
+		w := e.do(request{method: c.method, target: c.target, body: c.body})
+		var body struct{ Error string }
+		json.Unmarshal(w.Body.Bytes(), &body)
+		if w.Code != 400 || !strings.Contains(body.Error, c.want) {
+			t.Errorf("%s %s %s: %d %s, want 400 naming %q", c.method, c.target, c.body, w.Code, w.Body, c.want)
+		}
+		if n := len(e.rec.mutations()); n != 0 {
+			t.Errorf("%s: a refused request reached the engine: %v", c.body, e.rec.mutations())
 		}
 	}
 }

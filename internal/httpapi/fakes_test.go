@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -287,9 +288,10 @@ func (f *fakeFan) CreateChild(_ context.Context, req broker.CreateTopicRequest, 
 }
 
 func (f *fakeFan) Attach(_ context.Context, parent string, req fanout.AttachRequest) (fanout.AttachView, error) {
-	err := f.note(true, "Attach", "%s child=%s delay=%d", parent, req.Child, req.DelayMs)
+	err := f.note(true, "Attach", "%s child=%s delay=%d%s", parent, req.Child, req.DelayMs, envelopeNote(req.Envelope))
+	env, _ := fanout.CheckEnvelope(req.Envelope)
 	return fanout.AttachView{View: broker.TopicView{Topic: meta.Topic{Name: parent, Children: []string{req.Child}}, Role: "parent"},
-		Child: req.Child, AttachEpoch: "0011223344556677", AttachOffsets: []uint64{0}, DelayMs: req.DelayMs}, err
+		Child: req.Child, AttachEpoch: "0011223344556677", AttachOffsets: []uint64{0}, DelayMs: req.DelayMs, Envelope: env}, err
 }
 
 func (f *fakeFan) Children(parent string) (fanout.ChildrenView, error) {
@@ -302,12 +304,22 @@ func (f *fakeFan) Detach(_ context.Context, parent, child string) error {
 }
 
 func (f *fakeFan) PatchChild(_ context.Context, parent, child string, req fanout.PatchRequest) (fanout.ChildView, error) {
-	err := f.note(true, "PatchChild", "%s %s filter=%s scope=%s", parent, child, req.Filter, req.FilterScope)
+	err := f.note(true, "PatchChild", "%s %s filter=%s scope=%s%s", parent, child, req.Filter, req.FilterScope, envelopeNote(req.Envelope))
 	v := fanout.ChildView{Name: child, LagComplete: true}
-	if string(req.Filter) != "null" {
+	if len(req.Filter) > 0 && string(req.Filter) != "null" {
 		v.Filter, v.FilterScope = req.Filter, "headers"
 	}
+	v.Envelope, _ = fanout.CheckEnvelope(req.Envelope)
 	return v, err
+}
+
+// envelopeNote is a link envelope as a recorded call names it: nothing
+// when the request has none.
+func envelopeNote(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	return " envelope=" + string(raw)
 }
 
 // fakeUsers is the users domain behind the API.
