@@ -36,6 +36,9 @@ type Child struct {
 	FilterScope string          `json:"filter_scope,omitempty"`
 	Filtered    uint64          `json:"filtered"`
 
+	// Envelope, on an enveloped link: how it wraps each copy.
+	Envelope *LinkEnvelope `json:"envelope,omitempty"`
+
 	// A remote child (a topic of another cluster) has its target, without
 	// credentials; the state of its link (LinkRunning, …) and why it is in
 	// it; and, per parent partition, the recovery point: the target holds
@@ -112,13 +115,28 @@ const (
 	FilterPayload = "payload" // the fields of its JSON payload
 )
 
+// EnvelopeSNS is the one format of a link's envelope: Amazon SNS's
+// notification JSON, as SNS delivers to an SQS queue without
+// RawMessageDelivery.
+const EnvelopeSNS = "sns"
+
+// LinkEnvelope is a link's envelope (docs/http-api.md, "Envelopes"): each
+// copy's payload is its source record wrapped in Format, naming TopicARN
+// (1..1024 bytes of printable ASCII starting "arn:"); the copy carries
+// none of the source's client headers.
+type LinkEnvelope struct {
+	Format   string `json:"format"`
+	TopicARN string `json:"topic_arn"`
+}
+
 // AttachRequest attaches Child to a parent; the child receives every parent
 // record DelayMs after it was appended. With Remote set, Child is the
 // link's name (no local topic is needed) and the records go to Remote's
 // topic, from Start. With Filter set (an Amazon SNS filter policy, a
 // JSON object), the link copies only the records it matches, in
 // FilterScope (FilterHeaders when empty); a malformed one is a 400 whose
-// message names the place in it.
+// message names the place in it. With Envelope set, a local link wraps
+// each copy in it.
 type AttachRequest struct {
 	Child       string          `json:"child"`
 	DelayMs     int64           `json:"delay_ms,omitempty"`
@@ -126,6 +144,7 @@ type AttachRequest struct {
 	Start       string          `json:"start,omitempty"`
 	Filter      json.RawMessage `json:"filter,omitempty"`
 	FilterScope string          `json:"filter_scope,omitempty"`
+	Envelope    *LinkEnvelope   `json:"envelope,omitempty"`
 }
 
 // AttachResult is the attach answer: the parent's record (its Children
@@ -140,6 +159,7 @@ type AttachResult struct {
 	DelayMs     int64           `json:"delay_ms"`
 	Filter      json.RawMessage `json:"filter,omitempty"`
 	FilterScope string          `json:"filter_scope,omitempty"`
+	Envelope    *LinkEnvelope   `json:"envelope,omitempty"`
 	Remote      *RemoteTarget   `json:"remote,omitempty"`
 	State       string          `json:"state,omitempty"`
 	Warnings    []string        `json:"warnings,omitempty"`
@@ -155,6 +175,7 @@ func (r *AttachResult) UnmarshalJSON(b []byte) error {
 		DelayMs     int64           `json:"delay_ms"`
 		Filter      json.RawMessage `json:"filter"`
 		FilterScope string          `json:"filter_scope"`
+		Envelope    *LinkEnvelope   `json:"envelope"`
 		Remote      *RemoteTarget   `json:"remote"`
 		State       string          `json:"state"`
 		Warnings    []string        `json:"warnings"`
@@ -163,7 +184,7 @@ func (r *AttachResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = AttachResult{Topic: Topic(wire.plainTopic), Child: wire.Child, DelayMs: wire.DelayMs, Filter: wire.Filter,
-		FilterScope: wire.FilterScope, Remote: wire.Remote, State: wire.State, Warnings: wire.Warnings}
+		FilterScope: wire.FilterScope, Envelope: wire.Envelope, Remote: wire.Remote, State: wire.State, Warnings: wire.Warnings}
 	r.raw = bytes.Clone(b)
 	return nil
 }
@@ -188,10 +209,45 @@ func (c *Client) Detach(ctx context.Context, parent, child string) error {
 }
 
 // ChildPatch changes a link: Filter is its new filter (a JSON object) in
-// FilterScope (FilterHeaders when empty), or nil to remove the filter.
+// FilterScope (FilterHeaders when empty), or nil to remove the filter;
+// with KeepFilter the filter is left as it is. With SetEnvelope, Envelope
+// is the link's new envelope, nil to remove it; without, the envelope is
+// left as it is. Both change in one step.
 type ChildPatch struct {
-	Filter      json.RawMessage `json:"filter"` // nil is sent as null: remove
-	FilterScope string          `json:"filter_scope,omitempty"`
+	Filter      json.RawMessage
+	FilterScope string
+	KeepFilter  bool
+	SetEnvelope bool
+	Envelope    *LinkEnvelope
+}
+
+// MarshalJSON is the patch as sent: a nil Filter as null (remove) unless
+// KeepFilter, an envelope only with SetEnvelope (nil as null).
+func (p ChildPatch) MarshalJSON() ([]byte, error) {
+	var wire struct {
+		Filter      *json.RawMessage `json:"filter,omitempty"`
+		FilterScope string           `json:"filter_scope,omitempty"`
+		Envelope    *json.RawMessage `json:"envelope,omitempty"`
+	}
+	if !p.KeepFilter {
+		f := p.Filter
+		if f == nil {
+			f = json.RawMessage("null")
+		}
+		wire.Filter, wire.FilterScope = &f, p.FilterScope
+	}
+	if p.SetEnvelope {
+		e := json.RawMessage("null")
+		if p.Envelope != nil {
+			b, err := json.Marshal(p.Envelope)
+			if err != nil {
+				return nil, err
+			}
+			e = b
+		}
+		wire.Envelope = &e
+	}
+	return json.Marshal(wire)
 }
 
 // PatchChild changes the link parent → child:

@@ -82,6 +82,35 @@ func TestRemoteChildDecodesAndKeepsItsJSON(t *testing.T) {
 	}
 }
 
+// An envelope goes out on attach and patch and comes back in the answers;
+// a patch of the envelope alone leaves the filter out (unchanged), and
+// SetEnvelope with none sends null (remove).
+func TestAttachWithEnvelopeAndPatchChild(t *testing.T) {
+	const env = `{"format":"sns","topic_arn":"arn:aws:sns:us-east-1:000000000000:news"}`
+	c, f := newFake(t,
+		reply{status: 200, body: `{"name":"orders","child":"q","delay_ms":0,"envelope":` + env + `}`},
+		reply{status: 200, body: `{"name":"q","delay_ms":0,"attach_epoch":"e","lag_messages":0,"lag_complete":true,"dropped_messages":0,"filtered":0,"envelope":` + env + `}`},
+		reply{status: 200, body: `{"name":"q","delay_ms":0,"attach_epoch":"e","lag_messages":0,"lag_complete":true,"dropped_messages":0,"filtered":0}`},
+	)
+	want := LinkEnvelope{Format: EnvelopeSNS, TopicARN: "arn:aws:sns:us-east-1:000000000000:news"}
+	res, err := c.Attach(ctx, "orders", AttachRequest{Child: "q", Envelope: &want})
+	if err != nil || res.Envelope == nil || *res.Envelope != want {
+		t.Fatalf("attach: %+v %v", res, err)
+	}
+	k, err := c.PatchChild(ctx, "orders", "q", ChildPatch{KeepFilter: true, SetEnvelope: true, Envelope: &want})
+	if err != nil || k.Envelope == nil || *k.Envelope != want {
+		t.Fatalf("patch: %+v %v", k, err)
+	}
+	if k, err = c.PatchChild(ctx, "orders", "q", ChildPatch{Filter: json.RawMessage(`{"k":["v"]}`), SetEnvelope: true}); err != nil || k.Envelope != nil {
+		t.Fatalf("remove: %+v %v", k, err)
+	}
+	f.expect(
+		seen{Method: "POST", Path: "/v1/topics/orders/children", ContentType: "application/json", Body: `{"child":"q","envelope":` + env + `}`},
+		seen{Method: "PATCH", Path: "/v1/topics/orders/children/q", ContentType: "application/json", Body: `{"envelope":` + env + `}`},
+		seen{Method: "PATCH", Path: "/v1/topics/orders/children/q", ContentType: "application/json", Body: `{"filter":{"k":["v"]},"envelope":null}`},
+	)
+}
+
 func TestAttachWithFilterAndPatchChild(t *testing.T) {
 	c, f := newFake(t,
 		reply{status: 200, body: `{"name":"orders","child":"eu","delay_ms":0,"filter":{"region":["eu"]},"filter_scope":"payload"}`},

@@ -25,6 +25,8 @@ type Topic struct {
 	// AttachOffsets is kept raw: the contract does not fix its shape.
 	AttachOffsets json.RawMessage `json:"attach_offsets,omitempty"`
 	FanoutDelayMs int64           `json:"fanout_delay_ms,omitempty"`
+	// FanoutEnvelope, on an enveloped child: how its link wraps each copy.
+	FanoutEnvelope *LinkEnvelope `json:"fanout_envelope,omitempty"`
 	// DeliveryDelayMs schedules every record produced without a delay of
 	// its own that long after it is accepted (0: none; docs/concepts.md,
 	// "Scheduled delivery").
@@ -144,6 +146,9 @@ type CreateTopicRequest struct {
 	// only the records the filter matches (see AttachRequest.Filter).
 	FanoutFilter      json.RawMessage `json:"fanout_filter,omitempty"`
 	FanoutFilterScope string          `json:"fanout_filter_scope,omitempty"`
+	// FanoutEnvelope, with Parent: the link wraps each copy in it (see
+	// AttachRequest.Envelope).
+	FanoutEnvelope *LinkEnvelope `json:"fanout_envelope,omitempty"`
 	// MaxDeliveries > 0 dead-letters a record into DeadLetterTopic once
 	// its deliveries are used up (an extension; both or neither).
 	MaxDeliveries   int    `json:"max_deliveries,omitempty"`
