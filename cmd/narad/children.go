@@ -28,12 +28,26 @@ type remoteFlags struct {
 const remotePasswordEnv = "NARAD_REMOTE_PASSWORD"
 
 // filterFlags are a link's filter: --filter (an SNS filter policy, JSON)
-// and --filter-scope.
-type filterFlags struct{ policy, scope string }
+// and --filter-scope; and, on attach and create, its envelope:
+// --sns-envelope TOPIC_ARN.
+type filterFlags struct{ policy, scope, snsARN string }
 
 func (f *filterFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.policy, "filter", "", `copy only the records this Amazon SNS filter policy matches, e.g. '{"kind": ["order"]}'`)
 	fs.StringVar(&f.scope, "filter-scope", "", "what --filter matches: headers (default) or payload (the fields of a JSON payload)")
+}
+
+// addEnvelope adds --sns-envelope, which a new link takes.
+func (f *filterFlags) addEnvelope(fs *pflag.FlagSet) {
+	fs.StringVar(&f.snsARN, "sns-envelope", "", "wrap each copy in Amazon SNS's notification JSON naming this TopicArn, e.g. arn:aws:sns:us-east-1:000000000000:news")
+}
+
+// envelope is the envelope --sns-envelope asks for, nil for none.
+func (f *filterFlags) envelope() *client.LinkEnvelope {
+	if f.snsARN == "" {
+		return nil
+	}
+	return &client.LinkEnvelope{Format: client.EnvelopeSNS, TopicARN: f.snsARN}
 }
 
 // read checks the flags and returns the filter to send (nil for none).
@@ -82,7 +96,12 @@ retained record). "narad topic children PARENT" shows the link's state.
 their headers (the default) or, with --filter-scope payload, the fields of
 their JSON payload; "narad topic filter" changes or removes it:
 
-  narad topic attach orders orders-eu --filter '{"region": [{"prefix": "eu-"}]}'`,
+  narad topic attach orders orders-eu --filter '{"region": [{"prefix": "eu-"}]}'
+
+--sns-envelope wraps each copy in Amazon SNS's notification JSON, as SNS
+delivers to an SQS queue without raw message delivery:
+
+  narad topic attach news news-q --sns-envelope arn:aws:sns:us-east-1:000000000000:news`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: a.completeTopicsAt(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,7 +109,7 @@ their JSON payload; "narad topic filter" changes or removes it:
 			if err != nil {
 				return err
 			}
-			req := client.AttachRequest{Child: args[1]}
+			req := client.AttachRequest{Child: args[1], Envelope: filt.envelope()}
 			if req.Filter, req.FilterScope, err = filt.read(); err != nil {
 				return err
 			}
@@ -147,6 +166,7 @@ their JSON payload; "narad topic filter" changes or removes it:
 	_ = cmd.RegisterFlagCompletionFunc("start", cobra.FixedCompletions(
 		[]string{client.StartAttach, client.StartFrontier, client.StartOldest}, cobra.ShellCompDirectiveNoFileComp))
 	filt.add(fs)
+	filt.addEnvelope(fs)
 	completeScope(cmd)
 	out = addOutputFlags(cmd)
 	return cmd
@@ -270,6 +290,9 @@ func attachSummary(parent string, req client.AttachRequest, res client.AttachRes
 	}
 	if res.Filter != nil {
 		fmt.Fprintf(&sb, ", filtered by %s (%s)", res.Filter, first(res.FilterScope, client.FilterHeaders))
+	}
+	if res.Envelope != nil {
+		fmt.Fprintf(&sb, ", wrapped as %s notifications of %s", res.Envelope.Format, res.Envelope.TopicARN)
 	}
 	if res.AttachEpoch != "" {
 		sb.WriteString(" (epoch " + res.AttachEpoch + ")")

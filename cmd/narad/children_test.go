@@ -76,6 +76,30 @@ func TestChildrenTableShowsRemoteLinks(t *testing.T) {
 	}
 }
 
+// TestAttachWithEnvelope: attach --sns-envelope sends the envelope and
+// says so; create --sns-envelope needs --parent.
+func TestAttachWithEnvelope(t *testing.T) {
+	b := newBroker(t, func(r req) (int, string) {
+		return 200, `{"name":"news","role":"parent","child":"news-q","delay_ms":0,"attach_epoch":"e1","envelope":{"format":"sns","topic_arn":"arn:aws:sns:us-east-1:0:news"}}`
+	})
+	r := against(b).run(t, "topic", "attach", "news", "news-q", "--sns-envelope", "arn:aws:sns:us-east-1:0:news")
+	mustOK(t, r)
+	if r.stdout != "attached news-q to news, wrapped as sns notifications of arn:aws:sns:us-east-1:0:news (epoch e1)\n" {
+		t.Errorf("attach stdout %q", r.stdout)
+	}
+	got := b.requests()
+	if len(got) != 1 || got[0].Body != `{"child":"news-q","envelope":{"format":"sns","topic_arn":"arn:aws:sns:us-east-1:0:news"}}` {
+		t.Fatalf("requests %+v", got)
+	}
+	r = against(b).run(t, "topic", "add", "news-q2", "--sns-envelope", "arn:x")
+	if r.code == 0 || !strings.Contains(r.stderr, "--sns-envelope needs --parent") {
+		t.Fatalf("create --sns-envelope without --parent: %+v", r)
+	}
+	if len(b.requests()) != 1 {
+		t.Fatal("a refused create was sent")
+	}
+}
+
 // TestTopicFilter: attach --filter sends the policy and scope; "topic
 // filter" changes or removes a link's filter; bad flags send nothing; the
 // wide listing shows the filter and what it stepped over.

@@ -100,6 +100,9 @@ func (a *app) topicAddCmd() *cobra.Command {
 			if req.FanoutFilter != nil && f.parent == "" {
 				return errors.New("--filter needs --parent: a filter chooses what a child copies from its parent")
 			}
+			if req.FanoutEnvelope = f.filter.envelope(); req.FanoutEnvelope != nil && f.parent == "" {
+				return errors.New("--sns-envelope needs --parent: an envelope wraps what a child copies from its parent")
+			}
 			if f.schemaFile != "" {
 				if req.Schema, err = a.readSchema(f.schemaFile); err != nil {
 					return err

@@ -65,6 +65,7 @@ func (f *topicFlags) register(a *app, cmd *cobra.Command, create bool) {
 		fs.StringVar(&f.parent, "parent", "", "parent topic to receive fan-out from")
 		_ = cmd.RegisterFlagCompletionFunc("parent", a.completeTopicFlag)
 		f.filter.add(fs)
+		f.filter.addEnvelope(fs)
 	} else {
 		fs.BoolVar(&f.noSchema, "no-schema", false, "remove the topic's schema")
 	}
