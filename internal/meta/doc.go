@@ -38,7 +38,10 @@
 //     (FanoutFilter) lives on the child while the link does: set by the
 //     attach, changed by set-link-filter, cleared with the link; a record
 //     or command without one is a link without a filter, as before
-//     filters existed.
+//     filters existed. A link's envelope (FanoutEnvelope) lives beside
+//     it the same way: set by the attach, changed by set-link-filter
+//     (set_envelope), cleared with the link; absent, the link copies as
+//     published.
 //   - A user's ID is the Raft index of the command that created it, set by
 //     the FSM and never changed; a topic's OwnerID is its creator's ID, bound
 //     when the create applies. Ownership is the pair (name, ID), so deleting a
