@@ -51,25 +51,7 @@ func (n *node) payloads(topic string) []string {
 // filteredTotal reads narad_fanout_filtered_messages_total{parent,child}.
 func filteredTotal(t testing.TB, n *node, parent, child string) float64 {
 	t.Helper()
-	mfs, err := n.m.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "narad_fanout_filtered_messages_total" {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, l := range s.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			if got["parent"] == parent && got["child"] == child {
-				return s.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return counterValue(t, n, "narad_fanout_filtered_messages_total", parent, child)
 }
 
 // waitCursorAt waits for the link's cursor file on src/0 to hold next.

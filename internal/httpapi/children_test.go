@@ -52,16 +52,7 @@ func TestMalformedFilterIs400NamingThePath(t *testing.T) {
 		{"PATCH", "/v1/topics/orders/children/audit", `{"filter":{},"scope":"payload"}`, `"scope"`},
 		{"PATCH", "/v1/topics/orders/children/Bad*Name", `{"filter":null}`, "topic name"},
 	} {
-		e := newEnv(t)
-		w := e.do(request{method: c.method, target: c.target, body: c.body})
-		var body struct{ Error string }
-		json.Unmarshal(w.Body.Bytes(), &body)
-		if w.Code != 400 || !strings.Contains(body.Error, c.want) {
-			t.Errorf("%s %s %s: %d %s, want 400 naming %q", c.method, c.target, c.body, w.Code, w.Body, c.want)
-		}
-		if n := len(e.rec.mutations()); n != 0 {
-			t.Errorf("%s: a refused request reached the engine: %v", c.body, e.rec.mutations())
-		}
+		expect400(t, c.method, c.target, c.body, c.want)
 	}
 }
 
@@ -125,15 +116,22 @@ func TestMalformedEnvelopeIs400(t *testing.T) {
 		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":{"format":"SNS","topic_arn":"arn:x"}}`, `envelope format "SNS"`},
 		{"PATCH", "/v1/topics/orders/children/audit", `{"envelope":{"format":"sns","topic_arn":"arn:x"},"filter_scope":"payload"}`, "needs a filter"},
 	} {
-		e := newEnv(t)
-		w := e.do(request{method: c.method, target: c.target, body: c.body})
-		var body struct{ Error string }
-		json.Unmarshal(w.Body.Bytes(), &body)
-		if w.Code != 400 || !strings.Contains(body.Error, c.want) {
-			t.Errorf("%s %s %s: %d %s, want 400 naming %q", c.method, c.target, c.body, w.Code, w.Body, c.want)
-		}
-		if n := len(e.rec.mutations()); n != 0 {
-			t.Errorf("%s: a refused request reached the engine: %v", c.body, e.rec.mutations())
-		}
+		expect400(t, c.method, c.target, c.body, c.want)
+	}
+}
+
+// expect400 sends the request and wants 400 naming want, with nothing
+// reaching the engine.
+func expect400(t *testing.T, method, target, body, want string) {
+	t.Helper()
+	e := newEnv(t)
+	w := e.do(request{method: method, target: target, body: body})
+	var answer struct{ Error string }
+	json.Unmarshal(w.Body.Bytes(), &answer)
+	if w.Code != 400 || !strings.Contains(answer.Error, want) {
+		t.Errorf("%s %s %s: %d %s, want 400 naming %q", method, target, body, w.Code, w.Body, want)
+	}
+	if n := len(e.rec.mutations()); n != 0 {
+		t.Errorf("%s: a refused request reached the engine: %v", body, e.rec.mutations())
 	}
 }

@@ -17,22 +17,8 @@ import (
 func TestLinkEnvelopeFollowsTheLink(t *testing.T) {
 	t.Parallel()
 	f := newBareFSM(t)
-	idx := uint64(0)
-	apply := func(op Op, payload any) error {
-		t.Helper()
-		idx++
-		return applyRaw(t, f, idx, op, payload)
-	}
-	topicOf := func(name string) Topic {
-		t.Helper()
-		for _, tp := range dump(t, f).Topics {
-			if tp.Name == name {
-				return tp
-			}
-		}
-		t.Fatalf("no topic %q", name)
-		return Topic{}
-	}
+	apply := applier(t, f)
+	topicOf := func(name string) Topic { t.Helper(); return topicIn(t, f, name) }
 	envOf := func(name string) string {
 		t.Helper()
 		c := topicOf(name)

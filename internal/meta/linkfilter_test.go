@@ -15,22 +15,8 @@ import (
 func TestLinkFilterFollowsTheLink(t *testing.T) {
 	t.Parallel()
 	f := newBareFSM(t)
-	idx := uint64(0)
-	apply := func(op Op, payload any) error {
-		t.Helper()
-		idx++
-		return applyRaw(t, f, idx, op, payload)
-	}
-	child := func(name string) Topic {
-		t.Helper()
-		for _, tp := range dump(t, f).Topics {
-			if tp.Name == name {
-				return tp
-			}
-		}
-		t.Fatalf("no topic %q", name)
-		return Topic{}
-	}
+	apply := applier(t, f)
+	child := func(name string) Topic { t.Helper(); return topicIn(t, f, name) }
 	// The record holds the policy as JSON (a stored record escapes <, >
 	// and &): compared by value.
 	filterOf := func(name string) string {
@@ -151,6 +137,28 @@ func TestStoreSetLinkFilter(t *testing.T) {
 	if err := s.SetLinkFilter(context.Background(), "p", "c", "e9", nil, ""); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale epoch: %v", err)
 	}
+}
+
+// applier applies commands to f at Raft indexes 1, 2, ...
+func applier(t testing.TB, f *fsm) func(op Op, payload any) error {
+	idx := uint64(0)
+	return func(op Op, payload any) error {
+		t.Helper()
+		idx++
+		return applyRaw(t, f, idx, op, payload)
+	}
+}
+
+// topicIn is f's record of the topic name; the test fails without one.
+func topicIn(t testing.TB, f *fsm, name string) Topic {
+	t.Helper()
+	for _, tp := range dump(t, f).Topics {
+		if tp.Name == name {
+			return tp
+		}
+	}
+	t.Fatalf("no topic %q", name)
+	return Topic{}
 }
 
 func mustJSON(t testing.TB, v any) string {
