@@ -54,14 +54,24 @@ func filteredTotal(t testing.TB, n *node, parent, child string) float64 {
 	return counterValue(t, n, "narad_fanout_filtered_messages_total", parent, child)
 }
 
-// waitCursorAt waits for the link's cursor file on src/0 to hold next.
+// waitCursorAt waits for the link's cursor file on src/0 to hold next,
+// and for the engine to say so (the file is readable once written, before
+// its fdatasync returns and the cursor notes its new position).
 func (n *node) waitCursorAt(child string, next uint64) {
 	n.t.Helper()
 	c, _ := n.meta.Topic(child)
 	path := n.dir + "/topics/src/p00000/" + CursorFileName(child)
 	waitFor(n.t, 10*time.Second, fmt.Sprintf("the cursor file at %d", next), func() bool {
 		st, ok, err := ReadCursorFile(path)
-		return err == nil && ok && st.Epoch == c.AttachEpoch && st.NextOffset == next
+		if err != nil || !ok || st.Epoch != c.AttachEpoch || st.NextOffset != next {
+			return false
+		}
+		for _, cp := range n.e.CursorPositions("src", 0) {
+			if cp.Child == child && cp.NextOffset == next {
+				return true
+			}
+		}
+		return false
 	})
 }
 
