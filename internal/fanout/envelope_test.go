@@ -103,7 +103,7 @@ func TestEnvelopedLinkCopiesNotifications(t *testing.T) {
 			awsattr.Attribute{Name: "Color", DataType: "String", StringValue: "blue"},
 			awsattr.Attribute{Name: "n", DataType: "Number", StringValue: "42"},
 			awsattr.Attribute{Name: "raw", DataType: "Binary", BinaryValue: []byte{0, 1, 0xfe}}),
-		awsRecord(t, "line one\nline two\x01\xff", "", "dedupe-7"),
+		awsRecord(t, "line one\nline two\x01\xff café \U0001F600\xe2\x82", "", "dedupe-7"),
 		{Payload: []byte("plain /v1 record"), Headers: []header.Header{{Name: "trace-id", Value: "t1"}}},
 		{Payload: []byte("bare")},
 	}
@@ -119,7 +119,7 @@ func TestEnvelopedLinkCopiesNotifications(t *testing.T) {
 		producer, _ := header.MsgIDOf(src[i].Headers)
 		wantMsg := string(src[i].Payload)
 		if i == 1 {
-			wantMsg = "line one\nline two\x01\ufffd" // invalid UTF-8 replaced
+			wantMsg = "line one\nline two\x01\ufffd café \U0001F600\ufffd\ufffd" // invalid UTF-8 replaced, byte by byte
 		}
 		wantTime := time.UnixMilli(src[i].CommittedAt).UTC().Format("2006-01-02T15:04:05.000Z")
 		switch {
