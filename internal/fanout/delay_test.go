@@ -243,8 +243,8 @@ func TestDelayGateAfterAMoveIsTheNewOwnersClock(t *testing.T) {
 	}
 }
 
-// gaugeValue reads the series of gauge vector name with exactly labels
-// from the registry; false when it does not exist.
+// gaugeValue reads the series of gauge or counter vector name with
+// exactly labels from the registry; false when it does not exist.
 func gaugeValue(t testing.TB, m *metrics.Metrics, name string, labels map[string]string) (float64, bool) {
 	t.Helper()
 	mfs, err := m.Registry.Gather()
@@ -260,9 +260,13 @@ func gaugeValue(t testing.TB, m *metrics.Metrics, name string, labels map[string
 			for _, lp := range s.GetLabel() {
 				got[lp.GetName()] = lp.GetValue()
 			}
-			if maps.Equal(got, labels) {
-				return s.GetGauge().GetValue(), true
+			if !maps.Equal(got, labels) {
+				continue
 			}
+			if c := s.GetCounter(); c != nil {
+				return c.GetValue(), true
+			}
+			return s.GetGauge().GetValue(), true
 		}
 	}
 	return 0, false

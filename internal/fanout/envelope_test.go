@@ -223,28 +223,12 @@ func TestEnvelopeTooLargeGoesRaw(t *testing.T) {
 	}
 }
 
-// counterValue reads a counter of labels parent and child.
+// counterValue reads a counter of labels parent and child (0 when the
+// series does not exist).
 func counterValue(t testing.TB, n *node, name, parent, child string) float64 {
 	t.Helper()
-	mfs, err := n.m.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, l := range s.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			if got["parent"] == parent && got["child"] == child {
-				return s.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	v, _ := gaugeValue(t, n.m, name, map[string]string{"parent": parent, "child": child})
+	return v
 }
 
 // A filter matches the source record (its headers, before wrapping): an
