@@ -72,11 +72,13 @@ func (n *node) attachEnveloped(parent, child, policy string) AttachView {
 // headers (awsattr.Encode), a subject, maybe a producer id.
 func awsRecord(t testing.TB, payload, subject, producerID string, attrs ...awsattr.Attribute) storage.Record {
 	t.Helper()
-	hs, meta, err := awsattr.Encode(attrs, awsattr.Meta{Subject: subject, SentAt: 1})
+	hs, meta, err := awsattr.Encode(attrs, awsattr.Meta{Subject: subject})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs = header.WithAWS(hs, meta)
+	if meta != "" {
+		hs = header.WithAWS(hs, meta)
+	}
 	if producerID != "" {
 		hs = header.WithMsgID(hs, producerID)
 	}

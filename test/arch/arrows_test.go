@@ -123,7 +123,9 @@ var allowed = map[string][]string{
 	"cmd/narad": {"client", "config", "server", "duration", "header"},
 	// Black-box tests: the public client, the on-disk formats (crash tests
 	// read the files) and the node protocol (a stranger speaks it).
-	"test/e2e":  {"client", "storage", "rpc/proto"},
+	// duration: the console's printer of durations is held to the CLI's
+	// (duration.Format) in the browser.
+	"test/e2e":  {"client", "storage", "rpc/proto", "duration"},
 	"test/arch": {},
 	// test/deploy: the dashboard and alerting rules test takes the
 	// registry's names (metrics.Names) as what a query may select; the
