@@ -242,7 +242,7 @@ func (a *admin) PrepareTopic(req CreateTopicRequest, owner string) (meta.Topic, 
 		return meta.Topic{}, refusal.New(refusal.ErrInvalid, 0, "fanout_delay_ms needs parent")
 	}
 	if req.HasLinkFilter() && req.Parent == "" {
-		return meta.Topic{}, refusal.New(refusal.ErrInvalid, 0, "fanout_filter and fanout_filter_scope need parent")
+		return meta.Topic{}, refusal.New(refusal.ErrInvalid, 0, "fanout_filter, fanout_filter_scope and fanout_envelope need parent: they are the options of the link to it")
 	}
 	if _, ok := a.meta.Topic(req.Name); ok {
 		return meta.Topic{}, refusal.New(refusal.ErrConflict, 0, "topic %q already exists", req.Name)
