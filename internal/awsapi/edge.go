@@ -1,7 +1,6 @@
 package awsapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -119,7 +118,8 @@ type call struct {
 // Next. A request is AWS's by its shape (docs/aws.md, "Endpoint"): a POST
 // with X-Amz-Target: AmazonSQS.<Action> (the JSON protocol), or a request
 // to "/" or to a queue URL's path with an Action parameter in its query
-// or its form-encoded body (the Query protocol). /v1 has neither shape.
+// or a form-encoded body (the Query protocol). /v1 and the console have
+// neither shape.
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	isJSON := strings.HasPrefix(target, "AmazonSQS.")
@@ -144,23 +144,8 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, c, errMalformedBody.f("Reading the request body: %v", err))
 		return
 	}
-	var form url.Values
-	if isJSON {
-		c.action = strings.TrimPrefix(target, "AmazonSQS.")
-	} else {
-		if form, err = queryForm(r, body); err != nil {
-			e.fail(w, c, err)
-			return
-		}
-		if form.Get("Action") == "" {
-			// A form post to "/" that names no action: not ours after all.
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			e.next.ServeHTTP(w, r)
-			return
-		}
-		c.action = form.Get("Action")
-		c.service = serviceOf(form.Get("Version"), c.action)
-	}
+	// The signature is checked before the body is parsed: a request
+	// that does not authenticate is not read further.
 	if e.verify != nil {
 		p, authed, err := e.verify(r, body)
 		if err != nil {
@@ -174,9 +159,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.ctx = httpapi.AsUser(c.ctx, c.principal)
 	}
 	if isJSON {
+		c.action = strings.TrimPrefix(target, "AmazonSQS.")
 		c.p, err = decodeJSON(body)
 	} else {
-		c.p, err = fromQuery(form)
+		c.p, err = e.readQuery(c, r, body)
 	}
 	if err != nil {
 		e.fail(w, c, err)
@@ -190,7 +176,22 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.answer(w, c, out)
 }
 
-// queryShaped reports a request that may be a Query protocol one: to "/"
+// readQuery reads a Query request's parameters — its URL query and its
+// form-encoded body together — and its action and service.
+func (e *Edge) readQuery(c *call, r *http.Request, body []byte) (params, error) {
+	form, err := queryForm(r, body)
+	if err != nil {
+		return nil, err
+	}
+	c.action = form.Get("Action")
+	c.service = serviceOf(form.Get("Version"), c.action)
+	if c.action == "" {
+		return nil, errMissingParameter.f("The request must contain the parameter Action.")
+	}
+	return fromQuery(form)
+}
+
+// queryShaped reports a request that is a Query protocol one: to "/"
 // or a queue URL's path, with Action in its query or a form body.
 func (e *Edge) queryShaped(r *http.Request) bool {
 	if r.URL.Path != "/" && !queuePath(r.URL.Path) {
@@ -265,8 +266,8 @@ func (e *Edge) dispatch(c *call) (map[string]any, error) {
 	}
 	act, ok := table[c.action]
 	if !ok {
-		if c.service == serviceSQS && c.json {
-			return nil, errUnsupportedOperation.f("The action %s is not valid for this endpoint.", c.action)
+		if c.json {
+			return nil, errUnknownOperation.f("The operation %s is not known to AmazonSQS.", c.action)
 		}
 		return nil, errInvalidAction.f("The action %s is not valid for this endpoint.", c.action)
 	}

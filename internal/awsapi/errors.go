@@ -57,6 +57,7 @@ var (
 	errMissingParameter   = errorKind{code: "MissingParameter", status: http.StatusBadRequest}
 	errInvalidParameter   = errorKind{code: "InvalidParameterValue", status: http.StatusBadRequest}
 	errInvalidAction      = errorKind{code: "InvalidAction", status: http.StatusBadRequest}
+	errUnknownOperation   = errorKind{code: "UnknownOperationException", status: http.StatusBadRequest} // the JSON protocol's
 	errAccessDenied       = errorKind{code: "AccessDenied", status: http.StatusForbidden}
 	errServiceUnavailable = errorKind{code: "ServiceUnavailable", status: http.StatusServiceUnavailable, receiver: true}
 	errInternal           = errorKind{code: "InternalFailure", status: http.StatusInternalServerError, receiver: true}

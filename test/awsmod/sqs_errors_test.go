@@ -30,7 +30,7 @@ func TestSQSErrorsRaw(t *testing.T) {
 		Type    string `json:"__type"`
 		Message string `json:"message"`
 	}
-	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.HasPrefix(e.Type, "com.amazonaws.sqs#") ||
+	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || e.Type != "com.amazonaws.sqs#UnknownOperationException" ||
 		resp.Header.Get("x-amzn-query-error") == "" || resp.Header.Get("x-amzn-RequestId") == "" {
 		t.Fatalf("unknown action: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
@@ -54,6 +54,16 @@ func TestSQSErrorsRaw(t *testing.T) {
 	if qr.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "<Code>InvalidAction</Code>") ||
 		!strings.Contains(string(body), "<Type>Sender</Type>") {
 		t.Fatalf("Query, unknown action: %d %s", qr.StatusCode, body)
+	}
+	// A form post to "/" is the Query protocol's, Action or not.
+	qr, err = http.PostForm(n.url()+"/", url.Values{"QueueName": {"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(qr.Body)
+	qr.Body.Close()
+	if qr.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "<Code>MissingParameter</Code>") {
+		t.Fatalf("Query, no Action: %d %s", qr.StatusCode, body)
 	}
 }
 
