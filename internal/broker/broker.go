@@ -104,7 +104,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		},
 	})
 	b.roles = hosted.NewRoles(hosted.RolesConfig{NodeID: cfg.NodeID, Replication: cfg.Replication, Fenced: cfg.Fenced,
-		ReplicaCommitWait: cfg.ReplicaCommitWait, Now: cfg.Now, Logger: cfg.Logger, CursorCopies: cfg.CursorCopies},
+		ReplicaCommitWait: cfg.ReplicaCommitWait, TakeoverWait: cfg.TakeoverWait, Now: cfg.Now, Logger: cfg.Logger, CursorCopies: cfg.CursorCopies},
 		ms, m, b.parts, b.life, b.wake)
 	b.backlog = hosted.NewBacklog(b.parts, ms, m, cfg.NodeID, cfg.Now)
 	b.upkeep = &upkeep{cfg: &b.cfg, meta: ms, m: m, parts: b.parts, roles: b.roles, wake: b.wake}

@@ -88,6 +88,11 @@ type Config struct {
 	// partition waits for the in-sync set to hold it before answering 503
 	// (default 5 s).
 	ReplicaCommitWait time.Duration
+	// TakeoverWait bounds how long a commit into a replicated partition
+	// this node was just made the leader of waits for the node to take
+	// the leadership over, before answering 503 (hosted.Roles.
+	// AwaitLeaderRole; default 2 s, negative: no wait).
+	TakeoverWait time.Duration
 	// DeadLetterPass is how often held records are handed to their
 	// dead-letter topics (default 100 ms).
 	DeadLetterPass time.Duration
@@ -115,6 +120,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.MaxConsumeBytes, 8<<20)
 	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
 	setDefault(&c.ReplicaCommitWait, 5*time.Second)
+	setDefault(&c.TakeoverWait, 2*time.Second)
 	setDefault(&c.DedupeMaxIDs, hosted.DefaultMaxIDs)
 	if c.Now == nil {
 		c.Now = time.Now

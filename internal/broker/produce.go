@@ -398,7 +398,9 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 	if !b.owned(topic, partition) {
 		return nil, none, refusal.New(refusal.ErrNotOwner, time.Second, "partition %d of %q is not owned by this node", partition, topic)
 	}
-	role, err := b.roles.LeaderRole(t, partition)
+	// A leadership this node is taking over (a topic created a moment
+	// ago) is waited for, briefly, rather than refused.
+	role, err := b.roles.AwaitLeaderRole(ctx, t, partition)
 	if err != nil {
 		return nil, none, err
 	}

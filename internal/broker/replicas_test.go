@@ -21,13 +21,18 @@ import (
 // fakeEngine records the roles the broker starts; its leader commits what
 // the test says a quorum holds (commitTo), and is ready when told.
 type fakeEngine struct {
+	// takeOver, when set, holds every leader's Start until it is
+	// closed; the leader is ready once Start returns (a new topic's epoch
+	// 1, whose start the placement recorded).
+	takeOver chan struct{}
+
 	mu        sync.Mutex
 	leaders   []*fakeLeader
 	followers []*fakeFollower
 }
 
 func (e *fakeEngine) NewLeader(l replica.Log, v replica.View, frontier func() uint64, state func() replica.SideState) (hosted.ReplicaLeader, error) {
-	fl := &fakeLeader{log: l, view: v, frontier: frontier, state: state, moved: make(chan struct{})}
+	fl := &fakeLeader{log: l, view: v, frontier: frontier, state: state, moved: make(chan struct{}), takeOver: e.takeOver}
 	e.mu.Lock()
 	e.leaders = append(e.leaders, fl)
 	e.mu.Unlock()
@@ -67,16 +72,27 @@ type fakeLeader struct {
 	state    func() replica.SideState
 	ready    atomic.Bool
 	closed   atomic.Bool
+	takeOver chan struct{} // fakeEngine.takeOver
 
 	mu        sync.Mutex
 	committed uint64
 	moved     chan struct{}
 }
 
-func (f *fakeLeader) Start(ctx context.Context) error { return nil }
-func (f *fakeLeader) Update(v replica.View)           {}
-func (f *fakeLeader) Close() error                    { f.closed.Store(true); return nil }
-func (f *fakeLeader) Stats() replica.LeaderStats      { return replica.LeaderStats{InSync: 3} }
+func (f *fakeLeader) Start(ctx context.Context) error {
+	if f.takeOver == nil {
+		return nil
+	}
+	select {
+	case <-f.takeOver:
+		f.ready.Store(true)
+	case <-ctx.Done():
+	}
+	return nil
+}
+func (f *fakeLeader) Update(v replica.View)      {}
+func (f *fakeLeader) Close() error               { f.closed.Store(true); return nil }
+func (f *fakeLeader) Stats() replica.LeaderStats { return replica.LeaderStats{InSync: 3} }
 
 func (f *fakeLeader) Writable() error {
 	if !f.ready.Load() {
@@ -173,7 +189,8 @@ func setPlacement(t *testing.T, n *testNode, a meta.Assignment) {
 func TestReplicatedLeaderServesOnlyWhenReadyAndCommitsWaitForQuorum(t *testing.T) {
 	eng := &fakeEngine{}
 	var fenced atomic.Bool
-	n := newTestNode(t, Config{Replication: eng, Fenced: fenced.Load, ReplicaCommitWait: 200 * time.Millisecond})
+	n := newTestNode(t, Config{Replication: eng, Fenced: fenced.Load, ReplicaCommitWait: 200 * time.Millisecond,
+		TakeoverWait: 100 * time.Millisecond})
 	createReplicated(t, n, "r", "n1")
 	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
 	fl := eng.leader(0)
@@ -226,6 +243,68 @@ func TestReplicatedLeaderServesOnlyWhenReadyAndCommitsWaitForQuorum(t *testing.T
 	}
 	if _, err := n.b.Fetch(testCtx(t), replica.FetchRequest{Topic: "r", Partition: 0, Epoch: 1}); !errors.Is(err, refusal.ErrNotReady) {
 		t.Fatalf("fetch while fenced: %v", err)
+	}
+}
+
+// A commit that reaches the leader's node before the node has taken the
+// leadership over — its role not started or not ready yet, as right after
+// the topic's create — waits for it (Config.TakeoverWait) and is
+// committed, instead of answering 503; one that waits past the bound is
+// refused, and a fenced node refuses at once: waiting changes who may
+// serve in no case.
+func TestCommitWaitsForTheLeadershipTakenOver(t *testing.T) {
+	eng := &fakeEngine{takeOver: make(chan struct{})}
+	var fenced atomic.Bool
+	n := newTestNode(t, Config{Replication: eng, Fenced: fenced.Load, TakeoverWait: time.Minute})
+	createReplicated(t, n, "r", "n1")
+	done := make(chan error, 1)
+	go func() { done <- n.commit("r", 0, "a") }()
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	fl := eng.leader(0)
+	select {
+	case err := <-done:
+		t.Fatalf("a commit answered before the leadership was taken over: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if fl.log.End() != 0 {
+		t.Fatal("a record was written before the leader was ready")
+	}
+	close(eng.takeOver) // Start returns, the role is ready
+	waitFor(t, "the held commit to be written", func() bool { return fl.log.End() == 1 })
+	fl.commitTo(1)
+	if err := <-done; err != nil {
+		t.Fatalf("the commit held for the takeover: %v", err)
+	}
+
+	// Fenced: refused at once, not held for the minute.
+	fenced.Store(true)
+	began := time.Now()
+	if err := n.commit("r", 0, "b"); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit while fenced: %v", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Fatalf("a fenced node held the commit %s", took)
+	}
+}
+
+// A leadership never taken over: the commit waits TakeoverWait, then
+// answers the 503 it would have.
+func TestCommitTakeoverWaitIsBounded(t *testing.T) {
+	eng := &fakeEngine{takeOver: make(chan struct{})}
+	const bound = 300 * time.Millisecond
+	n := newTestNode(t, Config{Replication: eng, TakeoverWait: bound})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	began := time.Now()
+	err := n.commit("r", 0, "a")
+	if !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit to a leader never ready: %v", err)
+	}
+	if took := time.Since(began); took < bound {
+		t.Fatalf("refused after %s, before the %s bound", took, bound)
+	}
+	if eng.leader(0).log.End() != 0 {
+		t.Fatal("a record was written under a leader that never took over")
 	}
 }
 

@@ -129,6 +129,10 @@ type Roles struct {
 	running map[Key]*Role
 	// stopped is set at Close: nothing starts again.
 	stopped bool
+	// events is closed (and cleared) at the next change a commit held by
+	// AwaitLeaderRole may be waiting for (noteRoleEvent); nil: nobody
+	// waits.
+	events chan struct{}
 }
 
 // RolesConfig is what the roles need to know of their node.
@@ -142,6 +146,10 @@ type RolesConfig struct {
 	Fenced func() bool
 	// ReplicaCommitWait bounds how long a commit waits for its quorum.
 	ReplicaCommitWait time.Duration
+	// TakeoverWait bounds how long a commit waits for this node to take
+	// over a leadership the metastore gave it (AwaitLeaderRole); 0: it
+	// does not wait.
+	TakeoverWait time.Duration
 	// CursorCopies are the fan-out engine's cursor files (sidestate.go);
 	// nil: none are copied.
 	CursorCopies CursorCopies
@@ -261,6 +269,9 @@ func (r *Roles) reconcileReplicas() {
 		}
 	}
 	r.gaugeReplicas(want)
+	// Roles started, stopped and updated (an Update can make a leader
+	// ready): the commits held for a takeover look again.
+	r.noteRoleEvent()
 }
 
 // roleChanged: a new leader, a new epoch or an incarnation is a new role;
@@ -321,6 +332,9 @@ func (r *Roles) startReplica(k Key, v replica.View) error {
 			if err := h.leader.Start(ctx); err != nil {
 				r.cfg.Logger.Error("cannot lead replicated partition", "topic", k.Topic, "partition", k.Partition, "epoch", v.Epoch, "err", err)
 			}
+			// Start makes a leader whose epoch start is recorded (a
+			// new topic's epoch 1) ready: commits held for it go on.
+			r.noteRoleEvent()
 			<-ctx.Done()
 			return
 		}
@@ -423,21 +437,87 @@ func (r *Roles) Gate(t meta.Topic, p int) error {
 // and waits for that leader's quorum (AwaitQuorum), never for whichever
 // role the partition has by the time the write returns.
 func (r *Roles) LeaderRole(t meta.Topic, p int) (*Role, error) {
+	h, _, err := r.leaderRole(t, p)
+	return h, err
+}
+
+// AwaitLeaderRole is LeaderRole for a commit. When the metastore has
+// made this node the partition's leader but the node has not taken the
+// leadership over yet — its role not started (the reconcile that starts
+// it runs just after the metastore change), or started and its epoch
+// start not yet in its view (Writable: replica.ErrNotReady) — the commit
+// waits for the role, at most Config.TakeoverWait and while ctx lasts,
+// and then asks LeaderRole again: a new replicated topic, or a leader
+// just elected, takes its first produces instead of answering them 503.
+// The wait changes no rule: the answer is still LeaderRole's, so a
+// leader serves only once it holds its epoch, and a fenced node or a
+// deposed leader is refused (at once, not held). Past the bound the
+// refusal is the 503 it was, with its Retry-After.
+func (r *Roles) AwaitLeaderRole(ctx context.Context, t meta.Topic, p int) (*Role, error) {
+	var bound <-chan time.Time
+	for {
+		changed := r.roleEvents() // before the look, so no change is missed
+		h, takingOver, err := r.leaderRole(t, p)
+		if err == nil || !takingOver || r.cfg.TakeoverWait <= 0 {
+			return h, err
+		}
+		if bound == nil {
+			tm := time.NewTimer(r.cfg.TakeoverWait)
+			defer tm.Stop()
+			bound = tm.C
+		}
+		select {
+		case <-changed:
+		case <-bound:
+			return nil, err
+		case <-ctx.Done():
+			return nil, err
+		case <-r.life.Done():
+			return nil, err
+		}
+	}
+}
+
+// roleEvents is closed at the next noteRoleEvent.
+func (r *Roles) roleEvents() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.events == nil {
+		r.events = make(chan struct{})
+	}
+	return r.events
+}
+
+// noteRoleEvent wakes the commits waiting in AwaitLeaderRole: a role
+// started, stopped, took over or learned a new view.
+func (r *Roles) noteRoleEvent() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.events != nil {
+		close(r.events)
+		r.events = nil
+	}
+}
+
+// leaderRole is LeaderRole, and whether its refusal is a leadership this
+// node is taking over (AwaitLeaderRole may wait for it).
+func (r *Roles) leaderRole(t meta.Topic, p int) (*Role, bool, error) {
 	if t.ReplicationFactor <= 1 {
-		return nil, nil
+		return nil, false, nil
 	}
 	h := r.hosted(t.Name, p)
 	if h == nil || h.leader == nil {
 		if !r.ReplicatedHere(t.Name, p) {
-			return nil, nil // not (yet) placed as a replicated partition: a single copy
+			return nil, false, nil // not (yet) placed as a replicated partition: a single copy
 		}
-		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
+		owner, _ := r.meta.Owner(t.Name, p)
+		return nil, owner == r.cfg.NodeID, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
 	}
 	if err := h.leader.Writable(); err != nil {
-		return nil, replicaRefusal(err, t.Name, p)
+		return nil, errors.Is(err, replica.ErrNotReady), replicaRefusal(err, t.Name, p)
 	}
 	if r.cfg.Fenced != nil && r.cfg.Fenced() {
-		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
+		return nil, false, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node has not heard from the cluster within its lease, so another node may lead it now; it serves again once it hears: retry", p, t.Name)
 	}
 	// The role's view can lag the metastore replica the lease reads: a
 	// node back on a wiped disk stops being fenced as soon as its replica
@@ -449,9 +529,9 @@ func (r *Roles) LeaderRole(t meta.Topic, p int) (*Role, error) {
 	// election takes the old leader out of the set too: a deposed role
 	// is refused here as well.)
 	if a, ok := r.meta.Placement(t.Name, p); !ok || !slices.Contains(a.InSync, r.cfg.NodeID) {
-		return nil, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node's leadership is changing (a new leader, or its disk was replaced): retry", p, t.Name)
+		return nil, false, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: this node's leadership is changing (a new leader, or its disk was replaced): retry", p, t.Name)
 	}
-	return h, nil
+	return h, false, nil
 }
 
 // AwaitQuorum returns once the in-sync set holds every record up to end
