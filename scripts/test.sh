@@ -52,8 +52,22 @@ if [ ! -f /usr/lib/python3/dist-packages/botocore/__init__.py ] || [ ! -x /usr/b
   fi
 fi
 
+# test/awsmod runs Debian's AWS CLI v2 (/usr/bin/aws; an aws elsewhere on
+# PATH may be another) as a user would, and never skips: install awscli as
+# above, else say so and stop.
+if [ ! -x /usr/bin/aws ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing awscli for test/awsmod's AWS CLI tests" >&2
+    apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y awscli >/dev/null
+  else
+    echo "test.sh: test/awsmod's AWS CLI tests need Debian's awscli; install it (Debian: sudo apt-get install -y awscli) and run again" >&2
+    exit 1
+  fi
+fi
+
 # test/awsmod also runs the Node.js example of docs/aws.md, installing
-# @aws-sdk/client-sqs with npm: install Node.js as above when it is missing.
+# @aws-sdk/client-sqs with npm, and sqs-consumer (test/awsmod/node, which
+# wants Node.js >= 20): install Node.js as above when it is missing.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing nodejs and npm for docs/aws.md's Node.js example" >&2
