@@ -290,7 +290,7 @@ func TestAWSCLISecurity(t *testing.T) {
 // sqs-consumer (with @aws-sdk/client-sqs and client-sns) runs
 // node/consumer.mjs: 20 messages consumed once each and deleted, by
 // handleMessage and by handleMessageBatch, and SNS publishes reaching the
-// consumer through a raw subscription. npm installs node/package-lock.json
+// consumer through a raw subscription and in SNS's JSON envelope. npm installs node/package-lock.json
 // into a temporary copy of node/ (from npm's cache after the first run).
 func TestSQSConsumer(t *testing.T) {
 	t.Parallel()

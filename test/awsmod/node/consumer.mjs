@@ -23,15 +23,15 @@ function fail(msg) {
 const timer = setTimeout(() => fail("not done within 30s"), 30000);
 
 // consume runs a consumer on queueUrl until want messages were handled
-// and deleted, then stops it; it answers the handled messages by body.
-// batch: handleMessageBatch (DeleteMessageBatch) instead of handleMessage
-// (DeleteMessage).
-function consume(queueUrl, want, batch) {
+// and deleted, calling each(m) on every one, then stops it; it answers
+// how often each body was handled. batch: handleMessageBatch (deleted
+// with DeleteMessageBatch) instead of handleMessage (DeleteMessage).
+function consume(queueUrl, want, { batch = false, each = () => {} } = {}) {
   return new Promise((resolve, reject) => {
     const seen = new Map();
-    let processed = 0;
     const handle = (m) => {
       seen.set(m.Body, (seen.get(m.Body) ?? 0) + 1);
+      each(m);
     };
     const options = {
       queueUrl, sqs, batchSize: 10, waitTimeSeconds: 1,
@@ -46,9 +46,9 @@ function consume(queueUrl, want, batch) {
     for (const ev of ["error", "processing_error", "timeout_error"]) {
       consumer.on(ev, (err) => { consumer.stop(); reject(new Error(`${ev}: ${err.message}`)); });
     }
+    let processed = 0;
     consumer.on("message_processed", () => {
-      processed++;
-      if (processed === want) {
+      if (++processed === want) {
         consumer.on("stopped", () => resolve(seen));
         consumer.stop();
       }
@@ -86,7 +86,7 @@ for (const batch of [false, true]) {
   }
   const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: entries }));
   if ((out.Successful ?? []).length !== 10 || (out.Failed ?? []).length) fail(`SendMessageBatch: ${JSON.stringify(out)}`);
-  const seen = await consume(QueueUrl, 20, batch);
+  const seen = await consume(QueueUrl, 20, { batch });
   for (const b of want) {
     if (seen.get(b) !== 1) fail(`message ${JSON.stringify(b)} handled ${seen.get(b) ?? 0} times, want once`);
   }
@@ -106,35 +106,32 @@ const pb = await sns.send(new PublishBatchCommand({ TopicArn, PublishBatchReques
   Id: `p${i}`, Message: `published ${i}`, MessageAttributes: { Kind: { DataType: "String", StringValue: "batch" } } })) }));
 if ((pb.Successful ?? []).length !== 2) fail(`PublishBatch: ${JSON.stringify(pb)}`);
 const kinds = new Map();
-const seen = await new Promise((resolve, reject) => {
-  const got = new Map();
-  const consumer = Consumer.create({
-    queueUrl: subUrl, sqs, batchSize: 10, waitTimeSeconds: 1, messageAttributeNames: ["All"],
-    handleMessage: async (m) => {
-      got.set(m.Body, (got.get(m.Body) ?? 0) + 1);
-      kinds.set(m.Body, m.MessageAttributes?.Kind?.StringValue);
-      return m;
-    },
-  });
-  consumer.on("error", (err) => { consumer.stop(); reject(err); });
-  consumer.on("processing_error", (err) => { consumer.stop(); reject(err); });
-  let n = 0;
-  consumer.on("message_processed", () => {
-    if (++n === 3) {
-      consumer.on("stopped", () => resolve(got));
-      consumer.stop();
-    }
-  });
-  consumer.start();
-});
+const seen = await consume(subUrl, 3, { each: (m) => kinds.set(m.Body, m.MessageAttributes?.Kind?.StringValue) });
 for (const [b, kind] of [["published 0", "single"], ["published 1", "batch"], ["published 2", "batch"]]) {
   if (seen.get(b) !== 1) fail(`${b} handled ${seen.get(b) ?? 0} times, want once`);
   if (kinds.get(b) !== kind) fail(`${b} has attribute Kind ${kinds.get(b)}, want ${kind}`);
 }
 await empty(subUrl);
+// A subscription without RawMessageDelivery: the consumer gets SNS's JSON
+// envelope and reads the message and its attributes out of it, as a
+// worker behind SNS does.
+const { QueueUrl: envUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}events-env` }));
+const { Attributes: { QueueArn: envArn } } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: envUrl, AttributeNames: ["QueueArn"] }));
+await sns.send(new SubscribeCommand({ TopicArn, Protocol: "sqs", Endpoint: envArn }));
+const published = await sns.send(new PublishCommand({ TopicArn, Message: "wrapped", Subject: "News",
+  MessageAttributes: { Kind: { DataType: "String", StringValue: "envelope" } } }));
+const envelopes = [];
+await consume(envUrl, 1, { each: (m) => envelopes.push(JSON.parse(m.Body)) });
+const [e] = envelopes;
+if (e.Type !== "Notification" || e.TopicArn !== TopicArn || e.Message !== "wrapped" || e.Subject !== "News" ||
+  e.MessageId !== published.MessageId || e.MessageAttributes?.Kind?.Value !== "envelope" || !e.Timestamp) {
+  fail(`envelope ${JSON.stringify(e)}, want the notification of ${published.MessageId}`);
+}
+await empty(envUrl);
+
 // The queue's URL as GetQueueUrl answers it is the one CreateQueue did.
 const { QueueUrl: again } = await sqs.send(new GetQueueUrlCommand({ QueueName: `${prefix}events-sub` }));
 if (again !== subUrl) fail(`GetQueueUrl ${again}, CreateQueue ${subUrl}`);
 
 clearTimeout(timer);
-console.log("ok: 40 messages consumed once each and deleted; 3 published through SNS consumed");
+console.log("ok: 40 messages consumed once each and deleted; 3 published through SNS consumed raw, 1 in its envelope");
