@@ -79,6 +79,15 @@ func (c *awsCLI) do(out any, args ...string) {
 	}
 }
 
+// cliTest begins a CLI test on the shared node, in parallel with the
+// others: the node and the CLI with any key (security is off there).
+func cliTest(t *testing.T) (*node, *awsCLI) {
+	t.Helper()
+	t.Parallel()
+	n := sharedNode(t)
+	return n, newAWSCLI(t, n, "test", "test")
+}
+
 type cliAttr struct {
 	DataType, StringValue, BinaryValue string
 }
@@ -102,9 +111,7 @@ func md5Hex(s string) string {
 // A session a user would type: every SQS command of a queue's life, the
 // output parsed as JSON and checked.
 func TestAWSCLISQS(t *testing.T) {
-	t.Parallel()
-	n := sharedNode(t)
-	aws := newAWSCLI(t, n, "test", "test")
+	n, aws := cliTest(t)
 
 	var created struct{ QueueUrl string }
 	aws.do(&created, "sqs", "create-queue", "--queue-name", "cli-work")
@@ -203,9 +210,7 @@ func TestAWSCLISQS(t *testing.T) {
 // attributes received from the queue, the subscription listed and
 // removed.
 func TestAWSCLISNS(t *testing.T) {
-	t.Parallel()
-	n := sharedNode(t)
-	aws := newAWSCLI(t, n, "test", "test")
+	_, aws := cliTest(t)
 
 	var q struct{ QueueUrl string }
 	aws.do(&q, "sqs", "create-queue", "--queue-name", "cli-inbox")
