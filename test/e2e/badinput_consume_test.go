@@ -205,7 +205,7 @@ func TestBadInputConsumeAck(t *testing.T) {
 			{"offset not yet written", func(t testing.TB) biAnswer { return biAck(t, n, "c", h0future, "") }, 410, nil},
 			{"extend=maybe", func(t testing.TB) biAnswer { return biAck(t, n, "c", h0, "&extend=maybe") }, 400, []string{"extend", "maybe"}},
 			{"extend=false", func(t testing.TB) biAnswer { return biAck(t, n, "c", h0, "&extend=false") }, 400, []string{"extend"}},
-			{"extend=1", func(t testing.TB) biAnswer { return biAck(t, n, "c", h0, "&extend=1") }, 400, []string{"extend"}},
+			{"extend=13h", func(t testing.TB) biAnswer { return biAck(t, n, "c", h0, "&extend=13h") }, 400, []string{"extend", "12h"}}, // extend=1 is a lease of 1 ms now
 			{"extend empty", func(t testing.TB) biAnswer { return biAck(t, n, "c", h0, "&extend=") }, 400, []string{"extend"}},
 			{"batch, not JSON", func(t testing.TB) biAnswer {
 				return biDo(t, n, "POST", "/v1/topics/c/ack", "application/json", []byte("receipt_handles="+h0))
