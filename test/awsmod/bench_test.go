@@ -116,6 +116,9 @@ func sqsBench(b *testing.B, n *node, name string) (*sqs.Client, *string) {
 	return c, q.QueueUrl
 }
 
+// runs numbers the queues of a benchmark's runs: -count and b.N repeat.
+var runs atomic.Int64
+
 func nativeBench(b *testing.B, n *node, name string) *client.Client {
 	c := client.New(n.url(), "", "", &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients}})
 	if _, err := c.CreateTopic(context.Background(), client.CreateTopicRequest{Name: name}); err != nil {
@@ -133,8 +136,8 @@ func BenchmarkSend(b *testing.B) {
 	n := benchNode(b)
 	for _, per := range []int{1, 10} {
 		b.Run(fmt.Sprintf("native/%d", per), func(b *testing.B) {
-			c := nativeBench(b, n, fmt.Sprintf("bn-send-%d-%d", per, b.N))
-			name := fmt.Sprintf("bn-send-%d-%d", per, b.N)
+			name := fmt.Sprintf("bn-send-%d-%d-%d", per, b.N, runs.Add(1))
+			c := nativeBench(b, n, name)
 			run(b, n, per, func(ctx context.Context, _ int) error {
 				if per == 1 {
 					return c.Produce(ctx, name, []byte(body), client.ProduceOptions{})
@@ -148,7 +151,7 @@ func BenchmarkSend(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("sqs/%d", per), func(b *testing.B) {
-			c, q := sqsBench(b, n, fmt.Sprintf("bs-send-%d-%d", per, b.N))
+			c, q := sqsBench(b, n, fmt.Sprintf("bs-send-%d-%d-%d", per, b.N, runs.Add(1)))
 			run(b, n, per, func(ctx context.Context, _ int) error {
 				if per == 1 {
 					_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String(body)})
@@ -171,7 +174,7 @@ func BenchmarkReceiveDelete(b *testing.B) {
 	n := benchNode(b)
 	for _, per := range []int{1, 10} {
 		b.Run(fmt.Sprintf("native/%d", per), func(b *testing.B) {
-			name := fmt.Sprintf("bn-recv-%d-%d", per, b.N)
+			name := fmt.Sprintf("bn-recv-%d-%d-%d", per, b.N, runs.Add(1))
 			c := nativeBench(b, n, name)
 			fill(b, func(ctx context.Context, k int) error {
 				recs := make([]client.BatchRecord, k)
@@ -205,7 +208,7 @@ func BenchmarkReceiveDelete(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("sqs/%d", per), func(b *testing.B) {
-			c, q := sqsBench(b, n, fmt.Sprintf("bs-recv-%d-%d", per, b.N))
+			c, q := sqsBench(b, n, fmt.Sprintf("bs-recv-%d-%d-%d", per, b.N, runs.Add(1)))
 			fill(b, func(ctx context.Context, k int) error {
 				es := make([]types.SendMessageBatchRequestEntry, k)
 				for i := range es {
