@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/narad-io/narad/internal/awsattr"
+	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/header"
 )
 
@@ -23,10 +24,33 @@ type v1Message struct {
 	ReceiptHandle   string            `json:"receipt_handle"`
 	DeliveryCount   int               `json:"delivery_count"`
 	Headers         map[string]string `json:"headers"`
+
+	// raw and hdrs are the payload and headers of a message this node
+	// served in-process (httpapi.WithMessages), which came as values,
+	// not JSON: when set they stand for Payload and Headers.
+	raw  []byte
+	hdrs []header.Header
+}
+
+// fromBroker is a message served in-process as a value.
+func fromBroker(m broker.Message) v1Message {
+	v := v1Message{Partition: m.Partition, Offset: m.Offset, ID: m.ID, TimestampMs: m.CommittedAt,
+		ReceiptHandle: m.ReceiptHandle, DeliveryCount: m.DeliveryCount, raw: m.Payload, hdrs: m.Headers}
+	if v.raw == nil {
+		v.raw = []byte{}
+	}
+	if len(m.Key) > 0 {
+		k := string(m.Key)
+		v.Key = &k
+	}
+	return v
 }
 
 // body is the message's payload bytes as they were produced.
 func (m *v1Message) body() []byte {
+	if m.raw != nil {
+		return m.raw
+	}
 	switch m.PayloadEncoding {
 	case "text":
 		var s string
@@ -56,6 +80,9 @@ func (m *v1Message) key() string {
 
 // headerList is the message's headers as a sorted list.
 func (m *v1Message) headerList() []header.Header {
+	if m.hdrs != nil {
+		return m.hdrs
+	}
 	hs := make([]header.Header, 0, len(m.Headers))
 	for _, k := range sortedKeys(m.Headers) {
 		hs = append(hs, header.Header{Name: k, Value: m.Headers[k]})

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/awsattr"
+	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/httpapi"
 )
 
 // Receiving: ReceiveMessage is a /v1 consume (a lease per message, its
@@ -92,9 +94,19 @@ func (e *Edge) consume(c *call, queue string, limit int, wait time.Duration, vis
 		if left > 0 {
 			q.Set("wait", strconv.FormatInt(left.Milliseconds(), 10))
 		}
-		a, err := e.v1(c, http.MethodGet, "/v1/topics/"+queue+"/consume", q, nil)
+		var served []broker.Message
+		cc := *c
+		cc.ctx = httpapi.WithMessages(c.ctx, &served)
+		a, err := e.v1(&cc, http.MethodGet, "/v1/topics/"+queue+"/consume", q, nil)
 		if err != nil {
 			return nil, err
+		}
+		if a.status == http.StatusOK && served != nil {
+			out := make([]v1Message, len(served))
+			for i, m := range served {
+				out[i] = fromBroker(m)
+			}
+			return out, nil
 		}
 		if a.status == http.StatusOK {
 			var ans struct {
@@ -177,7 +189,7 @@ func (e *Edge) systemValues(queue string, m *v1Message, meta awsattr.Meta, produ
 	if meta.Trace != "" {
 		all["AWSTraceHeader"] = meta.Trace
 	}
-	if src, ok := m.Headers[dlqTopicHeader]; ok {
+	if src, ok := header.Get(m.headerList(), dlqTopicHeader); ok {
 		all["DeadLetterQueueSourceArn"] = e.arn(serviceSQS, src)
 	}
 	out := map[string]string{}

@@ -23,6 +23,7 @@ type edgeCall struct {
 	principal auth.Principal
 	authed    bool
 	records   []broker.ProduceRecord
+	messages  *[]broker.Message
 }
 
 func edgeOf(ctx context.Context) edgeCall {
@@ -48,5 +49,16 @@ func AsUser(ctx context.Context, p auth.Principal) context.Context {
 func WithRecords(ctx context.Context, recs []broker.ProduceRecord) context.Context {
 	c := edgeOf(ctx)
 	c.records = recs
+	return context.WithValue(ctx, edgeKey{}, c)
+}
+
+// WithMessages returns ctx for an in-process consume
+// (GET /v1/topics/{topic}/consume) that takes the messages this node
+// serves as values: they are stored in *sink and the answer is an empty
+// 200, sparing their JSON both ways. A consume answered by another node
+// (forwarded in a cluster) still answers JSON, and *sink stays nil.
+func WithMessages(ctx context.Context, sink *[]broker.Message) context.Context {
+	c := edgeOf(ctx)
+	c.messages = sink
 	return context.WithValue(ctx, edgeKey{}, c)
 }

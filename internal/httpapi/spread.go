@@ -39,7 +39,7 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			if err != nil {
 				return err
 			}
-			return writeMessages(w, msgs, batch)
+			return writeMessages(w, r, msgs, batch)
 		}
 		order := make([]string, 0, len(remote))
 		for i := range remote {
@@ -74,7 +74,7 @@ func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user st
 			if err != nil {
 				return err
 			}
-			return writeMessages(w, msgs, batch)
+			return writeMessages(w, r, msgs, batch)
 		}
 	}
 }
