@@ -22,7 +22,7 @@
 //
 // Invariant: the edge keeps no message, lease, dedupe window or link of
 // its own — everything a client can observe lives in the topics it
-// translates to, through both doors alike. What it keeps in memory is
+// translates to, through /v1 and this edge alike. What it keeps in memory is
 // only what AWS's API needs and Narad has no field for: message move
 // tasks, the one-purge-a-minute rule, and a queue's send settings for
 // at most infoTTL. A refused request changes nothing: every check that
