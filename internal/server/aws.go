@@ -15,7 +15,7 @@ import (
 
 // awsEdge puts the SQS and SNS protocol edge (package awsapi) in front of
 // the API and the console on the client listener: one endpoint URL for
-// every door, as AWS's SDKs expect.
+// every protocol, as AWS's SDKs expect.
 func awsEdge(cfg config.Config, api, next http.Handler, verify awsapi.Verifier, m *metrics.Metrics, log *slog.Logger) http.Handler {
 	return awsapi.New(awsapi.Options{API: api, Next: next, Verify: verify,
 		AccountID: cfg.AWS.AccountID, Region: cfg.AWS.Region, Log: log, Metrics: m})

@@ -19,8 +19,8 @@ import (
 	"github.com/narad-io/narad/client"
 )
 
-// The two doors side by side (docs/aws.md; docs/performance.md): the same
-// node, the same queue shape, the same clients count, each door's own
+// SQS and /v1 side by side (docs/aws.md; docs/performance.md): the same
+// node, the same queue shape, the same clients count, each protocol's own
 // client — the AWS SDK for Go v2 through SQS, Narad's Go client through
 // /v1. Each reports messages a second and the node's CPU per message
 // (its user and system time, from /proc, over the run), and the
@@ -29,7 +29,7 @@ import (
 //	cd test/awsmod && go test -run '^$' -bench . -benchtime 20000x
 //
 // The clients run in this process, on the same machine as the node: the
-// figures compare the doors with each other, not with a network.
+// figures compare the two protocols with each other, not with a network.
 
 const benchClients = 16
 
@@ -169,7 +169,7 @@ func BenchmarkSend(b *testing.B) {
 }
 
 // BenchmarkReceiveDelete fills a queue with b.N messages through its own
-// door, then times taking and settling them all.
+// protocol, then times taking and settling them all.
 func BenchmarkReceiveDelete(b *testing.B) {
 	n := benchNode(b)
 	for _, per := range []int{1, 10} {

@@ -217,11 +217,11 @@ func TestSQSMessageDelay(t *testing.T) {
 	}
 }
 
-// One data set, two doors: a message sent through SQS is consumed
+// One data set, two protocols: a message sent through SQS is consumed
 // through /v1, and a record produced through /v1 is received through SQS.
 func TestSQSAndV1(t *testing.T) {
 	n, c, ctx := sqsTest(t)
-	q := newQueue(t, c, "sem-doors", nil)
+	q := newQueue(t, c, "sem-both", nil)
 	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q), MessageBody: aws.String("through sqs"),
 		MessageAttributes: map[string]types.MessageAttributeValue{
 			"Store": {DataType: aws.String("String"), StringValue: aws.String("north")},
@@ -229,7 +229,7 @@ func TestSQSAndV1(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get(n.url() + "/v1/topics/sem-doors/consume?wait=5s")
+	resp, err := http.Get(n.url() + "/v1/topics/sem-both/consume?wait=5s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestSQSAndV1(t *testing.T) {
 	if string(m.Payload) != `"through sqs"` || m.Headers["store"] != "north" || m.Headers["count"] != "7" {
 		t.Fatalf("/v1 consume of an SQS message: %s", body)
 	}
-	ack, err := http.Post(n.url()+"/v1/topics/sem-doors/ack?receipt_handle="+m.ReceiptHandle, "", nil)
+	ack, err := http.Post(n.url()+"/v1/topics/sem-both/ack?receipt_handle="+m.ReceiptHandle, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestSQSAndV1(t *testing.T) {
 		t.Fatalf("/v1 ack: %d", ack.StatusCode)
 	}
 
-	req, _ := http.NewRequest(http.MethodPost, n.url()+"/v1/topics/sem-doors/produce", strings.NewReader("through v1"))
+	req, _ := http.NewRequest(http.MethodPost, n.url()+"/v1/topics/sem-both/produce", strings.NewReader("through v1"))
 	req.Header.Set("Narad-Header-Source", "web")
 	presp, err := http.DefaultClient.Do(req)
 	if err != nil {
