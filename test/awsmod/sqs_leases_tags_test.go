@@ -11,20 +11,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// Tests that rest on /v1 features being built (see the report of
-// hconform):
-//
-//   - TestSQSGapExtend...: /v1 ack's extend=<duration>, behind
-//     ChangeMessageVisibility with N seconds and ReceiveMessage's
-//     VisibilityTimeout.
-//   - TestSQSGapTopicFields...: a topic's tags, aws_attributes and
-//     modified_at in /v1, behind TagQueue, CreateQueue's tags and the
-//     attributes only the edge means.
+// The SQS actions that rest on /v1's per-lease visibility
+// (ack's extend=<duration>, consume's visibility): ChangeMessageVisibility
+// with N seconds and ReceiveMessage's VisibilityTimeout; and on a topic's
+// tags, aws_attributes and modified_at: TagQueue, CreateQueue's tags and
+// the attributes only the edge means.
 
 // ChangeMessageVisibility shortens and lengthens a message's invisibility.
-func TestSQSGapExtendChangeMessageVisibility(t *testing.T) {
+func TestSQSLeaseChangeMessageVisibility(t *testing.T) {
 	_, c, ctx := sqsTest(t)
-	q := newQueue(t, c, "gap-cmv", map[string]string{"VisibilityTimeout": "60"})
+	q := newQueue(t, c, "lt-cmv", map[string]string{"VisibilityTimeout": "60"})
 	sent := send(t, c, q, "short")
 	m := receiveN(t, c, q, 1)[0]
 	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q),
@@ -36,7 +32,7 @@ func TestSQSGapExtendChangeMessageVisibility(t *testing.T) {
 		t.Fatalf("after ChangeMessageVisibility 1 on a 60 s queue, a 10 s receive got %+v", back)
 	}
 	// Now the other way: 1 s → 30 s, in a batch.
-	q1 := newQueue(t, c, "gap-cmv-long", map[string]string{"VisibilityTimeout": "1"})
+	q1 := newQueue(t, c, "lt-cmv-long", map[string]string{"VisibilityTimeout": "1"})
 	send(t, c, q1, "long")
 	m = receiveN(t, c, q1, 1)[0]
 	out, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(q1),
@@ -51,9 +47,9 @@ func TestSQSGapExtendChangeMessageVisibility(t *testing.T) {
 }
 
 // ReceiveMessage's VisibilityTimeout overrides the queue's.
-func TestSQSGapExtendReceiveVisibility(t *testing.T) {
+func TestSQSLeaseReceiveVisibility(t *testing.T) {
 	_, c, ctx := sqsTest(t)
-	q := newQueue(t, c, "gap-recv-vis", map[string]string{"VisibilityTimeout": "60"})
+	q := newQueue(t, c, "lt-recv-vis", map[string]string{"VisibilityTimeout": "60"})
 	sent := send(t, c, q, "m")
 	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q), WaitTimeSeconds: 5, VisibilityTimeout: 1})
 	if err != nil || len(out.Messages) != 1 {
@@ -65,9 +61,9 @@ func TestSQSGapExtendReceiveVisibility(t *testing.T) {
 	}
 }
 
-func TestSQSGapTopicFieldsTags(t *testing.T) {
+func TestSQSTopicFieldsTags(t *testing.T) {
 	_, c, ctx := sqsTest(t)
-	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("gap-tags"), Tags: map[string]string{"team": "a", "env": "dev"}})
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("lt-tags"), Tags: map[string]string{"team": "a", "env": "dev"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +93,9 @@ func TestSQSGapTopicFieldsTags(t *testing.T) {
 	}
 }
 
-func TestSQSGapTopicFieldsAttributes(t *testing.T) {
+func TestSQSTopicFieldsAttributes(t *testing.T) {
 	_, c, ctx := sqsTest(t)
-	q := newQueue(t, c, "gap-attrs", nil)
+	q := newQueue(t, c, "lt-attrs", nil)
 	created := queueAttrs(t, c, q)["LastModifiedTimestamp"]
 	time.Sleep(1100 * time.Millisecond) // LastModifiedTimestamp is in seconds at AWS; let it move
 	set := map[string]string{"ReceiveMessageWaitTimeSeconds": "3", "MaximumMessageSize": "1024",
@@ -130,15 +126,15 @@ func TestSQSGapTopicFieldsAttributes(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	// denyAll: no queue may use it as its dead-letter queue.
-	src := newQueue(t, c, "gap-attrs-src", nil)
+	src := newQueue(t, c, "lt-attrs-src", nil)
 	_, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src), Attributes: map[string]string{
 		"RedrivePolicy": `{"deadLetterTargetArn":"` + a["QueueArn"] + `","maxReceiveCount":2}`}})
 	wantCode(t, "a RedrivePolicy to a denyAll queue", err, "InvalidParameterValue")
 }
 
-func TestSQSGapTopicFieldsContentBasedDeduplication(t *testing.T) {
+func TestSQSTopicFieldsContentBasedDeduplication(t *testing.T) {
 	_, c, ctx := sqsTest(t)
-	q := newQueue(t, c, "gap-cbd.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	q := newQueue(t, c, "lt-cbd.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
 	if a := queueAttrs(t, c, q); a["ContentBasedDeduplication"] != "true" {
 		t.Fatalf("ContentBasedDeduplication = %q", a["ContentBasedDeduplication"])
 	}
