@@ -366,11 +366,7 @@ func (e *Edge) tagResource(c *call) (map[string]any, error) {
 	if len(add) == 0 {
 		return nil, errSNSInvalidParam.f("Invalid parameter: Tags Reason: no value for required parameter")
 	}
-	return nil, e.changeTags(c, name, errSNSResourceNotFound, func(tags map[string]string) {
-		for k, v := range add {
-			tags[k] = v
-		}
-	})
+	return nil, e.changeTags(c, name, errSNSResourceNotFound, add, nil)
 }
 
 func (e *Edge) untagResource(c *call) (map[string]any, error) {
@@ -385,11 +381,7 @@ func (e *Edge) untagResource(c *call) (map[string]any, error) {
 	if len(keys) == 0 {
 		return nil, errSNSInvalidParam.f("Invalid parameter: TagKeys Reason: no value for required parameter")
 	}
-	return nil, e.changeTags(c, name, errSNSResourceNotFound, func(tags map[string]string) {
-		for _, k := range keys {
-			delete(tags, k)
-		}
-	})
+	return nil, e.changeTags(c, name, errSNSResourceNotFound, nil, keys)
 }
 
 func (e *Edge) listTagsForResource(c *call) (map[string]any, error) {

@@ -1,6 +1,7 @@
 package awsapi
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -281,11 +282,7 @@ func (e *Edge) tagQueue(c *call) (map[string]any, error) {
 	if len(add) == 0 {
 		return nil, errMissingParameter.f("The request must contain the parameter Tags.")
 	}
-	return nil, e.changeTags(c, name, errQueueDoesNotExist, func(tags map[string]string) {
-		for k, v := range add {
-			tags[k] = v
-		}
-	})
+	return nil, e.changeTags(c, name, errQueueDoesNotExist, add, nil)
 }
 
 func (e *Edge) untagQueue(c *call) (map[string]any, error) {
@@ -300,24 +297,24 @@ func (e *Edge) untagQueue(c *call) (map[string]any, error) {
 	if len(keys) == 0 {
 		return nil, errMissingParameter.f("The request must contain the parameter TagKeys.")
 	}
-	return nil, e.changeTags(c, name, errQueueDoesNotExist, func(tags map[string]string) {
-		for _, k := range keys {
-			delete(tags, k)
-		}
-	})
+	return nil, e.changeTags(c, name, errQueueDoesNotExist, nil, keys)
 }
 
-// changeTags reads a topic's tags, changes them and writes them back.
-func (e *Edge) changeTags(c *call, name string, notFound errorKind, change func(map[string]string)) error {
+// changeTags reads a topic's tags, sets add and drops remove, and writes
+// them back (SQS's and SNS's tag actions alike).
+func (e *Edge) changeTags(c *call, name string, notFound errorKind, add map[string]string, remove []string) error {
 	t, err := e.topic(c, name, notFound)
 	if err != nil {
 		return err
 	}
-	tags := map[string]string{}
-	for k, v := range t.Tags {
-		tags[k] = v
+	tags := maps.Clone(t.Tags)
+	if tags == nil {
+		tags = map[string]string{}
 	}
-	change(tags)
+	maps.Copy(tags, add)
+	for _, k := range remove {
+		delete(tags, k)
+	}
 	return e.patchTopic(c, name, map[string]any{"tags": tags}, notFound)
 }
 
