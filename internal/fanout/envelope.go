@@ -5,10 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"time"
-	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/awsattr"
 	"github.com/narad-io/narad/internal/header"
+	"github.com/narad-io/narad/internal/jsonenc"
 	"github.com/narad-io/narad/internal/messageid"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
@@ -84,15 +84,15 @@ func notification(env *meta.LinkEnvelope, topic, sourceID string, r *storage.Rec
 	attrs, m := awsattr.Decode(r.Headers)
 	b := make([]byte, 0, 320+len(env.TopicARN)+len(m.Subject)+len(r.Payload)+len(r.Payload)/16+header.Bytes(r.Headers))
 	b = append(b, `{"Type":"Notification","MessageId":`...)
-	b = appendJSONString(b, awsattr.MessageID(topic, sourceID, producerID))
+	b = jsonenc.AppendString(b, awsattr.MessageID(topic, sourceID, producerID))
 	b = append(b, `,"TopicArn":`...)
-	b = appendJSONString(b, env.TopicARN)
+	b = jsonenc.AppendString(b, env.TopicARN)
 	if m.Subject != "" {
 		b = append(b, `,"Subject":`...)
-		b = appendJSONString(b, m.Subject)
+		b = jsonenc.AppendString(b, m.Subject)
 	}
 	b = append(b, `,"Message":`...)
-	b = appendJSON(b, r.Payload)
+	b = jsonenc.AppendString(b, r.Payload)
 	b = append(b, `,"Timestamp":"`...)
 	b = time.UnixMilli(r.CommittedAt).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
 	b = append(b, `","SignatureVersion":"1","Signature":"","SigningCertURL":"","UnsubscribeURL":""`...)
@@ -102,67 +102,20 @@ func notification(env *meta.LinkEnvelope, topic, sourceID string, r *storage.Rec
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, a.Name)
+			b = jsonenc.AppendString(b, a.Name)
 			b = append(b, `:{"Type":`...)
-			b = appendJSONString(b, a.DataType)
+			b = jsonenc.AppendString(b, a.DataType)
 			b = append(b, `,"Value":`...)
 			if awsattr.Kind(a.DataType) == "Binary" {
 				b = append(b, '"')
 				b = base64.StdEncoding.AppendEncode(b, a.BinaryValue)
 				b = append(b, '"')
 			} else {
-				b = appendJSONString(b, a.StringValue)
+				b = jsonenc.AppendString(b, a.StringValue)
 			}
 			b = append(b, '}')
 		}
 		b = append(b, '}')
 	}
 	return append(b, '}')
-}
-
-func appendJSONString(b []byte, s string) []byte { return appendJSON(b, []byte(s)) }
-
-// appendJSON appends s as a JSON string: quotes, backslashes and control
-// characters escaped, invalid UTF-8 replaced by U+FFFD, nothing else
-// escaped (SNS does not escape <, > or &).
-func appendJSON(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/jsonenc"
 	"github.com/narad-io/narad/internal/lease"
 	"github.com/narad-io/narad/internal/meta"
 )
@@ -78,7 +79,7 @@ func appendAccepted(b []byte, acc broker.Accepted) []byte {
 	b = append(b, '{')
 	if acc.ID != "" {
 		b = append(b, `"id":`...)
-		b = appendString(b, acc.ID)
+		b = jsonenc.AppendString(b, acc.ID)
 		b = append(b, ',')
 	}
 	b = append(b, `"partition":`...)
@@ -116,7 +117,7 @@ func appendBatchAnswer(b []byte, acc []broker.Accepted) []byte {
 			if a.ID == "" {
 				b = append(b, "null"...)
 			} else {
-				b = appendString(b, a.ID)
+				b = jsonenc.AppendString(b, a.ID)
 			}
 		}
 		b = append(b, ']')

@@ -11,6 +11,7 @@ import (
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/broker"
+	"github.com/narad-io/narad/internal/jsonenc"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
 )
@@ -354,7 +355,7 @@ func writeReplayPage(w http.ResponseWriter, items []replayItem, token string, ca
 		}
 	}
 	b = append(b, `],"next_page_token":`...)
-	b = appendString(b, token)
+	b = jsonenc.AppendString(b, token)
 	b = append(b, `,"caught_up":`...)
 	b = strconv.AppendBool(b, caughtUp)
 	b = append(b, "}\n"...)

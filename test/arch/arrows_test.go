@@ -55,6 +55,9 @@ var allowed = map[string][]string{
 	// encoding, shared by the WAL record, the log's envelope, node RPC,
 	// the broker's checks and the HTTP edge. A leaf.
 	"header": {},
+	// jsonenc: JSON written by appending, shared by the answers built
+	// by hand (httpapi, fanout, awsapi). A leaf.
+	"jsonenc": {},
 	// schedule: the durable timer index of a partition's scheduled
 	// records, files in the partition's directory. Below hosted.
 	"schedule": {"vfs"},
@@ -83,7 +86,7 @@ var allowed = map[string][]string{
 	// filter: a child link copies only the records its filter matches.
 	// awsattr: an enveloped link wraps a copy as SNS's notification, its
 	// MessageId and MessageAttributes as the SQS/SNS edge reads them.
-	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter", "messageid", "awsattr"},
+	"fanout":  {"route", "storage", "meta", "schema", "metrics", "clock", "vfs", "topic", "client", "refusal", "header", "filter", "messageid", "awsattr", "jsonenc"},
 	"cluster": {"meta", "route", "storage", "metrics", "clock", "refusal"},
 	// replica: keeping a replicated partition's copies in step (the
 	// leader's in-sync set and committed point, the follower's fetch
@@ -99,7 +102,7 @@ var allowed = map[string][]string{
 	// ratelimit: the per-user buckets the edge takes from before a body is read.
 	// history: the stats history's value types and its ring, which
 	// GET /v1/topics/{topic}/stats/history answers.
-	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit", "history"},
+	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit", "history", "jsonenc"},
 	// awsattr: SQS/SNS message attributes as record headers (header's
 	// names and the reserved header they use). A leaf otherwise.
 	"awsattr": {"header"},
@@ -108,7 +111,7 @@ var allowed = map[string][]string{
 	// so it adds no second path to it; value types of broker (a produce's
 	// records), auth (the principal a signature proves) and header.
 	// metrics: the edge's own request counts.
-	"awsapi": {"httpapi", "auth", "broker", "awsattr", "header", "metrics"},
+	"awsapi": {"httpapi", "auth", "broker", "awsattr", "header", "metrics", "jsonenc"},
 	// history: the console's stats ring; it reads a topic's view (topic)
 	// and ticks on the injected clock.
 	"history": {"clock", "topic"},

@@ -1,4 +1,4 @@
-package httpapi
+package jsonenc
 
 import (
 	"bytes"
@@ -42,11 +42,11 @@ func TestPlain8MatchesBytewise(t *testing.T) {
 	}
 }
 
-// appendString writes what encoding/json writes (HTML escaping off) for
+// AppendString writes what encoding/json writes (HTML escaping off) for
 // every string whose special bytes sit at every place relative to the
 // eight-byte steps.
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, special := range []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\u2029", "😀"} {
+	for _, special := range []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "\xff", "\xe2\x80", "\u2028", "\u2029", "😀"} {
 		for pre := 0; pre < 20; pre++ {
 			for post := 0; post < 10; post++ {
 				s := strings.Repeat("a", pre) + special + strings.Repeat("b", post)
@@ -54,11 +54,11 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 				enc := json.NewEncoder(&want)
 				enc.SetEscapeHTML(false)
 				enc.Encode(s)
-				if got := appendString(nil, s); string(got) != strings.TrimSuffix(want.String(), "\n") {
-					t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got, want.String())
+				if got := AppendString(nil, s); string(got) != strings.TrimSuffix(want.String(), "\n") {
+					t.Fatalf("AppendString(%q) = %s, encoding/json %s", s, got, want.String())
 				}
-				if got := appendString(nil, []byte(s)); string(got) != strings.TrimSuffix(want.String(), "\n") {
-					t.Fatalf("appendString([]byte(%q)) = %s, encoding/json %s", s, got, want.String())
+				if got := AppendString(nil, []byte(s)); string(got) != strings.TrimSuffix(want.String(), "\n") {
+					t.Fatalf("AppendString([]byte(%q)) = %s, encoding/json %s", s, got, want.String())
 				}
 			}
 		}
@@ -72,6 +72,6 @@ func BenchmarkAppendString(b *testing.B) {
 	b.SetBytes(int64(len(p)))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = appendString(buf[:0], p)
+		buf = AppendString(buf[:0], p)
 	}
 }
