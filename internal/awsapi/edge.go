@@ -302,13 +302,8 @@ func (e *Edge) answer(w http.ResponseWriter, c *call, out map[string]any) {
 		if out == nil {
 			out = map[string]any{}
 		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			e.fail(w, c, errInternal.f("encoding the answer: %v", err))
-			return
-		}
 		w.WriteHeader(http.StatusOK)
-		w.Write(b)
+		w.Write(appendValue(make([]byte, 0, 512), out))
 		return
 	}
 	var b strings.Builder
