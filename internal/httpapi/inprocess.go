@@ -24,6 +24,7 @@ type edgeCall struct {
 	authed    bool
 	records   []broker.ProduceRecord
 	messages  *[]broker.Message
+	accepted  *[]broker.Accepted
 }
 
 func edgeOf(ctx context.Context) edgeCall {
@@ -49,6 +50,16 @@ func AsUser(ctx context.Context, p auth.Principal) context.Context {
 func WithRecords(ctx context.Context, recs []broker.ProduceRecord) context.Context {
 	c := edgeOf(ctx)
 	c.records = recs
+	return context.WithValue(ctx, edgeKey{}, c)
+}
+
+// WithAccepted returns ctx for an in-process batch produce whose answer
+// the edge takes as values: what the produce accepted, record by record,
+// is stored in *sink and the answer is an empty 202, sparing its JSON
+// both ways. A refusal answers as usual, and *sink stays nil.
+func WithAccepted(ctx context.Context, sink *[]broker.Accepted) context.Context {
+	c := edgeOf(ctx)
+	c.accepted = sink
 	return context.WithValue(ctx, edgeKey{}, c)
 }
 
