@@ -12,7 +12,8 @@ import (
 )
 
 // An in-process batch produce takes its records from the context
-// (WithRecords) and answers as for a body; an in-process consume with a
+// (WithRecords) and answers as for a body, or gives what it accepted as
+// values (WithAccepted); an in-process consume with a
 // sink (WithMessages) gets the messages as values and an empty 200,
 // while the same consume without one answers their JSON.
 func TestInProcessRecordsAndMessages(t *testing.T) {
@@ -23,6 +24,22 @@ func TestInProcessRecordsAndMessages(t *testing.T) {
 	api.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/topics/q/produce/batch", http.NoBody))
 	if w.Code != http.StatusAccepted || !strings.Contains(w.Body.String(), `"accepted":2`) {
 		t.Fatalf("in-process produce: %d %s", w.Code, w.Body)
+	}
+	// With WithAccepted, what it accepted comes as values, the body empty.
+	var acc []broker.Accepted
+	ctx = WithAccepted(WithRecords(context.Background(), []broker.ProduceRecord{{Payload: []byte("c")}}), &acc)
+	w = httptest.NewRecorder()
+	api.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/topics/q/produce/batch", http.NoBody))
+	if w.Code != http.StatusAccepted || w.Body.Len() != 0 || len(acc) != 1 || acc[0].ID == "" {
+		t.Fatalf("in-process produce with a sink: %d %q, sink %+v", w.Code, w.Body, acc)
+	}
+	// A refused one answers its error and leaves the sink alone.
+	acc = nil
+	ctx = WithAccepted(WithRecords(context.Background(), []broker.ProduceRecord{{Payload: []byte("d")}}), &acc)
+	w = httptest.NewRecorder()
+	api.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/topics/nope/produce/batch", http.NoBody))
+	if w.Code != http.StatusNotFound || acc != nil {
+		t.Fatalf("refused in-process produce with a sink: %d %q, sink %+v", w.Code, w.Body, acc)
 	}
 	if _, err := b.Commit(context.Background(), "q", 0, 0, []storage.Record{{Payload: []byte("hi")}}, storage.Source{}); err != nil {
 		t.Fatal(err)
