@@ -129,12 +129,12 @@ func TestSQSSetQueueAttributes(t *testing.T) {
 	dlqArn := queueAttrs(t, c, dlq)["QueueArn"]
 	policy := `{"deadLetterTargetArn":"` + dlqArn + `","maxReceiveCount":3}`
 	_, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q), Attributes: map[string]string{
-		"VisibilityTimeout": "45", "DelaySeconds": "3", "MessageRetentionPeriod": "7200", "RedrivePolicy": policy}})
+		"VisibilityTimeout": "45", "DelaySeconds": "6", "MessageRetentionPeriod": "7200", "RedrivePolicy": policy}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := queueAttrs(t, c, q)
-	if a["VisibilityTimeout"] != "45" || a["DelaySeconds"] != "3" || a["MessageRetentionPeriod"] != "7200" {
+	if a["VisibilityTimeout"] != "45" || a["DelaySeconds"] != "6" || a["MessageRetentionPeriod"] != "7200" {
 		t.Fatalf("after SetQueueAttributes: %v", a)
 	}
 	if !strings.Contains(a["RedrivePolicy"], dlqArn) || !strings.Contains(a["RedrivePolicy"], `"maxReceiveCount":3`) {
@@ -147,15 +147,16 @@ func TestSQSSetQueueAttributes(t *testing.T) {
 	if !slices.Equal(src.QueueUrls, []string{q}) {
 		t.Fatalf("ListDeadLetterSourceQueues = %v, want [%s]", src.QueueUrls, q)
 	}
-	// The queue default DelaySeconds delays a send.
+	// The queue default DelaySeconds delays a send. Six seconds leave the
+	// delayed count time to be seen on a loaded machine.
 	start := time.Now()
 	send(t, c, q, "delayed by the queue")
 	if got := receive(t, c, q, 1, 0); len(got) != 0 {
-		t.Fatalf("a message delayed by the queue's DelaySeconds 3 was received at once")
+		t.Fatalf("a message delayed by the queue's DelaySeconds 6 was received at once")
 	}
 	waitCounts(t, c, q, counts{delayed: 1})
-	if got := receiveN(t, c, q, 1); time.Since(start) < 2*time.Second {
-		t.Fatalf("received %q %v after the send, before the queue's delay of 3 s", *got[0].Body, time.Since(start))
+	if got := receiveN(t, c, q, 1); time.Since(start) < 5*time.Second {
+		t.Fatalf("received %q %v after the send, before the queue's delay of 6 s", *got[0].Body, time.Since(start))
 	}
 	// Removing the redrive policy.
 	if _, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q),
