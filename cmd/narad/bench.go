@@ -111,7 +111,8 @@ what was measured so far and exits 130.`,
 				}
 				defer end()
 			}
-			return (&bench{a: a, c: c, f: f}).run(ctx, topic)
+			batchFormat, _ := client.ParseBatchFormat(f.format) // checked by resolve
+			return (&bench{a: a, c: c, d: nativeData{c: c, format: batchFormat}, f: f}).run(ctx, topic)
 		},
 	}
 	fs := cmd.Flags()
@@ -244,7 +245,8 @@ func batchBodySize(n, size int) int {
 
 type bench struct {
 	a *app
-	c *client.Client
+	c *client.Client // topics: the scratch topic, its child, a named topic's check
+	d benchData      // the measured calls, through --api's protocol
 	f benchFlags
 
 	keyTurn atomic.Int64 // the last of the --keys handed out

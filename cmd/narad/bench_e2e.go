@@ -126,7 +126,7 @@ func (b *bench) consumeUntil(ctx context.Context, topic string, st e2eStats, bas
 				max = min(max, left)
 			}
 			t0 := time.Now()
-			msgs, err := b.c.Consume(ctx, topic, client.ConsumeOptions{Wait: time.Second, Max: int(max)})
+			msgs, err := b.d.consume(ctx, topic, int(max))
 			if err == nil && len(msgs) == 0 {
 				if ended() {
 					idle++ // nothing more is coming once the producers stopped

@@ -81,7 +81,6 @@ func (b *bench) produce(ctx context.Context, topic string) *phaseStats {
 // paced (pacer).
 func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time) *phaseStats {
 	s := newPhaseStats("produce")
-	format, _ := client.ParseBatchFormat(b.f.format) // checked by resolve
 	var claimed, ids atomic.Int64
 	start := time.Now()
 	end := start.Add(b.f.duration)
@@ -129,10 +128,10 @@ func (b *bench) produceStamped(ctx context.Context, topic string, base time.Time
 			}
 			var err error
 			if b.f.batch == 1 {
-				err = b.c.Produce(ctx, topic, payload, b.produceOptions())
+				err = b.d.produce(ctx, topic, payload, b.produceOptions())
 			} else {
 				var accepted int
-				accepted, err = b.c.ProduceBatchAs(ctx, topic, records[:n], format)
+				accepted, err = b.d.produceBatch(ctx, topic, records[:n])
 				if err == nil && accepted != n {
 					err = fmt.Errorf("batch of %d: the server accepted %d", n, accepted)
 				}
@@ -176,7 +175,7 @@ func (b *bench) ackAll(ctx context.Context, s *phaseStats, topic string, msgs []
 		handles = append(handles, m.ReceiptHandle)
 	}
 	var first error
-	_, retried := ackHandles(ctx, b.c, topic, handles, benchAckTries, func(h string, err error) {
+	_, retried := b.d.ack(ctx, topic, handles, benchAckTries, func(h string, err error) {
 		if first == nil {
 			first = fmt.Errorf("ack %s: %w", h, err)
 		}
