@@ -38,6 +38,12 @@ type benchFlags struct {
 	// each key a message group, docs/concepts.md, "Message groups").
 	keys     int
 	ordering string
+	// api (--api) is the protocol measured: native (/v1) or sqs (Amazon
+	// SQS's JSON protocol, signed with the key pair and region below).
+	api             string
+	accessKeyID     string
+	secretAccessKey string
+	region          string
 }
 
 // Bounds of the flags, checked before anything is sent. The payload and
@@ -95,6 +101,10 @@ what was measured so far and exits 130.`,
 			if err != nil {
 				return err
 			}
+			d, err := a.benchData(f, c)
+			if err != nil {
+				return err
+			}
 			ctx, stop := withSignals(cmd.Context())
 			defer stop()
 			// After the first Ctrl-C the bench winds down (and deletes
@@ -111,8 +121,7 @@ what was measured so far and exits 130.`,
 				}
 				defer end()
 			}
-			batchFormat, _ := client.ParseBatchFormat(f.format) // checked by resolve
-			return (&bench{a: a, c: c, d: nativeData{c: c, format: batchFormat}, f: f}).run(ctx, topic)
+			return (&bench{a: a, c: c, d: d, f: f}).run(ctx, topic)
 		},
 	}
 	fs := cmd.Flags()
@@ -134,6 +143,10 @@ what was measured so far and exits 130.`,
 	fs.IntVar(&f.keys, "keys", 0, "spread the records over this many keys in turn (0: keyless)")
 	fs.StringVar(&f.ordering, "ordering", "", "the scratch topic's ordering: none or group (each key a message group)")
 	fs.DurationVar(&f.delay, "delay", 0, "schedule every record this long ahead (0: none); with --e2e the end-to-end figure is the time past the due time")
+	fs.StringVar(&f.api, "api", "native", "the protocol measured: native (the /v1 API) or sqs (Amazon SQS's JSON protocol, with a lean client of the bench's own)")
+	fs.StringVar(&f.accessKeyID, "access-key-id", "", "with --api sqs, the access key id that signs (default: AWS_ACCESS_KEY_ID; neither: a placeholder a node with security off accepts)")
+	fs.StringVar(&f.secretAccessKey, "secret-access-key", "", "with --api sqs, the key's secret (default: AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&f.region, "region", "", "with --api sqs, the region signed for, the node's aws.region (default: AWS_REGION, else us-east-1)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the bench client's own CPU profile to this file (go tool pprof): the load generator's share of the machine")
 	out = addOutputFlags(cmd)
 	return cmd
@@ -209,6 +222,12 @@ func (f *benchFlags) resolve(cmd *cobra.Command, args []string) error {
 	if f.consumeMax < 1 || f.consumeMax > benchMaxConsume {
 		bad("--consume-max must be 1..%d records (the server's cap), got %d", benchMaxConsume, f.consumeMax)
 	}
+	switch f.api {
+	case "native", "sqs":
+		f.resolveSQS(changed, bad)
+	default:
+		bad("--api %q: want native or sqs", f.api)
+	}
 	if f.partitions < 0 {
 		bad("--partitions must not be negative, got %d", f.partitions)
 	}
@@ -263,6 +282,14 @@ func (b *bench) run(ctx context.Context, named string) error {
 			err = errors.Join(err, b.dropScratchAll(ctx, t))
 		}
 		return b.finish(ctx, err)
+	}
+	for _, topic := range []string{t.name, t.consumeFrom()} {
+		if err := b.d.open(ctx, topic); err != nil {
+			if t.scratch {
+				err = errors.Join(err, b.dropScratchAll(ctx, t))
+			}
+			return b.finish(ctx, err)
+		}
 	}
 	rep := newBenchReport(b.f, t)
 	if b.f.e2e {

@@ -13,6 +13,8 @@ import (
 // the same phases compare the node's two protocols. Making and deleting
 // the scratch topic stays on /v1 either way: a topic is a queue.
 type benchData interface {
+	// open readies topic before anything is measured.
+	open(ctx context.Context, topic string) error
 	// produce sends one record.
 	produce(ctx context.Context, topic string, payload []byte, o client.ProduceOptions) error
 	// produceBatch sends records in one request and says how many the
@@ -33,6 +35,8 @@ type nativeData struct {
 	format client.BatchFormat // --batch-format
 }
 
+func (nativeData) open(context.Context, string) error { return nil }
+
 func (n nativeData) produce(ctx context.Context, topic string, payload []byte, o client.ProduceOptions) error {
 	return n.c.Produce(ctx, topic, payload, o)
 }
@@ -47,4 +51,13 @@ func (n nativeData) consume(ctx context.Context, topic string, max int) ([]clien
 
 func (n nativeData) ack(ctx context.Context, topic string, handles []string, tries int, fail func(string, error)) (int, int) {
 	return ackHandles(ctx, n.c, topic, handles, tries, fail)
+}
+
+// benchData builds the data calls of --api.
+func (a *app) benchData(f benchFlags, c *client.Client) (benchData, error) {
+	if f.api == "sqs" {
+		return a.sqsData(f)
+	}
+	format, _ := client.ParseBatchFormat(f.format) // checked by resolve
+	return nativeData{c: c, format: format}, nil
 }

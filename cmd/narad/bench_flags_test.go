@@ -128,3 +128,35 @@ func TestBenchKeysAndOrdering(t *testing.T) {
 		t.Fatalf("the scratch topic's create %v lacks the ordering", cs)
 	}
 }
+
+// --api sqs refuses, before anything is sent, what SQS's requests cannot
+// carry, and the SQS flags are refused without it.
+func TestBenchSQSRefusesWhatSQSCannotSay(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--api", "amqp"}, `--api "amqp": want native or sqs`},
+		{[]string{"--api", "sqs", "--batch", "11"}, "--batch 11 with --api sqs: SendMessageBatch takes at most 10 messages"},
+		{[]string{"--api", "sqs", "--batch", "10", "--size", "200000"}, "--batch 10 of --size 200000 with --api sqs: SendMessageBatch takes at most 1.0 MiB in all"},
+		{[]string{"--api", "sqs", "--consume", "--consume-max", "11"}, "--consume-max 11 with --api sqs: ReceiveMessage takes at most 10 messages"},
+		{[]string{"--api", "sqs", "--batch", "5", "--batch-format", "ndjson"}, "--batch-format ndjson: --api sqs speaks SQS's JSON protocol only"},
+		{[]string{"--api", "sqs", "--keys", "3"}, "--keys: --api sqs sends no keys"},
+		{[]string{"--api", "sqs", "--ordering", "group"}, "--ordering group makes a FIFO queue, which needs a MessageGroupId"},
+		{[]string{"--api", "sqs", "--e2e", "--via-child"}, "--via-child: --api sqs measures the queue's own protocol"},
+		{[]string{"--api", "sqs", "--delay", "16m"}, "--delay 16m0s with --api sqs: DelaySeconds is at most 15m"},
+		{[]string{"--api", "sqs", "--delay", "1500ms"}, "--delay 1.5s with --api sqs: DelaySeconds is whole seconds"},
+		{[]string{"--region", "eu-west-1"}, "--region signs SQS requests: give --api sqs too"},
+		{[]string{"--access-key-id", "AKID"}, "--access-key-id signs SQS requests: give --api sqs too"},
+		{[]string{"--api", "sqs", "--access-key-id", "AKID"}, "--api sqs: give both an access key id and its secret"},
+	} {
+		api := newBenchAPI(t, nil)
+		r := against(api.broker).run(t, append([]string{"bench"}, tt.args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("bench %v: exit %d stderr %q, want it to say %q", tt.args, r.code, r.stderr, tt.says)
+		}
+		if n := len(api.requests()); n != 0 {
+			t.Errorf("bench %v: %d requests sent before the flags were checked", tt.args, n)
+		}
+	}
+}
