@@ -83,6 +83,13 @@ is given: its records would sit among real ones, and the topic's
 consumers would get them. It refuses to consume from it: a queue hands a
 consumer other producers' records too, and the bench would drain them.
 
+--api sqs sends the same load through the node's Amazon SQS JSON
+protocol (docs/aws.md) with a lean client of the bench's own, signed
+with --access-key-id and --secret-access-key (or AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY; neither: a placeholder pair, which a node with
+security off accepts) for --region. SQS takes at most 10 messages a
+request: --batch and --consume-max (default 10 there) stop at 10.
+
 It stops at the first refusal (400, 401, 403, 404, 409, 413) instead of
 repeating it; a worker gives up after 3 failed requests in a row. On a
 terminal a progress bar shows the rate and the time left. Ctrl-C prints
