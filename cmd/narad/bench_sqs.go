@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/client"
+	"github.com/narad-io/narad/internal/jsonenc"
 )
 
 // sqsData is the bench's data calls through Amazon SQS's JSON protocol,
@@ -139,7 +140,7 @@ func (s *sqsData) open(ctx context.Context, topic string) error {
 		return nil
 	}
 	var out struct{ QueueUrl string }
-	body := append(appendJSONString([]byte(`{"QueueName":`), topic), '}')
+	body := append(jsonenc.AppendString([]byte(`{"QueueName":`), topic), '}')
 	if err := s.call(ctx, "GetQueueUrl", body, &out); err != nil {
 		return fmt.Errorf("the queue URL of %s: %w", topic, err)
 	}
@@ -154,7 +155,7 @@ func (s *sqsData) produce(ctx context.Context, topic string, payload []byte, _ c
 	b := make([]byte, 0, 96+len(s.queues[topic])+len(payload))
 	b = s.appendQueue(b, topic)
 	b = append(b, `,"MessageBody":`...)
-	b = appendJSONString(b, payload)
+	b = jsonenc.AppendString(b, payload)
 	b = s.appendDelay(b)
 	return s.call(ctx, "SendMessage", append(b, '}'), nil)
 }
@@ -199,13 +200,13 @@ func appendRecordBody(b []byte, r client.BatchRecord) ([]byte, error) {
 	case len(r.Payload) > 0 && r.Payload[0] == '"':
 		return append(b, r.Payload...), nil
 	case len(r.Payload) > 0:
-		return appendJSONString(b, []byte(r.Payload)), nil
+		return jsonenc.AppendString(b, []byte(r.Payload)), nil
 	}
 	raw, err := base64.StdEncoding.DecodeString(r.PayloadBase64)
 	if err != nil {
 		return b, fmt.Errorf("a batch record's payload: %w", err)
 	}
-	return appendJSONString(b, raw), nil
+	return jsonenc.AppendString(b, raw), nil
 }
 
 func (s *sqsData) consume(ctx context.Context, topic string, max int) ([]client.Message, error) {
@@ -279,7 +280,7 @@ func (s *sqsData) ack(ctx context.Context, topic string, handles []string, tries
 func (s *sqsData) deleteOne(ctx context.Context, topic, handle string) error {
 	b := s.appendQueue(make([]byte, 0, 128+len(s.queues[topic])+len(handle)), topic)
 	b = append(b, `,"ReceiptHandle":`...)
-	b = append(appendJSONString(b, handle), '}')
+	b = append(jsonenc.AppendString(b, handle), '}')
 	return s.call(ctx, "DeleteMessage", b, nil)
 }
 
@@ -295,7 +296,7 @@ func (s *sqsData) deleteBatch(ctx context.Context, topic string, handles []strin
 		b = append(b, `{"Id":"`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, `","ReceiptHandle":`...)
-		b = append(appendJSONString(b, h), '}')
+		b = append(jsonenc.AppendString(b, h), '}')
 	}
 	b = append(b, "]}"...)
 	var out struct {
@@ -326,7 +327,7 @@ func (s *sqsData) deleteBatch(ctx context.Context, topic string, handles []strin
 }
 
 func (s *sqsData) appendQueue(b []byte, topic string) []byte {
-	return appendJSONString(append(b, `{"QueueUrl":`...), s.queues[topic])
+	return jsonenc.AppendString(append(b, `{"QueueUrl":`...), s.queues[topic])
 }
 
 func (s *sqsData) appendDelay(b []byte) []byte {
@@ -432,34 +433,4 @@ func (f sqsEntryFailure) err() error {
 		status = http.StatusInternalServerError
 	}
 	return &client.APIError{Status: sqsStatus(status, f.Code), Message: f.Code + ": " + f.Message}
-}
-
-// appendJSONString appends s as a JSON string. The bench's bodies are
-// plain text, so this is a scan that escapes what JSON requires.
-func appendJSONString[T string | []byte](b []byte, s T) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -181,15 +181,3 @@ func TestSQSErrorAnswers(t *testing.T) {
 		t.Errorf("a sender's batch entry failure: %v, want a refusal", err)
 	}
 }
-
-// appendJSONString escapes what JSON requires and nothing else: the
-// result decodes to the input.
-func TestAppendJSONString(t *testing.T) {
-	for _, s := range []string{"", "xxxx", `a"b\c`, "tab\tnew\nline\r\x01\x1f", "héllo ✓"} {
-		var back string
-		b := appendJSONString(nil, s)
-		if err := json.Unmarshal(b, &back); err != nil || back != s {
-			t.Errorf("%q: %s decodes to %q, %v", s, b, back, err)
-		}
-	}
-}
