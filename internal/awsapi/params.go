@@ -23,10 +23,8 @@ func decodeJSON(body []byte) (params, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return params{}, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	var p map[string]any
-	if err := d.Decode(&p); err != nil {
+	p, err := (&jsonReader{b: body}).readObject()
+	if err != nil {
 		return nil, errMalformedBody.f("The request body is not a JSON object: %v", err)
 	}
 	return p, nil
