@@ -135,6 +135,29 @@ func waitCounts(t *testing.T, c *sqs.Client, q string, want counts) {
 	}
 }
 
+// waitDelayed waits until the queue counts n delayed messages and nothing
+// else, receiving (and so touching every partition) between looks: Narad
+// counts a partition's scheduled records once a consume has read them,
+// and a receive made before the send's record reached its partition's
+// log read nothing. Each receive must find nothing.
+func waitDelayed(t *testing.T, c *sqs.Client, q string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if got := receive(t, c, q, 10, 0); len(got) != 0 {
+			t.Fatalf("received %d messages while waiting for %d delayed ones", len(got), n)
+		}
+		got := queueCounts(t, c, q)
+		if got == (counts{delayed: n}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue counts: %v, want %d delayed", got, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // receive receives up to max messages, long-polling up to wait seconds.
 func receive(t *testing.T, c *sqs.Client, q string, max, wait int32) []types.Message {
 	t.Helper()

@@ -154,7 +154,7 @@ func TestSQSSetQueueAttributes(t *testing.T) {
 	if got := receive(t, c, q, 1, 0); len(got) != 0 {
 		t.Fatalf("a message delayed by the queue's DelaySeconds 6 was received at once")
 	}
-	waitCounts(t, c, q, counts{delayed: 1})
+	waitDelayed(t, c, q, 1)
 	if got := receiveN(t, c, q, 1); time.Since(start) < 5*time.Second {
 		t.Fatalf("received %q %v after the send, before the queue's delay of 6 s", *got[0].Body, time.Since(start))
 	}

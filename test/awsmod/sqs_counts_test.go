@@ -33,7 +33,7 @@ func TestSQSGetQueueAttributesCounts(t *testing.T) {
 	if got := receive(t, c, dq, 10, 0); len(got) != 0 {
 		t.Fatalf("a message delayed 300 s was received at once")
 	}
-	waitCounts(t, c, dq, counts{delayed: 1})
+	waitDelayed(t, c, dq, 1)
 
 	some, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q),
 		AttributeNames: []types.QueueAttributeName{"VisibilityTimeout", "ApproximateNumberOfMessages"}})
