@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/narad-io/narad/internal/awsattr"
 	"github.com/narad-io/narad/internal/broker"
@@ -128,16 +129,22 @@ func (e *Edge) consume(c *call, queue string, limit int, wait time.Duration, vis
 
 // received is one message of a ReceiveMessage answer.
 func (e *Edge) received(queue string, m *v1Message, sysNames, attrNames []string, now time.Time) map[string]any {
-	body := strings.ToValidUTF8(string(m.body()), "\uFFFD")
+	raw := m.body()
+	if !utf8.Valid(raw) {
+		raw = []byte(strings.ToValidUTF8(string(raw), "\uFFFD"))
+	}
 	hs := m.headerList()
-	attrs, meta := awsattr.Decode(hs)
 	producerID, _ := header.Get(hs, header.MsgID)
 	r := map[string]any{
 		"MessageId":     messageID(queue, m.ID, producerID),
 		"ReceiptHandle": m.ReceiptHandle,
-		"Body":          body,
-		"MD5OfBody":     awsattr.MD5OfBody([]byte(body)),
+		"Body":          string(raw),
+		"MD5OfBody":     awsattr.MD5OfBody(raw),
 	}
+	if len(attrNames) == 0 && len(sysNames) == 0 {
+		return r // the attributes' headers need no reading
+	}
+	attrs, meta := awsattr.Decode(hs)
 	if sel := selectAttributes(attrs, attrNames); len(sel) > 0 {
 		r["MessageAttributes"] = attributeValues(sel)
 		r["MD5OfMessageAttributes"] = awsattr.MD5OfAttributes(sel)
@@ -285,27 +292,21 @@ func (e *Edge) deleteMessageBatch(c *call) (map[string]any, error) {
 	}
 	ok := []any{}
 	if len(handles) > 0 {
-		a, err := e.v1(c, http.MethodPost, "/v1/topics/"+queue+"/ack", nil, map[string]any{"receipt_handles": handles})
+		var res []httpapi.AckResult
+		cc := *c
+		cc.ctx = httpapi.WithAcks(c.ctx, handles, &res)
+		a, err := e.v1(&cc, http.MethodPost, "/v1/topics/"+queue+"/ack", nil, nil)
 		if err != nil {
 			return nil, err
 		}
 		if !a.ok() {
 			return nil, a.refusal(c.service, errQueueDoesNotExist)
 		}
-		var res struct {
-			Results []struct {
-				Status int    `json:"status"`
-				Error  string `json:"error"`
-			} `json:"results"`
-		}
-		if err := a.decode(&res); err != nil {
-			return nil, err
+		if len(res) != len(handles) {
+			return nil, errInternal.f("the ack answered %d results for %d receipt handles", len(res), len(handles))
 		}
 		for i, id := range ids {
-			r := answer{status: http.StatusNoContent}
-			if i < len(res.Results) {
-				r = answer{status: res.Results[i].Status, body: []byte(`{"error":` + strconv.Quote(res.Results[i].Error) + `}`)}
-			}
+			r := answer{status: res[i].Status, text: res[i].Error}
 			if err := deleted(c, handles[i], r); err != nil {
 				failed = append(failed, failure(id, err))
 				continue

@@ -21,6 +21,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	text   string // the error's text, when given as a value (httpapi.WithAcks)
 }
 
 // recorder is the http.ResponseWriter an in-process request writes to.
@@ -88,6 +89,9 @@ func (a answer) ok() bool { return a.status >= 200 && a.status < 300 }
 
 // message is a /v1 error answer's text.
 func (a answer) message() string {
+	if a.text != "" {
+		return a.text
+	}
 	var e struct {
 		Error string `json:"error"`
 	}

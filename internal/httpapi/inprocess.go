@@ -25,6 +25,10 @@ type edgeCall struct {
 	records   []broker.ProduceRecord
 	messages  *[]broker.Message
 	accepted  *[]broker.Accepted
+	// acks: the handles of an in-process batch ack and where its
+	// results go (WithAcks).
+	ackHandles []string
+	ackResults *[]AckResult
 }
 
 func edgeOf(ctx context.Context) edgeCall {
@@ -71,5 +75,17 @@ func WithAccepted(ctx context.Context, sink *[]broker.Accepted) context.Context 
 func WithMessages(ctx context.Context, sink *[]broker.Message) context.Context {
 	c := edgeOf(ctx)
 	c.messages = sink
+	return context.WithValue(ctx, edgeKey{}, c)
+}
+
+// WithAcks returns ctx for an in-process batch ack
+// (POST /v1/topics/{topic}/ack without a receipt_handle parameter) of
+// handles, whose results the edge takes as values: the request's body is
+// not read, the results are stored in *sink in the handles' order, and
+// the answer is an empty 200. Grants, forwarding to the partitions'
+// owners and each result are as for a body.
+func WithAcks(ctx context.Context, handles []string, sink *[]AckResult) context.Context {
+	c := edgeOf(ctx)
+	c.ackHandles, c.ackResults = handles, sink
 	return context.WithValue(ctx, edgeKey{}, c)
 }

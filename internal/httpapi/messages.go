@@ -306,6 +306,15 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request, user string) error 
 }
 
 func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request, topic, user string) error {
+	if ec := edgeOf(r.Context()); ec.ackResults != nil {
+		res, err := s.ackEverywhere(r, topic, user, ec.ackHandles)
+		if err != nil {
+			return err
+		}
+		*ec.ackResults = res
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	body, err := readBody(r, 4<<20, "ack body")
 	if err != nil {
 		return err
