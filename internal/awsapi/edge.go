@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -302,8 +303,12 @@ func (e *Edge) answer(w http.ResponseWriter, c *call, out map[string]any) {
 		if out == nil {
 			out = map[string]any{}
 		}
+		b := appendValue(make([]byte, 0, 512), out)
+		// With its length known the answer goes out in one write,
+		// not in chunks.
+		w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
 		w.WriteHeader(http.StatusOK)
-		w.Write(appendValue(make([]byte, 0, 512), out))
+		w.Write(b)
 		return
 	}
 	var b strings.Builder
