@@ -50,6 +50,15 @@ func TestInProcessRecordsAndMessages(t *testing.T) {
 	if w.Code != http.StatusOK || w.Body.Len() != 0 || len(got) != 1 || string(got[0].Payload) != "hi" || got[0].ReceiptHandle == "" {
 		t.Fatalf("a consume with a sink: %d %q, sink %+v", w.Code, w.Body, got)
 	}
+	// An in-process batch ack takes its handles and gives its results as
+	// values (WithAcks), a bad handle's result in its place.
+	var res []AckResult
+	ctx = WithAcks(context.Background(), []string{got[0].ReceiptHandle, "not-a-handle"}, &res)
+	w = httptest.NewRecorder()
+	api.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/topics/q/ack", http.NoBody))
+	if w.Code != http.StatusOK || w.Body.Len() != 0 || len(res) != 2 || res[0].Status != http.StatusNoContent || res[1].Status != http.StatusBadRequest {
+		t.Fatalf("an in-process batch ack: %d %q, results %+v", w.Code, w.Body, res)
+	}
 	// Nothing left to take: 204, and the sink untouched.
 	got = nil
 	w = httptest.NewRecorder()
