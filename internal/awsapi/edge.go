@@ -2,12 +2,13 @@ package awsapi
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 	"github.com/narad-io/narad/internal/auth"
 	"github.com/narad-io/narad/internal/httpapi"
 	"github.com/narad-io/narad/internal/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const (
@@ -75,6 +77,7 @@ type Edge struct {
 	mu     sync.Mutex
 	purged map[string]time.Time // queue → last PurgeQueue here (sqs_queues.go)
 	info   infoCache
+	series sync.Map   // seriesKey → series (observe)
 	tasks  *moveTasks // StartMessageMoveTask's tasks on this node
 }
 
@@ -355,14 +358,36 @@ func (e *Edge) observe(c *call) {
 	if _, ok := table[c.action]; ok {
 		action = c.action
 	}
-	e.m.AWSRequests.WithLabelValues(c.service, action, c.code).Inc()
-	e.m.AWSDuration.WithLabelValues(c.service, action).Observe(time.Since(c.start).Seconds())
+	k := seriesKey{c.service, action, c.code}
+	se, ok := e.series.Load(k)
+	if !ok {
+		// Looked up by label values once per series, not per request.
+		se, _ = e.series.LoadOrStore(k, series{
+			requests: e.m.AWSRequests.WithLabelValues(c.service, action, c.code),
+			duration: e.m.AWSDuration.WithLabelValues(c.service, action),
+		})
+	}
+	s := se.(series)
+	s.requests.Inc()
+	s.duration.Observe(time.Since(c.start).Seconds())
 }
 
-// newRequestID is a request's x-amzn-RequestId, shaped like AWS's.
+// seriesKey names a request's metric series: service, action, code. The
+// codes are the edge's own, so the keys are bounded.
+type seriesKey struct{ service, action, code string }
+
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// newRequestID is a request's x-amzn-RequestId, shaped like AWS's. It
+// names a request in logs and is no secret: math/rand's generator, not
+// crypto/rand's system call.
 func newRequestID() string {
 	var b [16]byte
-	rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

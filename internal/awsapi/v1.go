@@ -63,13 +63,15 @@ func (e *Edge) v1Records(c *call, method, path string, query url.Values, body an
 	if recs != nil {
 		ctx = httpapi.WithRecords(ctx, recs)
 	}
-	u := "http://in-process" + (&url.URL{Path: path}).EscapedPath()
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	req, err := http.NewRequestWithContext(ctx, method, "", rd)
 	if err != nil {
 		return answer{}, errInternal.f("building a request: %v", err)
+	}
+	// The URL as a server would have parsed it, without printing and
+	// parsing it here.
+	req.URL = &url.URL{Path: path}
+	if len(query) > 0 {
+		req.URL.RawQuery = query.Encode()
 	}
 	req.RemoteAddr = c.remote
 	req.Host = c.host
