@@ -7,6 +7,7 @@
 #   ./scripts/bench.sh            # every figure
 #   ROUNDS=5 ./scripts/bench.sh   # more rounds
 #   FIGURES="single16 batch" ./scripts/bench.sh   # a subset (names below)
+#   NODE_ENV="GOGC=200" ./scripts/bench.sh        # settings for the nodes only
 #
 # The scheduled-delivery figures create topics and consume with curl.
 # Every 202 is fsynced, as always: nothing here relaxes durability. Ports
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups since cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -74,11 +75,20 @@ start_nodes() {
       NARAD_DATA_DIR="$work/data-$n-$i" NARAD_SECURITY_ENABLED=false NARAD_LOG_LEVEL=warn
       NARAD_CLUSTER_SECRET=bench-secret)
     if [ "$n" -gt 1 ]; then env+=(NARAD_CLUSTER_PEERS="$peers" NARAD_CLUSTER_INITIAL_MEMBERS="$members"); fi
+    # NODE_ENV: more VAR=value settings for the nodes only (an experiment's).
+    read -r -a extra <<<"${NODE_ENV:-}"
+    env+=("${extra[@]}")
     env "${env[@]}" "$narad" serve >"$work/node-$n-$i.log" 2>&1 &
     pids+=($!)
   done
   for i in $(seq 1 "$n"); do wait_ready $((17842 + 100 * i)); done
 }
+
+# ticks PID: the process's user and system time, in clock ticks (1/100 s).
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# last LIST: the last of a space-separated list.
+last() { awk '{ print $NF }' <<<"$1"; }
 
 stop_nodes() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -102,7 +112,7 @@ stats() {
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
 
-declare -A rate p99 e2e50 e2e99 seek
+declare -A rate p99 e2e50 e2e99 seek cpu
 # run NAME PHASE URLS... -- BENCH ARGS: one round; with several URLs the
 # benches run at once, one per node, and their rates add up.
 run() {
@@ -225,6 +235,31 @@ for r in $(seq 1 "$rounds"); do
     done
     stop_nodes
   fi
+  if want sqs; then
+    # The node's two protocols side by side (docs/aws.md): the same
+    # loads through /v1 and through SQS (narad bench --api sqs), on one
+    # fresh node, with the node's CPU per message from /proc. A consume
+    # figure's run produces first (in tens, through the same protocol):
+    # its CPU is the run's less that produce at the send-in-tens figure's
+    # cost per message.
+    start_nodes 1
+    for api in native sqs; do
+      for f in send1 send10 recv1 recv10; do
+        case $f in
+          send1) n=20000 phase=produce args=() ;;
+          send10) n=100000 phase=produce args=(--batch 10) ;;
+          recv1) n=20000 phase=consume args=(--batch 10 --consumers 16 --consume-max 1) ;;
+          recv10) n=100000 phase=consume args=(--batch 10 --consumers 16 --consume-max 10) ;;
+        esac
+        t0=$(ticks "${pids[0]}")
+        run "${api}_$f" "$phase" "$single" -- --api "$api" --size 256 --producers 16 --messages "$n" "${args[@]}"
+        us=$(awk -v t="$(($(ticks "${pids[0]}") - t0))" -v n="$n" 'BEGIN { printf "%.0f", t * 1e4 / n }')
+        [ "$phase" = consume ] && us=$(awk -v a="$us" -v s="$(last "${cpu[${api}_send10]}")" 'BEGIN { print a - s }')
+        cpu[${api}_$f]+="$us "
+      done
+    done
+    stop_nodes
+  fi
   if want cluster_single || want cluster_batch || want rf3_single || want rf3_batch || want rf3_batchconsume || want rf3_latency100; then
     start_nodes 3
     want cluster_single && run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
@@ -261,9 +296,18 @@ label() {
     sched1m) echo "the same, every record scheduled 1 h ahead" ;;
     groups_none) echo "consume + ack, 10,000 keys, 16 consumers of 10" ;;
     groups_group) echo "the same, each key a message group" ;;
+    native_send1) echo "/v1: produce one a request, 16 clients" ;;
+    sqs_send1) echo "SQS: SendMessage, 16 clients" ;;
+    native_send10) echo "/v1: batch produce of 10, 16 clients" ;;
+    sqs_send10) echo "SQS: SendMessageBatch of 10, 16 clients" ;;
+    native_recv1) echo "/v1: consume + ack one per call, 16 consumers" ;;
+    sqs_recv1) echo "SQS: ReceiveMessage + DeleteMessage, 16 consumers" ;;
+    native_recv10) echo "/v1: consume 10 + batch ack, 16 consumers" ;;
+    sqs_recv10) echo "SQS: ReceiveMessage of 10 + DeleteMessageBatch" ;;
   esac
 }
-for f in $(sed 's/sched1m/plain1m sched1m/; s/groups/groups_none groups_group/' <<<"$figures"); do
+for f in $(sed 's/sched1m/plain1m sched1m/; s/groups/groups_none groups_group/;
+  s/sqs/native_send1 sqs_send1 native_send10 sqs_send10 native_recv1 sqs_recv1 native_recv10 sqs_recv10/' <<<"$figures"); do
   [ -n "${rate[$f]:-}" ] || continue
   [ -n "${e2e99[$f]:-}" ] && continue
   printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \
@@ -290,6 +334,14 @@ fi
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
 fi
+# SQS against /v1 in the same rounds: throughput and the node's CPU.
+for f in send1 send10 recv1 recv10; do
+  [ -n "${rate[sqs_$f]:-}" ] || continue
+  a=$(tr ' ' '\n' <<<"${rate[sqs_$f]}" | grep . | stats | cut -d' ' -f1)
+  n=$(tr ' ' '\n' <<<"${rate[native_$f]}" | grep . | stats | cut -d' ' -f1)
+  printf '%-52s %s of /v1; node CPU µs/msg, /v1 %s, SQS %s\n' "SQS $f" "$(awk -v a="$a" -v n="$n" 'BEGIN { printf "%.2f", a / n }')" \
+    "$(tr ' ' '\n' <<<"${cpu[native_$f]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[sqs_$f]}" | grep . | stats)"
+done
 # Narad's single-record produce against the ceiling of the same rounds.
 for n in 16 64; do
   [ -n "${rate[single$n]:-}" ] && [ -n "${rate[ceiling$n]:-}" ] || continue
