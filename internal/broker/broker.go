@@ -33,6 +33,9 @@ type Broker struct {
 	// window (package hosted).
 	parts *hosted.Set
 	m     *metrics.Metrics
+	// fwd coalesces the produces forwarded to replicated partitions'
+	// leaders (forward_batch.go).
+	fwd forwards
 
 	tmu    sync.Mutex
 	topics map[string]*topicState

@@ -87,7 +87,8 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 }
 
 // commitToLeader commits a bucket on the partition's leader: here, or by
-// node RPC.
+// node RPC, coalesced with the other produces forwarded to the same
+// partition meanwhile (forward_batch.go).
 func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs []storage.Record) error {
 	owner, ok := b.meta.Owner(t.Name, p)
 	if !ok {
@@ -99,5 +100,13 @@ func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs [
 	if b.cfg.Remote == nil {
 		return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q is led by %q, and this node has no cluster transport", p, t.Name, owner)
 	}
-	return b.cfg.Remote.Commit(ctx, t.Name, t.Incarnation, p, recs)
+	return b.fwd.commit(ctx, forwardKey{t.Name, t.Incarnation, p}, recs, func(merged []storage.Record) error {
+		// Bounded like one produce's commit, by no one produce's context.
+		cctx, cancel := context.WithTimeout(context.Background(), b.cfg.ReplicaCommitWait+replicatedCommitHop)
+		defer cancel()
+		if owner, ok := b.meta.Owner(t.Name, p); ok && owner == b.cfg.NodeID {
+			return b.commitHere(cctx, t.Name, t.Incarnation, p, merged) // led here since
+		}
+		return b.cfg.Remote.Commit(cctx, t.Name, t.Incarnation, p, merged)
+	})
 }

@@ -1,0 +1,154 @@
+package broker
+
+import (
+	"context"
+	"sync"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// Coalesced forwards: the produces a node forwards to a replicated
+// partition's leader (commitReplicated) share node RPCs. While one
+// forwarded commit of a partition is in flight, the produces that arrive
+// for the same partition wait together, and the next commit carries all
+// of them: one RPC, one commit on the leader — one fdatasync there and
+// on each follower — for as many produces as arrived meanwhile, as the
+// ingress WAL's group commit does for a node's own disk. Each produce
+// learns its own records' offsets and shares the commit's outcome: a
+// failed commit fails every produce in it, each of which its client
+// retries (a msg_id makes the retry idempotent, as for any failed
+// replicated produce).
+//
+// Invariant: a produce's records are committed together, contiguous and
+// in their order, in exactly one commit; and a partition has at most one
+// forwarded commit of this node in flight.
+
+// Bounds of one coalesced commit: a produce's own (MaxBatchRecords and
+// the batch body's 16 MiB), so the leader takes nothing bigger than one
+// produce could send it. A produce over them goes alone.
+const (
+	forwardMaxRecords = MaxBatchRecords
+	forwardMaxBytes   = MaxBatchBodySize
+)
+
+// forwardKey names a partition of a topic's incarnation.
+type forwardKey struct {
+	topic       string
+	incarnation uint64
+	partition   int
+}
+
+// forwards is a node's coalescing of forwarded commits, per partition.
+type forwards struct {
+	mu     sync.Mutex
+	queues map[forwardKey]*forwardQueue
+}
+
+// forwardQueue is one partition's produces waiting for the next commit;
+// busy while a goroutine is sending them.
+type forwardQueue struct {
+	busy    bool
+	pending []*forwardWaiter
+}
+
+type forwardWaiter struct {
+	recs []storage.Record // the produce's bucket; offsets are set in place
+	done chan error
+}
+
+// commit commits recs through send, coalesced with the other produces of
+// the same partition: send commits a merged bucket, setting each
+// record's Offset, on a context of its own (no one produce's deadline
+// bounds the others'). commit returns send's outcome for the commit that
+// carried recs, or ctx's error if the produce stops waiting first — its
+// records may then be stored all the same, as with any produce whose
+// answer was lost.
+func (f *forwards) commit(ctx context.Context, k forwardKey, recs []storage.Record, send func(recs []storage.Record) error) error {
+	w := &forwardWaiter{recs: recs, done: make(chan error, 1)}
+	f.mu.Lock()
+	if f.queues == nil {
+		f.queues = map[forwardKey]*forwardQueue{}
+	}
+	q := f.queues[k]
+	if q == nil {
+		q = &forwardQueue{}
+		f.queues[k] = q
+	}
+	q.pending = append(q.pending, w)
+	if !q.busy {
+		// Nothing in flight: this produce sends at once, itself, and
+		// hands on to a goroutine only the produces that arrive
+		// meanwhile — an uncontended forward costs no extra hop.
+		q.busy = true
+		f.mu.Unlock()
+		f.send(k, q, send)
+		return <-w.done
+	}
+	f.mu.Unlock()
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send sends the produces waiting in q as one commit, as many as the
+// bounds allow, and hands the partition on: to a goroutine that sends
+// the next when more wait, else to no one (the queue is dropped).
+func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Record) error) {
+	f.mu.Lock()
+	n, records, bytes := 0, 0, 0
+	for n < len(q.pending) {
+		r, b := len(q.pending[n].recs), recordsSize(q.pending[n].recs)
+		if n > 0 && (records+r > forwardMaxRecords || bytes+b > forwardMaxBytes) {
+			break
+		}
+		n, records, bytes = n+1, records+r, bytes+b
+	}
+	batch := q.pending[:n:n]
+	q.pending = q.pending[n:]
+	f.mu.Unlock()
+
+	merged := batch[0].recs
+	if len(batch) > 1 {
+		merged = make([]storage.Record, 0, records)
+		for _, w := range batch {
+			merged = append(merged, w.recs...)
+		}
+	}
+	err := send(merged)
+	if len(batch) > 1 {
+		at := 0
+		for _, w := range batch {
+			for i := range w.recs {
+				w.recs[i].Offset = merged[at].Offset
+				at++
+			}
+		}
+	}
+	for _, w := range batch {
+		w.done <- err
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(q.pending) == 0 {
+		q.busy = false
+		delete(f.queues, k)
+		return
+	}
+	go f.send(k, q, send)
+}
+
+// recordsSize is the bytes of recs that count towards a commit's bound.
+func recordsSize(recs []storage.Record) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Key) + len(r.Payload)
+		for _, h := range r.Headers {
+			n += len(h.Name) + len(h.Value)
+		}
+	}
+	return n
+}

@@ -1,0 +1,189 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/storage"
+)
+
+// stubLeader is a send for forwards.commit: it records each commit's
+// payloads, gives the records the next offsets, and holds the first
+// commit until released, so that produces pile up behind it.
+type stubLeader struct {
+	mu      sync.Mutex
+	commits [][]string
+	next    uint64
+	hold    chan struct{}
+	err     error
+}
+
+func (l *stubLeader) send(recs []storage.Record) error {
+	l.mu.Lock()
+	first := len(l.commits) == 0
+	var ps []string
+	for i := range recs {
+		ps = append(ps, string(recs[i].Payload))
+		recs[i].Offset = l.next
+		l.next++
+	}
+	l.commits = append(l.commits, ps)
+	err := l.err
+	l.mu.Unlock()
+	if first && l.hold != nil {
+		<-l.hold
+	}
+	return err
+}
+
+func bucket(name string, n int) []storage.Record {
+	recs := make([]storage.Record, n)
+	for i := range recs {
+		recs[i] = storage.Record{Payload: []byte(fmt.Sprintf("%s%d", name, i)), Offset: storage.NoOffset}
+	}
+	return recs
+}
+
+// waitCommits waits until the leader has seen n commits.
+func (l *stubLeader) waitCommits(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		got := len(l.commits)
+		l.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commits, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitPending waits until n produces wait behind the commit in flight.
+func waitPending(t *testing.T, f *forwards, k forwardKey, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		got := 0
+		if q := f.queues[k]; q != nil {
+			got = len(q.pending)
+		}
+		f.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d produces waiting, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Produces that arrive while a partition's forwarded commit is in flight
+// go together in the next one, each learning its own records' offsets,
+// contiguous and in its order.
+func TestForwardsCoalesce(t *testing.T) {
+	var f forwards
+	k := forwardKey{"t", 1, 0}
+	l := &stubLeader{hold: make(chan struct{})}
+	buckets := map[string][]storage.Record{"a": bucket("a", 2), "b": bucket("b", 3), "c": bucket("c", 1), "d": bucket("d", 2)}
+	errs := make(chan error, len(buckets))
+	go func() { errs <- f.commit(context.Background(), k, buckets["a"], l.send) }()
+	l.waitCommits(t, 1) // a is in flight
+	for _, name := range []string{"b", "c", "d"} {
+		go func() { errs <- f.commit(context.Background(), k, buckets[name], l.send) }()
+	}
+	waitPending(t, &f, k, 3)
+	close(l.hold)
+	for range buckets {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.commits) != 2 || len(l.commits[0]) != 2 || len(l.commits[1]) != 6 {
+		t.Fatalf("commits %v: want a alone, then b, c and d in one", l.commits)
+	}
+	for name, recs := range buckets {
+		for i := range recs {
+			if string(recs[i].Payload) != fmt.Sprintf("%s%d", name, i) {
+				t.Fatalf("bucket %s record %d is %q", name, i, recs[i].Payload)
+			}
+			if i > 0 && recs[i].Offset != recs[i-1].Offset+1 {
+				t.Fatalf("bucket %s offsets not contiguous: %d after %d", name, recs[i].Offset, recs[i-1].Offset)
+			}
+			if got := l.commits[0]; name == "a" && got[i] != string(recs[i].Payload) {
+				t.Fatalf("a's record %d went out as %q", i, got[i])
+			}
+			if name != "a" && l.commits[1][recs[i].Offset-2] != string(recs[i].Payload) {
+				t.Fatalf("bucket %s record %d has offset %d, which the leader gave %q", name, i, recs[i].Offset, l.commits[1][recs[i].Offset-2])
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queues) != 0 {
+		t.Fatalf("%d partition queues left once nothing waits", len(f.queues))
+	}
+}
+
+// A failed commit fails every produce it carried; a produce that stops
+// waiting gets its context's error.
+func TestForwardsShareTheOutcome(t *testing.T) {
+	var f forwards
+	k := forwardKey{"t", 1, 0}
+	boom := errors.New("leader gone")
+	l := &stubLeader{hold: make(chan struct{}), err: boom}
+	errs := make(chan error, 3)
+	go func() { errs <- f.commit(context.Background(), k, bucket("a", 1), l.send) }()
+	l.waitCommits(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { errs <- f.commit(ctx, k, bucket("b", 1), l.send) }()
+	go func() { errs <- f.commit(context.Background(), k, bucket("c", 1), l.send) }()
+	waitPending(t, &f, k, 2)
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the produce that stopped waiting: %v, want its context's error", err)
+	}
+	close(l.hold)
+	for range 2 {
+		if err := <-errs; !errors.Is(err, boom) {
+			t.Fatalf("a produce of a failed commit: %v, want the commit's error", err)
+		}
+	}
+}
+
+// A commit stops short of the bounds: what would pass them waits for the
+// next one.
+func TestForwardsBounds(t *testing.T) {
+	var f forwards
+	k := forwardKey{"t", 1, 0}
+	l := &stubLeader{hold: make(chan struct{})}
+	errs := make(chan error, 3)
+	go func() { errs <- f.commit(context.Background(), k, bucket("a", 1), l.send) }()
+	l.waitCommits(t, 1)
+	go func() { errs <- f.commit(context.Background(), k, bucket("b", forwardMaxRecords-1), l.send) }()
+	waitPending(t, &f, k, 1)
+	go func() { errs <- f.commit(context.Background(), k, bucket("c", 2), l.send) }()
+	waitPending(t, &f, k, 2)
+	close(l.hold)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int
+	for _, c := range l.commits {
+		sizes = append(sizes, len(c))
+	}
+	if len(sizes) != 3 || sizes[1] != forwardMaxRecords-1 || sizes[2] != 2 {
+		t.Fatalf("commits of %v records: want [1 %d 2]", sizes, forwardMaxRecords-1)
+	}
+}
