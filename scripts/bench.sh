@@ -87,6 +87,27 @@ start_nodes() {
 # ticks PID: the process's user and system time, in clock ticks (1/100 s).
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
+# syncs URL...: the fdatasyncs the nodes made so far, summed — partition
+# logs' (narad_storage_fsync_duration_seconds_count) and ingress WALs'
+# (narad_ingress_wal_syncs_total) — read from /metrics with bash's
+# /dev/tcp, as ready does.
+syncs() {
+  local total=0 u port line
+  for u in "$@"; do
+    port=${u##*:}
+    exec 3<>"/dev/tcp/127.0.0.1/$port"
+    printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    while read -r line <&3; do
+      case $line in
+        narad_storage_fsync_duration_seconds_count* | narad_ingress_wal_syncs_total*)
+          total=$(awk -v a="$total" -v b="${line##* }" 'BEGIN { printf "%.0f", a + b }') ;;
+      esac
+    done
+    exec 3<&-
+  done
+  echo "$total"
+}
+
 # last LIST: the last of a space-separated list.
 last() { awk '{ print $NF }' <<<"$1"; }
 
@@ -112,7 +133,7 @@ stats() {
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
 
-declare -A rate p99 e2e50 e2e99 seek cpu
+declare -A rate p99 e2e50 e2e99 seek cpu fsyncs
 # run NAME PHASE URLS... -- BENCH ARGS: one round; with several URLs the
 # benches run at once, one per node, and their rates add up.
 run() {
@@ -266,7 +287,13 @@ for r in $(seq 1 "$rounds"); do
     want cluster_batch && run cluster_batch produce "${all[@]}" -- --producers 4 --batch 100 --messages 150000 --size 256
     # The same figures on topics of three copies (replication_factor 3):
     # a 202 waits for a majority of the copies' fdatasyncs.
-    want rf3_single && run rf3_single produce "${all[@]}" -- --replication-factor 3 --producers 6 --messages 10000 --size 256
+    if want rf3_single; then
+      s0=$(syncs "${all[@]}")
+      run rf3_single produce "${all[@]}" -- --replication-factor 3 --producers 6 --messages 10000 --size 256
+      # fdatasyncs per acknowledged record, the three nodes together
+      # (10,000 records from each).
+      fsyncs[rf3_single]+="$(awk -v d="$(($(syncs "${all[@]}") - s0))" 'BEGIN { printf "%.2f", d / 30000 }') "
+    fi
     if want rf3_batch || want rf3_batchconsume; then
       run rf3_batch produce "${all[0]}" -- --replication-factor 3 --producers 8 --batch 100 --messages 200000 --size 256 --consumers 8 --consume-max 100
       rate[rf3_batchconsume]+="$(field "$(cat "$work/out-0.json")" consume messages_per_second) "
@@ -333,6 +360,9 @@ if [ -n "${rate[sched1m_rss]:-}" ]; then
 fi
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
+fi
+if [ -n "${fsyncs[rf3_single]:-}" ]; then
+  printf '%-52s %s\n' "3 copies, single produce: fdatasyncs per record" "$(tr ' ' '\n' <<<"${fsyncs[rf3_single]}" | grep . | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s–%s)", v[int((NR + 1) / 2)], v[1], v[NR] }')"
 fi
 # SQS against /v1 in the same rounds: throughput and the node's CPU.
 for f in send1 send10 recv1 recv10; do
