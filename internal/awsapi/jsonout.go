@@ -2,6 +2,7 @@ package awsapi
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/narad-io/narad/internal/jsonenc"
@@ -72,8 +73,15 @@ func appendList[T any](b []byte, vs []T) []byte {
 }
 
 func appendObject[V any](b []byte, m map[string]V) []byte {
+	// The keys of an answer's objects are few: sorted on the stack.
+	var buf [16]string
+	ks := buf[:0]
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
 	b = append(b, '{')
-	for i, k := range sortedKeys(m) {
+	for i, k := range ks {
 		if i > 0 {
 			b = append(b, ',')
 		}
