@@ -170,7 +170,7 @@ func (a *app) runServer(cmd *cobra.Command, f *serverFlags, dev bool) error {
 	if err != nil {
 		return err
 	}
-	tuneMemory(a.lookupEnv)
+	tuneMemory(a.lookupEnv, cgroupMemoryMax)
 	ctx, stop := withSignals(cmd.Context())
 	defer stop()
 	err = serverRun(ctx, cfg)

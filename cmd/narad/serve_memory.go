@@ -9,11 +9,12 @@ import (
 
 // The node's garbage collector. Go's default, GOGC=100, collects each
 // time the heap doubles; a broker allocates briskly per request (answers,
-// records in flight) and keeps a small live heap, so at 100 it spent a
-// fifth of its CPU collecting. At 200 the same node took a quarter more
-// batch produces and consumes a second (docs/performance.md, "The garbage
-// collector"), for a heap that may grow to three times the live one
-// rather than two. Both are the runtime's own knobs and the environment
+// records in flight) and keeps a small live heap, so it collects often:
+// allocating and collecting took 10–25% of a node's CPU in profiles of
+// narad bench runs. At 200 the same node took 10% more single produces
+// and consumes a second and 9% more batch produces (docs/performance.md,
+// "The garbage collector"), for a heap that may grow to three times the
+// live one rather than two. Both are the runtime's own knobs and the environment
 // rules: GOGC and GOMEMLIMIT, when set, are left as they are.
 
 // nodeGCPercent is GOGC for a node when the environment does not set it.
@@ -30,13 +31,14 @@ const memLimitShare = 0.9
 const cgroupMemoryMax = "/sys/fs/cgroup/memory.max"
 
 // tuneMemory sets the collector's target and soft memory limit for a
-// node, unless the environment set them.
-func tuneMemory(lookupEnv func(string) (string, bool)) {
+// node, unless the environment set them; memoryMax is the cgroup file
+// that holds the container's limit (cgroupMemoryMax).
+func tuneMemory(lookupEnv func(string) (string, bool), memoryMax string) {
 	if _, ok := lookupEnv("GOGC"); !ok {
 		debug.SetGCPercent(nodeGCPercent)
 	}
 	if _, ok := lookupEnv("GOMEMLIMIT"); !ok {
-		if raw, err := os.ReadFile(cgroupMemoryMax); err == nil {
+		if raw, err := os.ReadFile(memoryMax); err == nil {
 			if limit, ok := memoryLimit(string(raw)); ok {
 				debug.SetMemoryLimit(limit)
 			}
