@@ -47,8 +47,6 @@ func appendValue(b []byte, v any) []byte {
 			b = jsonenc.AppendString(b, s)
 		}
 		return append(b, ']')
-	case []map[string]any:
-		return appendList(b, v)
 	}
 	// A type the actions do not build today: encoding/json's answer.
 	raw, err := json.Marshal(v)
@@ -58,7 +56,7 @@ func appendValue(b []byte, v any) []byte {
 	return append(b, raw...)
 }
 
-func appendList[T any](b []byte, vs []T) []byte {
+func appendList(b []byte, vs []any) []byte {
 	if vs == nil {
 		return append(b, "null"...)
 	}
