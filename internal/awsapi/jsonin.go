@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/narad-io/narad/internal/jsonenc"
 )
 
 // The JSON protocol's request bodies are read into a params tree by
@@ -181,18 +183,13 @@ func (d *jsonReader) array(depth int) (any, error) {
 func (d *jsonReader) str() (string, error) {
 	d.i++
 	start := d.i
-	// Most strings need nothing done: ASCII without escapes.
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		if c == '"' {
-			s := string(d.b[start:d.i])
-			d.i++
-			return s, nil
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
+	// Most strings need nothing done: ASCII without escapes, skipped
+	// eight bytes at a time.
+	d.i = jsonenc.SkipPlain(d.b, d.i)
+	if d.i < len(d.b) && d.b[d.i] == '"' {
+		s := string(d.b[start:d.i])
 		d.i++
+		return s, nil
 	}
 	out := append([]byte(nil), d.b[start:d.i]...)
 	for d.i < len(d.b) {

@@ -42,6 +42,28 @@ func TestPlain8MatchesBytewise(t *testing.T) {
 	}
 }
 
+// SkipPlain stops at the first byte that is not plain, from every start,
+// with the special byte at every place relative to the eight-byte steps.
+func TestSkipPlainStopsAtTheFirstSpecialByte(t *testing.T) {
+	for _, special := range []byte{'"', '\\', 0, 0x1f, 0x80, 0xff} {
+		for n := 0; n < 24; n++ {
+			s := []byte(strings.Repeat("a", 24))
+			want := len(s)
+			if n < len(s) {
+				s[n], want = special, n
+			}
+			for i := 0; i <= n && i <= len(s); i++ {
+				if got := SkipPlain(s, i); got != want {
+					t.Fatalf("SkipPlain(%q, %d) = %d, want %d", s, i, got, want)
+				}
+				if got := SkipPlain(string(s), i); got != want {
+					t.Fatalf("SkipPlain(string %q, %d) = %d, want %d", s, i, got, want)
+				}
+			}
+		}
+	}
+}
+
 // AppendString writes what encoding/json writes (HTML escaping off) for
 // every string whose special bytes sit at every place relative to the
 // eight-byte steps.
