@@ -1,7 +1,10 @@
 package awsattr
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -173,5 +176,39 @@ func TestEncodeOfAPlainMessageWritesNoReservedHeader(t *testing.T) {
 	}
 	if _, meta, _ := Encode(nil, Meta{Sender: "bob"}); meta == "" {
 		t.Fatal("a sender was dropped")
+	}
+}
+
+// TestMetaJSONIsEncodingJSONs holds the hand-written Meta to what
+// encoding/json writes (HTML left unescaped, as jsonenc leaves it), so
+// Decode reads every Meta back as it was.
+func TestMetaJSONIsEncodingJSONs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"", "a", "Name", "quote\"", "back\\slash", "<&>", "tab\t", "\x01", "é", "\u2028", "\xff", "日本"}
+	word := func() string {
+		var s string
+		for range r.IntN(4) {
+			s += pieces[r.IntN(len(pieces))]
+		}
+		return s
+	}
+	for i := range 2000 {
+		m := Meta{Sender: word(), Trace: word(), Subject: word()}
+		if n := r.IntN(4); n > 0 {
+			m.Types = map[string]string{}
+			for range n {
+				m.Types[word()] = word()
+			}
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+		got := m.appendJSON(nil)
+		if string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Fatalf("case %d: appendJSON(%#v) = %s, encoding/json writes %s", i, m, got, want.String())
+		}
 	}
 }

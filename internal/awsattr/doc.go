@@ -14,5 +14,5 @@
 // Invariant: Decode(Encode(attrs)) gives back attrs (same names, types
 // and values) for every list Check accepts, so MD5OfAttributes of what a
 // receiver gets equals what the sender was answered. The package imports
-// nothing of ours but header.
+// nothing of ours but header and jsonenc.
 package awsattr

@@ -104,8 +104,8 @@ var allowed = map[string][]string{
 	// GET /v1/topics/{topic}/stats/history answers.
 	"httpapi": {"auth", "apierr", "refusal", "metrics", "schema", "lease", "broker", "fanout", "meta", "duration", "header", "ratelimit", "history", "jsonenc"},
 	// awsattr: SQS/SNS message attributes as record headers (header's
-	// names and the reserved header they use). A leaf otherwise.
-	"awsattr": {"header"},
+	// names and the reserved header they use; jsonenc writes the Meta).
+	"awsattr": {"header", "jsonenc"},
 	// awsapi: the SQS and SNS protocol edge. It reaches the data plane
 	// only through in-process /v1 requests (httpapi.AsUser, WithRecords),
 	// so it adds no second path to it; value types of broker (a produce's
