@@ -35,6 +35,8 @@ func appendValue(b []byte, v any) []byte {
 		return appendObject(b, v)
 	case []any:
 		return appendList(b, v)
+	case object:
+		return v.appendJSON(b)
 	case []string:
 		if v == nil {
 			return append(b, "null"...)

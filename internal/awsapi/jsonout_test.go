@@ -42,3 +42,27 @@ func TestJSONAnswerHasContentLength(t *testing.T) {
 		t.Fatalf("Content-Length %q, want %s", got, want)
 	}
 }
+
+// An object answers in JSON exactly as its map would: the same fields,
+// empty ones left out alike, in the same order.
+func TestObjectsAnswerAsTheirMaps(t *testing.T) {
+	objects := []object{
+		&sendResult{messageID: "m1", md5Body: "b"},
+		&sendResult{entryID: "e-1", messageID: "m1", md5Body: "b", md5Attrs: "a", md5Sys: "s"},
+		&sendResult{messageID: "", md5Body: ""},
+		&receivedMessage{messageID: "m", receiptHandle: "h", md5Body: "d", body: []byte("hé \"x\"\n\u2028")},
+		&receivedMessage{body: []byte{}},
+		&receivedMessage{messageID: "m", receiptHandle: "h", md5Body: "d", body: []byte("x"),
+			attrs: map[string]any{"b": map[string]any{"DataType": "String", "StringValue": "2"}}, md5Attrs: "ma",
+			sys: map[string]string{"SentTimestamp": "1", "ApproximateReceiveCount": "2"}},
+	}
+	for _, o := range objects {
+		want := appendValue(nil, o.asMap())
+		if got := appendValue(nil, o); string(got) != string(want) {
+			t.Errorf("%T answers %s\nits map is %s", o, got, want)
+		}
+		if got := o.appendJSON([]byte("x")); string(got) != "x"+string(want) {
+			t.Errorf("%T appended to a prefix: %s", o, got)
+		}
+	}
+}

@@ -128,29 +128,29 @@ func (e *Edge) consume(c *call, queue string, limit int, wait time.Duration, vis
 }
 
 // received is one message of a ReceiveMessage answer.
-func (e *Edge) received(queue string, m *v1Message, sysNames, attrNames []string, now time.Time) map[string]any {
+func (e *Edge) received(queue string, m *v1Message, sysNames, attrNames []string, now time.Time) *receivedMessage {
 	raw := m.body()
 	if !utf8.Valid(raw) {
 		raw = []byte(strings.ToValidUTF8(string(raw), "\uFFFD"))
 	}
 	hs := m.headerList()
 	producerID, _ := header.Get(hs, header.MsgID)
-	r := map[string]any{
-		"MessageId":     messageID(queue, m.ID, producerID),
-		"ReceiptHandle": m.ReceiptHandle,
-		"Body":          string(raw),
-		"MD5OfBody":     awsattr.MD5OfBody(raw),
+	r := &receivedMessage{
+		messageID:     messageID(queue, m.ID, producerID),
+		receiptHandle: m.ReceiptHandle,
+		body:          raw,
+		md5Body:       awsattr.MD5OfBody(raw),
 	}
 	if len(attrNames) == 0 && len(sysNames) == 0 {
 		return r // the attributes' headers need no reading
 	}
 	attrs, meta := awsattr.Decode(hs)
 	if sel := selectAttributes(attrs, attrNames); len(sel) > 0 {
-		r["MessageAttributes"] = attributeValues(sel)
-		r["MD5OfMessageAttributes"] = awsattr.MD5OfAttributes(sel)
+		r.attrs = attributeValues(sel)
+		r.md5Attrs = awsattr.MD5OfAttributes(sel)
 	}
 	if sys := e.systemValues(queue, m, meta, producerID, sysNames, now); len(sys) > 0 {
-		r["Attributes"] = sys
+		r.sys = sys
 	}
 	return r
 }

@@ -170,16 +170,9 @@ func (e *Edge) produce(c *call, queue string, out []*outgoing, notFound errorKin
 	return ids, nil
 }
 
-// sent is the answer for one message sent.
-func (o *outgoing) sent(id string) map[string]any {
-	r := map[string]any{"MessageId": id, "MD5OfMessageBody": o.md5}
-	if o.attrs != "" {
-		r["MD5OfMessageAttributes"] = o.attrs
-	}
-	if o.sys != "" {
-		r["MD5OfMessageSystemAttributes"] = o.sys
-	}
-	return r
+// sent is the answer for one message sent, id its MessageId.
+func (o *outgoing) sent(id string) *sendResult {
+	return &sendResult{messageID: id, md5Body: o.md5, md5Attrs: o.attrs, md5Sys: o.sys}
 }
 
 func (e *Edge) sendMessage(c *call) (map[string]any, error) {
@@ -199,7 +192,7 @@ func (e *Edge) sendMessage(c *call) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.sent(ids[0]), nil
+	return o.sent(ids[0]).asMap(), nil
 }
 
 func (e *Edge) sendMessageBatch(c *call) (map[string]any, error) {
@@ -244,7 +237,7 @@ func (e *Edge) sendMessageBatch(c *call) (map[string]any, error) {
 		ok := make([]any, len(good))
 		for i, o := range good {
 			r := o.sent(ids[i])
-			r["Id"] = goodID[i]
+			r.entryID = goodID[i]
 			ok[i] = r
 		}
 		out["Successful"] = ok

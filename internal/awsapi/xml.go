@@ -97,6 +97,9 @@ func scalar(v any) (string, bool) {
 }
 
 func writeSQSValue(b *strings.Builder, action, name string, v any) {
+	if o, ok := v.(object); ok {
+		v = o.asMap()
+	}
 	if s, ok := scalar(v); ok {
 		element(b, name, s)
 		return
@@ -144,6 +147,9 @@ func writeSQSValue(b *strings.Builder, action, name string, v any) {
 }
 
 func writeSNSValue(b *strings.Builder, name string, v any) {
+	if o, ok := v.(object); ok {
+		v = o.asMap()
+	}
 	if s, ok := scalar(v); ok {
 		element(b, name, s)
 		return
