@@ -306,12 +306,17 @@ func (e *Edge) answer(w http.ResponseWriter, c *call, out map[string]any) {
 		if out == nil {
 			out = map[string]any{}
 		}
-		b := appendValue(make([]byte, 0, 512), out)
+		buf := answerBuffers.Get().(*[]byte)
+		b := appendValue((*buf)[:0], out)
 		// With its length known the answer goes out in one write,
 		// not in chunks.
 		w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
 		w.WriteHeader(http.StatusOK)
 		w.Write(b)
+		if cap(b) <= maxPooledAnswer {
+			*buf = b
+			answerBuffers.Put(buf)
+		}
 		return
 	}
 	var b strings.Builder
@@ -320,6 +325,14 @@ func (e *Edge) answer(w http.ResponseWriter, c *call, out map[string]any) {
 	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, b.String())
 }
+
+// answerBuffers hold JSON answers while they are written: a receive of
+// ten messages is some 5 KiB, which a fresh buffer reached by growing
+// (copying) four times. Write does not keep the slice, so the buffer
+// goes back once written; one over maxPooledAnswer is left to the GC.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxPooledAnswer = 64 << 10
 
 // readBody reads a request's body whole, at most maxBody bytes. A body
 // of declared length is read into one buffer of that size: io.ReadAll's
