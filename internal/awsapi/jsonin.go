@@ -116,7 +116,7 @@ func (d *jsonReader) object(depth int) (any, error) {
 		if d.i >= len(d.b) || d.b[d.i] != '"' {
 			return nil, d.fail("expected a name")
 		}
-		k, err := d.str()
+		k, err := d.name()
 		if err != nil {
 			return nil, err
 		}
@@ -177,6 +177,32 @@ func (d *jsonReader) array(depth int) (any, error) {
 			return nil, d.fail("expected ',' or ']'")
 		}
 	}
+}
+
+// knownNames are the parameter names of the busiest actions: a name
+// read is one of these strings when it can be, rather than a new string
+// per name per entry (a tenth of a SendMessageBatch's allocations).
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"QueueUrl", "Entries", "Id", "MessageBody", "ReceiptHandle",
+		"MessageAttributes", "MessageSystemAttributes", "DataType", "StringValue", "BinaryValue",
+		"MaxNumberOfMessages", "WaitTimeSeconds", "VisibilityTimeout", "AttributeNames",
+		"MessageAttributeNames", "MessageSystemAttributeNames", "MessageGroupId",
+		"MessageDeduplicationId", "DelaySeconds", "ReceiveRequestAttemptId"} {
+		m[n] = n
+	}
+	return m
+}()
+
+// name reads an object's member name at d.i (its opening quote).
+func (d *jsonReader) name() (string, error) {
+	if end := jsonenc.SkipPlain(d.b, d.i+1); end < len(d.b) && d.b[end] == '"' {
+		if n, ok := knownNames[string(d.b[d.i+1:end])]; ok {
+			d.i = end + 1
+			return n, nil
+		}
+	}
+	return d.str()
 }
 
 // str reads a string at d.i (its opening quote).
