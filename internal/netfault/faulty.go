@@ -45,6 +45,7 @@ type conn struct {
 
 	rq   chan chunk // closed after the network read fails; rerr then says why
 	rerr error
+	next *chunk // taken from rq, not yet released; guarded by rmu
 	rest []byte // a released chunk's part not yet read; guarded by rmu
 	rmu  sync.Mutex
 	rdl  deadline
@@ -109,10 +110,12 @@ func (f *conn) deliver() {
 			return
 		}
 		if _, err := f.Conn.Write(c.b); err != nil {
+			// Close first: a Write waiting on a full queue holds wmu
+			// and wakes only at the close.
+			f.Close()
 			f.wmu.Lock()
 			f.werr = err
 			f.wmu.Unlock()
-			f.Close()
 			return
 		}
 	}
@@ -142,40 +145,55 @@ func (f *conn) receive() {
 
 // Read returns bytes read from the network once released.
 func (f *conn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	f.rmu.Lock()
 	defer f.rmu.Unlock()
-	if len(f.rest) == 0 {
-		t, moved := f.rdl.get()
-		for len(f.rest) == 0 {
-			if expired(t) {
-				return 0, os.ErrDeadlineExceeded
+	for len(f.rest) == 0 {
+		if f.next == nil {
+			c, err := f.take()
+			if err != nil {
+				return 0, err
 			}
-			timer := timerFor(t)
-			select {
-			case c, ok := <-f.rq:
-				timer.Stop()
-				if !ok {
-					return 0, f.rerr
-				}
-				if err := f.hold(c.at, &f.rdl); err != nil {
-					// Keep it: a later Read (after a new deadline) gets it.
-					f.rest = c.b
-					return 0, err
-				}
-				f.rest = c.b
-			case <-f.closed:
-				timer.Stop()
-				return 0, net.ErrClosed
-			case <-moved:
-				t, moved = f.rdl.get()
-			case <-timer.C:
-			}
-			timer.Stop()
+			f.next = &c
 		}
+		// A Read that gives up at its deadline leaves the chunk, still
+		// held until its release time, to the next.
+		if err := f.hold(f.next.at, &f.rdl); err != nil {
+			return 0, err
+		}
+		f.rest, f.next = f.next.b, nil
 	}
 	n := copy(p, f.rest)
 	f.rest = f.rest[n:]
 	return n, nil
+}
+
+// take is the next chunk read from the network, waited for until the read
+// deadline.
+func (f *conn) take() (chunk, error) {
+	for {
+		t, moved := f.rdl.get()
+		if expired(t) {
+			return chunk{}, os.ErrDeadlineExceeded
+		}
+		timer := timerFor(t)
+		select {
+		case c, ok := <-f.rq:
+			timer.Stop()
+			if !ok {
+				return chunk{}, f.rerr
+			}
+			return c, nil
+		case <-f.closed:
+			timer.Stop()
+			return chunk{}, net.ErrClosed
+		case <-moved:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
 }
 
 // hold waits until at and then while the link is cut, giving up at dl or

@@ -114,6 +114,29 @@ func TestDelayAppliedBothWaysWithoutBlockingWrites(t *testing.T) {
 	}
 }
 
+// A Read that times out before a chunk's release leaves it held: the next
+// Read still waits for the release time.
+func TestReadDeadlineKeepsTheDelay(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	rules(t, map[string]Rule{"peer": {DelayMinMS: 300, DelayMaxMS: 300}})
+	f, srv := pair(t, "peer")
+	start := time.Now()
+	if _, err := srv.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	f.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if n, err := f.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read %d bytes, %v before the delay; want a timeout", n, err)
+	}
+	f.SetReadDeadline(time.Time{})
+	if _, err := f.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Since(start); got < delay {
+		t.Errorf("read %v after the peer wrote; want >= %v", got, delay)
+	}
+}
+
 // A cut passes nothing either way, fails no call, and lets the held
 // bytes through in order when it ends.
 func TestCutBlocksAndHeals(t *testing.T) {
