@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/narad-io/narad/internal/netfault"
 )
 
 // Dialer connects to peers' cluster ports and authenticates both ways.
@@ -31,6 +33,9 @@ func (d *Dialer) DialContext(ctx context.Context, addr string) (net.Conn, error)
 	if err != nil {
 		return nil, err
 	}
+	// Fault tests' binaries delay, lose or cut peer traffic here, handshake
+	// included; in every other build this is raw itself.
+	raw = netfault.Wrap(raw, addr)
 	deadline := time.Now().Add(d.cfg.HandshakeTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
