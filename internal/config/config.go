@@ -60,6 +60,12 @@ type HTTPConfig struct {
 	TLSCertFile, TLSKeyFile string
 }
 
+// The values of cluster.network.
+const (
+	NetworkLAN = "lan"
+	NetworkWAN = "wan"
+)
+
 // ClusterConfig is the node-to-node side.
 type ClusterConfig struct {
 	Addr string
@@ -70,6 +76,9 @@ type ClusterConfig struct {
 	InitialMembers []string
 	// Secret authenticates cluster traffic. Environment only.
 	Secret string
+	// Network is NetworkLAN or NetworkWAN: which timings the metastore and
+	// node leases run on (docs/cluster.md). Every node must use the same.
+	Network string
 	// TLS files for mutual TLS on Raft and node RPC: all three or none
 	// (docs/security.md). Paths may be in the file; the files are secrets.
 	TLSCertFile, TLSKeyFile, TLSCAFile string
@@ -193,7 +202,7 @@ func Default() Config {
 			H2C:             true,
 		},
 		NodeID:  host,
-		Cluster: ClusterConfig{Addr: ":7943"},
+		Cluster: ClusterConfig{Addr: ":7943", Network: NetworkLAN},
 		DataDir: "data",
 		Topic: TopicDefaults{
 			DefaultPartitions:                3,

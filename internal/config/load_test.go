@@ -324,6 +324,7 @@ func TestLoadBadValues(t *testing.T) {
 		{"empty data dir", map[string]string{"NARAD_DATA_DIR": " "}, "data_dir (NARAD_DATA_DIR) must not be empty"},
 		{"peer without id", map[string]string{"NARAD_CLUSTER_PEERS": "h1:7943"}, `environment NARAD_CLUSTER_PEERS: peer "h1:7943": want id@host:port`},
 		{"initial member unknown", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_INITIAL_MEMBERS": "n1,ghost", "NARAD_SECURITY_ENABLED": "false"}, `"ghost" is neither this node ("n1") nor one of the peers`},
+		{"unknown network", map[string]string{"NARAD_CLUSTER_NETWORK": "internet"}, `cluster.network (NARAD_CLUSTER_NETWORK) must be one of lan|wan, got "internet"`},
 		{"tls half set", map[string]string{"NARAD_CLUSTER_TLS_CERT_FILE": "/etc/narad/node.pem"}, "go together"},
 		{"peers without secret", map[string]string{"NARAD_NODE_ID": "n1", "NARAD_CLUSTER_PEERS": "n2@h2:7943"}, "NARAD_CLUSTER_SECRET is empty"},
 		{"admin password too short", map[string]string{"NARAD_ADMIN_PASSWORD": "short"}, "NARAD_ADMIN_PASSWORD is 5 bytes; a password is 8..256 bytes"},

@@ -54,6 +54,8 @@ var settings = []setting{
 		field: func(c *Config) any { return &c.Cluster.InitialMembers }},
 	{key: "cluster.secret", env: "NARAD_CLUSTER_SECRET", secret: true, usage: "shared secret for cluster traffic",
 		field: func(c *Config) any { return &c.Cluster.Secret }},
+	{key: "cluster.network", env: "NARAD_CLUSTER_NETWORK", usage: "lan or wan: the timings of the metastore and of node leases, the same on every node (docs/cluster.md)",
+		field: func(c *Config) any { return &c.Cluster.Network }},
 	{key: "cluster.tls_cert_file", env: "NARAD_CLUSTER_TLS_CERT_FILE", usage: "this node's certificate (PEM) for mutual TLS on Raft and node RPC",
 		field: func(c *Config) any { return &c.Cluster.TLSCertFile }},
 	{key: "cluster.tls_key_file", env: "NARAD_CLUSTER_TLS_KEY_FILE", usage: "its private key (PEM)",

@@ -55,6 +55,7 @@ func (c Config) Validate() error {
 	if c.Cluster.Advertise != "" {
 		v.check(checkDialAddr(c.Cluster.Advertise), "cluster.advertise")
 	}
+	v.oneOf("cluster.network", c.Cluster.Network, NetworkLAN, NetworkWAN)
 	c.validatePeers(&v)
 	if set := countSet(c.HTTP.TLSCertFile, c.HTTP.TLSKeyFile); set == 1 {
 		v.addf("%s and %s go together: set both to serve HTTPS, or neither", byEnv("http.tls_cert_file"), byEnv("http.tls_key_file"))
