@@ -136,6 +136,6 @@ func (n *Node) copies(now time.Time) *copyWork {
 func (n *Node) heardFrom(state map[string]meta.Member, now time.Time) func(string) bool {
 	return func(id string) bool {
 		m, ok := state[id]
-		return ok && m.State != meta.MemberDead && now.Sub(n.seen(id)) <= FailoverAfter && n.onRecordedDisk(m)
+		return ok && m.State != meta.MemberDead && now.Sub(n.seen(id)) <= n.timings().FailoverAfter && n.onRecordedDisk(m)
 	}
 }

@@ -53,7 +53,9 @@
 //     Both touch only partitions fully in sync with every copy on a
 //     receiver heard from; at most MaxReplicaMovesInFlight moves and
 //     LeaderMovesPerTick balance elections a tick.
-//   - FenceAfter < FailoverAfter (checked at compile time): a leader cut
+//   - FenceAfter < FailoverAfter (checked at compile time for the
+//     constants, and by Timings.Check for a node's Timings, timings.go,
+//     which cluster.network may lengthen): a leader cut
 //     off from the metastore leader has stopped serving before another
 //     is elected in its place. Across a metastore leader change too: a
 //     heartbeat is answered only after a quorum confirmed the answering

@@ -38,7 +38,7 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 			lost := !slices.Contains(a.InSync, a.Owner)
 			// At FailoverAfter, not a turn later: a new controller's turns
 			// fall on its leaderSince plus whole turns.
-			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) < FailoverAfter {
+			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) < n.timings().FailoverAfter {
 				continue
 			}
 			// A copy that stays is preferred to one leaving (drain.go),

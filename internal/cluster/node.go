@@ -76,6 +76,9 @@ type Node struct {
 	Peers     []string // RPC addresses of the configured peers, for joining
 	Log       *slog.Logger
 	Clock     clock.Clock // nil: the system clock
+	// Timings: the zero value is LANTimings (timings.go). Checked by
+	// the caller (Timings.Check).
+	Timings Timings
 
 	leaderSince time.Time // when this node last became leader (controller only)
 	leaderTerm  uint64    // the Raft term leaderSince belongs to (controller writes it, under mu)
@@ -116,7 +119,7 @@ func (n *Node) Run(ctx context.Context) {
 		}
 	}
 	beats := make(chan struct{})
-	go func() { defer close(beats); n.every(ctx, HeartbeatEvery, n.heartbeat) }()
+	go func() { defer close(beats); n.every(ctx, n.timings().HeartbeatEvery, n.heartbeat) }()
 	n.every(ctx, FailoverEvery, n.tick)
 	<-beats
 }
@@ -177,7 +180,7 @@ func (n *Node) join(ctx context.Context) {
 // it still leads (ConfirmLeader: no log write).
 func (n *Node) heartbeat(ctx context.Context) {
 	sent := n.clock().Now()
-	cctx, cancel := context.WithTimeout(ctx, FenceAfter) // a later answer renews nothing
+	cctx, cancel := context.WithTimeout(ctx, n.timings().FenceAfter) // a later answer renews nothing
 	defer cancel()
 	if n.Meta.IsLeader() {
 		if err := n.admitDisk(cctx, n.Self); err != nil {
@@ -214,7 +217,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 // since wiped.
 func (n *Node) Fenced() bool {
 	at := n.answered.Load()
-	return at == 0 || n.clock().Now().Sub(time.Unix(0, at)) > FenceAfter || !n.ownDiskRecorded()
+	return at == 0 || n.clock().Now().Sub(time.Unix(0, at)) > n.timings().FenceAfter || !n.ownDiskRecorded()
 }
 
 func (n *Node) noteAnswered(sent time.Time) {
