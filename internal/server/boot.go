@@ -177,7 +177,7 @@ func metaOptions(cfg config.Config, n boot, m *metrics.Metrics, pool *rpc.Pool, 
 		o.Confirmer = leaderConfirmer{pool: pool}
 		o.Forwarder = leaderConfirmer{pool: pool}
 	}
-	return o
+	return withNetwork(o, cfg.Cluster.Network)
 }
 
 // openDisk is the data disk's reserve, checked once now: a node that

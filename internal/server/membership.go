@@ -23,8 +23,12 @@ func newMembership(cfg config.Config, n boot, ms *meta.Store, pool *rpc.Pool, lo
 	}
 	self := meta.Member{ID: cfg.NodeID, RaftAddr: n.raftAdvertise, RPCAddr: rpcAdvertise,
 		HTTPAddr: httpAdvertise(cfg.HTTP.Addr, n.raftAdvertise), DiskID: n.disk.ID}
+	timings := clusterTimings(cfg.Cluster.Network)
+	if err := timings.Check(); err != nil {
+		return nil, err
+	}
 	return &cluster.Node{Self: self, Meta: ms, Transport: membershipTransport{pool: pool}, Peers: peerRPCAddrs(cfg),
-		Log: log.With("component", "cluster")}, nil
+		Log: log.With("component", "cluster"), Timings: timings}, nil
 }
 
 // membershipTransport is cluster.Transport over node RPC.
