@@ -44,10 +44,20 @@ func newClusterNode(t testing.TB, id string, extra ...string) *node {
 // startCluster starts size nodes that bootstrap together.
 func startCluster(t testing.TB, size int, extra ...string) []*node {
 	t.Helper()
+	return startClusterWith(t, size, nil, extra...)
+}
+
+// startClusterWith is startCluster with prepare called on each node
+// before it starts (its binary, its own environment).
+func startClusterWith(t testing.TB, size int, prepare func(i int, n *node), extra ...string) []*node {
+	t.Helper()
 	nodes := make([]*node, size)
 	var peers, ids []string
 	for i := range nodes {
 		nodes[i] = newClusterNode(t, fmt.Sprintf("n%d", i+1), extra...)
+		if prepare != nil {
+			prepare(i, nodes[i])
+		}
 		peers = append(peers, nodes[i].id+"@"+nodes[i].cluster)
 		ids = append(ids, nodes[i].id)
 	}

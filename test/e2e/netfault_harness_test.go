@@ -1,0 +1,302 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/client"
+)
+
+var (
+	faultBinOnce sync.Once
+	faultBin     string
+	faultBinErr  error
+)
+
+// netfaultBinary builds narad with the narad_netfault tag: a binary whose
+// dialled peer connections follow the rules in the file its
+// NARAD_NETFAULT_FILE names (internal/netfault).
+func netfaultBinary(t *testing.T) string {
+	t.Helper()
+	faultBinOnce.Do(func() {
+		faultBin = filepath.Join(filepath.Dir(naradBin), "narad-netfault")
+		build := exec.Command("go", "build", "-tags", "narad_netfault", "-o", faultBin, "github.com/narad-io/narad/cmd/narad")
+		out, err := build.CombinedOutput()
+		if err != nil {
+			faultBinErr = fmt.Errorf("building the netfault binary: %v\n%s", err, out)
+		}
+	})
+	if faultBinErr != nil {
+		t.Fatal(faultBinErr)
+	}
+	return faultBin
+}
+
+// linkRule is one rule of internal/netfault's file (its Rule, which only
+// the tagged build compiles).
+type linkRule struct {
+	DelayMinMS int     `json:"delay_min_ms,omitempty"`
+	DelayMaxMS int     `json:"delay_max_ms,omitempty"`
+	Loss       float64 `json:"loss,omitempty"`
+	Cut        bool    `json:"cut,omitempty"`
+}
+
+// faultCluster is a cluster of the netfault binary and each node's rules
+// file.
+type faultCluster struct {
+	t     *testing.T
+	nodes []*node
+	files []string
+}
+
+// startFaultCluster starts size nodes of the netfault binary with
+// cluster.network set to network, every link healthy.
+func startFaultCluster(t *testing.T, size int, network string) *faultCluster {
+	t.Helper()
+	bin := netfaultBinary(t)
+	fc := &faultCluster{t: t}
+	dir := t.TempDir()
+	for i := range size {
+		fc.files = append(fc.files, filepath.Join(dir, fmt.Sprintf("rules-n%d.json", i+1)))
+	}
+	fc.nodes = startClusterWith(t, size, func(i int, n *node) {
+		n.bin = bin
+		n.env = append(n.env, "NARAD_NETFAULT_FILE="+fc.files[i], "NARAD_CLUSTER_NETWORK="+network)
+	})
+	return fc
+}
+
+// set writes every node's rules: rule(i, j) is the link from node i to
+// node j, applied to both of j's cluster ports (Raft, and node RPC on the
+// next port). Each file is replaced whole, so a node never reads half.
+func (fc *faultCluster) set(rule func(from, to int) linkRule) {
+	fc.t.Helper()
+	for i := range fc.nodes {
+		rules := map[string]linkRule{}
+		for j, to := range fc.nodes {
+			if i == j {
+				continue
+			}
+			r := rule(i, j)
+			host, port, _ := strings.Cut(to.cluster, ":")
+			p, _ := strconv.Atoi(port)
+			rules[to.cluster] = r
+			rules[fmt.Sprintf("%s:%d", host, p+1)] = r
+		}
+		b, _ := json.Marshal(map[string]any{"rules": rules})
+		tmp := fc.files[i] + ".tmp"
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			fc.t.Fatal(err)
+		}
+		if err := os.Rename(tmp, fc.files[i]); err != nil {
+			fc.t.Fatal(err)
+		}
+	}
+}
+
+// everyLink is rule on every link.
+func everyLink(r linkRule) func(int, int) linkRule { return func(int, int) linkRule { return r } }
+
+// outcome is one produce: when it was sent and whether it was answered 202
+// (status 0: no answer within the producer's timeout).
+type outcome struct {
+	sent   time.Time
+	ok     bool
+	status int
+}
+
+// steadyProducer sends one record every interval to its topic, each in a
+// goroutine of its own so that a slow answer never thins the sending, to
+// the nodes targets holds in turn. It keeps every outcome, and the
+// payload of every record answered 202.
+type steadyProducer struct {
+	t       *testing.T
+	topic   string
+	targets atomic.Pointer[[]*node]
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	mu       sync.Mutex
+	outcomes []outcome
+	accepted map[string]bool
+	reasons  map[string]int // refusals' messages, for the log
+}
+
+func startProducer(t *testing.T, topic string, every time.Duration, targets []*node) *steadyProducer {
+	p := &steadyProducer{t: t, topic: topic, stop: make(chan struct{}), accepted: map[string]bool{}, reasons: map[string]int{}}
+	p.targets.Store(&targets)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+			ts := *p.targets.Load()
+			p.wg.Add(1)
+			go p.send(ts[i%len(ts)], fmt.Sprintf("%s-%d", topic, i))
+		}
+	}()
+	t.Cleanup(p.finish)
+	return p
+}
+
+// produceTimeout bounds one produce: an answer later than this counts as
+// refused, as a client with this timeout would see it.
+const produceTimeout = 10 * time.Second
+
+func (p *steadyProducer) send(n *node, payload string) {
+	defer p.wg.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), produceTimeout)
+	defer cancel()
+	sent := time.Now()
+	_, err := n.c.ProduceWithID(ctx, p.topic, []byte(payload), client.ProduceOptions{})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := outcome{sent: sent, ok: err == nil, status: http.StatusAccepted}
+	if err != nil {
+		o.status = client.StatusOf(err)
+		p.reasons[err.Error()]++
+	} else {
+		p.accepted[payload] = true
+	}
+	p.outcomes = append(p.outcomes, o)
+}
+
+// finish stops sending and waits for every answer.
+func (p *steadyProducer) finish() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	p.wg.Wait()
+}
+
+// tally counts the produces sent in [from, to): answered 202, and the
+// others by status.
+func (p *steadyProducer) tally(from, to time.Time) (ok, total int, refused map[int]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	refused = map[int]int{}
+	for _, o := range p.outcomes {
+		if o.sent.Before(from) || !o.sent.Before(to) {
+			continue
+		}
+		total++
+		if o.ok {
+			ok++
+		} else {
+			refused[o.status]++
+		}
+	}
+	return ok, total, refused
+}
+
+// requireAnswered fails the test unless at least 95% of the produces sent
+// in [from, to) were answered 202, and at least least were sent (a
+// producer that stalled proves nothing). when says which window it is.
+func (p *steadyProducer) requireAnswered(from, to time.Time, least int, when string) {
+	p.t.Helper()
+	ok, total, refused := p.tally(from, to)
+	p.t.Logf("%s: %d of %d produces answered 202 %s; the others by status (0: no answer in %v): %v",
+		p.topic, ok, total, when, produceTimeout, refused)
+	p.mu.Lock()
+	if len(p.reasons) > 0 {
+		p.t.Logf("%s: refusals (whole run): %v", p.topic, p.reasons)
+	}
+	p.mu.Unlock()
+	if total < least {
+		p.t.Errorf("%s: only %d produces sent %s; the producer stalled", p.topic, total, when)
+	}
+	if ok*100 < total*95 {
+		p.t.Errorf("%s: %d of %d produces answered 202 (%.1f%%) %s; want at least 95%%",
+			p.topic, ok, total, 100*float64(ok)/float64(total), when)
+	}
+}
+
+// checkConsumable reads every partition of p's topic by offset through n
+// and fails the test for any record answered 202 that is not there.
+func (p *steadyProducer) checkConsumable(n *node) {
+	p.t.Helper()
+	p.mu.Lock()
+	accepted := make(map[string]bool, len(p.accepted))
+	for k := range p.accepted {
+		accepted[k] = true
+	}
+	p.mu.Unlock()
+	stats, ok := allPartitionStats(n, p.topic)
+	if !ok {
+		p.t.Fatalf("describe %s through %s failed", p.topic, n.id)
+	}
+	var missing []string
+	eventually(p.t, 30*time.Second, "every record of "+p.topic+" answered 202 to be consumable", func() bool {
+		seen := map[string]bool{}
+		for part := range stats {
+			for off := uint64(0); ; {
+				msgs, err := n.c.Consume(ctxT(p.t), p.topic, client.ConsumeOptions{Partition: &part, Offset: &off, Max: 1000})
+				if err != nil || len(msgs) == 0 {
+					break
+				}
+				for _, m := range msgs {
+					b, _ := m.Bytes()
+					seen[string(b)] = true
+					off = m.Offset + 1
+				}
+			}
+		}
+		missing = missing[:0]
+		for k := range accepted {
+			if !seen[k] {
+				missing = append(missing, k)
+			}
+		}
+		return len(missing) == 0
+	})
+	p.t.Logf("%s: all %d records answered 202 are consumable", p.topic, len(accepted))
+}
+
+// raftTerms is each node's narad_raft_term (-1: no answer).
+func raftTerms(nodes []*node) []float64 {
+	out := make([]float64, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.metric("narad_raft_term")
+	}
+	return out
+}
+
+// createSpread creates topic with parts single-copy partitions through n
+// and waits until n describes every one placed.
+func createSpread(t *testing.T, n *node, topic string, parts int) {
+	t.Helper()
+	if _, err := n.c.CreateTopic(ctxT(t), client.CreateTopicRequest{Name: topic, Partitions: parts}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "every partition of "+topic+" placed", func() bool {
+		ps, ok := allPartitionStats(n, topic)
+		if !ok || len(ps) != parts {
+			return false
+		}
+		for _, p := range ps {
+			if p.OwnerNode == "" {
+				return false
+			}
+		}
+		return true
+	})
+}
