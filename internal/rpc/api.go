@@ -161,6 +161,9 @@ type Member struct {
 	RPCAddr  string
 	HTTPAddr string
 	DiskID   string // its data directory's disk id (meta.Member.DiskID)
+	// Network is the sender's cluster.network; "" from a node before the
+	// setting (it runs lan's timings).
+	Network string
 }
 
 // JoinResult answers a join. Not admitted with a leader named means "ask

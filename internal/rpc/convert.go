@@ -145,13 +145,14 @@ func statsFromPB(ps []*nodepb.PartitionStats) []PartitionStats {
 }
 
 func memberToPB(m Member) *nodepb.Member {
-	return &nodepb.Member{Id: m.ID, RaftAddr: m.RaftAddr, RpcAddr: m.RPCAddr, HttpAddr: m.HTTPAddr, DiskId: m.DiskID}
+	return &nodepb.Member{Id: m.ID, RaftAddr: m.RaftAddr, RpcAddr: m.RPCAddr, HttpAddr: m.HTTPAddr, DiskId: m.DiskID, Network: m.Network}
 }
 
 // memberFromPB tolerates a missing member (nil getters give ""): the
 // handler validates the id, with its own words.
 func memberFromPB(m *nodepb.Member) Member {
-	return Member{ID: m.GetId(), RaftAddr: m.GetRaftAddr(), RPCAddr: m.GetRpcAddr(), HTTPAddr: m.GetHttpAddr(), DiskID: m.GetDiskId()}
+	return Member{ID: m.GetId(), RaftAddr: m.GetRaftAddr(), RPCAddr: m.GetRpcAddr(), HTTPAddr: m.GetHttpAddr(), DiskID: m.GetDiskId(),
+		Network: m.GetNetwork()}
 }
 
 // toMillis rounds up, so a positive Retry-After never becomes zero on the

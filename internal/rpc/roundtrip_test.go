@@ -123,7 +123,7 @@ func TestStatsRoundTrip(t *testing.T) {
 }
 
 func TestConfirmJoinHeartbeatRoundTrip(t *testing.T) {
-	m := Member{ID: "n2", RaftAddr: "10.0.0.2:7946", RPCAddr: "10.0.0.2:7947", HTTPAddr: "10.0.0.2:7942", DiskID: "0f1e2d3c"}
+	m := Member{ID: "n2", RaftAddr: "10.0.0.2:7946", RPCAddr: "10.0.0.2:7947", HTTPAddr: "10.0.0.2:7942", DiskID: "0f1e2d3c", Network: "wan"}
 	var gotName, gotEpoch string
 	var joined, beat Member
 	f := &fake{

@@ -27,12 +27,17 @@ func newMembership(cfg config.Config, n boot, ms *meta.Store, pool *rpc.Pool, lo
 	if err := timings.Check(); err != nil {
 		return nil, err
 	}
-	return &cluster.Node{Self: self, Meta: ms, Transport: membershipTransport{pool: pool}, Peers: peerRPCAddrs(cfg),
+	return &cluster.Node{Self: self, Meta: ms, Transport: membershipTransport{pool: pool, network: cfg.Cluster.Network}, Peers: peerRPCAddrs(cfg),
 		Log: log.With("component", "cluster"), Timings: timings}, nil
 }
 
-// membershipTransport is cluster.Transport over node RPC.
-type membershipTransport struct{ pool *rpc.Pool }
+// membershipTransport is cluster.Transport over node RPC. Heartbeats carry
+// this node's cluster.network, which the leader compares with its own
+// (networkcheck.go).
+type membershipTransport struct {
+	pool    *rpc.Pool
+	network string
+}
 
 func (t membershipTransport) Join(ctx context.Context, addr string, m meta.Member) (cluster.JoinResult, error) {
 	res, err := t.pool.Join(ctx, addr, rpcMember(m))
@@ -40,7 +45,9 @@ func (t membershipTransport) Join(ctx context.Context, addr string, m meta.Membe
 }
 
 func (t membershipTransport) Heartbeat(ctx context.Context, addr string, m meta.Member) error {
-	return t.pool.Heartbeat(ctx, addr, rpcMember(m))
+	rm := rpcMember(m)
+	rm.Network = t.network
+	return t.pool.Heartbeat(ctx, addr, rm)
 }
 
 func rpcMember(m meta.Member) rpc.Member {

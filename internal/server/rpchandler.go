@@ -34,6 +34,7 @@ type rpcHandler struct {
 	ms   *meta.Store
 	node *cluster.Node
 	api  http.Handler
+	nets *networkCheck // warns of a heartbeat from another cluster.network
 }
 
 func (h *rpcHandler) Commit(ctx context.Context, topic string, incarnation uint64, p int, recs []storage.Record, metaVersion uint64) error {
@@ -125,6 +126,9 @@ func (h *rpcHandler) Join(ctx context.Context, m rpc.Member) (rpc.JoinResult, er
 }
 
 func (h *rpcHandler) Heartbeat(ctx context.Context, m rpc.Member) error {
+	if h.nets != nil {
+		h.nets.note(m, time.Now())
+	}
 	err := h.node.HandleHeartbeat(ctx, metaMember(m))
 	if errors.Is(err, cluster.ErrNotLeader) {
 		return notLeader()

@@ -163,7 +163,8 @@ func Run(ctx context.Context, cfg config.Config) error {
 
 	// 5. The node RPC listener.
 	if n.clustered {
-		h := &rpcHandler{Source: moves, b: b, fan: fan, ms: ms, node: node, api: api}
+		h := &rpcHandler{Source: moves, b: b, fan: fan, ms: ms, node: node, api: api,
+			nets: newNetworkCheck(cfg.Cluster.Network, log.With("component", "cluster"))}
 		if err := serveRPC(g, cfg, h, n.clusterTLS, refusedCounter(m, rpc.Plane), log); err != nil {
 			return err
 		}

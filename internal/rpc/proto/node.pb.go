@@ -1005,7 +1005,10 @@ type Member struct {
 	HttpAddr string                 `protobuf:"bytes,4,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
 	// disk_id names the data directory the node runs on (a new one: its
 	// copies of replicated partitions are gone).
-	DiskId        string `protobuf:"bytes,5,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
+	DiskId string `protobuf:"bytes,5,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
+	// network is the sender's cluster.network ("lan", "wan"); empty from
+	// nodes before the setting, which run lan's timings.
+	Network       string `protobuf:"bytes,6,opt,name=network,proto3" json:"network,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1071,6 +1074,13 @@ func (x *Member) GetHttpAddr() string {
 func (x *Member) GetDiskId() string {
 	if x != nil {
 		return x.DiskId
+	}
+	return ""
+}
+
+func (x *Member) GetNetwork() string {
+	if x != nil {
+		return x.Network
 	}
 	return ""
 }
@@ -2633,13 +2643,14 @@ const file_node_proto_rawDesc = "" +
 	"\x14ConfirmTopicResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12#\n" +
 	"\repoch_current\x18\x02 \x01(\bR\fepochCurrent\x12 \n" +
-	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"\x86\x01\n" +
+	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\"\xa0\x01\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\traft_addr\x18\x02 \x01(\tR\braftAddr\x12\x19\n" +
 	"\brpc_addr\x18\x03 \x01(\tR\arpcAddr\x12\x1b\n" +
 	"\thttp_addr\x18\x04 \x01(\tR\bhttpAddr\x12\x17\n" +
-	"\adisk_id\x18\x05 \x01(\tR\x06diskId\"7\n" +
+	"\adisk_id\x18\x05 \x01(\tR\x06diskId\x12\x18\n" +
+	"\anetwork\x18\x06 \x01(\tR\anetwork\"7\n" +
 	"\vJoinRequest\x12(\n" +
 	"\x06member\x18\x01 \x01(\v2\x10.narad.v1.MemberR\x06member\"o\n" +
 	"\fJoinResponse\x12\x1a\n" +
