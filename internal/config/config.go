@@ -9,18 +9,19 @@ import (
 // environment are plain time.Durations here; the unit only matters at the
 // edges where people type them.
 type Config struct {
-	HTTP     HTTPConfig
-	NodeID   string
-	Cluster  ClusterConfig
-	DataDir  string
-	Topic    TopicDefaults
-	Fanout   FanoutConfig
-	Storage  StorageConfig
-	Log      LogConfig
-	Security SecurityConfig
-	Recovery RecoveryConfig
-	Limits   LimitsConfig
-	AWS      AWSConfig
+	HTTP        HTTPConfig
+	NodeID      string
+	Cluster     ClusterConfig
+	DataDir     string
+	Topic       TopicDefaults
+	Fanout      FanoutConfig
+	Storage     StorageConfig
+	Replication ReplicationConfig
+	Log         LogConfig
+	Security    SecurityConfig
+	Recovery    RecoveryConfig
+	Limits      LimitsConfig
+	AWS         AWSConfig
 
 	// NodeIDDefaulted is true when no layer set node_id, so NodeID is the
 	// host name: a data directory's stored id then wins over it (package
@@ -127,6 +128,16 @@ type StorageConfig struct {
 	DiskReserveBytes int64
 }
 
+// ReplicationConfig is the controller's care of replicated partitions.
+// It is read on the node that is the controller (the metastore leader),
+// which can be any node: configure every node alike.
+type ReplicationConfig struct {
+	// HealAfter: a replicated partition's copy on a node not heard from
+	// for longer is re-created on a live node (0: never). Long enough
+	// that a restart or a short outage does not cost a full copy.
+	HealAfter time.Duration
+}
+
 // LogConfig is the process logger.
 type LogConfig struct {
 	Level  string // debug | info | warn | error
@@ -228,7 +239,8 @@ func Default() Config {
 			DiskReserveBytes:  64 << 20,
 			LazyPartitionSync: true,
 		},
-		Log:      LogConfig{Level: "info", Format: "json"},
-		Security: SecurityConfig{Enabled: true},
+		Replication: ReplicationConfig{HealAfter: 10 * time.Minute},
+		Log:         LogConfig{Level: "info", Format: "json"},
+		Security:    SecurityConfig{Enabled: true},
 	}
 }

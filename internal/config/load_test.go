@@ -87,6 +87,16 @@ func TestLoadLayering(t *testing.T) {
 			check: func(t *testing.T, c Config) { eq(t, c.Storage.SkipCorrupt, false) },
 		},
 		{
+			name:  "heal after from env, in milliseconds; 0 turns healing off",
+			env:   map[string]string{"NARAD_REPLICATION_HEAL_AFTER_MS": "2000"},
+			check: func(t *testing.T, c Config) { eq(t, c.Replication.HealAfter, 2*time.Second) },
+		},
+		{
+			name:  "heal after from file, as a duration",
+			file:  `{"replication":{"heal_after_ms":"0s"}}`,
+			check: func(t *testing.T, c Config) { eq(t, c.Replication.HealAfter, time.Duration(0)) },
+		},
+		{
 			name:  "skip-corrupt from env",
 			env:   map[string]string{"NARAD_STORAGE_SKIP_CORRUPT": "true"},
 			check: func(t *testing.T, c Config) { eq(t, c.Storage.SkipCorrupt, true) },
@@ -314,6 +324,7 @@ func TestLoadBadValues(t *testing.T) {
 		{"consume bytes past a node RPC message", map[string]string{"NARAD_HTTP_MAX_CONSUME_BYTES": "67108864"}, "must be between 1 and 33554432, got 67108864"},
 		{"partitions above max", map[string]string{"NARAD_TOPIC_DEFAULT_PARTITIONS": "200"}, "topic.default_partitions (NARAD_TOPIC_DEFAULT_PARTITIONS) must be between 1 and 108, got 200"},
 		{"zero partitions", map[string]string{"NARAD_TOPIC_DEFAULT_PARTITIONS": "0"}, "must be between 1 and 108, got 0"},
+		{"negative heal after", map[string]string{"NARAD_REPLICATION_HEAL_AFTER_MS": "-1"}, "replication.heal_after_ms (NARAD_REPLICATION_HEAL_AFTER_MS) must not be negative"},
 		{"negative linger", map[string]string{"NARAD_FANOUT_LINGER_MS": "-1"}, "fanout.linger_ms (NARAD_FANOUT_LINGER_MS) must not be negative"},
 		{"zero visibility", map[string]string{"NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS": "0"}, "topic.default_visibility_timeout_ms (NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS) must be greater than zero"},
 		{"tiny segments", map[string]string{"NARAD_STORAGE_SEGMENT_BYTES": "100"}, "storage.segment_bytes (NARAD_STORAGE_SEGMENT_BYTES) must be between 1024 and 1073741824, got 100"},

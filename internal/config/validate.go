@@ -92,6 +92,8 @@ func (c Config) Validate() error {
 	v.positive("storage.retention_sweep_ms", c.Storage.RetentionSweep)
 	v.intRange("storage.disk_reserve_bytes", c.Storage.DiskReserveBytes, 0, 1<<34)
 
+	v.nonNegative("replication.heal_after_ms", c.Replication.HealAfter)
+
 	v.oneOf("recovery.orphan_data", c.Recovery.OrphanData, datadir.Policies...)
 
 	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
