@@ -17,17 +17,19 @@ import (
 //     sync, leadership handed over, then removal;
 //  2. the replication factor (reconcile, failover.go), on partitions with
 //     no copy leaving;
-//  3. new rebalance moves (rebalance.go): copies from the fullest
-//     receivers to the emptiest, each started by marking the copy that
-//     leaves in the command that adds its replacement;
-//  4. leadership spread (leaders.go).
+//  3. heals (heal.go): a copy on a node silent past Node.HealAfter is
+//     marked leaving in the command that adds its replacement;
+//  4. new rebalance moves (rebalance.go): copies from the fullest
+//     receivers to the emptiest, each started the same way;
+//  5. leadership spread (leaders.go).
 //
 // Each step reads the placement as the metastore holds it and proposes
 // epoch-checked commands; nothing is kept between ticks but what the
 // metastore holds, so a new controller goes on where the old one stopped.
 // The steps never fight: a partition with a copy leaving is step 1's
-// alone, steps 3 and 4 touch only partitions that are fully in sync with
-// every copy on a heard receiver, and each step's change is one the
+// alone, step 3 only partitions with exactly their factor of copies and
+// one on a lost node, steps 4 and 5 only partitions that are fully in
+// sync with every copy on a heard receiver, and each step's change is one the
 // others leave as it is (copies_property_test.go runs this same sequence
 // over a model of the metastore's rules and checks it).
 
@@ -43,9 +45,13 @@ type placements interface {
 // copyView is what the copy work reads besides the placement: members,
 // and whom the controller heard from.
 type copyView struct {
-	live     []string          // Live: alive, not draining, sorted — the receivers
+	// live: Live (alive, not draining) and not lost, sorted — the receivers
+	live     []string
 	draining func(string) bool // decommissioned
 	gone     func(string) bool // marked dead, or unknown: blocks no wait
+	// lost: silent past Node.HealAfter — its copies are re-created
+	// elsewhere (heal.go), and, like gone, it blocks no wait. nil: none.
+	lost func(string) bool
 	// heard: heard from within FailoverAfter, on its recorded disk — the
 	// only kind elected, and the only kind a rebalance involves.
 	heard func(string) bool
@@ -62,6 +68,9 @@ type copyWork struct {
 	// removed is told each node a copy was removed from (retire's
 	// grace); nil: nobody is told.
 	removed func(id string)
+	// healed is told of each heal started (narad_replica_heals_total);
+	// nil: nobody is told.
+	healed  func()
 	leaders map[string]int // leads' counts, kept current through the tick's elections
 }
 
@@ -71,7 +80,7 @@ func newCopyWork(st placements, log *slog.Logger, v copyView, removed func(strin
 	return w
 }
 
-// tick runs the four steps.
+// tick runs the five steps.
 func (w *copyWork) tick(ctx context.Context) {
 	w.leaders = map[string]int{}
 	for _, t := range w.st.Topics() {
@@ -83,6 +92,7 @@ func (w *copyWork) tick(ctx context.Context) {
 	}
 	w.moveCopies(ctx)
 	w.reconcile(ctx)
+	w.heal(ctx)
 	w.rebalance(ctx)
 	w.balanceLeaders(ctx)
 }
@@ -110,25 +120,32 @@ func healthy(a meta.Assignment, v copyView) bool {
 
 // copies is this tick's copy work over the metastore. heard is as
 // failover's: only a member whose latest heartbeat named its recorded
-// disk is elected (disks.go).
+// disk is elected (disks.go). A lost member (heal.go) receives no copy:
+// it is left out of the receivers.
 func (n *Node) copies(now time.Time) *copyWork {
 	members := n.Meta.Members()
 	state := map[string]meta.Member{}
 	for _, m := range members {
 		state[m.ID] = m
 	}
+	lost := n.lostFor(n.HealAfter, now)
 	v := copyView{
-		live:     Live(members),
+		live:     slices.DeleteFunc(Live(members), lost),
 		draining: func(id string) bool { return state[id].Draining },
 		gone:     func(id string) bool { m, ok := state[id]; return !ok || m.State == meta.MemberDead },
+		lost:     lost,
 		heard:    n.heardFrom(state, now),
 	}
-	return newCopyWork(n.Meta, n.Log, v, func(id string) {
+	w := newCopyWork(n.Meta, n.Log, v, func(id string) {
 		if n.copyLeft == nil {
 			n.copyLeft = map[string]time.Time{}
 		}
 		n.copyLeft[id] = n.clock().Now()
 	})
+	if n.Heals != nil {
+		w.healed = n.Heals.Inc
+	}
+	return w
 }
 
 // heardFrom reports whether a member was heard from within FailoverAfter

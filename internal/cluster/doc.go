@@ -14,7 +14,8 @@
 // decommission of their copies (drain.go: a replacement joins and catches
 // up before a draining copy leaves, and a draining leader hands over to an
 // in-sync copy first), the rebalance of their copies over the receivers
-// by the same steps (rebalance.go) and the spread of their leaderships
+// by the same steps (rebalance.go), the re-creation by them of a copy on
+// a node silent past HealAfter (heal.go) and the spread of their leaderships
 // (leaders.go) — one tick of that copy work is copies.go — and
 // partition assignment — one
 // function, Assign, decides placement for every path (Placement is the
@@ -33,14 +34,14 @@
 //     (blocked.go) rather than declaring them lost. The exception is a replicated partition: its leader changes
 //     (ElectLeader) to an in-sync replica, which holds every acknowledged
 //     record; its replicas change only by the replication factor, by a
-//     decommission and by a rebalance. A copy leaves (drain.go) only
+//     decommission, by a rebalance and by a heal. A copy leaves (drain.go) only
 //     once its replacement joined and every copy that stays is in sync,
 //     never leaving fewer in-sync copies than a majority of the copies
 //     that stay, nor fewer copies than the factor (a decommission waits
 //     for a node to take one instead — only at five copies, the most a
 //     placement lists, is one fewer for a tick; a rebalance's move is
 //     called off).
-//   - a rebalance's leaving copy is marked in the metastore
+//   - a rebalance's or a heal's leaving copy is marked in the metastore
 //     (meta.Assignment.Leaving) by the command that adds its
 //     replacement, so a partition with one copy more than its factor is
 //     a move in flight (finished by whichever controller comes next; the
@@ -53,6 +54,13 @@
 //     Both touch only partitions fully in sync with every copy on a
 //     receiver heard from; at most MaxReplicaMovesInFlight moves and
 //     LeaderMovesPerTick balance elections a tick.
+//   - a heal moves a follower's copy off a member this controller has
+//     not heard from for longer than HealAfter, counted from no earlier
+//     than its own first turn as leader (a new controller never heals at
+//     once), onto a receiver heard from, only on a partition holding
+//     exactly its factor; heals and rebalance moves together mark at
+//     most MaxReplicaMovesInFlight partitions. A heal is not called off
+//     while its copy's node stays silent; such a node receives no copy.
 //   - FenceAfter < FailoverAfter (checked at compile time for the
 //     constants, and by Timings.Check for a node's Timings, timings.go,
 //     which cluster.network may lengthen): a leader cut

@@ -9,8 +9,8 @@ import (
 )
 
 // Copies leaving replicated partitions: off a draining member (a
-// decommission), or the copy a rebalance marked leaving
-// (meta.Assignment.Leaving, rebalance.go). A single copy leaves a
+// decommission), or the copy a rebalance or a heal marked leaving
+// (meta.Assignment.Leaving, rebalance.go, heal.go). A single copy leaves a
 // draining node by a move (the planner); a replicated partition's copy
 // leaves by its replica set changing instead, one step a controller tick,
 // each decided again from the placement as it is (nothing is remembered
@@ -20,9 +20,10 @@ import (
 //  1. add replacements: live, non-draining nodes not holding a copy, until
 //     the copies that stay number the replication factor; they join out
 //     of sync (SetReplicas, naming the marked copy while it stays);
-//  2. wait until every copy that stays, on a node not marked dead, is in
-//     the in-sync set — the leader adds a replacement once it has caught
-//     up — and those in sync are a majority of the copies that stay;
+//  2. wait until every copy that stays, on a node neither marked dead nor
+//     lost (silent past Node.HealAfter, heal.go), is in the in-sync set —
+//     the leader adds a replacement once it has caught up — and those in
+//     sync are a majority of the copies that stay;
 //  3. if a leaving copy leads, elect the in-sync copy that stays, heard
 //     from within FailoverAfter on its recorded disk, that leads fewest
 //     partitions (a planned change: the old leader is alive, but an
@@ -40,10 +41,10 @@ import (
 // listed does a decommission's step 4 come before step 1: one copy fewer
 // for a tick, the reconcile adds it back.
 //
-// A rebalance is optional, a decommission is not: a marked copy whose
-// node is not draining is called off (the mark cleared, the replicas left
-// as they are, the reconcile then drops the surplus copy, out-of-sync
-// ones first) rather than weakening the partition or waiting on what may
+// A rebalance is optional, a decommission and a heal are not: a marked
+// copy whose node is neither draining nor lost is called off (the mark
+// cleared, the replicas left as they are, the reconcile then drops the
+// surplus copy, out-of-sync ones first) rather than weakening the partition or waiting on what may
 // not come: when a copy that stays is out of sync on a dead node (the
 // replacement died), when the copies that stay are fewer than the factor
 // and no copy can be added, or when the marked copy leads and no in-sync
@@ -93,7 +94,9 @@ func planDrain(a meta.Assignment, want int, avoid []string, v copyView) drainSte
 	if len(keep) == len(a.Replicas) {
 		return drainStep{act: drainNone}
 	}
-	optional := a.Leaving != "" && !v.draining(a.Leaving) // a rebalance's move
+	// A rebalance's move; a heal's (the marked copy's node is lost) is
+	// not: it goes on, as a decommission does.
+	optional := a.Leaving != "" && !v.draining(a.Leaving) && !v.isLost(a.Leaving)
 	if len(keep) < want {
 		room := meta.MaxReplicationFactor - len(a.Replicas)
 		var add []string
@@ -118,9 +121,9 @@ func planDrain(a meta.Assignment, want int, avoid []string, v copyView) drainSte
 		switch {
 		case slices.Contains(a.InSync, id):
 			inSync = append(inSync, id)
-		case optional && v.gone(id):
+		case optional && v.down(id):
 			return drainStep{act: drainCancel, why: "a copy that stays is out of sync on a dead node"}
-		case !v.gone(id):
+		case !v.down(id):
 			return drainStep{act: drainWait, why: "a copy that stays is not in sync yet"}
 		}
 	}

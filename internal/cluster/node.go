@@ -79,6 +79,13 @@ type Node struct {
 	// Timings: the zero value is LANTimings (timings.go). Checked by
 	// the caller (Timings.Check).
 	Timings Timings
+	// HealAfter: a replicated partition's copy on a member this controller
+	// has not heard from for longer is re-created on another node
+	// (heal.go); 0 never.
+	HealAfter time.Duration
+	// Heals counts the heals this controller started
+	// (narad_replica_heals_total); nil: not counted.
+	Heals interface{ Inc() }
 
 	leaderSince time.Time // when this node last became leader (controller only)
 	leaderTerm  uint64    // the Raft term leaderSince belongs to (controller writes it, under mu)

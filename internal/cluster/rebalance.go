@@ -47,31 +47,15 @@ func planReplicaMoves(topics []meta.Topic, as map[string][]meta.Assignment, v co
 	if len(v.live) < 2 {
 		return nil
 	}
-	factor := map[string]int{}
-	parentOf := map[string]string{}
-	for _, t := range topics {
-		factor[t.Name], parentOf[t.Name] = max(1, t.ReplicationFactor), t.Parent
-	}
+	factor, parentOf := topicShapes(topics)
 	type candidate struct {
 		a     meta.Assignment
 		avoid []string
 	}
-	count := map[string]int{}
-	inFlight := 0
+	count, inFlight := copyCounts(as, v.live)
 	var cands []candidate
 	for _, name := range sortedNames(as) {
 		for _, a := range as[name] {
-			if !a.Replicated() || a.Owner == "" {
-				continue
-			}
-			if a.Leaving != "" {
-				inFlight++
-			}
-			for _, id := range a.Replicas {
-				if id != a.Leaving && slices.Contains(v.live, id) {
-					count[id]++
-				}
-			}
 			if healthy(a, v) && len(a.Replicas) == factor[name] && len(a.Replicas) < meta.MaxReplicationFactor {
 				cands = append(cands, candidate{a: a, avoid: parentCopies(as[parentOf[name]], a.Partition)})
 			}
@@ -116,19 +100,59 @@ func planReplicaMoves(topics []meta.Topic, as map[string][]meta.Assignment, v co
 	return out
 }
 
-// rebalance starts the moves planReplicaMoves plans: each adds its
-// replacement and marks the leaving copy in one SetReplicas; moveCopies
-// (drain.go) carries it on from the next tick.
+// copyCounts is how many copies of placed replicated partitions each
+// receiver holds, a marked copy not counted (a move in flight counts at
+// its destination), and how many partitions have a copy marked.
+func copyCounts(as map[string][]meta.Assignment, receivers []string) (count map[string]int, marked int) {
+	count = map[string]int{}
+	for _, list := range as {
+		for _, a := range list {
+			if !a.Replicated() || a.Owner == "" {
+				continue
+			}
+			if a.Leaving != "" {
+				marked++
+			}
+			for _, id := range a.Replicas {
+				if id != a.Leaving && slices.Contains(receivers, id) {
+					count[id]++
+				}
+			}
+		}
+	}
+	return count, marked
+}
+
+// topicShapes is each topic's replication factor (at least 1) and parent.
+func topicShapes(topics []meta.Topic) (factor map[string]int, parentOf map[string]string) {
+	factor, parentOf = map[string]int{}, map[string]string{}
+	for _, t := range topics {
+		factor[t.Name], parentOf[t.Name] = max(1, t.ReplicationFactor), t.Parent
+	}
+	return factor, parentOf
+}
+
+// rebalance starts the moves planReplicaMoves plans; moveCopies
+// (drain.go) carries each on from the next tick.
 func (w *copyWork) rebalance(ctx context.Context) {
 	topics, as := w.placement()
 	for _, m := range planReplicaMoves(topics, as, w.copyView) {
-		if err := w.st.SetReplicas(ctx, m.Topic, m.Partition, m.Epoch, m.Replicas, m.From); err != nil {
-			w.log.Warn("starting a replica move", "topic", m.Topic, "partition", m.Partition, "from", m.From, "to", m.To, "err", err)
-			continue
+		if w.startMove(ctx, m, "rebalance") {
+			w.log.Info("replica move started: a replacement joins before the copy leaves", "topic", m.Topic, "partition", m.Partition,
+				"from", m.From, "to", m.To)
 		}
-		w.log.Info("replica move started: a replacement joins before the copy leaves", "topic", m.Topic, "partition", m.Partition,
-			"from", m.From, "to", m.To)
 	}
+}
+
+// startMove proposes a move's first step: its replacement added and the
+// copy that leaves marked, in one SetReplicas. It reports whether the
+// metastore took it.
+func (w *copyWork) startMove(ctx context.Context, m replicaMove, why string) bool {
+	if err := w.st.SetReplicas(ctx, m.Topic, m.Partition, m.Epoch, m.Replicas, m.From); err != nil {
+		w.log.Warn("starting a replica move", "why", why, "topic", m.Topic, "partition", m.Partition, "from", m.From, "to", m.To, "err", err)
+		return false
+	}
+	return true
 }
 
 // placement is every local topic and its assignments.

@@ -22,6 +22,10 @@ type controlled struct {
 	clk   *clock.Fake
 	heard []string
 	stop  func()
+	// healAfter and heals are the next started controller's HealAfter
+	// and Heals.
+	healAfter time.Duration
+	heals     *counter
 }
 
 func newControlled(t *testing.T, rf int, as ...meta.Assignment) *controlled {
@@ -44,7 +48,11 @@ func (c *controlled) start() {
 		c.stop()
 	}
 	c.clk = clock.NewFake(time.Time{})
-	c.n = &Node{Self: meta.Member{ID: "n1", RPCAddr: "127.0.0.1:1"}, Meta: c.ms, Transport: &fakeTransport{}, Log: quiet(), Clock: c.clk}
+	c.n = &Node{Self: meta.Member{ID: "n1", RPCAddr: "127.0.0.1:1"}, Meta: c.ms, Transport: &fakeTransport{}, Log: quiet(), Clock: c.clk,
+		HealAfter: c.healAfter}
+	if c.heals != nil {
+		c.n.Heals = c.heals
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.n.Run(ctx) }()
