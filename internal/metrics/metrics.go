@@ -31,6 +31,7 @@ type Metrics struct {
 	ClusterRefused     *prometheus.CounterVec // plane, reason
 	MovesInFlight      prometheus.Gauge
 	MovesCompleted     prometheus.Counter
+	ReplicaHeals       prometheus.Counter
 	HTTPRequests       *prometheus.CounterVec   // method, route (method and pattern), status
 	HTTPDuration       *prometheus.HistogramVec // method, route
 	HTTPInFlight       prometheus.Gauge
@@ -226,6 +227,8 @@ func New() *Metrics {
 	m.MovesInFlight = f.gauge("moves_in_flight", "Partition moves in flight (assignments with a target), as this node's replica sees them.")
 	m.MovesCompleted = f.counter("moves_completed_total",
 		"Partition moves this node completed as the destination (copied, verified, installed, flipped).")
+	m.ReplicaHeals = f.counter("replica_heals_total",
+		"Copies of replicated partitions this node, as controller, began to re-create elsewhere because their node was silent past replication.heal_after_ms.")
 	m.Topics = f.gauge("topics", "Topics in the metastore.")
 	f.alias(m.Topics, "topics_total")
 	m.Partitions = f.gauge("partitions", "Partitions of all topics in the metastore.")

@@ -28,7 +28,8 @@ func newMembership(cfg config.Config, n boot, ms *meta.Store, pool *rpc.Pool, lo
 		return nil, err
 	}
 	return &cluster.Node{Self: self, Meta: ms, Transport: membershipTransport{pool: pool, network: cfg.Cluster.Network}, Peers: peerRPCAddrs(cfg),
-		Log: log.With("component", "cluster"), Timings: timings}, nil
+		Log: log.With("component", "cluster"), Timings: timings,
+		HealAfter: cfg.Replication.HealAfter}, nil
 }
 
 // membershipTransport is cluster.Transport over node RPC. Heartbeats carry

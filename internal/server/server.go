@@ -140,6 +140,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 		if node, err = newMembership(cfg, n, ms, pool, log); err != nil {
 			return err
 		}
+		node.Heals = m.ReplicaHeals
 		lease.set(node)
 		g.Go("membership", node.Run)
 		mover := move.NewWorker(moves, move.WorkerConfig{Remote: move.NewNodeRemote(ms, pool, others.dir, rpc.MaxMoveRead),
