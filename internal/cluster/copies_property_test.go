@@ -17,16 +17,19 @@ import (
 // copyModel is the metastore's placement rules in memory: a proposal
 // applies by meta's own rule (SetReplicasCmd.Apply, ElectLeaderCmd.Apply)
 // and is checked against what the copy work promises (doc.go, copies.go)
-// before it does. Members are dead, draining or silent (alive, not heard
-// this tick) as the test says.
+// before it does. Members are dead, draining, silent (alive, not heard
+// this tick) or lost (not heard for longer than the heal bound: their
+// copies are re-created elsewhere) as the test says.
 type copyModel struct {
 	rt                     *rapid.T
 	ids                    []string
 	topics                 map[string]meta.Topic
 	as                     map[string][]meta.Assignment
 	dead, draining, silent map[string]bool
-	proposals              int // this tick's
-	balanceElections       int // this tick's
+	lost                   map[string]bool
+	withLost               bool // members are lost (drawn, and in chaos)
+	proposals              int  // this tick's
+	balanceElections       int  // this tick's
 }
 
 func (m *copyModel) Topics() []meta.Topic {
@@ -54,13 +57,14 @@ func (m *copyModel) Assignments(topic string) []meta.Assignment {
 func (m *copyModel) view() copyView {
 	var live []string
 	for _, id := range m.ids {
-		if !m.dead[id] && !m.draining[id] {
+		if !m.dead[id] && !m.draining[id] && !m.lost[id] {
 			live = append(live, id)
 		}
 	}
 	return copyView{live: live, draining: func(id string) bool { return m.draining[id] },
 		gone:  func(id string) bool { return m.dead[id] || !slices.Contains(m.ids, id) },
-		heard: func(id string) bool { return slices.Contains(m.ids, id) && !m.dead[id] && !m.silent[id] }}
+		lost:  func(id string) bool { return m.lost[id] },
+		heard: func(id string) bool { return slices.Contains(m.ids, id) && !m.dead[id] && !m.silent[id] && !m.lost[id] }}
 }
 
 func (m *copyModel) want(topic string) int { return max(1, m.topics[topic].ReplicationFactor) }
@@ -98,11 +102,22 @@ func (m *copyModel) rebalanceable(a meta.Assignment) bool {
 		return false
 	}
 	for _, id := range a.Replicas {
-		if m.dead[id] || m.draining[id] || m.silent[id] {
+		if m.dead[id] || m.draining[id] || m.silent[id] || m.lost[id] {
 			return false
 		}
 	}
 	return true
+}
+
+// healable is the test's own reading of a partition whose copy on id a
+// heal may move: id is lost and not the leader, the leader is heard, no
+// copy leaves (marked or draining), and it holds exactly its factor.
+func (m *copyModel) healable(a meta.Assignment, id string) bool {
+	if !a.Replicated() || a.Leaving != "" || !m.lost[id] || id == a.Owner || !slices.Contains(a.Replicas, id) ||
+		m.dead[a.Owner] || m.silent[a.Owner] || m.lost[a.Owner] || len(a.Replicas) != m.want(a.Topic) {
+		return false
+	}
+	return !slices.ContainsFunc(a.Replicas, func(x string) bool { return m.draining[x] })
 }
 
 func (m *copyModel) SetReplicas(_ context.Context, topic string, p int, epoch uint64, replicas []string, leaving string) error {
@@ -124,7 +139,7 @@ func (m *copyModel) ElectLeader(_ context.Context, topic string, p int, epoch ui
 	if err != nil {
 		m.rt.Fatalf("proposed %s to lead %+v, which the metastore refuses: %v", to, cur, err)
 	}
-	if m.dead[to] || m.silent[to] {
+	if m.dead[to] || m.silent[to] || m.lost[to] {
 		m.rt.Fatalf("%s, not heard from, elected to lead %+v", to, cur)
 	}
 	switch leaves := cur.Owner == cur.Leaving || m.draining[cur.Owner]; {
@@ -173,8 +188,8 @@ func (m *copyModel) checkReplicas(cur, next meta.Assignment) {
 	for _, id := range next.Replicas {
 		if !slices.Contains(old, id) {
 			added = append(added, id)
-			if m.dead[id] || m.draining[id] {
-				m.rt.Fatalf("%s, dead or draining, added to %+v", id, cur)
+			if m.dead[id] || m.draining[id] || m.lost[id] {
+				m.rt.Fatalf("%s, dead, draining or lost, added to %+v", id, cur)
 			}
 		}
 	}
@@ -187,11 +202,13 @@ func (m *copyModel) checkReplicas(cur, next meta.Assignment) {
 		m.rt.Fatalf("%v added to %+v: %d copies stay, the factor is %d", added, cur, staying(next, next.Replicas), want)
 	}
 	if cur.Leaving == "" && next.Leaving != "" &&
-		(len(added) != 1 || len(removed) != 0 || len(old) != want || !m.rebalanceable(cur) || m.marks() >= MaxReplicaMovesInFlight) {
+		(len(added) != 1 || len(removed) != 0 || len(old) != want || want >= meta.MaxReplicationFactor ||
+			!(m.rebalanceable(cur) || m.healable(cur, next.Leaving)) || m.silent[added[0]] || m.marks() >= MaxReplicaMovesInFlight) {
 		m.rt.Fatalf("a move started on %+v: %+v (%d marked before, factor %d)", cur, next, m.marks(), want)
 	}
-	if cur.Leaving != "" && next.Leaving == "" && slices.Equal(old, next.Replicas) && m.draining[cur.Leaving] {
-		m.rt.Fatalf("the decommission of %s's copy of %+v called off", cur.Leaving, cur)
+	if cur.Leaving != "" && next.Leaving == "" && slices.Equal(old, next.Replicas) &&
+		(m.draining[cur.Leaving] || (m.lost[cur.Leaving] && len(old) < meta.MaxReplicationFactor)) {
+		m.rt.Fatalf("the decommission or heal of %s's copy of %+v called off", cur.Leaving, cur)
 	}
 	nothingLeaving := cur.Leaving == "" && !slices.ContainsFunc(old, func(id string) bool { return m.draining[id] })
 	for _, id := range removed {
@@ -204,7 +221,7 @@ func (m *copyModel) checkReplicas(cur, next meta.Assignment) {
 		return
 	}
 	for _, id := range next.Replicas {
-		if !m.dead[id] && !slices.Contains(next.InSync, id) {
+		if !m.dead[id] && !m.lost[id] && !slices.Contains(next.InSync, id) {
 			m.rt.Fatalf("leaving copies %v removed from %+v while %s, which stays, is out of sync", removed, cur, id)
 		}
 	}
@@ -219,9 +236,10 @@ func (m *copyModel) checkReplicas(cur, next meta.Assignment) {
 
 // env is one tick of the world outside the controller: followers catch
 // up (each out of sync copy on a live node, one time in two), a dead
-// leader is replaced by failover; with chaos also in-sync copies lag out
-// (never below a majority), members die, return, drain or fall silent, and
-// factors change.
+// or lost leader is replaced by failover, a lost copy neither catches up
+// nor is heard; with chaos also in-sync copies lag out (never below a
+// majority), members die, return, drain, fall silent, are lost or come
+// back, and factors change.
 func (m *copyModel) env(r *rand.Rand, chaos bool) {
 	m.silent = map[string]bool{}
 	if chaos {
@@ -234,6 +252,10 @@ func (m *copyModel) env(r *rand.Rand, chaos bool) {
 		}
 		if r.IntN(15) == 0 {
 			m.draining[m.ids[r.IntN(len(m.ids))]] = true
+		}
+		if m.withLost && r.IntN(8) == 0 {
+			id := m.ids[r.IntN(len(m.ids))]
+			m.lost[id] = !m.lost[id]
 		}
 		if r.IntN(15) == 0 {
 			names := slices.Collect(func(yield func(string) bool) {
@@ -253,9 +275,9 @@ func (m *copyModel) env(r *rand.Rand, chaos bool) {
 			if !a.Replicated() {
 				continue
 			}
-			if m.dead[a.Owner] {
+			if m.dead[a.Owner] || m.lost[a.Owner] {
 				for _, id := range a.InSync {
-					if !m.dead[id] && id != a.Owner {
+					if !m.dead[id] && !m.lost[id] && id != a.Owner {
 						a, _ = meta.ElectLeaderCmd{Topic: t.Name, Partition: p, Epoch: a.LeaderEpoch, To: id}.Apply(a)
 						break
 					}
@@ -269,7 +291,7 @@ func (m *copyModel) env(r *rand.Rand, chaos bool) {
 						continue // lags out
 					}
 					in = append(in, id)
-				case !m.dead[id] && r.IntN(2) == 0:
+				case !m.dead[id] && !m.lost[id] && r.IntN(2) == 0:
 					in = append(in, id)
 				}
 			}
@@ -279,19 +301,23 @@ func (m *copyModel) env(r *rand.Rand, chaos bool) {
 	}
 }
 
-// drawCopyModel draws members (some dead, some draining), up to three
+// drawCopyModel draws members (some dead, some draining, with withLost
+// some lost), up to three
 // topics (the first a child of the second) of factor 1..5 and their
 // placements: any shape the metastore allows — more or fewer copies than
 // the factor, copies out of sync, a copy marked leaving.
-func drawCopyModel(rt *rapid.T) *copyModel {
-	m := &copyModel{rt: rt, topics: map[string]meta.Topic{}, as: map[string][]meta.Assignment{},
-		dead: map[string]bool{}, draining: map[string]bool{}, silent: map[string]bool{}}
+func drawCopyModel(rt *rapid.T, withLost bool) *copyModel {
+	m := &copyModel{rt: rt, withLost: withLost, topics: map[string]meta.Topic{}, as: map[string][]meta.Assignment{},
+		dead: map[string]bool{}, draining: map[string]bool{}, silent: map[string]bool{}, lost: map[string]bool{}}
 	n := rapid.IntRange(2, 7).Draw(rt, "members")
 	for i := range n {
 		id := fmt.Sprintf("n%d", i+1)
 		m.ids = append(m.ids, id)
 		m.dead[id] = rapid.IntRange(0, 6).Draw(rt, "dead?"+id) == 0
 		m.draining[id] = rapid.IntRange(0, 6).Draw(rt, "draining?"+id) == 0
+		if withLost {
+			m.lost[id] = rapid.IntRange(0, 5).Draw(rt, "lost?"+id) == 0
+		}
 	}
 	nt := rapid.IntRange(1, 3).Draw(rt, "topics")
 	for ti := range nt {
@@ -326,51 +352,83 @@ func drawCopyModel(rt *rapid.T) *copyModel {
 }
 
 // TestCopyWorkProperties runs the controller's copy work (copyWork.tick:
-// leaving copies, the factor, rebalance moves, leadership spread) over
-// random placements, first with members dying, returning, draining and
-// falling silent and factors changing, then in a calm world where
+// leaving copies, the factor, heals, rebalance moves, leadership spread)
+// over random placements, first with members dying, returning, draining,
+// falling silent, being lost and coming back and factors changing, then in a calm world where
 // followers catch up. Every change it proposes is one the metastore's own
 // rule accepts and keeps the rules of checkReplicas and ElectLeader
 // above (never past or below the factor on its own account, never below
 // a majority in sync, a replacement never dropped while its move stands,
 // at most MaxReplicaMovesInFlight moves and LeaderMovesPerTick balance
-// elections); and in the calm world it reaches a state where ticks
-// propose nothing, with no rebalance move left standing, the factor met
+// elections, a heal started only for a lost follower's copy of a
+// partition at its factor, and never called off while its node stays
+// lost); and in the calm world it reaches a state where ticks propose
+// nothing, with no rebalance move left standing, no heal standing that
+// could go on nor one not started that could, the factor met
 // wherever nothing leaves, copies and leaderships as even as moves and
 // elections between in-sync copies can make them.
+//
+// It runs twice: without lost members (the cases found so far replay as
+// they were found), and with them.
 func TestCopyWorkProperties(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		m := drawCopyModel(rt)
-		r := rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 0))
-		tick := func(chaos bool) int {
-			m.env(r, chaos)
-			m.proposals, m.balanceElections = 0, 0
-			newCopyWork(m, slog.New(slog.DiscardHandler), m.view(), nil).tick(context.Background())
-			return m.proposals
+	rapid.Check(t, func(rt *rapid.T) { runCopyWork(rt, drawCopyModel(rt, false)) })
+}
+
+// TestCopyWorkPropertiesWithLostMembers: the same, some members lost.
+func TestCopyWorkPropertiesWithLostMembers(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) { runCopyWork(rt, drawCopyModel(rt, true)) })
+}
+
+// runCopyWork is one case of the properties above.
+func runCopyWork(rt *rapid.T, m *copyModel) {
+	r := rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 0))
+	tick := func(chaos bool) int {
+		m.env(r, chaos)
+		m.proposals, m.balanceElections = 0, 0
+		newCopyWork(m, slog.New(slog.DiscardHandler), m.view(), nil).tick(context.Background())
+		return m.proposals
+	}
+	for range rapid.IntRange(0, 30).Draw(rt, "chaos ticks") {
+		tick(true)
+	}
+	calm := 0
+	for i := 0; calm < 3; i++ {
+		if i == 500 {
+			rt.Fatalf("no rest after 500 calm ticks: the steps fight (%d proposals in the last)", m.proposals)
 		}
-		for range rapid.IntRange(0, 30).Draw(rt, "chaos ticks") {
-			tick(true)
+		if tick(false) == 0 && m.allCaughtUp() {
+			calm++
+		} else {
+			calm = 0
 		}
-		calm := 0
-		for i := 0; calm < 3; i++ {
-			if i == 500 {
-				rt.Fatalf("no rest after 500 calm ticks: the steps fight (%d proposals in the last)", m.proposals)
+	}
+	m.checkSettled()
+}
+
+// healBlocked is the test's own reading of a heal (a marked copy on a
+// lost node) that cannot go on: fewer copies would stay than the
+// factor, too few in sync would stay, or the leader leaves (lost or
+// draining) and no in-sync copy that stays is heard.
+func (m *copyModel) healBlocked(a meta.Assignment) bool {
+	var keep, inSync []string
+	for _, id := range a.Replicas {
+		if id != a.Leaving && !m.draining[id] {
+			keep = append(keep, id)
+			if slices.Contains(a.InSync, id) {
+				inSync = append(inSync, id)
 			}
-			if tick(false) == 0 && m.allCaughtUp() {
-				calm++
-			} else {
-				calm = 0
-			}
 		}
-		m.checkSettled()
-	})
+	}
+	heard := slices.ContainsFunc(inSync, func(id string) bool { return !m.dead[id] && !m.lost[id] && !m.silent[id] })
+	leaderLeaves := a.Owner == a.Leaving || m.draining[a.Owner]
+	return len(keep) < m.want(a.Topic) || len(inSync) < meta.Majority(len(keep)) || (leaderLeaves && !heard)
 }
 
 func (m *copyModel) allCaughtUp() bool {
 	for _, list := range m.as {
 		for _, a := range list {
 			for _, id := range a.Replicas {
-				if !m.dead[id] && !slices.Contains(a.InSync, id) {
+				if !m.dead[id] && !m.lost[id] && !slices.Contains(a.InSync, id) {
 					return false
 				}
 			}
@@ -391,8 +449,15 @@ func (m *copyModel) checkSettled() {
 	for _, t := range m.Topics() {
 		want := m.want(t.Name)
 		for _, a := range m.as[t.Name] {
-			if a.Leaving != "" && !m.draining[a.Leaving] {
-				m.rt.Fatalf("at rest, a rebalance move stands: %+v", a)
+			if a.Leaving != "" && !m.draining[a.Leaving] && !(m.lost[a.Leaving] && m.healBlocked(a)) {
+				m.rt.Fatalf("at rest, a rebalance move or a heal that could go on stands: %+v", a)
+			}
+			for _, id := range a.Replicas {
+				if m.healable(a, id) && m.marks() < MaxReplicaMovesInFlight &&
+					slices.ContainsFunc(v.live, func(d string) bool { return !slices.Contains(a.Replicas, d) }) &&
+					want < meta.MaxReplicationFactor {
+					m.rt.Fatalf("at rest, %s's copy of %+v is lost and a receiver is free, yet no heal started", id, a)
+				}
 			}
 			rs := a.Replicas
 			if len(rs) == 0 {
@@ -449,7 +514,7 @@ func (m *copyModel) checkSettled() {
 // moves and elections, whatever order the maps hand it over in.
 func TestRebalancePlansAreDeterministic(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		m := drawCopyModel(rt)
+		m := drawCopyModel(rt, true)
 		v := m.view()
 		first := fmt.Sprint(planReplicaMoves(m.Topics(), m.as, v), planLeaders(m.as, v))
 		for range 5 {

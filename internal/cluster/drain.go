@@ -48,7 +48,9 @@ import (
 // not come: when a copy that stays is out of sync on a dead node (the
 // replacement died), when the copies that stay are fewer than the factor
 // and no copy can be added, or when the marked copy leads and no in-sync
-// copy that stays was heard from to take over.
+// copy that stays was heard from to take over. A heal is called off only
+// when the partition lists the most copies a placement may, so that no
+// replacement can join before its copy leaves.
 
 // RetireGrace is how long a draining member stays a Raft voter after the
 // controller removed its last replicated copy: its move shed (every 10 s)
@@ -95,8 +97,10 @@ func planDrain(a meta.Assignment, want int, avoid []string, v copyView) drainSte
 		return drainStep{act: drainNone}
 	}
 	// A rebalance's move; a heal's (the marked copy's node is lost) is
-	// not: it goes on, as a decommission does.
-	optional := a.Leaving != "" && !v.draining(a.Leaving) && !v.isLost(a.Leaving)
+	// not: it goes on, as a decommission does — but for a replacement
+	// that cannot join first (at the most copies a placement lists).
+	marked := a.Leaving != "" && !v.draining(a.Leaving)
+	optional := marked && !v.isLost(a.Leaving)
 	if len(keep) < want {
 		room := meta.MaxReplicationFactor - len(a.Replicas)
 		var add []string
@@ -110,7 +114,7 @@ func planDrain(a meta.Assignment, want int, avoid []string, v copyView) drainSte
 		switch {
 		case len(add) > 0:
 			return drainStep{act: drainAdd, replicas: append(slices.Clone(a.Replicas), add...)}
-		case optional:
+		case optional || (marked && room <= 0):
 			return drainStep{act: drainCancel, why: "fewer copies than the factor would stay, and none can be added"}
 		case room > 0:
 			return drainStep{act: drainWait, why: "no live node without a copy to take one"}
