@@ -83,7 +83,7 @@ type replicationCollector struct {
 
 var replicatedDesc = prometheus.NewDesc(name("replicated_partitions"),
 	"Replicated partitions by state, as this node's metastore replica records them: in_sync (every replica in the in-sync set), "+
-		"under_replicated (fewer in-sync replicas than replicas), without_leader (no leader, a dead one, or one out of its in-sync set).",
+		"under_replicated (fewer in-sync replicas than replicas, or a replica on a dead member), without_leader (no leader, a dead one, or one out of its in-sync set).",
 	[]string{"state"}, nil)
 
 func (c *replicationCollector) Describe(ch chan<- *prometheus.Desc) { ch <- replicatedDesc }

@@ -114,7 +114,9 @@ func replicationCounts(ms placements) func() metrics.ReplicationCounts {
 				switch {
 				case !hasLeader(a, dead):
 					c.WithoutLeader++
-				case len(a.InSync) < len(a.Replicas):
+				case len(a.InSync) < len(a.Replicas) || slices.ContainsFunc(a.Replicas, func(id string) bool { return dead[id] }):
+					// A follower on a dead member may stay in the set
+					// (never below a majority: at two copies, always).
 					c.UnderReplicated++
 				default:
 					c.InSync++

@@ -35,6 +35,9 @@ func TestReplicationCountsByState(t *testing.T) {
 	}{
 		{"every replica in sync", meta.Assignment{Owner: "n1", Replicas: three, InSync: three}, inSync},
 		{"a follower out of sync", meta.Assignment{Owner: "n1", Replicas: three, InSync: []string{"n1", "n2"}}, under},
+		{"a follower in sync on a dead member", meta.Assignment{Owner: "n1", Replicas: []string{"n1", "n4"}, InSync: []string{"n1", "n4"}}, under},
+		{"a copy re-created: one more replica, catching up", meta.Assignment{Owner: "n1", Replicas: []string{"n1", "n2", "n4", "n3"},
+			InSync: []string{"n1", "n2"}, Leaving: "n4"}, under},
 		{"no leader named", meta.Assignment{Replicas: three, InSync: three}, leaderless},
 		{"leader dead", meta.Assignment{Owner: "n4", Replicas: []string{"n4", "n1", "n2"}, InSync: []string{"n4", "n1", "n2"}}, leaderless},
 		{"leader's disk replaced", meta.Assignment{Owner: "n2", Replicas: three, InSync: []string{"n1", "n3"}}, leaderless},
