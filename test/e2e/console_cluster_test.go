@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -10,7 +11,9 @@ import (
 // The console's cluster page against a real 3-node cluster: one browser,
 // one page. It lists the three nodes with their Raft roles (one leader,
 // the one the API names) and the partitions each node owns, as
-// GET /v1/cluster/members counts them.
+// GET /v1/cluster/members counts them. A replicated topic's page then
+// shows its partition's copies in sync, and under-replicated once a
+// follower's node is killed.
 func TestConsoleClusterPageInABrowser(t *testing.T) {
 	nodes := startCluster(t, 3)
 	n := nodes[0]
@@ -97,4 +100,20 @@ func TestConsoleClusterPageInABrowser(t *testing.T) {
 	}
 	b.until("the node count", `document.querySelector('[data-stat=nodes]').textContent === "3"`)
 	b.shot("cluster-3")
+
+	// A replicated topic's page shows each partition's copies in sync, and
+	// marks one with a follower gone as under-replicated.
+	createReplicatedN(t, n, "copies", 1, 3)
+	b.open("#/topics/copies")
+	inSync := `document.querySelector('table[data-table=partitions] tbody tr:first-child [data-in-sync]').dataset.inSync`
+	b.until("three copies of three in sync", inSync+` === "3/3"`)
+	ps, _ := allPartitionStats(n, "copies")
+	i := slices.IndexFunc(nodes, func(x *node) bool {
+		return x != n && x.id != ps[0].OwnerNode && !slices.ContainsFunc(members, func(m member) bool { return m.Leader && m.ID == x.id })
+	})
+	if i < 0 {
+		t.Fatalf("no node to stop but the one browsed, the partition's leader and the metastore leader: %+v", ps)
+	}
+	nodes[i].kill()
+	b.until("two of three in sync, marked under-replicated", inSync+` === "2/3" && document.querySelector('[data-in-sync]').textContent.includes('under-replicated')`)
 }

@@ -146,9 +146,14 @@ export async function render(main, params, ctx) {
     const ps = topic.partition_stats || [];
     // Scheduled shows when a partition reports it (absent when 0).
     const sched = scheduledTotal(ps) !== undefined;
+    // In sync shows for a replicated topic: a partition with fewer copies
+    // in sync than listed (a follower catching up, a copy on a dead node,
+    // a copy being re-created elsewhere) is under-replicated.
+    const replicated = ps.some((p) => (p.replicas || []).length > 1);
     clear(parts, table([
       ['#', (p) => p.index],
       ['Owner', (p) => p.owner_node || '—'],
+      replicated ? ['In sync', (p) => inSyncCell(p)] : null,
       ['State', (p) => (p.available === false ? h('span', { class: 'badge bad', title: p.error || '' }, 'unavailable') : h('span', { class: 'badge good' }, 'ok'))],
       ['High watermark', (p) => num(p.high_watermark)],
       ['Frontier', (p) => num(p.consumer_frontier)],
@@ -257,4 +262,14 @@ export async function render(main, params, ctx) {
   drawSettings();
   await Promise.all([drawChildren(), drawCharts()]);
   return { refresh };
+}
+
+// inSyncCell is a replicated partition's in-sync copies out of its
+// replicas, marked when fewer.
+function inSyncCell(p) {
+  const all = (p.replicas || []).length, ok = (p.in_sync || []).length;
+  const title = 'replicas ' + (p.replicas || []).join(', ') + '; in sync ' + ((p.in_sync || []).join(', ') || 'none');
+  if (all === 0) return '—';
+  if (ok < all) return h('span', { class: 'badge bad', 'data-in-sync': ok + '/' + all, title }, ok + ' of ' + all + ': under-replicated');
+  return h('span', { class: 'badge good', 'data-in-sync': ok + '/' + all, title }, ok + ' of ' + all);
 }
