@@ -89,10 +89,17 @@ func (b *browser) open(hash string) {
 // what the DOM shows, never on time.
 func (b *browser) until(what, expr string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("(() => { try { return !!("+expr+") } catch { return false } })()", chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+	if !b.holds(expr, 15*time.Second) {
 		b.shot("failed-" + strings.NewReplacer(" ", "-", "/", "-").Replace(what))
-		b.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+		b.t.Fatalf("waiting for %s (%s): not true within 15 s", what, expr)
 	}
+}
+
+// holds reports whether expr becomes true within timeout.
+func (b *browser) holds(expr string, timeout time.Duration) bool {
+	b.t.Helper()
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool]("(() => { try { return !!("+expr+") } catch { return false } })()", chromedp.WithPollingTimeout(timeout)))
+	return err == nil
 }
 
 func (b *browser) text(sel string) string {
