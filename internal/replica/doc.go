@@ -63,6 +63,11 @@
 //     SideState is sent only when its version differs from the follower's
 //     echo, and echoed only once the follower took it.
 //
+// A follower notes since when its fetches fail to reach its leader
+// (reach.go: a timeout or a broken connection, not an empty answer nor a
+// refusal the leader wrote); its node reports that to the controller,
+// which alone decides whether the leader is lost (package cluster).
+//
 // Leader and Follower are driven by loops (Start, Run) around single
 // steps (begin and tick, prepare and apply); the model test in this
 // package calls the steps itself so that every interleaving of fetches,

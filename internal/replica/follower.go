@@ -80,6 +80,9 @@ type Follower struct {
 	// The SideState version applied last, and the epoch it came in: a
 	// new epoch's leader has versions of its own, so the echo restarts.
 	stateEpoch, stateVersion uint64
+	// failing is the leader this follower's fetches have not reached, and
+	// since when (reach.go); zero while they are answered.
+	failing Unreachable
 }
 
 // errLeading says the view makes this node the leader: Run returns nil.
@@ -151,6 +154,9 @@ func (f *Follower) Run(ctx context.Context) error {
 		case err == nil:
 			var resp FetchResponse
 			resp, err = f.cfg.Transport.Fetch(ctx, leader, req)
+			if ctx.Err() == nil {
+				f.noteReach(leader, req.Epoch, err)
+			}
 			err = f.apply(req, resp, err)
 			if ctx.Err() == nil {
 				f.noteAppend(leader, req, err)
