@@ -145,8 +145,9 @@ func (f *fakeFollower) Run(ctx context.Context) error {
 	f.ended.Store(true)
 	return nil
 }
-func (f *fakeFollower) Update(v replica.View) {}
-func (f *fakeFollower) Close() error          { return nil }
+func (f *fakeFollower) Update(v replica.View)                    {}
+func (f *fakeFollower) Close() error                             { return nil }
+func (f *fakeFollower) Unreachable() (replica.Unreachable, bool) { return replica.Unreachable{}, false }
 
 // waitFor polls cond (the hosting loop reacts to metastore changes on its
 // own goroutine); it fails the test after a generous bound.

@@ -73,6 +73,9 @@ type ReplicaFollower interface {
 	Update(v replica.View)
 	// Close checkpoints the committed point (after Run returned).
 	Close() error
+	// Unreachable is the leader this follower's fetches have not
+	// reached, and since when; ok false while they are answered.
+	Unreachable() (u replica.Unreachable, ok bool)
 }
 
 // frontierCopyEvery is how often a follower writes the leader's consumer
