@@ -57,8 +57,10 @@ type Handler interface {
 	ConfirmTopic(ctx context.Context, name, epoch string) (exists, epochCurrent bool, incarnation uint64, err error)
 	// Join asks this node to admit m; a non-leader names the leader.
 	Join(ctx context.Context, m Member) (JoinResult, error)
-	// Heartbeat records that m is alive.
-	Heartbeat(ctx context.Context, m Member) error
+	// Heartbeat records that m is alive, and which leaders of the
+	// partitions m follows its fetches have not reached (none from a
+	// node before the report).
+	Heartbeat(ctx context.Context, m Member, unreachable []UnreachableLeader) error
 	// Wait parks until topic's broadcast fires on this node (a commit, a
 	// lease expiry or a nack on a partition it serves) or wait ends, and
 	// reports whether it was woken. It leases nothing, so the caller may
@@ -164,6 +166,17 @@ type Member struct {
 	// Network is the sender's cluster.network; "" from a node before the
 	// setting (it runs lan's timings).
 	Network string
+}
+
+// UnreachableLeader is a follower's report, carried by its node's
+// heartbeat, that its fetches have not reached the partition's leader
+// for For (up to the heartbeat's sending).
+type UnreachableLeader struct {
+	Topic       string
+	Partition   int
+	Leader      string
+	LeaderEpoch uint64
+	For         time.Duration
 }
 
 // JoinResult answers a join. Not admitted with a leader named means "ask

@@ -155,6 +155,26 @@ func memberFromPB(m *nodepb.Member) Member {
 		Network: m.GetNetwork()}
 }
 
+func unreachableToPB(us []UnreachableLeader) []*nodepb.UnreachableLeader {
+	var out []*nodepb.UnreachableLeader
+	for _, u := range us {
+		out = append(out, &nodepb.UnreachableLeader{Topic: u.Topic, Partition: int32(u.Partition), LeaderId: u.Leader,
+			LeaderEpoch: u.LeaderEpoch, UnreachableMs: u.For.Milliseconds()})
+	}
+	return out
+}
+
+// unreachableFromPB keeps what the sender sent; the controller judges it
+// (an unknown partition or leader matches none of its records).
+func unreachableFromPB(us []*nodepb.UnreachableLeader) []UnreachableLeader {
+	var out []UnreachableLeader
+	for _, u := range us {
+		out = append(out, UnreachableLeader{Topic: u.GetTopic(), Partition: int(u.GetPartition()), Leader: u.GetLeaderId(),
+			LeaderEpoch: u.GetLeaderEpoch(), For: time.Duration(u.GetUnreachableMs()) * time.Millisecond})
+	}
+	return out
+}
+
 // toMillis rounds up, so a positive Retry-After never becomes zero on the
 // wire (a 503 without one would tell the client nothing).
 func toMillis(d time.Duration) int64 {

@@ -35,8 +35,10 @@ type fake struct {
 	confirm   func(context.Context, string, string) (bool, bool, uint64, error)
 	join      func(context.Context, Member) (JoinResult, error)
 	heartbeat func(context.Context, Member) error
-	wait      func(context.Context, string, time.Duration) (bool, error)
-	fetch     func(context.Context, FetchRequest) (FetchResponse, error)
+	// reports, if set, is handed the unreachable leaders a heartbeat carried.
+	reports func([]UnreachableLeader)
+	wait    func(context.Context, string, time.Duration) (bool, error)
+	fetch   func(context.Context, FetchRequest) (FetchResponse, error)
 }
 
 func (f *fake) Propose(ctx context.Context, cmd []byte) error {
@@ -96,8 +98,11 @@ func (f *fake) Join(ctx context.Context, m Member) (JoinResult, error) {
 	return f.join(ctx, m)
 }
 
-func (f *fake) Heartbeat(ctx context.Context, m Member) error {
+func (f *fake) Heartbeat(ctx context.Context, m Member, unreachable []UnreachableLeader) error {
 	f.calls.Add(1)
+	if f.reports != nil {
+		f.reports(unreachable)
+	}
 	if f.heartbeat == nil {
 		return nil
 	}

@@ -272,9 +272,10 @@ func (p *Pool) Join(ctx context.Context, addr string, m Member) (JoinResult, err
 	return JoinResult{Admitted: out.GetAdmitted(), LeaderID: out.GetLeaderId(), LeaderRPCAddr: out.GetLeaderRpcAddr()}, nil
 }
 
-// Heartbeat tells the node at addr (the leader) that m is alive.
-func (p *Pool) Heartbeat(ctx context.Context, addr string, m Member) error {
-	in := &nodepb.HeartbeatRequest{Member: memberToPB(m)}
+// Heartbeat tells the node at addr (the leader) that m is alive, and
+// which leaders m's followers have not reached.
+func (p *Pool) Heartbeat(ctx context.Context, addr string, m Member, unreachable ...UnreachableLeader) error {
+	in := &nodepb.HeartbeatRequest{Member: memberToPB(m), Unreachable: unreachableToPB(unreachable)}
 	_, err := invoke(ctx, p, addr, "Heartbeat", DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.HeartbeatResponse, error) {
 		return c.Heartbeat(ctx, in)
 	})

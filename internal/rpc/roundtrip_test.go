@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -236,5 +237,27 @@ func TestReadIndexRoundTrip(t *testing.T) {
 	p := testPool(t, testSecret)
 	if v, err := p.ReadIndex(context.Background(), addr); err != nil || v != 4242 {
 		t.Fatalf("ReadIndex = %d %v, want 4242", v, err)
+	}
+}
+
+// A heartbeat carries its unreachable-leader reports to the handler
+// field by field (the duration in whole milliseconds); one without any
+// hands the handler none.
+func TestHeartbeatCarriesUnreachableLeaders(t *testing.T) {
+	var got [][]UnreachableLeader
+	f := &fake{reports: func(us []UnreachableLeader) { got = append(got, us) }}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	ctx := context.Background()
+	sent := []UnreachableLeader{{Topic: "orders", Partition: 3, Leader: "n1", LeaderEpoch: 7, For: 2500 * time.Millisecond},
+		{Topic: "audit", Partition: 0, Leader: "n4", LeaderEpoch: 1, For: time.Millisecond}}
+	if err := p.Heartbeat(ctx, addr, Member{ID: "n2"}, sent...); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Heartbeat(ctx, addr, Member{ID: "n2"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !slices.Equal(got[0], sent) || len(got[1]) != 0 {
+		t.Fatalf("handler saw %+v, want %+v then none", got, sent)
 	}
 }

@@ -303,7 +303,7 @@ func (s *service) Join(ctx context.Context, req *nodepb.JoinRequest) (*nodepb.Jo
 }
 
 func (s *service) Heartbeat(ctx context.Context, req *nodepb.HeartbeatRequest) (*nodepb.HeartbeatResponse, error) {
-	if err := s.h.Heartbeat(ctx, memberFromPB(req.GetMember())); err != nil {
+	if err := s.h.Heartbeat(ctx, memberFromPB(req.GetMember()), unreachableFromPB(req.GetUnreachable())); err != nil {
 		return nil, err
 	}
 	return &nodepb.HeartbeatResponse{}, nil

@@ -125,7 +125,7 @@ func (h *rpcHandler) Join(ctx context.Context, m rpc.Member) (rpc.JoinResult, er
 	return rpc.JoinResult{Admitted: res.Admitted, LeaderID: res.LeaderID, LeaderRPCAddr: res.LeaderRPCAddr}, nil
 }
 
-func (h *rpcHandler) Heartbeat(ctx context.Context, m rpc.Member) error {
+func (h *rpcHandler) Heartbeat(ctx context.Context, m rpc.Member, _ []rpc.UnreachableLeader) error {
 	if h.nets != nil {
 		h.nets.note(m, time.Now())
 	}

@@ -1190,8 +1190,12 @@ func (x *JoinResponse) GetLeaderRpcAddr() string {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Member        *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Member *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	// The replicated partitions the sender follows whose leader its
+	// fetches have not reached (docs/replication.md, "Failover"). A node
+	// before this field sends none.
+	Unreachable   []*UnreachableLeader `protobuf:"bytes,2,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1233,6 +1237,93 @@ func (x *HeartbeatRequest) GetMember() *Member {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetUnreachable() []*UnreachableLeader {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
+// A follower's report that it has not reached its partition's leader.
+type UnreachableLeader struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Topic     string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	// The leader and its epoch, as the follower's view names them.
+	LeaderId    string `protobuf:"bytes,3,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	LeaderEpoch uint64 `protobuf:"varint,4,opt,name=leader_epoch,json=leaderEpoch,proto3" json:"leader_epoch,omitempty"`
+	// How long, up to the heartbeat's sending, the follower's fetches have
+	// failed: a duration, not a time, since clocks differ between nodes.
+	UnreachableMs int64 `protobuf:"varint,5,opt,name=unreachable_ms,json=unreachableMs,proto3" json:"unreachable_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnreachableLeader) Reset() {
+	*x = UnreachableLeader{}
+	mi := &file_node_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnreachableLeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnreachableLeader) ProtoMessage() {}
+
+func (x *UnreachableLeader) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnreachableLeader.ProtoReflect.Descriptor instead.
+func (*UnreachableLeader) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *UnreachableLeader) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *UnreachableLeader) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *UnreachableLeader) GetLeaderId() string {
+	if x != nil {
+		return x.LeaderId
+	}
+	return ""
+}
+
+func (x *UnreachableLeader) GetLeaderEpoch() uint64 {
+	if x != nil {
+		return x.LeaderEpoch
+	}
+	return 0
+}
+
+func (x *UnreachableLeader) GetUnreachableMs() int64 {
+	if x != nil {
+		return x.UnreachableMs
+	}
+	return 0
+}
+
 type HeartbeatResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1241,7 +1332,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_node_proto_msgTypes[17]
+	mi := &file_node_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1344,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[17]
+	mi := &file_node_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1357,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{17}
+	return file_node_proto_rawDescGZIP(), []int{18}
 }
 
 type WaitRequest struct {
@@ -1279,7 +1370,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_node_proto_msgTypes[18]
+	mi := &file_node_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +1382,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[18]
+	mi := &file_node_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +1395,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{18}
+	return file_node_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WaitRequest) GetTopic() string {
@@ -1330,7 +1421,7 @@ type WaitResponse struct {
 
 func (x *WaitResponse) Reset() {
 	*x = WaitResponse{}
-	mi := &file_node_proto_msgTypes[19]
+	mi := &file_node_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1433,7 @@ func (x *WaitResponse) String() string {
 func (*WaitResponse) ProtoMessage() {}
 
 func (x *WaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[19]
+	mi := &file_node_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1446,7 @@ func (x *WaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
 func (*WaitResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{19}
+	return file_node_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WaitResponse) GetWoken() bool {
@@ -1375,7 +1466,7 @@ type ConfirmOwnerRequest struct {
 
 func (x *ConfirmOwnerRequest) Reset() {
 	*x = ConfirmOwnerRequest{}
-	mi := &file_node_proto_msgTypes[20]
+	mi := &file_node_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1478,7 @@ func (x *ConfirmOwnerRequest) String() string {
 func (*ConfirmOwnerRequest) ProtoMessage() {}
 
 func (x *ConfirmOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[20]
+	mi := &file_node_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1491,7 @@ func (x *ConfirmOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmOwnerRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{20}
+	return file_node_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ConfirmOwnerRequest) GetTopic() string {
@@ -1427,7 +1518,7 @@ type ConfirmOwnerResponse struct {
 
 func (x *ConfirmOwnerResponse) Reset() {
 	*x = ConfirmOwnerResponse{}
-	mi := &file_node_proto_msgTypes[21]
+	mi := &file_node_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1439,7 +1530,7 @@ func (x *ConfirmOwnerResponse) String() string {
 func (*ConfirmOwnerResponse) ProtoMessage() {}
 
 func (x *ConfirmOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[21]
+	mi := &file_node_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1452,7 +1543,7 @@ func (x *ConfirmOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmOwnerResponse.ProtoReflect.Descriptor instead.
 func (*ConfirmOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{21}
+	return file_node_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConfirmOwnerResponse) GetOwner() string {
@@ -1481,7 +1572,7 @@ type FlipRequest struct {
 
 func (x *FlipRequest) Reset() {
 	*x = FlipRequest{}
-	mi := &file_node_proto_msgTypes[22]
+	mi := &file_node_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1493,7 +1584,7 @@ func (x *FlipRequest) String() string {
 func (*FlipRequest) ProtoMessage() {}
 
 func (x *FlipRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[22]
+	mi := &file_node_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1506,7 +1597,7 @@ func (x *FlipRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlipRequest.ProtoReflect.Descriptor instead.
 func (*FlipRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{22}
+	return file_node_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FlipRequest) GetTopic() string {
@@ -1545,7 +1636,7 @@ type FlipResponse struct {
 
 func (x *FlipResponse) Reset() {
 	*x = FlipResponse{}
-	mi := &file_node_proto_msgTypes[23]
+	mi := &file_node_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1648,7 @@ func (x *FlipResponse) String() string {
 func (*FlipResponse) ProtoMessage() {}
 
 func (x *FlipResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[23]
+	mi := &file_node_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1661,7 @@ func (x *FlipResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlipResponse.ProtoReflect.Descriptor instead.
 func (*FlipResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{23}
+	return file_node_proto_rawDescGZIP(), []int{24}
 }
 
 type MoveFreezeRequest struct {
@@ -1587,7 +1678,7 @@ type MoveFreezeRequest struct {
 
 func (x *MoveFreezeRequest) Reset() {
 	*x = MoveFreezeRequest{}
-	mi := &file_node_proto_msgTypes[24]
+	mi := &file_node_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1690,7 @@ func (x *MoveFreezeRequest) String() string {
 func (*MoveFreezeRequest) ProtoMessage() {}
 
 func (x *MoveFreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[24]
+	mi := &file_node_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1703,7 @@ func (x *MoveFreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFreezeRequest.ProtoReflect.Descriptor instead.
 func (*MoveFreezeRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{24}
+	return file_node_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MoveFreezeRequest) GetTopic() string {
@@ -1652,7 +1743,7 @@ type MoveFreezeResponse struct {
 
 func (x *MoveFreezeResponse) Reset() {
 	*x = MoveFreezeResponse{}
-	mi := &file_node_proto_msgTypes[25]
+	mi := &file_node_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1755,7 @@ func (x *MoveFreezeResponse) String() string {
 func (*MoveFreezeResponse) ProtoMessage() {}
 
 func (x *MoveFreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[25]
+	mi := &file_node_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1768,7 @@ func (x *MoveFreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFreezeResponse.ProtoReflect.Descriptor instead.
 func (*MoveFreezeResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{25}
+	return file_node_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MoveFreezeResponse) GetHighWatermark() uint64 {
@@ -1697,7 +1788,7 @@ type MoveFile struct {
 
 func (x *MoveFile) Reset() {
 	*x = MoveFile{}
-	mi := &file_node_proto_msgTypes[26]
+	mi := &file_node_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1800,7 @@ func (x *MoveFile) String() string {
 func (*MoveFile) ProtoMessage() {}
 
 func (x *MoveFile) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[26]
+	mi := &file_node_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1813,7 @@ func (x *MoveFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFile.ProtoReflect.Descriptor instead.
 func (*MoveFile) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{26}
+	return file_node_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MoveFile) GetName() string {
@@ -1749,7 +1840,7 @@ type MoveFilesRequest struct {
 
 func (x *MoveFilesRequest) Reset() {
 	*x = MoveFilesRequest{}
-	mi := &file_node_proto_msgTypes[27]
+	mi := &file_node_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1761,7 +1852,7 @@ func (x *MoveFilesRequest) String() string {
 func (*MoveFilesRequest) ProtoMessage() {}
 
 func (x *MoveFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[27]
+	mi := &file_node_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1774,7 +1865,7 @@ func (x *MoveFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFilesRequest.ProtoReflect.Descriptor instead.
 func (*MoveFilesRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{27}
+	return file_node_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MoveFilesRequest) GetTopic() string {
@@ -1801,7 +1892,7 @@ type MoveFilesResponse struct {
 
 func (x *MoveFilesResponse) Reset() {
 	*x = MoveFilesResponse{}
-	mi := &file_node_proto_msgTypes[28]
+	mi := &file_node_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +1904,7 @@ func (x *MoveFilesResponse) String() string {
 func (*MoveFilesResponse) ProtoMessage() {}
 
 func (x *MoveFilesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[28]
+	mi := &file_node_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1826,7 +1917,7 @@ func (x *MoveFilesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveFilesResponse.ProtoReflect.Descriptor instead.
 func (*MoveFilesResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{28}
+	return file_node_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MoveFilesResponse) GetFiles() []*MoveFile {
@@ -1856,7 +1947,7 @@ type MoveReadRequest struct {
 
 func (x *MoveReadRequest) Reset() {
 	*x = MoveReadRequest{}
-	mi := &file_node_proto_msgTypes[29]
+	mi := &file_node_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1959,7 @@ func (x *MoveReadRequest) String() string {
 func (*MoveReadRequest) ProtoMessage() {}
 
 func (x *MoveReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[29]
+	mi := &file_node_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1972,7 @@ func (x *MoveReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveReadRequest.ProtoReflect.Descriptor instead.
 func (*MoveReadRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{29}
+	return file_node_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *MoveReadRequest) GetTopic() string {
@@ -1928,7 +2019,7 @@ type MoveReadResponse struct {
 
 func (x *MoveReadResponse) Reset() {
 	*x = MoveReadResponse{}
-	mi := &file_node_proto_msgTypes[30]
+	mi := &file_node_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2031,7 @@ func (x *MoveReadResponse) String() string {
 func (*MoveReadResponse) ProtoMessage() {}
 
 func (x *MoveReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[30]
+	mi := &file_node_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +2044,7 @@ func (x *MoveReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveReadResponse.ProtoReflect.Descriptor instead.
 func (*MoveReadResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{30}
+	return file_node_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *MoveReadResponse) GetData() []byte {
@@ -1971,7 +2062,7 @@ type ReadIndexRequest struct {
 
 func (x *ReadIndexRequest) Reset() {
 	*x = ReadIndexRequest{}
-	mi := &file_node_proto_msgTypes[31]
+	mi := &file_node_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2074,7 @@ func (x *ReadIndexRequest) String() string {
 func (*ReadIndexRequest) ProtoMessage() {}
 
 func (x *ReadIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[31]
+	mi := &file_node_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2087,7 @@ func (x *ReadIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadIndexRequest.ProtoReflect.Descriptor instead.
 func (*ReadIndexRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{31}
+	return file_node_proto_rawDescGZIP(), []int{32}
 }
 
 type ReadIndexResponse struct {
@@ -2010,7 +2101,7 @@ type ReadIndexResponse struct {
 
 func (x *ReadIndexResponse) Reset() {
 	*x = ReadIndexResponse{}
-	mi := &file_node_proto_msgTypes[32]
+	mi := &file_node_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2113,7 @@ func (x *ReadIndexResponse) String() string {
 func (*ReadIndexResponse) ProtoMessage() {}
 
 func (x *ReadIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[32]
+	mi := &file_node_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2126,7 @@ func (x *ReadIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadIndexResponse.ProtoReflect.Descriptor instead.
 func (*ReadIndexResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{32}
+	return file_node_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReadIndexResponse) GetMetaVersion() uint64 {
@@ -2071,7 +2162,7 @@ type FetchRequest struct {
 
 func (x *FetchRequest) Reset() {
 	*x = FetchRequest{}
-	mi := &file_node_proto_msgTypes[33]
+	mi := &file_node_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2174,7 @@ func (x *FetchRequest) String() string {
 func (*FetchRequest) ProtoMessage() {}
 
 func (x *FetchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[33]
+	mi := &file_node_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2187,7 @@ func (x *FetchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchRequest.ProtoReflect.Descriptor instead.
 func (*FetchRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{33}
+	return file_node_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FetchRequest) GetTopic() string {
@@ -2189,7 +2280,7 @@ type StoredRecord struct {
 
 func (x *StoredRecord) Reset() {
 	*x = StoredRecord{}
-	mi := &file_node_proto_msgTypes[34]
+	mi := &file_node_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2292,7 @@ func (x *StoredRecord) String() string {
 func (*StoredRecord) ProtoMessage() {}
 
 func (x *StoredRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[34]
+	mi := &file_node_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2305,7 @@ func (x *StoredRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoredRecord.ProtoReflect.Descriptor instead.
 func (*StoredRecord) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{34}
+	return file_node_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StoredRecord) GetOffset() uint64 {
@@ -2286,7 +2377,7 @@ type FetchResponse struct {
 
 func (x *FetchResponse) Reset() {
 	*x = FetchResponse{}
-	mi := &file_node_proto_msgTypes[35]
+	mi := &file_node_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2389,7 @@ func (x *FetchResponse) String() string {
 func (*FetchResponse) ProtoMessage() {}
 
 func (x *FetchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[35]
+	mi := &file_node_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2402,7 @@ func (x *FetchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchResponse.ProtoReflect.Descriptor instead.
 func (*FetchResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{35}
+	return file_node_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *FetchResponse) GetEpoch() uint64 {
@@ -2374,7 +2465,7 @@ type DeliveryCount struct {
 
 func (x *DeliveryCount) Reset() {
 	*x = DeliveryCount{}
-	mi := &file_node_proto_msgTypes[36]
+	mi := &file_node_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2477,7 @@ func (x *DeliveryCount) String() string {
 func (*DeliveryCount) ProtoMessage() {}
 
 func (x *DeliveryCount) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[36]
+	mi := &file_node_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2490,7 @@ func (x *DeliveryCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliveryCount.ProtoReflect.Descriptor instead.
 func (*DeliveryCount) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{36}
+	return file_node_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeliveryCount) GetOffset() uint64 {
@@ -2429,7 +2520,7 @@ type FollowedCursor struct {
 
 func (x *FollowedCursor) Reset() {
 	*x = FollowedCursor{}
-	mi := &file_node_proto_msgTypes[37]
+	mi := &file_node_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2532,7 @@ func (x *FollowedCursor) String() string {
 func (*FollowedCursor) ProtoMessage() {}
 
 func (x *FollowedCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[37]
+	mi := &file_node_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2545,7 @@ func (x *FollowedCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowedCursor.ProtoReflect.Descriptor instead.
 func (*FollowedCursor) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{37}
+	return file_node_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *FollowedCursor) GetChild() string {
@@ -2489,7 +2580,7 @@ type ProposeRequest struct {
 
 func (x *ProposeRequest) Reset() {
 	*x = ProposeRequest{}
-	mi := &file_node_proto_msgTypes[38]
+	mi := &file_node_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2592,7 @@ func (x *ProposeRequest) String() string {
 func (*ProposeRequest) ProtoMessage() {}
 
 func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[38]
+	mi := &file_node_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2605,7 @@ func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
 func (*ProposeRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{38}
+	return file_node_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ProposeRequest) GetCommand() []byte {
@@ -2532,7 +2623,7 @@ type ProposeResponse struct {
 
 func (x *ProposeResponse) Reset() {
 	*x = ProposeResponse{}
-	mi := &file_node_proto_msgTypes[39]
+	mi := &file_node_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +2635,7 @@ func (x *ProposeResponse) String() string {
 func (*ProposeResponse) ProtoMessage() {}
 
 func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[39]
+	mi := &file_node_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +2648,7 @@ func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
 func (*ProposeResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{39}
+	return file_node_proto_rawDescGZIP(), []int{40}
 }
 
 var File_node_proto protoreflect.FileDescriptor
@@ -2656,9 +2747,16 @@ const file_node_proto_rawDesc = "" +
 	"\fJoinResponse\x12\x1a\n" +
 	"\badmitted\x18\x01 \x01(\bR\badmitted\x12\x1b\n" +
 	"\tleader_id\x18\x02 \x01(\tR\bleaderId\x12&\n" +
-	"\x0fleader_rpc_addr\x18\x03 \x01(\tR\rleaderRpcAddr\"<\n" +
+	"\x0fleader_rpc_addr\x18\x03 \x01(\tR\rleaderRpcAddr\"{\n" +
 	"\x10HeartbeatRequest\x12(\n" +
-	"\x06member\x18\x01 \x01(\v2\x10.narad.v1.MemberR\x06member\"\x13\n" +
+	"\x06member\x18\x01 \x01(\v2\x10.narad.v1.MemberR\x06member\x12=\n" +
+	"\vunreachable\x18\x02 \x03(\v2\x1b.narad.v1.UnreachableLeaderR\vunreachable\"\xae\x01\n" +
+	"\x11UnreachableLeader\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x1b\n" +
+	"\tleader_id\x18\x03 \x01(\tR\bleaderId\x12!\n" +
+	"\fleader_epoch\x18\x04 \x01(\x04R\vleaderEpoch\x12%\n" +
+	"\x0eunreachable_ms\x18\x05 \x01(\x03R\runreachableMs\"\x13\n" +
 	"\x11HeartbeatResponse\"<\n" +
 	"\vWaitRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x17\n" +
@@ -2773,7 +2871,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -2792,29 +2890,30 @@ var file_node_proto_goTypes = []any{
 	(*JoinRequest)(nil),          // 14: narad.v1.JoinRequest
 	(*JoinResponse)(nil),         // 15: narad.v1.JoinResponse
 	(*HeartbeatRequest)(nil),     // 16: narad.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),    // 17: narad.v1.HeartbeatResponse
-	(*WaitRequest)(nil),          // 18: narad.v1.WaitRequest
-	(*WaitResponse)(nil),         // 19: narad.v1.WaitResponse
-	(*ConfirmOwnerRequest)(nil),  // 20: narad.v1.ConfirmOwnerRequest
-	(*ConfirmOwnerResponse)(nil), // 21: narad.v1.ConfirmOwnerResponse
-	(*FlipRequest)(nil),          // 22: narad.v1.FlipRequest
-	(*FlipResponse)(nil),         // 23: narad.v1.FlipResponse
-	(*MoveFreezeRequest)(nil),    // 24: narad.v1.MoveFreezeRequest
-	(*MoveFreezeResponse)(nil),   // 25: narad.v1.MoveFreezeResponse
-	(*MoveFile)(nil),             // 26: narad.v1.MoveFile
-	(*MoveFilesRequest)(nil),     // 27: narad.v1.MoveFilesRequest
-	(*MoveFilesResponse)(nil),    // 28: narad.v1.MoveFilesResponse
-	(*MoveReadRequest)(nil),      // 29: narad.v1.MoveReadRequest
-	(*MoveReadResponse)(nil),     // 30: narad.v1.MoveReadResponse
-	(*ReadIndexRequest)(nil),     // 31: narad.v1.ReadIndexRequest
-	(*ReadIndexResponse)(nil),    // 32: narad.v1.ReadIndexResponse
-	(*FetchRequest)(nil),         // 33: narad.v1.FetchRequest
-	(*StoredRecord)(nil),         // 34: narad.v1.StoredRecord
-	(*FetchResponse)(nil),        // 35: narad.v1.FetchResponse
-	(*DeliveryCount)(nil),        // 36: narad.v1.DeliveryCount
-	(*FollowedCursor)(nil),       // 37: narad.v1.FollowedCursor
-	(*ProposeRequest)(nil),       // 38: narad.v1.ProposeRequest
-	(*ProposeResponse)(nil),      // 39: narad.v1.ProposeResponse
+	(*UnreachableLeader)(nil),    // 17: narad.v1.UnreachableLeader
+	(*HeartbeatResponse)(nil),    // 18: narad.v1.HeartbeatResponse
+	(*WaitRequest)(nil),          // 19: narad.v1.WaitRequest
+	(*WaitResponse)(nil),         // 20: narad.v1.WaitResponse
+	(*ConfirmOwnerRequest)(nil),  // 21: narad.v1.ConfirmOwnerRequest
+	(*ConfirmOwnerResponse)(nil), // 22: narad.v1.ConfirmOwnerResponse
+	(*FlipRequest)(nil),          // 23: narad.v1.FlipRequest
+	(*FlipResponse)(nil),         // 24: narad.v1.FlipResponse
+	(*MoveFreezeRequest)(nil),    // 25: narad.v1.MoveFreezeRequest
+	(*MoveFreezeResponse)(nil),   // 26: narad.v1.MoveFreezeResponse
+	(*MoveFile)(nil),             // 27: narad.v1.MoveFile
+	(*MoveFilesRequest)(nil),     // 28: narad.v1.MoveFilesRequest
+	(*MoveFilesResponse)(nil),    // 29: narad.v1.MoveFilesResponse
+	(*MoveReadRequest)(nil),      // 30: narad.v1.MoveReadRequest
+	(*MoveReadResponse)(nil),     // 31: narad.v1.MoveReadResponse
+	(*ReadIndexRequest)(nil),     // 32: narad.v1.ReadIndexRequest
+	(*ReadIndexResponse)(nil),    // 33: narad.v1.ReadIndexResponse
+	(*FetchRequest)(nil),         // 34: narad.v1.FetchRequest
+	(*StoredRecord)(nil),         // 35: narad.v1.StoredRecord
+	(*FetchResponse)(nil),        // 36: narad.v1.FetchResponse
+	(*DeliveryCount)(nil),        // 37: narad.v1.DeliveryCount
+	(*FollowedCursor)(nil),       // 38: narad.v1.FollowedCursor
+	(*ProposeRequest)(nil),       // 39: narad.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 40: narad.v1.ProposeResponse
 }
 var file_node_proto_depIdxs = []int32{
 	2,  // 0: narad.v1.Record.headers:type_name -> narad.v1.Header
@@ -2823,46 +2922,47 @@ var file_node_proto_depIdxs = []int32{
 	9,  // 3: narad.v1.StatsResponse.partitions:type_name -> narad.v1.PartitionStats
 	13, // 4: narad.v1.JoinRequest.member:type_name -> narad.v1.Member
 	13, // 5: narad.v1.HeartbeatRequest.member:type_name -> narad.v1.Member
-	26, // 6: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
-	2,  // 7: narad.v1.StoredRecord.headers:type_name -> narad.v1.Header
-	34, // 8: narad.v1.FetchResponse.records:type_name -> narad.v1.StoredRecord
-	36, // 9: narad.v1.FetchResponse.counts:type_name -> narad.v1.DeliveryCount
-	37, // 10: narad.v1.FetchResponse.cursors:type_name -> narad.v1.FollowedCursor
-	3,  // 11: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
-	5,  // 12: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
-	7,  // 13: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
-	11, // 14: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
-	14, // 15: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
-	16, // 16: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	18, // 17: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
-	20, // 18: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
-	22, // 19: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
-	24, // 20: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
-	27, // 21: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
-	29, // 22: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
-	31, // 23: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
-	33, // 24: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
-	38, // 25: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
-	4,  // 26: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	6,  // 27: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	10, // 28: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	12, // 29: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	15, // 30: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	17, // 31: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	19, // 32: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	21, // 33: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	23, // 34: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	25, // 35: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	28, // 36: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	30, // 37: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	32, // 38: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
-	35, // 39: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
-	39, // 40: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
-	26, // [26:41] is the sub-list for method output_type
-	11, // [11:26] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	17, // 6: narad.v1.HeartbeatRequest.unreachable:type_name -> narad.v1.UnreachableLeader
+	27, // 7: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
+	2,  // 8: narad.v1.StoredRecord.headers:type_name -> narad.v1.Header
+	35, // 9: narad.v1.FetchResponse.records:type_name -> narad.v1.StoredRecord
+	37, // 10: narad.v1.FetchResponse.counts:type_name -> narad.v1.DeliveryCount
+	38, // 11: narad.v1.FetchResponse.cursors:type_name -> narad.v1.FollowedCursor
+	3,  // 12: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
+	5,  // 13: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
+	7,  // 14: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
+	11, // 15: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
+	14, // 16: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
+	16, // 17: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
+	19, // 18: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	21, // 19: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
+	23, // 20: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
+	25, // 21: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
+	28, // 22: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
+	30, // 23: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
+	32, // 24: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
+	34, // 25: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
+	39, // 26: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
+	4,  // 27: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	6,  // 28: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	10, // 29: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	12, // 30: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	15, // 31: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	18, // 32: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	20, // 33: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	22, // 34: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	24, // 35: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	26, // 36: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	29, // 37: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	31, // 38: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	33, // 39: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	36, // 40: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
+	40, // 41: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
+	27, // [27:42] is the sub-list for method output_type
+	12, // [12:27] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -2877,7 +2977,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
