@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 
+	"github.com/narad-io/narad/internal/hosted"
+
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/topic"
@@ -106,3 +108,8 @@ func (b *Broker) OwnerReports(ctx context.Context, topic string, parts []int, ex
 	b.meta.CatchUpUnlessKnown(ctx, topic, parts...)
 	return b.LocalReports(topic, parts, exact), nil
 }
+
+// UnreachableLeaders lists the replicated partitions followed here whose
+// leader the follower's fetches have not reached (hosted.Roles): the
+// node's heartbeat reports them to the controller.
+func (b *Broker) UnreachableLeaders() []hosted.UnreachableLeader { return b.roles.Unreachable() }

@@ -9,7 +9,8 @@
 // for replicated partitions (looked for every 250 ms: a leader silent for
 // 2.5 s, counted the same way, or one outside its in-sync set after
 // losing its disk, gives way to an in-sync replica heard from within
-// 2.5 s) and the
+// 2.5 s; so does a leader heard but reported unreachable by a majority
+// of its copies for 2.5 s, unreachable.go) and the
 // reconcile of their replicas to the topic's replication factor, the
 // decommission of their copies (drain.go: a replacement joins and catches
 // up before a draining copy leaves, and a draining leader hands over to an
@@ -69,6 +70,15 @@
 //     heartbeat is answered only after a quorum confirmed the answering
 //     leader, and a new controller counts silence from its first turn as
 //     leader, which follows its election.
+//   - a leader still heard gives way only once copies that together are
+//     a majority of the partition's copies (the leader never among them)
+//     each reported, in a heartbeat of this term within FenceAfter, that
+//     their fetches have not reached it at its current epoch for
+//     FailoverAfter; then it cannot commit, for a commit needs a
+//     majority, and a leader a majority still reaches is never deposed
+//     this way. The new leader is an in-sync copy among the reporters,
+//     heard from, and such a hand-off of a partition waits FailoverAfter
+//     after this controller's last election of it.
 //   - a member that announces another disk than the one recorded (its data
 //     directory was wiped) is counted as heard only once the metastore
 //     records the new disk and, in the same command, holds none of its old

@@ -20,6 +20,8 @@ import (
 // from within FailoverAfter whose latest heartbeat announced its recorded
 // disk, one that is not leaving first. Silence counts from the later of the last heartbeat and this
 // leader's first tick: a new controller first hears everyone out.
+// A leader heard but cut off from a majority of its copies (cutOff) gives
+// way the same, only to an in-sync copy among those that reported it.
 func (n *Node) failover(ctx context.Context, now time.Time) {
 	state := map[string]meta.Member{}
 	for _, m := range n.Meta.Members() {
@@ -38,15 +40,21 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 			lost := !slices.Contains(a.InSync, a.Owner)
 			// At FailoverAfter, not a turn later: a new controller's turns
 			// fall on its leaderSince plus whole turns.
+			var cut []string // the copies that cannot reach a leader still heard
 			if !lost && state[a.Owner].State != meta.MemberDead && now.Sub(since) < n.timings().FailoverAfter {
-				continue
+				if cut = n.cutOff(a, now); cut == nil {
+					continue
+				}
 			}
 			// A copy that stays is preferred to one leaving (drain.go),
 			// which would have to hand the leadership over again.
 			to := ""
 			for _, stays := range []bool{true, false} {
 				for _, id := range a.InSync {
-					if to == "" && id != a.Owner && heard(id) && (id != a.Leaving && !state[id].Draining) == stays {
+					// Of a leader cut off, a copy that reported it: a copy
+					// still fetching from it is on its side of the cut.
+					if to == "" && id != a.Owner && heard(id) && (id != a.Leaving && !state[id].Draining) == stays &&
+						(cut == nil || slices.Contains(cut, id)) {
 						to = id
 					}
 				}
@@ -58,6 +66,18 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 			}
 			if err := n.Meta.ElectLeader(ctx, a.Topic, a.Partition, a.LeaderEpoch, to); err != nil {
 				n.Log.Warn("electing a partition leader", "topic", a.Topic, "partition", a.Partition, "to", to, "err", err)
+				continue
+			}
+			if n.handedOff == nil {
+				n.handedOff = map[partKey]time.Time{}
+			}
+			n.handedOff[partKey{a.Topic, a.Partition}] = now
+			if cut != nil {
+				if n.CutOffElections != nil {
+					n.CutOffElections.Inc()
+				}
+				n.Log.Warn("partition leader elected: a majority of its copies cannot reach the old one", "topic", a.Topic,
+					"partition", a.Partition, "from", a.Owner, "to", to, "epoch", a.LeaderEpoch+1, "reported_by", cut)
 				continue
 			}
 			n.Log.Warn("partition leader elected: the old one fell silent or lost its disk", "topic", a.Topic, "partition", a.Partition,

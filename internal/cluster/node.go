@@ -86,6 +86,13 @@ type Node struct {
 	// Heals counts the heals this controller started
 	// (narad_replica_heals_total); nil: not counted.
 	Heals interface{ Inc() }
+	// Unreachable lists the leaders this node's followers have not
+	// reached (unreachable.go), sent with every heartbeat; nil: none.
+	Unreachable func() []LeaderReport
+	// CutOffElections counts the leaderships this controller moved off a
+	// leader a majority of copies could not reach
+	// (narad_replica_cut_off_elections_total); nil: not counted.
+	CutOffElections interface{ Inc() }
 
 	leaderSince time.Time // when this node last became leader (controller only)
 	leaderTerm  uint64    // the Raft term leaderSince belongs to (controller writes it, under mu)
@@ -99,8 +106,12 @@ type Node struct {
 	blocked map[string]string
 
 	mu       sync.Mutex
-	lastSeen map[string]seenAt // leader: when each member's last heartbeat arrived
-	lastDisk map[string]string // leader: the disk id each member's last heartbeat announced
+	lastSeen map[string]seenAt    // leader: when each member's last heartbeat arrived
+	lastDisk map[string]string    // leader: the disk id each member's last heartbeat announced
+	reports  map[string]reportsAt // leader: each member's latest unreachable-leader reports
+	// handedOff is when this controller last elected each partition's
+	// leader (controller goroutine only; unreachable.go).
+	handedOff map[partKey]time.Time
 	// answered is when (clock, unix ns) the last heartbeat the metastore
 	// leader answered was sent; 0: none yet.
 	answered atomic.Int64
@@ -189,6 +200,10 @@ func (n *Node) heartbeat(ctx context.Context) {
 	sent := n.clock().Now()
 	cctx, cancel := context.WithTimeout(ctx, n.timings().FenceAfter) // a later answer renews nothing
 	defer cancel()
+	var reports []LeaderReport
+	if n.Unreachable != nil {
+		reports = n.Unreachable()
+	}
 	if n.Meta.IsLeader() {
 		if err := n.admitDisk(cctx, n.Self); err != nil {
 			n.Log.Warn("own heartbeat not counted", "err", err)
@@ -196,6 +211,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		}
 		if err := n.Meta.ConfirmLeader(cctx); err == nil {
 			n.noteSeen(n.Self.ID, sent, n.Meta.Term())
+			n.noteReports(n.Self.ID, sent, n.Meta.Term(), reports)
 			n.noteAnswered(sent)
 		}
 		if err := n.recordDue(cctx, n.Self); err != nil {
@@ -207,7 +223,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 	if addr == "" {
 		return
 	}
-	if err := n.Transport.Heartbeat(cctx, addr, n.Self); err != nil {
+	if err := n.Transport.Heartbeat(cctx, addr, n.Self, reports); err != nil {
 		n.Log.Debug("heartbeat failed", "leader", addr, "err", err)
 		return
 	}
@@ -325,8 +341,10 @@ func (n *Node) HandleJoin(ctx context.Context, m meta.Member) (JoinResult, error
 // (ConfirmLeader: no log write, no wait for the apply backlog): a deposed leader that has not noticed yet renews no
 // lease, so once another leader is elected no heartbeat sent after the
 // election is answered (but for messages then in flight), which is the
-// bound FailoverAfter's margin over FenceAfter rests on.
-func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
+// bound FailoverAfter's margin over FenceAfter rests on. reports are the
+// leaders m's followers have not reached (unreachable.go); they replace
+// what m reported before.
+func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member, reports ...LeaderReport) error {
 	if !n.Meta.IsLeader() {
 		return ErrNotLeader
 	}
@@ -338,6 +356,7 @@ func (n *Node) HandleHeartbeat(ctx context.Context, m meta.Member) error {
 		return err
 	}
 	n.noteSeen(m.ID, at, n.Meta.Term())
+	n.noteReports(m.ID, at, n.Meta.Term(), reports)
 	return n.recordDue(ctx, m)
 }
 
@@ -352,6 +371,7 @@ func (n *Node) tick(ctx context.Context) {
 		n.mu.Lock()
 		n.lastSeen = nil // a later term starts from what it hears then
 		n.lastDisk = nil
+		n.reports = nil
 		n.mu.Unlock()
 		return
 	}

@@ -34,7 +34,7 @@ func (f *fakeTransport) Join(_ context.Context, addr string, m meta.Member) (Joi
 	return f.answer(addr)
 }
 
-func (f *fakeTransport) Heartbeat(_ context.Context, addr string, _ meta.Member) error {
+func (f *fakeTransport) Heartbeat(_ context.Context, addr string, _ meta.Member, _ []LeaderReport) error {
 	f.mu.Lock()
 	f.beats = append(f.beats, addr)
 	f.mu.Unlock()

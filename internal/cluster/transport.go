@@ -13,7 +13,9 @@ import (
 // record is the controller's. The server adapts the RPC pool to it.
 type Transport interface {
 	Join(ctx context.Context, addr string, m meta.Member) (JoinResult, error)
-	Heartbeat(ctx context.Context, addr string, m meta.Member) error
+	// Heartbeat carries the leaders this node's followers have not
+	// reached (unreachable.go).
+	Heartbeat(ctx context.Context, addr string, m meta.Member, reports []LeaderReport) error
 }
 
 // JoinResult answers a join. Not admitted with a leader named means "ask

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
+	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/cluster"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/meta"
@@ -45,10 +47,28 @@ func (t membershipTransport) Join(ctx context.Context, addr string, m meta.Membe
 	return cluster.JoinResult{Admitted: res.Admitted, LeaderID: res.LeaderID, LeaderRPCAddr: res.LeaderRPCAddr}, err
 }
 
-func (t membershipTransport) Heartbeat(ctx context.Context, addr string, m meta.Member) error {
+func (t membershipTransport) Heartbeat(ctx context.Context, addr string, m meta.Member, reports []cluster.LeaderReport) error {
 	rm := rpcMember(m)
 	rm.Network = t.network
-	return t.pool.Heartbeat(ctx, addr, rm)
+	us := make([]rpc.UnreachableLeader, len(reports))
+	for i, r := range reports {
+		us[i] = rpc.UnreachableLeader(r) // stops compiling if the two drift apart
+	}
+	return t.pool.Heartbeat(ctx, addr, rm, us...)
+}
+
+// unreachableLeaders is cluster.Node.Unreachable over the broker's
+// followers: how long each has failed to reach its leader, as of now.
+func unreachableLeaders(b *broker.Broker, now func() time.Time) func() []cluster.LeaderReport {
+	return func() []cluster.LeaderReport {
+		var out []cluster.LeaderReport
+		t := now()
+		for _, u := range b.UnreachableLeaders() {
+			out = append(out, cluster.LeaderReport{Topic: u.Topic, Partition: u.Partition, Leader: u.Leader, LeaderEpoch: u.Epoch,
+				For: max(0, t.Sub(u.Since))})
+		}
+		return out
+	}
 }
 
 func rpcMember(m meta.Member) rpc.Member {

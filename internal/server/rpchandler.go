@@ -125,11 +125,15 @@ func (h *rpcHandler) Join(ctx context.Context, m rpc.Member) (rpc.JoinResult, er
 	return rpc.JoinResult{Admitted: res.Admitted, LeaderID: res.LeaderID, LeaderRPCAddr: res.LeaderRPCAddr}, nil
 }
 
-func (h *rpcHandler) Heartbeat(ctx context.Context, m rpc.Member, _ []rpc.UnreachableLeader) error {
+func (h *rpcHandler) Heartbeat(ctx context.Context, m rpc.Member, unreachable []rpc.UnreachableLeader) error {
 	if h.nets != nil {
 		h.nets.note(m, time.Now())
 	}
-	err := h.node.HandleHeartbeat(ctx, metaMember(m))
+	reports := make([]cluster.LeaderReport, len(unreachable))
+	for i, u := range unreachable {
+		reports[i] = cluster.LeaderReport(u)
+	}
+	err := h.node.HandleHeartbeat(ctx, metaMember(m), reports...)
 	if errors.Is(err, cluster.ErrNotLeader) {
 		return notLeader()
 	}
