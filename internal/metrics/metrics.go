@@ -64,6 +64,11 @@ type Metrics struct {
 	RemoteSent            prometheus.Counter     // records a remote target acknowledged
 	RemoteErrors          *prometheus.CounterVec // reason (the link state it caused)
 
+	// ReplicaCutOffElections counts the leaderships this node, as
+	// controller, moved off a leader a majority of copies reported
+	// unreachable (package cluster).
+	ReplicaCutOffElections prometheus.Counter
+
 	// Storage.
 	FsyncDuration      prometheus.Histogram
 	FlushDuration      prometheus.Histogram
@@ -229,6 +234,8 @@ func New() *Metrics {
 		"Partition moves this node completed as the destination (copied, verified, installed, flipped).")
 	m.ReplicaHeals = f.counter("replica_heals_total",
 		"Copies of replicated partitions this node, as controller, began to re-create elsewhere because their node was silent past replication.heal_after_ms.")
+	m.ReplicaCutOffElections = f.counter("replica_cut_off_elections_total",
+		"Leaderships of replicated partitions this node, as controller, moved because a majority of the partition's copies reported the leader unreachable.")
 	m.Topics = f.gauge("topics", "Topics in the metastore.")
 	f.alias(m.Topics, "topics_total")
 	m.Partitions = f.gauge("partitions", "Partitions of all topics in the metastore.")

@@ -141,6 +141,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 			return err
 		}
 		node.Heals = m.ReplicaHeals
+		node.CutOffElections = m.ReplicaCutOffElections
 		node.Unreachable = unreachableLeaders(b, time.Now)
 		lease.set(node)
 		g.Go("membership", node.Run)
