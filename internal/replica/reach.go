@@ -3,6 +3,8 @@ package replica
 import (
 	"errors"
 	"time"
+
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // Whether this follower reaches its leader. A leader cut off from its
@@ -51,8 +53,12 @@ func (f *Follower) noteReach(leader string, epoch uint64, err error) {
 }
 
 // answered reports whether a fetch error is a refusal the leader wrote:
-// the leader was reached.
+// the leader was reached. Over node RPC a refusal arrives typed
+// (*refusal.Error); a failure to reach the node does not.
 func answered(err error) bool {
+	if _, ok := errors.AsType[*refusal.Error](err); ok {
+		return true
+	}
 	for _, e := range []error{ErrStaleEpoch, ErrNotReady, ErrDeposed, ErrNotReplica, ErrOffsetAhead, ErrStateLost, ErrWrongPartition} {
 		if errors.Is(err, e) {
 			return true

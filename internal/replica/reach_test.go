@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/clock"
+	"github.com/narad-io/narad/internal/refusal"
 )
 
 // steppedTransport answers each fetch with the error the test hands it
@@ -73,8 +74,10 @@ func TestFollowerNotesAnUnreachableLeader(t *testing.T) {
 	if u := answer(nil); u != (Unreachable{}) {
 		t.Fatalf("an answer did not end the count: %+v", u)
 	}
-	answer(errDown)
-	if u := answer(&EpochError{Have: 2, Asked: 1}); u != (Unreachable{}) {
-		t.Fatalf("a refusal the leader wrote counted as unreachable: %+v", u)
+	for _, refused := range []error{&EpochError{Have: 2, Asked: 1}, refusal.New(refusal.ErrNotReady, time.Second, "not ready")} {
+		answer(errDown)
+		if u := answer(refused); u != (Unreachable{}) {
+			t.Fatalf("a refusal the leader wrote (%v) counted as unreachable: %+v", refused, u)
+		}
 	}
 }
