@@ -153,9 +153,10 @@ func (f *Follower) Run(ctx context.Context) error {
 			continue
 		case err == nil:
 			var resp FetchResponse
+			sent := f.clk.Now()
 			resp, err = f.cfg.Transport.Fetch(ctx, leader, req)
 			if ctx.Err() == nil {
-				f.noteReach(leader, req.Epoch, err)
+				f.noteReach(leader, req.Epoch, sent, err)
 			}
 			err = f.apply(req, resp, err)
 			if ctx.Err() == nil {

@@ -35,12 +35,14 @@ func (f *Follower) Unreachable() (u Unreachable, ok bool) {
 	return f.failing, true
 }
 
-// noteReach records how a fetch to leader at epoch went: err is the
-// transport's answer, before the follower applied it. An answer in the
-// engine's words (a refusal the leader itself wrote) reached the leader;
-// any other error (a timeout, a refused or cut connection) did not. The
-// first failure starts the count; a later one keeps its start.
-func (f *Follower) noteReach(leader string, epoch uint64, err error) {
+// noteReach records how a fetch to leader at epoch, sent at sent, went:
+// err is the transport's answer, before the follower applied it. An
+// answer in the engine's words (a refusal the leader itself wrote)
+// reached the leader; any other error (a timeout, a refused or cut
+// connection) did not. The first failure starts the count at its
+// sending — no answer came from then on, and a cut link fails a fetch
+// only at its timeout, seconds later; a later failure keeps that start.
+func (f *Follower) noteReach(leader string, epoch uint64, sent time.Time, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err == nil || answered(err) {
@@ -48,7 +50,7 @@ func (f *Follower) noteReach(leader string, epoch uint64, err error) {
 		return
 	}
 	if f.failing.Since.IsZero() || f.failing.Leader != leader || f.failing.Epoch != epoch {
-		f.failing = Unreachable{Leader: leader, Epoch: epoch, Since: f.clk.Now()}
+		f.failing = Unreachable{Leader: leader, Epoch: epoch, Since: sent}
 	}
 }
 

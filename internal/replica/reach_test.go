@@ -60,13 +60,14 @@ func TestFollowerNotesAnUnreachableLeader(t *testing.T) {
 		}
 		return u
 	}
+	before := time.Now() // the next fetch is sent after the answer to this one
 	if u := answer(nil); u != (Unreachable{}) {
 		t.Fatalf("an empty answer marked the leader unreachable: %+v", u)
 	}
-	before := time.Now()
+	failed := time.Now() // the failing fetch was sent before this
 	first := answer(errDown)
-	if first.Leader != r.md.view().Leader || first.Epoch != r.md.view().Epoch || first.Since.Before(before) || first.Since.After(time.Now()) {
-		t.Fatalf("after a failed fetch: %+v, want leader %q epoch %d since about now", first, r.md.view().Leader, r.md.view().Epoch)
+	if first.Leader != r.md.view().Leader || first.Epoch != r.md.view().Epoch || first.Since.Before(before) || first.Since.After(failed) {
+		t.Fatalf("after a failed fetch: %+v, want leader %q epoch %d since the fetch was sent", first, r.md.view().Leader, r.md.view().Epoch)
 	}
 	if u := answer(errDown); u != first {
 		t.Fatalf("a second failure moved the start: %+v, was %+v", u, first)
