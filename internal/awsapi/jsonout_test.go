@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -65,4 +66,28 @@ func TestObjectsAnswerAsTheirMaps(t *testing.T) {
 			t.Errorf("%T appended to a prefix: %s", o, got)
 		}
 	}
+}
+
+// Answers written into pooled buffers carry nothing of the answers
+// written before them, in turn or at once: a short answer after a long
+// one is exactly itself.
+func TestPooledAnswersAreTheirOwn(t *testing.T) {
+	e := benchEdge()
+	const want = `{"MD5OfMessageBody":"5d41402abc4b2a76b9719d911017c592","MessageId":"w5ftc2tq8cgp1c00000000000fg"}`
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				long := httptest.NewRecorder()
+				e.ServeHTTP(long, sqsRequest("ReceiveMessage", `{"QueueUrl":"http://localhost:7942/000000000000/q"}`))
+				short := httptest.NewRecorder()
+				e.ServeHTTP(short, sqsRequest("SendMessage", `{"QueueUrl":"http://localhost:7942/000000000000/q","MessageBody":"hello"}`))
+				if long.Code != http.StatusOK || !json.Valid(long.Body.Bytes()) || short.Body.String() != want {
+					t.Errorf("receive %d %s\nthen send %s\nwant %s", long.Code, long.Body, short.Body, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
