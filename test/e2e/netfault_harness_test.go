@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -129,12 +130,12 @@ type steadyProducer struct {
 
 	mu       sync.Mutex
 	outcomes []outcome
-	accepted map[string]bool
+	accepted map[int]bool   // ids (payload id-N) answered 202
 	reasons  map[string]int // refusals' messages, for the log
 }
 
 func startProducer(t *testing.T, topic string, every time.Duration, targets []*node) *steadyProducer {
-	p := &steadyProducer{t: t, topic: topic, stop: make(chan struct{}), accepted: map[string]bool{}, reasons: map[string]int{}}
+	p := &steadyProducer{t: t, topic: topic, stop: make(chan struct{}), accepted: map[int]bool{}, reasons: map[string]int{}}
 	p.targets.Store(&targets)
 	p.wg.Add(1)
 	go func() {
@@ -149,7 +150,7 @@ func startProducer(t *testing.T, topic string, every time.Duration, targets []*n
 			}
 			ts := *p.targets.Load()
 			p.wg.Add(1)
-			go p.send(ts[i%len(ts)], fmt.Sprintf("%s-%d", topic, i))
+			go p.send(ts[i%len(ts)], i)
 		}
 	}()
 	t.Cleanup(p.finish)
@@ -160,12 +161,12 @@ func startProducer(t *testing.T, topic string, every time.Duration, targets []*n
 // refused, as a client with this timeout would see it.
 const produceTimeout = 10 * time.Second
 
-func (p *steadyProducer) send(n *node, payload string) {
+func (p *steadyProducer) send(n *node, id int) {
 	defer p.wg.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), produceTimeout)
 	defer cancel()
 	sent := time.Now()
-	_, err := n.c.ProduceWithID(ctx, p.topic, []byte(payload), client.ProduceOptions{})
+	_, err := n.c.ProduceWithID(ctx, p.topic, fmt.Appendf(nil, "id-%d", id), client.ProduceOptions{})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	o := outcome{sent: sent, ok: err == nil, status: http.StatusAccepted}
@@ -173,7 +174,7 @@ func (p *steadyProducer) send(n *node, payload string) {
 		o.status = client.StatusOf(err)
 		p.reasons[err.Error()]++
 	} else {
-		p.accepted[payload] = true
+		p.accepted[id] = true
 	}
 	p.outcomes = append(p.outcomes, o)
 }
@@ -230,45 +231,29 @@ func (p *steadyProducer) requireAnswered(from, to time.Time, least int, when str
 	}
 }
 
-// checkConsumable reads every partition of p's topic by offset through n
-// and fails the test for any record answered 202 that is not there.
+// checkConsumable replays every partition of p's topic through n (the
+// durability tests' ledger: replayLedger, checkLedger) and fails the test
+// for any record answered 202 that is not there.
 func (p *steadyProducer) checkConsumable(n *node) {
 	p.t.Helper()
 	p.mu.Lock()
-	accepted := make(map[string]bool, len(p.accepted))
-	for k := range p.accepted {
-		accepted[k] = true
-	}
+	accepted := maps.Clone(p.accepted)
 	p.mu.Unlock()
-	stats, ok := allPartitionStats(n, p.topic)
-	if !ok {
-		p.t.Fatalf("describe %s through %s failed", p.topic, n.id)
-	}
-	var missing []string
+	var got map[int]int
 	eventually(p.t, 30*time.Second, "every record of "+p.topic+" answered 202 to be consumable", func() bool {
-		seen := map[string]bool{}
-		for part := range stats {
-			for off := uint64(0); ; {
-				msgs, err := n.c.Consume(ctxT(p.t), p.topic, client.ConsumeOptions{Partition: &part, Offset: &off, Max: 1000})
-				if err != nil || len(msgs) == 0 {
-					break
-				}
-				for _, m := range msgs {
-					b, _ := m.Bytes()
-					seen[string(b)] = true
-					off = m.Offset + 1
-				}
+		g, err := replayLedger(p.t, n, p.topic)
+		if err != nil {
+			return false
+		}
+		got = g
+		for id := range accepted {
+			if got[id] == 0 {
+				return false
 			}
 		}
-		missing = missing[:0]
-		for k := range accepted {
-			if !seen[k] {
-				missing = append(missing, k)
-			}
-		}
-		return len(missing) == 0
+		return true
 	})
-	p.t.Logf("%s: all %d records answered 202 are consumable", p.topic, len(accepted))
+	checkLedger(p.t, p.topic, accepted, got)
 }
 
 // raftTerms is each node's narad_raft_term (-1: no answer).
