@@ -264,24 +264,3 @@ func raftTerms(nodes []*node) []float64 {
 	}
 	return out
 }
-
-// createSpread creates topic with parts single-copy partitions through n
-// and waits until n describes every one placed.
-func createSpread(t *testing.T, n *node, topic string, parts int) {
-	t.Helper()
-	if _, err := n.c.CreateTopic(ctxT(t), client.CreateTopicRequest{Name: topic, Partitions: parts}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "every partition of "+topic+" placed", func() bool {
-		ps, ok := allPartitionStats(n, topic)
-		if !ok || len(ps) != parts {
-			return false
-		}
-		for _, p := range ps {
-			if p.OwnerNode == "" {
-				return false
-			}
-		}
-		return true
-	})
-}

@@ -30,7 +30,7 @@ func TestNetworkWANSteadyUnderDelayAndLoss(t *testing.T) {
 	}
 	fc := startFaultCluster(t, 3, network)
 	nodes := fc.nodes
-	createSpread(t, nodes[0], "single", 3)
+	createReplicatedN(t, nodes[0], "single", 3, 1)
 	createReplicatedN(t, nodes[0], "triple", 3, 3)
 	single := startProducer(t, "single", 100*time.Millisecond, nodes)
 	triple := startProducer(t, "triple", 100*time.Millisecond, nodes)
@@ -97,7 +97,7 @@ func TestNetworkLANFailoverWhenTheMetastoreLeaderIsCut(t *testing.T) {
 	}
 	fc := startFaultCluster(t, 3, "lan")
 	nodes := fc.nodes
-	createSpread(t, nodes[0], "single", 3)
+	createReplicatedN(t, nodes[0], "single", 3, 1)
 	createReplicatedN(t, nodes[0], "triple", 3, 3)
 	cut := leaderIndex(t, nodes)
 	var majority []*node
