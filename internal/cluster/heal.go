@@ -64,7 +64,7 @@ func lostCopy(a meta.Assignment, want int, v copyView) string {
 		return ""
 	}
 	for _, id := range a.Replicas {
-		if id != a.Owner && v.isLost(id) {
+		if v.isLost(id) { // a follower: a lost leader returned above
 			return id
 		}
 	}

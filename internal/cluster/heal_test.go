@@ -242,6 +242,13 @@ func TestLostCopyPicks(t *testing.T) {
 	if got := lostCopy(led, 3, v); got != "" {
 		t.Fatalf("a lost leader's copy picked to heal: %q", got)
 	}
+	// With heal_after below the failover time a leader can be lost and
+	// still heard: its copy is still failover's.
+	heardLost := viewOf([]string{"n1", "b", "c", "d"})
+	heardLost.lost = v.lost
+	if got := lostCopy(led, 3, heardLost); got != "" {
+		t.Fatalf("a lost leader's copy, still heard, picked to heal: %q", got)
+	}
 	followed := inSync("r", 0, "n1", "b", "c")
 	if got := lostCopy(followed, 3, v); got != "b" {
 		t.Fatalf("a lost follower's copy not picked: %q", got)
