@@ -41,7 +41,7 @@ func (s *Store) asLeader(ctx context.Context, what string, start func(timeout ti
 	ctx, cancel := context.WithTimeout(ctx, barrierTimeout)
 	defer cancel()
 	dl, _ := ctx.Deadline()
-	if err := waitFuture(ctx, start(time.Until(dl))); err != nil {
+	if err := s.futures.wait(ctx, start(time.Until(dl))); err != nil {
 		return s.raftErr(what, err)
 	}
 	return nil

@@ -114,6 +114,7 @@ type Store struct {
 	fsm      *fsm
 
 	abstaining abstention // abstain.go
+	futures    futureWaits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -325,6 +326,9 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		var errs []error
+		if !s.futures.stop(futureWaitsBound) {
+			s.log.Warn("meta: closing with Raft futures still unresolved", "waited", futureWaitsBound)
+		}
 		if s.raft != nil {
 			errs = append(errs, s.raft.Shutdown().Error())
 		}

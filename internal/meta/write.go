@@ -46,9 +46,9 @@ func (s *Store) Apply(ctx context.Context, cmd Command) (Result, error) {
 		return Result{}, fmt.Errorf("meta: %s: %w", cmd.Op, context.DeadlineExceeded)
 	}
 	// raft.Apply's timeout only bounds getting the entry queued; the commit
-	// wait is bounded by ctx in waitFuture.
+	// wait is bounded by ctx (futures.go).
 	f := s.raft.Apply(cmd.Encode(), timeout)
-	if err := waitFuture(ctx, f); err != nil {
+	if err := s.futures.wait(ctx, f); err != nil {
 		return Result{}, s.raftErr(cmd.Op.String(), err)
 	}
 	res := Result{Index: f.Index()}
@@ -56,20 +56,6 @@ func (s *Store) Apply(ctx context.Context, cmd Command) (Result, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-// waitFuture waits for f or ctx, whichever ends first. An abandoned future
-// is still resolved by Raft (at the latest on shutdown), which ends the
-// helper goroutine.
-func waitFuture(ctx context.Context, f raft.Future) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // raftErr translates Raft's errors into the metastore's vocabulary.
