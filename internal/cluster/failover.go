@@ -68,10 +68,7 @@ func (n *Node) failover(ctx context.Context, now time.Time) {
 				n.Log.Warn("electing a partition leader", "topic", a.Topic, "partition", a.Partition, "to", to, "err", err)
 				continue
 			}
-			if n.handedOff == nil {
-				n.handedOff = map[partKey]time.Time{}
-			}
-			n.handedOff[partKey{a.Topic, a.Partition}] = now
+			n.noteHandOff(partKey{a.Topic, a.Partition}, now)
 			if cut != nil {
 				if n.CutOffElections != nil {
 					n.CutOffElections.Inc()

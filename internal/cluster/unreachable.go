@@ -91,3 +91,18 @@ type partKey struct {
 	topic     string
 	partition int
 }
+
+// noteHandOff records that this controller moved k's leadership at now,
+// and forgets the hand-offs older than FailoverAfter: cutOff no longer
+// waits on them, and a deleted topic's would otherwise stay for ever.
+func (n *Node) noteHandOff(k partKey, now time.Time) {
+	if n.handedOff == nil {
+		n.handedOff = map[partKey]time.Time{}
+	}
+	for old, at := range n.handedOff {
+		if now.Sub(at) >= n.timings().FailoverAfter {
+			delete(n.handedOff, old)
+		}
+	}
+	n.handedOff[k] = now
+}

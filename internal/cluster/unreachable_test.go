@@ -165,3 +165,23 @@ func TestCutOffHandOffsWait(t *testing.T) {
 		}
 	}
 }
+
+// TestHandOffsAreForgotten: a hand-off is kept while it damps cutOff
+// (FailoverAfter) and forgotten after, so a deleted topic's partitions
+// do not stay in the controller's memory.
+func TestHandOffsAreForgotten(t *testing.T) {
+	n := &Node{}
+	at := time.Unix(1_000_000, 0)
+	after := n.timings().FailoverAfter
+	n.noteHandOff(partKey{"gone", 0}, at)
+	n.noteHandOff(partKey{"kept", 0}, at.Add(after/2))
+	n.noteHandOff(partKey{"new", 0}, at.Add(after))
+	if _, ok := n.handedOff[partKey{"gone", 0}]; ok {
+		t.Errorf("a hand-off FailoverAfter old is still kept: %v", n.handedOff)
+	}
+	for _, k := range []partKey{{"kept", 0}, {"new", 0}} {
+		if _, ok := n.handedOff[k]; !ok {
+			t.Errorf("hand-off %v, younger than FailoverAfter, was forgotten: %v", k, n.handedOff)
+		}
+	}
+}
