@@ -132,10 +132,12 @@ type steadyProducer struct {
 	outcomes []outcome
 	accepted map[int]bool   // ids (payload id-N) answered 202
 	reasons  map[string]int // refusals' messages, for the log
+	pending  map[int]time.Time
 }
 
 func startProducer(t *testing.T, topic string, every time.Duration, targets []*node) *steadyProducer {
-	p := &steadyProducer{t: t, topic: topic, stop: make(chan struct{}), accepted: map[int]bool{}, reasons: map[string]int{}}
+	p := &steadyProducer{t: t, topic: topic, stop: make(chan struct{}), accepted: map[int]bool{}, reasons: map[string]int{},
+		pending: map[int]time.Time{}}
 	p.targets.Store(&targets)
 	p.wg.Add(1)
 	go func() {
@@ -166,9 +168,13 @@ func (p *steadyProducer) send(n *node, id int) {
 	ctx, cancel := context.WithTimeout(context.Background(), produceTimeout)
 	defer cancel()
 	sent := time.Now()
+	p.mu.Lock()
+	p.pending[id] = sent
+	p.mu.Unlock()
 	_, err := n.c.ProduceWithID(ctx, p.topic, fmt.Appendf(nil, "id-%d", id), client.ProduceOptions{})
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.pending, id)
 	o := outcome{sent: sent, ok: err == nil, status: http.StatusAccepted}
 	if err != nil {
 		o.status = client.StatusOf(err)
@@ -187,6 +193,23 @@ func (p *steadyProducer) finish() {
 		close(p.stop)
 	}
 	p.wg.Wait()
+}
+
+// settle waits until every produce sent before to has its answer (or
+// has timed out), so that a tally of a window ending at to, taken while
+// the producer still runs, counts every produce of the window.
+func (p *steadyProducer) settle(to time.Time) {
+	p.t.Helper()
+	eventually(p.t, produceTimeout+5*time.Second, p.topic+"'s produces sent before "+to.Format(time.StampMilli)+" answered", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, sent := range p.pending {
+			if sent.Before(to) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // tally counts the produces sent in [from, to): answered 202, and the
