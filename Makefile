@@ -10,10 +10,12 @@ BENCH ?= .
 COUNT ?= 3
 # Chaos: how long the random SIGKILL/restart run lasts.
 CHAOS_DURATION ?= 10m
+# Network chaos: how long the network-fault soak cycles through its faults.
+NETCHAOS_DURATION ?= 5m
 # The replication model's cases for `make model` (the suite runs 10,000).
 MODEL_CHECKS ?= 200000
 
-.PHONY: test lint fuzz bench figures chaos model mutate
+.PHONY: test lint fuzz bench figures chaos netchaos model mutate
 
 # The whole suite, exactly what CI runs: lint, then every test with -race.
 test:
@@ -39,6 +41,11 @@ figures:
 # replicated one with disks wiped (the suite runs short ones).
 chaos:
 	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) go test -count=1 -run '^TestChaos(Replicated)?$$' -timeout 2h -v ./test/e2e/
+
+# The network-fault soak (every fault kind in turn, each healed, on a lan
+# and a wan cluster) for NETCHAOS_DURATION; the suite runs each kind once.
+netchaos:
+	NARAD_NETSOAK_DURATION=$(NETCHAOS_DURATION) go test -count=1 -run '^TestNetworkFaultSoak$$' -timeout 1h -v ./test/e2e/
 
 # The replication model (package replica) at MODEL_CHECKS cases, twice:
 # run it after touching replica or meta's replication rules.
