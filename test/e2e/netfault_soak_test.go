@@ -336,9 +336,18 @@ func (s *soak) healed(fc *faultCluster) {
 	if fc == s.wan {
 		topic = "wan-triple"
 	}
+	// The last describe that fell short, for the report of a heal that
+	// never completes.
+	var last string
+	defer func() {
+		if s.t.Failed() && last != "" {
+			s.t.Logf("%s, last described short of in sync: %s", topic, last)
+		}
+	}()
 	eventually(s.t, time.Minute, "every copy of "+topic+" in sync after the heal", func() bool {
 		for _, n := range fc.nodes {
 			ps, ok := allPartitionStats(n, topic)
+			last = fmt.Sprintf("through %s: %+v", n.id, ps)
 			if !ok || len(ps) == 0 {
 				return false
 			}
