@@ -50,3 +50,36 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkFetchRoundTrip is a follower's fetch answered with two records
+// of 256 bytes (a replicated single produce's fetch carries one or two),
+// on its stream and as a call, both ends in this process.
+func BenchmarkFetchRoundTrip(b *testing.B) {
+	recs := []storage.Record{{Offset: 7, CommittedAt: 1, Payload: make([]byte, 256)}, {Offset: 8, CommittedAt: 1, Payload: make([]byte, 256)}}
+	f := &fake{fetch: func(context.Context, FetchRequest) (FetchResponse, error) {
+		return FetchResponse{Epoch: 3, Committed: 7, Records: recs}, nil
+	}}
+	req := FetchRequest{Topic: "orders", Incarnation: 1, Partition: 0, Epoch: 3, Follower: "n2", DiskID: "d", Offset: 7, MaxBytes: 1 << 20, Wait: time.Second}
+	for _, way := range []string{"stream", "call"} {
+		b.Run(way, func(b *testing.B) {
+			addr, _ := startServer(b, f)
+			p := testPool(b, testSecret)
+			fetch := p.Fetch
+			if way == "call" {
+				fetch = p.fetchCall
+			}
+			ctx := context.Background()
+			if _, err := fetch(ctx, addr, req); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				if _, err := fetch(ctx, addr, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

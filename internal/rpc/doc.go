@@ -4,7 +4,8 @@
 // commits), Forward (a client-API request replayed on the partition owner
 // or the leader), Stats, ConfirmTopic (leader confirmation), Join,
 // Heartbeat and Fetch (a replicated partition's follower pulling from its
-// leader) are its calls.
+// leader; its fetches ride one FetchStream per partition, fetchstream.go)
+// are its calls.
 //
 // It depends only on apierr, refusal, storage.Record and the peer
 // handshake (peerauth); the broker, the metastore and fan-out plug in
@@ -41,7 +42,8 @@
 //     cluster accepts the resulting duplicates (docs/architecture.md, "The
 //     produce path").
 //   - Timeouts: 5 s per call, Commit 30 s (a slow fsync is not a dead
-//     node), Fetch its long-poll wait plus 5 s, Forward the caller's
+//     node), Fetch its long-poll wait plus 5 s (a streamed fetch
+//     as a called one), Forward the caller's
 //     ForwardRequest.Timeout (5 s plus a long-poll's wait for the data
 //     plane, 75 s for a metadata write to the leader); a caller's earlier
 //     deadline always wins.

@@ -25,6 +25,20 @@ const internalMessage = "internal error"
 // writes it) and, for a typed refusal, its kind; the gRPC code is chosen to
 // read sensibly in gRPC tooling only.
 func encodeError(err error) error {
+	detail := errorDetail(err)
+	st := status.New(codeFor(int(detail.Status)), detail.Message)
+	withDetail, derr := st.WithDetails(detail)
+	if derr != nil {
+		// Cannot happen for a registered message type; the bare code still
+		// maps to a sensible status on the client.
+		return st.Err()
+	}
+	return withDetail.Err()
+}
+
+// errorDetail is err as the wire carries it (the status detail of a call,
+// a FetchAnswer's error on a stream), which fromDetail rebuilds.
+func errorDetail(err error) *nodepb.Error {
 	ae, ok := apierr.From(err)
 	if !ok {
 		ae = apierr.New(http.StatusInternalServerError, internalMessage)
@@ -38,14 +52,7 @@ func encodeError(err error) error {
 	if r, ok := refusal.As(err); ok && !errors.As(err, &plain) {
 		detail.Kind = string(r.Kind) // From gave it its status: the same refusal
 	}
-	st := status.New(codeFor(ae.Status), ae.Message)
-	withDetail, derr := st.WithDetails(detail)
-	if derr != nil {
-		// Cannot happen for a registered message type; the bare code still
-		// maps to a sensible status on the client.
-		return st.Err()
-	}
-	return withDetail.Err()
+	return detail
 }
 
 // codeFor maps an HTTP status onto the closest gRPC code.

@@ -57,19 +57,40 @@ type FollowedCursor = struct {
 	NextOffset uint64
 }
 
-// Fetch asks the leader at addr for records. The call's budget is the
-// long-poll wait plus the default timeout, so a leader that parks the fetch
-// for its whole wait still answers in time.
+// Fetch asks the leader at addr for records, over the follower's fetch
+// stream to addr when that node has one (fetchstream.go), else as a call.
+// Either way the budget is the long-poll wait plus the default timeout, so
+// a leader that parks the fetch for its whole wait still answers in time.
 func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchResponse, error) {
-	in := &nodepb.FetchRequest{Topic: req.Topic, Incarnation: req.Incarnation, Partition: int32(req.Partition),
-		Epoch: req.Epoch, Follower: req.Follower, DiskId: req.DiskID, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait),
-		StateVersion: req.StateVersion}
-	out, err := invoke(ctx, p, addr, "Fetch", max(req.Wait, 0)+DefaultTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.FetchResponse, error) {
+	if resp, err, ok := p.fetchStreamed(ctx, addr, req); ok {
+		return resp, err
+	}
+	return p.fetchCall(ctx, addr, req)
+}
+
+// fetchCall is a fetch as one unary call.
+func (p *Pool) fetchCall(ctx context.Context, addr string, req FetchRequest) (FetchResponse, error) {
+	in := fetchToPB(req)
+	out, err := invoke(ctx, p, addr, "Fetch", fetchBudget(req), func(ctx context.Context, c nodepb.NodeClient) (*nodepb.FetchResponse, error) {
 		return c.Fetch(ctx, in)
 	})
 	if err != nil {
 		return FetchResponse{}, err
 	}
+	return fetchResponseFromPB(out)
+}
+
+// fetchBudget bounds one fetch: its long-poll wait plus the default
+// timeout.
+func fetchBudget(req FetchRequest) time.Duration { return max(req.Wait, 0) + DefaultTimeout }
+
+func fetchToPB(req FetchRequest) *nodepb.FetchRequest {
+	return &nodepb.FetchRequest{Topic: req.Topic, Incarnation: req.Incarnation, Partition: int32(req.Partition),
+		Epoch: req.Epoch, Follower: req.Follower, DiskId: req.DiskID, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait),
+		StateVersion: req.StateVersion}
+}
+
+func fetchResponseFromPB(out *nodepb.FetchResponse) (FetchResponse, error) {
 	recs, err := storedFromPB(out.GetRecords())
 	if err != nil {
 		return FetchResponse{}, err
@@ -90,6 +111,12 @@ func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchR
 }
 
 func (s *service) Fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.FetchResponse, error) {
+	return s.fetch(ctx, req)
+}
+
+// fetch serves one fetch, called or streamed: the request checked, the
+// handler's answer converted.
+func (s *service) fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.FetchResponse, error) {
 	if req.GetMaxBytes() < 0 || req.GetWaitMs() < 0 || req.GetPartition() < 0 {
 		return nil, apierr.BadRequest("fetch: partition %d max_bytes %d wait_ms %d out of range", req.GetPartition(), req.GetMaxBytes(), req.GetWaitMs())
 	}

@@ -35,6 +35,8 @@ type Pool struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
+
+	streams fetchStreams // followers' fetch streams (fetchstream.go)
 }
 
 // NewPool returns a pool whose calls present secret. An empty secret sends
@@ -63,6 +65,7 @@ func newPool(secret string, extra ...grpc.DialOption) *Pool {
 // Close closes every connection. Calls after Close fail with a 503; calls
 // in flight are cut off (also a 503).
 func (p *Pool) Close() error {
+	p.streams.closeAll()
 	p.mu.Lock()
 	conns := p.conns
 	p.conns = nil

@@ -49,6 +49,9 @@ type Server struct {
 	grace   time.Duration
 	tls     *tls.Config         // mutual TLS when set
 	refused func(reason string) // told of every connection the handshake refused
+	// callsOnly serves as a release before FetchStream did (tests of the
+	// fallback to Fetch calls).
+	callsOnly bool
 }
 
 // ServerOption adjusts a Server.
@@ -117,7 +120,11 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 		grpc.ForceServerCodecV2(codec{}), // codec.go: buffers sized to the message
 		experimental.BufferPool(bufferPool),
 	)...)
-	nodepb.RegisterNodeServer(s.g, &service{h: h})
+	var svc nodepb.NodeServer = &service{h: h, log: s.log}
+	if s.callsOnly {
+		svc = callsOnlyService{svc.(*service)}
+	}
+	nodepb.RegisterNodeServer(s.g, svc)
 	return s, nil
 }
 
@@ -236,7 +243,8 @@ func unknownMethod(_ any, ss grpc.ServerStream) error {
 // handler's errors untouched; the interceptor encodes them.
 type service struct {
 	nodepb.UnimplementedNodeServer
-	h Handler
+	h   Handler
+	log *slog.Logger // a streamed call's failures (Server.finish logs a call's)
 }
 
 func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodepb.CommitResponse, error) {

@@ -2454,6 +2454,60 @@ func (x *FetchResponse) GetCursors() []*FollowedCursor {
 	return nil
 }
 
+// FetchAnswer is one answer on a FetchStream: the fetch's response, or
+// the refusal a Fetch call would have carried as its status detail.
+type FetchAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Response      *FetchResponse         `protobuf:"bytes,1,opt,name=response,proto3" json:"response,omitempty"`
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchAnswer) Reset() {
+	*x = FetchAnswer{}
+	mi := &file_node_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchAnswer) ProtoMessage() {}
+
+func (x *FetchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchAnswer.ProtoReflect.Descriptor instead.
+func (*FetchAnswer) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *FetchAnswer) GetResponse() *FetchResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *FetchAnswer) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // DeliveryCount is one unsettled record's delivery count (delivery.counts).
 type DeliveryCount struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2465,7 +2519,7 @@ type DeliveryCount struct {
 
 func (x *DeliveryCount) Reset() {
 	*x = DeliveryCount{}
-	mi := &file_node_proto_msgTypes[37]
+	mi := &file_node_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2531,7 @@ func (x *DeliveryCount) String() string {
 func (*DeliveryCount) ProtoMessage() {}
 
 func (x *DeliveryCount) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[37]
+	mi := &file_node_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2544,7 @@ func (x *DeliveryCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliveryCount.ProtoReflect.Descriptor instead.
 func (*DeliveryCount) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{37}
+	return file_node_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeliveryCount) GetOffset() uint64 {
@@ -2520,7 +2574,7 @@ type FollowedCursor struct {
 
 func (x *FollowedCursor) Reset() {
 	*x = FollowedCursor{}
-	mi := &file_node_proto_msgTypes[38]
+	mi := &file_node_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2586,7 @@ func (x *FollowedCursor) String() string {
 func (*FollowedCursor) ProtoMessage() {}
 
 func (x *FollowedCursor) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[38]
+	mi := &file_node_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2599,7 @@ func (x *FollowedCursor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowedCursor.ProtoReflect.Descriptor instead.
 func (*FollowedCursor) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{38}
+	return file_node_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FollowedCursor) GetChild() string {
@@ -2580,7 +2634,7 @@ type ProposeRequest struct {
 
 func (x *ProposeRequest) Reset() {
 	*x = ProposeRequest{}
-	mi := &file_node_proto_msgTypes[39]
+	mi := &file_node_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2646,7 @@ func (x *ProposeRequest) String() string {
 func (*ProposeRequest) ProtoMessage() {}
 
 func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[39]
+	mi := &file_node_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2659,7 @@ func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
 func (*ProposeRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{39}
+	return file_node_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ProposeRequest) GetCommand() []byte {
@@ -2623,7 +2677,7 @@ type ProposeResponse struct {
 
 func (x *ProposeResponse) Reset() {
 	*x = ProposeResponse{}
-	mi := &file_node_proto_msgTypes[40]
+	mi := &file_node_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2689,7 @@ func (x *ProposeResponse) String() string {
 func (*ProposeResponse) ProtoMessage() {}
 
 func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[40]
+	mi := &file_node_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2702,7 @@ func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
 func (*ProposeResponse) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{40}
+	return file_node_proto_rawDescGZIP(), []int{41}
 }
 
 var File_node_proto protoreflect.FileDescriptor
@@ -2829,7 +2883,10 @@ const file_node_proto_rawDesc = "" +
 	"\bfrontier\x18\x04 \x01(\x04R\bfrontier\x12#\n" +
 	"\rstate_version\x18\x05 \x01(\x04R\fstateVersion\x12/\n" +
 	"\x06counts\x18\x06 \x03(\v2\x17.narad.v1.DeliveryCountR\x06counts\x122\n" +
-	"\acursors\x18\a \x03(\v2\x18.narad.v1.FollowedCursorR\acursors\"=\n" +
+	"\acursors\x18\a \x03(\v2\x18.narad.v1.FollowedCursorR\acursors\"i\n" +
+	"\vFetchAnswer\x123\n" +
+	"\bresponse\x18\x01 \x01(\v2\x17.narad.v1.FetchResponseR\bresponse\x12%\n" +
+	"\x05error\x18\x02 \x01(\v2\x0f.narad.v1.ErrorR\x05error\"=\n" +
 	"\rDeliveryCount\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x04R\x05count\"]\n" +
@@ -2840,7 +2897,7 @@ const file_node_proto_rawDesc = "" +
 	"nextOffset\"*\n" +
 	"\x0eProposeRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\fR\acommand\"\x11\n" +
-	"\x0fProposeResponse2\xd8\a\n" +
+	"\x0fProposeResponse2\x9a\b\n" +
 	"\x04Node\x12;\n" +
 	"\x06Commit\x12\x17.narad.v1.CommitRequest\x1a\x18.narad.v1.CommitResponse\x12>\n" +
 	"\aForward\x12\x18.narad.v1.ForwardRequest\x1a\x19.narad.v1.ForwardResponse\x128\n" +
@@ -2856,7 +2913,8 @@ const file_node_proto_rawDesc = "" +
 	"\tMoveFiles\x12\x1a.narad.v1.MoveFilesRequest\x1a\x1b.narad.v1.MoveFilesResponse\x12A\n" +
 	"\bMoveRead\x12\x19.narad.v1.MoveReadRequest\x1a\x1a.narad.v1.MoveReadResponse\x12D\n" +
 	"\tReadIndex\x12\x1a.narad.v1.ReadIndexRequest\x1a\x1b.narad.v1.ReadIndexResponse\x128\n" +
-	"\x05Fetch\x12\x16.narad.v1.FetchRequest\x1a\x17.narad.v1.FetchResponse\x12>\n" +
+	"\x05Fetch\x12\x16.narad.v1.FetchRequest\x1a\x17.narad.v1.FetchResponse\x12@\n" +
+	"\vFetchStream\x12\x16.narad.v1.FetchRequest\x1a\x15.narad.v1.FetchAnswer(\x010\x01\x12>\n" +
 	"\aPropose\x12\x18.narad.v1.ProposeRequest\x1a\x19.narad.v1.ProposeResponseB5Z3github.com/narad-io/narad/internal/rpc/proto;nodepbb\x06proto3"
 
 var (
@@ -2871,7 +2929,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_node_proto_goTypes = []any{
 	(*Error)(nil),                // 0: narad.v1.Error
 	(*Record)(nil),               // 1: narad.v1.Record
@@ -2910,10 +2968,11 @@ var file_node_proto_goTypes = []any{
 	(*FetchRequest)(nil),         // 34: narad.v1.FetchRequest
 	(*StoredRecord)(nil),         // 35: narad.v1.StoredRecord
 	(*FetchResponse)(nil),        // 36: narad.v1.FetchResponse
-	(*DeliveryCount)(nil),        // 37: narad.v1.DeliveryCount
-	(*FollowedCursor)(nil),       // 38: narad.v1.FollowedCursor
-	(*ProposeRequest)(nil),       // 39: narad.v1.ProposeRequest
-	(*ProposeResponse)(nil),      // 40: narad.v1.ProposeResponse
+	(*FetchAnswer)(nil),          // 37: narad.v1.FetchAnswer
+	(*DeliveryCount)(nil),        // 38: narad.v1.DeliveryCount
+	(*FollowedCursor)(nil),       // 39: narad.v1.FollowedCursor
+	(*ProposeRequest)(nil),       // 40: narad.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 41: narad.v1.ProposeResponse
 }
 var file_node_proto_depIdxs = []int32{
 	2,  // 0: narad.v1.Record.headers:type_name -> narad.v1.Header
@@ -2926,43 +2985,47 @@ var file_node_proto_depIdxs = []int32{
 	27, // 7: narad.v1.MoveFilesResponse.files:type_name -> narad.v1.MoveFile
 	2,  // 8: narad.v1.StoredRecord.headers:type_name -> narad.v1.Header
 	35, // 9: narad.v1.FetchResponse.records:type_name -> narad.v1.StoredRecord
-	37, // 10: narad.v1.FetchResponse.counts:type_name -> narad.v1.DeliveryCount
-	38, // 11: narad.v1.FetchResponse.cursors:type_name -> narad.v1.FollowedCursor
-	3,  // 12: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
-	5,  // 13: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
-	7,  // 14: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
-	11, // 15: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
-	14, // 16: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
-	16, // 17: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
-	19, // 18: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
-	21, // 19: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
-	23, // 20: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
-	25, // 21: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
-	28, // 22: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
-	30, // 23: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
-	32, // 24: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
-	34, // 25: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
-	39, // 26: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
-	4,  // 27: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
-	6,  // 28: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
-	10, // 29: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
-	12, // 30: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
-	15, // 31: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
-	18, // 32: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
-	20, // 33: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
-	22, // 34: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
-	24, // 35: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
-	26, // 36: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
-	29, // 37: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
-	31, // 38: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
-	33, // 39: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
-	36, // 40: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
-	40, // 41: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
-	27, // [27:42] is the sub-list for method output_type
-	12, // [12:27] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	38, // 10: narad.v1.FetchResponse.counts:type_name -> narad.v1.DeliveryCount
+	39, // 11: narad.v1.FetchResponse.cursors:type_name -> narad.v1.FollowedCursor
+	36, // 12: narad.v1.FetchAnswer.response:type_name -> narad.v1.FetchResponse
+	0,  // 13: narad.v1.FetchAnswer.error:type_name -> narad.v1.Error
+	3,  // 14: narad.v1.Node.Commit:input_type -> narad.v1.CommitRequest
+	5,  // 15: narad.v1.Node.Forward:input_type -> narad.v1.ForwardRequest
+	7,  // 16: narad.v1.Node.Stats:input_type -> narad.v1.StatsRequest
+	11, // 17: narad.v1.Node.ConfirmTopic:input_type -> narad.v1.ConfirmTopicRequest
+	14, // 18: narad.v1.Node.Join:input_type -> narad.v1.JoinRequest
+	16, // 19: narad.v1.Node.Heartbeat:input_type -> narad.v1.HeartbeatRequest
+	19, // 20: narad.v1.Node.Wait:input_type -> narad.v1.WaitRequest
+	21, // 21: narad.v1.Node.ConfirmOwner:input_type -> narad.v1.ConfirmOwnerRequest
+	23, // 22: narad.v1.Node.Flip:input_type -> narad.v1.FlipRequest
+	25, // 23: narad.v1.Node.MoveFreeze:input_type -> narad.v1.MoveFreezeRequest
+	28, // 24: narad.v1.Node.MoveFiles:input_type -> narad.v1.MoveFilesRequest
+	30, // 25: narad.v1.Node.MoveRead:input_type -> narad.v1.MoveReadRequest
+	32, // 26: narad.v1.Node.ReadIndex:input_type -> narad.v1.ReadIndexRequest
+	34, // 27: narad.v1.Node.Fetch:input_type -> narad.v1.FetchRequest
+	34, // 28: narad.v1.Node.FetchStream:input_type -> narad.v1.FetchRequest
+	40, // 29: narad.v1.Node.Propose:input_type -> narad.v1.ProposeRequest
+	4,  // 30: narad.v1.Node.Commit:output_type -> narad.v1.CommitResponse
+	6,  // 31: narad.v1.Node.Forward:output_type -> narad.v1.ForwardResponse
+	10, // 32: narad.v1.Node.Stats:output_type -> narad.v1.StatsResponse
+	12, // 33: narad.v1.Node.ConfirmTopic:output_type -> narad.v1.ConfirmTopicResponse
+	15, // 34: narad.v1.Node.Join:output_type -> narad.v1.JoinResponse
+	18, // 35: narad.v1.Node.Heartbeat:output_type -> narad.v1.HeartbeatResponse
+	20, // 36: narad.v1.Node.Wait:output_type -> narad.v1.WaitResponse
+	22, // 37: narad.v1.Node.ConfirmOwner:output_type -> narad.v1.ConfirmOwnerResponse
+	24, // 38: narad.v1.Node.Flip:output_type -> narad.v1.FlipResponse
+	26, // 39: narad.v1.Node.MoveFreeze:output_type -> narad.v1.MoveFreezeResponse
+	29, // 40: narad.v1.Node.MoveFiles:output_type -> narad.v1.MoveFilesResponse
+	31, // 41: narad.v1.Node.MoveRead:output_type -> narad.v1.MoveReadResponse
+	33, // 42: narad.v1.Node.ReadIndex:output_type -> narad.v1.ReadIndexResponse
+	36, // 43: narad.v1.Node.Fetch:output_type -> narad.v1.FetchResponse
+	37, // 44: narad.v1.Node.FetchStream:output_type -> narad.v1.FetchAnswer
+	41, // 45: narad.v1.Node.Propose:output_type -> narad.v1.ProposeResponse
+	30, // [30:46] is the sub-list for method output_type
+	14, // [14:30] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -2977,7 +3040,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,7 @@ const (
 	Node_MoveRead_FullMethodName     = "/narad.v1.Node/MoveRead"
 	Node_ReadIndex_FullMethodName    = "/narad.v1.Node/ReadIndex"
 	Node_Fetch_FullMethodName        = "/narad.v1.Node/Fetch"
+	Node_FetchStream_FullMethodName  = "/narad.v1.Node/FetchStream"
 	Node_Propose_FullMethodName      = "/narad.v1.Node/Propose"
 )
 
@@ -80,6 +81,12 @@ type NodeClient interface {
 	// (docs/replication.md); the fetch offset is its
 	// acknowledgement of everything below it.
 	Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error)
+	// Fetch as a long-lived stream: the follower sends its fetches one at a
+	// time and the leader answers each in order, so a fetch costs one
+	// message each way instead of a call (headers, trailers, a new HTTP/2
+	// stream). An old node answers Unimplemented; the follower then uses
+	// Fetch.
+	FetchStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[FetchRequest, FetchAnswer], error)
 	// A node's own metastore write (a partition leader's in-sync change or
 	// epoch start), forwarded to the metastore leader, which applies it.
 	Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (*ProposeResponse, error)
@@ -233,6 +240,19 @@ func (c *nodeClient) Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *nodeClient) FetchStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[FetchRequest, FetchAnswer], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Node_ServiceDesc.Streams[0], Node_FetchStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FetchRequest, FetchAnswer]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Node_FetchStreamClient = grpc.BidiStreamingClient[FetchRequest, FetchAnswer]
+
 func (c *nodeClient) Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (*ProposeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ProposeResponse)
@@ -280,6 +300,12 @@ type NodeServer interface {
 	// (docs/replication.md); the fetch offset is its
 	// acknowledgement of everything below it.
 	Fetch(context.Context, *FetchRequest) (*FetchResponse, error)
+	// Fetch as a long-lived stream: the follower sends its fetches one at a
+	// time and the leader answers each in order, so a fetch costs one
+	// message each way instead of a call (headers, trailers, a new HTTP/2
+	// stream). An old node answers Unimplemented; the follower then uses
+	// Fetch.
+	FetchStream(grpc.BidiStreamingServer[FetchRequest, FetchAnswer]) error
 	// A node's own metastore write (a partition leader's in-sync change or
 	// epoch start), forwarded to the metastore leader, which applies it.
 	Propose(context.Context, *ProposeRequest) (*ProposeResponse, error)
@@ -334,6 +360,9 @@ func (UnimplementedNodeServer) ReadIndex(context.Context, *ReadIndexRequest) (*R
 }
 func (UnimplementedNodeServer) Fetch(context.Context, *FetchRequest) (*FetchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Fetch not implemented")
+}
+func (UnimplementedNodeServer) FetchStream(grpc.BidiStreamingServer[FetchRequest, FetchAnswer]) error {
+	return status.Error(codes.Unimplemented, "method FetchStream not implemented")
 }
 func (UnimplementedNodeServer) Propose(context.Context, *ProposeRequest) (*ProposeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Propose not implemented")
@@ -611,6 +640,13 @@ func _Node_Fetch_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_FetchStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(NodeServer).FetchStream(&grpc.GenericServerStream[FetchRequest, FetchAnswer]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Node_FetchStreamServer = grpc.BidiStreamingServer[FetchRequest, FetchAnswer]
+
 func _Node_Propose_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ProposeRequest)
 	if err := dec(in); err != nil {
@@ -697,6 +733,13 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Node_Propose_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "FetchStream",
+			Handler:       _Node_FetchStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "node.proto",
 }
