@@ -58,15 +58,17 @@ type fetchStream struct {
 // fetchStreams are a pool's idle streams (a stream in use is taken out
 // of the map, so no two fetches share one) and the nodes without them.
 type fetchStreams struct {
-	mu     sync.Mutex
-	idle   map[streamKey]*fetchStream
-	oldAt  map[string]time.Time // addr → when it answered Unimplemented
-	closed bool
+	mu      sync.Mutex
+	idle    map[streamKey]*fetchStream
+	oldAt   map[string]time.Time // addr → when it answered Unimplemented
+	sweptAt time.Time            // the last look for streams idle too long
+	closed  bool
 }
 
-// take removes and returns k's idle stream, and closes the streams idle
-// past streamIdle; nil when k has none. old reports that addr is fetched
-// from by calls for now.
+// take removes and returns k's idle stream, nil when k has none, and
+// (at most once per streamIdle, not on every fetch) closes the streams
+// idle past streamIdle. old reports that addr is fetched from by calls
+// for now.
 func (fs *fetchStreams) take(k streamKey, now time.Time) (st *fetchStream, old bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -79,10 +81,13 @@ func (fs *fetchStreams) take(k streamKey, now time.Time) (st *fetchStream, old b
 	if fs.closed {
 		return nil, true
 	}
-	for key, s := range fs.idle {
-		if now.Sub(s.usedAt) >= streamIdle {
-			s.close()
-			delete(fs.idle, key)
+	if now.Sub(fs.sweptAt) >= streamIdle {
+		fs.sweptAt = now
+		for key, s := range fs.idle {
+			if now.Sub(s.usedAt) >= streamIdle {
+				s.close()
+				delete(fs.idle, key)
+			}
 		}
 	}
 	st = fs.idle[k]

@@ -148,3 +148,47 @@ func TestPoolCloseClosesFetchStreams(t *testing.T) {
 		t.Fatal("a closed pool's fetch stream is still open on the leader")
 	}
 }
+
+// A streamed fetch that gets no answer within its budget (its long-poll
+// wait plus the default timeout) fails as a call would, 503, and its
+// stream is closed: the leader's side ends.
+func TestFetchStreamBudget(t *testing.T) {
+	seen := &streamsSeen{block: 1}
+	addr, _ := startServer(t, &fake{fetch: seen.fetch})
+	p := testPool(t, testSecret)
+	start := time.Now()
+	_, err := p.Fetch(context.Background(), addr, FetchRequest{Topic: "orders", Partition: 1, Follower: "n2", Wait: time.Millisecond})
+	if ae := asAPIErr(t, err); ae.Status != http.StatusServiceUnavailable {
+		t.Fatalf("fetch past its budget: %v, want a 503", err)
+	}
+	if took := time.Since(start); took < DefaultTimeout {
+		t.Errorf("the fetch failed after %v, before its budget", took)
+	}
+	select {
+	case <-seen.of(1)[0].Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader's side of a fetch past its budget did not end")
+	}
+}
+
+// Streams idle past streamIdle are closed at the next look, and no
+// sooner than streamIdle after the last one.
+func TestIdleFetchStreamsClosed(t *testing.T) {
+	var fs fetchStreams
+	closed := map[string]bool{}
+	stream := func(name string) *fetchStream {
+		return &fetchStream{close: func() { closed[name] = true }}
+	}
+	t0 := time.Unix(1_000_000, 0)
+	fs.take(streamKey{addr: "x"}, t0) // the first look
+	fs.put(streamKey{addr: "a"}, stream("a"), t0)
+	fs.put(streamKey{addr: "b"}, stream("b"), t0.Add(streamIdle/2))
+	fs.take(streamKey{addr: "x"}, t0.Add(streamIdle/2))
+	if closed["a"] || closed["b"] {
+		t.Fatalf("closed %v before any stream was idle for streamIdle", closed)
+	}
+	fs.take(streamKey{addr: "x"}, t0.Add(streamIdle))
+	if !closed["a"] || closed["b"] {
+		t.Fatalf("closed %v; want a (idle for streamIdle) only", closed)
+	}
+}
