@@ -214,13 +214,7 @@ func (s *sqsData) consume(ctx context.Context, topic string, max int) ([]client.
 	b = append(b, `,"MaxNumberOfMessages":`...)
 	b = strconv.AppendInt(b, int64(max), 10)
 	b = append(b, `,"WaitTimeSeconds":1}`...)
-	var out struct {
-		Messages []struct {
-			MessageId     string
-			ReceiptHandle string
-			Body          json.RawMessage // the JSON string itself: decoded only if read (--e2e)
-		}
-	}
+	var out sqsReceived
 	if err := s.call(ctx, "ReceiveMessage", b, &out); err != nil {
 		return nil, err
 	}
@@ -299,10 +293,7 @@ func (s *sqsData) deleteBatch(ctx context.Context, topic string, handles []strin
 		b = append(jsonenc.AppendString(b, h), '}')
 	}
 	b = append(b, "]}"...)
-	var out struct {
-		Successful []struct{ Id string }
-		Failed     []sqsEntryFailure
-	}
+	var out sqsDeleted
 	if err := s.call(ctx, "DeleteMessageBatch", b, &out); err != nil {
 		return nil, err
 	}
@@ -361,20 +352,41 @@ func (s *sqsData) call(ctx context.Context, action string, body []byte, out any)
 		return fmt.Errorf("%s: %w", action, err)
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
+	data, err := readAnswer(res)
 	if err != nil {
 		return fmt.Errorf("%s: reading the answer: %w", action, err)
 	}
 	if res.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %w", action, sqsError(res, data))
 	}
-	if out == nil {
+	switch out := out.(type) {
+	case nil:
 		return nil
+	case *sqsReceived:
+		if readReceived(data, out) {
+			return nil
+		}
+	case *sqsDeleted:
+		if readDeleted(data, out) {
+			return nil
+		}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s: the answer is not SQS's JSON: %w", action, err)
 	}
 	return nil
+}
+
+// readAnswer reads an answer's body whole: into one buffer of its
+// declared length when it has one (io.ReadAll's growing copies were a
+// tenth of the consume loop's CPU), else as io.ReadAll does.
+func readAnswer(res *http.Response) ([]byte, error) {
+	if n := res.ContentLength; n > 0 && n <= 16<<20 {
+		b := make([]byte, n)
+		_, err := io.ReadFull(res.Body, b)
+		return b, err
+	}
+	return io.ReadAll(res.Body)
 }
 
 // sqsError turns an AWS JSON error answer, {"__type":

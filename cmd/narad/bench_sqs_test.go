@@ -86,21 +86,31 @@ func (c cli) with(kv ...string) cli {
 	return c
 }
 
+// accessKey is an access key and its secret.
+type accessKey struct {
+	ID     string `json:"access_key_id"`
+	Secret string `json:"secret_access_key"`
+}
+
+// adminKey adds an access key to node's admin, with the CLI.
+func adminKey(t *testing.T, node cli) accessKey {
+	t.Helper()
+	r := node.run(t, "user", "keys", "add", "admin", "-o", "json")
+	mustOK(t, r)
+	var key accessKey
+	if err := json.Unmarshal([]byte(r.stdout), &key); err != nil || key.ID == "" || key.Secret == "" {
+		t.Fatalf("user keys add: %v %q", err, r.stdout)
+	}
+	return key
+}
+
 // --api sqs produces, consumes and deletes through SQS's JSON protocol on
 // a real node whose security is on, so every request's signature is
 // checked: every message is produced and consumed, and the scratch queue
 // is gone afterwards. A wrong secret is refused, and the bench says why.
 func TestBenchSQSAgainstARealNode(t *testing.T) {
 	node, admin := realNode(t)
-	r := node.run(t, "user", "keys", "add", "admin", "-o", "json")
-	mustOK(t, r)
-	var key struct {
-		ID     string `json:"access_key_id"`
-		Secret string `json:"secret_access_key"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &key); err != nil || key.ID == "" || key.Secret == "" {
-		t.Fatalf("user keys add: %v %q", err, r.stdout)
-	}
+	key := adminKey(t, node)
 	signed := node.with("AWS_ACCESS_KEY_ID", key.ID, "AWS_SECRET_ACCESS_KEY", key.Secret)
 
 	for _, batch := range []string{"1", "10"} {
@@ -132,7 +142,7 @@ func TestBenchSQSAgainstARealNode(t *testing.T) {
 	}
 
 	// --e2e reads each message's send time back from its body.
-	r = signed.run(t, "bench", "--api", "sqs", "--e2e", "--messages", "50", "--producers", "2", "--json")
+	r := signed.run(t, "bench", "--api", "sqs", "--e2e", "--messages", "50", "--producers", "2", "--json")
 	mustOK(t, r)
 	var e2e benchReport
 	if err := json.Unmarshal([]byte(r.stdout), &e2e); err != nil || e2e.EndToEnd == nil || e2e.Consume == nil || e2e.Consume.Messages != 50 {
