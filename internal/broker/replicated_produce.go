@@ -29,6 +29,9 @@ import (
 // lose them. A replicated WAL would be a second replication protocol to
 // keep in step with the partitions'; the forward costs one hop instead.
 //
+// A bucket whose leader is changing hands waits for the next one
+// (leader_hold.go) when its leader certainly stored nothing.
+//
 // A failed bucket fails the produce (the first error), even though other
 // buckets — or the failed one, when only its wait for the quorum timed out
 // — may be stored: the client retries, and a msg_id makes the retry
@@ -65,7 +68,13 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait+replicatedCommitHop)
 			defer cancel()
-			errs[i] = b.commitToLeader(cctx, t, p, buckets[p])
+			recs := buckets[p]
+			errs[i] = holdForLeader(cctx, leaderHold, func() (string, bool) { return b.meta.Owner(t.Name, p) }, func() error {
+				for j := range recs { // as placed: a refused try leaves none set, and none may carry over
+					recs[j].Offset = storage.NoOffset
+				}
+				return b.commitToLeader(cctx, t, p, recs)
+			})
 		}()
 	}
 	wg.Wait()

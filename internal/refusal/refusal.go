@@ -141,6 +141,12 @@ type Indexed struct {
 func (e *Indexed) Error() string { return e.Err.Error() }
 func (e *Indexed) Unwrap() error { return e.Err }
 
+// ErrUndelivered is in the chain of an error for a call that never
+// reached the node it was for: its connection could not be made, so the
+// node did nothing with it, and the call may be made again elsewhere
+// without doing anything twice (errors.Is(err, refusal.ErrUndelivered)).
+var ErrUndelivered = errors.New("the call never reached its node")
+
 // As returns the refusal in err's chain, if there is one.
 func As(err error) (*Error, bool) {
 	var e *Error

@@ -3,6 +3,7 @@ package rpc
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -106,7 +107,11 @@ func decodeError(addr, method string, err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
-		return apierr.Unavailable(unreachableRetry, "node %s unreachable: %s", addr, st.Message())
+		e := apierr.Unavailable(unreachableRetry, "node %s unreachable: %s", addr, st.Message())
+		if st.Code() == codes.Unavailable && strings.Contains(st.Message(), dialFailure) {
+			return undelivered{e}
+		}
+		return e
 	case codes.Unauthenticated:
 		return apierr.New(http.StatusUnauthorized, "cluster secret refused by node %s", addr)
 	case codes.Unimplemented:
@@ -114,6 +119,23 @@ func decodeError(addr, method string, err error) error {
 	}
 	return apierr.New(http.StatusInternalServerError, "rpc %s to node %s failed: %s: %s", method, addr, st.Code(), st.Message())
 }
+
+// dialFailure is in the message of gRPC's Unavailable status for a call
+// that failed because no connection to the node could be made (a refused
+// or timed-out dial, or a connection in backoff after one): grpc-go sends
+// nothing on a connection it has not made, so the node never saw the
+// call. A call that failed on an open connection (a reset, an EOF) may
+// have been served, and is not marked.
+const dialFailure = "Error while dialing"
+
+// undelivered is the error of a call that never reached its node: an
+// *apierr.Error (a 503, as for any unreachable node) with
+// refusal.ErrUndelivered in its chain, so a caller may send the call
+// elsewhere (package broker holds a produce through a leader's failover).
+type undelivered struct{ err *apierr.Error }
+
+func (u undelivered) Error() string   { return u.err.Error() }
+func (u undelivered) Unwrap() []error { return []error{u.err, refusal.ErrUndelivered} }
 
 // fromDetail rebuilds a handler's refusal from its detail: typed when it
 // names a kind this node knows, else in the HTTP vocabulary (a node of a

@@ -160,6 +160,26 @@ func TestUnreachableIs503(t *testing.T) {
 	}
 }
 
+// A call to a node no connection could be made to never reached it, and
+// says so (a produce may then be sent to the partition's next leader);
+// a call the node answered, even with a 503, does not.
+func TestUndeliveredOnlyWhenNoConnectionWasMade(t *testing.T) {
+	p := testPool(t, testSecret)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := p.Commit(ctx, freeAddr(t), "t", 0, 0, nil, 0)
+	if !errors.Is(err, refusal.ErrUndelivered) || apierr.Status(err) != 503 {
+		t.Fatalf("a refused dial: %v (status %d), want a 503 marked undelivered", err, apierr.Status(err))
+	}
+	addr, _ := startServer(t, &fake{commit: func(context.Context, string, uint64, int, []storage.Record, uint64) error {
+		return refusal.New(refusal.ErrNotReady, time.Second, "not on a majority yet; they may be stored")
+	}})
+	err = p.Commit(ctx, addr, "t", 0, 0, nil, 0)
+	if err == nil || errors.Is(err, refusal.ErrUndelivered) {
+		t.Fatalf("a node's own refusal: %v, want it not marked undelivered", err)
+	}
+}
+
 func TestUnknownMethodIs501OnlyWithTheSecret(t *testing.T) {
 	f := &fake{}
 	addr, _ := startServer(t, f)

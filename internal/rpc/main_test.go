@@ -214,8 +214,8 @@ func insiderPool(t *testing.T, secret string) *Pool {
 // method promises.
 func asAPIErr(t *testing.T, err error) *apierr.Error {
 	t.Helper()
-	ae, ok := err.(*apierr.Error)
-	if !ok {
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
 		t.Fatalf("error %v (%T) is not an *apierr.Error", err, err)
 	}
 	return ae

@@ -1,0 +1,78 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/narad-io/narad/internal/refusal"
+)
+
+// A produce into a replicated partition whose leadership is changing
+// hands is held, not refused: while the leader it was sent to cannot
+// have taken it — the node could not be reached at all, or answered that
+// it does not lead the partition — and within leaderHold, the produce
+// waits until this node's metastore replica names another leader (or a
+// leader at all), then goes there. A client then sees a slower 202
+// rather than a 503 during a failover, which takes a few seconds
+// (docs/replication.md, "The leader fails over").
+//
+// Only a failure that certainly stored nothing is held: a produce whose
+// leader may have written it (a connection lost mid-call, a quorum wait
+// that ran out) is answered at once, as before, because sending it again
+// could store it twice; the client decides, with a msg_id if it must be
+// exactly once.
+
+// leaderHold bounds how long one produce waits for a partition's next
+// leader: a failover on a LAN, the metastore's election included, takes
+// about 3.5 s.
+const leaderHold = 5 * time.Second
+
+// leaderPoll is how often a held produce looks at the metastore replica
+// for the partition's next leader.
+const leaderPoll = 50 * time.Millisecond
+
+// storedNothing reports whether a commit's failure means the leader it
+// was sent to did nothing with the records: the call never reached it, or
+// it refused them before writing because it does not lead the partition
+// (at this epoch) or the partition is frozen for a move.
+func storedNothing(err error) bool {
+	for _, k := range []error{refusal.ErrUndelivered, refusal.ErrNotOwner, refusal.ErrNotLeader, refusal.ErrStaleEpoch, refusal.ErrFrozen} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdForLeader calls commit, and again each time owner names another
+// leader than the one a failure that stored nothing came from, for at
+// most hold after the first such failure (and within ctx). commit reads
+// the owner itself; owner is this node's view of it ("", false: none
+// yet). It returns commit's last error.
+func holdForLeader(ctx context.Context, hold time.Duration, owner func() (string, bool), commit func() error) error {
+	var deadline time.Time
+	for {
+		tried, _ := owner()
+		err := commit()
+		if err == nil || !storedNothing(err) {
+			return err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(hold)
+		}
+		for {
+			if time.Now().After(deadline) {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(leaderPoll):
+			}
+			if next, ok := owner(); ok && next != tried {
+				break
+			}
+		}
+	}
+}

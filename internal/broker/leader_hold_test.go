@@ -1,0 +1,108 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad-io/narad/internal/refusal"
+)
+
+// leaderView is a partition's leader as a node's metastore replica names
+// it, changed by the test.
+type leaderView struct {
+	mu    sync.Mutex
+	owner string
+}
+
+func (v *leaderView) get() (string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.owner, v.owner != ""
+}
+
+func (v *leaderView) set(owner string) {
+	v.mu.Lock()
+	v.owner = owner
+	v.mu.Unlock()
+}
+
+// undeliveredErr is what node RPC returns for a call no connection could
+// be made for.
+type undeliveredErr struct{}
+
+func (undeliveredErr) Error() string { return "node n1 unreachable: Error while dialing" }
+func (undeliveredErr) Is(target error) bool {
+	return target == refusal.ErrUndelivered
+}
+
+// A produce whose leader could not be reached, or said it does not lead,
+// waits for the next leader and goes there; one whose leader may have
+// stored it is answered at once; a leader that never changes is waited
+// for no longer than the hold.
+func TestHoldForLeader(t *testing.T) {
+	ctx := context.Background()
+	for _, first := range []error{
+		undeliveredErr{},
+		refusal.New(refusal.ErrNotOwner, time.Second, "not owned here"),
+		refusal.New(refusal.ErrNotLeader, time.Second, "not the leader"),
+		refusal.New(refusal.ErrStaleEpoch, time.Second, "stale epoch"),
+		refusal.New(refusal.ErrFrozen, time.Second, "frozen for a move"),
+	} {
+		view := &leaderView{owner: "n1"}
+		var tried []string
+		err := holdForLeader(ctx, 10*time.Second, view.get, func() error {
+			owner, _ := view.get()
+			tried = append(tried, owner)
+			if owner == "n1" {
+				// The failover happens while the produce waits.
+				time.AfterFunc(2*leaderPoll, func() { view.set("n2") })
+				return first
+			}
+			return nil
+		})
+		if err != nil || len(tried) != 2 || tried[1] != "n2" {
+			t.Errorf("after %v: err %v, leaders tried %v; want n1 then n2, then success", first, err, tried)
+		}
+	}
+
+	// Possibly stored: never sent again.
+	for _, maybe := range []error{
+		refusal.New(refusal.ErrNotReady, time.Second, "not on a majority of replicas yet; they may be stored"),
+		errors.New("node n1 unreachable: error reading from server: EOF"),
+		context.DeadlineExceeded,
+	} {
+		view := &leaderView{owner: "n1"}
+		calls := 0
+		err := holdForLeader(ctx, 10*time.Second, view.get, func() error {
+			calls++
+			view.set("n2")
+			return maybe
+		})
+		if err != maybe || calls != 1 {
+			t.Errorf("%v: %d calls, err %v; want one call and its error", maybe, calls, err)
+		}
+	}
+
+	// The leader never changes: the hold ends, with the last error.
+	view := &leaderView{owner: "n1"}
+	calls := 0
+	start := time.Now()
+	err := holdForLeader(ctx, 300*time.Millisecond, view.get, func() error {
+		calls++
+		return undeliveredErr{}
+	})
+	if !errors.Is(err, refusal.ErrUndelivered) || calls != 1 || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("a leader that never changes: %d calls in %v, err %v; want one call, then its error after the hold",
+			calls, time.Since(start), err)
+	}
+
+	// Nor does a caller that stops waiting wait on.
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(2*leaderPoll, cancel)
+	if err := holdForLeader(cctx, time.Hour, view.get, func() error { return undeliveredErr{} }); !errors.Is(err, refusal.ErrUndelivered) {
+		t.Errorf("a cancelled wait: %v", err)
+	}
+}
