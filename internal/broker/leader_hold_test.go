@@ -3,11 +3,16 @@ package broker
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/apierr"
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/refusal"
+	"github.com/narad-io/narad/internal/storage"
 )
 
 // leaderView is a partition's leader as a node's metastore replica names
@@ -105,4 +110,26 @@ func TestHoldForLeader(t *testing.T) {
 	if err := holdForLeader(cctx, time.Hour, view.get, func() error { return undeliveredErr{} }); !errors.Is(err, refusal.ErrUndelivered) {
 		t.Errorf("a cancelled wait: %v", err)
 	}
+}
+
+// A leader that never answers a forwarded produce is a 503 that says the
+// records may be stored, once the leader's wait and the hop have passed:
+// not the context's deadline, which the edge answers as a 500.
+func TestUnansweredLeaderIsA503(t *testing.T) {
+	remote := committerFunc(func(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
+		<-ctx.Done() // a leader cut off without a reset: the call hangs
+		return ctx.Err()
+	})
+	b := newTestBroker(t, Config{Remote: remote, ReplicaCommitWait: 50 * time.Millisecond})
+	createTestTopic(t, b, "r", 1)
+	if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: "n2"}}); err != nil {
+		t.Fatal(err)
+	}
+	top, _ := b.meta.Topic("r")
+	top.ReplicationFactor = 3
+	err := b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte("x"), Offset: storage.NoOffset}})
+	if ae, ok := apierr.From(err); !ok || ae.Status != http.StatusServiceUnavailable || !strings.Contains(ae.Message, "may be stored") {
+		t.Fatalf("an unanswered leader: %v (%T), want a 503 saying the records may be stored", err, err)
+	}
+
 }

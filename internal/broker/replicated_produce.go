@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -66,15 +67,7 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, b.cfg.ReplicaCommitWait+replicatedCommitHop)
-			defer cancel()
-			recs := buckets[p]
-			errs[i] = holdForLeader(cctx, leaderHold, func() (string, bool) { return b.meta.Owner(t.Name, p) }, func() error {
-				for j := range recs { // as placed: a refused try leaves none set, and none may carry over
-					recs[j].Offset = storage.NoOffset
-				}
-				return b.commitToLeader(cctx, t, p, recs)
-			})
+			errs[i] = b.commitBucket(ctx, t, p, buckets[p])
 		}()
 	}
 	wg.Wait()
@@ -93,6 +86,27 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 		}
 	}
 	return acc, nil
+}
+
+// commitBucket commits one partition's records on its leader, held
+// through a change of leader (leader_hold.go), within the leader's own
+// wait plus the hop. A leader that did not answer in time is a 503 that
+// says the records may be stored, not the context's deadline, which the
+// edge would answer as an internal error (a 500).
+func (b *Broker) commitBucket(ctx context.Context, t meta.Topic, p int, recs []storage.Record) error {
+	wait := b.cfg.ReplicaCommitWait + replicatedCommitHop
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err := holdForLeader(cctx, leaderHold, func() (string, bool) { return b.meta.Owner(t.Name, p) }, func() error {
+		for j := range recs { // as placed: a refused try leaves none set, and none may carry over
+			recs[j].Offset = storage.NoOffset
+		}
+		return b.commitToLeader(cctx, t, p, recs)
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q: its leader did not answer within %v; the records may be stored: retry (with a msg_id to make the retry idempotent)", p, t.Name, wait)
+	}
+	return err
 }
 
 // commitToLeader commits a bucket on the partition's leader: here, or by
