@@ -12,8 +12,10 @@ import (
 // hands is held, not refused: while the leader it was sent to cannot
 // have taken it — the node could not be reached at all, or answered that
 // it does not lead the partition — and within leaderHold, the produce
-// waits until this node's metastore replica names another leader (or a
-// leader at all), then goes there. A client then sees a slower 202
+// waits until this node's metastore replica names another leader, then
+// goes there; it tries again every leaderRetry as well, since a leader
+// that refused for a view behind or ahead of this node's may take it once
+// the views agree, under the same name. A client then sees a slower 202
 // rather than a 503 during a failover, which takes a few seconds
 // (docs/replication.md, "The leader fails over").
 //
@@ -29,8 +31,12 @@ import (
 const leaderHold = 5 * time.Second
 
 // leaderPoll is how often a held produce looks at the metastore replica
-// for the partition's next leader.
-const leaderPoll = 50 * time.Millisecond
+// for the partition's next leader; leaderRetry how long it waits at most
+// before it tries again without one.
+const (
+	leaderPoll  = 50 * time.Millisecond
+	leaderRetry = 500 * time.Millisecond
+)
 
 // storedNothing reports whether a commit's failure means the leader it
 // was sent to did nothing with the records: the call never reached it, or
@@ -45,21 +51,23 @@ func storedNothing(err error) bool {
 	return false
 }
 
-// holdForLeader calls commit, and again each time owner names another
-// leader than the one a failure that stored nothing came from, for at
-// most hold after the first such failure (and within ctx). commit reads
-// the owner itself; owner is this node's view of it ("", false: none
-// yet). It returns commit's last error.
+// holdForLeader calls commit, and again after a failure that stored
+// nothing, as soon as owner names another leader than the one tried or
+// leaderRetry after the try, for at most hold after the first such
+// failure (and within ctx). commit reads the owner itself; owner is this
+// node's view of it ("", false: none yet). It returns commit's last
+// error.
 func holdForLeader(ctx context.Context, hold time.Duration, owner func() (string, bool), commit func() error) error {
 	var deadline time.Time
 	for {
 		tried, _ := owner()
+		triedAt := time.Now()
 		err := commit()
 		if err == nil || !storedNothing(err) {
 			return err
 		}
 		if deadline.IsZero() {
-			deadline = time.Now().Add(hold)
+			deadline = triedAt.Add(hold)
 		}
 		for {
 			if time.Now().After(deadline) {
@@ -70,7 +78,7 @@ func holdForLeader(ctx context.Context, hold time.Duration, owner func() (string
 				return err
 			case <-time.After(leaderPoll):
 			}
-			if next, ok := owner(); ok && next != tried {
+			if next, ok := owner(); ok && next != tried || time.Since(triedAt) >= leaderRetry {
 				break
 			}
 		}
