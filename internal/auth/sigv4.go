@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"net/http"
 	"net/url"
 	"path"
@@ -87,7 +88,7 @@ type SigV4 struct {
 	clk      clock.Clock
 
 	mu      sync.Mutex
-	signing map[signingScope]signingKey
+	signing map[signingScope]*signingKey
 }
 
 type signingScope struct{ id, date, region, service string }
@@ -95,6 +96,23 @@ type signingScope struct{ id, date, region, service string }
 type signingKey struct {
 	version uint64 // the user record's version the secret was read from
 	key     []byte
+	// macs are HMAC-SHA256 hashes keyed with key, reset between
+	// requests: hmac.New derives the key's pads each time, which was more
+	// than half of a small request's verification.
+	macs sync.Pool
+}
+
+// mac is an HMAC-SHA256 keyed with k's key, to give back with done.
+func (k *signingKey) mac() hash.Hash {
+	if m, ok := k.macs.Get().(hash.Hash); ok {
+		return m
+	}
+	return hmac.New(sha256.New, k.key)
+}
+
+func (k *signingKey) done(m hash.Hash) {
+	m.Reset()
+	k.macs.Put(m)
 }
 
 // NewSigV4 verifies against keys (a KeyRing); region is the region a
@@ -105,7 +123,7 @@ func NewSigV4(keys KeySecrets, region string, clk clock.Clock) *SigV4 {
 		region = DefaultRegion
 	}
 	return &SigV4{keys: keys, region: region, services: []string{"sqs", "sns"}, clk: clock.Or(clk),
-		signing: make(map[signingScope]signingKey)}
+		signing: make(map[signingScope]*signingKey)}
 }
 
 // sigV4Request is a request's signature as parsed.
@@ -170,9 +188,12 @@ func (v *SigV4) Verify(r *http.Request, body []byte) (Principal, string, error) 
 	}
 	key := v.signingKey(req, ks)
 	for _, ph := range hashes {
-		mac := hmac.New(sha256.New, key)
+		mac := key.mac()
 		writeStringToSign(mac, req, canonicalRequest(r, req, ph))
-		if hmac.Equal(mac.Sum(nil), req.signature) {
+		var sum [sha256.Size]byte
+		ok := hmac.Equal(mac.Sum(sum[:0]), req.signature)
+		key.done(mac)
+		if ok {
 			return ks.Principal, req.service, nil
 		}
 	}
@@ -208,22 +229,22 @@ func checkTime(req *sigV4Request, now time.Time) error {
 
 // signingKey is HMAC("AWS4"+secret, date) → region → service →
 // "aws4_request", from the cache while the key's user is unchanged.
-func (v *SigV4) signingKey(req *sigV4Request, ks KeySecret) []byte {
+func (v *SigV4) signingKey(req *sigV4Request, ks KeySecret) *signingKey {
 	sc := signingScope{req.keyID, req.date, req.region, req.service}
 	v.mu.Lock()
 	c, ok := v.signing[sc]
 	v.mu.Unlock()
 	if ok && c.version == ks.Version {
-		return c.key
+		return c
 	}
-	key := deriveSigningKey(ks.Secret, req.date, req.region, req.service)
+	c = &signingKey{version: ks.Version, key: deriveSigningKey(ks.Secret, req.date, req.region, req.service)}
 	v.mu.Lock()
 	if len(v.signing) >= maxSigningKeys {
 		clear(v.signing)
 	}
-	v.signing[sc] = signingKey{version: ks.Version, key: key}
+	v.signing[sc] = c
 	v.mu.Unlock()
-	return key
+	return c
 }
 
 func deriveSigningKey(secret, date, region, service string) []byte {
