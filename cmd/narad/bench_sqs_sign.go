@@ -4,7 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -28,6 +30,10 @@ type sigv4 struct {
 type datedKey struct {
 	date string // YYYYMMDD
 	key  []byte
+	// macs are HMAC-SHA256 hashes keyed with key, reset between uses:
+	// hmac.New derives the key's inner and outer pads each time, a third
+	// of signing a small request.
+	macs sync.Pool
 }
 
 // authorization is the Authorization header of a request to path with no
@@ -35,45 +41,60 @@ type datedKey struct {
 // header's value), whose headers are headers (sorted by name; they must
 // include host and x-amz-date) and whose body is body.
 func (s *sigv4) authorization(method, path string, headers []sigHeader, body []byte, amzDate string) string {
-	var canon strings.Builder
-	canon.Grow(256)
-	canon.WriteString(method)
-	canon.WriteString("\n")
-	canon.WriteString(path)
-	canon.WriteString("\n\n") // the empty query string
+	var buf [512]byte
+	canon := append(buf[:0], method...)
+	canon = append(canon, '\n')
+	canon = append(canon, path...)
+	canon = append(canon, "\n\n"...) // the empty query string
 	for _, h := range headers {
-		canon.WriteString(h.name)
-		canon.WriteByte(':')
-		canon.WriteString(strings.TrimSpace(h.value))
-		canon.WriteByte('\n')
+		canon = append(canon, h.name...)
+		canon = append(canon, ':')
+		canon = append(canon, strings.TrimSpace(h.value)...)
+		canon = append(canon, '\n')
 	}
-	canon.WriteByte('\n')
+	canon = append(canon, '\n')
 	signed := signedHeaders(headers)
-	canon.WriteString(signed)
-	canon.WriteByte('\n')
+	canon = append(canon, signed...)
+	canon = append(canon, '\n')
 	sum := sha256.Sum256(body)
-	canon.WriteString(hex.EncodeToString(sum[:]))
+	canon = hex.AppendEncode(canon, sum[:])
 
 	date := amzDate[:8]
 	scope := date + "/" + s.region + "/" + s.service + "/aws4_request"
-	canonSum := sha256.Sum256([]byte(canon.String()))
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(canonSum[:])
-	sig := hmacSHA256(s.signingKey(date), toSign)
+	canonSum := sha256.Sum256(canon)
+	k := s.signingKey(date)
+	m, _ := k.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, k.key)
+	}
+	// The string to sign, written into the HMAC as it is made.
+	toSign := append(buf[:0], "AWS4-HMAC-SHA256\n"...)
+	toSign = append(toSign, amzDate...)
+	toSign = append(toSign, '\n')
+	toSign = append(toSign, scope...)
+	toSign = append(toSign, '\n')
+	toSign = hex.AppendEncode(toSign, canonSum[:])
+	m.Write(toSign)
+	var sig [sha256.Size]byte
+	m.Sum(sig[:0])
+	m.Reset()
+	k.macs.Put(m)
 	return "AWS4-HMAC-SHA256 Credential=" + s.keyID + "/" + scope +
-		", SignedHeaders=" + signed + ", Signature=" + hex.EncodeToString(sig)
+		", SignedHeaders=" + signed + ", Signature=" + hex.EncodeToString(sig[:])
 }
 
 // signingKey is the key of date, derived from the secret once a day.
-func (s *sigv4) signingKey(date string) []byte {
+func (s *sigv4) signingKey(date string) *datedKey {
 	if k := s.key.Load(); k != nil && k.date == date {
-		return k.key
+		return k
 	}
 	k := hmacSHA256([]byte("AWS4"+s.secret), date)
 	k = hmacSHA256(k, s.region)
 	k = hmacSHA256(k, s.service)
 	k = hmacSHA256(k, "aws4_request")
-	s.key.Store(&datedKey{date: date, key: k})
-	return k
+	d := &datedKey{date: date, key: k}
+	s.key.Store(d)
+	return d
 }
 
 func signedHeaders(headers []sigHeader) string {
