@@ -178,10 +178,7 @@ func (s *sqsData) produceBatch(ctx context.Context, topic string, records []clie
 		b = append(s.appendDelay(b), '}')
 	}
 	b = append(b, "]}"...)
-	var out struct {
-		Successful []struct{}
-		Failed     []sqsEntryFailure
-	}
+	var out sqsBatchResult
 	if err := s.call(ctx, "SendMessageBatch", b, &out); err != nil {
 		return 0, err
 	}
@@ -293,7 +290,7 @@ func (s *sqsData) deleteBatch(ctx context.Context, topic string, handles []strin
 		b = append(jsonenc.AppendString(b, h), '}')
 	}
 	b = append(b, "]}"...)
-	var out sqsDeleted
+	var out sqsBatchResult
 	if err := s.call(ctx, "DeleteMessageBatch", b, &out); err != nil {
 		return nil, err
 	}
@@ -366,8 +363,8 @@ func (s *sqsData) call(ctx context.Context, action string, body []byte, out any)
 		if readReceived(data, out) {
 			return nil
 		}
-	case *sqsDeleted:
-		if readDeleted(data, out) {
+	case *sqsBatchResult:
+		if readBatchResult(data, out) {
 			return nil
 		}
 	}

@@ -7,8 +7,9 @@ import (
 	"github.com/narad-io/narad/internal/jsonenc"
 )
 
-// The consume loop's two SQS answers, ReceiveMessage's and
-// DeleteMessageBatch's, read in one pass. encoding/json's Unmarshal
+// The SQS answers the bench reads most, ReceiveMessage's and the batch
+// actions' (SendMessageBatch, DeleteMessageBatch), read in one pass.
+// encoding/json's Unmarshal
 // (a validity scan, then the decode) was half of the bench's CPU in an
 // SQS consume of tens, where the /v1 client reads its consume answer
 // with a reader of its own (package client, fastmsg.go): without this,
@@ -29,8 +30,8 @@ type sqsMessage struct {
 // sqsReceived is a ReceiveMessage answer.
 type sqsReceived struct{ Messages []sqsMessage }
 
-// sqsDeleted is a DeleteMessageBatch answer.
-type sqsDeleted struct {
+// sqsBatchResult is a SendMessageBatch or DeleteMessageBatch answer.
+type sqsBatchResult struct {
 	Successful []struct{ Id string }
 	Failed     []sqsEntryFailure
 }
@@ -69,11 +70,12 @@ func readReceived(data []byte, out *sqsReceived) (ok bool) {
 	return ok
 }
 
-// readDeleted reads a DeleteMessageBatch answer in which no entry
-// failed: {"Failed":[],"Successful":[{"Id":...},...]}. One with a
-// failure is read by encoding/json: it is rare, and its entries carry
-// more than strings.
-func readDeleted(data []byte, out *sqsDeleted) (ok bool) {
+// readBatchResult reads a batch action's answer in which no entry
+// failed: {"Failed":[],"Successful":[{"Id":...},...]} (a sent entry has
+// its MD5OfMessageBody and MessageId too, which the bench does not use).
+// One with a failure is read by encoding/json: it is rare, and its
+// entries carry more than strings.
+func readBatchResult(data []byte, out *sqsBatchResult) (ok bool) {
 	var ids []struct{ Id string }
 	ok = readList(data, `{"Failed":[],"Successful":[`, func(b []byte) int {
 		var id string

@@ -36,6 +36,8 @@ var sqsAnswerSeeds = []struct {
 	{`{"Failed":[{"Code":"ReceiptHandleIsInvalid","Id":"0","SenderFault":true}],"Successful":[]}`, false},
 	{`{"Failed":[],"Successful":[{"Id":"0","Other":"x"}]}`, true},
 	{`{"Failed":[],"Successful":[{"Id":"0"}`, false},
+	{`{"Failed":[],"Successful":[{"Id":"0","MD5OfMessageBody":"5d41402abc4b2a76b9719d911017c592","MessageId":"m0"}]}`, true},
+	{`{"Failed":[],"Successful":[{"ID":"0"}]}`, false},
 }
 
 // Whatever the readers accept, encoding/json accepts too and reads the
@@ -55,14 +57,14 @@ func FuzzSQSAnswersMatchEncodingJSON(f *testing.F) {
 				t.Fatalf("%q: readReceived %+v, encoding/json %+v", data, fast, slow)
 			}
 		}
-		var fastDel sqsDeleted
-		if readDeleted(data, &fastDel) {
-			var slow sqsDeleted
+		var fastDel sqsBatchResult
+		if readBatchResult(data, &fastDel) {
+			var slow sqsBatchResult
 			if err := json.Unmarshal(data, &slow); err != nil {
-				t.Fatalf("readDeleted took %q, which encoding/json refuses: %v", data, err)
+				t.Fatalf("readBatchResult took %q, which encoding/json refuses: %v", data, err)
 			}
 			if len(slow.Failed) != 0 || !reflect.DeepEqual(fastDel.Successful, slow.Successful) && len(fastDel.Successful)+len(slow.Successful) > 0 {
-				t.Fatalf("%q: readDeleted %+v, encoding/json %+v", data, fastDel, slow)
+				t.Fatalf("%q: readBatchResult %+v, encoding/json %+v", data, fastDel, slow)
 			}
 		}
 	})
@@ -86,8 +88,8 @@ func sameReceived(a, b sqsReceived) bool {
 func TestSQSAnswerReadersTakeOnlyThePlainShape(t *testing.T) {
 	for _, s := range sqsAnswerSeeds {
 		var r sqsReceived
-		var d sqsDeleted
-		if got := readReceived([]byte(s.body), &r) || readDeleted([]byte(s.body), &d); got != s.read {
+		var d sqsBatchResult
+		if got := readReceived([]byte(s.body), &r) || readBatchResult([]byte(s.body), &d); got != s.read {
 			t.Errorf("%s: read by the shortcut %v, want %v", s.body, got, s.read)
 		}
 	}
@@ -122,8 +124,8 @@ func (rt *recordingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	return res, nil
 }
 
-// The answers a real node writes to the bench's receive and batch delete
-// are the shape the shortcut reads: without that the bench would measure
+// The answers a real node writes to the bench's batch send, receive and
+// batch delete are the shape the shortcut reads: without that the bench would measure
 // encoding/json again, silently.
 func TestSQSAnswersOfARealNode(t *testing.T) {
 	node, _ := realNode(t)
@@ -146,6 +148,9 @@ func TestSQSAnswersOfARealNode(t *testing.T) {
 	}
 	if n, err := s.produceBatch(ctx, "answers", recs); err != nil || n != 3 {
 		t.Fatalf("produceBatch: %d %v", n, err)
+	}
+	if got := rt.bodies["AmazonSQS.SendMessageBatch"]; !readBatchResult(got, &sqsBatchResult{}) {
+		t.Fatalf("the node's SendMessageBatch answer is not the shape the shortcut reads:\n%s", got)
 	}
 	var handles []string
 	for len(handles) < 3 {
@@ -170,7 +175,7 @@ func TestSQSAnswersOfARealNode(t *testing.T) {
 			t.Fatalf("handle %d: %v", i, e)
 		}
 	}
-	if got := rt.bodies["AmazonSQS.DeleteMessageBatch"]; !readDeleted(got, &sqsDeleted{}) {
+	if got := rt.bodies["AmazonSQS.DeleteMessageBatch"]; !readBatchResult(got, &sqsBatchResult{}) {
 		t.Fatalf("the node's DeleteMessageBatch answer is not the shape the shortcut reads:\n%s", got)
 	}
 }
