@@ -11,7 +11,7 @@ import (
 // A produce into a replicated partition whose leadership is changing
 // hands is held, not refused: while the leader it was sent to cannot
 // have taken it — the node could not be reached at all, or answered that
-// it does not lead the partition — and within leaderHold, the produce
+// it does not own the partition — and within leaderHold, the produce
 // waits until this node's metastore replica names another leader, then
 // goes there; it tries again every leaderRetry as well, since a leader
 // that refused for a view behind or ahead of this node's may take it once
@@ -38,12 +38,15 @@ const (
 	leaderRetry = 500 * time.Millisecond
 )
 
-// storedNothing reports whether a commit's failure means the leader it
-// was sent to did nothing with the records: the call never reached it, or
-// it refused them before writing because it does not lead the partition
-// (at this epoch) or the partition is frozen for a move.
+// storedNothing reports whether a commit's failure means the node it was
+// sent to did nothing with the records: the call never reached it, or it
+// refused them before writing because it does not own the partition or
+// the partition is frozen for a move. not_leader and stale_epoch are not
+// among them: a leader deposed while it waited for its copies answers
+// with them after writing (hosted.Roles.AwaitQuorum), and a copy may
+// keep what it wrote.
 func storedNothing(err error) bool {
-	for _, k := range []error{refusal.ErrUndelivered, refusal.ErrNotOwner, refusal.ErrNotLeader, refusal.ErrStaleEpoch, refusal.ErrFrozen} {
+	for _, k := range []error{refusal.ErrUndelivered, refusal.ErrNotOwner, refusal.ErrFrozen} {
 		if errors.Is(err, k) {
 			return true
 		}

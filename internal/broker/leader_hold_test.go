@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -52,8 +53,6 @@ func TestHoldForLeader(t *testing.T) {
 	for _, first := range []error{
 		undeliveredErr{},
 		refusal.New(refusal.ErrNotOwner, time.Second, "not owned here"),
-		refusal.New(refusal.ErrNotLeader, time.Second, "not the leader"),
-		refusal.New(refusal.ErrStaleEpoch, time.Second, "stale epoch"),
 		refusal.New(refusal.ErrFrozen, time.Second, "frozen for a move"),
 	} {
 		view := &leaderView{owner: "n1"}
@@ -76,6 +75,10 @@ func TestHoldForLeader(t *testing.T) {
 	// Possibly stored: never sent again.
 	for _, maybe := range []error{
 		refusal.New(refusal.ErrNotReady, time.Second, "not on a majority of replicas yet; they may be stored"),
+		// What a leader deposed while it waited for its copies answers,
+		// after writing (hosted.Roles.AwaitQuorum).
+		fmt.Errorf("%w; the records may be stored", refusal.New(refusal.ErrNotLeader, time.Second, "no longer led by this node")),
+		fmt.Errorf("%w; the records may be stored", refusal.New(refusal.ErrStaleEpoch, time.Second, "stale epoch")),
 		errors.New("node n1 unreachable: error reading from server: EOF"),
 		context.DeadlineExceeded,
 	} {
