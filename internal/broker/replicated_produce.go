@@ -97,10 +97,9 @@ func (b *Broker) commitBucket(ctx context.Context, t meta.Topic, p int, recs []s
 	wait := b.cfg.ReplicaCommitWait + replicatedCommitHop
 	cctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	// A try that is tried again was refused before anything was written
+	// (storedNothing), so recs are still as placed.
 	err := holdForLeader(cctx, leaderHold, func() (string, bool) { return b.meta.Owner(t.Name, p) }, func() error {
-		for j := range recs { // as placed: a refused try leaves none set, and none may carry over
-			recs[j].Offset = storage.NoOffset
-		}
 		return b.commitToLeader(cctx, t, p, recs)
 	})
 	if errors.Is(err, context.DeadlineExceeded) {
