@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf3_batch rf3_batchconsume rf3_latency100"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -86,6 +86,13 @@ start_nodes() {
 
 # ticks PID: the process's user and system time, in clock ticks (1/100 s).
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# ticks_all: the user and system time of every running node, summed.
+ticks_all() {
+  local t=0 p
+  for p in "${pids[@]}"; do t=$((t + $(ticks "$p"))); done
+  echo "$t"
+}
 
 # syncs URL...: the fdatasyncs the nodes made so far, summed — partition
 # logs' (narad_storage_fsync_duration_seconds_count) and ingress WALs'
@@ -281,25 +288,44 @@ for r in $(seq 1 "$rounds"); do
     done
     stop_nodes
   fi
-  if want cluster_single || want cluster_batch || want rf3_single || want rf3_batch || want rf3_batchconsume || want rf3_latency100; then
+  if want cluster_single || want cluster_batch || want rf3_single || want rf1_batch || want rf3_batch || want rf3_batchconsume ||
+    want rf3_latency100 || want rf1_latency1000 || want rf3_latency1000; then
     start_nodes 3
-    want cluster_single && run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
+    # The one-copy and three-copy single-record figures also keep the
+    # nodes' CPU per record, the three nodes summed (30,000 records).
+    if want cluster_single; then
+      t0=$(ticks_all)
+      run cluster_single produce "${all[@]}" -- --producers 6 --messages 10000 --size 256
+      cpu[cluster_single]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
+    fi
     want cluster_batch && run cluster_batch produce "${all[@]}" -- --producers 4 --batch 100 --messages 150000 --size 256
     # The same figures on topics of three copies (replication_factor 3):
     # a 202 waits for a majority of the copies' fdatasyncs.
     if want rf3_single; then
       s0=$(syncs "${all[@]}")
+      for i in 0 1 2; do n0[$i]=$(syncs "${all[$i]}"); done
+      t0=$(ticks_all)
       run rf3_single produce "${all[@]}" -- --replication-factor 3 --producers 6 --messages 10000 --size 256
+      cpu[rf3_single]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
       # fdatasyncs per acknowledged record, the three nodes together
-      # (10,000 records from each).
+      # (10,000 records from each), and each node's.
       fsyncs[rf3_single]+="$(awk -v d="$(($(syncs "${all[@]}") - s0))" 'BEGIN { printf "%.2f", d / 30000 }') "
+      for i in 0 1 2; do
+        fsyncs[rf3_node$i]+="$(awk -v d="$(($(syncs "${all[$i]}") - n0[$i]))" 'BEGIN { printf "%.2f", d / 30000 }') "
+      done
     fi
+    # The batch figure's one-copy baseline: the same load on a topic of
+    # one copy, on the same nodes.
+    want rf1_batch && run rf1_batch produce "${all[0]}" -- --producers 8 --batch 100 --messages 200000 --size 256
     if want rf3_batch || want rf3_batchconsume; then
       run rf3_batch produce "${all[0]}" -- --replication-factor 3 --producers 8 --batch 100 --messages 200000 --size 256 --consumers 8 --consume-max 100
       rate[rf3_batchconsume]+="$(field "$(cat "$work/out-0.json")" consume messages_per_second) "
       p99[rf3_batchconsume]+="$(field "$(cat "$work/out-0.json")" consume p99) "
     fi
     want rf3_latency100 && E2E_URL=${all[0]} e2e rf3_latency100 --replication-factor 3 --rate 100 --producers 4 --duration 10s --size 256
+    # Produce → consumed at 1,000 msg/s through node 1, one copy and three.
+    want rf1_latency1000 && E2E_URL=${all[0]} e2e rf1_latency1000 --rate 1000 --producers 4 --duration 10s --size 256
+    want rf3_latency1000 && E2E_URL=${all[0]} e2e rf3_latency1000 --replication-factor 3 --rate 1000 --producers 4 --duration 10s --size 256
     stop_nodes
   fi
 done
@@ -317,6 +343,7 @@ label() {
     cluster_single) echo "3 nodes, single produce, 6 clients per node" ;;
     cluster_batch) echo "3 nodes, batch produce of 100, 4 clients per node" ;;
     rf3_single) echo "3 nodes, 3 copies, single produce, 6 clients per node" ;;
+    rf1_batch) echo "3 nodes, 1 copy, batch produce of 100, 8 clients" ;;
     rf3_batch) echo "3 nodes, 3 copies, batch produce of 100, 8 clients" ;;
     rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
     plain1m) echo "batch produce of 1,000,000, 8 clients" ;;
@@ -340,13 +367,15 @@ for f in $(sed 's/sched1m/plain1m sched1m/; s/groups/groups_none groups_group/;
   printf '%-52s %-28s %s\n' "$(label "$f")" "$(tr ' ' '\n' <<<"${rate[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${p99[$f]}" | grep . | stats)"
 done
-for f in latency100 fanout10k schedlate rf3_latency100; do
+for f in latency100 fanout10k schedlate rf3_latency100 rf1_latency1000 rf3_latency1000; do
   [ -n "${e2e99[$f]:-}" ] || continue
   case $f in
     latency100) l="produce → consumed, 100 msg/s offered" ;;
     fanout10k) l="produce → consumed from a child, 10,000 msg/s offered" ;;
     schedlate) l="scheduled 5 s ahead: consumed past due, 10,000 msg/s" ;;
     rf3_latency100) l="3 copies: produce → consumed, 100 msg/s offered" ;;
+    rf1_latency1000) l="3 nodes, 1 copy: produce → consumed, 1,000 msg/s" ;;
+    rf3_latency1000) l="3 copies: produce → consumed, 1,000 msg/s offered" ;;
   esac
   printf '%-52s p50 µs %s, p99 µs %s\n' "$l" "$(tr ' ' '\n' <<<"${e2e50[$f]}" | grep . | stats)" \
     "$(tr ' ' '\n' <<<"${e2e99[$f]}" | grep . | stats)"
@@ -361,8 +390,27 @@ fi
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
 fi
+# fsyncstats: stats for the decimal fdatasync counts on stdin.
+fsyncstats() { grep . | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s–%s)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 if [ -n "${fsyncs[rf3_single]:-}" ]; then
-  printf '%-52s %s\n' "3 copies, single produce: fdatasyncs per record" "$(tr ' ' '\n' <<<"${fsyncs[rf3_single]}" | grep . | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s–%s)", v[int((NR + 1) / 2)], v[1], v[NR] }')"
+  printf '%-52s %s\n' "3 copies, single produce: fdatasyncs per record" "$(tr ' ' '\n' <<<"${fsyncs[rf3_single]}" | fsyncstats)"
+  printf '%-52s %s, %s, %s\n' "  the same, node 1, 2, 3" "$(tr ' ' '\n' <<<"${fsyncs[rf3_node0]}" | fsyncstats)" \
+    "$(tr ' ' '\n' <<<"${fsyncs[rf3_node1]}" | fsyncstats)" "$(tr ' ' '\n' <<<"${fsyncs[rf3_node2]}" | fsyncstats)"
+fi
+# Three copies against one on the same nodes, in the same rounds: the
+# rate's ratio, and the nodes' CPU per record (three nodes summed).
+ratio() {
+  local a n
+  a=$(tr ' ' '\n' <<<"${rate[$1]}" | grep . | stats | cut -d' ' -f1)
+  n=$(tr ' ' '\n' <<<"${rate[$2]}" | grep . | stats | cut -d' ' -f1)
+  awk -v a="$a" -v n="$n" 'BEGIN { printf "%.2f", a / n }'
+}
+if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[cluster_single]:-}" ]; then
+  printf '%-52s %s of 1 copy; node CPU µs/record, 1 copy %s, 3 copies %s\n' "3 copies, single produce" "$(ratio rf3_single cluster_single)" \
+    "$(tr ' ' '\n' <<<"${cpu[cluster_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)"
+fi
+if [ -n "${rate[rf3_batch]:-}" ] && [ -n "${rate[rf1_batch]:-}" ]; then
+  printf '%-52s %s of 1 copy\n' "3 copies, batch produce of 100" "$(ratio rf3_batch rf1_batch)"
 fi
 # SQS against /v1 in the same rounds: throughput and the node's CPU.
 for f in send1 send10 recv1 recv10; do
