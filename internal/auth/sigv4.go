@@ -488,11 +488,20 @@ func parsePresigned(r *http.Request, q url.Values) (*sigV4Request, error) {
 
 // fill checks and sets the parts both forms share.
 func (req *sigV4Request) fill(cred, signed, sig, amzDate string) error {
-	parts := strings.Split(cred, "/")
-	if len(parts) != 5 || parts[0] == "" || parts[2] == "" || parts[3] == "" {
+	// strings.Split's five parts, without its slice.
+	var parts [5]string
+	n := 0
+	for rest, more := cred, true; more; n++ {
+		var p string
+		p, rest, more = strings.Cut(rest, "/")
+		if n < len(parts) {
+			parts[n] = p
+		}
+	}
+	if n != 5 || parts[0] == "" || parts[2] == "" || parts[3] == "" {
 		return incomplete("Credential %q: want ACCESS_KEY_ID/YYYYMMDD/REGION/SERVICE/aws4_request", cred)
 	}
-	if _, err := time.Parse("20060102", parts[1]); err != nil || len(parts[1]) != 8 {
+	if !validScopeDate(parts[1]) {
 		return incomplete("Credential %q: the scope's date %q is not YYYYMMDD", cred, parts[1])
 	}
 	if parts[4] != sigV4Terminal {
@@ -500,8 +509,8 @@ func (req *sigV4Request) fill(cred, signed, sig, amzDate string) error {
 	}
 	req.keyID, req.date, req.region, req.service = parts[0], parts[1], parts[2], parts[3]
 
-	at, err := time.Parse(amzDateLayout, amzDate)
-	if err != nil {
+	at, ok := parseAmzDate(amzDate)
+	if !ok {
 		return incomplete("X-Amz-Date %q: want YYYYMMDDTHHMMSSZ", amzDate)
 	}
 	req.amzDate, req.at = amzDate, at
@@ -520,6 +529,7 @@ func (req *sigV4Request) fill(cred, signed, sig, amzDate string) error {
 	if len(sig) != 2*sha256.Size {
 		return incomplete("Signature: want %d hexadecimal digits", 2*sha256.Size)
 	}
+	var err error
 	if req.signature, err = hex.DecodeString(sig); err != nil {
 		return incomplete("Signature: want %d hexadecimal digits", 2*sha256.Size)
 	}
