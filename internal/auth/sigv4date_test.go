@@ -8,14 +8,15 @@ import (
 
 // FuzzSigV4DatesMatchTimeParse: the hand-written readers of X-Amz-Date and
 // the scope's day accept what time.Parse accepts for those layouts, at
-// the same instant, and refuse what it refuses — but for a fractional
-// second (after '.' or ','), which time.Parse takes and AWS's format has
-// no place for.
+// the same instant, and refuse what it refuses — but for an X-Amz-Date
+// with a fractional second (after '.' or ','), which time.Parse takes and
+// AWS's format has no place for.
 func FuzzSigV4DatesMatchTimeParse(f *testing.F) {
 	for _, s := range []string{"20130524T000000Z", "20240229T235959Z", "20230229T000000Z", "20131324T000000Z",
 		"20130524T240000Z", "20130524T126000Z", "20130524T120060Z", "20130524T000000", "20130524t000000Z",
 		"2013052T0000000Z", "00000101T000000Z", "99991231T235959Z", "20130431T000000Z", "+0130524T000000Z",
-		"20130524T12:00:Z", "20130524T120000.5Z", "20130524", "20130500", "2013052 ", ""} {
+		"20130524T12:00:Z", "20130524T120000.5Z", "20130524", "20130500", "2013052 ", "20230229", "20240229",
+		"20130431", "20131301", "20130024", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -28,7 +29,7 @@ func FuzzSigV4DatesMatchTimeParse(f *testing.F) {
 			t.Fatalf("parseAmzDate(%q) refused what time.Parse reads as %v", s, want)
 		}
 		_, err = time.Parse("20060102", s)
-		if ok := validScopeDate(s); ok != (err == nil && len(s) == 8) && !strings.ContainsAny(s, ".,") {
+		if ok := validScopeDate(s); ok != (err == nil && len(s) == 8) {
 			t.Fatalf("validScopeDate(%q) = %v, time.Parse: %v", s, ok, err)
 		}
 	})
