@@ -302,17 +302,19 @@ for r in $(seq 1 "$rounds"); do
     # The same figures on topics of three copies (replication_factor 3):
     # a 202 waits for a majority of the copies' fdatasyncs.
     if want rf3_single; then
-      s0=$(syncs "${all[@]}")
       for i in 0 1 2; do n0[$i]=$(syncs "${all[$i]}"); done
       t0=$(ticks_all)
       run rf3_single produce "${all[@]}" -- --replication-factor 3 --producers 6 --messages 10000 --size 256
       cpu[rf3_single]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
-      # fdatasyncs per acknowledged record, the three nodes together
-      # (10,000 records from each), and each node's.
-      fsyncs[rf3_single]+="$(awk -v d="$(($(syncs "${all[@]}") - s0))" 'BEGIN { printf "%.2f", d / 30000 }') "
+      # fdatasyncs per acknowledged record (10,000 records from each
+      # node), each node's and the three together.
+      d=0
       for i in 0 1 2; do
-        fsyncs[rf3_node$i]+="$(awk -v d="$(($(syncs "${all[$i]}") - n0[$i]))" 'BEGIN { printf "%.2f", d / 30000 }') "
+        di=$(($(syncs "${all[$i]}") - n0[$i]))
+        d=$((d + di))
+        fsyncs[rf3_node$i]+="$(awk -v d="$di" 'BEGIN { printf "%.2f", d / 30000 }') "
       done
+      fsyncs[rf3_single]+="$(awk -v d="$d" 'BEGIN { printf "%.2f", d / 30000 }') "
     fi
     # The batch figure's one-copy baseline: the same load on a topic of
     # one copy, on the same nodes.
@@ -390,6 +392,13 @@ fi
 if [ -n "${rate[rss_kib]:-}" ]; then
   printf '%-52s %s\n' "single node RSS after its round (KiB)" "$(tr ' ' '\n' <<<"${rate[rss_kib]}" | grep . | stats)"
 fi
+# ratio A B: figure A's median rate over figure B's.
+ratio() {
+  local a b
+  a=$(tr ' ' '\n' <<<"${rate[$1]}" | grep . | stats | cut -d' ' -f1)
+  b=$(tr ' ' '\n' <<<"${rate[$2]}" | grep . | stats | cut -d' ' -f1)
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }'
+}
 # fsyncstats: stats for the decimal fdatasync counts on stdin.
 fsyncstats() { grep . | sort -n | awk '{ v[NR] = $1 } END { printf "%s (%s–%s)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 if [ -n "${fsyncs[rf3_single]:-}" ]; then
@@ -399,12 +408,6 @@ if [ -n "${fsyncs[rf3_single]:-}" ]; then
 fi
 # Three copies against one on the same nodes, in the same rounds: the
 # rate's ratio, and the nodes' CPU per record (three nodes summed).
-ratio() {
-  local a n
-  a=$(tr ' ' '\n' <<<"${rate[$1]}" | grep . | stats | cut -d' ' -f1)
-  n=$(tr ' ' '\n' <<<"${rate[$2]}" | grep . | stats | cut -d' ' -f1)
-  awk -v a="$a" -v n="$n" 'BEGIN { printf "%.2f", a / n }'
-}
 if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[cluster_single]:-}" ]; then
   printf '%-52s %s of 1 copy; node CPU µs/record, 1 copy %s, 3 copies %s\n' "3 copies, single produce" "$(ratio rf3_single cluster_single)" \
     "$(tr ' ' '\n' <<<"${cpu[cluster_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)"
@@ -415,9 +418,7 @@ fi
 # SQS against /v1 in the same rounds: throughput and the node's CPU.
 for f in send1 send10 recv1 recv10; do
   [ -n "${rate[sqs_$f]:-}" ] || continue
-  a=$(tr ' ' '\n' <<<"${rate[sqs_$f]}" | grep . | stats | cut -d' ' -f1)
-  n=$(tr ' ' '\n' <<<"${rate[native_$f]}" | grep . | stats | cut -d' ' -f1)
-  printf '%-52s %s of /v1; node CPU µs/msg, /v1 %s, SQS %s\n' "SQS $f" "$(awk -v a="$a" -v n="$n" 'BEGIN { printf "%.2f", a / n }')" \
+  printf '%-52s %s of /v1; node CPU µs/msg, /v1 %s, SQS %s\n' "SQS $f" "$(ratio "sqs_$f" "native_$f")" \
     "$(tr ' ' '\n' <<<"${cpu[native_$f]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[sqs_$f]}" | grep . | stats)"
 done
 # Narad's single-record produce against the ceiling of the same rounds.
