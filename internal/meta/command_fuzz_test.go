@@ -55,6 +55,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	seed(OpStartEpoch, StartEpochCmd{Topic: "repl", Partition: 0, Epoch: 1, Leader: "n1", Offset: 0})
 	seed(OpElectLeader, ElectLeaderCmd{Topic: "repl", Partition: 0, Epoch: 1, To: "n3"})
 	seed(OpStartEpoch, StartEpochCmd{Topic: "repl", Partition: 0, Epoch: 2, Leader: "n3", Offset: 7})
+	seed(OpRenewEpoch, RenewEpochCmd{Topic: "repl", Partition: 0, Epoch: 2, Leader: "n3"})
 	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n1", "n4"}})
 	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n1", "n4", "n5"}, Leaving: "n1"})
 	seed(OpSetReplicas, SetReplicasCmd{Topic: "repl", Partition: 0, Epoch: 2, Replicas: []string{"n3", "n4", "n5"}})

@@ -36,6 +36,9 @@ const (
 	// Access keys (accesskeys.go).
 	OpAddAccessKey    Op = 23
 	OpDeleteAccessKey Op = 24
+	// A replicated partition's leader begins a new epoch itself
+	// (replication.go).
+	OpRenewEpoch Op = 25
 )
 
 func (o Op) String() string {
@@ -88,6 +91,8 @@ func (o Op) String() string {
 		return "add-access-key"
 	case OpDeleteAccessKey:
 		return "delete-access-key"
+	case OpRenewEpoch:
+		return "renew-epoch"
 	}
 	return fmt.Sprintf("op-%d", uint8(o))
 }
@@ -265,6 +270,7 @@ var handlers = map[Op]handler{
 	OpSetLinkFilter:   applySetLinkFilter,
 	OpAddAccessKey:    applyAddAccessKey,
 	OpDeleteAccessKey: applyDeleteAccessKey,
+	OpRenewEpoch:      applyRenewEpoch,
 }
 
 // decodePayload is strict about unknown fields so that a payload written by

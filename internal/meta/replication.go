@@ -7,7 +7,7 @@ import (
 
 // Replicated partitions (docs/replication.md; package replica has the
 // protocol). A replicated placement's leader, in-sync set, epoch and
-// epoch starts change only through the four commands here, each checked
+// epoch starts change only through the commands here, each checked
 // against the placement it applies to: a proposer that acted on a stale
 // view (an older epoch, a deposed leader) changes nothing.
 
@@ -78,6 +78,23 @@ type ElectLeaderCmd struct {
 	To        string `json:"to"`
 }
 
+// RenewEpochCmd makes the leader of Epoch the leader of Epoch+1 on its
+// own word. A leader's process that restarts proposes it instead of
+// writing again in an epoch it began before (package replica, Leader):
+// once followers may hold records their leader never made durable, a
+// restarted leader's log may end below theirs, and records it wrote again
+// at those offsets in the same epoch would differ from theirs with no
+// epoch to tell them apart. In the new epoch, whose start the leader
+// records at its log end as after any election, a follower's longer tail
+// is cut as any divergent tail is. The in-sync set is kept: the leader is
+// in it, and its followers' acknowledgements still hold.
+type RenewEpochCmd struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Epoch     uint64 `json:"epoch"`
+	Leader    string `json:"leader"`
+}
+
 // SetReplicasCmd replaces a partition's replicas (a replication factor
 // change, a copy moved), at the epoch the controller saw. Leaving names
 // the copy being moved off (Assignment.Leaving, leaving.go): set with
@@ -140,14 +157,22 @@ func (a *applyTx) replicated(topic string, p int, epoch uint64) ([]Assignment, *
 	if err != nil {
 		return nil, nil, err
 	}
-	cur := &as[p]
+	if err := atEpoch(topic, as[p], epoch); err != nil {
+		return nil, nil, err
+	}
+	return as, &as[p], nil
+}
+
+// atEpoch checks that cur is replicated and at epoch, for a command
+// decided at epoch (ErrInvalid, ErrConflict).
+func atEpoch(topic string, cur Assignment, epoch uint64) error {
 	switch {
 	case !cur.Replicated():
-		return nil, nil, topicErr(topic, ErrInvalid, "partition %d is not replicated", p)
+		return topicErr(topic, ErrInvalid, "partition %d is not replicated", cur.Partition)
 	case cur.LeaderEpoch != epoch:
-		return nil, nil, topicErr(topic, ErrConflict, "partition %d is at epoch %d, not %d", p, cur.LeaderEpoch, epoch)
+		return topicErr(topic, ErrConflict, "partition %d is at epoch %d, not %d", cur.Partition, cur.LeaderEpoch, epoch)
 	}
-	return as, cur, nil
+	return nil
 }
 
 // leads checks that leader leads cur (at the epoch already checked).
@@ -166,24 +191,32 @@ func (a *applyTx) putPlacement(topic string, as []Assignment) error {
 	return nil
 }
 
+// applyRule replaces partition p of topic by what rule (a command's
+// Apply) makes of it; a refusal or an unchanged placement writes nothing.
+func (a *applyTx) applyRule(topic string, p int, rule func(Assignment) (Assignment, error)) error {
+	as, err := a.assignment(topic, p)
+	if err != nil {
+		return err
+	}
+	next, err := rule(as[p])
+	if err != nil || next.Equal(as[p]) {
+		return err
+	}
+	as[p] = next
+	return a.putPlacement(topic, as)
+}
+
 func applySetInSync(a *applyTx, payload json.RawMessage) error {
 	var c SetInSyncCmd
 	if err := decodePayload(OpSetInSync, payload, &c); err != nil {
 		return err
 	}
-	as, err := a.assignment(c.Topic, c.Partition)
-	if err != nil {
-		return err
-	}
-	next, err := c.Apply(as[c.Partition], func(id string) (string, error) {
-		m, _, err := a.member(id)
-		return m.DiskID, err
+	return a.applyRule(c.Topic, c.Partition, func(cur Assignment) (Assignment, error) {
+		return c.Apply(cur, func(id string) (string, error) {
+			m, _, err := a.member(id)
+			return m.DiskID, err
+		})
 	})
-	if err != nil || next.Equal(as[c.Partition]) {
-		return err
-	}
-	as[c.Partition] = next
-	return a.putPlacement(c.Topic, as)
 }
 
 // Apply is cur after the change, or why it is refused: the rule the FSM
@@ -191,13 +224,10 @@ func applySetInSync(a *applyTx, payload json.RawMessage) error {
 // against the rule itself. diskOf is the disk id the metastore records
 // for a node ("" for none: the upgrade gap, taken as it is).
 func (c SetInSyncCmd) Apply(cur Assignment, diskOf func(node string) (string, error)) (Assignment, error) {
-	switch {
-	case !cur.Replicated():
-		return cur, topicErr(c.Topic, ErrInvalid, "partition %d is not replicated", c.Partition)
-	case cur.LeaderEpoch != c.Epoch:
-		// Also a leader of an older epoch that leads again: its word of
-		// then is not its word now.
-		return cur, topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
+	// At its epoch only: a leader of an older epoch that leads again (or
+	// renewed it) spoke then, not now.
+	if err := atEpoch(c.Topic, cur, c.Epoch); err != nil {
+		return cur, err
 	}
 	if err := leads(c.Topic, &cur, c.Leader); err != nil {
 		return cur, err
@@ -300,27 +330,17 @@ func applyElectLeader(a *applyTx, payload json.RawMessage) error {
 	if err := decodePayload(OpElectLeader, payload, &c); err != nil {
 		return err
 	}
-	as, err := a.assignment(c.Topic, c.Partition)
-	if err != nil {
-		return err
-	}
-	next, err := c.Apply(as[c.Partition])
-	if err != nil {
-		return err
-	}
-	as[c.Partition] = next
-	return a.putPlacement(c.Topic, as)
+	return a.applyRule(c.Topic, c.Partition, c.Apply)
 }
 
 // Apply is cur after the election, or why it is refused: the rule the
 // FSM applies, a pure function so that the controller's tests propose
 // against the rule itself.
 func (c ElectLeaderCmd) Apply(cur Assignment) (Assignment, error) {
+	if err := atEpoch(c.Topic, cur, c.Epoch); err != nil {
+		return cur, err
+	}
 	switch {
-	case !cur.Replicated():
-		return cur, topicErr(c.Topic, ErrInvalid, "partition %d is not replicated", c.Partition)
-	case cur.LeaderEpoch != c.Epoch:
-		return cur, topicErr(c.Topic, ErrConflict, "partition %d is at epoch %d, not %d", c.Partition, cur.LeaderEpoch, c.Epoch)
 	case c.To == cur.Owner:
 		return cur, topicErr(c.Topic, ErrInvalid, "partition %d: %q already leads", c.Partition, c.To)
 	case !slices.Contains(cur.InSync, c.To):
@@ -334,21 +354,39 @@ func (c ElectLeaderCmd) Apply(cur Assignment) (Assignment, error) {
 	return cur, nil
 }
 
+func applyRenewEpoch(a *applyTx, payload json.RawMessage) error {
+	var c RenewEpochCmd
+	if err := decodePayload(OpRenewEpoch, payload, &c); err != nil {
+		return err
+	}
+	return a.applyRule(c.Topic, c.Partition, c.Apply)
+}
+
+// Apply is cur in its new epoch, or why it is refused: the rule the FSM
+// applies, a pure function so that package replica's model proposes
+// against the rule itself.
+func (c RenewEpochCmd) Apply(cur Assignment) (Assignment, error) {
+	if err := atEpoch(c.Topic, cur, c.Epoch); err != nil {
+		return cur, err
+	}
+	if err := leads(c.Topic, &cur, c.Leader); err != nil {
+		return cur, err
+	}
+	if !slices.Contains(cur.InSync, c.Leader) {
+		// Its disk was replaced (ReplaceDisk): the controller elects another.
+		return cur, topicErr(c.Topic, ErrConflict, "partition %d: leader %q is not in the in-sync set %v (its disk was replaced)",
+			c.Partition, c.Leader, cur.InSync)
+	}
+	cur.LeaderEpoch++
+	return cur, nil
+}
+
 func applySetReplicas(a *applyTx, payload json.RawMessage) error {
 	var c SetReplicasCmd
 	if err := decodePayload(OpSetReplicas, payload, &c); err != nil {
 		return err
 	}
-	as, err := a.assignment(c.Topic, c.Partition)
-	if err != nil {
-		return err
-	}
-	next, err := c.Apply(as[c.Partition])
-	if err != nil || next.Equal(as[c.Partition]) {
-		return err
-	}
-	as[c.Partition] = next
-	return a.putPlacement(c.Topic, as)
+	return a.applyRule(c.Topic, c.Partition, c.Apply)
 }
 
 // Apply is cur after the change, or why it is refused: the rule the FSM

@@ -18,7 +18,7 @@ type Forwarder interface {
 // forwardable are the ops a node proposes on its own account wherever it
 // runs (a partition leader is seldom the metastore leader); every other
 // write reaches the leader through the HTTP forward or its own RPC.
-var forwardable = map[Op]bool{OpSetInSync: true, OpStartEpoch: true}
+var forwardable = map[Op]bool{OpSetInSync: true, OpStartEpoch: true, OpRenewEpoch: true}
 
 // ApplyForwarded applies a command another node forwarded (Forwarder),
 // on this node, which must lead: it never forwards again, so a command
@@ -76,6 +76,14 @@ func (s *Store) SetInSync(ctx context.Context, c SetInSyncCmd) error {
 // harmless retry). At most MaxEpochStarts are kept. Runs on any node.
 func (s *Store) StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error {
 	return s.proposeAnywhere(ctx, OpStartEpoch, StartEpochCmd{Topic: topic, Partition: partition, Epoch: epoch, Leader: leader, Offset: offset})
+}
+
+// RenewEpoch makes leader, which leads at epoch, the leader of epoch+1
+// (RenewEpochCmd): a leader that may have written in epoch before, in an
+// earlier process, never writes in it again. Refused (ErrConflict) unless
+// leader leads at epoch and is in the in-sync set. Runs on any node.
+func (s *Store) RenewEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string) error {
+	return s.proposeAnywhere(ctx, OpRenewEpoch, RenewEpochCmd{Topic: topic, Partition: partition, Epoch: epoch, Leader: leader})
 }
 
 // ElectLeader makes to the leader of a replicated partition at epoch+1,

@@ -151,6 +151,43 @@ func TestElectLeader(t *testing.T) {
 	must(t, r.apply(OpSetInSync, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "b", InSync: []string{"b", "c"}}))
 }
 
+// A leader renews its own epoch (a restart of its process): the epoch
+// moves on, the leader and the in-sync set stay, and the new epoch's
+// start is the leader's to record. Anyone else's word, a stale epoch or a
+// leader outside the in-sync set changes nothing.
+func TestRenewEpoch(t *testing.T) {
+	t.Parallel()
+	r := newReplFSM(t)
+	renew := func(epoch uint64, leader string) RenewEpochCmd {
+		return RenewEpochCmd{Topic: "r", Partition: 0, Epoch: epoch, Leader: leader}
+	}
+	must(t, r.apply(OpSetInSync, SetInSyncCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", InSync: []string{"a", "b"}}))
+	r.refused("stale epoch", ErrConflict, OpRenewEpoch, renew(0, "a"))
+	r.refused("a future epoch", ErrConflict, OpRenewEpoch, renew(2, "a"))
+	r.refused("a follower", ErrConflict, OpRenewEpoch, renew(1, "b"))
+	r.refused("a single-copy partition", ErrInvalid, OpRenewEpoch, RenewEpochCmd{Topic: "plain", Partition: 0, Epoch: 0, Leader: "a"})
+	before := r.placement("r", 0)
+	must(t, r.apply(OpRenewEpoch, renew(1, "a")))
+	got := r.placement("r", 0)
+	if got.Owner != "a" || got.LeaderEpoch != 2 || !slices.Equal(got.InSync, []string{"a", "b"}) ||
+		!slices.Equal(got.Replicas, before.Replicas) || !slices.Equal(got.EpochStarts, before.EpochStarts) ||
+		got.InSyncVersion != before.InSyncVersion {
+		t.Fatalf("after the renewal: %+v (before %+v)", got, before)
+	}
+	r.refused("the same renewal again", ErrConflict, OpRenewEpoch, renew(1, "a"))
+	r.refused("a start for the old epoch", ErrConflict, OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 1, Leader: "a", Offset: 9})
+	must(t, r.apply(OpStartEpoch, StartEpochCmd{Topic: "r", Partition: 0, Epoch: 2, Leader: "a", Offset: 9}))
+
+	// A leader whose disk was replaced is out of the in-sync set: it
+	// does not renew, another is elected.
+	must(t, r.apply(OpUpsertMember, UpsertMemberCmd{Member: Member{ID: "a", DiskID: "d1"}}))
+	must(t, r.apply(OpReplaceDisk, ReplaceDiskCmd{Node: "a", Previous: "d1", Disk: "d2"}))
+	if got := r.placement("r", 0); slices.Contains(got.InSync, "a") {
+		t.Fatalf("in-sync set after the leader's disk was replaced: %v", got.InSync)
+	}
+	r.refused("a leader out of the in-sync set", ErrConflict, OpRenewEpoch, renew(2, "a"))
+}
+
 func TestSetReplicas(t *testing.T) {
 	t.Parallel()
 	r := newReplFSM(t)
