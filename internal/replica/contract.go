@@ -141,4 +141,8 @@ type Proposer interface {
 	// StartEpoch records where the leader of epoch begins writing;
 	// refused unless leader leads at epoch and no start is recorded for it.
 	StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error
+	// RenewEpoch makes leader, which leads at epoch, the leader of
+	// epoch+1 (meta.RenewEpochCmd); refused unless it leads at epoch and
+	// is in the in-sync set.
+	RenewEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string) error
 }

@@ -29,6 +29,10 @@
 //     lowest start of the epochs after the last one it wrote in
 //     (TruncationPoint), and never below the committed point: only a
 //     never-acknowledged tail is cut;
+//   - a leader never writes in an epoch its node began before (a
+//     restart): it renews it (meta.RenewEpochCmd) and leads the next, so
+//     one epoch's records on the leader come from one process, and its
+//     in-sync proposals and committed point are that process's alone;
 //   - while an in-sync change is in flight, or a failed proposal may
 //     still apply, the committed point is computed over the union of the
 //     sets (the stricter one);

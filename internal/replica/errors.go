@@ -15,7 +15,9 @@ var (
 	// which.
 	ErrStaleEpoch = errors.New("replica: stale leader epoch")
 	// ErrNotReady: this leader's EpochStart is not in its metastore
-	// replica yet; it writes and serves nothing until it is. Temporary.
+	// replica yet, or it waits for the next epoch (its node began this
+	// one before a restart); it writes and serves nothing until then.
+	// Temporary.
 	ErrNotReady = errors.New("replica: leader not ready (its epoch start is not recorded yet)")
 	// ErrDeposed: the leadership this Leader held has ended (another
 	// leader or epoch in the view, or Close); nothing more commits here.

@@ -9,7 +9,7 @@ import (
 )
 
 // tick is one turn of the leader's loop: propose a missing epoch start
-// again, checkpoint the committed point, and change the in-sync set when
+// (or renewal) again, checkpoint the committed point, and change the in-sync set when
 // a member lags (never below a majority) or a follower caught up.
 //
 // One change is in flight at a time, and the committed point is computed
@@ -28,10 +28,10 @@ func (l *Leader) tick(ctx context.Context) {
 	now := l.clk.Now()
 	l.noteStallLocked(now)
 	if !l.ready {
-		again := now.Sub(l.startProposed) >= time.Second
+		again := now.Sub(l.proposedAt) >= time.Second
 		l.mu.Unlock()
 		if again {
-			l.proposeStart(ctx)
+			l.proposeNext(ctx)
 		}
 		return
 	}
@@ -80,7 +80,7 @@ func (l *Leader) tick(ctx context.Context) {
 func (l *Leader) proposalLocked(set []string) meta.SetInSyncCmd {
 	v := l.view
 	c := meta.SetInSyncCmd{Topic: v.Topic, Partition: v.Partition, Epoch: v.Epoch, Leader: l.cfg.Self,
-		InSync: set, From: slices.Clone(v.InSync), FromVersion: v.InSyncVersion, Committed: l.joinPointLocked()}
+		InSync: set, From: slices.Clone(v.InSync), FromVersion: v.InSyncVersion, Committed: l.committed}
 	for _, n := range set {
 		p := l.peers[n]
 		if p == nil || !p.known {
@@ -100,18 +100,13 @@ func (l *Leader) proposalLocked(set []string) meta.SetInSyncCmd {
 	return c
 }
 
-// joinPointLocked is how much a follower must hold to join the in-sync
-// set: the committed point, or more where this Leader cannot bound it —
-// after a restart of the process within its epoch, everything the log
-// held at the start may have been committed by the process before.
-func (l *Leader) joinPointLocked() uint64 { return max(l.committed, l.joinFloor) }
-
 // nextInSyncLocked is the in-sync set the leader wants now, or nil if it
 // is the current one. A member whose fetches have not reached the leader's
 // end for LagMax leaves (the longest lagging first), while more than a
-// majority remain; a follower whose durable end is at least the join
-// point (joinPointLocked) and this epoch's start, and that is not
-// lagging, joins. The order is the replicas' order.
+// majority remain; a follower whose durable end is at least the
+// committed point and this epoch's start, and that is not lagging,
+// joins. (What an earlier process of this node may have committed is
+// below this epoch's start: a leader never resumes an epoch, begin.) The order is the replicas' order.
 func (l *Leader) nextInSyncLocked(now time.Time) []string {
 	v := l.view
 	maj := meta.Majority(len(v.Replicas))
@@ -140,7 +135,7 @@ func (l *Leader) nextInSyncLocked(now time.Time) []string {
 		if keep[n] || p == nil || !p.known {
 			continue
 		}
-		if p.acked >= max(l.joinPointLocked(), start.Offset) && now.Sub(p.caughtUpAt) <= l.cfg.LagMax {
+		if p.acked >= max(l.committed, start.Offset) && now.Sub(p.caughtUpAt) <= l.cfg.LagMax {
 			keep[n] = true
 		}
 	}

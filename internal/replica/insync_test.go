@@ -124,70 +124,64 @@ func TestLeaderOnAStaleViewReadmitsNoWipedCopy(t *testing.T) {
 	}
 }
 
-// A leader's process that restarts within its epoch may have left an
-// in-sync proposal on its way to the metastore, decided on evidence that
-// held then: the new process must not commit records without the member
-// that proposal may still add, until a proposal of its own applied
-// (whose version bump fences the old one).
-func TestLeaderAfterARestartCountsEveryReplicaUntilItsOwnProposal(t *testing.T) {
+// A leader's process that restarts may have left an in-sync proposal on
+// its way to the metastore, decided on evidence that held then. The new
+// process renews its epoch before it writes anything, so the proposal,
+// of the old epoch, can no longer apply, and the new epoch's leader
+// commits on its own in-sync set at once.
+func TestARestartedLeadersOldProposalNeverApplies(t *testing.T) {
 	r, _ := outOfSyncB(t)
 	mustFetch(t, r, "b", 3)
 	r.l.mu.Lock()
 	held := r.l.proposalLocked([]string{"a", "b", "c"}) // b acknowledged the committed 3
 	r.l.mu.Unlock()
-	_ = r.l.Close() // the process dies; its proposal is still in flight
-
-	l2, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: r.md, Clock: r.clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l2.begin(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	l2.Update(r.md.view())
-	r.l = l2
+	r.restart() // the process dies, its proposal still in flight
 	for range 2 {
 		if _, err := r.log.commit([]byte("after")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mustFetch(t, r, "c", 5)
-	if c := l2.Committed(); c != 3 {
-		t.Fatalf("the restarted leader committed to %d counting only [a c]; the old process's proposal may still add b, which holds 3", c)
+	if c := r.l.Committed(); c != 5 {
+		t.Fatalf("committed %d once c holds 5 in the renewed epoch, want 5", c)
 	}
-	if err := r.md.SetInSync(context.Background(), held); err != nil {
-		t.Fatalf("the old proposal, applying late: %v", err)
+	if err := r.md.SetInSync(context.Background(), held); err == nil {
+		t.Fatalf("the old epoch's proposal applied after the renewal: in sync %v", r.md.view().InSync)
 	}
-	l2.tick(context.Background()) // restates [a c] on a stale version: refused
-	l2.Update(r.md.view())
-	l2.tick(context.Background()) // restates [a b c]: applies, the doubt is over
-	l2.Update(r.md.view())
-	mustFetch(t, r, "b", 5)
-	mustFetch(t, r, "c", 5)
-	if c := l2.Committed(); c != 5 {
-		t.Fatalf("committed %d once b and c hold 5, want 5", c)
+	if in := r.md.view().InSync; !slices.Equal(in, []string{"a", "c"}) {
+		t.Fatalf("in sync %v after the renewal, want [a c]", in)
 	}
 }
 
 // A leader whose process restarted knows its committed point only from
 // the last checkpoint, which may be behind what the process before it
-// committed: a follower joins only holding the log's end as it was at
-// the start, not merely the checkpointed point.
-func TestLeaderAfterARestartAdmitsOnlyAtItsStartingEnd(t *testing.T) {
+// committed. Its renewed epoch starts at its end, and a follower joins
+// only holding that start: a copy on an empty new disk is neither
+// proposed nor admitted, though it holds the committed point as far as
+// the new process knows it.
+func TestARestartedLeaderAdmitsOnlyAtItsEpochStart(t *testing.T) {
 	r := newLeaderRig(t, 3) // 3 records, no checkpoint: committed 0 as far as it knows
+	r.restart()
+	rec := &recordingProposer{memMeta: r.md}
+	r.l.cfg.Proposer = rec
 	r.md.replaceDisk("b", diskOf("b", 1))
 	r.l.Update(r.md.view())
-	if _, err := r.l.HandleFetch(context.Background(), FetchRequest{Topic: "t", Incarnation: 1, Epoch: 1, Follower: "b",
+	v := r.md.view()
+	if _, err := r.l.HandleFetch(context.Background(), FetchRequest{Topic: v.Topic, Incarnation: v.Incarnation, Epoch: v.Epoch, Follower: "b",
 		DiskID: diskOf("b", 1), Offset: 0}); err != nil {
 		t.Fatal(err)
 	}
-	mustFetch(t, r, "c", 3)
 	for range 2 {
 		r.l.tick(context.Background())
 		r.l.Update(r.md.view())
 	}
 	if in := r.md.view().InSync; slices.Contains(in, "b") {
-		t.Fatalf("in sync %v: b's empty new disk admitted by a leader that held 3 records at its start", in)
+		t.Fatalf("in sync %v: b's empty new disk admitted in an epoch that starts at 3", in)
+	}
+	for _, c := range rec.proposed() {
+		if slices.Contains(c.InSync, "b") {
+			t.Fatalf("proposed adding b, which acknowledged %d, below the epoch's start 3: %+v", c.Acked["b"], c)
+		}
 	}
 }
 

@@ -36,7 +36,7 @@ type LeaderConfig struct {
 	// MaxWait bounds a fetch's long-poll, whatever the follower asks.
 	MaxWait time.Duration
 	// Tick is how often the in-sync set is checked (and a missing epoch
-	// start proposed again, at most once a second).
+	// start or renewal proposed again, at most once a second).
 	Tick time.Duration
 	// MaxRecords caps one fetch answer; MaxBytes too when the request
 	// names none.
@@ -102,16 +102,14 @@ type Leader struct {
 	pending []string
 	// uncertain are sets of failed proposals that may still apply; they
 	// join the computation until a later proposal succeeds.
-	uncertain      [][]string
-	startProposed  time.Time
+	uncertain [][]string
+	// renewing: this node began the view's epoch before (begin), so this
+	// Leader never becomes ready; it proposes the next epoch instead.
+	renewing bool
+	// proposedAt is when the epoch start (or renewal) was last proposed.
+	proposedAt     time.Time
 	checkpointed   uint64
 	checkpointedAt time.Time
-	// joinFloor is the log's end when this Leader was made: an earlier
-	// process of this node leading the same epoch may have committed up
-	// to it (the committed point restarts from a checkpoint, which may be
-	// behind), so a follower joins the in-sync set only holding that
-	// much (joinPointLocked).
-	joinFloor uint64
 	// lastChecked is the committed point at the last invariant check
 	// (race builds, invariants.go).
 	lastChecked uint64
@@ -156,14 +154,6 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	l := &Leader{cfg: cfg, clk: cfg.Clock, log: cfg.Log, view: cloneView(v), endCh: make(chan struct{}),
 		commitCh: make(chan struct{}), peers: map[string]*peer{}}
 	l.committed = l.log.HWM()
-	l.joinFloor = l.log.End()
-	// A process of this node that led this epoch before (and restarted)
-	// may have in-sync proposals still on their way to the metastore: any
-	// replica may yet be added. Until a proposal of this Leader's own
-	// applies — the first tick restates the view's set, and the version it
-	// raises fences every earlier proposal (meta.SetInSyncCmd) — the
-	// committed point is computed over every replica.
-	l.uncertain = [][]string{slices.Clone(v.Replicas)}
 	l.checkpointed = l.log.ReplicaState().Committed
 	l.syncPeersLocked(l.clk.Now())
 	l.checkInSyncLocked()
@@ -174,7 +164,10 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 // follower would (TruncationPoint), writes LastEpoch to replica.state,
 // proposes StartEpoch(epoch, End()) and runs the
 // in-sync checks on the clock until Close or ctx ends. The Leader becomes
-// ready when an Update carries its epoch start. It returns
+// ready when an Update carries its epoch start. A Leader of an epoch
+// this node began before (replica.state's LastEpoch is the epoch and its
+// start is recorded: the process restarted) never becomes ready: it
+// proposes RenewEpoch, and the next epoch's Leader takes over. It returns
 // ErrStateLost if the replica lost what it wrote in this epoch (the
 // Leader then never becomes ready).
 func (l *Leader) Start(ctx context.Context) error {
@@ -209,6 +202,17 @@ func (l *Leader) begin(ctx context.Context) error {
 		l.mu.Unlock()
 		return fmt.Errorf("replica: %s/%d epoch %d: %w", v.Topic, v.Partition, v.Epoch, ErrStateLost)
 	}
+	if recorded && st.LastEpoch == v.Epoch {
+		// This node began the epoch before, in an earlier process (or an
+		// earlier Leader of this one): it may have written in it, and a
+		// follower may hold records of it this log no longer has. It
+		// never writes in the epoch again; it asks for the next one
+		// (meta.RenewEpochCmd), whose start it records at its end.
+		l.renewing = true
+		l.mu.Unlock()
+		l.proposeNext(ctx)
+		return nil
+	}
 	if st.LastEpoch < v.Epoch {
 		// A new leader cuts its own log first, as a follower would: a
 		// replica that missed an epoch (its view went from e-2 to e while
@@ -227,18 +231,24 @@ func (l *Leader) begin(ctx context.Context) error {
 	l.checkReadyLocked()
 	l.mu.Unlock()
 	if !recorded {
-		l.proposeStart(ctx)
+		l.proposeNext(ctx)
 	}
 	return nil
 }
 
-func (l *Leader) proposeStart(ctx context.Context) {
+// proposeNext proposes what this not yet ready Leader waits for: its
+// epoch's start at its log end, or, when it renews, the next epoch.
+func (l *Leader) proposeNext(ctx context.Context) {
 	l.mu.Lock()
-	v, end := l.view, l.log.End()
-	l.startProposed = l.clk.Now()
+	v, end, renewing := l.view, l.log.End(), l.renewing
+	l.proposedAt = l.clk.Now()
 	l.mu.Unlock()
 	// A refusal (a start is recorded already, or the epoch moved on) is
 	// settled by the view: ready, or deposed.
+	if renewing {
+		_ = l.cfg.Proposer.RenewEpoch(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self)
+		return
+	}
 	_ = l.cfg.Proposer.StartEpoch(ctx, v.Topic, v.Partition, v.Epoch, l.cfg.Self, end)
 }
 
@@ -312,7 +322,7 @@ func (l *Leader) checkInSyncLocked() {
 }
 
 func (l *Leader) checkReadyLocked() {
-	if l.ready || l.stateErr != nil || l.ended != nil {
+	if l.ready || l.renewing || l.stateErr != nil || l.ended != nil {
 		return
 	}
 	s, ok := startOf(l.view.EpochStarts, l.view.Epoch)

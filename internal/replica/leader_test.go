@@ -25,7 +25,8 @@ func newLeaderRig(t testing.TB, records int) *leaderRig {
 	t.Helper()
 	r := &leaderRig{t: t, clk: clock.NewFake(time.Time{}), log: newMemLog()}
 	r.md = newMemMeta(modelNodes, func(string) bool { return true })
-	r.log.state.LastEpoch = 1 // written in epoch 1, as a leader writes
+	// The records are the partition's history from before it was
+	// replicated (LastEpoch 0): the rig's Leader begins epoch 1 afresh.
 	for i := range records {
 		if _, err := r.log.commit([]byte{byte(i)}); err != nil {
 			t.Fatal(err)
@@ -41,6 +42,37 @@ func newLeaderRig(t testing.TB, records int) *leaderRig {
 	l.Update(r.md.view())
 	r.l = l
 	return r
+}
+
+// restart is the leader's process dying and starting again: the new
+// Leader of the same epoch renews it, and the next epoch's Leader takes
+// over, ready at the log's end.
+func (r *leaderRig) restart() {
+	r.t.Helper()
+	_ = r.l.Close()
+	renewing, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: r.l.cfg.Proposer, Clock: r.clk})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := renewing.begin(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	renewing.Update(r.md.view())
+	if err := renewing.Writable(); !errors.Is(err, ErrDeposed) {
+		r.t.Fatalf("the restarted Leader of the old epoch: Writable = %v, want ErrDeposed (renewed)", err)
+	}
+	l, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: r.l.cfg.Proposer, Clock: r.clk})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := l.begin(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	l.Update(r.md.view())
+	if err := l.Writable(); err != nil {
+		r.t.Fatalf("the renewed epoch's Leader: %v", err)
+	}
+	r.l = l
 }
 
 func (r *leaderRig) fetch(node string, off uint64) (FetchResponse, error) {
@@ -94,23 +126,102 @@ func TestLeaderIsReadyOnlyOnceItsEpochStartIsInTheView(t *testing.T) {
 		t.Fatalf("stats of a ready leader: %+v", s)
 	}
 
+	if _, err := log.commit([]byte("y")); err != nil { // written in epoch 2
+		t.Fatal(err)
+	}
+
 	// The process restarts within its epoch (its start is recorded and
-	// replica.state says it wrote in it): the new Leader is ready at once,
-	// and a closed one is not.
+	// replica.state says it wrote in it): the new Leader never writes in
+	// that epoch again, it renews it (the next epoch, same leader and
+	// in-sync set); the next epoch's Leader starts at its end. A closed
+	// Leader is not ready either.
 	_ = l.Close()
 	if s := l.Stats(); s.Ready {
 		t.Fatalf("stats of a closed leader: %+v", s)
 	}
-	l2, err := NewLeader(LeaderConfig{Self: "b", View: md.view(), Log: log, Proposer: md, Clock: clk})
+	before := md.view()
+	l2, err := NewLeader(LeaderConfig{Self: "b", View: before, Log: log, Proposer: md, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l2.begin(context.Background()); err != nil {
 		t.Fatalf("begin of a restarted leader at its own epoch: %v", err)
 	}
-	if err := l2.Writable(); err != nil {
-		t.Fatalf("Writable after a restart within the epoch = %v", err)
+	l2.Update(before)
+	if err := l2.Writable(); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("Writable after a restart within the epoch = %v, want ErrNotReady", err)
 	}
+	after := md.view()
+	if after.Epoch != 3 || after.Leader != "b" || !slices.Equal(after.InSync, before.InSync) {
+		t.Fatalf("view after the restarted leader's begin: %+v (before %+v), want epoch 3 led by b with the same in-sync set", after, before)
+	}
+	l2.Update(after)
+	if err := l2.Writable(); !errors.Is(err, ErrDeposed) {
+		t.Fatalf("Writable of the renewing Leader once the next epoch is in the view = %v, want ErrDeposed", err)
+	}
+	l3, err := NewLeader(LeaderConfig{Self: "b", View: after, Log: log, Proposer: md, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l3.begin(context.Background()); err != nil {
+		t.Fatalf("begin of the renewed epoch's leader: %v", err)
+	}
+	if s, ok := startOf(md.view().EpochStarts, 3); !ok || s.Offset != 4 {
+		t.Fatalf("epoch starts %v: want {3 4}", md.view().EpochStarts)
+	}
+	l3.Update(md.view())
+	if err := l3.Writable(); err != nil {
+		t.Fatalf("Writable of the renewed epoch's leader = %v", err)
+	}
+}
+
+// A renewal that is lost is proposed again on the tick, at most once a
+// second, until the next epoch is in the view.
+func TestLeaderProposesItsRenewalAgain(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	md := newMemMeta(modelNodes, func(string) bool { return true })
+	log := newMemLog()
+	log.state.LastEpoch = 1 // a leads epoch 1 and wrote in it before a restart
+	if _, err := log.commit([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	lossy := &losingProposer{memMeta: md, lose: 2}
+	l, err := NewLeader(LeaderConfig{Self: "a", View: md.view(), Log: log, Proposer: lossy, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(500 * time.Millisecond)
+	l.tick(context.Background()) // too soon: not proposed again
+	if lossy.renewals != 1 || md.view().Epoch != 1 {
+		t.Fatalf("after half a second: %d renewals proposed, epoch %d; want 1 and 1", lossy.renewals, md.view().Epoch)
+	}
+	for range 2 {
+		clk.Advance(time.Second)
+		l.tick(context.Background())
+	}
+	if lossy.renewals != 3 || md.view().Epoch != 2 || md.view().Leader != "a" {
+		t.Fatalf("after two more ticks: %d renewals proposed, view %+v; want 3, epoch 2 led by a", lossy.renewals, md.view())
+	}
+	if err := l.Writable(); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("Writable of a renewing Leader = %v, want ErrNotReady", err)
+	}
+}
+
+// losingProposer loses the first lose renewals it is given.
+type losingProposer struct {
+	*memMeta
+	lose, renewals int
+}
+
+func (p *losingProposer) RenewEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string) error {
+	p.renewals++
+	if p.renewals <= p.lose {
+		return errRefused
+	}
+	return p.memMeta.RenewEpoch(ctx, topic, partition, epoch, leader)
 }
 
 // A leader whose start is recorded but whose replica.state never saw the

@@ -12,7 +12,7 @@ import (
 
 // memMeta is one partition's placement in a metastore. SetInSync applies
 // meta's own rule (meta.SetInSyncCmd.Apply) against the disks recorded
-// here; StartEpoch once per epoch by its leader; ElectLeader only of a
+// here; StartEpoch once per epoch by its leader; RenewEpoch by meta.RenewEpochCmd.Apply; ElectLeader only of a
 // live in-sync member (epoch+1, the old leader leaves the in-sync set);
 // replaceDisk records a node's new disk and takes it out of the in-sync
 // set, even below a majority (meta.ReplaceDisk, which the controller
@@ -24,6 +24,7 @@ type memMeta struct {
 	alive     func(string) bool
 	disks     map[string]string // recorded disk ids (meta.Member.DiskID)
 	maxStarts int
+	renewals  int // epochs a leader renewed (RenewEpoch), to see the model reach them
 	// breakage switches, for seeing the property fail (never set in the
 	// suite)
 	electOutOfSync, ignoreDisks, keepReplacedInSync bool
@@ -84,6 +85,21 @@ func (m *memMeta) StartEpoch(_ context.Context, topic string, partition int, epo
 	if len(m.a.EpochStarts) > m.maxStarts {
 		m.a.EpochStarts = slices.Clone(m.a.EpochStarts[len(m.a.EpochStarts)-m.maxStarts:])
 	}
+	return nil
+}
+
+func (m *memMeta) RenewEpoch(_ context.Context, topic string, partition int, epoch uint64, leader string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if topic != m.a.Topic || partition != m.a.Partition {
+		return errRefused
+	}
+	next, err := meta.RenewEpochCmd{Topic: topic, Partition: partition, Epoch: epoch, Leader: leader}.Apply(m.a)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errRefused, err)
+	}
+	m.a = next
+	m.renewals++
 	return nil
 }
 

@@ -45,6 +45,10 @@ func (p modelProposer) SetInSync(ctx context.Context, c meta.SetInSyncCmd) error
 	return m.meta.SetInSync(ctx, c)
 }
 
+func (p modelProposer) RenewEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string) error {
+	return p.m.meta.RenewEpoch(ctx, topic, partition, epoch, leader)
+}
+
 func (p modelProposer) StartEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string, offset uint64) error {
 	return p.m.meta.StartEpoch(ctx, topic, partition, epoch, leader, offset)
 }

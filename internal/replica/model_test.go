@@ -33,20 +33,22 @@ import (
 //   - every in-sync member's log agrees with the leader's below the
 //     leader's committed point.
 func TestModelNoAcknowledgedRecordIsLost(t *testing.T) {
-	var acks, elections, wipes, truncations int
+	var acks, elections, renewals, wipes, truncations int
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newModel(rt)
 		m.run(rt, 150)
 		acks, elections, wipes = acks+m.acks, elections+m.elections, wipes+m.wipes
+		renewals += m.meta.renewals
 		for _, n := range m.nodes {
 			truncations += n.log.cuts
 		}
 	})
 	// The runs must get somewhere, or a rule that makes the engine do
 	// nothing would pass vacuously.
-	t.Logf("over all runs: %d acknowledged, %d elections, %d wipes, %d cuts", acks, elections, wipes, truncations)
-	if acks == 0 || elections == 0 || wipes == 0 || truncations == 0 {
-		t.Fatalf("the model made no progress: %d acknowledged, %d elections, %d wipes, %d cuts", acks, elections, wipes, truncations)
+	t.Logf("over all runs: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts", acks, elections, renewals, wipes, truncations)
+	if acks == 0 || elections == 0 || renewals == 0 || wipes == 0 || truncations == 0 {
+		t.Fatalf("the model made no progress: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts",
+			acks, elections, renewals, wipes, truncations)
 	}
 }
 

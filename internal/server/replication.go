@@ -80,7 +80,8 @@ func (r replication) NewFollower(l replica.Log, v replica.View, onFrontier func(
 }
 
 // proposeBound bounds one replication proposal. The leader proposes its
-// epoch start once at Start and again each second until it is recorded,
+// epoch start (or renewal) once at Start and again each second until it
+// is recorded,
 // so a proposal that cannot finish (forwarded to a metastore leader that
 // just died) must give up soon, or the retry — and the takeover — waits
 // for the forward's own long timeout.
@@ -98,6 +99,16 @@ func (p boundedProposer) SetInSync(ctx context.Context, c meta.SetInSyncCmd) err
 	if err != nil {
 		p.log.Warn("in-sync change not recorded; the leader decides again on its next view", "topic", c.Topic, "partition", c.Partition,
 			"epoch", c.Epoch, "in_sync", c.InSync, "from", c.From, "err", err)
+	}
+	return err
+}
+
+func (p boundedProposer) RenewEpoch(ctx context.Context, topic string, partition int, epoch uint64, leader string) error {
+	ctx, cancel := context.WithTimeout(ctx, proposeBound)
+	defer cancel()
+	err := p.ms.RenewEpoch(ctx, topic, partition, epoch, leader)
+	if err != nil {
+		p.log.Warn("epoch renewal not recorded; the leader proposes it again", "topic", topic, "partition", partition, "epoch", epoch, "err", err)
 	}
 	return err
 }
