@@ -13,7 +13,14 @@ import (
 // to readers only when Release says a quorum has them.
 type Log interface {
 	// End is the local durable end: one past the last record fsynced here.
+	// It is this replica's own acknowledgement: the committed point never
+	// passes a leader's End.
 	End() uint64
+	// Written is one past the last record written here, durable or not:
+	// Written() >= End(). A crash may take back the records between them;
+	// a follower's Append makes its records durable at once (End ==
+	// Written), a leader's own commit may be read (ReadTo) before it is.
+	Written() uint64
 	// HWM is the visible high watermark (the committed point as this
 	// replica last learned it); HWM() <= End().
 	HWM() uint64
@@ -27,9 +34,10 @@ type Log interface {
 	// changes nothing) when off < HWM().
 	TruncateTo(off uint64) error
 	// ReadTo reads committed and uncommitted records from `from` up to
-	// End() (what a follower fetches), within the caps.
+	// Written() (what a follower fetches), within the caps.
 	ReadTo(from uint64, maxRecords, maxBytes int) ([]storage.Record, error)
-	// EndNotify is closed when End() next moves (a fetch long-poll).
+	// EndNotify is closed when Written() or End() next moves (a fetch
+	// long-poll).
 	EndNotify() <-chan struct{}
 	// ReplicaState and SaveReplicaState are the replica's own small file
 	// (storage: replica.state): the last epoch it wrote records in and a

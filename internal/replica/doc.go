@@ -7,7 +7,10 @@
 // follow by fetching from it (a pull, so catching up after a restart, a
 // long outage or an empty disk is the same loop as keeping up). A
 // follower's fetch from offset o says "everything below o is durable
-// here", so the leader learns acknowledgements from fetches alone.
+// here", so the leader learns acknowledgements from fetches alone. The
+// leader serves what it has written (Log.Written), durable here or not
+// yet; its own acknowledgement is its durable end (Log.End), counted as
+// any follower's.
 //
 // Invariants:
 //   - acknowledged means committed: a record is acknowledged (its commit

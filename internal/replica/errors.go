@@ -25,9 +25,9 @@ var (
 	// ErrNotReplica: the fetching node is not one of the partition's
 	// replicas (or is the leader itself).
 	ErrNotReplica = errors.New("replica: node is not a follower of this partition")
-	// ErrOffsetAhead: a follower fetched past the leader's end in the
-	// leader's own epoch. A follower holds only records the leader gave
-	// it, so the leader lost records: it stops writing (ErrStateLost).
+	// ErrOffsetAhead: a follower fetched past what the leader has written,
+	// in the leader's own epoch. A follower holds only records the leader
+	// gave it, so the leader lost records: it stops writing (ErrStateLost).
 	ErrOffsetAhead = errors.New("replica: fetch offset past the leader's end")
 	// ErrStateLost: this replica's log or replica.state is behind what it
 	// recorded in the metastore itself (its EpochStart is past its end, or

@@ -15,8 +15,8 @@ import (
 // Refused, changing nothing: another epoch (*EpochError, ErrStaleEpoch),
 // another partition (ErrWrongPartition), a node that is not a follower
 // here (ErrNotReplica), before the epoch start is recorded (ErrNotReady),
-// after the leadership ended (ErrDeposed), an offset past the leader's end
-// (ErrOffsetAhead).
+// after the leadership ended (ErrDeposed), an offset past what the leader
+// has written (ErrOffsetAhead).
 func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchResponse, error) {
 	l.mu.Lock()
 	v := l.view
@@ -84,10 +84,14 @@ func (l *Leader) admitLocked(req FetchRequest) error {
 	if err := l.writableLocked(); err != nil {
 		return err
 	}
-	if req.Offset > l.log.End() {
+	if req.Offset > l.log.Written() {
 		// In the leader's own epoch a follower holds only records this
-		// leader gave it, durable here first: the leader lost records (a
+		// leader wrote, in this process (a leader never resumes an epoch
+		// after a restart, begin): the leader lost records it wrote (a
 		// replaced disk). It stops writing; another replica must lead.
+		// Past End() and up to Written() is a follower that copied what
+		// the leader has not made durable yet: its acknowledgement counts,
+		// the leader's own End() bounds the committed point.
 		l.stateErr = ErrStateLost
 		return ErrOffsetAhead
 	}

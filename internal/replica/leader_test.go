@@ -465,3 +465,42 @@ func TestLeaderStartAndClose(t *testing.T) {
 		t.Fatalf("WaitCommitted after Close = %v", err)
 	}
 }
+
+// Followers may copy what the leader has written before its own fsync
+// ends: a fetch past the leader's durable end and within what it wrote is
+// an acknowledgement like any other, but the committed point waits for
+// the leader's own durable end. A fetch past what it wrote means the
+// leader lost records: it stops (ErrStateLost).
+func TestLeaderCountsFollowersAheadOfItsOwnSync(t *testing.T) {
+	r := newLeaderRig(t, 2)
+	r.log.lazy = true
+	for range 3 {
+		if _, err := r.log.commit([]byte("w")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e, w := r.log.End(), r.log.Written(); e != 2 || w != 5 {
+		t.Fatalf("rig: durable end %d, written %d; want 2 and 5", e, w)
+	}
+	resp, err := r.fetch("b", 2)
+	if err != nil || len(resp.Records) != 3 || resp.Records[0].Offset != 2 {
+		t.Fatalf("fetch from the durable end: %d records from %v, %v; want the 3 written", len(resp.Records), resp.Records, err)
+	}
+	for _, n := range []string{"b", "c"} {
+		mustFetch(t, r, n, 5)
+	}
+	if c := r.l.Committed(); c != 2 {
+		t.Fatalf("committed %d with both followers at 5 and the leader durable to 2, want 2", c)
+	}
+	r.log.flush()
+	mustFetch(t, r, "b", 5)
+	if c := r.l.Committed(); c != 5 {
+		t.Fatalf("committed %d once the leader's own records are durable, want 5", c)
+	}
+	if _, err := r.fetch("c", 6); !errors.Is(err, ErrOffsetAhead) {
+		t.Fatalf("fetch past what the leader wrote = %v, want ErrOffsetAhead", err)
+	}
+	if err := r.l.Writable(); !errors.Is(err, ErrStateLost) {
+		t.Fatalf("Writable after a fetch past what it wrote = %v, want ErrStateLost", err)
+	}
+}

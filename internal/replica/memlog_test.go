@@ -10,14 +10,19 @@ import (
 )
 
 // memLog is a held log in memory, faithful to the Log contract: every
-// Append and commit is durable on return (a crash keeps them), the
-// visible high watermark never passes the end nor moves down while open,
+// Append is durable on return; a commit (the leader's own write) is
+// durable on return too, unless the log is lazy: then it is written,
+// readable by ReadTo, and durable only once flushed (the fsync of its
+// group commit), and a crash takes back what was not; the visible
+// high watermark never passes the durable end nor moves down while open,
 // TruncateTo refuses below it and changes nothing, and a reopen after a
 // crash starts the watermark at the replica.state checkpoint (what
 // storage's recovery of held logs does).
 type memLog struct {
 	mu     sync.Mutex
 	recs   []storage.Record
+	synced uint64 // End: recs below it are durable
+	lazy   bool   // commits wait for flush to be durable
 	hwm    uint64
 	state  storage.ReplicaState
 	notify chan struct{}
@@ -63,7 +68,30 @@ func newMemLog() *memLog { return &memLog{notify: make(chan struct{})} }
 func (m *memLog) End() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.synced
+}
+
+func (m *memLog) Written() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return uint64(len(m.recs))
+}
+
+// flush makes every written record durable: a commit's fsync ending.
+func (m *memLog) flush() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := uint64(len(m.recs)); n > m.synced {
+		m.synced = n
+		m.movedLocked()
+	}
+}
+
+// unsynced reports whether records are written and not yet durable.
+func (m *memLog) unsynced() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return uint64(len(m.recs)) > m.synced
 }
 
 func (m *memLog) HWM() uint64 {
@@ -75,7 +103,7 @@ func (m *memLog) HWM() uint64 {
 func (m *memLog) Release(upTo uint64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if hw := min(upTo, uint64(len(m.recs))); hw > m.hwm {
+	if hw := min(upTo, m.synced); hw > m.hwm {
 		m.hwm = hw
 	}
 	return nil
@@ -96,14 +124,15 @@ func (m *memLog) Append(recs []storage.Record) error {
 		r.Payload = slices.Clone(r.Payload)
 		m.recs = append(m.recs, r)
 	}
+	m.synced = uint64(len(m.recs))
 	if len(recs) > 0 {
 		m.movedLocked()
 	}
 	return nil
 }
 
-// commit is the leader's own write (storage's held commit): durable,
-// not visible.
+// commit is the leader's own write (storage's held commit): readable by
+// a fetch, not visible; durable, or on a lazy log only once flushed.
 func (m *memLog) commit(payload []byte) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -113,6 +142,9 @@ func (m *memLog) commit(payload []byte) (uint64, error) {
 	m.clock++
 	off := uint64(len(m.recs))
 	m.recs = append(m.recs, storage.Record{Offset: off, Payload: slices.Clone(payload), CommittedAt: m.clock})
+	if !m.lazy {
+		m.synced = uint64(len(m.recs))
+	}
 	m.movedLocked()
 	return off, nil
 }
@@ -128,6 +160,7 @@ func (m *memLog) TruncateTo(off uint64) error {
 			return err
 		}
 		m.recs = m.recs[:off]
+		m.synced = min(m.synced, off)
 		m.cuts++
 		m.movedLocked()
 	}
@@ -180,12 +213,14 @@ func (m *memLog) SaveReplicaState(s storage.ReplicaState) error {
 	return nil
 }
 
-// crash is a SIGKILL and reopen: the durable records and state stay, the
-// watermark restarts at the checkpoint.
+// crash is the machine failing and the log reopening: the durable
+// records and state stay, what was only written is gone, the watermark
+// restarts at the checkpoint.
 func (m *memLog) crash() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.hwm = min(m.state.Committed, uint64(len(m.recs)))
+	m.recs = m.recs[:m.synced]
+	m.hwm = min(m.state.Committed, m.synced)
 	m.dying = false
 }
 
@@ -193,15 +228,15 @@ func (m *memLog) crash() {
 func (m *memLog) wipe() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.recs, m.hwm, m.state = nil, 0, storage.ReplicaState{}
+	m.recs, m.synced, m.hwm, m.state = nil, 0, 0, storage.ReplicaState{}
 	m.movedLocked()
 }
 
-// at returns the payload at off, if the log holds it.
+// at returns the payload at off, if the log holds it durably.
 func (m *memLog) at(off uint64) ([]byte, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if off >= uint64(len(m.recs)) {
+	if off >= m.synced {
 		return nil, false
 	}
 	return m.recs[off].Payload, true

@@ -19,8 +19,10 @@ import (
 // and Follower under test are the real ones; the model calls their
 // single steps (Follower.prepare and apply around a fetch, Leader.begin
 // and tick) where Run and Start would loop, so every interleaving is the
-// test's choice and a failing seed replays. Failures include what a
-// crash does in the middle of a step (crashMidFetch: the process dies
+// test's choice and a failing seed replays. A leader's own commits are
+// written before they are durable (flush), and followers may copy them
+// in between; a crash takes back what was only written. Failures
+// include what a crash does in the middle of a step (crashMidFetch: the process dies
 // between the durable writes of one fetch answer) and in-sync proposals
 // whose answer was lost, applied or still to apply (modelProposer).
 //
@@ -33,22 +35,23 @@ import (
 //   - every in-sync member's log agrees with the leader's below the
 //     leader's committed point.
 func TestModelNoAcknowledgedRecordIsLost(t *testing.T) {
-	var acks, elections, renewals, wipes, truncations int
+	var acks, elections, renewals, wipes, truncations, early int
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newModel(rt)
 		m.run(rt, 150)
 		acks, elections, wipes = acks+m.acks, elections+m.elections, wipes+m.wipes
-		renewals += m.meta.renewals
+		renewals, early = renewals+m.meta.renewals, early+m.early
 		for _, n := range m.nodes {
 			truncations += n.log.cuts
 		}
 	})
 	// The runs must get somewhere, or a rule that makes the engine do
 	// nothing would pass vacuously.
-	t.Logf("over all runs: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts", acks, elections, renewals, wipes, truncations)
-	if acks == 0 || elections == 0 || renewals == 0 || wipes == 0 || truncations == 0 {
-		t.Fatalf("the model made no progress: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts",
-			acks, elections, renewals, wipes, truncations)
+	t.Logf("over all runs: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts, %d fetches of records not yet durable on the leader",
+		acks, elections, renewals, wipes, truncations, early)
+	if acks == 0 || elections == 0 || renewals == 0 || wipes == 0 || truncations == 0 || early == 0 {
+		t.Fatalf("the model made no progress: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts, %d early fetches",
+			acks, elections, renewals, wipes, truncations, early)
 	}
 }
 
@@ -100,7 +103,7 @@ type model struct {
 	// they failed (modelProposer).
 	held []heldProposal
 	// counters, to see that the model gets somewhere
-	acks, elections, wipes int
+	acks, elections, wipes, early int
 }
 
 var errUnreachable = errors.New("model: no leader there")
@@ -109,7 +112,9 @@ func newModel(t *rapid.T) *model {
 	m := &model{t: t, clk: clock.NewFake(time.Time{}), nodes: map[string]*modelNode{},
 		acked: map[uint64][]byte{}, seen: map[uint64][]byte{}, lost: map[string]bool{}}
 	for _, id := range modelNodes {
-		m.nodes[id] = &modelNode{id: id, log: newMemLog(), alive: true}
+		log := newMemLog()
+		log.lazy = true
+		m.nodes[id] = &modelNode{id: id, log: log, alive: true}
 	}
 	m.meta = newMemMeta(modelNodes, func(id string) bool { return m.nodes[id].alive })
 	for _, id := range modelNodes {
@@ -130,6 +135,9 @@ func (m *model) actions() []weighted {
 	alive := func(n *modelNode) bool { return n.alive }
 	return []weighted{
 		{"produce", 5, m.produce},
+		{"flush", 4, func(t *rapid.T) {
+			m.flush(m.pick(t, "flushed", func(n *modelNode) bool { return n.alive && n.log.unsynced() }))
+		}},
 		{"pump", 5, m.pump},
 		{"send", 2, m.send},
 		{"deliver", 3, m.deliver},
@@ -234,7 +242,11 @@ func (m *model) deliverAt(t *rapid.T, i int) {
 		to := m.nodes[msg.to]
 		ans := modelMsg{response: true, from: msg.to, to: msg.from, gen: msg.gen, req: msg.req, err: errUnreachable}
 		if to.alive && to.leader != nil {
+			durable := to.log.End()
 			ans.resp, ans.err = to.leader.HandleFetch(context.Background(), msg.req)
+			if k := len(ans.resp.Records); k > 0 && ans.resp.Records[k-1].Offset >= durable {
+				m.early++ // records the leader has not made durable yet
+			}
 		}
 		if to.alive || rapid.Bool().Draw(t, "answerFromDead") {
 			m.net = append(m.net, ans)
@@ -250,10 +262,17 @@ func (m *model) deliverAt(t *rapid.T, i int) {
 }
 
 // pump is the network running freely for a while: every follower
-// fetches and every message is delivered, in order, a few rounds over.
+// fetches and every message is delivered, in order, a few rounds over;
+// a leader's writes become durable in some rounds, before its followers
+// fetch, and not in others.
 func (m *model) pump(t *rapid.T) {
 	rounds := rapid.IntRange(1, 3).Draw(t, "rounds")
 	for range rounds {
+		if rapid.Bool().Draw(t, "flushFirst") {
+			for _, id := range modelNodes {
+				m.flush(m.nodes[id])
+			}
+		}
 		for _, id := range modelNodes {
 			n := m.nodes[id]
 			if !n.alive || n.follower == nil {
@@ -323,6 +342,10 @@ func (m *model) sync(n *modelNode) {
 		if n.leader.Writable() == ErrDeposed {
 			_ = n.leader.Close()
 			n.leader = nil
+			// Its commits' fsyncs end (a failed one is a crash of the
+			// log: the crash action): a follower's log is durable to
+			// its written end.
+			n.log.flush()
 		}
 	}
 	if n.follower != nil {
@@ -358,6 +381,14 @@ func (m *model) sync(n *modelNode) {
 	}
 	n.leader = l
 	l.Update(m.meta.view()) // its own start, if it was just recorded
+}
+
+// flush is the fsync of n's written records ending.
+func (m *model) flush(n *modelNode) {
+	if n == nil || !n.alive {
+		return
+	}
+	n.log.flush()
 }
 
 func (m *model) crash(n *modelNode) {

@@ -49,6 +49,11 @@ func (l *Log) End() uint64 {
 	return l.end
 }
 
+// Written is one past the last record written here, durable or not
+// (replica.Log): a held log publishes a commit's records to ReadTo only
+// once they are durable, so it is End.
+func (l *Log) Written() uint64 { return l.End() }
+
 // Release moves the visible high watermark of a held log up to
 // min(upTo, End()) and wakes readers (Notify); it never moves it down. On
 // a log that is not held it does nothing and returns nil: there the HWM is
