@@ -36,8 +36,9 @@ type Log interface {
 	// ReadTo reads committed and uncommitted records from `from` up to
 	// Written() (what a follower fetches), within the caps.
 	ReadTo(from uint64, maxRecords, maxBytes int) ([]storage.Record, error)
-	// EndNotify is closed when Written() or End() next moves (a fetch
-	// long-poll).
+	// EndNotify is closed when Written() next moves (a fetch long-poll).
+	// End() catching up with it wakes nothing: a leader takes its own
+	// acknowledgement when a producer waits (Leader.WaitCommitted).
 	EndNotify() <-chan struct{}
 	// ReplicaState and SaveReplicaState are the replica's own small file
 	// (storage: replica.state): the last epoch it wrote records in and a

@@ -362,6 +362,13 @@ func (l *Leader) writableLocked() error {
 // not acknowledged), ErrNotReady before the epoch start is recorded, or
 // ctx's error.
 func (l *Leader) WaitCommitted(ctx context.Context, last uint64) error {
+	// The caller's commit returned: its records are durable here, and the
+	// leader's own acknowledgement (its End) moved, which no follower's
+	// fetch reports when the followers copied them first.
+	l.mu.Lock()
+	l.advanceLocked()
+	l.checkLocked()
+	l.mu.Unlock()
 	for {
 		l.mu.Lock()
 		if l.committed > last {

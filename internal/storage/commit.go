@@ -134,10 +134,22 @@ func (l *Log) commitGroup(group []*commitReq) {
 			return nil
 		}
 		pos := active.size
-		if err := l.writeVerified(active, buf, pos, len(pending), sync); err != nil {
+		// A held log's commit is written, verified and published to ReadTo
+		// (Written) before its fdatasync, so that followers copy it while
+		// the leader syncs; its callers are answered, and End moves, only
+		// once the sync is done (syncActiveLocked; a failure fences the
+		// log as for lazy frames readers saw).
+		early := l.opts.Held && sync
+		if err := l.writeVerified(active, buf, pos, len(pending), sync && !early); err != nil {
 			return err
 		}
-		l.publish(active, pos, buf, pending, stamps, sync)
+		l.publish(active, pos, buf, pending, stamps, sync && !early)
+		if early {
+			if err := l.syncActiveLocked(active); err != nil {
+				return err
+			}
+		}
+		l.answer(pending, stamps)
 		for o, s := range applied {
 			l.applied[o] = max(l.applied[o], s)
 		}
@@ -196,9 +208,11 @@ func (l *Log) commitGroup(group []*commitReq) {
 	l.group = buf[:0]
 }
 
-// publish makes a verified flush visible: index, sizes, HWM, floor, record
-// stamps; then the waiters wake. synced: the flush was fdatasynced, which
-// made every lazy frame before it durable too. Called under commitMu.
+// publish makes a verified flush visible: index, sizes, HWM (on a held
+// log the written end: Release moves the HWM), floor; then the waiters
+// wake. synced: the flush was fdatasynced, which made every lazy frame
+// before it durable too. The callers are answered apart (answer). Called
+// under commitMu.
 func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq, stamps []int64, synced bool) {
 	l.mu.Lock()
 	prevEnd, prevHWM, segEnd, idx0 := l.end, l.hwm, active.end, indexLen(active)
@@ -227,16 +241,21 @@ func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq,
 		l.flushed.Store(active.end)
 	}
 	l.floor = stamps[len(stamps)-1]
+	if l.opts.Held {
+		l.endNote.Fire() // readers wait for Release
+	} else {
+		l.notify.Fire()
+	}
+}
+
+// answer gives a published flush's callers their records' offsets and
+// commit times. Called under commitMu.
+func (l *Log) answer(reqs []*commitReq, stamps []int64) {
 	for i, r := range reqs {
 		for j := range r.recs {
 			r.recs[j].Offset, r.recs[j].CommittedAt = r.base+uint64(j), stamps[i]
 		}
 		close(r.done)
-	}
-	if l.opts.Held {
-		l.endNote.Fire() // readers wait for Release
-	} else {
-		l.notify.Fire()
 	}
 }
 

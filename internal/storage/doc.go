@@ -20,8 +20,9 @@
 // commit times) are synchronous — fsynced, read back and verified — and
 // move End, the local durable end, but not the HWM readers see (Read,
 // Notify, consume, replay, fan-out); Release moves the HWM up to the
-// committed point a quorum holds, never down. ReadTo reads up to End for a
-// follower's fetch. TruncateTo cuts a never-committed tail (never below the
+// committed point a quorum holds, never down. A commit's frames are
+// published to ReadTo (Written, a follower's fetch) once written and
+// verified, before its fdatasync ends; End follows when it does. TruncateTo cuts a never-committed tail (never below the
 // HWM); truncate.go says why each of its steps leaves a directory that
 // reopens consistent, the hwm file's claim lowered first. A held log
 // reopens with its HWM at min(replica.state's committed checkpoint, End),

@@ -15,9 +15,11 @@ import (
 //	Release never passes End.
 //
 // End is the local durable end (every record below it was fsynced and
-// verified here); ReadTo reads up to it, for a follower's fetch; EndNotify
-// wakes whoever waits for it to move. On a log that is not held, End ==
-// HWM, Release does nothing and EndNotify is Notify.
+// verified here), Written the written end (verified, its fdatasync maybe
+// still running: a commit publishes there first); ReadTo reads up to
+// Written, for a follower's fetch; EndNotify wakes whoever waits for
+// Written to move. On a log that is not held, End == Written == HWM,
+// Release does nothing and EndNotify is Notify.
 
 var (
 	// ErrNotHeld refuses replication's writes (Append, SaveReplicaState)
@@ -42,17 +44,28 @@ func (e *GapError) Error() string {
 }
 
 // End is the local durable end: one past the last record fsynced and
-// verified here. HWM() <= End().
+// verified here. HWM() <= End() <= Written(). On a log that is not held
+// it is the end (lazy commits included: the HWM).
 func (l *Log) End() uint64 {
+	if l.opts.Held {
+		return l.flushed.Load()
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.end
 }
 
-// Written is one past the last record written here, durable or not
-// (replica.Log): a held log publishes a commit's records to ReadTo only
-// once they are durable, so it is End.
-func (l *Log) Written() uint64 { return l.End() }
+// Written is one past the last record written and verified here, durable
+// or not yet (replica.Log): a held log's commit publishes its records to
+// ReadTo before its fdatasync ends, so that followers copy them
+// meanwhile. A crash of the machine may take back the records between
+// End and Written; those were never acknowledged (the committed point
+// never passes the leader's End).
+func (l *Log) Written() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.end
+}
 
 // Release moves the visible high watermark of a held log up to
 // min(upTo, End()) and wakes readers (Notify); it never moves it down. On
@@ -67,7 +80,7 @@ func (l *Log) Release(upTo uint64) error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	to := min(upTo, l.end)
+	to := min(upTo, l.flushed.Load())
 	moved := to > l.hwm
 	if moved {
 		l.hwm = to
@@ -79,13 +92,14 @@ func (l *Log) Release(upTo uint64) error {
 	return nil
 }
 
-// EndNotify returns a channel closed when End next moves (a commit, an
-// Append, a truncation) or the log closes. Take it before re-checking
-// End, then block on it. On a log that is not held it is Notify.
+// EndNotify returns a channel closed when Written next moves (a commit's
+// publish, before its fdatasync; an Append; a truncation) or the log
+// closes. Take it before re-checking, then block on it. On a log that is
+// not held it is Notify.
 func (l *Log) EndNotify() <-chan struct{} { return l.endNote.Wait() }
 
-// ReadTo reads records from `from` up to End() — released or not: what a
-// follower fetches — at most maxRecords and maxBytes of keys and payloads
+// ReadTo reads records from `from` up to Written() — released or not,
+// durable here or not yet: what a follower fetches — at most maxRecords and maxBytes of keys and payloads
 // (at least one record when one is readable). Frames are verified as by
 // Read; an unreadable first record is a *GapError (counted and logged as a
 // skip once, as Read does), and records before damage are returned
