@@ -23,7 +23,10 @@ import (
 //     node was restarted with storage.skip_corrupt.
 //   - A fenced log (an fdatasync or read-back failed) keeps serving reads;
 //     its commits answer 503, and the next use after the retry interval
-//     runs its Recover, so a full disk heals without a restart.
+//     runs its Recover, so a full disk heals without a restart. A
+//     replicated leader's log whose sync failed after followers could copy
+//     the records (storage.Log.LostPublished) refuses Recover; its role
+//     reopens it instead (Roles.reconcileReplicas).
 const (
 	openRetry    = time.Second
 	corruptRetry = 5 * time.Second

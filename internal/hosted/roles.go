@@ -239,13 +239,22 @@ func (r *Roles) reconcileReplicas() {
 		r.mu.Unlock()
 		return
 	}
-	var stop []*Role
+	var stop, reopen []*Role
 	var update []*Role
 	for k, h := range r.running {
 		v, ok := want[k]
 		switch {
 		case !ok || roleChanged(h, v, r.cfg.NodeID):
 			stop = append(stop, h)
+			delete(r.running, k)
+		case h.leader != nil && h.log.LostPublished():
+			// An fdatasync failed after the leader's followers could copy
+			// the records it covered: this log cannot vouch for them, and
+			// the leader must not write in its epoch again. Stop the role,
+			// reopen the log from what the disk holds (as a restart
+			// would), and start the role again: the new leader renews the
+			// epoch (replica.Leader.begin), its start at the reopened end.
+			reopen = append(reopen, h)
 			delete(r.running, k)
 		case !sameView(h.view, v):
 			h.view = v
@@ -255,6 +264,12 @@ func (r *Roles) reconcileReplicas() {
 	r.mu.Unlock()
 	for _, h := range stop {
 		r.stopReplica(h)
+	}
+	for _, h := range reopen {
+		r.stopReplica(h)
+		r.parts.ClosePartition(h.key.Topic, h.key.Partition)
+		r.cfg.Logger.Warn("replicated partition log lost records it had published to followers (a failed fdatasync); reopened, and its leadership renews the epoch",
+			"topic", h.key.Topic, "partition", h.key.Partition, "epoch", h.view.Epoch)
 	}
 	for _, h := range update {
 		if h.leader != nil {

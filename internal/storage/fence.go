@@ -117,6 +117,17 @@ func cutTail(s *segment, size int64) error {
 // Fenced reports whether the log refuses commits until Recover.
 func (l *Log) Fenced() bool { return l.fenced.Load() }
 
+// LostPublished reports whether a held log's fdatasync failed after its
+// commit was published to ReadTo: records past End may be gone from the
+// disk while followers copied them. Recover refuses such a log; its
+// replica role closes it, reopens it from what the disk holds and leads
+// a new epoch (package hosted, Roles).
+func (l *Log) LostPublished() bool {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	return l.opts.Held && l.lostLazy
+}
+
 // Recover lifts a fence: it drops whatever was not verified from the
 // fenced segment, makes that durable, and continues in a fresh segment
 // file named by the log's end. Every record below the end

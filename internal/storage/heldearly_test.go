@@ -114,8 +114,9 @@ func TestHeldCommitWhoseSyncFails(t *testing.T) {
 			t.Fatalf("lose %v: a commit whose fdatasync failed answered nil", lose)
 		}
 		fsys.Clear()
-		if e, w := l.End(), l.Written(); e != 2 || w != 4 || !l.Fenced() {
-			t.Fatalf("lose %v: after the failed sync end %d, written %d, fenced %v; want 2, 4, fenced", lose, e, w, l.Fenced())
+		if e, w := l.End(), l.Written(); e != 2 || w != 4 || !l.Fenced() || !l.LostPublished() {
+			t.Fatalf("lose %v: after the failed sync end %d, written %d, fenced %v, lost published %v; want 2, 4, fenced, lost",
+				lose, e, w, l.Fenced(), l.LostPublished())
 		}
 		if err := l.Release(4); err != nil || l.HWM() != 2 {
 			t.Fatalf("lose %v: Release(4) after the failed sync: %v, hwm %d; want 2", lose, err, l.HWM())
@@ -136,5 +137,26 @@ func TestHeldCommitWhoseSyncFails(t *testing.T) {
 			t.Fatalf("lose %v: reopened with end %d, want %d", lose, e, want)
 		}
 		r.Close()
+	}
+}
+
+// A held commit whose write fails is undone before anything is published:
+// the log holds what it held, and nothing published was lost.
+func TestHeldCommitWhoseWriteFailsLosesNothingPublished(t *testing.T) {
+	fsys := errorfs.New(vfs.Default)
+	l := openT(t, t.TempDir(), Options{Held: true, FS: fsys})
+	defer l.Close()
+	if err := l.Append(leaderRecs(0, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	fsys.Inject(errorfs.Rule{Ops: errorfs.OpWrite, Path: ".log", Times: 1, Err: syscall.ENOSPC})
+	if _, err := l.Commit(recs("c", 2, false)); err == nil {
+		t.Fatal("a commit whose write failed answered nil")
+	}
+	if e, w := l.End(), l.Written(); e != 2 || w != 2 || l.LostPublished() {
+		t.Fatalf("after the failed write: end %d, written %d, lost published %v; want 2, 2, false", e, w, l.LostPublished())
+	}
+	if _, err := l.Commit(recs("d", 1, false)); err != nil {
+		t.Fatalf("the next commit: %v", err)
 	}
 }

@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/narad-io/narad/internal/vfs/errorfs"
+)
+
+// A replicated leader's held log publishes a commit to its followers
+// before its fdatasync ends; when that sync fails and the pages are lost,
+// the log cannot vouch for records followers may hold. The produce fails,
+// the leader role stops, the log is reopened from what the disk holds
+// (the lost record is not there), and a new leader role takes over — the
+// real engine's renews the epoch, so followers cut what the old one
+// published. Produce works again with no restart of the node.
+func TestLeaderLogThatLostPublishedRecordsReopensUnderANewRole(t *testing.T) {
+	eng := &fakeEngine{}
+	n := newTestNode(t, Config{Replication: eng})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	old := eng.leader(0)
+	old.ready.Store(true)
+	produced := make(chan error, 1)
+	go func() {
+		_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("kept")}})
+		produced <- err
+	}()
+	waitFor(t, "the first record on the leader's disk", func() bool { return old.log.End() == 1 })
+	old.commitTo(1)
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+
+	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.EIO, LoseUnsynced: true})
+	_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("lost")}})
+	if err == nil {
+		t.Fatal("a produce whose fdatasync failed answered nil")
+	}
+	if w, e := old.log.Written(), old.log.End(); w != 2 || e != 1 {
+		t.Fatalf("after the failed sync: written %d, end %d; want 2 and 1", w, e)
+	}
+	waitFor(t, "a new leader role over the reopened log", func() bool { return eng.leader(1) != nil })
+	if !old.closed.Load() {
+		t.Fatal("the old leader role was not closed")
+	}
+	nl := eng.leader(1)
+	if nl.log == old.log {
+		t.Fatal("the new leader role runs over the same (fenced) log")
+	}
+	if w, e := nl.log.Written(), nl.log.End(); w != 1 || e != 1 {
+		t.Fatalf("reopened log: written %d, end %d; want 1 and 1 (the lost page gone)", w, e)
+	}
+	nl.ready.Store(true)
+	go func() {
+		_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("after")}})
+		produced <- err
+	}()
+	waitFor(t, "the next record on the reopened log", func() bool { return nl.log.End() == 2 })
+	nl.commitTo(2)
+	if err := <-produced; err != nil {
+		t.Fatalf("produce after the reopen: %v", err)
+	}
+	msgs, err := n.replay("r", 0, 0, 10)
+	if err != nil || len(msgs) != 2 || string(msgs[0].Payload) != "kept" || string(msgs[1].Payload) != "after" {
+		t.Fatalf("replay after the reopen: %d records, %v", len(msgs), err)
+	}
+}
