@@ -208,9 +208,9 @@ func (l *Log) commitGroup(group []*commitReq) {
 	l.group = buf[:0]
 }
 
-// publish makes a verified flush visible: index, sizes, HWM (on a held
-// log the written end: Release moves the HWM), floor; then the waiters
-// wake. synced: the flush was fdatasynced, which made every lazy frame
+// publish makes a verified flush visible: index, sizes, end and HWM (on a
+// held log the end only, its written end: Release moves the HWM), floor;
+// then the waiters wake. synced: the flush was fdatasynced, which made every lazy frame
 // before it durable too. The callers are answered apart (answer). Called
 // under commitMu.
 func (l *Log) publish(active *segment, pos int64, buf []byte, reqs []*commitReq, stamps []int64, synced bool) {
