@@ -123,9 +123,14 @@ func (l *Log) Fenced() bool { return l.fenced.Load() }
 // replica role closes it, reopens it from what the disk holds and leads
 // a new epoch (package hosted, Roles).
 func (l *Log) LostPublished() bool {
+	if !l.opts.Held || !l.fenced.Load() {
+		// The common answer without commitMu, which a commit holds for
+		// its fdatasync: the role manager asks every second.
+		return false
+	}
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
-	return l.opts.Held && l.lostLazy
+	return l.lostLazy
 }
 
 // Recover lifts a fence: it drops whatever was not verified from the
