@@ -24,8 +24,8 @@ func (f *leaderForwarder) Forward(ctx context.Context, _ Member, cmd []byte) err
 	return f.leader.ApplyForwarded(ctx, cmd)
 }
 
-// A partition leader that does not lead the metastore writes SetInSync
-// and StartEpoch through the metastore leader; the leader takes only
+// A partition leader that does not lead the metastore writes SetInSync,
+// StartEpoch and RenewEpoch through the metastore leader; the leader takes only
 // those commands that way, and never forwards again.
 func TestReplicationWritesGoThroughTheLeader(t *testing.T) {
 	ctx := testCtx(t)
@@ -48,11 +48,13 @@ func TestReplicationWritesGoThroughTheLeader(t *testing.T) {
 	if err := follower.StartEpoch(ctx, "r", 0, 1, "n2", 3); !errors.Is(err, ErrConflict) {
 		t.Fatalf("a second start of epoch 1 through the leader: %v, want ErrConflict", err)
 	}
-	if fw.calls != 2 {
-		t.Fatalf("%d forwards, want 2", fw.calls)
+	must(t, follower.RenewEpoch(ctx, "r", 0, 1, "n2"))
+	if fw.calls != 3 {
+		t.Fatalf("%d forwards, want 3", fw.calls)
 	}
-	if got := leader.Assignments("r")[0].InSync; !slices.Equal(got, []string{"n2", "n1"}) {
-		t.Fatalf("in sync on the leader %v", got)
+	got := leader.Assignments("r")[0]
+	if !slices.Equal(got.InSync, []string{"n2", "n1"}) || got.LeaderEpoch != 2 || got.Owner != "n2" {
+		t.Fatalf("on the leader: in sync %v, epoch %d led by %q; want [n2 n1], 2, n2", got.InSync, got.LeaderEpoch, got.Owner)
 	}
 	// Other writes are not taken that way; a follower never forwards on.
 	cmd, err := NewCommand(OpDeleteTopic, DeleteTopicCmd{Name: "r"})
@@ -65,7 +67,7 @@ func TestReplicationWritesGoThroughTheLeader(t *testing.T) {
 	if err := follower.ApplyForwarded(ctx, cmd.Encode()); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("a forwarded command on a follower: %v, want ErrNotLeader", err)
 	}
-	if fw.calls != 2 {
+	if fw.calls != 3 {
 		t.Fatalf("the follower forwarded a forwarded command")
 	}
 	must(t, follower.Close())
