@@ -21,16 +21,7 @@ func TestLeaderLogThatLostPublishedRecordsReopensUnderANewRole(t *testing.T) {
 	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
 	old := eng.leader(0)
 	old.ready.Store(true)
-	produced := make(chan error, 1)
-	go func() {
-		_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("kept")}})
-		produced <- err
-	}()
-	waitFor(t, "the first record on the leader's disk", func() bool { return old.log.End() == 1 })
-	old.commitTo(1)
-	if err := <-produced; err != nil {
-		t.Fatal(err)
-	}
+	produceCommitted(t, n, old, "kept", 1)
 
 	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.EIO, LoseUnsynced: true})
 	_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("lost")}})
@@ -52,17 +43,25 @@ func TestLeaderLogThatLostPublishedRecordsReopensUnderANewRole(t *testing.T) {
 		t.Fatalf("reopened log: written %d, end %d; want 1 and 1 (the lost page gone)", w, e)
 	}
 	nl.ready.Store(true)
-	go func() {
-		_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte("after")}})
-		produced <- err
-	}()
-	waitFor(t, "the next record on the reopened log", func() bool { return nl.log.End() == 2 })
-	nl.commitTo(2)
-	if err := <-produced; err != nil {
-		t.Fatalf("produce after the reopen: %v", err)
-	}
+	produceCommitted(t, n, nl, "after", 2)
 	msgs, err := n.replay("r", 0, 0, 10)
 	if err != nil || len(msgs) != 2 || string(msgs[0].Payload) != "kept" || string(msgs[1].Payload) != "after" {
 		t.Fatalf("replay after the reopen: %d records, %v", len(msgs), err)
+	}
+}
+
+// produceCommitted produces one record to partition 0 of "r" and, once
+// fl's log holds end records durably, lets the quorum hold them.
+func produceCommitted(t *testing.T, n *testNode, fl *fakeLeader, payload string, end uint64) {
+	t.Helper()
+	produced := make(chan error, 1)
+	go func() {
+		_, err := n.b.ProduceBatchWithIDs(testCtx(t), "r", []ProduceRecord{{Payload: []byte(payload)}})
+		produced <- err
+	}()
+	waitFor(t, "the record on the leader's disk", func() bool { return fl.log.End() == end })
+	fl.commitTo(end)
+	if err := <-produced; err != nil {
+		t.Fatalf("produce %q: %v", payload, err)
 	}
 }

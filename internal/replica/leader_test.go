@@ -32,16 +32,23 @@ func newLeaderRig(t testing.TB, records int) *leaderRig {
 			t.Fatal(err)
 		}
 	}
-	l, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: r.md, Clock: r.clk})
+	r.l = r.begun(r.md)
+	return r
+}
+
+// begun is a Leader "a" of the view's epoch over the rig's log that has
+// begun and seen the view its begin left.
+func (r *leaderRig) begun(p Proposer) *Leader {
+	r.t.Helper()
+	l, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: p, Clock: r.clk})
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	if err := l.begin(context.Background()); err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	l.Update(r.md.view())
-	r.l = l
-	return r
+	return l
 }
 
 // restart is the leader's process dying and starting again: the new
@@ -50,29 +57,14 @@ func newLeaderRig(t testing.TB, records int) *leaderRig {
 func (r *leaderRig) restart() {
 	r.t.Helper()
 	_ = r.l.Close()
-	renewing, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: r.l.cfg.Proposer, Clock: r.clk})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := renewing.begin(context.Background()); err != nil {
-		r.t.Fatal(err)
-	}
-	renewing.Update(r.md.view())
-	if err := renewing.Writable(); !errors.Is(err, ErrDeposed) {
+	p := r.l.cfg.Proposer
+	if err := r.begun(p).Writable(); !errors.Is(err, ErrDeposed) {
 		r.t.Fatalf("the restarted Leader of the old epoch: Writable = %v, want ErrDeposed (renewed)", err)
 	}
-	l, err := NewLeader(LeaderConfig{Self: "a", View: r.md.view(), Log: r.log, Proposer: r.l.cfg.Proposer, Clock: r.clk})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := l.begin(context.Background()); err != nil {
-		r.t.Fatal(err)
-	}
-	l.Update(r.md.view())
-	if err := l.Writable(); err != nil {
+	r.l = r.begun(p)
+	if err := r.l.Writable(); err != nil {
 		r.t.Fatalf("the renewed epoch's Leader: %v", err)
 	}
-	r.l = l
 }
 
 func (r *leaderRig) fetch(node string, off uint64) (FetchResponse, error) {
