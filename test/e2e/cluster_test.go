@@ -238,6 +238,7 @@ func TestClusterOwnerSIGKILLUnderLoad(t *testing.T) {
 // joins through its peers and becomes ready; a node with the wrong cluster
 // secret is refused by node RPC and never admitted.
 func TestClusterJoinAndSecret(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	n4 := joinNode(t, nodes, "n4", testSecret)
 	n4.waitReady()
@@ -272,6 +273,7 @@ func TestClusterJoinAndSecret(t *testing.T) {
 // killed while the parent is produced to and fanned out across nodes; after
 // its return the child holds every accepted parent record (no gaps).
 func TestClusterFanoutChildOwnerSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

@@ -202,6 +202,7 @@ func frontierFile(n *node, topic string, p int) uint64 {
 // missing it after the restart (hwm 1 is seen before the kill, the count
 // must reach 2).
 func TestDeadLetterSIGKILLBetweenCommitAndSettle(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

@@ -51,6 +51,7 @@ func drain(t *testing.T, n *node, topic string, quiet int) map[int]int {
 // children (one of them a delay child) is SIGKILLed mid-stream. After the
 // restart every accepted parent record is in every child at least once.
 func TestFanoutSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand"
@@ -37,9 +38,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building narad:", err)
 		os.Exit(1)
 	}
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		// The parallel tests wait, mostly (doc.go): four at a time,
+		// whatever the machine's cores.
+		flag.Set("test.parallel", "4")
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // node is one narad process with a stable identity, ports and data

@@ -47,6 +47,7 @@ func clusterMembers(t *testing.T, n *node) map[string]memberView {
 // delivered from the parent and from its replica child (duplicates allowed,
 // no loss).
 func TestClusterMovesRebalanceAndDecommission(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts and moves a cluster")
 	}
@@ -154,6 +155,7 @@ type moveView struct {
 // the source's freeze survives its restart until the leader says it still
 // owns the partition, and no accepted record is lost.
 func TestClusterMovesSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -207,6 +209,7 @@ func TestClusterMovesSurviveSIGKILL(t *testing.T) {
 // Raft moves its partitions away, hands leadership over, and the new
 // leader removes it from the voters; the cluster keeps serving.
 func TestClusterDecommissionTheLeader(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}

@@ -13,6 +13,7 @@ import (
 // 404 — while a topic that was never created still answers 404 promptly
 // (one question to the leader, not the catch-up bound).
 func TestClusterReadYourWritesAcrossNodes(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	const rounds = 40
 	for i := 0; i < rounds; i++ {

@@ -20,6 +20,7 @@ import (
 // loss), the link shows "retrying" while the target is away, and the
 // credentials never show.
 func TestRemoteChildAcrossClusters(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("restarts processes")
 	}

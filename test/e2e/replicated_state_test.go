@@ -94,6 +94,7 @@ func waitNewLeader(t *testing.T, survivors []*node, old string, led *replLedger)
 // a child's own takeover are copied again; the bound asserted is half of
 // everything.
 func TestReplicatedFanoutCursorsFollowTheLeader(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -161,6 +162,7 @@ func TestReplicatedFanoutCursorsFollowTheLeader(t *testing.T) {
 // the count, and the leader is SIGKILLed: on the new leader the next
 // delivery says 3, and its nack dead-letters the record.
 func TestReplicatedDeliveryCountsFollowTheLeader(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

@@ -19,6 +19,7 @@ import (
 // id produce answered (docs/concepts.md, "Message ids": stable across
 // failover).
 func TestReplicatedFailoverWhenTheMetastoreLeaderDies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

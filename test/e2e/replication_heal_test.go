@@ -17,6 +17,7 @@ import (
 // and every record answered 202 is consumable. Restarted, the node is in
 // no replica set any more and deletes its old copy.
 func TestReplicatedHealAfterANodeDies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

@@ -127,6 +127,7 @@ func stopAndCheck(t *testing.T, led *replLedger, stop chan struct{}, producing *
 // copies are deleted from its disk, and every record answered 202 is
 // consumable.
 func TestReplicatedDecommission(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
@@ -181,6 +182,7 @@ func TestReplicatedDecommission(t *testing.T) {
 // with three copies, all in sync; the copies moved off are deleted from
 // their old nodes' disks, and every record answered 202 is consumable.
 func TestReplicatedRebalanceToANewNode(t *testing.T) {
+	t.Parallel()
 	nodes, led := threeWithReplicated(t, "rb", 4)
 	for i := 0; i < 50; i++ {
 		led.produce(nodes[i%3])
@@ -235,6 +237,7 @@ func TestReplicatedRebalanceToANewNode(t *testing.T) {
 // it holds; produce goes on answering 202, every record answered 202 is
 // consumable, and the other copies are deleted from their nodes.
 func TestReplicationLoweredToOne(t *testing.T) {
+	t.Parallel()
 	nodes, led := threeWithReplicated(t, "rl", 2)
 	// A new leader answers 503 ("taking over its leadership: retry")
 	// until its epoch start is in the metastore: retry those, a while.

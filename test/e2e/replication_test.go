@@ -121,6 +121,7 @@ func (l *replLedger) snapshot() map[int]bool {
 // empty: it copies the partition back from the leader and rejoins the
 // in-sync set.
 func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -236,6 +237,7 @@ func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
 // RF=3 topic answers 503, never 202; once they are back, every record
 // acknowledged before is still there.
 func TestReplicatedQuorumLoss(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

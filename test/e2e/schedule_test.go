@@ -17,6 +17,7 @@ import (
 // are all delivered once due after a SIGKILL and a restart — never
 // before the time they carry.
 func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	ctx := ctxT(t)
 	if _, err := n.c.CreateTopic(ctx, client.CreateTopicRequest{Name: "sched", Partitions: 2}); err != nil {
@@ -94,6 +95,7 @@ func recordIndex(t *testing.T, m client.Message) int {
 // records the frontier passed is decommissioned; once due, every one of
 // them is delivered by the partitions' new owners.
 func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts and moves a cluster")
 	}
@@ -147,6 +149,7 @@ func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
 // files them from the due time they carry: every one is delivered once
 // due, none before.
 func TestScheduledRecordsSurviveFailover(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

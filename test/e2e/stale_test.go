@@ -92,6 +92,7 @@ func topicAwayFrom(t *testing.T, via *node, avoid string) string {
 // the topic) are kept — not discarded as "deleted" — until the replica has
 // caught up and the leader confirms; then they are delivered.
 func TestClusterStaleReplicaKeepsUnknownTopicRecords(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("restarts processes")
 	}
@@ -140,6 +141,7 @@ func TestClusterStaleReplicaKeepsUnknownTopicRecords(t *testing.T) {
 // records produced while the child was detached, which must never reach
 // the child.
 func TestClusterStaleReplicaDoesNotAnchorOldEpoch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("restarts processes")
 	}
@@ -246,6 +248,7 @@ func TestClusterStaleReplicaDoesNotAnchorOldEpoch(t *testing.T) {
 // directory: the startup sweep waits until the replica caught up and the
 // leader confirms, and by then the topic is known again.
 func TestClusterStaleReplicaKeepsLiveData(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("restarts processes")
 	}

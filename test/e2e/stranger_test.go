@@ -122,6 +122,7 @@ func TestSingleNodeRaftOnLoopbackByDefault(t *testing.T) {
 }
 
 func TestClusterStrangerRefused(t *testing.T) {
+	t.Parallel()
 	nodes := startCluster(t, 3)
 	ctx := ctxT(t)
 	leaderBefore := clusterLeader(t, nodes[0])

@@ -71,6 +71,7 @@ func testCA(t *testing.T, dir, name string) []string {
 // with the right secret but a certificate from another CA is never
 // admitted.
 func TestClusterMutualTLS(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
