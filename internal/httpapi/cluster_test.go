@@ -149,18 +149,20 @@ func TestBatchAckSplitsByOwner(t *testing.T) {
 	}
 }
 
-// An unpinned consume serves this node's partitions first; with nothing
-// here it asks the other owners (without a wait) and answers with the
-// first record one of them has.
+// An unpinned consume asks every owner without a wait, this node by a
+// local consume, and answers with the first record one of them has.
 func TestUnpinnedConsumeAsksTheOtherOwners(t *testing.T) {
 	e := newEnv(t, clustered)
 	e.cl.owners["orders/1"] = "n2"
 	e.cl.owners["orders/2"] = "n3"
 	e.cl.answers["n2"] = ForwardResponse{Status: 204}
 	e.cl.answers["n3"] = ForwardResponse{Status: 200, ContentType: "application/json", Body: []byte(`{"offset":9}`)}
-	w := e.do(request{method: "GET", target: "/v1/topics/orders/consume?wait=3s"})
-	if w.Code != 200 || w.Body.String() != `{"offset":9}` {
-		t.Fatalf("%d %q", w.Code, w.Body.String())
+	// Whoever's turn it is to be asked first, n3's record is the answer.
+	for range 3 {
+		w := e.do(request{method: "GET", target: "/v1/topics/orders/consume?wait=3s"})
+		if w.Code != 200 || w.Body.String() != `{"offset":9}` {
+			t.Fatalf("%d %q", w.Code, w.Body.String())
+		}
 	}
 	if c := e.rec.last("Consume"); c != "Consume orders max=0 wait=0s" {
 		t.Fatalf("local round: %q", c)
@@ -168,13 +170,41 @@ func TestUnpinnedConsumeAsksTheOtherOwners(t *testing.T) {
 	if got := e.cl.sentTo("n2").RawQuery; got != "" {
 		t.Fatalf("the wait went with the forward: %q", got)
 	}
+}
 
-	// Records here are served here, and nobody else is asked.
-	e = newEnv(t, clustered)
+// The owners take turns being asked first, in proportion to the
+// partitions each owns: with records everywhere, three unpinned consumes
+// of a topic whose three partitions are on three nodes are answered by
+// each node once — this node's records never keep the others' waiting —
+// and in this node's turn nobody else is asked.
+func TestUnpinnedConsumesTakeTurnsAskingFirst(t *testing.T) {
+	e := newEnv(t, clustered)
 	e.cl.owners["orders/1"] = "n2"
-	e.plane.msgs = []broker.Message{{Topic: "orders", Partition: 0, Payload: []byte("1"), ReceiptHandle: "0:0:1"}}
-	if w := e.do(request{method: "GET", target: "/v1/topics/orders/consume"}); w.Code != http.StatusOK || e.rec.count("Forward") != 0 {
-		t.Fatalf("local record: %d, %d forwards", w.Code, e.rec.count("Forward"))
+	e.cl.owners["orders/2"] = "n3"
+	e.cl.answers["n2"] = ForwardResponse{Status: 200, ContentType: "application/json", Body: []byte(`{"offset":2}`)}
+	e.cl.answers["n3"] = ForwardResponse{Status: 200, ContentType: "application/json", Body: []byte(`{"offset":3}`)}
+	e.plane.msgs = []broker.Message{{Topic: "orders", Partition: 0, Offset: 1, Payload: []byte("1"), ReceiptHandle: "0:1:1"}}
+	from := map[string]int{}
+	for range 6 {
+		forwards := e.rec.count("Forward")
+		w := e.do(request{method: "GET", target: "/v1/topics/orders/consume"})
+		if w.Code != http.StatusOK {
+			t.Fatalf("%d %q", w.Code, w.Body.String())
+		}
+		switch b := w.Body.String(); {
+		case b == `{"offset":2}`:
+			from["n2"]++
+		case b == `{"offset":3}`:
+			from["n3"]++
+		default:
+			from["here"]++
+			if n := e.rec.count("Forward") - forwards; n != 0 {
+				t.Fatalf("a record here, and %d other owners asked first", n)
+			}
+		}
+	}
+	if from["here"] != 2 || from["n2"] != 2 || from["n3"] != 2 {
+		t.Fatalf("six consumes answered %v, want two from each owner", from)
 	}
 }
 

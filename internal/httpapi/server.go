@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/auth"
@@ -31,6 +32,9 @@ type Server struct {
 
 	cluster  Cluster  // nil on a single node
 	suspects suspects // owners that did not answer a forward lately
+	// turn picks the partition whose owner an unpinned consume asks
+	// first (spread.go); one counter for every topic.
+	turn atomic.Uint64
 
 	users     UserAdmin // nil: no users API
 	userStore auth.Users
