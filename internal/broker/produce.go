@@ -447,9 +447,11 @@ func (b *Broker) commit(ctx context.Context, topic string, incarnation uint64, p
 		}
 		break
 	}
-	b.wake(topic)
 	if role == nil {
+		b.wake(topic)
 		return l, none, nil
 	}
+	// A replicated commit is not visible yet: its consumers are woken
+	// when a quorum holds it (hosted.Roles, on the leader's Release).
 	return l, leaderCommit{role: role, end: l.End()}, nil
 }

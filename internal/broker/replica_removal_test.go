@@ -33,12 +33,7 @@ func TestReplicaDataRemovedOnlyWithoutARole(t *testing.T) {
 // unheld — every record it holds is visible, its uncommitted tail too —
 // and takes commits as a single copy does.
 func TestLoweredToOneCopyReopensUnheld(t *testing.T) {
-	eng := &fakeEngine{}
-	n := newTestNode(t, Config{Replication: eng, ReplicaCommitWait: 100 * time.Millisecond})
-	createReplicated(t, n, "r", "n1")
-	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
-	fl := eng.leader(0)
-	fl.ready.Store(true)
+	n, fl := readyLeader(t, Config{ReplicaCommitWait: 100 * time.Millisecond})
 	done := make(chan error, 1)
 	go func() { done <- n.commit("r", 0, "a", "b") }()
 	waitFor(t, "two records", func() bool { return fl.log.End() == 2 })

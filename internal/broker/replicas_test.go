@@ -427,3 +427,53 @@ func TestReplicatedLeaderOutOfTheInSyncSetWritesNothing(t *testing.T) {
 		t.Fatalf("%d records written to the log of a leader out of the in-sync set", end)
 	}
 }
+
+// Consumers waiting on a replicated topic are woken when a quorum holds
+// its records (the leader's Release), not when the leader has written
+// them: a consumer woken then finds nothing visible, waits again, and may
+// miss the wake that mattered. A commit whose producer's quorum wait
+// timed out wakes them too, once a quorum holds it.
+func TestReplicatedConsumersWakeWhenAQuorumHolds(t *testing.T) {
+	n, fl := readyLeader(t, Config{ReplicaCommitWait: 100 * time.Millisecond})
+	// Becoming ready wakes the topic once (hosted.Roles.noteReady): let
+	// that pass first.
+	waitFor(t, "the leader noted ready", func() bool {
+		return n.metric(`narad_partition_leader_changes_total{partition="0",topic="r"}`) == 1
+	})
+	woken := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+
+	ch := n.b.topicState("r").notify.Wait()
+	if err := n.commit("r", 0, "a"); !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("commit without a quorum: %v", err)
+	}
+	if woken(ch) {
+		t.Fatal("consumers were woken for a record no quorum holds")
+	}
+	fl.commitTo(1)
+	if !woken(ch) {
+		t.Fatal("consumers were not woken when a quorum came to hold the record")
+	}
+	if msgs, err := n.consume("r", 0, 10); err != nil || len(msgs) != 1 {
+		t.Fatalf("after the quorum: %d records, %v", len(msgs), err)
+	}
+}
+
+// readyLeader is a node of cfg (its Replication a fake engine) with
+// topic "r" replicated and led here by a fake leader that is ready.
+func readyLeader(t *testing.T, cfg Config) (*testNode, *fakeLeader) {
+	eng := &fakeEngine{}
+	cfg.Replication = eng
+	n := newTestNode(t, cfg)
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	fl := eng.leader(0)
+	fl.ready.Store(true)
+	return n, fl
+}

@@ -308,6 +308,32 @@ func sameView(a, b replica.View) bool {
 		a.InSyncVersion == b.InSyncVersion
 }
 
+// wakingLog is a leader's log whose Release also wakes the topic's
+// waiting consumers (Roles' wake, as a commit to a single copy does):
+// records of a replicated partition become visible when a quorum holds
+// them, so that is when to wake them — not when the leader has written
+// them (a consumer woken then finds nothing, waits again, and may miss
+// the wake that mattered), nor only when a producer's wait for the quorum
+// ends (one that timed out leaves records a quorum holds later).
+//
+// Its fields are comparable, so two leaders' logs compare as the logs
+// underneath do.
+type wakingLog struct {
+	replica.Log
+	roles *Roles
+	topic string
+}
+
+// Release is the log's, and wakes when the visible end moved.
+func (w wakingLog) Release(upTo uint64) error {
+	before := w.Log.HWM()
+	err := w.Log.Release(upTo)
+	if w.Log.HWM() > before {
+		w.roles.wake(w.topic)
+	}
+	return err
+}
+
 // startReplica opens the partition's log held and starts its role.
 func (r *Roles) startReplica(k Key, v replica.View) error {
 	l, err := r.heldLog(k.Topic, k.Partition)
@@ -316,7 +342,8 @@ func (r *Roles) startReplica(k Key, v replica.View) error {
 	}
 	h := &Role{key: k, view: v, log: l, done: make(chan struct{}), started: r.cfg.Now()}
 	if v.Leader == r.cfg.NodeID {
-		h.leader, err = r.cfg.Replication.NewLeader(l, v, func() uint64 { return r.persistedFrontier(k.Topic, k.Partition) },
+		wl := wakingLog{Log: l, roles: r, topic: k.Topic}
+		h.leader, err = r.cfg.Replication.NewLeader(wl, v, func() uint64 { return r.persistedFrontier(k.Topic, k.Partition) },
 			func() replica.SideState { return r.leaderSideState(h) })
 	} else {
 		r.parts.DropQueue(k.Topic, k.Partition) // a lease table of an earlier leadership here is stale
@@ -572,8 +599,7 @@ func (r *Roles) AwaitQuorum(ctx context.Context, topic string, p int, role *Role
 		}
 		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", replicaRefusal(err, topic, p))
 	}
-	r.wake(topic) // committed: visible to consumers now
-	return nil
+	return nil // visible now, and its consumers woken (wakingLog)
 }
 
 func (r *Roles) Fetch(ctx context.Context, req replica.FetchRequest) (replica.FetchResponse, error) {
