@@ -15,12 +15,7 @@ import (
 // real engine's renews the epoch, so followers cut what the old one
 // published. Produce works again with no restart of the node.
 func TestLeaderLogThatLostPublishedRecordsReopensUnderANewRole(t *testing.T) {
-	eng := &fakeEngine{}
-	n := newTestNode(t, Config{Replication: eng})
-	createReplicated(t, n, "r", "n1")
-	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
-	old := eng.leader(0)
-	old.ready.Store(true)
+	n, eng, old := readyLeader(t, Config{})
 	produceCommitted(t, n, old, "kept", 1)
 
 	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.EIO, LoseUnsynced: true})

@@ -33,7 +33,7 @@ func TestReplicaDataRemovedOnlyWithoutARole(t *testing.T) {
 // unheld — every record it holds is visible, its uncommitted tail too —
 // and takes commits as a single copy does.
 func TestLoweredToOneCopyReopensUnheld(t *testing.T) {
-	n, fl := readyLeader(t, Config{ReplicaCommitWait: 100 * time.Millisecond})
+	n, _, fl := readyLeader(t, Config{ReplicaCommitWait: 100 * time.Millisecond})
 	done := make(chan error, 1)
 	go func() { done <- n.commit("r", 0, "a", "b") }()
 	waitFor(t, "two records", func() bool { return fl.log.End() == 2 })

@@ -434,7 +434,7 @@ func TestReplicatedLeaderOutOfTheInSyncSetWritesNothing(t *testing.T) {
 // miss the wake that mattered. A commit whose producer's quorum wait
 // timed out wakes them too, once a quorum holds it.
 func TestReplicatedConsumersWakeWhenAQuorumHolds(t *testing.T) {
-	n, fl := readyLeader(t, Config{ReplicaCommitWait: 100 * time.Millisecond})
+	n, _, fl := readyLeader(t, Config{ReplicaCommitWait: 100 * time.Millisecond})
 	// Becoming ready wakes the topic once (hosted.Roles.noteReady): let
 	// that pass first.
 	waitFor(t, "the leader noted ready", func() bool {
@@ -467,7 +467,7 @@ func TestReplicatedConsumersWakeWhenAQuorumHolds(t *testing.T) {
 
 // readyLeader is a node of cfg (its Replication a fake engine) with
 // topic "r" replicated and led here by a fake leader that is ready.
-func readyLeader(t *testing.T, cfg Config) (*testNode, *fakeLeader) {
+func readyLeader(t *testing.T, cfg Config) (*testNode, *fakeEngine, *fakeLeader) {
 	eng := &fakeEngine{}
 	cfg.Replication = eng
 	n := newTestNode(t, cfg)
@@ -475,5 +475,5 @@ func readyLeader(t *testing.T, cfg Config) (*testNode, *fakeLeader) {
 	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
 	fl := eng.leader(0)
 	fl.ready.Store(true)
-	return n, fl
+	return n, eng, fl
 }
