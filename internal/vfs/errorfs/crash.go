@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -64,6 +65,21 @@ func (j *journal) synced(name string, size int64) {
 	defer j.mu.Unlock()
 	if u, ok := j.files[name]; ok {
 		u.size, u.undo = size, nil
+	}
+}
+
+// removed drops what is known of the files at or under path: a removed
+// file's unsynced writes went with it, and a file made later under the
+// same name starts afresh (a power cut must not write the old file's
+// bytes into it).
+func (j *journal) removed(path string) {
+	path = filepath.Clean(path)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for p := range j.files {
+		if c := filepath.Clean(p); c == path || isUnder(c, path) {
+			delete(j.files, p)
+		}
 	}
 }
 

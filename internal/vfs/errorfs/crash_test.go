@@ -55,3 +55,36 @@ func TestLoseUnsyncedWrites(t *testing.T) {
 		}
 	}
 }
+
+// A removed file's unsynced writes go with it: a file made later under
+// the same name loses its own unsynced writes, and never gets the old
+// file's bytes or size instead.
+func TestLoseUnsyncedWritesForgetsRemovedFiles(t *testing.T) {
+	fsys := New(vfs.Default)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "seg")
+	old := open(t, fsys, p)
+	if _, err := old.WriteAt([]byte("old-synced"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Datasync(); err != nil {
+		t.Fatal(err)
+	}
+	old.WriteAt([]byte("OLD"), 0) // never synced
+	old.Close()
+	if err := fsys.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := open(t, fsys, p)
+	defer f.Close()
+	f.WriteAt([]byte("new"), 0) // never synced
+	if err := fsys.LoseUnsyncedWrites(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); len(got) != 0 {
+		t.Fatalf("after the power cut the new file holds %q, want nothing", got)
+	}
+}

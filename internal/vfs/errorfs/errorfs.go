@@ -223,6 +223,7 @@ func (f *FS) Remove(name string) error {
 	err := f.inner.Remove(name)
 	if err == nil {
 		f.dirs.forget(name)
+		f.journal.removed(name)
 	}
 	return err
 }
@@ -234,6 +235,7 @@ func (f *FS) RemoveAll(name string) error {
 	err := f.inner.RemoveAll(name)
 	if err == nil {
 		f.dirs.forget(name)
+		f.journal.removed(name)
 	}
 	return err
 }
