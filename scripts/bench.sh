@@ -106,7 +106,7 @@ syncs() {
     printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
     while read -r line <&3; do
       case $line in
-        narad_storage_fsync_duration_seconds_count* | narad_ingress_wal_syncs_total*)
+        narad_storage_fsync_duration_seconds_count* | narad_storage_journal_sync_duration_seconds_count* | narad_ingress_wal_syncs_total*)
           total=$(awk -v a="$total" -v b="${line##* }" 'BEGIN { printf "%.0f", a + b }') ;;
       esac
     done

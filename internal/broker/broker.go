@@ -78,6 +78,7 @@ func New(cfg Config, ms *meta.Store, w *wal.WAL, m *metrics.Metrics) *Broker {
 		HWMPersistInterval: cfg.HWMPersistPeriod,
 		FS:                 cfg.FS,
 		SkipCorrupt:        cfg.SkipCorrupt,
+		Journal:            cfg.Journal,
 		Hooks: storage.Hooks{
 			Flush:            func(d time.Duration) { m.FlushDuration.Observe(d.Seconds()) },
 			Fsync:            func(d time.Duration) { m.FsyncDuration.Observe(d.Seconds()) },

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/narad-io/narad/internal/hosted"
+	"github.com/narad-io/narad/internal/journal"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs"
 )
@@ -45,6 +46,10 @@ type Config struct {
 	// FS is the filesystem of the partition logs and their state files;
 	// nil (production) is the real disk. Tests inject faults here.
 	FS vfs.FS
+	// Journal makes the writes of held logs (replicated partitions'
+	// copies) durable with one fdatasync for all of them (package
+	// journal); nil: each fdatasyncs its segment.
+	Journal *journal.Journal
 	// Admission, when set, may refuse a commit (a partition frozen for a
 	// move, package move); nil admits every commit (move.go).
 	Admission Admission

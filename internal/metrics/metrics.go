@@ -70,26 +70,27 @@ type Metrics struct {
 	ReplicaCutOffElections prometheus.Counter
 
 	// Storage.
-	FsyncDuration      prometheus.Histogram
-	FlushDuration      prometheus.Histogram
-	HWMPersistDuration prometheus.Histogram
-	RetentionBytes     *prometheus.CounterVec // reason
-	RetentionMessages  *prometheus.CounterVec // reason
-	OpenPartitionLogs  prometheus.Gauge
-	DataDirSize        prometheus.Gauge
-	DataDirAvailable   prometheus.Gauge
-	TopicBytes         *prometheus.GaugeVec // topic
-	PartitionSize      *prometheus.GaugeVec // topic, partition
-	Segments           *prometheus.GaugeVec // topic, partition
-	IdleLogsEvicted    prometheus.Counter
-	RecoveryShortfalls prometheus.Counter
-	IngressWALBytes    prometheus.Gauge
-	IngressWALFenced   prometheus.Gauge
-	DataDiskFull       prometheus.Gauge
-	DispatchPending    prometheus.Gauge
-	DispatchRerouted   prometheus.Counter
-	DispatchDiscarded  prometheus.Counter
-	DispatchKept       prometheus.Counter
+	FsyncDuration       prometheus.Histogram
+	JournalSyncDuration prometheus.Histogram
+	FlushDuration       prometheus.Histogram
+	HWMPersistDuration  prometheus.Histogram
+	RetentionBytes      *prometheus.CounterVec // reason
+	RetentionMessages   *prometheus.CounterVec // reason
+	OpenPartitionLogs   prometheus.Gauge
+	DataDirSize         prometheus.Gauge
+	DataDirAvailable    prometheus.Gauge
+	TopicBytes          *prometheus.GaugeVec // topic
+	PartitionSize       *prometheus.GaugeVec // topic, partition
+	Segments            *prometheus.GaugeVec // topic, partition
+	IdleLogsEvicted     prometheus.Counter
+	RecoveryShortfalls  prometheus.Counter
+	IngressWALBytes     prometheus.Gauge
+	IngressWALFenced    prometheus.Gauge
+	DataDiskFull        prometheus.Gauge
+	DispatchPending     prometheus.Gauge
+	DispatchRerouted    prometheus.Counter
+	DispatchDiscarded   prometheus.Counter
+	DispatchKept        prometheus.Counter
 
 	// Replicated partitions (docs/replication.md): on the leader, the
 	// in-sync set's size and how far the slowest follower trails; on
@@ -204,6 +205,7 @@ func New() *Metrics {
 
 	// Storage.
 	m.FsyncDuration = f.histogram("storage_fsync_duration_seconds", "Partition log fdatasync latency.", latencyBuckets)
+	m.JournalSyncDuration = f.histogram("storage_journal_sync_duration_seconds", "Journal fdatasync latency: one makes the writes of every replicated partition's copy on this node durable that arrived meanwhile.", latencyBuckets)
 	m.FlushDuration = f.histogram("storage_flush_duration_seconds", "Partition log write latency: committed frames written to the segment file, before the fdatasync.", latencyBuckets)
 	m.HWMPersistDuration = f.histogram("storage_high_watermark_persist_duration_seconds", "hwm file write latency.", latencyBuckets)
 	m.RetentionBytes = f.counterVec("storage_retention_bytes_deleted_total", "Bytes deleted by retention.", "reason")

@@ -43,6 +43,7 @@ var reference = map[string][]string{
 	"narad_remote_send_errors_total":      {"reason"},
 	// Storage.
 	"narad_storage_fsync_duration_seconds":                  nil,
+	"narad_storage_journal_sync_duration_seconds":           nil,
 	"narad_storage_flush_duration_seconds":                  nil,
 	"narad_storage_high_watermark_persist_duration_seconds": nil,
 	"narad_storage_retention_bytes_deleted_total":           {"reason"},

@@ -26,6 +26,7 @@ import (
 	"github.com/narad-io/narad/internal/fanout"
 	"github.com/narad-io/narad/internal/history"
 	"github.com/narad-io/narad/internal/httpapi"
+	"github.com/narad-io/narad/internal/journal"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/move"
@@ -84,6 +85,13 @@ func Run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("ingress log: %w", err)
 	}
 	defer w.Close()
+	// The journal replays before any partition log opens (package journal).
+	jnl, err := journal.Open(cfg.DataDir, journal.Options{Logger: log.With("component", "journal"),
+		Synced: func(d time.Duration) { m.JournalSyncDuration.Observe(d.Seconds()) }})
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer jnl.Close()
 	m.ObserveIngressWAL(func() metrics.WALCounts {
 		s := w.Stats()
 		return metrics.WALCounts{Syncs: s.Syncs, Records: s.Records, Appends: s.Appends}
@@ -92,6 +100,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	var lease nodeLease                         // replicated partitions serve only while this node holds it (step 4 sets it)
 	bc := brokerConfig(cfg, n, disk, log)
 	bc.Admission = freezes
+	bc.Journal = jnl
 	if n.clustered {
 		bc.Placer, bc.RemoteStats = cluster.Placement{Meta: ms}.Place, remoteStats{peers: others}.Stats
 		bc.LiveNodes = cluster.Placement{Meta: ms}.LiveCount

@@ -145,7 +145,7 @@ func (l *Log) commitGroup(group []*commitReq) {
 		}
 		l.publish(active, pos, buf, pending, stamps, sync && !early)
 		if early {
-			if err := l.syncActiveLocked(active); err != nil {
+			if err := l.durableLocked(active, pos, buf); err != nil {
 				return err
 			}
 		}

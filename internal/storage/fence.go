@@ -83,7 +83,7 @@ func (l *Log) fence(s *segment, pos int64, op string, err error) error {
 	e := &IOError{Op: op, Path: s.path, Err: err, Fenced: true}
 	l.failed = e
 	l.fenced.Store(true)
-	if l.flushedPos < pos {
+	if l.flushedPos < pos || l.fileDirty {
 		// Published lazy frames were not on disk yet: after a failed
 		// fdatasync (or a read-back that failed: the file's state is
 		// unknown) they may be gone (see Flush). They stay readable from memory

@@ -156,8 +156,14 @@ func (l *Log) Append(recs []Record) error {
 		}
 	}
 	pos := active.size
-	if err := l.writeVerified(active, frames, pos, len(bases), true); err != nil {
+	if err := l.writeVerified(active, frames, pos, len(bases), l.jnl == nil); err != nil {
 		return err
+	}
+	if l.jnl != nil {
+		if err := l.jnl.Write(l, active.path, pos, frames); err != nil {
+			return l.fence(active, pos, "journal", err)
+		}
+		l.fileDirty = true
 	}
 	first, last := recs[0].CommittedAt, recs[len(recs)-1].CommittedAt
 	l.mu.Lock()

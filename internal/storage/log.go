@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/narad-io/narad/internal/journal"
 	"github.com/narad-io/narad/internal/notify"
 	"github.com/narad-io/narad/internal/vfs"
 )
@@ -42,6 +43,11 @@ type Options struct {
 	// quorum holds them; Append, TruncateTo, ReadTo and the replica.state
 	// file serve replication. Lazy commits are never lazy on a held log.
 	Held bool
+	// Journal, on a held log, makes its writes durable instead of an
+	// fdatasync of their segment (journal.go): one fdatasync of the
+	// node's journal for the writes of every copy. nil: each commit and
+	// Append fdatasyncs its segment.
+	Journal *journal.Journal
 }
 
 // Hooks let the caller observe the log without this package knowing any
@@ -122,6 +128,11 @@ type Log struct {
 	// fenced until it is reopened (a restart), whose recovery cuts back to
 	// what is on disk and lets the WAL re-dispatch the rest.
 	lostLazy bool
+	// jnl is Options.Journal on a held log, else nil; fileDirty: the
+	// active segment holds journaled frames not yet fdatasynced in it
+	// (journal.go). Guarded by commitMu.
+	jnl       *journal.Journal
+	fileDirty bool
 
 	// queue holds commits waiting for the group-commit leader (commit.go).
 	gmu     sync.Mutex
@@ -275,6 +286,9 @@ func (l *Log) Close() error {
 	// them releases their WAL copy once this log is not open (broker
 	// Flush), and the boundary below must describe the disk.
 	ferr := l.syncActiveLocked(active)
+	if ferr == nil {
+		ferr = l.forgetJournal()
+	}
 	l.mu.Lock()
 	l.closed = true
 	h := HWMFile{HWM: l.flushed.Load(), Boundary: l.failed == nil, Segment: active.base, Position: active.size}
@@ -389,7 +403,7 @@ func (l *Log) syncActiveLocked(a *segment) error {
 	l.mu.RLock()
 	hwm := l.end
 	l.mu.RUnlock()
-	if l.flushed.Load() >= hwm {
+	if l.flushed.Load() >= hwm && !l.fileDirty {
 		return nil
 	}
 	if l.failed != nil && l.lostLazy {
@@ -404,6 +418,7 @@ func (l *Log) syncActiveLocked(a *segment) error {
 	}
 	l.flushedPos = a.size
 	l.flushed.Store(hwm)
+	l.fileDirty = false
 	return nil
 }
 

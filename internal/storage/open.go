@@ -36,6 +36,14 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l := &Log{dir: dir, opts: opts, fs: fsys, enc: enc, notify: notify.New(), log: opts.Logger,
 		applied: map[uint64]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if opts.Held && opts.Journal != nil {
+		l.jnl = opts.Journal
+		// A log that closed with journaled frames its own fdatasync could
+		// not make durable gets them back before recovery reads the files.
+		if err := l.jnl.Restore(dir); err != nil {
+			return nil, fmt.Errorf("open %s: %w", dir, err)
+		}
+	}
 	l.endNote = l.notify
 	l.cache.init()
 	c, err := l.load()

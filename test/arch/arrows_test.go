@@ -66,7 +66,8 @@ var allowed = map[string][]string{
 	// holds (its WAL source, or its position). A leaf.
 	"messageid": {},
 
-	"storage": {"notify", "clock", "vfs", "header"},
+	"storage": {"notify", "clock", "vfs", "header", "journal"}, // journal: a held log's writes made durable by the node's shared journal
+	"journal": {"vfs"},
 	"meta":    {"clustertls", "clock", "peerauth"},
 	"auth":    {"meta", "refusal", "clock"},
 	"route":   {"storage", "apierr", "clock"},
@@ -79,7 +80,7 @@ var allowed = map[string][]string{
 	// the replication roles over them (placement from meta, the engine's
 	// types from replica, the roles' gauges in metrics).
 	"hosted":   {"storage", "lease", "clock", "vfs", "topic", "header", "refusal", "meta", "metrics", "replica", "schedule"},
-	"broker":   {"storage", "wal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted", "duration", "messageid"}, // duration: delivery_delay takes the API's one duration syntax
+	"broker":   {"storage", "wal", "journal", "lease", "meta", "schema", "metrics", "notify", "refusal", "clock", "vfs", "topic", "header", "replica", "hosted", "duration", "messageid"}, // duration: delivery_delay takes the API's one duration syntax
 	"dispatch": {"wal", "route", "storage", "metrics", "clock", "refusal"},
 	// fanout: vfs for the cursor file; client for the remote-link
 	// Committer built on the public client. Never broker.
