@@ -342,3 +342,28 @@ func TestRestorePutsBackOneDirectory(t *testing.T) {
 		t.Fatalf("Restore of one directory wrote another's file: %q", got)
 	}
 }
+
+// The active file is filled with zeros ahead of its entries, so that an
+// fdatasync does not also commit a new file size; replay stops at them.
+func TestActiveFileIsZeroedAhead(t *testing.T) {
+	root := t.TempDir()
+	j := open(t, vfs.Default, root, Options{})
+	f := durableFile(t, vfs.Default, root, "topics/a/p00000/seg")
+	writeJournaled(t, j, &owner{}, f, 0, []byte("one"))
+	fi, err := os.Stat(filepath.Join(root, "journal", fileName(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != zeroChunk {
+		t.Fatalf("the active file is %d bytes after one small write, want %d (zeroed ahead)", fi.Size(), zeroChunk)
+	}
+	writeJournaled(t, j, &owner{}, f, 3, []byte("two"))
+	j.Close()
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	open(t, vfs.Default, root, Options{}).Close()
+	if got := readAll(t, vfs.Default, f.Name()); string(got) != "onetwo" {
+		t.Fatalf("replay over a zeroed file put back %q, want %q", got, "onetwo")
+	}
+}

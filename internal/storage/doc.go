@@ -17,12 +17,14 @@
 //	never passes End.
 //
 // Its commits and Appends (a leader's records, with their offsets and
-// commit times) are synchronous — fsynced, read back and verified — and
-// move End, the local durable end, but not the HWM readers see (Read,
-// Notify, consume, replay, fan-out); Release moves the HWM up to the
-// committed point a quorum holds, never down. A commit's frames are
-// published to ReadTo (Written, a follower's fetch) once written and
-// verified, before its fdatasync ends; End follows when it does. TruncateTo cuts a never-committed tail (never below the
+// commit times) are synchronous — read back, verified and durable, by an
+// fdatasync of the segment or, with Options.Journal, by the node's
+// journal (journal.go) — and move End, the local durable end, but not
+// the HWM readers see (Read, Notify, consume, replay, fan-out); Release
+// moves the HWM up to the committed point a quorum holds, never down. A
+// commit's frames are published to ReadTo (Written, a follower's fetch)
+// once written and verified, before they are durable; End follows when
+// they are. TruncateTo cuts a never-committed tail (never below the
 // HWM); truncate.go says why each of its steps leaves a directory that
 // reopens consistent, the hwm file's claim lowered first. A held log
 // reopens with its HWM at min(replica.state's committed checkpoint, End),

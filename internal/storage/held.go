@@ -14,9 +14,9 @@ import (
 //	on a held log nothing is visible past what Release allowed, and
 //	Release never passes End.
 //
-// End is the local durable end (every record below it was fsynced and
-// verified here), Written the written end (verified, its fdatasync maybe
-// still running: a commit publishes there first); ReadTo reads up to
+// End is the local durable end (every record below it was verified here
+// and made durable, by an fdatasync or the journal), Written the written
+// end (verified, maybe not durable yet: a commit publishes there first); ReadTo reads up to
 // Written, for a follower's fetch; EndNotify wakes whoever waits for
 // Written to move. On a log that is not held, End == Written == HWM,
 // Release does nothing and EndNotify is Notify.
@@ -119,7 +119,8 @@ func (l *Log) ReadTo(from uint64, maxRecords, maxBytes int) ([]Record, error) {
 
 // Append writes records a leader committed, keeping each record's Offset
 // and CommittedAt (and key, headers, payload): one frame, written,
-// fdatasynced, read back and verified, so they are durable on return. They
+// fdatasynced (or journaled: journal.go), read back and verified, so they
+// are durable on return. They
 // become visible only by Release. The first Offset must be End(), offsets
 // contiguous, commit times never decreasing and none below the log's
 // newest: otherwise an error wrapping ErrAppendMismatch, and nothing is
