@@ -42,8 +42,11 @@
 // fdatasync failed (the kernel may have dropped the pages the journal
 // still holds).
 //
-// A failed write or fdatasync of the journal fails it for good: every
-// later Write and Forget returns the error, since the kernel may have
-// dropped pages it could not write and report that only once. The node
-// then acknowledges no replicated write until it restarts.
+// A failed write (a full disk) is cut off again and refused, and the next
+// group tries again: no byte of it stays for a replay to read past the
+// durable entries. A failed fdatasync, or a cut that fails, fails the
+// journal for good: every later Write and Forget returns the error, since
+// the kernel may have dropped pages it could not write and report that
+// only once. The node then acknowledges no replicated write until it
+// restarts.
 package journal

@@ -53,10 +53,10 @@ type Journal struct {
 	num    uint64
 	size   int64
 	zeroed int64
-	// Group commit: entries encoded into pending wait for the writer in
-	// flight (syncing); queued and synced count groups of callers.
+	// Group commit: entries encoded into pending belong to the group next,
+	// which waits for the write in flight (syncing). failed is for good.
 	pending, spare []byte
-	queued, synced uint64
+	next           *group
 	syncing        bool
 	failed         error
 	closed         bool
@@ -289,45 +289,59 @@ func (j *Journal) rel(path string) (string, error) {
 	return rel, nil
 }
 
+// group is the callers whose entries one write and fdatasync carry.
+type group struct {
+	done bool
+	err  error
+}
+
 // commitLocked makes the caller's entry, just added to pending, durable:
 // the first caller to find no write in flight writes everything pending
-// with one write and one fdatasync, and the others wait for it. Called
-// with mu held; returns with it released.
+// (its group) with one write and one fdatasync, and the others wait for
+// theirs. Called with mu held; returns with it released.
 func (j *Journal) commitLocked() error {
-	j.queued++
-	mine := j.queued
-	for j.synced < mine && j.failed == nil {
+	if j.next == nil {
+		j.next = &group{}
+	}
+	mine := j.next
+	for !mine.done {
 		if j.syncing {
 			j.cond.Wait()
 			continue
 		}
+		if j.failed != nil {
+			mine.done, mine.err = true, j.failed
+			break
+		}
 		j.syncing = true
-		buf, upto, f, at, zeroed := j.pending, j.queued, j.f, j.size, j.zeroed
-		j.pending = j.spare[:0]
+		g, buf, f, at, zeroed := j.next, j.pending, j.f, j.size, j.zeroed
+		j.next, j.pending = nil, j.spare[:0]
 		j.mu.Unlock()
 		zeroed, err := j.writeSync(f, buf, at, zeroed)
 		j.mu.Lock()
-		j.spare = buf
-		j.zeroed = zeroed
-		if err != nil {
+		j.spare, j.zeroed = buf, zeroed
+		switch {
+		case errors.Is(err, errUndone):
+			// A write that failed (a full disk) and was cut off again:
+			// this group is refused, and the next tries again at the
+			// same place.
+			j.log.Warn("journal write failed and was undone; the writes waiting for it are refused", "file", f.Name(), "err", err)
+		case err != nil:
 			j.failed = err
 			j.log.Error("journal write failed: no replicated write is acknowledged on this node until it restarts", "file", f.Name(), "err", err)
-		} else {
+		default:
 			j.size += int64(len(buf))
-			j.synced = upto
+			j.syncs.Add(1)
 			if j.size >= j.opts.MaxBytes && !j.retiring {
 				j.rotateLocked()
 			}
 		}
+		g.done, g.err = true, err
 		j.syncing = false
 		j.cond.Broadcast()
 	}
-	var err error
-	if j.synced < mine {
-		err = j.failed
-	}
 	j.mu.Unlock()
-	return err
+	return mine.err
 }
 
 // zeroChunk is how far ahead of its entries the active file is filled
@@ -340,23 +354,36 @@ const zeroChunk = 1 << 20
 
 var zeros = make([]byte, zeroChunk)
 
+// errUndone is wrapped by a failed write that was cut off again: the
+// file is as it was, and the journal goes on.
+var errUndone = errors.New("the failed write was undone")
+
 // writeSync writes buf at `at` of f and fdatasyncs it, first filling f
 // with zeros past zeroed when buf would pass it; it returns how far f is
-// zeroed now.
+// zeroed now. A failed write (ENOSPC) is undone by cutting the file back
+// to at, as the partition log undoes one (package storage): nothing of
+// it may stay for a replay to read past the durable entries. Only a
+// failed fdatasync, or an undo that fails, fails the journal for good.
 func (j *Journal) writeSync(f vfs.File, buf []byte, at, zeroed int64) (int64, error) {
+	undo := func(err error) (int64, error) {
+		err = fmt.Errorf("journal: write %s: %w", f.Name(), err)
+		if terr := f.Truncate(at); terr != nil {
+			return zeroed, fmt.Errorf("%w (and cutting it off failed: %v)", err, terr)
+		}
+		return at, fmt.Errorf("%w: %w", errUndone, err)
+	}
 	for end := at + int64(len(buf)); zeroed < end; zeroed += zeroChunk {
 		if _, err := f.WriteAt(zeros, zeroed); err != nil {
-			return zeroed, fmt.Errorf("journal: write %s: %w", f.Name(), err)
+			return undo(err)
 		}
 	}
 	if _, err := f.WriteAt(buf, at); err != nil {
-		return zeroed, fmt.Errorf("journal: write %s: %w", f.Name(), err)
+		return undo(err)
 	}
 	t0 := time.Now()
 	if err := f.Datasync(); err != nil {
 		return zeroed, fmt.Errorf("journal: fdatasync %s: %w", f.Name(), err)
 	}
-	j.syncs.Add(1)
 	if h := j.opts.Synced; h != nil {
 		h(time.Since(t0))
 	}

@@ -273,10 +273,11 @@ func TestWritersArrivingDuringASyncShareTheNext(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); j.Write(&owner{}, f.Name(), int64(i), []byte("x")) }()
 	}
+	one := len(appendWrite(nil, "topics/a/p00000/seg", 0, []byte("x")))
 	testutil.WaitFor(t, "every writer to queue", func() bool {
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		return j.queued == writers+1
+		return len(j.pending) == writers*one
 	})
 	close(release)
 	wg.Wait()
@@ -365,5 +366,39 @@ func TestActiveFileIsZeroedAhead(t *testing.T) {
 	open(t, vfs.Default, root, Options{}).Close()
 	if got := readAll(t, vfs.Default, f.Name()); string(got) != "onetwo" {
 		t.Fatalf("replay over a zeroed file put back %q, want %q", got, "onetwo")
+	}
+}
+
+// A write that fails part way (a full disk) is refused and cut off
+// again: the journal goes on once space is back, and no byte of the
+// failed write is left for a replay to read after the entries that
+// follow it.
+func TestAFailedWriteIsUndoneAndTheJournalGoesOn(t *testing.T) {
+	root := t.TempDir()
+	fsys := errorfs.New(vfs.Default)
+	j := open(t, fsys, root, Options{})
+	f := durableFile(t, fsys, root, "topics/a/p00000/seg")
+	writeJournaled(t, j, &owner{}, f, 0, []byte("before"))
+	full := fsys.Inject(errorfs.Rule{Ops: errorfs.OpWrite, Path: ".journal", Err: syscall.ENOSPC, Torn: 0.9})
+	if err := j.Write(&owner{}, f.Name(), 100, bytes.Repeat([]byte("L"), 300)); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write on a full disk: %v, want ENOSPC", err)
+	}
+	full.Remove()
+	jf := filepath.Join(root, "journal", fileName(1))
+	fi, err := os.Stat(jf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(len(appendWrite(nil, "topics/a/p00000/seg", 0, []byte("before")))); fi.Size() != want {
+		t.Fatalf("after the failed write the journal file is %d bytes, want %d: only the entry before it", fi.Size(), want)
+	}
+	writeJournaled(t, j, &owner{}, f, 6, []byte("-after"))
+	j.Close()
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	open(t, fsys, root, Options{}).Close()
+	if got := readAll(t, fsys, f.Name()); string(got) != "before-after" {
+		t.Fatalf("after replay the file holds %q, want %q", got, "before-after")
 	}
 }
