@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/narad-io/narad/internal/journal"
+	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/vfs/errorfs"
 )
 
@@ -58,5 +60,42 @@ func produceCommitted(t *testing.T, n *testNode, fl *fakeLeader, payload string,
 	fl.commitTo(end)
 	if err := <-produced; err != nil {
 		t.Fatalf("produce %q: %v", payload, err)
+	}
+}
+
+// A follower's held log over the node's journal whose segment fdatasync
+// fails (and loses its unsynced pages) is reopened by its role, and the
+// Appends the journal made durable come back: the follower goes on from
+// where it was acknowledged to be, with no restart of the node.
+func TestJournaledFollowerThatLostItsSegmentPagesReopensWhole(t *testing.T) {
+	eng := &fakeEngine{}
+	n := newTestNode(t, Config{Replication: eng})
+	j, err := journal.Open(n.dir, journal.Options{FS: n.fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.restart(func(c *Config) { c.Journal = j })
+	createReplicated(t, n, "r", "n2")
+	waitFor(t, "the follower role", func() bool { return eng.follower(0) != nil })
+	old := eng.follower(0)
+	recs := []storage.Record{{Offset: 0, CommittedAt: 1, Payload: []byte("a")}, {Offset: 1, CommittedAt: 1, Payload: []byte("b")}}
+	if err := old.log.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	n.fs.Inject(errorfs.Rule{Ops: errorfs.OpSync, Path: ".log", Times: 1, Err: syscall.EIO, LoseUnsynced: true})
+	if err := old.log.(*storage.Log).SyncJournaled(); err == nil {
+		t.Fatal("a segment sync over a failing fdatasync answered nil")
+	}
+	waitFor(t, "a new follower role over the reopened log", func() bool { return eng.follower(1) != nil })
+	nf := eng.follower(1)
+	if nf.log == old.log {
+		t.Fatal("the new follower role runs over the same (fenced) log")
+	}
+	if e := nf.log.End(); e != 2 {
+		t.Fatalf("reopened follower log ends at %d, want 2 (the journaled Appends back)", e)
+	}
+	got, err := nf.log.ReadTo(0, 10, 1<<20)
+	if err != nil || len(got) != 2 || string(got[0].Payload) != "a" || string(got[1].Payload) != "b" {
+		t.Fatalf("reopened follower log holds %d records (%v)", len(got), err)
 	}
 }

@@ -247,13 +247,17 @@ func (r *Roles) reconcileReplicas() {
 		case !ok || roleChanged(h, v, r.cfg.NodeID):
 			stop = append(stop, h)
 			delete(r.running, k)
-		case h.leader != nil && h.log.LostPublished():
-			// An fdatasync failed after the leader's followers could copy
-			// the records it covered: this log cannot vouch for them, and
-			// the leader must not write in its epoch again. Stop the role,
-			// reopen the log from what the disk holds (as a restart
-			// would), and start the role again: the new leader renews the
-			// epoch (replica.Leader.begin), its start at the reopened end.
+		case h.log.LostPublished():
+			// An fdatasync failed after records were published: on a
+			// leader, records its followers could copy; on either role,
+			// journaled records the segment may have lost (package
+			// journal). This log cannot vouch for them, and a leader must
+			// not write in its epoch again. Stop the role, reopen the log
+			// from what the disk and the journal hold (as a restart
+			// would: storage.Open restores the journaled records first),
+			// and start the role again: a new leader renews the epoch
+			// (replica.Leader.begin), its start at the reopened end; a
+			// follower fetches on from its end.
 			reopen = append(reopen, h)
 			delete(r.running, k)
 		case !sameView(h.view, v):
@@ -268,8 +272,8 @@ func (r *Roles) reconcileReplicas() {
 	for _, h := range reopen {
 		r.stopReplica(h)
 		r.parts.ClosePartition(h.key.Topic, h.key.Partition)
-		r.cfg.Logger.Warn("replicated partition log lost records it had published to followers (a failed fdatasync); reopened, and its leadership renews the epoch",
-			"topic", h.key.Topic, "partition", h.key.Partition, "epoch", h.view.Epoch)
+		r.cfg.Logger.Warn("replicated partition log may have lost records it had published (a failed fdatasync); reopened from its disk and the journal, and a leadership renews the epoch",
+			"topic", h.key.Topic, "partition", h.key.Partition, "epoch", h.view.Epoch, "leader", h.leader != nil)
 	}
 	for _, h := range update {
 		if h.leader != nil {

@@ -118,10 +118,12 @@ func cutTail(s *segment, size int64) error {
 func (l *Log) Fenced() bool { return l.fenced.Load() }
 
 // LostPublished reports whether a held log's fdatasync failed after its
-// commit was published to ReadTo: records past End may be gone from the
-// disk while followers copied them. Recover refuses such a log; its
-// replica role closes it, reopens it from what the disk holds and leads
-// a new epoch (package hosted, Roles).
+// records were published: a commit's to ReadTo (followers may have copied
+// records past End that are gone from the disk), or journaled ones
+// (journal.go: gone from the segment, still in the journal). Recover
+// refuses such a log; its replica role closes it and reopens it from what
+// the disk and the journal hold, a leader in a new epoch (package hosted,
+// Roles).
 func (l *Log) LostPublished() bool {
 	if !l.opts.Held || !l.fenced.Load() {
 		// The common answer without commitMu, which a commit holds for
