@@ -309,8 +309,10 @@ func (j *Journal) commitLocked() error {
 			j.cond.Wait()
 			continue
 		}
-		if j.failed != nil {
-			mine.done, mine.err = true, j.failed
+		if err := j.usableLocked(); err != nil {
+			// Failed for good, or closed while this group waited: its
+			// file must not be written again.
+			mine.done, mine.err = true, err
 			break
 		}
 		j.syncing = true
@@ -347,9 +349,9 @@ func (j *Journal) commitLocked() error {
 // zeroChunk is how far ahead of its entries the active file is filled
 // with zeros. An fdatasync of a write within the file's size flushes the
 // data alone; one that grows the file must also commit its new size to
-// the file system's own journal, which took this machine's disk 30–110
-// µs more per sync (docs/replication.md). Zeros also end a replay: an
-// entry of length 0 is never written.
+// the file system's own journal, which costs the sync more (measured in
+// docs/replication.md). Zeros also end a replay: an entry of length 0 is
+// never written.
 const zeroChunk = 1 << 20
 
 var zeros = make([]byte, zeroChunk)

@@ -402,3 +402,18 @@ func TestAFailedWriteIsUndoneAndTheJournalGoesOn(t *testing.T) {
 		t.Fatalf("after replay the file holds %q, want %q", got, "before-after")
 	}
 }
+
+// A closed journal takes no more writes: its file is closed, and
+// nothing may be written through its descriptor again.
+func TestAClosedJournalRefusesWrites(t *testing.T) {
+	root := t.TempDir()
+	j := open(t, vfs.Default, root, Options{})
+	f := durableFile(t, vfs.Default, root, "topics/a/p00000/seg")
+	j.Close()
+	if err := j.Write(&owner{}, f.Name(), 0, []byte("x")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("write to a closed journal: %v, want ErrClosed", err)
+	}
+	if err := j.Forget(&owner{}, filepath.Dir(f.Name())); err != nil {
+		t.Fatalf("forget of a directory with nothing journaled, after Close: %v, want nil", err)
+	}
+}

@@ -40,11 +40,16 @@ func (l *Log) durableLocked(active *segment, pos int64, frames []byte) error {
 	return nil
 }
 
-// forgetJournal forgets the log's directory in the journal, once its
-// files are durable. Called under commitMu.
-func (l *Log) forgetJournal() error {
+// forgetJournalLocked makes the active segment durable and then forgets
+// the log's directory in the journal, so that no replay puts back what
+// a truncation is about to cut (or writes into files after Close);
+// nothing without a journal. Called under commitMu.
+func (l *Log) forgetJournalLocked() error {
 	if l.jnl == nil {
 		return nil
+	}
+	if err := l.syncActiveLocked(l.activeSegment()); err != nil {
+		return err
 	}
 	return l.jnl.Forget(l, l.dir)
 }

@@ -287,7 +287,7 @@ func (l *Log) Close() error {
 	// Flush), and the boundary below must describe the disk.
 	ferr := l.syncActiveLocked(active)
 	if ferr == nil {
-		ferr = l.forgetJournal()
+		ferr = l.forgetJournalLocked()
 	}
 	l.mu.Lock()
 	l.closed = true

@@ -60,11 +60,7 @@ func (l *Log) TruncateTo(off uint64) error {
 	if l.failed != nil {
 		return l.failed
 	}
-	// The journal must not put back what is cut (journal.go).
-	if err := l.syncActiveLocked(l.activeSegment()); err != nil {
-		return err
-	}
-	if err := l.forgetJournal(); err != nil {
+	if err := l.forgetJournalLocked(); err != nil {
 		return fmt.Errorf("truncate %s at %d: %w", l.dir, off, err)
 	}
 	l.mu.Lock()
