@@ -321,7 +321,7 @@ func (r *Roles) startReplica(k Key, v replica.View) error {
 	h := &Role{key: k, view: v, log: l, done: make(chan struct{}), started: r.cfg.Now()}
 	if v.Leader == r.cfg.NodeID {
 		wl := wakingLog{Log: l, roles: r, topic: k.Topic}
-		h.leader, err = r.cfg.Replication.NewLeader(wl, v, func() uint64 { return r.persistedFrontier(k.Topic, k.Partition) },
+		h.leader, err = r.cfg.Replication.NewLeader(wl, v, r.leaderFrontier(k),
 			func() replica.SideState { return r.leaderSideState(h) })
 	} else {
 		r.parts.DropQueue(k.Topic, k.Partition) // a lease table of an earlier leadership here is stale
