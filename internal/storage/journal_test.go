@@ -47,8 +47,8 @@ func (m *journaledLog) open() { m.l = openT(m.t, m.dir, m.opts()) }
 func (m *journaledLog) powerCut() {
 	m.t.Helper()
 	// The journal first: Close waits for a retirement in flight, whose
-	// syncs of the log must not meet its file handles closed by crash
-	// (a closed handle's descriptor may be another file's by then).
+	// syncs of the log would otherwise meet its file handles closed by
+	// crash and fail, leaving a journal file the test did not plan for.
 	m.j.Close() // syncs nothing of its own
 	crash(m.t, m.l)
 	if err := m.fsys.LoseUnsyncedWrites(); err != nil {

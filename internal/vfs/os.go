@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,19 +15,26 @@ var ErrLocked = errors.New("vfs: file is locked by another process")
 
 type osFS struct{}
 
-// osFile keeps the descriptor beside the *os.File: Fd() on every call
-// would be a syscall-free accessor too, but caching it keeps fdatasync on
-// the hot path one call away.
+// osFile adds fdatasync to an *os.File. It reaches the descriptor
+// through the file's syscall.RawConn, as the file's own methods do, and
+// never keeps the number: a Datasync after Close then fails with
+// os.ErrClosed, where a kept number may since name another file, whose
+// sync would "succeed" for this one.
 type osFile struct {
 	*os.File
-	fd int
+	raw syscall.RawConn
 }
 
 func wrap(f *os.File, err error) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &osFile{File: f, fd: int(f.Fd())}, nil
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &osFile{File: f, raw: raw}, nil
 }
 
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
@@ -67,4 +75,12 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	return f, nil // closing the descriptor drops the flock
 }
 
-func (f *osFile) Datasync() error { return unix.Fdatasync(f.fd) }
+func (f *osFile) Datasync() error {
+	var err error
+	if f.raw.Control(func(fd uintptr) { err = unix.Fdatasync(int(fd)) }) != nil {
+		// Control fails only for a file closed (or closing): worded as
+		// the file's own methods word it.
+		return &fs.PathError{Op: "fdatasync", Path: f.Name(), Err: os.ErrClosed}
+	}
+	return err
+}

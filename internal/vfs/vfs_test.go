@@ -72,3 +72,28 @@ func TestOrDefaultsNil(t *testing.T) {
 		t.Fatal("Or(fs) did not return fs")
 	}
 }
+
+// TestDatasyncAfterCloseFails: a closed file's Datasync is refused with
+// os.ErrClosed, even when its descriptor number was reused by a file
+// opened since: it must never sync that other file and report success.
+func TestDatasyncAfterCloseFails(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Default.OpenFile(filepath.Join(dir, "a"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Datasync(); err != nil {
+		t.Fatalf("open file: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Default.OpenFile(filepath.Join(dir, "b"), os.O_RDWR|os.O_CREATE, 0o644) // likely takes a's number
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := f.Datasync(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Datasync after Close = %v, want os.ErrClosed", err)
+	}
+}
