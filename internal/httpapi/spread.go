@@ -26,6 +26,11 @@ import (
 // not tried again in its later rounds, so a frozen owner costs at most
 // one forward timeout per request.
 //
+// A batch answer (max=N) is the first owner's with records, as a single
+// one is: going on to the others for what the answer could still hold
+// was measured slower, each round paying a forward to every owner in a
+// row (docs/replication.md, "Levers measured and set aside").
+//
 // Which owner a round asks first takes turns (roundOrder). Asking this
 // node first every time, as the cheapest, starved the others: under a
 // steady load this node's partitions are rarely empty, and records on
