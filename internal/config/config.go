@@ -126,6 +126,10 @@ type StorageConfig struct {
 	// DiskReserveBytes is room kept on the data disk for topic deletes
 	// (package reserve); 0 keeps none.
 	DiskReserveBytes int64
+	// JournalDelay is how long the node's journal, finding no sync in
+	// flight, waits for more replicated writes to share its fdatasync
+	// (journal.Options.Delay); 0, the default, waits not at all.
+	JournalDelay time.Duration
 }
 
 // ReplicationConfig is the controller's care of replicated partitions.

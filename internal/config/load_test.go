@@ -92,6 +92,15 @@ func TestLoadLayering(t *testing.T) {
 			check: func(t *testing.T, c Config) { eq(t, c.Replication.HealAfter, 2*time.Second) },
 		},
 		{
+			name:  "journal delay from env, as a duration under a millisecond; none by default",
+			env:   map[string]string{"NARAD_STORAGE_JOURNAL_DELAY_MS": "300us"},
+			check: func(t *testing.T, c Config) { eq(t, c.Storage.JournalDelay, 300*time.Microsecond) },
+		},
+		{
+			name:  "journal delay off by default",
+			check: func(t *testing.T, c Config) { eq(t, c.Storage.JournalDelay, time.Duration(0)) },
+		},
+		{
 			name:  "heal after from file, as a duration",
 			file:  `{"replication":{"heal_after_ms":"0s"}}`,
 			check: func(t *testing.T, c Config) { eq(t, c.Replication.HealAfter, time.Duration(0)) },
@@ -326,6 +335,8 @@ func TestLoadBadValues(t *testing.T) {
 		{"zero partitions", map[string]string{"NARAD_TOPIC_DEFAULT_PARTITIONS": "0"}, "must be between 1 and 108, got 0"},
 		{"negative heal after", map[string]string{"NARAD_REPLICATION_HEAL_AFTER_MS": "-1"}, "replication.heal_after_ms (NARAD_REPLICATION_HEAL_AFTER_MS) must not be negative"},
 		{"negative linger", map[string]string{"NARAD_FANOUT_LINGER_MS": "-1"}, "fanout.linger_ms (NARAD_FANOUT_LINGER_MS) must not be negative"},
+		{"negative journal delay", map[string]string{"NARAD_STORAGE_JOURNAL_DELAY_MS": "-1"}, "storage.journal_delay_ms (NARAD_STORAGE_JOURNAL_DELAY_MS) must not be negative"},
+		{"journal delay past its bound", map[string]string{"NARAD_STORAGE_JOURNAL_DELAY_MS": "11"}, "storage.journal_delay_ms (NARAD_STORAGE_JOURNAL_DELAY_MS) must be at most 10ms, got 11ms"},
 		{"zero visibility", map[string]string{"NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS": "0"}, "topic.default_visibility_timeout_ms (NARAD_TOPIC_DEFAULT_VISIBILITY_TIMEOUT_MS) must be greater than zero"},
 		{"tiny segments", map[string]string{"NARAD_STORAGE_SEGMENT_BYTES": "100"}, "storage.segment_bytes (NARAD_STORAGE_SEGMENT_BYTES) must be between 1024 and 1073741824, got 100"},
 		{"http addr", map[string]string{"NARAD_HTTP_ADDR": "nonsense"}, `http.addr (NARAD_HTTP_ADDR): "nonsense" is not host:port`},

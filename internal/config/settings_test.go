@@ -21,8 +21,8 @@ func TestSettingsTableIsConsistent(t *testing.T) {
 			t.Errorf("%s has no usage text", s.Key)
 		}
 	}
-	if len(keys) != 50 {
-		t.Errorf("want 50 settings, got %d", len(keys))
+	if len(keys) != 51 {
+		t.Errorf("want 51 settings, got %d", len(keys))
 	}
 }
 

@@ -93,6 +93,10 @@ func (c Config) Validate() error {
 	v.intRange("storage.disk_reserve_bytes", c.Storage.DiskReserveBytes, 0, 1<<34)
 
 	v.nonNegative("replication.heal_after_ms", c.Replication.HealAfter)
+	v.nonNegative("storage.journal_delay_ms", c.Storage.JournalDelay)
+	if c.Storage.JournalDelay > MaxJournalDelay {
+		v.addf("%s must be at most %s, got %s", byEnv("storage.journal_delay_ms"), MaxJournalDelay, c.Storage.JournalDelay)
+	}
 
 	v.oneOf("recovery.orphan_data", c.Recovery.OrphanData, datadir.Policies...)
 
@@ -168,6 +172,10 @@ const forwardMargin = 5 * time.Second
 // travels in one node RPC message of at most 64 MiB, and base64 payloads
 // grow by a third in JSON.
 const MaxConsumeBytesLimit = 32 << 20
+
+// MaxJournalDelay bounds storage.journal_delay_ms: a longer wait would
+// only add latency, a sync's worth of writes arriving well within it.
+const MaxJournalDelay = 10 * time.Millisecond
 
 type validator struct{ problems []string }
 

@@ -417,3 +417,67 @@ func TestAClosedJournalRefusesWrites(t *testing.T) {
 		t.Fatalf("forget of a directory with nothing journaled, after Close: %v, want nil", err)
 	}
 }
+
+// With Delay, the write that finds no sync in flight waits before it
+// writes, once, and the writes arriving meanwhile share its fdatasync: one
+// sync for all of them. A Close during the wait waits for that sync.
+func TestADelayedSyncCarriesTheWritesArrivingMeanwhile(t *testing.T) {
+	root := t.TempDir()
+	waiting, release := make(chan time.Duration, 4), make(chan struct{})
+	j := open(t, vfs.Default, root, Options{Delay: 300 * time.Microsecond, sleep: func(d time.Duration) {
+		waiting <- d
+		<-release
+	}})
+	f := durableFile(t, vfs.Default, root, "topics/a/p00000/seg")
+	const writers = 8
+	errs := make(chan error, writers+1)
+	go func() { errs <- j.Write(&owner{}, f.Name(), 0, []byte("first")) }()
+	if d := <-waiting; d != 300*time.Microsecond {
+		t.Fatalf("the first write waited %v, want the Delay", d)
+	}
+	for i := range writers {
+		go func() { errs <- j.Write(&owner{}, f.Name(), int64(i), []byte("x")) }()
+	}
+	first := len(appendWrite(nil, "topics/a/p00000/seg", 0, []byte("first")))
+	one := len(appendWrite(nil, "topics/a/p00000/seg", 0, []byte("x")))
+	testutil.WaitFor(t, "every writer to join the delayed sync", func() bool {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return len(j.pending) == first+writers*one
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- j.Close() }()
+	close(release)
+	for range writers + 1 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a write that joined the delayed sync: %v", err)
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if got := j.Syncs(); got != 1 {
+		t.Fatalf("%d fdatasyncs for %d writes that met during the delay, want 1", got, writers+1)
+	}
+	select {
+	case d := <-waiting:
+		t.Fatalf("a second wait of %v: only the group's first write waits", d)
+	default:
+	}
+}
+
+// Without Delay no write waits.
+func TestNoDelayByDefault(t *testing.T) {
+	root := t.TempDir()
+	j := open(t, vfs.Default, root, Options{sleep: func(d time.Duration) {
+		t.Errorf("a write waited %v with no Delay set", d)
+	}})
+	defer j.Close()
+	f := durableFile(t, vfs.Default, root, "topics/a/p00000/seg")
+	for i := range 3 {
+		writeJournaled(t, j, &owner{}, f, int64(i), []byte("x"))
+	}
+	if got := j.Syncs(); got != 3 {
+		t.Fatalf("%d fdatasyncs for 3 writes one after another, want 3", got)
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/narad-io/narad/internal/broker"
 	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/datadir"
 	"github.com/narad-io/narad/internal/fanout"
+	"github.com/narad-io/narad/internal/journal"
 	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/metrics"
 	"github.com/narad-io/narad/internal/reserve"
@@ -217,6 +219,13 @@ func brokerConfig(cfg config.Config, n boot, disk *reserve.Reserve, log *slog.Lo
 		Logger:               log.With("component", "broker"),
 		Disk:                 disk,
 	}
+}
+
+// journalOptions configures the node's journal (package journal).
+func journalOptions(cfg config.Config, m *metrics.Metrics, log *slog.Logger) journal.Options {
+	return journal.Options{Logger: log.With("component", "journal"),
+		Synced: func(d time.Duration) { m.JournalSyncDuration.Observe(d.Seconds()) },
+		Delay:  cfg.Storage.JournalDelay}
 }
 
 // fanoutConfig is the fan-out engine's share of the configuration.

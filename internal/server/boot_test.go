@@ -3,8 +3,11 @@ package server
 import (
 	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/meta/metatest"
+	"github.com/narad-io/narad/internal/metrics"
 )
 
 // TestLostMetastoreStateRenewsTheDiskID: a clustered node whose data
@@ -41,5 +44,14 @@ func TestLostMetastoreStateRenewsTheDiskID(t *testing.T) {
 	a, b := start(), start()
 	if a != b {
 		t.Fatal("a single node (no cluster) renewed its disk id")
+	}
+}
+
+// The node's journal gets the configured delay (storage.journal_delay_ms).
+func TestJournalOptionsCarryTheDelay(t *testing.T) {
+	cfg := config.Default()
+	cfg.Storage.JournalDelay = 300 * time.Microsecond
+	if got := journalOptions(cfg, metrics.New(), slog.New(slog.DiscardHandler)).Delay; got != 300*time.Microsecond {
+		t.Fatalf("journal delay %v, want the configured 300µs", got)
 	}
 }

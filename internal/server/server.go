@@ -86,8 +86,7 @@ func Run(ctx context.Context, cfg config.Config) error {
 	}
 	defer w.Close()
 	// The journal replays before any partition log opens (package journal).
-	jnl, err := journal.Open(cfg.DataDir, journal.Options{Logger: log.With("component", "journal"),
-		Synced: func(d time.Duration) { m.JournalSyncDuration.Observe(d.Seconds()) }})
+	jnl, err := journal.Open(cfg.DataDir, journalOptions(cfg, m, log))
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
