@@ -1,11 +1,18 @@
 // Package rpc is node-to-node RPC of a Narad cluster (docs/architecture.md,
-// "Node RPC") on gRPC: a Server that exposes one Handler to the other
-// nodes, and a Pool that calls them. Commit (produce dispatch and fan-out child
+// "Node RPC"): a Server that exposes one Handler to the other nodes, and a
+// Pool that calls them. Commit (produce dispatch and fan-out child
 // commits), Forward (a client-API request replayed on the partition owner
 // or the leader), Stats, ConfirmTopic (leader confirmation), Join,
 // Heartbeat and Fetch (a replicated partition's follower pulling from its
-// leader; its fetches ride one FetchStream per partition, fetchstream.go)
-// are its calls.
+// leader) are its calls.
+//
+// Two transports share the node port, behind the same peer handshake.
+// Commit and Fetch, the calls of every replicated produce, ride framed
+// connections (framed.go): one length-prefixed protobuf frame each way per
+// call, a connection per call in progress, at a quarter to a half of a
+// gRPC call's CPU. Every other call is gRPC, and so are Commit and Fetch
+// to a node of a release before framed connections (its fetches then ride
+// one FetchStream per partition, fetchstream.go, or calls before that).
 //
 // It depends only on apierr, refusal, storage.Record and the peer
 // handshake (peerauth); the broker, the metastore and fan-out plug in
@@ -22,7 +29,9 @@
 //   - No call is served without the cluster secret. A server interceptor
 //     checks the "authorization: narad-secret <secret>" metadata of every
 //     call, unary or stream, known method or not, before any handler runs,
-//     and answers Unauthenticated. NewServer refuses an empty secret.
+//     and answers Unauthenticated; a framed connection presents the same
+//     value's hash in its opening, before its first call, and is refused
+//     (401 to the caller) with it. NewServer refuses an empty secret.
 //   - Errors speak HTTP on the wire, so a forwarded request answers exactly
 //     as a local one, and keep their type: every Pool method returns nil, a
 //     *refusal.Error or an *apierr.Error. A handler's typed refusal comes
@@ -42,18 +51,23 @@
 //     cluster accepts the resulting duplicates (docs/architecture.md, "The
 //     produce path").
 //   - Timeouts: 5 s per call, Commit 30 s (a slow fsync is not a dead
-//     node), Fetch its long-poll wait plus 5 s (a streamed fetch
-//     as a called one), Forward the caller's
+//     node), Fetch its long-poll wait plus 5 s (a streamed or framed
+//     fetch as a called one), Forward the caller's
 //     ForwardRequest.Timeout (5 s plus a long-poll's wait for the data
 //     plane, 75 s for a metadata write to the leader); a caller's earlier
-//     deadline always wins.
+//     deadline always wins. A framed call carries its budget to the
+//     handler as a gRPC call carries its deadline; a caller that gives up
+//     closes the connection, and the handler ends by its budget (a
+//     follower's fetch by its 500 ms wait), not at once.
 //   - Messages up to MaxMessageBytes (64 MiB) either way, on both sides.
 //   - Wire compatibility: fields of proto/node.proto are only ever added,
 //     never renumbered or retyped; a new operation is a new rpc.
 //
 // Transport: mutual TLS when the cluster has certificates (docs/security.md;
 // WithTLS on the server, NewTLSPool on the caller), so a peer without a
-// certificate from the cluster CA never reaches the secret check. Without
+// certificate from the cluster CA never reaches the secret check (a framed
+// connection runs TLS right after its opening, so its first call is inside
+// TLS as a gRPC call is). Without
 // them the plane is plaintext and the secret crosses the wire in clear,
 // which the node warns about at start; TLS adds to the secret check and
 // the handshake, it replaces neither.

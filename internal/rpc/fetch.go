@@ -57,11 +57,20 @@ type FollowedCursor = struct {
 	NextOffset uint64
 }
 
-// Fetch asks the leader at addr for records, over the follower's fetch
-// stream to addr when that node has one (fetchstream.go), else as a call.
-// Either way the budget is the long-poll wait plus the default timeout, so
-// a leader that parks the fetch for its whole wait still answers in time.
+// Fetch asks the leader at addr for records on a framed connection
+// (framed.go); to a node of a release before them, over the follower's
+// fetch stream to addr when that node has one (fetchstream.go), else as a
+// call. Every way the budget is the long-poll wait plus the default
+// timeout, so a leader that parks the fetch for its whole wait still
+// answers in time.
 func (p *Pool) Fetch(ctx context.Context, addr string, req FetchRequest) (FetchResponse, error) {
+	out := &nodepb.FetchResponse{}
+	if err, ok := p.callFramed(ctx, addr, "Fetch", opFetch, fetchBudget(req), fetchToPB(req), out); ok {
+		if err != nil {
+			return FetchResponse{}, err
+		}
+		return fetchResponseFromPB(out)
+	}
 	if resp, err, ok := p.fetchStreamed(ctx, addr, req); ok {
 		return resp, err
 	}

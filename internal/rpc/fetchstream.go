@@ -231,9 +231,7 @@ func (s *service) FetchStream(ss grpc.BidiStreamingServer[nodepb.FetchRequest, n
 		}
 		ans := &nodepb.FetchAnswer{}
 		if ans.Response, err = s.fetch(ss.Context(), req); err != nil {
-			if !isClientErr(err) {
-				s.log.Error("node rpc handler failed", "method", "FetchStream", "err", err)
-			}
+			s.failed("FetchStream", err)
 			ans.Response, ans.Error = nil, errorDetail(err)
 		}
 		if err := ss.Send(ans); err != nil {

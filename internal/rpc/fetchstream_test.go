@@ -45,12 +45,16 @@ func (s *streamsSeen) of(p int) []context.Context {
 	return append([]context.Context(nil), s.ctxs[p]...)
 }
 
+// beforeFramed serves as a release before framed connections: fetches
+// to it ride gRPC streams (these tests' subject).
+func beforeFramed(s *Server) { s.grpcOnly = true }
+
 // A follower's fetches for one partition ride one stream, a refusal
 // included (it is an answer, not the stream's end); another partition
 // gets a stream of its own.
 func TestFetchesShareAStreamPerPartition(t *testing.T) {
 	seen := &streamsSeen{block: -1}
-	addr, _ := startServer(t, &fake{fetch: seen.fetch})
+	addr, _ := startServer(t, &fake{fetch: seen.fetch}, beforeFramed)
 	p := testPool(t, testSecret)
 	ctx := context.Background()
 	for _, off := range []uint64{1, 99, 2, 3} {
@@ -87,7 +91,7 @@ func TestFetchesShareAStreamPerPartition(t *testing.T) {
 // hears the same 503 a call gives, and its next fetch opens a new stream.
 func TestFetchStreamClosedWithItsFetch(t *testing.T) {
 	seen := &streamsSeen{block: 1}
-	addr, _ := startServer(t, &fake{fetch: seen.fetch})
+	addr, _ := startServer(t, &fake{fetch: seen.fetch}, beforeFramed)
 	p := testPool(t, testSecret)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -116,7 +120,7 @@ func TestFetchStreamClosedWithItsFetch(t *testing.T) {
 // follower then fetches from it by calls, which it serves.
 func TestFetchFromANodeWithoutStreams(t *testing.T) {
 	seen := &streamsSeen{block: -1}
-	addr, _ := startServer(t, &fake{fetch: seen.fetch}, func(s *Server) { s.callsOnly = true })
+	addr, _ := startServer(t, &fake{fetch: seen.fetch}, beforeFramed, func(s *Server) { s.callsOnly = true })
 	p := testPool(t, testSecret)
 	for off := range uint64(3) {
 		resp, err := p.Fetch(context.Background(), addr, FetchRequest{Topic: "orders", Partition: 1, Follower: "n2", Offset: off})
@@ -136,7 +140,7 @@ func TestFetchFromANodeWithoutStreams(t *testing.T) {
 // ends.
 func TestPoolCloseClosesFetchStreams(t *testing.T) {
 	seen := &streamsSeen{block: -1}
-	addr, _ := startServer(t, &fake{fetch: seen.fetch})
+	addr, _ := startServer(t, &fake{fetch: seen.fetch}, beforeFramed)
 	p := NewPool(testSecret)
 	if _, err := p.Fetch(context.Background(), addr, FetchRequest{Topic: "orders", Partition: 1, Follower: "n2"}); err != nil {
 		t.Fatal(err)
@@ -154,7 +158,7 @@ func TestPoolCloseClosesFetchStreams(t *testing.T) {
 // stream is closed: the leader's side ends.
 func TestFetchStreamBudget(t *testing.T) {
 	seen := &streamsSeen{block: 1}
-	addr, _ := startServer(t, &fake{fetch: seen.fetch})
+	addr, _ := startServer(t, &fake{fetch: seen.fetch}, beforeFramed)
 	p := testPool(t, testSecret)
 	start := time.Now()
 	_, err := p.Fetch(context.Background(), addr, FetchRequest{Topic: "orders", Partition: 1, Follower: "n2", Wait: time.Millisecond})

@@ -37,6 +37,8 @@ type Pool struct {
 	closed bool
 
 	streams fetchStreams // followers' fetch streams (fetchstream.go)
+	framed  framedConns  // Commit's and Fetch's connections (framedpool.go)
+	tlsConf *tls.Config  // the framed connections' TLS, when NewTLSPool
 }
 
 // NewPool returns a pool whose calls present secret. An empty secret sends
@@ -48,6 +50,7 @@ func NewPool(secret string) *Pool { return newPool(secret) }
 func NewTLSPool(secret string, c *tls.Config) *Pool {
 	p := newPool(secret)
 	p.creds = credentials.NewTLS(c)
+	p.tlsConf = c
 	return p
 }
 
@@ -66,6 +69,7 @@ func newPool(secret string, extra ...grpc.DialOption) *Pool {
 // in flight are cut off (also a 503).
 func (p *Pool) Close() error {
 	p.streams.closeAll()
+	p.framed.closeAll()
 	p.mu.Lock()
 	conns := p.conns
 	p.conns = nil
@@ -162,9 +166,13 @@ func invoke[T any](ctx context.Context, p *Pool, addr, method string, timeout ti
 func (p *Pool) Commit(ctx context.Context, addr, topic string, incarnation uint64, partition int, recs []storage.Record, metaVersion uint64) error {
 	req := &nodepb.CommitRequest{Topic: topic, Partition: int32(partition), Records: recordsToPB(recs), MetaVersion: metaVersion,
 		Incarnation: incarnation}
-	resp, err := invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
-		return c.Commit(ctx, req)
-	})
+	resp := &nodepb.CommitResponse{}
+	err, framed := p.callFramed(ctx, addr, "Commit", opCommit, CommitTimeout, req, resp)
+	if !framed {
+		resp, err = invoke(ctx, p, addr, "Commit", CommitTimeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.CommitResponse, error) {
+			return c.Commit(ctx, req)
+		})
+	}
 	if err != nil {
 		return err
 	}

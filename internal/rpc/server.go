@@ -11,6 +11,7 @@ import (
 	"net"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -52,6 +53,14 @@ type Server struct {
 	// callsOnly serves as a release before FetchStream did (tests of the
 	// fallback to Fetch calls).
 	callsOnly bool
+	// grpcOnly serves as a release before framed connections did (tests
+	// of the fallback to gRPC).
+	grpcOnly bool
+	framed   *framedServer // the node port's framed connections (framed.go)
+
+	muxMu   sync.Mutex
+	mux     *portMux // set by Serve: the listener gRPC serves
+	stopped bool
 }
 
 // ServerOption adjusts a Server.
@@ -114,17 +123,19 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 		// not on a fresh goroutine each (gRPC starts one anyway when every
 		// worker is busy, so a long-poll Wait never holds a commit back):
 		// a fresh goroutine's stack growth was 4% of a cluster node's CPU
-		// under produce load, and BenchmarkCommitRoundTrip spends 60 µs of
+		// under produce load, and BenchmarkCommitRoundTrip/grpc spends 60 µs of
 		// CPU per call instead of 71-77.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		grpc.ForceServerCodecV2(codec{}), // codec.go: buffers sized to the message
 		experimental.BufferPool(bufferPool),
 	)...)
-	var svc nodepb.NodeServer = &service{h: h, log: s.log}
+	base := &service{h: h, log: s.log}
+	var svc nodepb.NodeServer = base
 	if s.callsOnly {
-		svc = callsOnlyService{svc.(*service)}
+		svc = callsOnlyService{base}
 	}
 	nodepb.RegisterNodeServer(s.g, svc)
+	s.framed = newFramedServer(base, s.want, s.tls, s.log, s.grpcOnly)
 	return s, nil
 }
 
@@ -136,7 +147,15 @@ func (s *Server) Serve(lis net.Listener) error {
 		lis.Close()
 		return err
 	}
-	return s.g.Serve(door)
+	s.muxMu.Lock()
+	if s.stopped {
+		s.muxMu.Unlock()
+		door.Close()
+		return nil
+	}
+	s.mux = s.framed.listen(door)
+	s.muxMu.Unlock()
+	return s.g.Serve(s.mux)
 }
 
 // Plane is node RPC's name in the peer handshake: it labels its key and
@@ -147,6 +166,14 @@ const Plane = "rpc"
 // period, then cancels the rest (their handlers see ctx done). When it
 // returns, no call is running and no server goroutine is left.
 func (s *Server) Stop() {
+	s.muxMu.Lock()
+	s.stopped = true // gRPC's stop closes the listener, s.mux
+	s.muxMu.Unlock()
+	framedDone := make(chan struct{})
+	go func() {
+		s.framed.stop(s.grace)
+		close(framedDone)
+	}()
 	done := make(chan struct{})
 	go func() {
 		s.g.GracefulStop()
@@ -160,6 +187,7 @@ func (s *Server) Stop() {
 		s.g.Stop()
 		<-done
 	}
+	<-framedDone
 }
 
 var errRefused = status.Error(codes.Unauthenticated, "cluster secret refused")
@@ -245,6 +273,15 @@ type service struct {
 	nodepb.UnimplementedNodeServer
 	h   Handler
 	log *slog.Logger // a streamed call's failures (Server.finish logs a call's)
+}
+
+// failed logs a streamed or framed call's failure that is not a refusal
+// (Server.finish logs a gRPC call's): the caller only learns "internal
+// error".
+func (s *service) failed(method string, err error) {
+	if !isClientErr(err) {
+		s.log.Error("node rpc handler failed", "method", method, "err", err)
+	}
 }
 
 func (s *service) Commit(ctx context.Context, req *nodepb.CommitRequest) (*nodepb.CommitResponse, error) {
