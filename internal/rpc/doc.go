@@ -7,12 +7,12 @@
 // leader) are its calls.
 //
 // Two transports share the node port, behind the same peer handshake.
-// Commit and Fetch, the calls of every replicated produce, ride framed
+// The data path's calls, Commit, Fetch and Forward, ride framed
 // connections (framed.go): one length-prefixed protobuf frame each way per
 // call, a connection per call in progress, at a quarter to a half of a
-// gRPC call's CPU. Every other call is gRPC, and so are Commit and Fetch
-// to a node of a release before framed connections (its fetches then ride
-// one FetchStream per partition, fetchstream.go, or calls before that).
+// gRPC call's CPU. Every other call is gRPC, and so are these three to a
+// node of a release before framed connections (its fetches then ride one
+// FetchStream per partition, fetchstream.go, or calls before that).
 //
 // It depends only on apierr, refusal, storage.Record and the peer
 // handshake (peerauth); the broker, the metastore and fan-out plug in
@@ -56,9 +56,11 @@
 //     ForwardRequest.Timeout (5 s plus a long-poll's wait for the data
 //     plane, 75 s for a metadata write to the leader); a caller's earlier
 //     deadline always wins. A framed call carries its budget to the
-//     handler as a gRPC call carries its deadline; a caller that gives up
-//     closes the connection, and the handler ends by its budget (a
-//     follower's fetch by its 500 ms wait), not at once.
+//     handler as a gRPC call carries its deadline. A caller that gives up
+//     closes the connection: a forwarded request's handler is cancelled
+//     then, as a gRPC call's is (a forwarded consume must not lease
+//     records for a client that left); a commit or a fetch ends by its
+//     budget (a follower's fetch by its 500 ms wait).
 //   - Messages up to MaxMessageBytes (64 MiB) either way, on both sides.
 //   - Wire compatibility: fields of proto/node.proto are only ever added,
 //     never renumbered or retyped; a new operation is a new rpc.

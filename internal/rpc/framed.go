@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Framed connections carry the two calls of the replicated produce path,
-// Commit and Fetch, without gRPC: on the node port, after the peer
+// Framed connections carry the data path's calls, Commit, Fetch and
+// Forward, without gRPC: on the node port, after the peer
 // handshake, a connection that opens with framedHello is served here, any
 // other goes to gRPC. Each request and its answer is one length-prefixed
 // frame around the calls' own protobuf messages, and a connection carries
@@ -40,7 +40,8 @@ import (
 //
 //	length uint32 | kind byte | aux uint32 | length bytes of protobuf
 //
-// big-endian. A request's kind is its operation (opCommit, opFetch) and
+// big-endian. A request's kind is its operation (opCommit, opFetch,
+// opForward) and
 // its aux the caller's budget in milliseconds, which the server applies
 // as the handler's deadline, as gRPC carries a call's deadline. An
 // answer's kind is answerOK (the response message) or answerError (an
@@ -49,8 +50,9 @@ const (
 	framedHello   = "NRF1"
 	framedRefused = "NRFX"
 
-	opCommit byte = 1
-	opFetch  byte = 2
+	opCommit  byte = 1
+	opFetch   byte = 2
+	opForward byte = 3
 
 	answerOK    byte = 0
 	answerError byte = 1

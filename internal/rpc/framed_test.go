@@ -87,44 +87,47 @@ func TestCommitsAndFetchesRideOneFramedConnection(t *testing.T) {
 	}
 }
 
-// Calls at once each get a connection of their own: none waits for
-// another's answer, and all are kept for later calls.
+// Calls at once each get a connection of their own, none waiting for
+// another's answer, up to the node's bound; calls beyond it go through
+// gRPC instead of opening more. Every connection opened stays for later
+// calls.
 func TestConcurrentCallsGetConnectionsOfTheirOwn(t *testing.T) {
-	const n = 8
-	var entered atomic.Int64
-	all := make(chan struct{})
-	f := &fake{commit: func(ctx context.Context, _ string, _ uint64, _ int, _ []storage.Record, _ uint64) error {
-		if entered.Add(1) == n {
-			close(all)
-		}
-		select {
-		case <-all: // every call is in its handler at once
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}}
-	addr, _ := startServer(t, f)
-	p := testPool(t, testSecret)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			if err := p.Commit(ctx, addr, "t", 0, 0, nil, 0); err != nil {
-				t.Error(err)
+	for _, c := range []struct{ calls, bound, framed int }{{8, 0, 8}, {6, 2, 2}} {
+		var entered atomic.Int64
+		all := make(chan struct{})
+		f := &fake{commit: func(ctx context.Context, _ string, _ uint64, _ int, _ []storage.Record, _ uint64) error {
+			if entered.Add(1) == int64(c.calls) {
+				close(all)
 			}
-		})
-	}
-	wg.Wait()
-	if open, _ := framedOpen(p, addr); open != n {
-		t.Fatalf("%d framed connections open, want %d", open, n)
-	}
-	p.framed.mu.Lock()
-	idle := len(p.framed.idle[addr])
-	p.framed.mu.Unlock()
-	if idle != n {
-		t.Fatalf("%d connections idle after the calls, want %d", idle, n)
+			select {
+			case <-all: // every call is in its handler at once
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+		addr, _ := startServer(t, f)
+		p := testPool(t, testSecret)
+		p.framed.max = c.bound // 0: maxFramedPerNode
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var wg sync.WaitGroup
+		for range c.calls {
+			wg.Go(func() {
+				if err := p.Commit(ctx, addr, "t", 0, 0, nil, 0); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+		open, grpcConn := framedOpen(p, addr)
+		p.framed.mu.Lock()
+		idle, count := len(p.framed.idle[addr]), p.framed.count[addr]
+		p.framed.mu.Unlock()
+		if open != c.framed || idle != c.framed || count != c.framed || grpcConn != (c.framed < c.calls) {
+			t.Fatalf("%d calls, bound %d: open %d, idle %d, counted %d, a gRPC connection %v; want %d framed",
+				c.calls, c.bound, open, idle, count, grpcConn, c.framed)
+		}
 	}
 }
 
@@ -148,10 +151,10 @@ func TestANodeWithoutFramedConnectionsIsCalledThroughGRPC(t *testing.T) {
 	if open, grpcConn := framedOpen(p, addr); open != 0 || !grpcConn {
 		t.Fatalf("framed connections %d, a gRPC connection %v; want 0 and one", open, grpcConn)
 	}
-	if _, old := p.framed.take(addr, time.Now()); !old {
+	if c, dial := p.framed.take(addr, time.Now()); c != nil || dial {
 		t.Error("the node without framed connections is not remembered as such")
 	}
-	if _, old := p.framed.take(addr, time.Now().Add(streamRetryOld)); old {
+	if _, dial := p.framed.take(addr, time.Now().Add(streamRetryOld)); !dial {
 		t.Error("the node without framed connections is never asked again")
 	}
 }
@@ -517,5 +520,49 @@ func TestAFramedCallPastItsBudgetIs503(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "handler failed") {
 		t.Errorf("a call past its budget was logged as a failure: %s", logs)
+	}
+}
+
+// A forwarded request whose caller gives up is cancelled on the serving
+// node, as a gRPC call is: a forwarded long-poll consume must not go on
+// to lease records for a client that left. Commits and fetches are not
+// watched (they end by their budget); a forward is, and its connection
+// is closed.
+func TestAnAbandonedForwardIsCancelledWhereItRuns(t *testing.T) {
+	entered := make(chan struct{})
+	cancelled := make(chan struct{})
+	f := &fake{forward: func(ctx context.Context, req ForwardRequest) (ForwardResponse, error) {
+		if req.Path != "/v1/topics/t/consume" {
+			return ForwardResponse{Status: 200, Body: []byte(req.Path)}, nil
+		}
+		close(entered)
+		<-ctx.Done()
+		close(cancelled)
+		return ForwardResponse{}, ctx.Err()
+	}}
+	addr, _ := startServer(t, f)
+	p := testPool(t, testSecret)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		_, err := p.Forward(ctx, addr, ForwardRequest{Method: "POST", Path: "/v1/topics/t/consume", Timeout: time.Minute})
+		res <- err
+	}()
+	<-entered
+	cancel()
+	if ae := asAPIErr(t, <-res); ae.Status != http.StatusServiceUnavailable {
+		t.Fatalf("abandoned forward: %+v, want a 503", ae)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned forward's handler ran on, with 50 s of its budget left")
+	}
+	resp, err := p.Forward(context.Background(), addr, ForwardRequest{Method: "GET", Path: "/v1/topics"})
+	if err != nil || resp.Status != 200 || string(resp.Body) != "/v1/topics" {
+		t.Fatalf("the next forward: %+v, %v", resp, err)
+	}
+	if open, grpcConn := framedOpen(p, addr); open != 1 || grpcConn {
+		t.Fatalf("framed connections %d, a gRPC connection %v; want 1 and none", open, grpcConn)
 	}
 }

@@ -25,16 +25,19 @@ import (
 // any way, or whose call ran out of budget or was cancelled, is closed,
 // never reused.
 //
-// A node whose opening does not answer framedHello (a release before
-// framed connections) is called through gRPC for streamRetryOld, then
-// asked again.
+// A node's connections are bounded (maxFramedPerNode): a call made while
+// that many are busy goes through gRPC, which multiplexes, so a burst of
+// calls never opens a connection per call only to close it after. A node
+// whose opening does not answer framedHello (a release before framed
+// connections) is called through gRPC for streamRetryOld, then asked
+// again.
 
-// maxIdleFramed bounds a node's idle connections kept for later calls;
-// more at once than this are closed when their call ends.
-const maxIdleFramed = 64
+// maxFramedPerNode bounds a node's framed connections, idle or in a call.
+const maxFramedPerNode = 128
 
 // framedConn is one open framed connection.
 type framedConn struct {
+	addr   string
 	c      net.Conn
 	r      *frameReader
 	w      frameWriter
@@ -47,24 +50,27 @@ type framedConns struct {
 	mu      sync.Mutex
 	idle    map[string][]*framedConn // by node address, the last used last
 	open    map[*framedConn]struct{} // every connection, idle or in a call
+	count   map[string]int           // by node address: open connections and dials under way
 	oldAt   map[string]time.Time     // addr → when its opening was not answered
 	sweptAt time.Time
 	closed  bool
+	max     int  // maxFramedPerNode unless set (tests)
 	off     bool // tests: call through gRPC only
 }
 
-// take returns an idle connection to addr (nil: open one), or old when
-// addr is called through gRPC for now. Connections idle past streamIdle
-// are closed, looked for at most once per streamIdle.
-func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, old bool) {
+// take returns an idle connection to addr; else, when addr may have one
+// more, dial (a slot is then held for it: opened fills it, release frees
+// it); else neither, and the call goes through gRPC. Connections idle
+// past streamIdle are closed, looked for at most once per streamIdle.
+func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, dial bool) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.off || fc.closed {
-		return nil, true
+		return nil, false
 	}
 	if at, ok := fc.oldAt[addr]; ok {
 		if now.Sub(at) < streamRetryOld {
-			return nil, true
+			return nil, false
 		}
 		delete(fc.oldAt, addr)
 	}
@@ -74,8 +80,7 @@ func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, old bool
 			kept := cs[:0]
 			for _, c := range cs {
 				if now.Sub(c.usedAt) >= streamIdle {
-					c.c.Close()
-					delete(fc.open, c)
+					fc.forgetLocked(c)
 				} else {
 					kept = append(kept, c)
 				}
@@ -83,22 +88,40 @@ func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, old bool
 			fc.idle[a] = kept
 		}
 	}
-	cs := fc.idle[addr]
-	if len(cs) == 0 {
+	if cs := fc.idle[addr]; len(cs) > 0 {
+		c = cs[len(cs)-1]
+		fc.idle[addr] = cs[:len(cs)-1]
+		return c, false
+	}
+	limit := fc.max
+	if limit <= 0 {
+		limit = maxFramedPerNode
+	}
+	if fc.count[addr] >= limit {
 		return nil, false
 	}
-	c = cs[len(cs)-1]
-	fc.idle[addr] = cs[:len(cs)-1]
-	return c, false
+	if fc.count == nil {
+		fc.count = map[string]int{}
+	}
+	fc.count[addr]++
+	return nil, true
 }
 
-// opened registers a new connection; false (and it is closed) after
-// closeAll.
+// release frees the slot of a dial that made no connection.
+func (fc *framedConns) release(addr string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.count[addr]--
+}
+
+// opened registers a new connection in its slot; false (and it is
+// closed) after closeAll.
 func (fc *framedConns) opened(c *framedConn) bool {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.closed {
 		c.c.Close()
+		fc.count[c.addr]--
 		return false
 	}
 	if fc.open == nil {
@@ -109,27 +132,34 @@ func (fc *framedConns) opened(c *framedConn) bool {
 }
 
 // put returns a connection whose call was answered whole.
-func (fc *framedConns) put(addr string, c *framedConn, now time.Time) {
+func (fc *framedConns) put(c *framedConn, now time.Time) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
-	if fc.closed || len(fc.idle[addr]) >= maxIdleFramed {
-		c.c.Close()
-		delete(fc.open, c)
+	if fc.closed {
+		fc.forgetLocked(c)
 		return
 	}
 	if fc.idle == nil {
 		fc.idle = map[string][]*framedConn{}
 	}
 	c.usedAt = now
-	fc.idle[addr] = append(fc.idle[addr], c)
+	fc.idle[c.addr] = append(fc.idle[c.addr], c)
 }
 
 // discard closes a connection that is not to be reused.
 func (fc *framedConns) discard(c *framedConn) {
-	c.c.Close()
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
-	delete(fc.open, c)
+	fc.forgetLocked(c)
+}
+
+// forgetLocked closes c and frees its slot.
+func (fc *framedConns) forgetLocked(c *framedConn) {
+	c.c.Close()
+	if _, ok := fc.open[c]; ok {
+		delete(fc.open, c)
+		fc.count[c.addr]--
+	}
 }
 
 // markOld records that addr did not answer a framed opening.
@@ -168,12 +198,12 @@ func (p *Pool) callFramed(ctx context.Context, addr, method string, op byte, tim
 		deadline = dl
 	}
 	for attempt := 0; ; attempt++ {
-		c, old := p.framed.take(addr, time.Now())
-		if old {
+		c, dial := p.framed.take(addr, time.Now())
+		if c == nil && !dial {
 			return nil, false
 		}
 		reused := c != nil
-		if !reused {
+		if dial {
 			if c, err = p.openFramed(ctx, addr, deadline); err != nil {
 				if errors.Is(err, errNotFramed) {
 					p.framed.markOld(addr, time.Now())
@@ -190,7 +220,7 @@ func (p *Pool) callFramed(ctx context.Context, addr, method string, op byte, tim
 				p.framed.discard(c)
 			} else {
 				c.c.SetDeadline(time.Time{})
-				p.framed.put(addr, c, time.Now())
+				p.framed.put(c, time.Now())
 			}
 			return err, true
 		}
@@ -210,21 +240,23 @@ func (p *Pool) callFramed(ctx context.Context, addr, method string, op byte, tim
 }
 
 // openFramed dials addr through the peer handshake and makes the framed
-// opening, then TLS when the pool has it.
+// opening, then TLS when the pool has it, in the slot take held.
 func (p *Pool) openFramed(ctx context.Context, addr string, deadline time.Time) (*framedConn, error) {
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	raw, err := p.door.DialContext(dctx, addr)
 	if err != nil {
+		p.framed.release(addr)
 		// Nothing was sent: the call may go elsewhere.
 		return nil, undelivered{apierr.Unavailable(unreachableRetry, "node %s unreachable: %v", addr, err)}
 	}
 	conn, err := p.opening(dctx, raw, addr, deadline)
 	if err != nil {
 		raw.Close()
+		p.framed.release(addr)
 		return nil, err
 	}
-	c := &framedConn{c: conn, r: newFrameReader(conn), w: frameWriter{w: conn}}
+	c := &framedConn{addr: addr, c: conn, r: newFrameReader(conn), w: frameWriter{w: conn}}
 	if !p.framed.opened(c) {
 		return nil, apierr.Unavailable(unreachableRetry, "node %s unreachable: this node's rpc pool is closed", addr)
 	}

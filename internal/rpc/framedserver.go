@@ -186,7 +186,17 @@ func (fs *framedServer) serve(raw net.Conn) {
 		// The answer is written within the call's budget and framedIdle
 		// more, so a caller that vanished cannot hold the writer forever.
 		c.SetDeadline(time.Now().Add(time.Duration(f.aux)*time.Millisecond + framedIdle))
-		kind, ans := fs.call(f)
+		ctx, cancel := context.WithCancel(fs.base)
+		var gone func() bool
+		if f.kind == opForward {
+			gone = watch(c, fr, cancel)
+		}
+		kind, ans := fs.call(ctx, f)
+		cancel()
+		if gone != nil && gone() {
+			fs.end(raw)
+			return
+		}
 		err = fw.write(kind, 0, ans)
 		if !fs.end(raw) || err != nil {
 			return
@@ -194,17 +204,38 @@ func (fs *framedServer) serve(raw net.Conn) {
 	}
 }
 
+// watch cancels a forwarded request's handler when its caller hangs up
+// (or breaks the protocol by sending during a call), as gRPC cancels a
+// call whose caller went away: a forwarded consume must not lease records
+// for a client that is no longer there. The returned function ends the
+// watch and reports whether the connection is done for.
+func watch(c net.Conn, fr *frameReader, cancel context.CancelFunc) (gone func() bool) {
+	done := make(chan bool, 1)
+	go func() {
+		_, err := fr.r.ReadByte()
+		hungUp := err == nil || !isTimeout(err)
+		if hungUp {
+			cancel()
+		}
+		done <- hungUp
+	}()
+	return func() bool {
+		c.SetReadDeadline(time.Unix(1, 0)) // ends the read, if the caller did not
+		return <-done
+	}
+}
+
 // call runs one request's handler under the budget it carries and
 // returns the answer's kind and message. A handler's failure is answered
 // as a gRPC call's is (Server.finish, Server.recoverInto): its refusal
 // verbatim, anything else a logged 500.
-func (fs *framedServer) call(f frame) (kind byte, ans proto.Message) {
+func (fs *framedServer) call(ctx context.Context, f frame) (kind byte, ans proto.Message) {
 	method := "Framed"
 	budget := time.Duration(f.aux) * time.Millisecond
 	if budget <= 0 {
 		budget = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(fs.base, budget)
+	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	var err error
 	func() {
@@ -231,6 +262,14 @@ func (fs *framedServer) call(f frame) (kind byte, ans proto.Message) {
 				return
 			}
 			ans, err = fs.svc.fetch(ctx, req)
+		case opForward:
+			method = "Forward"
+			req := &nodepb.ForwardRequest{}
+			if err = proto.Unmarshal(f.msg, req); err != nil {
+				err = apierr.BadRequest("forward: undecodable request: %v", err)
+				return
+			}
+			ans, err = fs.svc.Forward(ctx, req)
 		default:
 			err = apierr.New(http.StatusNotImplemented, "unknown framed operation %d", f.kind)
 		}

@@ -202,9 +202,13 @@ func (p *Pool) Forward(ctx context.Context, addr string, req ForwardRequest) (Fo
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	out, err := invoke(ctx, p, addr, "Forward", timeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
-		return c.Forward(ctx, in)
-	})
+	out := &nodepb.ForwardResponse{}
+	err, framed := p.callFramed(ctx, addr, "Forward", opForward, timeout, in, out)
+	if !framed {
+		out, err = invoke(ctx, p, addr, "Forward", timeout, func(ctx context.Context, c nodepb.NodeClient) (*nodepb.ForwardResponse, error) {
+			return c.Forward(ctx, in)
+		})
+	}
 	if err != nil {
 		return ForwardResponse{}, err
 	}
