@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -177,31 +179,20 @@ func TestClusterScriptKillAndStartOneNode(t *testing.T) {
 }
 
 // freeBase finds a base port whose nine ports (three per node) are free
-// now; the script checks them again.
+// now; the script checks them again. Like freeAddr it looks below the
+// ephemeral range, where no outgoing connection's source port (one in
+// TIME_WAIT included) can take one of them.
 func freeBase(t *testing.T) int {
 	t.Helper()
-	for try := 0; try < 50; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port - 100
-		ln.Close()
-		if base < 1024 || base+302 > 65535 {
-			continue
-		}
-		free := true
-		for i := 1; i <= 3 && free; i++ {
+	for try := 0; try < 200; try++ {
+		base := testPortLow + rand.Intn(testPortHigh-testPortLow-302)
+		var ports []int
+		for i := 1; i <= 3; i++ {
 			for d := 0; d < 3; d++ {
-				l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+100*i+d))
-				if err != nil {
-					free = false
-					break
-				}
-				l.Close()
+				ports = append(ports, base+100*i+d)
 			}
 		}
-		if free {
+		if slices.IndexFunc(ports, func(p int) bool { return !portFree(p) }) < 0 && claim(ports...) {
 			return base
 		}
 	}
