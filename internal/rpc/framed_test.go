@@ -24,6 +24,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/narad-io/narad/internal/apierr"
 	"github.com/narad-io/narad/internal/refusal"
 	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 	"github.com/narad-io/narad/internal/storage"
@@ -151,10 +152,10 @@ func TestANodeWithoutFramedConnectionsIsCalledThroughGRPC(t *testing.T) {
 	if open, grpcConn := framedOpen(p, addr); open != 0 || !grpcConn {
 		t.Fatalf("framed connections %d, a gRPC connection %v; want 0 and one", open, grpcConn)
 	}
-	if c, dial := p.framed.take(addr, time.Now()); c != nil || dial {
+	if c, dial, _ := p.framed.take(addr, time.Now()); c != nil || dial {
 		t.Error("the node without framed connections is not remembered as such")
 	}
-	if _, dial := p.framed.take(addr, time.Now().Add(streamRetryOld)); !dial {
+	if _, dial, _ := p.framed.take(addr, time.Now().Add(streamRetryOld)); !dial {
 		t.Error("the node without framed connections is never asked again")
 	}
 }
@@ -523,46 +524,117 @@ func TestAFramedCallPastItsBudgetIs503(t *testing.T) {
 	}
 }
 
-// A forwarded request whose caller gives up is cancelled on the serving
-// node, as a gRPC call is: a forwarded long-poll consume must not go on
-// to lease records for a client that left. Commits and fetches are not
-// watched (they end by their budget); a forward is, and its connection
-// is closed.
-func TestAnAbandonedForwardIsCancelledWhereItRuns(t *testing.T) {
-	entered := make(chan struct{})
-	cancelled := make(chan struct{})
-	f := &fake{forward: func(ctx context.Context, req ForwardRequest) (ForwardResponse, error) {
-		if req.Path != "/v1/topics/t/consume" {
-			return ForwardResponse{Status: 200, Body: []byte(req.Path)}, nil
+// A commit or a forwarded request whose caller gives up is cancelled on
+// the serving node, as a gRPC call is: a forwarded long-poll consume must
+// not go on to lease records for a client that left, nor a commit wait
+// out its budget for copies that are cut off. Its connection is closed,
+// and the next call gets another.
+func TestAnAbandonedCallIsCancelledWhereItRuns(t *testing.T) {
+	for _, op := range []string{"commit", "forward"} {
+		t.Run(op, func(t *testing.T) {
+			entered := make(chan struct{})
+			cancelled := make(chan struct{})
+			hold := func(ctx context.Context) error {
+				close(entered)
+				<-ctx.Done()
+				close(cancelled)
+				return ctx.Err()
+			}
+			f := &fake{
+				forward: func(ctx context.Context, req ForwardRequest) (ForwardResponse, error) {
+					if req.Path != "/v1/topics/t/consume" {
+						return ForwardResponse{Status: 200, Body: []byte(req.Path)}, nil
+					}
+					return ForwardResponse{}, hold(ctx)
+				},
+				commit: func(ctx context.Context, topic string, _ uint64, _ int, _ []storage.Record, _ uint64) error {
+					if topic != "held" {
+						return nil
+					}
+					return hold(ctx)
+				},
+			}
+			addr, _ := startServer(t, f)
+			p := testPool(t, testSecret)
+			ctx, cancel := context.WithCancel(context.Background())
+			res := make(chan error, 1)
+			go func() {
+				if op == "commit" {
+					res <- p.Commit(ctx, addr, "held", 0, 0, nil, 0)
+					return
+				}
+				_, err := p.Forward(ctx, addr, ForwardRequest{Method: "POST", Path: "/v1/topics/t/consume", Timeout: time.Minute})
+				res <- err
+			}()
+			<-entered
+			cancel()
+			if ae := asAPIErr(t, <-res); ae.Status != http.StatusServiceUnavailable {
+				t.Fatalf("abandoned %s: %+v, want a 503", op, ae)
+			}
+			select {
+			case <-cancelled:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the abandoned %s's handler ran on, with most of its budget left", op)
+			}
+			resp, err := p.Forward(context.Background(), addr, ForwardRequest{Method: "GET", Path: "/v1/topics"})
+			if err != nil || resp.Status != 200 || string(resp.Body) != "/v1/topics" {
+				t.Fatalf("the next call: %+v, %v", resp, err)
+			}
+			if err := p.Commit(context.Background(), addr, "t", 0, 0, nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			if open, grpcConn := framedOpen(p, addr); open != 1 || grpcConn {
+				t.Fatalf("framed connections %d, a gRPC connection %v; want 1 and none", open, grpcConn)
+			}
+		})
+	}
+}
+
+// A node no connection could be made to is not dialled again for every
+// call: until its redial wait has passed, calls that need a connection
+// fail at once, marked undelivered, without a connect; after it, the next
+// call dials again.
+func TestCallsToANodeThatCannotBeReachedFailFast(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A port that accepts and then says nothing, as a node cut off
+	// mid-handshake: a dial to it lasts as long as its caller lets it.
+	var accepted atomic.Int64
+	var held sync.WaitGroup
+	held.Go(func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			conns = append(conns, c)
 		}
-		close(entered)
-		<-ctx.Done()
-		close(cancelled)
-		return ForwardResponse{}, ctx.Err()
-	}}
-	addr, _ := startServer(t, f)
+	})
+	t.Cleanup(func() { lis.Close(); held.Wait() })
+	addr := lis.Addr().String()
 	p := testPool(t, testSecret)
-	ctx, cancel := context.WithCancel(context.Background())
-	res := make(chan error, 1)
-	go func() {
-		_, err := p.Forward(ctx, addr, ForwardRequest{Method: "POST", Path: "/v1/topics/t/consume", Timeout: time.Minute})
-		res <- err
-	}()
-	<-entered
-	cancel()
-	if ae := asAPIErr(t, <-res); ae.Status != http.StatusServiceUnavailable {
-		t.Fatalf("abandoned forward: %+v, want a 503", ae)
+	p.framed.redial = time.Minute // the calls below all fall within it, however slow the machine
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		err := p.Commit(ctx, addr, "t", 0, 0, nil, 0)
+		cancel()
+		if !errors.Is(err, refusal.ErrUndelivered) || apierr.Status(err) != http.StatusServiceUnavailable {
+			t.Fatalf("call %d: %v, want a 503 marked undelivered", i, err)
+		}
 	}
-	select {
-	case <-cancelled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the abandoned forward's handler ran on, with 50 s of its budget left")
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("%d connections to the silent node, want 1 (the calls after the failed dial fail at once)", n)
 	}
-	resp, err := p.Forward(context.Background(), addr, ForwardRequest{Method: "GET", Path: "/v1/topics"})
-	if err != nil || resp.Status != 200 || string(resp.Body) != "/v1/topics" {
-		t.Fatalf("the next forward: %+v, %v", resp, err)
-	}
-	if open, grpcConn := framedOpen(p, addr); open != 1 || grpcConn {
-		t.Fatalf("framed connections %d, a gRPC connection %v; want 1 and none", open, grpcConn)
+	if _, dial, down := p.framed.take(addr, time.Now().Add(time.Minute)); !dial || down != nil {
+		t.Fatal("the node is never dialled again")
 	}
 }

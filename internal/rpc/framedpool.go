@@ -30,7 +30,11 @@ import (
 // calls never opens a connection per call only to close it after. A node
 // whose opening does not answer framedHello (a release before framed
 // connections) is called through gRPC for streamRetryOld, then asked
-// again.
+// again. Connecting behaves as gRPC's does: a dial gets at most
+// DefaultTimeout, and after one failed, calls that need a new connection
+// fail at once (503, undelivered) for a wait that grows from 100 ms to
+// 1 s, so a node that is down or cut off costs its callers no connect
+// each.
 
 // maxFramedPerNode bounds a node's framed connections, idle or in a call.
 const maxFramedPerNode = 128
@@ -52,25 +56,43 @@ type framedConns struct {
 	open    map[*framedConn]struct{} // every connection, idle or in a call
 	count   map[string]int           // by node address: open connections and dials under way
 	oldAt   map[string]time.Time     // addr → when its opening was not answered
+	down    map[string]redial        // addr → its failed dials, while they fail
 	sweptAt time.Time
 	closed  bool
-	max     int  // maxFramedPerNode unless set (tests)
-	off     bool // tests: call through gRPC only
+	max     int           // maxFramedPerNode unless set (tests)
+	redial  time.Duration // firstRedial unless set (tests)
+	off     bool          // tests: call through gRPC only
 }
 
+// redial is how long after a failed dial the next waits: from
+// firstRedial, 1.6 times longer after each failure, up to
+// unreachableRetry (gRPC's reconnect backoff, pool.go). Meanwhile calls
+// that need a new connection fail at once, as a gRPC call on a
+// connection in reconnect backoff does, instead of each waiting out a
+// connect to a node that is down or cut off.
+type redial struct {
+	until time.Time
+	wait  time.Duration
+	err   string
+}
+
+const firstRedial = 100 * time.Millisecond
+
 // take returns an idle connection to addr; else, when addr may have one
-// more, dial (a slot is then held for it: opened fills it, release frees
-// it); else neither, and the call goes through gRPC. Connections idle
-// past streamIdle are closed, looked for at most once per streamIdle.
-func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, dial bool) {
+// more, dial (a slot is then held for it: opened fills it, release or
+// dialFailed frees it); else neither, and the call goes through gRPC.
+// down is set instead when addr's last dial failed within its backoff.
+// Connections idle past streamIdle are closed, looked for at most once
+// per streamIdle.
+func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, dial bool, down *redial) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.off || fc.closed {
-		return nil, false
+		return nil, false, nil
 	}
 	if at, ok := fc.oldAt[addr]; ok {
 		if now.Sub(at) < streamRetryOld {
-			return nil, false
+			return nil, false, nil
 		}
 		delete(fc.oldAt, addr)
 	}
@@ -91,27 +113,50 @@ func (fc *framedConns) take(addr string, now time.Time) (c *framedConn, dial boo
 	if cs := fc.idle[addr]; len(cs) > 0 {
 		c = cs[len(cs)-1]
 		fc.idle[addr] = cs[:len(cs)-1]
-		return c, false
+		return c, false, nil
+	}
+	if b, ok := fc.down[addr]; ok && now.Before(b.until) {
+		return nil, false, &b
 	}
 	limit := fc.max
 	if limit <= 0 {
 		limit = maxFramedPerNode
 	}
 	if fc.count[addr] >= limit {
-		return nil, false
+		return nil, false, nil
 	}
 	if fc.count == nil {
 		fc.count = map[string]int{}
 	}
 	fc.count[addr]++
-	return nil, true
+	return nil, true, nil
 }
 
-// release frees the slot of a dial that made no connection.
+// release frees the slot of a dial that made no connection, for a
+// reason that is not the node's (its answer was not framed, or refused).
 func (fc *framedConns) release(addr string) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	fc.count[addr]--
+}
+
+// dialFailed frees the slot of a dial that could not reach its node, and
+// holds the next dial back.
+func (fc *framedConns) dialFailed(addr string, now time.Time, err error) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.count[addr]--
+	if fc.down == nil {
+		fc.down = map[string]redial{}
+	}
+	first := fc.redial
+	if first <= 0 {
+		first = firstRedial
+	}
+	b := fc.down[addr]
+	b.wait = min(max(b.wait*8/5, first), max(unreachableRetry, first))
+	b.until, b.err = now.Add(b.wait), err.Error()
+	fc.down[addr] = b
 }
 
 // opened registers a new connection in its slot; false (and it is
@@ -128,6 +173,7 @@ func (fc *framedConns) opened(c *framedConn) bool {
 		fc.open = map[*framedConn]struct{}{}
 	}
 	fc.open[c] = struct{}{}
+	delete(fc.down, c.addr)
 	return true
 }
 
@@ -183,6 +229,22 @@ func (fc *framedConns) closeAll() {
 	fc.open, fc.idle = nil, nil
 }
 
+// CallFramed sets whether Commit, Fetch and Forward go over framed
+// connections (the default) or through gRPC only; call it before the
+// pool's first call.
+func (p *Pool) CallFramed(on bool) {
+	p.framed.mu.Lock()
+	defer p.framed.mu.Unlock()
+	p.framed.off = !on
+}
+
+// CallsFramed reports whether the pool calls over framed connections.
+func (p *Pool) CallsFramed() bool {
+	p.framed.mu.Lock()
+	defer p.framed.mu.Unlock()
+	return !p.framed.off
+}
+
 // errNotFramed is a node that did not answer the framed opening.
 var errNotFramed = errors.New("rpc: the node does not serve framed connections")
 
@@ -198,7 +260,11 @@ func (p *Pool) callFramed(ctx context.Context, addr, method string, op byte, tim
 		deadline = dl
 	}
 	for attempt := 0; ; attempt++ {
-		c, dial := p.framed.take(addr, time.Now())
+		c, dial, down := p.framed.take(addr, time.Now())
+		if down != nil {
+			return undelivered{apierr.Unavailable(unreachableRetry, "node %s unreachable: the last connection attempt failed %v ago: %s",
+				addr, (down.wait - time.Until(down.until)).Round(time.Millisecond), down.err)}, true
+		}
 		if c == nil && !dial {
 			return nil, false
 		}
@@ -242,18 +308,29 @@ func (p *Pool) callFramed(ctx context.Context, addr, method string, op byte, tim
 // openFramed dials addr through the peer handshake and makes the framed
 // opening, then TLS when the pool has it, in the slot take held.
 func (p *Pool) openFramed(ctx context.Context, addr string, deadline time.Time) (*framedConn, error) {
-	dctx, cancel := context.WithDeadline(ctx, deadline)
+	// Connecting gets at most DefaultTimeout of the call's budget, as a
+	// gRPC connection attempt does (MinConnectTimeout, pool.go).
+	dialBy := time.Now().Add(DefaultTimeout)
+	if deadline.Before(dialBy) {
+		dialBy = deadline
+	}
+	dctx, cancel := context.WithDeadline(ctx, dialBy)
 	defer cancel()
 	raw, err := p.door.DialContext(dctx, addr)
 	if err != nil {
-		p.framed.release(addr)
+		p.framed.dialFailed(addr, time.Now(), err)
 		// Nothing was sent: the call may go elsewhere.
 		return nil, undelivered{apierr.Unavailable(unreachableRetry, "node %s unreachable: %v", addr, err)}
 	}
-	conn, err := p.opening(dctx, raw, addr, deadline)
+	conn, err := p.opening(dctx, raw, addr, dialBy)
 	if err != nil {
 		raw.Close()
-		p.framed.release(addr)
+		var u undelivered
+		if errors.As(err, &u) {
+			p.framed.dialFailed(addr, time.Now(), err)
+		} else {
+			p.framed.release(addr)
+		}
 		return nil, err
 	}
 	c := &framedConn{addr: addr, c: conn, r: newFrameReader(conn), w: frameWriter{w: conn}}
