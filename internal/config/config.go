@@ -80,6 +80,12 @@ type ClusterConfig struct {
 	// Network is NetworkLAN or NetworkWAN: which timings the metastore and
 	// node leases run on (docs/cluster.md). Every node must use the same.
 	Network string
+	// FramedRPC calls Commit, Fetch and Forward on other nodes over framed
+	// connections instead of gRPC (package rpc, framed.go). Off by
+	// default: faster, but it does not yet keep produces available
+	// through every network fault (docs/replication.md, "The node
+	// transport"). Every node serves both either way.
+	FramedRPC bool
 	// TLS files for mutual TLS on Raft and node RPC: all three or none
 	// (docs/security.md). Paths may be in the file; the files are secrets.
 	TLSCertFile, TLSKeyFile, TLSCAFile string

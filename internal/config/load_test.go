@@ -101,6 +101,15 @@ func TestLoadLayering(t *testing.T) {
 			check: func(t *testing.T, c Config) { eq(t, c.Storage.JournalDelay, time.Duration(0)) },
 		},
 		{
+			name:  "framed node RPC off by default",
+			check: func(t *testing.T, c Config) { eq(t, c.Cluster.FramedRPC, false) },
+		},
+		{
+			name:  "framed node RPC from env",
+			env:   map[string]string{"NARAD_CLUSTER_FRAMED_RPC": "true"},
+			check: func(t *testing.T, c Config) { eq(t, c.Cluster.FramedRPC, true) },
+		},
+		{
 			name:  "heal after from file, as a duration",
 			file:  `{"replication":{"heal_after_ms":"0s"}}`,
 			check: func(t *testing.T, c Config) { eq(t, c.Replication.HealAfter, time.Duration(0)) },

@@ -21,8 +21,8 @@ func TestSettingsTableIsConsistent(t *testing.T) {
 			t.Errorf("%s has no usage text", s.Key)
 		}
 	}
-	if len(keys) != 51 {
-		t.Errorf("want 51 settings, got %d", len(keys))
+	if len(keys) != 52 {
+		t.Errorf("want 52 settings, got %d", len(keys))
 	}
 }
 

@@ -6,13 +6,16 @@
 // Heartbeat and Fetch (a replicated partition's follower pulling from its
 // leader) are its calls.
 //
-// Two transports share the node port, behind the same peer handshake.
-// The data path's calls, Commit, Fetch and Forward, ride framed
-// connections (framed.go): one length-prefixed protobuf frame each way per
+// Two transports share the node port, behind the same peer handshake,
+// and a Server serves both. The data path's calls, Commit, Fetch and
+// Forward, ride framed connections (framed.go) unless the Pool is told
+// not to (CallFramed; a node's pool uses them only with
+// cluster.framed_rpc): one length-prefixed protobuf frame each way per
 // call, a connection per call in progress, at a quarter to a half of a
 // gRPC call's CPU. Every other call is gRPC, and so are these three to a
-// node of a release before framed connections (its fetches then ride one
-// FetchStream per partition, fetchstream.go, or calls before that).
+// node of a release before framed connections, or from a pool told not
+// to use them (fetches then ride one FetchStream per partition,
+// fetchstream.go, or calls to a node older still).
 //
 // It depends only on apierr, refusal, storage.Record and the peer
 // handshake (peerauth); the broker, the metastore and fan-out plug in
@@ -57,9 +60,9 @@
 //     plane, 75 s for a metadata write to the leader); a caller's earlier
 //     deadline always wins. A framed call carries its budget to the
 //     handler as a gRPC call carries its deadline. A caller that gives up
-//     closes the connection: a forwarded request's handler is cancelled
-//     then, as a gRPC call's is (a forwarded consume must not lease
-//     records for a client that left); a commit or a fetch ends by its
+//     closes the connection: a commit's or a forwarded request's handler
+//     is cancelled then, as a gRPC call's is (a forwarded consume must
+//     not lease records for a client that left); a fetch ends by its
 //     budget (a follower's fetch by its 500 ms wait).
 //   - Messages up to MaxMessageBytes (64 MiB) either way, on both sides.
 //   - Wire compatibility: fields of proto/node.proto are only ever added,

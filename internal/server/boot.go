@@ -151,12 +151,18 @@ func clusterTLS(cfg config.Config, clustered bool, log *slog.Logger) (*clustertl
 	return t, nil
 }
 
-// newPool is the node RPC client pool, on mutual TLS when configured.
+// newPool is the node RPC client pool, on mutual TLS when configured,
+// calling the data path over framed connections when cluster.framed_rpc
+// is set.
 func newPool(cfg config.Config, t *clustertls.Config) *rpc.Pool {
+	var p *rpc.Pool
 	if t != nil {
-		return rpc.NewTLSPool(cfg.Cluster.Secret, t.Client)
+		p = rpc.NewTLSPool(cfg.Cluster.Secret, t.Client)
+	} else {
+		p = rpc.NewPool(cfg.Cluster.Secret)
 	}
-	return rpc.NewPool(cfg.Cluster.Secret)
+	p.CallFramed(cfg.Cluster.FramedRPC)
+	return p
 }
 
 // metaOptions configure the metastore: a node with no peers bootstraps a

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/clustertls"
 	"github.com/narad-io/narad/internal/config"
 	"github.com/narad-io/narad/internal/meta/metatest"
 	"github.com/narad-io/narad/internal/metrics"
@@ -53,5 +55,23 @@ func TestJournalOptionsCarryTheDelay(t *testing.T) {
 	cfg.Storage.JournalDelay = 300 * time.Microsecond
 	if got := journalOptions(cfg, metrics.New(), slog.New(slog.DiscardHandler)).Delay; got != 300*time.Microsecond {
 		t.Fatalf("journal delay %v, want the configured 300µs", got)
+	}
+}
+
+// The pool calls over framed connections only when cluster.framed_rpc
+// says so, with and without cluster TLS.
+func TestPoolCallsFramedOnlyWhenSet(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		cfg := config.Default()
+		cfg.Cluster.Secret = "s"
+		cfg.Cluster.FramedRPC = on
+		for _, tc := range []*clustertls.Config{nil, {Client: &tls.Config{MinVersion: tls.VersionTLS13}}} {
+			p := newPool(cfg, tc)
+			got := p.CallsFramed()
+			p.Close()
+			if got != on {
+				t.Errorf("framed_rpc %v, TLS %v: the pool calls framed: %v", on, tc != nil, got)
+			}
+		}
 	}
 }

@@ -119,13 +119,15 @@ func (l *replLedger) snapshot() map[int]bool {
 // happens), every record answered 202 is consumable, duplicates are
 // counted. Then the dead node's data directory is deleted and it starts
 // empty: it copies the partition back from the leader and rejoins the
-// in-sync set.
+// in-sync set. The nodes call each other over framed connections
+// (cluster.framed_rpc), so the replication path they take is tested
+// through a kill and a lost disk too.
 func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
-	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info")
+	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info", "NARAD_CLUSTER_FRAMED_RPC=true")
 	createReplicated(t, nodes, "rep", 3)
 	ps, _ := partitionStats(nodes[0], "rep")
 	leader, survivors := byID(nodes, ps.OwnerNode)
