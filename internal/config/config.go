@@ -80,11 +80,12 @@ type ClusterConfig struct {
 	// Network is NetworkLAN or NetworkWAN: which timings the metastore and
 	// node leases run on (docs/cluster.md). Every node must use the same.
 	Network string
-	// FramedRPC calls Commit, Fetch and Forward on other nodes over framed
-	// connections instead of gRPC (package rpc, framed.go). Off by
-	// default: faster, but it does not yet keep produces available
+	// FramedRPC serves framed connections beside gRPC and calls Commit,
+	// Fetch and Forward on other nodes over them (package rpc, framed.go).
+	// Off by default: faster, but it does not yet keep produces available
 	// through every network fault (docs/replication.md, "The node
-	// transport"). Every node serves both either way.
+	// transport"). Off, a node serves and calls gRPC alone, as before
+	// framed connections; nodes with it on call it through gRPC.
 	FramedRPC bool
 	// TLS files for mutual TLS on Raft and node RPC: all three or none
 	// (docs/security.md). Paths may be in the file; the files are secrets.

@@ -6,8 +6,8 @@
 // Heartbeat and Fetch (a replicated partition's follower pulling from its
 // leader) are its calls.
 //
-// Two transports share the node port, behind the same peer handshake,
-// and a Server serves both. The data path's calls, Commit, Fetch and
+// Two transports share the node port, behind the same peer handshake
+// (a Server WithoutFramed serves gRPC alone). The data path's calls, Commit, Fetch and
 // Forward, ride framed connections (framed.go) unless the Pool is told
 // not to (CallFramed; a node's pool uses them only with
 // cluster.framed_rpc): one length-prefixed protobuf frame each way per

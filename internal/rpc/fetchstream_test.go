@@ -47,7 +47,7 @@ func (s *streamsSeen) of(p int) []context.Context {
 
 // beforeFramed serves as a release before framed connections: fetches
 // to it ride gRPC streams (these tests' subject).
-func beforeFramed(s *Server) { s.grpcOnly = true }
+var beforeFramed = WithoutFramed()
 
 // A follower's fetches for one partition ride one stream, a refusal
 // included (it is an answer, not the stream's end); another partition

@@ -37,7 +37,6 @@ type framedServer struct {
 	want [32]byte    // secretProof of the cluster secret
 	tls  *tls.Config // the server's mutual TLS, when set
 	log  *slog.Logger
-	off  bool // tests: serve as a release before framed connections
 
 	base   context.Context // every handler's, cancelled when Stop gives up waiting
 	cancel context.CancelFunc
@@ -48,8 +47,8 @@ type framedServer struct {
 	wg      sync.WaitGroup
 }
 
-func newFramedServer(svc *service, want [32]byte, tc *tls.Config, log *slog.Logger, off bool) *framedServer {
-	fs := &framedServer{svc: svc, want: want, tls: tc, log: log, off: off, conns: map[net.Conn]bool{}}
+func newFramedServer(svc *service, want [32]byte, tc *tls.Config, log *slog.Logger) *framedServer {
+	fs := &framedServer{svc: svc, want: want, tls: tc, log: log, conns: map[net.Conn]bool{}}
 	fs.base, fs.cancel = context.WithCancel(context.Background())
 	return fs
 }
@@ -100,7 +99,7 @@ func (m *portMux) sort(c net.Conn) {
 		m.fs.drop(c)
 		return
 	}
-	if string(head[:]) == framedHello && !m.fs.off {
+	if string(head[:]) == framedHello {
 		m.fs.serve(c)
 		return
 	}

@@ -53,8 +53,8 @@ type Server struct {
 	// callsOnly serves as a release before FetchStream did (tests of the
 	// fallback to Fetch calls).
 	callsOnly bool
-	// grpcOnly serves as a release before framed connections did (tests
-	// of the fallback to gRPC).
+	// grpcOnly serves gRPC alone, as a release before framed connections
+	// did (WithoutFramed).
 	grpcOnly bool
 	framed   *framedServer // the node port's framed connections (framed.go)
 
@@ -77,6 +77,14 @@ func WithTLS(c *tls.Config) ServerOption { return func(s *Server) { s.tls = c } 
 // WithRefused sets the callback told the reason of every connection
 // refused by the peer handshake (for the metric).
 func WithRefused(f func(reason string)) ServerOption { return func(s *Server) { s.refused = f } }
+
+// WithoutFramed serves gRPC alone, handing every connection to it as a
+// release before framed connections did; callers then call this node
+// through gRPC (framedpool.go).
+func WithoutFramed() ServerOption { return func(s *Server) { s.grpcOnly = true } }
+
+// ServesFramed reports whether the server serves framed connections.
+func (s *Server) ServesFramed() bool { return !s.grpcOnly }
 
 // WithStopGrace sets how long Stop waits for in-flight calls.
 func WithStopGrace(d time.Duration) ServerOption { return func(s *Server) { s.grace = d } }
@@ -135,7 +143,7 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 		svc = callsOnlyService{base}
 	}
 	nodepb.RegisterNodeServer(s.g, svc)
-	s.framed = newFramedServer(base, s.want, s.tls, s.log, s.grpcOnly)
+	s.framed = newFramedServer(base, s.want, s.tls, s.log)
 	return s, nil
 }
 
@@ -146,6 +154,9 @@ func (s *Server) Serve(lis net.Listener) error {
 	if err != nil {
 		lis.Close()
 		return err
+	}
+	if s.grpcOnly {
+		return s.g.Serve(door)
 	}
 	s.muxMu.Lock()
 	if s.stopped {

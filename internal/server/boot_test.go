@@ -75,3 +75,22 @@ func TestPoolCallsFramedOnlyWhenSet(t *testing.T) {
 		}
 	}
 }
+
+// A node serves framed connections only when cluster.framed_rpc says so;
+// without it its node port is gRPC's alone, as before them.
+func TestRPCServerServesFramedOnlyWhenSet(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		cfg := config.Default()
+		cfg.Cluster.Secret = "s"
+		cfg.Cluster.FramedRPC = on
+		srv, err := newRPCServer(cfg, &rpcHandler{}, nil, nil, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := srv.ServesFramed()
+		srv.Stop()
+		if got != on {
+			t.Errorf("framed_rpc %v: the server serves framed: %v", on, got)
+		}
+	}
+}

@@ -261,11 +261,7 @@ func serveRPC(g *group, cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Con
 	if err != nil {
 		return fmt.Errorf("cluster address %q: %w", cfg.Cluster.Addr, err)
 	}
-	opts := []rpc.ServerOption{rpc.WithLogger(log.With("component", "rpc")), rpc.WithRefused(refused)}
-	if tlsCfg != nil {
-		opts = append(opts, rpc.WithTLS(tlsCfg.Server))
-	}
-	srv, err := rpc.NewServer(cfg.Cluster.Secret, h, opts...)
+	srv, err := newRPCServer(cfg, h, tlsCfg, refused, log)
 	if err != nil {
 		return err
 	}
@@ -276,6 +272,20 @@ func serveRPC(g *group, cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Con
 	log.Info("serving node RPC", "addr", ln.Addr().String())
 	g.Serve("node RPC", func() error { return srv.Serve(ln) }, srv.Stop)
 	return nil
+}
+
+// newRPCServer is the node RPC server: on mutual TLS when configured,
+// serving framed connections beside gRPC only when cluster.framed_rpc is
+// set (else exactly as a release before them).
+func newRPCServer(cfg config.Config, h rpc.Handler, tlsCfg *clustertls.Config, refused func(string), log *slog.Logger) (*rpc.Server, error) {
+	opts := []rpc.ServerOption{rpc.WithLogger(log.With("component", "rpc")), rpc.WithRefused(refused)}
+	if !cfg.Cluster.FramedRPC {
+		opts = append(opts, rpc.WithoutFramed())
+	}
+	if tlsCfg != nil {
+		opts = append(opts, rpc.WithTLS(tlsCfg.Server))
+	}
+	return rpc.NewServer(cfg.Cluster.Secret, h, opts...)
 }
 
 // serveHTTP serves on ln (bound by listenHTTP) until ctx ends, then
