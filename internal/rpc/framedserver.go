@@ -56,17 +56,17 @@ func newFramedServer(svc *service, want [32]byte, tc *tls.Config, log *slog.Logg
 // portMux is the listener gRPC serves: the authenticated connections
 // that did not open as framed ones.
 type portMux struct {
-	door net.Listener
-	fs   *framedServer
-	grpc chan net.Conn
-	done chan struct{}
-	once sync.Once
+	authed net.Listener // the peer handshake's listener: authenticated connections
+	fs     *framedServer
+	grpc   chan net.Conn
+	done   chan struct{}
+	once   sync.Once
 }
 
-// listen starts sorting door's connections; gRPC serves the returned
+// listen starts sorting authed's connections; gRPC serves the returned
 // listener.
-func (fs *framedServer) listen(door net.Listener) *portMux {
-	m := &portMux{door: door, fs: fs, grpc: make(chan net.Conn), done: make(chan struct{})}
+func (fs *framedServer) listen(authed net.Listener) *portMux {
+	m := &portMux{authed: authed, fs: fs, grpc: make(chan net.Conn), done: make(chan struct{})}
 	fs.wg.Add(1)
 	go m.acceptLoop()
 	return m
@@ -75,7 +75,7 @@ func (fs *framedServer) listen(door net.Listener) *portMux {
 func (m *portMux) acceptLoop() {
 	defer m.fs.wg.Done()
 	for {
-		c, err := m.door.Accept()
+		c, err := m.authed.Accept()
 		if err != nil {
 			m.Close()
 			return
@@ -124,12 +124,12 @@ func (m *portMux) Accept() (net.Conn, error) {
 func (m *portMux) Close() error {
 	m.once.Do(func() {
 		close(m.done)
-		m.door.Close()
+		m.authed.Close()
 	})
 	return nil
 }
 
-func (m *portMux) Addr() net.Addr { return m.door.Addr() }
+func (m *portMux) Addr() net.Addr { return m.authed.Addr() }
 
 // prefixedConn is a connection whose first bytes were already read.
 type prefixedConn struct {

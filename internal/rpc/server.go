@@ -150,21 +150,21 @@ func NewServer(secret string, h Handler, opts ...ServerOption) (*Server, error) 
 // Serve accepts connections on lis until Stop, each only once it passed
 // the peer handshake; it returns nil after Stop.
 func (s *Server) Serve(lis net.Listener) error {
-	door, err := peerauth.Wrap(lis, peerauth.Config{Plane: Plane, Secret: []byte(s.secret), Refused: s.refused, Logger: s.log})
+	authed, err := peerauth.Wrap(lis, peerauth.Config{Plane: Plane, Secret: []byte(s.secret), Refused: s.refused, Logger: s.log})
 	if err != nil {
 		lis.Close()
 		return err
 	}
 	if s.grpcOnly {
-		return s.g.Serve(door)
+		return s.g.Serve(authed)
 	}
 	s.muxMu.Lock()
 	if s.stopped {
 		s.muxMu.Unlock()
-		door.Close()
+		authed.Close()
 		return nil
 	}
-	s.mux = s.framed.listen(door)
+	s.mux = s.framed.listen(authed)
 	s.muxMu.Unlock()
 	return s.g.Serve(s.mux)
 }
