@@ -208,11 +208,9 @@ func (fs *framedServer) serve(raw net.Conn) {
 // gRPC cancels a call whose caller went away: a forwarded consume must
 // not lease records for a client that is no longer there, and a commit
 // its caller gave up on must not wait out the rest of its 30 s budget
-// for copies that are cut off (in a network-fault soak's bridge phase
-// such commits, left running, took produces answered 202 from 97% to
-// 89-94%). A follower's fetch is not watched: it ends by its long-poll
-// wait (500 ms). The returned function ends the watch and reports
-// whether the connection is done for.
+// for copies that are cut off. A follower's fetch is not watched: it ends
+// by its long-poll wait (500 ms). The returned function ends the watch
+// and reports whether the connection is done for.
 func watch(c net.Conn, fr *frameReader, cancel context.CancelFunc) (gone func() bool) {
 	done := make(chan bool, 1)
 	go func() {
