@@ -11,7 +11,7 @@
 // Forward, ride framed connections (framed.go) unless the Pool is told
 // not to (CallFramed; a node's pool uses them only with
 // cluster.framed_rpc): one length-prefixed protobuf frame each way per
-// call, a connection per call in progress, at a quarter to a half of a
+// call, a connection per call in progress, at a quarter to 70% of a
 // gRPC call's CPU. Every other call is gRPC, and so are these three to a
 // node of a release before framed connections, or from a pool told not
 // to use them (fetches then ride one FetchStream per partition,
