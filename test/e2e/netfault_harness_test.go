@@ -109,12 +109,17 @@ func (fc *faultCluster) set(rule func(from, to int) linkRule) {
 // everyLink is rule on every link.
 func everyLink(r linkRule) func(int, int) linkRule { return func(int, int) linkRule { return r } }
 
-// outcome is one produce: when it was sent and whether it was answered 202
-// (status 0: no answer within the producer's timeout).
+// outcome is one produce: when it was sent, through which node, and
+// whether it was answered 202 (status 0: no answer within the producer's
+// timeout); a refused one keeps its error and how long it took, for the
+// report of a window that fell short.
 type outcome struct {
 	sent   time.Time
 	ok     bool
 	status int
+	node   string
+	err    string
+	took   time.Duration
 }
 
 // steadyProducer sends one record every interval to its topic, each in a
@@ -175,10 +180,10 @@ func (p *steadyProducer) send(n *node, id int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.pending, id)
-	o := outcome{sent: sent, ok: err == nil, status: http.StatusAccepted}
+	o := outcome{sent: sent, ok: err == nil, status: http.StatusAccepted, node: n.id, took: time.Since(sent)}
 	if err != nil {
-		o.status = client.StatusOf(err)
-		p.reasons[err.Error()]++
+		o.status, o.err = client.StatusOf(err), err.Error()
+		p.reasons[o.err]++
 	} else {
 		p.accepted[id] = true
 	}
@@ -251,6 +256,23 @@ func (p *steadyProducer) requireAnswered(from, to time.Time, least int, when str
 	if ok*100 < total*95 {
 		p.t.Errorf("%s: %d of %d produces answered 202 (%.1f%%) %s; want at least 95%%",
 			p.topic, ok, total, 100*float64(ok)/float64(total), when)
+		p.logRefused(from, to)
+	}
+}
+
+// logRefused logs each produce sent in [from, to) that was not answered
+// 202: when it was sent (from from), through which node, after how long
+// it failed, and why. Which node and when tell a stalled path (one node's
+// produces timing out together) from a failover's refusals.
+func (p *steadyProducer) logRefused(from, to time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, o := range p.outcomes {
+		if o.ok || o.sent.Before(from) || !o.sent.Before(to) {
+			continue
+		}
+		p.t.Logf("%s: sent at +%v through %s, failed after %v: status %d: %s", p.topic,
+			o.sent.Sub(from).Round(time.Millisecond), o.node, o.took.Round(time.Millisecond), o.status, o.err)
 	}
 }
 

@@ -275,6 +275,7 @@ func (s *soak) run(cycle, kind int, faultFor time.Duration, least int) {
 		p.targets.Store(&majority)
 	}
 	lanBefore, wanBefore := raftTerms(s.lan.nodes), raftTerms(s.wan.nodes)
+	leaders := partitionLeaders(s.lan.nodes[0], "lan-triple")
 	start := time.Now()
 	s.lan.set(f.rule)
 	if kind == 1 {
@@ -307,8 +308,8 @@ func (s *soak) run(cycle, kind int, faultFor time.Duration, least int) {
 		p.settle(end)
 	}
 	when := fmt.Sprintf("in phase %d (cycle %d) after its first 3 s", kind, cycle+1)
-	t.Logf("phase %d (cycle %d): %s for %v; lan Raft terms %v -> %v; healed %v after the links",
-		kind, cycle+1, f.name, faultFor, lanBefore, lanAfter, time.Since(healing).Round(100*time.Millisecond))
+	t.Logf("phase %d (cycle %d): %s for %v; lan Raft terms %v -> %v; lan-triple's leaders before it %v; healed %v after the links",
+		kind, cycle+1, f.name, faultFor, lanBefore, lanAfter, leaders, time.Since(healing).Round(100*time.Millisecond))
 	if kind == 1 {
 		t.Logf("phase 1 (cycle %d): wan Raft terms %v -> %v", cycle+1, wanBefore, wanAfter)
 		for _, p := range s.wanProducers {
@@ -326,6 +327,20 @@ func (s *soak) run(cycle, kind int, faultFor time.Duration, least int) {
 	for _, p := range s.lanProducers {
 		p.requireAnswered(start.Add(3*time.Second), end, least, when)
 	}
+}
+
+// partitionLeaders is the leader of each partition of topic as n
+// describes it ("?" when n does not answer).
+func partitionLeaders(n *node, topic string) []string {
+	stats, ok := allPartitionStats(n, topic)
+	if !ok {
+		return []string{"?"}
+	}
+	out := make([]string, len(stats))
+	for i, p := range stats {
+		out[i] = p.OwnerNode
+	}
+	return out
 }
 
 // healed waits until every node of fc describes every partition of its
