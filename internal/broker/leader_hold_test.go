@@ -152,3 +152,57 @@ func TestUnansweredLeaderIsA503(t *testing.T) {
 	}
 
 }
+
+// A forwarded produce whose leader never answers is given up as soon as
+// this node's metastore replica names the next leader: a 503 saying the
+// records may be stored, not a wait for the leader's whole budget; and the
+// produce waiting behind it goes to the new leader at once.
+func TestForwardGivenUpWhenLeaderChanges(t *testing.T) {
+	var b *Broker
+	sentTo := make(chan string, 4)
+	remote := committerFunc(func(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
+		owner, _ := b.meta.Owner(topic, p)
+		sentTo <- owner
+		if owner == "n2" {
+			<-ctx.Done() // cut off without a reset: the call hangs
+			return ctx.Err()
+		}
+		return nil
+	})
+	b = newTestBroker(t, Config{Remote: remote, ReplicaCommitWait: 20 * time.Second})
+	createTestTopic(t, b, "r", 1)
+	assign := func(owner string) {
+		if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: owner}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assign("n2")
+	top, _ := b.meta.Topic("r")
+	top.ReplicationFactor = 3
+	produce := func(payload string) chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte(payload), Offset: storage.NoOffset}})
+		}()
+		return done
+	}
+	first := produce("a")
+	if got := <-sentTo; got != "n2" {
+		t.Fatalf("the first commit went to %q, want n2", got)
+	}
+	second := produce("b")
+	waitPending(t, &b.fwd, forwardKey{"r", top.Incarnation, 0}, 1)
+
+	assign("n3")
+	err := <-first
+	if ae, ok := apierr.From(err); !ok || ae.Status != http.StatusServiceUnavailable ||
+		!strings.Contains(ae.Message, `changed from "n2" to "n3"`) || !strings.Contains(ae.Message, "may be stored") {
+		t.Fatalf("the commit to the old leader: %v, want a 503 saying the leader changed and the records may be stored", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("the produce behind it: %v", err)
+	}
+	if got := <-sentTo; got != "n3" {
+		t.Fatalf("the produce behind it went to %q, want n3", got)
+	}
+}

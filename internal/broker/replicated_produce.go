@@ -126,9 +126,58 @@ func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs [
 		// Bounded like one produce's commit, by no one produce's context.
 		cctx, cancel := context.WithTimeout(context.Background(), b.cfg.ReplicaCommitWait+replicatedCommitHop)
 		defer cancel()
-		if owner, ok := b.meta.Owner(t.Name, p); ok && owner == b.cfg.NodeID {
+		owner, ok := b.meta.Owner(t.Name, p)
+		if ok && owner == b.cfg.NodeID {
 			return b.commitHere(cctx, t.Name, t.Incarnation, p, merged) // led here since
 		}
-		return b.cfg.Remote.Commit(cctx, t.Name, t.Incarnation, p, merged)
+		cctx, stop := b.untilLeaderChanges(cctx, t.Name, p, owner)
+		defer stop()
+		err := b.cfg.Remote.Commit(cctx, t.Name, t.Incarnation, p, merged)
+		if err != nil && errors.Is(context.Cause(cctx), errLeaderChanged) {
+			next, _ := b.meta.Owner(t.Name, p)
+			return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q: its leader changed from %q to %q while the records were on their way; they may be stored: retry (with a msg_id to make the retry idempotent)", p, t.Name, owner, next)
+		}
+		return err
 	})
+}
+
+// errLeaderChanged is the cause of a forwarded commit given up because
+// this node's metastore replica names another leader (untilLeaderChanges).
+var errLeaderChanged = errors.New("the partition's leader changed")
+
+// untilLeaderChanges returns ctx cancelled, with cause errLeaderChanged,
+// once this node's metastore replica names a leader of topic/partition
+// other than owner, and a stop that ends the watch.
+//
+// A forwarded commit to a leader that was cut off without a reset hangs
+// until its deadline (the leader's quorum wait plus the hop), and the
+// produces forwarded to the same partition wait behind it (one forwarded
+// commit per partition in flight, forward_batch.go): every produce of the
+// partition through this node would time out for that long, although the
+// failover names the next leader within seconds. Given up once the next
+// leader is named, the commit's produces are answered 503 (may be stored,
+// as for any unanswered commit) and the ones behind it go to the new
+// leader at once. A partition with no leader in the view ("", false) is
+// not a change: the commit keeps its chance until one is named.
+func (b *Broker) untilLeaderChanges(ctx context.Context, topic string, p int, owner string) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		for {
+			// Taken before the check: a change racing it still wakes us.
+			changed := b.meta.Watch()
+			if now, ok := b.meta.Owner(topic, p); ok && now != owner {
+				cancel(errLeaderChanged)
+				return
+			}
+			select {
+			case <-changed:
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
