@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/narad-io/narad/internal/storage"
 )
@@ -45,9 +46,10 @@ type forwards struct {
 }
 
 // forwardQueue is one partition's produces waiting for the next commit;
-// busy while a goroutine is sending them.
+// busy while a goroutine is sending them, the one in flight sent at since.
 type forwardQueue struct {
 	busy    bool
+	since   time.Time
 	pending []*forwardWaiter
 }
 
@@ -108,6 +110,7 @@ func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Recor
 	}
 	batch := q.pending[:n:n]
 	q.pending = q.pending[n:]
+	q.since = time.Now()
 	f.mu.Unlock()
 
 	merged := batch[0].recs
@@ -139,6 +142,22 @@ func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Recor
 		return
 	}
 	go f.send(k, q, send)
+}
+
+// stallAfter is how long a forwarded commit may be in flight before its
+// partition counts as stalled on this node (stalled): a LAN commit takes
+// milliseconds, and one the leader cannot answer waits out its whole
+// budget (replicatedCommitHop plus the leader's quorum wait).
+const stallAfter = time.Second
+
+// stalled reports whether a forwarded commit of k has been in flight for
+// more than stallAfter at now: its leader is cut off from this node, or
+// cannot reach a quorum of its copies, or is slow.
+func (f *forwards) stalled(k forwardKey, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[k] // a queue exists only while busy (send drops it)
+	return q != nil && now.Sub(q.since) > stallAfter
 }
 
 // recordsSize is the bytes of recs that count towards a commit's bound.

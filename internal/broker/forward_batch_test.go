@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 )
 
@@ -185,5 +186,67 @@ func TestForwardsBounds(t *testing.T) {
 	}
 	if len(sizes) != 3 || sizes[1] != forwardMaxRecords-1 || sizes[2] != 2 {
 		t.Fatalf("commits of %v records: want [1 %d 2]", sizes, forwardMaxRecords-1)
+	}
+}
+
+// A partition counts as stalled only while a forwarded commit of it has
+// been in flight for more than stallAfter.
+func TestForwardsStalled(t *testing.T) {
+	var f forwards
+	k, other := forwardKey{"t", 1, 0}, forwardKey{"t", 1, 1}
+	l := &stubLeader{hold: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- f.commit(context.Background(), k, bucket("a", 1), l.send) }()
+	l.waitCommits(t, 1)
+	now := time.Now()
+	if f.stalled(k, now) {
+		t.Fatal("a commit just sent counts as stalled")
+	}
+	if !f.stalled(k, now.Add(2*stallAfter)) {
+		t.Fatalf("a commit in flight for %v does not count as stalled", 2*stallAfter)
+	}
+	if f.stalled(other, now.Add(2*stallAfter)) {
+		t.Fatal("a partition with nothing in flight counts as stalled")
+	}
+	close(l.hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if f.stalled(k, now.Add(2*stallAfter)) {
+		t.Fatal("a partition whose commit returned still counts as stalled")
+	}
+}
+
+// A record with no key, partition or msg_id skips, on a replicated topic,
+// the partitions stalled on this node, and keeps its turn when all are.
+func TestNextPartitionSkipsStalled(t *testing.T) {
+	b := &Broker{}
+	stall := func(ps ...int) {
+		b.fwd.mu.Lock()
+		defer b.fwd.mu.Unlock()
+		b.fwd.queues = map[forwardKey]*forwardQueue{}
+		for _, p := range ps {
+			b.fwd.queues[forwardKey{"r", 7, p}] = &forwardQueue{busy: true, since: time.Now().Add(-time.Minute)}
+		}
+	}
+	placed := func(rf int) map[int]int {
+		top := meta.Topic{Name: "r", Incarnation: 7, Partitions: 3, ReplicationFactor: rf}
+		ts := &topicState{}
+		got := map[int]int{}
+		for range 30 {
+			got[b.nextPartition(top, ts, time.Now())]++
+		}
+		return got
+	}
+	stall(1)
+	if got := placed(3); got[1] != 0 || got[0]+got[2] != 30 {
+		t.Errorf("replicated, partition 1 stalled: placed %v, want none on 1", got)
+	}
+	if got := placed(1); got[0] != 10 || got[1] != 10 || got[2] != 10 {
+		t.Errorf("one copy (no forwards): placed %v, want 10 on each in turn", got)
+	}
+	stall(0, 1, 2)
+	if got := placed(3); got[0] != 10 || got[1] != 10 || got[2] != 10 {
+		t.Errorf("every partition stalled: placed %v, want 10 on each in turn", got)
 	}
 }

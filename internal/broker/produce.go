@@ -143,7 +143,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		case hasID: // a retry of a keyless record lands where the first try did
 			p = KeyPartition([]byte(id), t.Partitions)
 		default:
-			p = int(ts.produce.Add(1) % uint64(t.Partitions))
+			p = b.nextPartition(t, ts, nowT)
 		}
 		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
 			Incarnation: t.Incarnation, Headers: r.Headers}
@@ -176,6 +176,29 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		acc[i] = Accepted{ID: messageid.FromWAL(origin, wrecs[i].Seq), Partition: int(wrecs[i].Partition)}
 	}
 	return acc, nil
+}
+
+// nextPartition places a record with no key, partition or msg_id: the
+// next partition in turn, skipping on a replicated topic any partition
+// whose forwarded commit from this node has been in flight for over
+// stallAfter (forwards.stalled). Such a record may go to any partition,
+// and one whose leader this node cannot reach, while other nodes can and
+// the leader keeps its lease and its quorum, would fail every produce
+// sent to it through this node for as long as the cut lasts: no failover
+// runs, since nothing is wrong with the partition. Kafka's producers skip
+// partitions whose leader they cannot reach in the same way. When every
+// partition is stalled the turn's partition is kept.
+func (b *Broker) nextPartition(t meta.Topic, ts *topicState, now time.Time) int {
+	p := int(ts.produce.Add(1) % uint64(t.Partitions))
+	if t.ReplicationFactor < 2 {
+		return p
+	}
+	for i := range t.Partitions {
+		if q := (p + i) % t.Partitions; !b.fwd.stalled(forwardKey{t.Name, t.Incarnation, q}, now) {
+			return q
+		}
+	}
+	return p
 }
 
 // countProduced adds accepted records and their payload bytes to their
