@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,8 +22,10 @@ import (
 // replicated produce).
 //
 // Invariant: a produce's records are committed together, contiguous and
-// in their order, in exactly one commit; and a partition has at most one
-// forwarded commit of this node in flight.
+// in their order, in at most one commit (none when the produce stopped
+// waiting before they were sent); no commit reads them once the produce
+// has returned; and a partition has at most one forwarded commit of this
+// node in flight.
 
 // Bounds of one coalesced commit: a produce's own (MaxBatchRecords and
 // the batch body's 16 MiB), so the leader takes nothing bigger than one
@@ -62,9 +65,15 @@ type forwardWaiter struct {
 // the same partition: send commits a merged bucket, setting each
 // record's Offset, on a context of its own (no one produce's deadline
 // bounds the others'). commit returns send's outcome for the commit that
-// carried recs, or ctx's error if the produce stops waiting first — its
-// records may then be stored all the same, as with any produce whose
-// answer was lost.
+// carried recs. A produce that stops waiting (ctx) while its records are
+// still queued takes them out and returns ctx's error: they are never
+// sent. One whose records are already in a commit in flight waits for
+// that commit's outcome, bounded by send's own context: its records are
+// the caller's memory (the HTTP edge reuses a request's body buffer once
+// the produce returns), so commit must not return while send may still
+// read them. Returning at once there stored another request's bytes in
+// their place (the network-fault soak found records holding another
+// produce's id, and one holding the start of a produce answer).
 func (f *forwards) commit(ctx context.Context, k forwardKey, recs []storage.Record, send func(recs []storage.Record) error) error {
 	w := &forwardWaiter{recs: recs, done: make(chan error, 1)}
 	f.mu.Lock()
@@ -91,8 +100,17 @@ func (f *forwards) commit(ctx context.Context, k forwardKey, recs []storage.Reco
 	case err := <-w.done:
 		return err
 	case <-ctx.Done():
+	}
+	f.mu.Lock()
+	queued := slices.Contains(q.pending, w)
+	if queued {
+		q.pending = slices.DeleteFunc(q.pending, func(x *forwardWaiter) bool { return x == w })
+	}
+	f.mu.Unlock()
+	if queued {
 		return ctx.Err()
 	}
+	return <-w.done // in flight: send returns within its own bound
 }
 
 // send sends the produces waiting in q as one commit, as many as the
@@ -100,6 +118,13 @@ func (f *forwards) commit(ctx context.Context, k forwardKey, recs []storage.Reco
 // the next when more wait, else to no one (the queue is dropped).
 func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Record) error) {
 	f.mu.Lock()
+	if len(q.pending) == 0 {
+		// Every produce handed on here stopped waiting first.
+		q.busy = false
+		delete(f.queues, k)
+		f.mu.Unlock()
+		return
+	}
 	n, records, bytes := 0, 0, 0
 	for n < len(q.pending) {
 		r, b := len(q.pending[n].recs), recordsSize(q.pending[n].recs)

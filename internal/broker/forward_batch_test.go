@@ -281,3 +281,105 @@ func TestNextPartitionSkipsLedHereWhileFenced(t *testing.T) {
 		t.Errorf("fenced: placed %v, want none on partition 1, led here", got)
 	}
 }
+
+// A produce that stops waiting while its records are queued takes them
+// out: they are never sent, and the partition's queue is dropped once
+// nothing else waits.
+func TestForwardsQueuedProduceThatLeavesIsNotSent(t *testing.T) {
+	var f forwards
+	k := forwardKey{"t", 1, 0}
+	l := &stubLeader{hold: make(chan struct{})}
+	aDone := make(chan error, 1)
+	go func() { aDone <- f.commit(context.Background(), k, bucket("a", 1), l.send) }()
+	l.waitCommits(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	bDone := make(chan error, 1)
+	go func() { bDone <- f.commit(ctx, k, bucket("b", 1), l.send) }()
+	waitPending(t, &f, k, 1)
+	cancel()
+	select {
+	case err := <-bDone:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the produce that left: %v, want its context's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the produce that left still waits for a commit its records were never sent in")
+	}
+	close(l.hold)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	commits := l.commits
+	l.mu.Unlock()
+	if len(commits) != 1 || commits[0][0] != "a0" {
+		t.Fatalf("commits %v: want only a's; b left before it was sent", commits)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queues) != 0 {
+		t.Fatalf("%d partition queues left once nothing waits", len(f.queues))
+	}
+}
+
+// A produce that stops waiting while its records are in a commit in
+// flight returns only with that commit's outcome: the commit still reads
+// its records, which are the caller's memory (the HTTP edge reuses a
+// request's body buffer once the produce returns).
+func TestForwardsInFlightProduceWaitsForItsCommit(t *testing.T) {
+	var f forwards
+	k := forwardKey{"t", 1, 0}
+	holdA, holdB := make(chan struct{}), make(chan struct{})
+	aSent, bSent := make(chan struct{}), make(chan struct{})
+	errB := errors.New("b's commit failed")
+	send := func(recs []storage.Record) error {
+		switch string(recs[0].Payload) {
+		case "a0":
+			close(aSent)
+			<-holdA
+		case "b0":
+			close(bSent)
+			<-holdB
+			return errB
+		}
+		return nil
+	}
+	aDone := make(chan error, 1)
+	go func() { aDone <- f.commit(context.Background(), k, bucket("a", 1), send) }()
+	<-aSent
+	ctx, cancel := context.WithCancel(context.Background())
+	bDone := make(chan error, 1)
+	go func() { bDone <- f.commit(ctx, k, bucket("b", 1), send) }()
+	waitPending(t, &f, k, 1)
+	close(holdA)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	<-bSent
+	cancel()
+	select {
+	case err := <-bDone:
+		t.Fatalf("the produce returned (%v) while its commit was in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(holdB)
+	if err := <-bDone; !errors.Is(err, errB) {
+		t.Fatalf("the produce that stopped waiting in flight: %v, want its commit's outcome %v", err, errB)
+	}
+}
+
+// A send handed a partition whose every produce stopped waiting first
+// sends nothing and drops the queue.
+func TestForwardsSendWithNothingLeft(t *testing.T) {
+	var f forwards
+	k := forwardKey{"t", 1, 0}
+	q := &forwardQueue{busy: true}
+	f.queues = map[forwardKey]*forwardQueue{k: q}
+	f.send(k, q, func([]storage.Record) error {
+		t.Fatal("sent a commit of nothing")
+		return nil
+	})
+	if len(f.queues) != 0 || q.busy {
+		t.Fatalf("queues %v, busy %v: want the partition's queue dropped", f.queues, q.busy)
+	}
+}
