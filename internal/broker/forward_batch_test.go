@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,36 +248,6 @@ func TestNextPartitionSkipsStalled(t *testing.T) {
 	stall(0, 1, 2)
 	if got := placed(3); got[0] != 10 || got[1] != 10 || got[2] != 10 {
 		t.Errorf("every partition stalled: placed %v, want 10 on each in turn", got)
-	}
-}
-
-// A fenced node's rotation skips the replicated partitions it leads (a
-// certain 503), and only while it is fenced.
-func TestNextPartitionSkipsLedHereWhileFenced(t *testing.T) {
-	var fenced atomic.Bool
-	b := newTestBroker(t, Config{Fenced: fenced.Load})
-	createTestTopic(t, b, "r", 3)
-	if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{
-		{Topic: "r", Partition: 0, Owner: "n2"}, {Topic: "r", Partition: 1, Owner: "n1"}, {Topic: "r", Partition: 2, Owner: "n3"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	top, _ := b.meta.Topic("r")
-	top.ReplicationFactor = 3
-	placed := func() map[int]int {
-		ts := &topicState{}
-		got := map[int]int{}
-		for range 30 {
-			got[b.nextPartition(top, ts, time.Now())]++
-		}
-		return got
-	}
-	if got := placed(); got[1] != 10 {
-		t.Errorf("not fenced: placed %v, want 10 on the partition led here", got)
-	}
-	fenced.Store(true)
-	if got := placed(); got[1] != 0 || got[0]+got[2] != 30 {
-		t.Errorf("fenced: placed %v, want none on partition 1, led here", got)
 	}
 }
 

@@ -180,43 +180,25 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 
 // nextPartition places a record with no key, partition or msg_id: the
 // next partition in turn, skipping on a replicated topic any partition
-// this node knows it cannot commit to now (unreachable). Such a record
-// may go to any partition, and one whose leader this node cannot reach,
-// while other nodes can and the leader keeps its lease and its quorum,
-// would fail every produce sent to it through this node for as long as
-// the cut lasts: no failover runs, since nothing is wrong with the
-// partition. Kafka's producers skip partitions whose leader they cannot
-// reach in the same way. When every partition is skipped the turn's
-// partition is kept.
+// whose forwarded commit from this node has been in flight for over
+// stallAfter (forwards.stalled). Such a record may go to any partition,
+// and one whose leader this node cannot reach, while other nodes can and
+// the leader keeps its lease and its quorum, would fail every produce
+// sent to it through this node for as long as the cut lasts: no failover
+// runs, since nothing is wrong with the partition. Kafka's producers skip
+// partitions whose leader they cannot reach in the same way. When every
+// partition is stalled the turn's partition is kept.
 func (b *Broker) nextPartition(t meta.Topic, ts *topicState, now time.Time) int {
 	p := int(ts.produce.Add(1) % uint64(t.Partitions))
 	if t.ReplicationFactor < 2 {
 		return p
 	}
-	fenced := b.cfg.Fenced != nil && b.cfg.Fenced()
 	for i := range t.Partitions {
-		if q := (p + i) % t.Partitions; !b.unreachable(t, q, fenced, now) {
+		if q := (p + i) % t.Partitions; !b.fwd.stalled(forwardKey{t.Name, t.Incarnation, q}, now) {
 			return q
 		}
 	}
 	return p
-}
-
-// unreachable reports whether this node cannot commit to partition p of
-// replicated topic t now: its forwarded commit from here has been in
-// flight for over stallAfter (forwards.stalled), or this node leads it
-// and is fenced (no lease: a certain 503). Both, because a commit here
-// never counts as stalled: with the first alone, slow links (forwards
-// over a second) would steer the rotation onto the partitions this node
-// leads, which a lapsed lease refuses at once, and away from leaders
-// elsewhere that may still hold theirs.
-func (b *Broker) unreachable(t meta.Topic, p int, fenced bool, now time.Time) bool {
-	if fenced {
-		if owner, ok := b.meta.Owner(t.Name, p); ok && owner == b.cfg.NodeID {
-			return true
-		}
-	}
-	return b.fwd.stalled(forwardKey{t.Name, t.Incarnation, p}, now)
 }
 
 // countProduced adds accepted records and their payload bytes to their
