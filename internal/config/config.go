@@ -82,10 +82,10 @@ type ClusterConfig struct {
 	Network string
 	// FramedRPC serves framed connections beside gRPC and calls Commit,
 	// Fetch and Forward on other nodes over them (package rpc, framed.go).
-	// Off by default: faster, but it does not yet keep produces available
-	// through every network fault (docs/replication.md, "The node
-	// transport"). Off, a node serves and calls gRPC alone, as before
-	// framed connections; nodes with it on call it through gRPC.
+	// On by default (docs/replication.md, "The node transport"). Off, a
+	// node serves and calls gRPC alone, as before framed connections;
+	// nodes with it on call it through gRPC, as they call an older
+	// release.
 	FramedRPC bool
 	// TLS files for mutual TLS on Raft and node RPC: all three or none
 	// (docs/security.md). Paths may be in the file; the files are secrets.
@@ -224,7 +224,7 @@ func Default() Config {
 			H2C:             true,
 		},
 		NodeID:  host,
-		Cluster: ClusterConfig{Addr: ":7943", Network: NetworkLAN},
+		Cluster: ClusterConfig{Addr: ":7943", Network: NetworkLAN, FramedRPC: true},
 		DataDir: "data",
 		Topic: TopicDefaults{
 			DefaultPartitions:                3,

@@ -101,13 +101,13 @@ func TestLoadLayering(t *testing.T) {
 			check: func(t *testing.T, c Config) { eq(t, c.Storage.JournalDelay, time.Duration(0)) },
 		},
 		{
-			name:  "framed node RPC off by default",
-			check: func(t *testing.T, c Config) { eq(t, c.Cluster.FramedRPC, false) },
+			name:  "framed node RPC on by default",
+			check: func(t *testing.T, c Config) { eq(t, c.Cluster.FramedRPC, true) },
 		},
 		{
-			name:  "framed node RPC from env",
-			env:   map[string]string{"NARAD_CLUSTER_FRAMED_RPC": "true"},
-			check: func(t *testing.T, c Config) { eq(t, c.Cluster.FramedRPC, true) },
+			name:  "framed node RPC off from env",
+			env:   map[string]string{"NARAD_CLUSTER_FRAMED_RPC": "false"},
+			check: func(t *testing.T, c Config) { eq(t, c.Cluster.FramedRPC, false) },
 		},
 		{
 			name:  "heal after from file, as a duration",

@@ -119,15 +119,16 @@ func (l *replLedger) snapshot() map[int]bool {
 // happens), every record answered 202 is consumable, duplicates are
 // counted. Then the dead node's data directory is deleted and it starts
 // empty: it copies the partition back from the leader and rejoins the
-// in-sync set. The nodes call each other over framed connections
-// (cluster.framed_rpc), so the replication path they take is tested
-// through a kill and a lost disk too.
+// in-sync set. The nodes call each other through gRPC alone
+// (cluster.framed_rpc off), so the transport a node falls back to, and
+// an older release speaks, is tested through a kill and a lost disk too;
+// every other cluster test runs on the default, framed connections.
 func TestReplicatedLeaderSIGKILLThenDiskLoss(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
-	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info", "NARAD_CLUSTER_FRAMED_RPC=true")
+	nodes := startCluster(t, 3, "NARAD_LOG_LEVEL=info", "NARAD_CLUSTER_FRAMED_RPC=false")
 	createReplicated(t, nodes, "rep", 3)
 	ps, _ := partitionStats(nodes[0], "rep")
 	leader, survivors := byID(nodes, ps.OwnerNode)

@@ -68,8 +68,8 @@ func testCA(t *testing.T, dir, name string) []string {
 
 // TestClusterMutualTLS: Raft and node RPC over mutual TLS. A cluster whose
 // nodes hold certificates from its CA forms and routes across nodes (its
-// commits over framed connections, cluster.framed_rpc, which run TLS
-// too); a node with the right secret but a certificate from another CA is
+// commits over framed connections, the default, which run TLS too); a
+// node with the right secret but a certificate from another CA is
 // never admitted.
 func TestClusterMutualTLS(t *testing.T) {
 	t.Parallel()
@@ -78,7 +78,7 @@ func TestClusterMutualTLS(t *testing.T) {
 	}
 	dir := t.TempDir()
 	good := testCA(t, dir, "cluster")
-	nodes := startCluster(t, 3, append(good, "NARAD_CLUSTER_FRAMED_RPC=true")...)
+	nodes := startCluster(t, 3, good...)
 	for _, n := range nodes {
 		if strings.Contains(n.logs.String(), "PLAINTEXT") {
 			t.Fatalf("%s says its cluster plane is plaintext", n.id)
