@@ -208,3 +208,37 @@ func metricsText(b *Broker) string {
 	b.m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.String()
 }
+
+// A record with no key, partition or msg_id skips, on a replicated topic,
+// the partitions stalled on this node, and keeps its turn when all are.
+func TestNextPartitionSkipsStalled(t *testing.T) {
+	b := &Broker{}
+	stall := func(ps ...int) {
+		b.fwd.mu.Lock()
+		defer b.fwd.mu.Unlock()
+		b.fwd.queues = map[forwardKey]*forwardQueue{}
+		for _, p := range ps {
+			b.fwd.queues[forwardKey{"r", 7, p}] = &forwardQueue{busy: true, since: time.Now().Add(-time.Minute)}
+		}
+	}
+	placed := func(rf int) map[int]int {
+		top := meta.Topic{Name: "r", Incarnation: 7, Partitions: 3, ReplicationFactor: rf}
+		ts := &topicState{}
+		got := map[int]int{}
+		for range 30 {
+			got[b.nextPartition(top, ts, time.Now())]++
+		}
+		return got
+	}
+	stall(1)
+	if got := placed(3); got[1] != 0 || got[0]+got[2] != 30 {
+		t.Errorf("replicated, partition 1 stalled: placed %v, want none on 1", got)
+	}
+	if got := placed(1); got[0] != 10 || got[1] != 10 || got[2] != 10 {
+		t.Errorf("one copy (no forwards): placed %v, want 10 on each in turn", got)
+	}
+	stall(0, 1, 2)
+	if got := placed(3); got[0] != 10 || got[1] != 10 || got[2] != 10 {
+		t.Errorf("every partition stalled: placed %v, want 10 on each in turn", got)
+	}
+}
