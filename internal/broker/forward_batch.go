@@ -48,10 +48,11 @@ type forwards struct {
 	queues map[forwardKey]*forwardQueue
 }
 
-// forwardQueue is one partition's produces waiting for the next commit;
-// busy while a goroutine is sending them, the one in flight sent at since.
+// forwardQueue is one partition's produces waiting for the next commit.
+// It is in forwards.queues exactly while a goroutine is sending for the
+// partition (send drops it when it hands on to no one); the commit in
+// flight was sent at since.
 type forwardQueue struct {
-	busy    bool
 	since   time.Time
 	pending []*forwardWaiter
 }
@@ -72,8 +73,8 @@ type forwardWaiter struct {
 // the caller's memory (the HTTP edge reuses a request's body buffer once
 // the produce returns), so commit must not return while send may still
 // read them. Returning at once there stored another request's bytes in
-// their place (the network-fault soak found records holding another
-// produce's id, and one holding the start of a produce answer).
+// their place (the network-fault soak found records holding the start
+// of a produce answer).
 func (f *forwards) commit(ctx context.Context, k forwardKey, recs []storage.Record, send func(recs []storage.Record) error) error {
 	w := &forwardWaiter{recs: recs, done: make(chan error, 1)}
 	f.mu.Lock()
@@ -82,19 +83,16 @@ func (f *forwards) commit(ctx context.Context, k forwardKey, recs []storage.Reco
 	}
 	q := f.queues[k]
 	if q == nil {
-		q = &forwardQueue{}
-		f.queues[k] = q
-	}
-	q.pending = append(q.pending, w)
-	if !q.busy {
 		// Nothing in flight: this produce sends at once, itself, and
 		// hands on to a goroutine only the produces that arrive
 		// meanwhile — an uncontended forward costs no extra hop.
-		q.busy = true
+		q = &forwardQueue{pending: []*forwardWaiter{w}}
+		f.queues[k] = q
 		f.mu.Unlock()
 		f.send(k, q, send)
 		return <-w.done
 	}
+	q.pending = append(q.pending, w)
 	f.mu.Unlock()
 	select {
 	case err := <-w.done:
@@ -120,7 +118,6 @@ func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Recor
 	f.mu.Lock()
 	if len(q.pending) == 0 {
 		// Every produce handed on here stopped waiting first.
-		q.busy = false
 		delete(f.queues, k)
 		f.mu.Unlock()
 		return
@@ -162,7 +159,6 @@ func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Recor
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(q.pending) == 0 {
-		q.busy = false
 		delete(f.queues, k)
 		return
 	}
@@ -181,7 +177,7 @@ const stallAfter = time.Second
 func (f *forwards) stalled(k forwardKey, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	q := f.queues[k] // a queue exists only while busy (send drops it)
+	q := f.queues[k]
 	return q != nil && now.Sub(q.since) > stallAfter
 }
 

@@ -66,6 +66,17 @@ func (l *stubLeader) waitCommits(t *testing.T, n int) {
 	}
 }
 
+// requireNoQueues fails the test unless every partition's queue was
+// dropped: nothing waits and nothing is in flight.
+func requireNoQueues(t *testing.T, f *forwards) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queues) != 0 {
+		t.Fatalf("%d partition queues left once nothing waits", len(f.queues))
+	}
+}
+
 // waitPending waits until n produces wait behind the commit in flight.
 func waitPending(t *testing.T, f *forwards, k forwardKey, n int) {
 	t.Helper()
@@ -127,11 +138,7 @@ func TestForwardsCoalesce(t *testing.T) {
 			}
 		}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.queues) != 0 {
-		t.Fatalf("%d partition queues left once nothing waits", len(f.queues))
-	}
+	requireNoQueues(t, &f)
 }
 
 // A failed commit fails every produce it carried; a produce that stops
@@ -249,11 +256,7 @@ func TestForwardsQueuedProduceThatLeavesIsNotSent(t *testing.T) {
 	if len(commits) != 1 || commits[0][0] != "a0" {
 		t.Fatalf("commits %v: want only a's; b left before it was sent", commits)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.queues) != 0 {
-		t.Fatalf("%d partition queues left once nothing waits", len(f.queues))
-	}
+	requireNoQueues(t, &f)
 }
 
 // A produce that stops waiting while its records are in a commit in
@@ -307,13 +310,11 @@ func TestForwardsInFlightProduceWaitsForItsCommit(t *testing.T) {
 func TestForwardsSendWithNothingLeft(t *testing.T) {
 	var f forwards
 	k := forwardKey{"t", 1, 0}
-	q := &forwardQueue{busy: true}
+	q := &forwardQueue{}
 	f.queues = map[forwardKey]*forwardQueue{k: q}
 	f.send(k, q, func([]storage.Record) error {
 		t.Fatal("sent a commit of nothing")
 		return nil
 	})
-	if len(f.queues) != 0 || q.busy {
-		t.Fatalf("queues %v, busy %v: want the partition's queue dropped", f.queues, q.busy)
-	}
+	requireNoQueues(t, &f)
 }

@@ -218,7 +218,7 @@ func TestNextPartitionSkipsStalled(t *testing.T) {
 		defer b.fwd.mu.Unlock()
 		b.fwd.queues = map[forwardKey]*forwardQueue{}
 		for _, p := range ps {
-			b.fwd.queues[forwardKey{"r", 7, p}] = &forwardQueue{busy: true, since: time.Now().Add(-time.Minute)}
+			b.fwd.queues[forwardKey{"r", 7, p}] = &forwardQueue{since: time.Now().Add(-time.Minute)}
 		}
 	}
 	placed := func(rf int) map[int]int {
