@@ -125,6 +125,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	nowT := b.cfg.Now()
 	now := nowT.UnixMilli()
 	wrecs := make([]wal.Record, len(recs))
+	keyless := -1 // the request's partition for records placed in turn (nextPartition)
 	for i, r := range recs {
 		if r.HasMsgID {
 			r.Headers = header.WithMsgID(r.Headers, r.MsgID)
@@ -143,7 +144,10 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		case hasID: // a retry of a keyless record lands where the first try did
 			p = KeyPartition([]byte(id), t.Partitions)
 		default:
-			p = b.nextPartition(t, ts, nowT)
+			if keyless < 0 {
+				keyless = b.nextPartition(t, ts, nowT)
+			}
+			p = keyless
 		}
 		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
 			Incarnation: t.Incarnation, Headers: r.Headers}
@@ -178,14 +182,17 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	return acc, nil
 }
 
-// nextPartition places a record with no key, partition or msg_id: the
-// next partition in turn, skipping on a replicated topic any partition
-// whose forwarded commit from this node has been in flight for over
-// stallAfter (forwards.stalled). Such a record may go to any partition,
-// and one whose leader this node cannot reach, while other nodes can and
-// the leader keeps its lease and its quorum, would fail every produce
-// sent to it through this node for as long as the cut lasts: no failover
-// runs, since nothing is wrong with the partition. Kafka's producers skip
+// nextPartition places the records of one request that have no key,
+// partition or msg_id (produce asks once per request, so a batch's such
+// records share a partition: one commit, on one leader, as Kafka's
+// sticky partitioner keeps a batch together): the next partition in
+// turn, skipping on a replicated topic any partition whose forwarded
+// commit from this node has been in flight for over stallAfter
+// (forwards.stalled). Such records may go to any partition, and one
+// whose leader this node cannot reach, while other nodes can and the
+// leader keeps its lease and its quorum, would fail every produce sent to
+// it through this node for as long as the cut lasts: no failover runs,
+// since nothing is wrong with the partition. Kafka's producers skip
 // partitions whose leader they cannot reach in the same way. When every
 // partition is stalled the turn's partition is kept.
 func (b *Broker) nextPartition(t meta.Topic, ts *topicState, now time.Time) int {

@@ -148,8 +148,10 @@ func TestKeyPartitionIsFNV1a(t *testing.T) {
 }
 
 // Produce chooses each record's partition: a pinned one as given, a keyed
-// one by its key's hash, keyless ones in rotation over every partition;
-// every record carries the topic's incarnation into the WAL, in order.
+// one by its key's hash, keyless ones in rotation over every partition,
+// one turn per request (the keyless records of a batch share the turn's
+// partition); every record carries the topic's incarnation into the WAL,
+// in order.
 func producePartitionChoice(t *testing.T, b *Broker) {
 	ctx := testCtx(t)
 	createTestTopic(t, b, "seven", 7)
@@ -193,6 +195,25 @@ func producePartitionChoice(t *testing.T, b *Broker) {
 	for p := range int32(7) {
 		if seen[p] != 2 {
 			t.Fatalf("14 keyless records spread %v, want 2 on each of 7 partitions", seen)
+		}
+	}
+	// Batches mixing keyless records with keyed and pinned ones: the
+	// keyless ones of a batch go together to the next partition in turn.
+	last := got[len(got)-1].Partition
+	seq = b.wal.LastSeq()
+	for n := range 7 {
+		batch := []ProduceRecord{{Payload: []byte("x0")}, {Key: []byte("foobar"), Payload: []byte("keyed")},
+			{Payload: []byte("x1")}, {Partition: &two, Payload: []byte("pinned")}, {Payload: []byte("x2")}}
+		if err := b.ProduceBatch(ctx, "seven", batch); err != nil {
+			t.Fatal(err)
+		}
+		recs := walSince(t, b, seq)
+		seq = b.wal.LastSeq()
+		want := (last + 1 + int32(n)) % 7
+		for i, wantP := range []int32{want, 0, want, 2, want} {
+			if recs[i].Partition != wantP {
+				t.Fatalf("batch %d, record %d (%s): partition %d, want %d", n, i, recs[i].Payload, recs[i].Partition, wantP)
+			}
 		}
 	}
 	for i, r := range got {
