@@ -196,7 +196,8 @@ func TestFramedServerRefusesWhatItCannotServe(t *testing.T) {
 		op   byte
 		msg  []byte
 		want int
-	}{{9, nil, http.StatusNotImplemented}, {opCommit, []byte{0xff, 0xff, 0xff}, http.StatusBadRequest}} {
+	}{{9, nil, http.StatusNotImplemented}, {opCommit, []byte{0xff, 0xff, 0xff}, http.StatusBadRequest},
+		{opFetch, []byte{0xff, 0xff, 0xff}, http.StatusBadRequest}, {opForward, []byte{0xff, 0xff, 0xff}, http.StatusBadRequest}} {
 		frame := binary.BigEndian.AppendUint32(nil, uint32(len(tc.msg)))
 		frame = append(frame, tc.op, 0, 0, 0, 100)
 		if _, err := c.Write(append(frame, tc.msg...)); err != nil {

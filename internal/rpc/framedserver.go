@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/narad-io/narad/internal/apierr"
-	nodepb "github.com/narad-io/narad/internal/rpc/proto"
 )
 
 const (
@@ -250,28 +249,13 @@ func (fs *framedServer) call(ctx context.Context, f frame) (kind byte, ans proto
 		switch f.kind {
 		case opCommit:
 			method = "Commit"
-			req := &nodepb.CommitRequest{}
-			if err = proto.Unmarshal(f.msg, req); err != nil {
-				err = apierr.BadRequest("commit: undecodable request: %v", err)
-				return
-			}
-			ans, err = fs.svc.Commit(ctx, req)
+			ans, err = decodeAndServe(ctx, "commit", f.msg, fs.svc.Commit)
 		case opFetch:
 			method = "Fetch"
-			req := &nodepb.FetchRequest{}
-			if err = proto.Unmarshal(f.msg, req); err != nil {
-				err = apierr.BadRequest("fetch: undecodable request: %v", err)
-				return
-			}
-			ans, err = fs.svc.fetch(ctx, req)
+			ans, err = decodeAndServe(ctx, "fetch", f.msg, fs.svc.fetch)
 		case opForward:
 			method = "Forward"
-			req := &nodepb.ForwardRequest{}
-			if err = proto.Unmarshal(f.msg, req); err != nil {
-				err = apierr.BadRequest("forward: undecodable request: %v", err)
-				return
-			}
-			ans, err = fs.svc.Forward(ctx, req)
+			ans, err = decodeAndServe(ctx, "forward", f.msg, fs.svc.Forward)
 		default:
 			err = apierr.New(http.StatusNotImplemented, "unknown framed operation %d", f.kind)
 		}
@@ -286,6 +270,19 @@ func (fs *framedServer) call(ctx context.Context, f frame) (kind byte, ans proto
 		return answerError, errorDetail(err)
 	}
 	return answerOK, ans
+}
+
+// decodeAndServe decodes msg as a request of type R and serves it with
+// h; a request that does not decode is refused (400) before h sees it.
+func decodeAndServe[R any, PR interface {
+	*R
+	proto.Message
+}, A proto.Message](ctx context.Context, op string, msg []byte, h func(context.Context, PR) (A, error)) (proto.Message, error) {
+	req := PR(new(R))
+	if err := proto.Unmarshal(msg, req); err != nil {
+		return nil, apierr.BadRequest("%s: undecodable request: %v", op, err)
+	}
+	return h(ctx, req)
 }
 
 // track notes an accepted connection; false once stopping.
