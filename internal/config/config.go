@@ -82,10 +82,10 @@ type ClusterConfig struct {
 	Network string
 	// FramedRPC serves framed connections beside gRPC and calls Commit,
 	// Fetch and Forward on other nodes over them (package rpc, framed.go).
-	// On by default (docs/replication.md, "The node transport"). Off, a
-	// node serves and calls gRPC alone, as before framed connections;
-	// nodes with it on call it through gRPC, as they call an older
-	// release.
+	// On by default (docs/replication-performance.md, "Framed connections
+	// became the default"). Off, a node serves and calls gRPC alone, as
+	// before framed connections; nodes with it on call it through gRPC,
+	// as they call an older release.
 	FramedRPC bool
 	// TLS files for mutual TLS on Raft and node RPC: all three or none
 	// (docs/security.md). Paths may be in the file; the files are secrets.

@@ -57,7 +57,7 @@ var settings = []setting{
 	{key: "cluster.network", env: "NARAD_CLUSTER_NETWORK", usage: "lan or wan: the timings of the metastore and of node leases, the same on every node (docs/cluster.md)",
 		field: func(c *Config) any { return &c.Cluster.Network }},
 	{key: "cluster.framed_rpc", env: "NARAD_CLUSTER_FRAMED_RPC",
-		usage: "call Commit, Fetch and Forward on other nodes over framed connections, not gRPC: a quarter less node CPU per replicated record (docs/replication.md); a node with it off serves gRPC alone, and is called that way",
+		usage: "call Commit, Fetch and Forward on other nodes over framed connections, not gRPC: a quarter less node CPU per replicated record (docs/replication-performance.md); a node with it off serves gRPC alone, and is called that way",
 		field: func(c *Config) any { return &c.Cluster.FramedRPC }},
 	{key: "cluster.tls_cert_file", env: "NARAD_CLUSTER_TLS_CERT_FILE", usage: "this node's certificate (PEM) for mutual TLS on Raft and node RPC",
 		field: func(c *Config) any { return &c.Cluster.TLSCertFile }},

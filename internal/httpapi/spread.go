@@ -29,14 +29,15 @@ import (
 // A batch answer (max=N) is the first owner's with records, as a single
 // one is: going on to the others for what the answer could still hold
 // was measured slower, each round paying a forward to every owner in a
-// row (docs/replication.md, "Levers measured and set aside").
+// row (docs/replication-performance.md, "Levers measured and set aside").
 //
 // Which owner a round asks first takes turns (roundOrder). Asking this
 // node first every time, as the cheapest, starved the others: under a
 // steady load this node's partitions are rarely empty, and records on
 // another owner waited until they were (with three copies at 1,000
 // records a second, p99 from produce to consume was over 100 ms; 15 ms
-// with turns, docs/replication.md).
+// with turns, docs/replication-performance.md, "The tail from produce
+// to consume").
 func (s *Server) consumeAnywhere(w http.ResponseWriter, r *http.Request, user string, req broker.ConsumeRequest, batch bool) error {
 	owners := s.partitionOwners(req.Topic)
 	self := s.cluster.Self()

@@ -36,8 +36,9 @@ type Options struct {
 	// waits before it writes, so that the writes arriving meanwhile share
 	// its fdatasync (as PostgreSQL's commit_delay). Every write then
 	// takes up to Delay longer, loaded or not; under load the node makes
-	// fewer fdatasyncs and spends less CPU a record (docs/replication.md,
-	// "Levers measured and set aside"). Default 0: no wait.
+	// fewer fdatasyncs and spends less CPU a record
+	// (docs/replication-performance.md, "Levers measured and set aside").
+	// Default 0: no wait.
 	Delay time.Duration
 
 	sleep func(time.Duration) // time.Sleep; tests hold it
@@ -376,8 +377,8 @@ func (j *Journal) commitLocked() error {
 // with zeros. An fdatasync of a write within the file's size flushes the
 // data alone; one that grows the file must also commit its new size to
 // the file system's own journal, which costs the sync more (measured in
-// docs/replication.md). Zeros also end a replay: an entry of length 0 is
-// never written.
+// docs/replication-performance.md, "One journal a node"). Zeros also
+// end a replay: an entry of length 0 is never written.
 const zeroChunk = 1 << 20
 
 var zeros = make([]byte, zeroChunk)

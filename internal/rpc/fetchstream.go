@@ -17,11 +17,11 @@ import (
 // A follower's fetches to one leader ride one long-lived FetchStream per
 // partition instead of one call each: a fetch is then a message each way,
 // without a call's headers, trailers and new HTTP/2 stream, which made
-// up much of a replicating node's CPU (docs/replication.md, "Why this
-// design"). The answers are the calls' own: the same conversions, the
-// same refusals (a FetchAnswer's error is the detail a call's status
-// carries), the same budget per fetch, the same "unreachable" when it
-// runs out.
+// up much of a replicating node's CPU (docs/replication-performance.md,
+// "What bounds the single-record figure"). The answers are the calls'
+// own: the same conversions, the same refusals (a FetchAnswer's error is
+// the detail a call's status carries), the same budget per fetch, the
+// same "unreachable" when it runs out.
 //
 // A stream carries one fetch at a time; the follower's loop sends the
 // next only after the answer. A stream that failed in any way, or whose

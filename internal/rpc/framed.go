@@ -22,7 +22,8 @@ import (
 // between the caller and the handler. gRPC's transport was about a fifth
 // of the CPU of nodes replicating single-record produces, and a Commit of
 // 8 records costs 87-98 µs of CPU through gRPC against 23 µs framed
-// (BenchmarkCommitRoundTrip; docs/replication.md, "The node transport").
+// (BenchmarkCommitRoundTrip; docs/replication-performance.md, "The node
+// transport: framed connections").
 //
 // The opening, after the peer handshake (peerauth), each step fixed size:
 //
