@@ -14,7 +14,7 @@ import (
 // its heartbeat the leaders its followers have not reached (package
 // hosted), and the controller moves the leadership once those reports
 // show that the leader cannot reach a majority (docs/replication.md,
-// "Failover").
+// "A leader its followers cannot reach").
 
 // LeaderReport is a follower's report that its fetches have not reached
 // the partition's Leader at Epoch for For, up to its heartbeat's sending.

@@ -9,11 +9,11 @@ import (
 
 // Whether this follower reaches its leader. A leader cut off from its
 // followers but not from the metastore keeps its heartbeats and so its
-// leadership; only its followers can tell (docs/replication.md,
-// "Failover"). The follower notes since when its fetches fail to reach
-// the leader; the node reports that with its heartbeat and the
-// controller moves the leadership once a majority of the copies cannot
-// reach the leader.
+// leadership; only its followers can tell (docs/replication.md, "A
+// leader its followers cannot reach"). The follower notes since when its
+// fetches fail to reach the leader; the node reports that with its
+// heartbeat and the controller moves the leadership once a majority of
+// the copies cannot reach the leader.
 
 // Unreachable is the leader a follower has failed to reach since Since.
 type Unreachable struct {
