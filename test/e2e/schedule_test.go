@@ -29,7 +29,7 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 	}
 	const total = 100
 	produced := time.Now()
-	produceHalfScheduled(t, n, "sched", total, "8s")
+	produceHalfScheduled(t, n, "sched", 2, total, "8s")
 	// The unscheduled half is delivered and acked at once, here and in
 	// the child, and no scheduled record before its time.
 	if got := drainScheduled(t, n, "sched", total, 6*time.Second-time.Since(produced), false); len(got) != total/2 {
@@ -59,8 +59,10 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 }
 
 // produceHalfScheduled produces total records {"i": i} to topic in one
-// batch, the even ones scheduled delay ahead.
-func produceHalfScheduled(t *testing.T, n *node, topic string, total int, delay string) {
+// batch, the even ones scheduled delay ahead, record i pinned to
+// partition i mod partitions: a batch's keyless records would all go to
+// one partition, and the tests need them on every one.
+func produceHalfScheduled(t *testing.T, n *node, topic string, partitions, total int, delay string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`{"records":[`)
@@ -69,9 +71,9 @@ func produceHalfScheduled(t *testing.T, n *node, topic string, total int, delay 
 			b.WriteByte(',')
 		}
 		if i%2 == 0 {
-			fmt.Fprintf(&b, `{"payload":{"i":%d},"delay":%q}`, i, delay)
+			fmt.Fprintf(&b, `{"payload":{"i":%d},"partition":%d,"delay":%q}`, i, i%partitions, delay)
 		} else {
-			fmt.Fprintf(&b, `{"payload":{"i":%d}}`, i)
+			fmt.Fprintf(&b, `{"payload":{"i":%d},"partition":%d}`, i, i%partitions)
 		}
 	}
 	b.WriteString(`]}`)
@@ -106,7 +108,7 @@ func TestScheduledRecordsMoveWithTheirPartition(t *testing.T) {
 	}
 	const total = 60
 	produced := time.Now()
-	produceHalfScheduled(t, nodes[0], "later", total, "25s")
+	produceHalfScheduled(t, nodes[0], "later", 3, total, "25s")
 	if got := drainScheduled(t, nodes[1], "later", total, 15*time.Second-time.Since(produced), false); len(got) != total/2 {
 		t.Fatalf("%d unscheduled records delivered, want %d", len(got), total/2)
 	}
@@ -157,7 +159,7 @@ func TestScheduledRecordsSurviveFailover(t *testing.T) {
 	createReplicated(t, nodes, "rsched", 3)
 	ctx := ctxT(t)
 	const total = 40
-	produceHalfScheduled(t, nodes[0], "rsched", total, "15s")
+	produceHalfScheduled(t, nodes[0], "rsched", 1, total, "15s")
 	ps, _ := partitionStats(nodes[0], "rsched")
 	leader, survivors := byID(nodes, ps.OwnerNode)
 	got := map[int]bool{}
