@@ -9,6 +9,11 @@
 #   FIGURES="single16 batch" ./scripts/bench.sh   # a subset (names below)
 #   NODE_ENV="GOGC=200" ./scripts/bench.sh        # settings for the nodes only
 #
+# nats_r3_single is the anchor beside rf3_single: NATS JetStream with three
+# replicas and sync_interval: always, on three local servers, driven with
+# the same load by scripts/anchors (its own module; nats-server is built
+# from the Go module proxy at the version scripts/anchors/go.mod names).
+#
 # The scheduled-delivery figures create topics and consume with curl.
 # Every 202 is fsynced, as always: nothing here relaxes durability. Ports
 # 17942.. are used; the script refuses to start when one is taken. Opt-in
@@ -17,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000 nats_r3_single"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -37,11 +42,12 @@ go build -o "$work/ceiling" ./scripts/ceiling
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# ready PORT: /readyz answers 200 (bash's /dev/tcp: no curl needed).
+# ready PORT [PATH]: PATH (default /readyz; a NATS server's /healthz)
+# answers 200 (bash's /dev/tcp: no curl needed).
 ready() {
   local line
   exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-  printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "${2:-/readyz}" >&3
   read -r line <&3 || true
   exec 3<&-
   [[ $line == *" 200 "* ]]
@@ -124,6 +130,39 @@ stop_nodes() {
   pids=()
 }
 
+# start_nats: three fresh NATS servers in one JetStream cluster (client
+# ports 18401-18403), every write fsynced (sync_interval: always, the
+# setting that matches Narad's fdatasync before every 202); nats_urls
+# lists them. stop_nodes stops them too.
+start_nats() {
+  local routes="" i p
+  for i in 1 2 3; do
+    for p in $((18400 + i)) $((18410 + i)) $((18420 + i)); do
+      port_free "$p" || { echo "bench.sh: port $p is taken" >&2; exit 1; }
+    done
+    routes+="${routes:+, }nats-route://127.0.0.1:$((18410 + i))"
+  done
+  nats_urls=""
+  for i in 1 2 3; do
+    rm -rf "$work/nats-$i"
+    printf '%s\n' "server_name: nb$i" "listen: 127.0.0.1:$((18400 + i))" "http: 127.0.0.1:$((18420 + i))" \
+      "jetstream { store_dir: \"$work/nats-$i\", sync_interval: always }" \
+      "cluster { name: bench, listen: 127.0.0.1:$((18410 + i)), routes: [$routes] }" >"$work/nats-$i.conf"
+    "$work/nats-server" -c "$work/nats-$i.conf" >"$work/nats-$i.log" 2>&1 &
+    pids+=($!)
+    nats_urls+="${nats_urls:+,}nats://127.0.0.1:$((18400 + i))"
+  done
+  for i in 1 2 3; do
+    for _ in $(seq 300); do
+      if ready $((18420 + i)) /healthz 2>/dev/null; then continue 2; fi
+      sleep 0.1
+    done
+    echo "bench.sh: NATS server $i did not become healthy; its log:" >&2
+    tail -20 "$work/nats-$i.log" >&2
+    exit 1
+  done
+}
+
 # field JSON PHASE KEY: a number from narad bench --json's PHASE section
 # (produce or consume); KEY is messages_per_second or p99 (microseconds).
 field() {
@@ -139,6 +178,10 @@ stats() {
     m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
+
+if [[ " $figures " == *" nats_r3_single "* ]]; then
+  (cd scripts/anchors && go build -o "$work/nats-server" github.com/nats-io/nats-server/v2 && go build -o "$work/anchors" .)
+fi
 
 declare -A rate p99 e2e50 e2e99 seek cpu fsyncs
 # run NAME PHASE URLS... -- BENCH ARGS: one round; with several URLs the
@@ -330,6 +373,18 @@ for r in $(seq 1 "$rounds"); do
     want rf3_latency1000 && E2E_URL=${all[0]} e2e rf3_latency1000 --replication-factor 3 --rate 1000 --producers 4 --duration 10s --size 256
     stop_nodes
   fi
+  if want nats_r3_single; then
+    start_nats
+    # Three streams of three replicas, as a topic of three partitions:
+    # each publisher spreads its messages over them in turn.
+    "$work/anchors" -create -urls "$nats_urls" -streams 3 -replicas 3
+    t0=$(ticks_all)
+    line=$("$work/anchors" -urls "$nats_urls" -streams 3 -producers 6 -messages 10000 -size 256)
+    cpu[nats_r3_single]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
+    rate[nats_r3_single]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "messages_per_second") print $(i + 1) }' <<<"$line") "
+    p99[nats_r3_single]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "p99_us") print $(i + 1) }' <<<"$line") "
+    stop_nodes
+  fi
 done
 
 printf '\n%-52s %-28s %s\n' "figure (256-byte records, fsync before every 202)" "msg/s median (min–max)" "p99 µs median (min–max)"
@@ -348,6 +403,7 @@ label() {
     rf1_batch) echo "3 nodes, 1 copy, batch produce of 100, 8 clients" ;;
     rf3_batch) echo "3 nodes, 3 copies, batch produce of 100, 8 clients" ;;
     rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
+    nats_r3_single) echo "NATS JetStream R3, sync always, 6 clients per server" ;;
     plain1m) echo "batch produce of 1,000,000, 8 clients" ;;
     sched1m) echo "the same, every record scheduled 1 h ahead" ;;
     groups_none) echo "consume + ack, 10,000 keys, 16 consumers of 10" ;;
@@ -411,6 +467,10 @@ fi
 if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[cluster_single]:-}" ]; then
   printf '%-52s %s of 1 copy; node CPU µs/record, 1 copy %s, 3 copies %s\n' "3 copies, single produce" "$(ratio rf3_single cluster_single)" \
     "$(tr ' ' '\n' <<<"${cpu[cluster_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)"
+fi
+if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[nats_r3_single]:-}" ]; then
+  printf '%-52s %s of NATS R3; server CPU µs/record, Narad %s, NATS %s\n' "3 copies, single produce" "$(ratio rf3_single nats_r3_single)" \
+    "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[nats_r3_single]}" | grep . | stats)"
 fi
 if [ -n "${rate[rf3_batch]:-}" ] && [ -n "${rate[rf1_batch]:-}" ]; then
   printf '%-52s %s of 1 copy\n' "3 copies, batch produce of 100" "$(ratio rf3_batch rf1_batch)"
