@@ -15,15 +15,24 @@ import (
 
 // readiness is /readyz (docs/http-api.md): not ready, with the reason, until
 // a leader is known, the replica is caught up and the startup reconcile
-// is done — in a cluster also until this node is admitted and recorded
-// and the leader's address is known — and not ready again while the
-// ingress log is fenced or the data disk is full.
+// is done — in a cluster also until this node is admitted and recorded,
+// the leader's address is known and the node has held its lease once —
+// and not ready again while the ingress log is fenced or the data disk is
+// full.
 type readiness struct {
 	ms          *meta.Store
 	node        *cluster.Node // nil on a single node
 	w           *wal.WAL
 	disk        *reserve.Reserve
 	startupDone atomic.Bool
+	// leasedOnce latches the first check that found this node's lease
+	// held (cluster.Node.Fenced false). Until then the node refuses
+	// every write to the replicated partitions it leads: after a whole
+	// cluster restarted, each node answered /readyz 200 and then 503 to
+	// those writes for about two seconds, until its first heartbeat was
+	// answered. Later losses of the lease do not make the node unready:
+	// it still routes to the other nodes, and its partitions fail over.
+	leasedOnce atomic.Bool
 }
 
 func (r *readiness) check() (bool, string) {
@@ -42,6 +51,8 @@ func (r *readiness) check() (bool, string) {
 		return false, "the leader's node-RPC address is not known yet"
 	case clustered && !r.node.Recorded():
 		return false, "this node's member record is not in the metastore yet"
+	case clustered && !r.leased():
+		return false, "this node holds no lease yet (no heartbeat answered by the metastore leader): it would refuse writes to the replicated partitions it leads"
 	case errors.Is(r.w.Health(), wal.ErrFenced):
 		return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
 	case r.disk.Full():
@@ -51,6 +62,19 @@ func (r *readiness) check() (bool, string) {
 }
 
 func (r *readiness) ok() bool { ok, _ := r.check(); return ok }
+
+// leased reports whether this node has held its lease since it started
+// (leasedOnce).
+func (r *readiness) leased() bool {
+	if r.leasedOnce.Load() {
+		return true
+	}
+	if r.node.Fenced() {
+		return false
+	}
+	r.leasedOnce.Store(true)
+	return true
+}
 
 // startupWait bounds the startup reconcile's wait for a leader.
 const startupWait = 60 * time.Second
