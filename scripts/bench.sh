@@ -283,7 +283,6 @@ for r in $(seq 1 "$rounds"); do
     fi
     want schedlate && e2e schedlate --delay 5s --rate 10000 --batch 100 --producers 4 --consumers 4 --duration 10s --size 256
     stop_nodes
-    rm -rf "$work/data-1-1" # its named topics: the next round starts empty
   fi
   if want since; then
     # Reading by time: the first offset at a time in a partition of
