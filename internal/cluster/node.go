@@ -243,6 +243,13 @@ func (n *Node) Fenced() bool {
 	return at == 0 || n.clock().Now().Sub(time.Unix(0, at)) > n.timings().FenceAfter || !n.ownDiskRecorded()
 }
 
+// Answered reports whether the metastore leader has answered a heartbeat
+// of this node since it started (on the leader: one of its own, confirmed
+// by a quorum). Until then the node is fenced (Fenced), whatever else it
+// knows: a restarted node refuses the writes of the replicated partitions
+// it leads until its first heartbeat is answered.
+func (n *Node) Answered() bool { return n.answered.Load() != 0 }
+
 func (n *Node) noteAnswered(sent time.Time) {
 	v := sent.UnixNano()
 	for {

@@ -16,8 +16,8 @@ import (
 // readiness is /readyz (docs/http-api.md): not ready, with the reason, until
 // a leader is known, the replica is caught up and the startup reconcile
 // is done — in a cluster also until this node is admitted and recorded,
-// the leader's address is known and the node has held its lease once —
-// and not ready again while the ingress log is fenced or the data disk is
+// the leader's address is known and, if it leads a replicated partition, a
+// heartbeat of it was answered — and not ready again while the ingress log is fenced or the data disk is
 // full.
 type readiness struct {
 	ms          *meta.Store
@@ -25,14 +25,6 @@ type readiness struct {
 	w           *wal.WAL
 	disk        *reserve.Reserve
 	startupDone atomic.Bool
-	// leasedOnce latches the first check that found this node's lease
-	// held (cluster.Node.Fenced false). Until then the node refuses
-	// every write to the replicated partitions it leads: after a whole
-	// cluster restarted, each node answered /readyz 200 and then 503 to
-	// those writes for about two seconds, until its first heartbeat was
-	// answered. Later losses of the lease do not make the node unready:
-	// it still routes to the other nodes, and its partitions fail over.
-	leasedOnce atomic.Bool
 }
 
 func (r *readiness) check() (bool, string) {
@@ -51,8 +43,17 @@ func (r *readiness) check() (bool, string) {
 		return false, "the leader's node-RPC address is not known yet"
 	case clustered && !r.node.Recorded():
 		return false, "this node's member record is not in the metastore yet"
-	case clustered && !r.leased():
-		return false, "this node holds no lease yet (no heartbeat answered by the metastore leader): it would refuse writes to the replicated partitions it leads"
+	case clustered && !r.node.Answered() && r.leadsReplicated():
+		// Until one is, the node is fenced and refuses every write to
+		// the replicated partitions it leads: after a whole cluster
+		// restarted, each node answered 200 here and then 503 to those
+		// writes for about two seconds. Only a node that leads such a
+		// partition waits (a joining node leads none, and its first
+		// heartbeat is answered only once the leader has recorded it),
+		// and only the first answer counts: a node that later loses its
+		// lease stays ready (it still routes to the others, and its
+		// partitions fail over).
+		return false, "it leads replicated partitions, and no heartbeat of it was answered by the metastore leader yet: until one is, it refuses their writes"
 	case errors.Is(r.w.Health(), wal.ErrFenced):
 		return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
 	case r.disk.Full():
@@ -63,17 +64,20 @@ func (r *readiness) check() (bool, string) {
 
 func (r *readiness) ok() bool { ok, _ := r.check(); return ok }
 
-// leased reports whether this node has held its lease since it started
-// (leasedOnce).
-func (r *readiness) leased() bool {
-	if r.leasedOnce.Load() {
-		return true
+// leadsReplicated reports whether this node's metastore replica names it
+// the leader of a partition of a topic with more than one copy.
+func (r *readiness) leadsReplicated() bool {
+	for _, t := range r.ms.Topics() {
+		if t.ReplicationFactor < 2 {
+			continue
+		}
+		for _, a := range r.ms.Assignments(t.Name) {
+			if a.Owner == r.node.Self.ID {
+				return true
+			}
+		}
 	}
-	if r.node.Fenced() {
-		return false
-	}
-	r.leasedOnce.Store(true)
-	return true
+	return false
 }
 
 // startupWait bounds the startup reconcile's wait for a leader.
