@@ -16,9 +16,9 @@ import (
 // readiness is /readyz (docs/http-api.md): not ready, with the reason, until
 // a leader is known, the replica is caught up and the startup reconcile
 // is done — in a cluster also until this node is admitted and recorded,
-// the leader's address is known and, if it leads a replicated partition, a
-// heartbeat of it was answered — and not ready again while the ingress log is fenced or the data disk is
-// full.
+// the leader's address is known and, if it leads a replicated partition,
+// a heartbeat of it was answered — and not ready again while the ingress
+// log is fenced or the data disk is full.
 type readiness struct {
 	ms          *meta.Store
 	node        *cluster.Node // nil on a single node
@@ -44,15 +44,15 @@ func (r *readiness) check() (bool, string) {
 	case clustered && !r.node.Recorded():
 		return false, "this node's member record is not in the metastore yet"
 	case clustered && !r.node.Answered() && r.leadsReplicated():
-		// Until one is, the node is fenced and refuses every write to
-		// the replicated partitions it leads: after a whole cluster
-		// restarted, each node answered 200 here and then 503 to those
-		// writes for about two seconds. Only a node that leads such a
-		// partition waits (a joining node leads none, and its first
-		// heartbeat is answered only once the leader has recorded it),
-		// and only the first answer counts: a node that later loses its
-		// lease stays ready (it still routes to the others, and its
-		// partitions fail over).
+		// A node whose first heartbeat is not answered yet is fenced and
+		// refuses every write to the replicated partitions it leads:
+		// after a whole cluster restarted, each node answered 200 here
+		// and then 503 to those writes for about two seconds. Only a
+		// node that leads such a partition waits (a joining node leads
+		// none, and its first heartbeat is answered only once the
+		// leader has recorded it), and only the first answer counts: a
+		// node that later loses its lease stays ready (it still routes
+		// to the others, and its partitions fail over).
 		return false, "it leads replicated partitions, and no heartbeat of it was answered by the metastore leader yet: until one is, it refuses their writes"
 	case errors.Is(r.w.Health(), wal.ErrFenced):
 		return false, "the ingress log is fenced after a disk error (produce refused; see the node's log)"
