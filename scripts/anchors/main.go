@@ -1,14 +1,15 @@
-// Command anchors is the NATS JetStream side of scripts/anchors.sh: it
-// makes the streams of the comparison and drives them the way
-// `narad bench --producers P` drives a Narad topic, so that the two
-// brokers' three-copy figures are measured side by side, on one machine,
-// with the same load.
+// Command anchors is the NATS JetStream side of scripts/bench.sh's
+// nats_r3_single figure: it makes the streams of the comparison and
+// drives them the way `narad bench --producers P` drives a Narad topic,
+// so that the two brokers' three-copy figures are measured side by side,
+// on one machine, with the same load.
 //
 // The load: P publishers per server URL at once, each sending 256-byte
 // messages one at a time and waiting for each one's acknowledgement
-// (JetStream's PubAck, sent once the stream's replicas stored it), the
-// messages of each publisher spread over the streams in turn, as Narad
-// places keyless records over a topic's partitions in turn.
+// (JetStream's PubAck, sent once a majority of the stream's replicas
+// stored it), the messages of each publisher spread over the streams in
+// turn, as Narad places keyless records over a topic's partitions in
+// turn.
 package main
 
 import (
@@ -29,7 +30,7 @@ import (
 
 func main() {
 	urls := flag.String("urls", "nats://127.0.0.1:4222", "comma-separated server URLs; the publishers are spread over them")
-	create := flag.Bool("create", false, "create the streams (and wait until each has a leader), then exit")
+	create := flag.Bool("create", false, "create the streams (retrying while the cluster elects its metadata leader), then exit")
 	streams := flag.Int("streams", 3, "streams bench-0 .. bench-(n-1), subjects bench.0 ..")
 	replicas := flag.Int("replicas", 3, "replicas of each stream (with -create)")
 	producers := flag.Int("producers", 6, "publishers per URL")
