@@ -10,7 +10,8 @@
 #   NODE_ENV="GOGC=200" ./scripts/bench.sh        # settings for the nodes only
 #
 # nats_r3_single is the anchor beside rf3_single: NATS JetStream with three
-# replicas and sync_interval: always, on three local servers, driven with
+# replicas and sync_interval: always (nats_r1_single: one replica, the
+# anchor's own ratio of three copies to one, beside rf3_single's), on three local servers, driven with
 # the same load by scripts/anchors (its own module; nats-server is built
 # from the Go module proxy at the version scripts/anchors/go.mod names).
 #
@@ -22,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000 nats_r3_single"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000 nats_r1_single nats_r3_single"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -179,7 +180,7 @@ stats() {
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
 
-if [[ " $figures " == *" nats_r3_single "* ]]; then
+if [[ " $figures " == *" nats_r"[13]"_single "* ]]; then
   (cd scripts/anchors && go build -o "$work/nats-server" github.com/nats-io/nats-server/v2 && go build -o "$work/anchors" .)
 fi
 
@@ -221,6 +222,21 @@ e2e() {
   json=$(cat "$work/out-0.json")
   e2e50[$name]+="$(field "$json" end_to_end_us p50) "
   e2e99[$name]+="$(field "$json" end_to_end_us p99) "
+}
+
+# nats_round NAME REPLICAS: one round of NATS single-message publishing on
+# fresh servers, into three streams of REPLICAS replicas (as a topic of
+# three partitions: each publisher spreads its messages over them in turn).
+nats_round() {
+  local name=$1 replicas=$2 line t0
+  start_nats
+  "$work/anchors" -create -urls "$nats_urls" -streams 3 -replicas "$replicas"
+  t0=$(ticks_all)
+  line=$("$work/anchors" -urls "$nats_urls" -streams 3 -producers 6 -messages 10000 -size 256)
+  cpu[$name]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
+  rate[$name]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "messages_per_second") print $(i + 1) }' <<<"$line") "
+  p99[$name]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "p99_us") print $(i + 1) }' <<<"$line") "
+  stop_nodes
 }
 
 want() { [[ " $figures " == *" $1 "* ]]; }
@@ -372,18 +388,8 @@ for r in $(seq 1 "$rounds"); do
     want rf3_latency1000 && E2E_URL=${all[0]} e2e rf3_latency1000 --replication-factor 3 --rate 1000 --producers 4 --duration 10s --size 256
     stop_nodes
   fi
-  if want nats_r3_single; then
-    start_nats
-    # Three streams of three replicas, as a topic of three partitions:
-    # each publisher spreads its messages over them in turn.
-    "$work/anchors" -create -urls "$nats_urls" -streams 3 -replicas 3
-    t0=$(ticks_all)
-    line=$("$work/anchors" -urls "$nats_urls" -streams 3 -producers 6 -messages 10000 -size 256)
-    cpu[nats_r3_single]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
-    rate[nats_r3_single]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "messages_per_second") print $(i + 1) }' <<<"$line") "
-    p99[nats_r3_single]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "p99_us") print $(i + 1) }' <<<"$line") "
-    stop_nodes
-  fi
+  want nats_r1_single && nats_round nats_r1_single 1
+  want nats_r3_single && nats_round nats_r3_single 3
 done
 
 printf '\n%-52s %-28s %s\n' "figure (256-byte records, fsync before every 202)" "msg/s median (min–max)" "p99 µs median (min–max)"
@@ -402,6 +408,7 @@ label() {
     rf1_batch) echo "3 nodes, 1 copy, batch produce of 100, 8 clients" ;;
     rf3_batch) echo "3 nodes, 3 copies, batch produce of 100, 8 clients" ;;
     rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
+    nats_r1_single) echo "NATS JetStream R1, sync always, 6 clients per server" ;;
     nats_r3_single) echo "NATS JetStream R3, sync always, 6 clients per server" ;;
     plain1m) echo "batch produce of 1,000,000, 8 clients" ;;
     sched1m) echo "the same, every record scheduled 1 h ahead" ;;
@@ -470,6 +477,11 @@ fi
 if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[nats_r3_single]:-}" ]; then
   printf '%-52s %s of NATS R3; server CPU µs/record, Narad %s, NATS %s\n' "3 copies, single produce" "$(ratio rf3_single nats_r3_single)" \
     "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[nats_r3_single]}" | grep . | stats)"
+fi
+# NATS's own three replicas against one, in the same rounds.
+if [ -n "${rate[nats_r1_single]:-}" ] && [ -n "${rate[nats_r3_single]:-}" ]; then
+  printf '%-52s %s of R1; server CPU µs/record, R1 %s, R3 %s\n' "NATS R3, single publish" "$(ratio nats_r3_single nats_r1_single)" \
+    "$(tr ' ' '\n' <<<"${cpu[nats_r1_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[nats_r3_single]}" | grep . | stats)"
 fi
 if [ -n "${rate[rf3_batch]:-}" ] && [ -n "${rate[rf1_batch]:-}" ]; then
   printf '%-52s %s of 1 copy\n' "3 copies, batch produce of 100" "$(ratio rf3_batch rf1_batch)"
