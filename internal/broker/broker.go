@@ -58,7 +58,10 @@ type Broker struct {
 // long-polling consumers of any partition, and the round-robin counters.
 type topicState struct {
 	notify  *notify.Broadcast
-	produce atomic.Uint64 // keyless, unpinned produce rotation
+	produce atomic.Uint64 // keyless records placed so far (nextPartition); dead letters take turns of one
+	phase   sync.Once     // sets phaseI and phaseN (keylessPhase)
+	phaseI  int
+	phaseN  int
 	consume atomic.Uint64 // start partition of unpinned consumes
 }
 

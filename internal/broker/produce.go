@@ -125,7 +125,7 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	nowT := b.cfg.Now()
 	now := nowT.UnixMilli()
 	wrecs := make([]wal.Record, len(recs))
-	keyless := -1 // the request's partition for records placed in turn (nextPartition)
+	keyless := 0 // records placed in turn (nextPartition), marked Partition -1 until then
 	for i, r := range recs {
 		if r.HasMsgID {
 			r.Headers = header.WithMsgID(r.Headers, r.MsgID)
@@ -144,13 +144,19 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		case hasID: // a retry of a keyless record lands where the first try did
 			p = KeyPartition([]byte(id), t.Partitions)
 		default:
-			if keyless < 0 {
-				keyless = b.nextPartition(t, ts, nowT)
-			}
-			p = keyless
+			p = -1
+			keyless++
 		}
 		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
 			Incarnation: t.Incarnation, Headers: r.Headers}
+	}
+	if keyless > 0 {
+		p := int32(b.nextPartition(t, ts, keyless, nowT))
+		for i := range wrecs {
+			if wrecs[i].Partition < 0 {
+				wrecs[i].Partition = p
+			}
+		}
 	}
 	if t.ReplicationFactor > 1 {
 		// Not through the ingress WAL: it would answer before a majority
@@ -182,11 +188,24 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 	return acc, nil
 }
 
-// nextPartition places the records of one request that have no key,
-// partition or msg_id (produce asks once per request, so a batch's such
-// records share a partition: one commit, on one leader, as Kafka's
-// sticky partitioner keeps a batch together): the next partition in
-// turn, skipping on a replicated topic any partition whose forwarded
+// keylessRun is how many records with no key, partition or msg_id a node
+// places on one partition in a row before its rotation moves to the next
+// (nextPartition).
+const keylessRun = 64
+
+// nextPartition places the n records of one request that have no key,
+// partition or msg_id, all on one partition (one commit, on one leader):
+// the partition whose turn it is. A turn lasts keylessRun such records
+// through this node, so produces that arrive together share a partition
+// and with it one commit: on a replicated topic one forwarded call to the
+// leader, one journal write on each copy and one fetch by each follower,
+// each paid once per record had the records been spread (Kafka's sticky
+// partitioner keeps a partition until its batch is full for the same
+// reason). Over many turns every partition gets the same share. A batch
+// stays whole however many records it has, and uses up the turns it
+// spans.
+//
+// On a replicated topic the turn skips any partition whose forwarded
 // commit from this node has been in flight for over stallAfter
 // (forwards.stalled). Such records may go to any partition, and one
 // whose leader this node cannot reach, while other nodes can and the
@@ -195,8 +214,10 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 // since nothing is wrong with the partition. Kafka's producers skip
 // partitions whose leader they cannot reach in the same way. When every
 // partition is stalled the turn's partition is kept.
-func (b *Broker) nextPartition(t meta.Topic, ts *topicState, now time.Time) int {
-	p := int(ts.produce.Add(1) % uint64(t.Partitions))
+func (b *Broker) nextPartition(t meta.Topic, ts *topicState, n int, now time.Time) int {
+	first := ts.produce.Add(uint64(n)) - uint64(n)
+	i, nodes := b.keylessPhase(ts)
+	p := int((first/keylessRun + uint64(i*t.Partitions/nodes)) % uint64(t.Partitions))
 	if t.ReplicationFactor < 2 {
 		return p
 	}
@@ -206,6 +227,27 @@ func (b *Broker) nextPartition(t meta.Topic, ts *topicState, now time.Time) int 
 		}
 	}
 	return p
+}
+
+// keylessPhase is where this node's rotation starts, as its place i among
+// the cluster's n members: turn 0 is partition i*partitions/n. Nodes whose
+// clients produce at the same rate then hold different partitions at a
+// time rather than all the same one. Read once per topic: a member joining
+// later only shifts a phase, it places nothing wrong.
+func (b *Broker) keylessPhase(ts *topicState) (i, n int) {
+	ts.phase.Do(func() {
+		ts.phaseI, ts.phaseN = 0, 1
+		if b.meta == nil {
+			return
+		}
+		ms := b.meta.Members()
+		for j, m := range ms {
+			if m.ID == b.cfg.NodeID {
+				ts.phaseI, ts.phaseN = j, len(ms)
+			}
+		}
+	})
+	return ts.phaseI, ts.phaseN
 }
 
 // countProduced adds accepted records and their payload bytes to their

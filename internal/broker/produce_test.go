@@ -149,9 +149,9 @@ func TestKeyPartitionIsFNV1a(t *testing.T) {
 
 // Produce chooses each record's partition: a pinned one as given, a keyed
 // one by its key's hash, keyless ones in rotation over every partition,
-// one turn per request (the keyless records of a batch share the turn's
-// partition); every record carries the topic's incarnation into the WAL,
-// in order.
+// keylessRun records a turn (the keyless records of a batch share the
+// turn's partition); every record carries the topic's incarnation into
+// the WAL, in order.
 func producePartitionChoice(t *testing.T, b *Broker) {
 	ctx := testCtx(t)
 	createTestTopic(t, b, "seven", 7)
@@ -168,40 +168,48 @@ func producePartitionChoice(t *testing.T, b *Broker) {
 	if err := b.ProduceBatch(ctx, "seven", recs); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 14 {
+	// Keyless records: a run of keylessRun on one partition, whether they
+	// come one a request or in batches, then the next partition's turn.
+	for i := range 3 {
 		if err := b.Produce(ctx, "seven", ProduceRecord{Payload: []byte(fmt.Sprint("r", i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	fill := make([]ProduceRecord, keylessRun-3)
+	for i := range fill {
+		fill[i] = ProduceRecord{Payload: []byte(fmt.Sprint("f", i))}
+	}
+	if err := b.ProduceBatch(ctx, "seven", fill); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(ctx, "seven", ProduceRecord{Payload: []byte("next")}); err != nil {
+		t.Fatal(err)
+	}
 	got := walSince(t, b, seq)
-	if len(got) != 18 {
-		t.Fatalf("%d records in the WAL, want 18", len(got))
+	if len(got) != 4+keylessRun+1 {
+		t.Fatalf("%d records in the WAL, want %d", len(got), 4+keylessRun+1)
 	}
 	for i, want := range []int32{5, 0, 2, 5} {
 		if r := got[i]; r.Partition != want || string(r.Payload) != string(recs[i].Payload) || !bytes.Equal(r.Key, recs[i].Key) {
 			t.Errorf("record %d: partition %d key %q payload %q, want partition %d", i, r.Partition, r.Key, r.Payload, want)
 		}
 	}
-	seen := map[int32]int{}
-	for i, r := range got[4:] {
-		seen[r.Partition]++
-		if i > 0 && r.Partition != (got[4+i-1].Partition+1)%7 {
-			t.Fatalf("keyless records went to %d after %d: not a rotation", r.Partition, got[4+i-1].Partition)
-		}
-		if len(r.Key) != 0 || string(r.Payload) != fmt.Sprint("r", i) {
-			t.Fatalf("keyless record %d: key %q payload %q", i, r.Key, r.Payload)
+	run := got[4].Partition
+	for i, r := range got[4 : 4+keylessRun] {
+		if r.Partition != run || len(r.Key) != 0 {
+			t.Fatalf("keyless record %d (%s): partition %d key %q, want the run's partition %d", i, r.Payload, r.Partition, r.Key, run)
 		}
 	}
-	for p := range int32(7) {
-		if seen[p] != 2 {
-			t.Fatalf("14 keyless records spread %v, want 2 on each of 7 partitions", seen)
-		}
+	if r := got[len(got)-1]; r.Partition != (run+1)%7 {
+		t.Fatalf("record %d of the rotation (%s): partition %d, want the next turn's %d", keylessRun, r.Payload, r.Partition, (run+1)%7)
 	}
 	// Batches mixing keyless records with keyed and pinned ones: the
-	// keyless ones of a batch go together to the next partition in turn.
-	last := got[len(got)-1].Partition
+	// keyless ones of a batch go together to the partition in turn, and
+	// after 7 turns every partition has had one.
 	seq = b.wal.LastSeq()
-	for n := range 7 {
+	seen := map[int32]int{}
+	last := int32(-1)
+	for n := range 7 * keylessRun / 3 {
 		batch := []ProduceRecord{{Payload: []byte("x0")}, {Key: []byte("foobar"), Payload: []byte("keyed")},
 			{Payload: []byte("x1")}, {Partition: &two, Payload: []byte("pinned")}, {Payload: []byte("x2")}}
 		if err := b.ProduceBatch(ctx, "seven", batch); err != nil {
@@ -209,11 +217,23 @@ func producePartitionChoice(t *testing.T, b *Broker) {
 		}
 		recs := walSince(t, b, seq)
 		seq = b.wal.LastSeq()
-		want := (last + 1 + int32(n)) % 7
+		want := recs[0].Partition
+		if n == 0 && want != (run+1)%7 || n > 0 && want != last && want != (last+1)%7 {
+			t.Fatalf("batch %d: keyless records on partition %d after %d: not a rotation", n, want, last)
+		}
+		last = want
 		for i, wantP := range []int32{want, 0, want, 2, want} {
 			if recs[i].Partition != wantP {
 				t.Fatalf("batch %d, record %d (%s): partition %d, want %d", n, i, recs[i].Payload, recs[i].Partition, wantP)
 			}
+		}
+		seen[want] += 3
+	}
+	for p := range int32(7) {
+		// Batches of 3 keyless records meet turns of keylessRun at their
+		// first record, so a turn holds a few more or fewer.
+		if seen[p] < keylessRun-3 || seen[p] > keylessRun+3 {
+			t.Fatalf("%d batches spread their keyless records %v over 7 partitions, want %d±3 on each", 7*keylessRun/3, seen, keylessRun)
 		}
 	}
 	for i, r := range got {
@@ -247,7 +267,7 @@ func TestNextPartitionSkipsStalled(t *testing.T) {
 		ts := &topicState{}
 		got := map[int]int{}
 		for range 30 {
-			got[b.nextPartition(top, ts, time.Now())]++
+			got[b.nextPartition(top, ts, keylessRun, time.Now())]++
 		}
 		return got
 	}
@@ -261,5 +281,30 @@ func TestNextPartitionSkipsStalled(t *testing.T) {
 	stall(0, 1, 2)
 	if got := placed(3); got[0] != 10 || got[1] != 10 || got[2] != 10 {
 		t.Errorf("every partition stalled: placed %v, want 10 on each in turn", got)
+	}
+}
+
+// Each node starts the rotation at its own place: the node second of three
+// members places its first keyless records on partition 1*partitions/3,
+// so nodes whose clients produce alike hold different partitions at a
+// time.
+func TestKeylessRotationStartsAtTheNodesPlace(t *testing.T) {
+	b := newTestBroker(t, Config{})
+	ctx := testCtx(t)
+	for _, id := range []string{"n0", "n1", "n2"} {
+		if err := b.meta.UpsertMember(ctx, meta.Member{ID: id, RaftAddr: "127.0.0.1:1", State: meta.MemberAlive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, parts := range []int{3, 6} {
+		name := fmt.Sprint("phase", parts)
+		createTestTopic(t, b, name, parts)
+		seq := b.wal.LastSeq()
+		if err := b.Produce(ctx, name, ProduceRecord{Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		if got := walSince(t, b, seq); len(got) != 1 || got[0].Partition != int32(parts/3) {
+			t.Fatalf("%d partitions: first keyless record placed %v, want on partition %d", parts, got, parts/3)
+		}
 	}
 }
