@@ -43,9 +43,12 @@ type forwardKey struct {
 }
 
 // forwards is a node's coalescing of forwarded commits, per partition.
+// failed holds when the last forwarded commit of a partition failed,
+// until one succeeds (stalled).
 type forwards struct {
 	mu     sync.Mutex
 	queues map[forwardKey]*forwardQueue
+	failed map[forwardKey]time.Time
 }
 
 // forwardQueue is one partition's produces waiting for the next commit.
@@ -158,6 +161,14 @@ func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Recor
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err != nil {
+		if f.failed == nil {
+			f.failed = map[forwardKey]time.Time{}
+		}
+		f.failed[k] = time.Now()
+	} else {
+		delete(f.failed, k)
+	}
 	if len(q.pending) == 0 {
 		delete(f.queues, k)
 		return
@@ -171,14 +182,25 @@ func (f *forwards) send(k forwardKey, q *forwardQueue, send func([]storage.Recor
 // budget (replicatedCommitHop plus the leader's quorum wait).
 const stallAfter = time.Second
 
-// stalled reports whether a forwarded commit of k has been in flight for
-// more than stallAfter at now: its leader is cut off from this node, or
-// cannot reach a quorum of its copies, or is slow.
+// stalled reports whether the partition k counts as stalled on this node
+// at now: a forwarded commit of it has been in flight for more than
+// stallAfter (its leader is cut off from this node, or cannot reach a
+// quorum of its copies, or is slow), or its last forwarded commit failed
+// and since then either less than stallAfter has passed or another is in
+// flight. So after a failure the partition is left alone for stallAfter,
+// then one commit tries it, and only its success brings produces back:
+// a leader that refuses for a while (one taking over its leadership,
+// waiting for a metastore it cannot reach) fails one commit at a time,
+// not every produce that would have queued behind it.
 func (f *forwards) stalled(k forwardKey, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.queues[k]
-	return q != nil && now.Sub(q.since) > stallAfter
+	if q != nil && now.Sub(q.since) > stallAfter {
+		return true
+	}
+	at, failed := f.failed[k]
+	return failed && (q != nil || now.Sub(at) < stallAfter)
 }
 
 // recordsSize is the bytes of recs that count towards a commit's bound.

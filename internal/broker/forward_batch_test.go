@@ -221,6 +221,37 @@ func TestForwardsStalled(t *testing.T) {
 	if f.stalled(k, now.Add(2*stallAfter)) {
 		t.Fatal("a partition whose commit returned still counts as stalled")
 	}
+
+	// A failed commit: the partition is left alone for stallAfter, then
+	// one commit may try it, and while that one is in flight it still
+	// counts as stalled; a success clears it.
+	bad := &stubLeader{err: errors.New("taking over")}
+	if err := f.commit(context.Background(), k, bucket("b", 1), bad.send); err == nil {
+		t.Fatal("the failing commit succeeded")
+	}
+	failedAt := time.Now()
+	if !f.stalled(k, failedAt) {
+		t.Fatal("a partition whose commit just failed does not count as stalled")
+	}
+	if f.stalled(k, failedAt.Add(2*stallAfter)) {
+		t.Fatalf("a partition that failed %v ago with nothing in flight still counts as stalled", 2*stallAfter)
+	}
+	f.mu.Lock()
+	f.failed[k] = time.Now().Add(-2 * stallAfter) // the failure is old
+	f.mu.Unlock()
+	slow := &stubLeader{hold: make(chan struct{})}
+	go func() { done <- f.commit(context.Background(), k, bucket("c", 1), slow.send) }()
+	slow.waitCommits(t, 1)
+	if !f.stalled(k, time.Now()) {
+		t.Fatal("a partition whose last commit failed counts as writable while another tries it")
+	}
+	close(slow.hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if f.stalled(k, time.Now()) {
+		t.Fatal("a partition whose commit succeeded after a failure still counts as stalled")
+	}
 }
 
 // A produce that stops waiting while its records are queued takes them

@@ -205,15 +205,18 @@ const keylessRun = 64
 // stays whole however many records it has, and uses up the turns it
 // spans.
 //
-// On a replicated topic the turn skips any partition whose forwarded
-// commit from this node has been in flight for over stallAfter
-// (forwards.stalled). Such records may go to any partition, and one
-// whose leader this node cannot reach, while other nodes can and the
-// leader keeps its lease and its quorum, would fail every produce sent to
-// it through this node for as long as the cut lasts: no failover runs,
-// since nothing is wrong with the partition. Kafka's producers skip
-// partitions whose leader they cannot reach in the same way. When every
-// partition is stalled the turn's partition is kept.
+// On a replicated topic the turn skips any partition that does not look
+// writable through this node (writable): one whose forwarded commit from
+// this node has been in flight for over stallAfter or lately failed
+// (forwards.stalled), or one this node leads whose role takes no write
+// now. Such records may go to any partition, and one whose leader this
+// node cannot reach, while other nodes can and the leader keeps its lease
+// and its quorum, would fail every produce sent to it through this node
+// for as long as the cut lasts: no failover runs, since nothing is wrong
+// with the partition. Kafka's producers skip partitions whose leader they
+// cannot reach in the same way. With a turn of keylessRun records a
+// partition that refuses would take all of them, not its share. When no
+// partition looks writable the turn's partition is kept.
 func (b *Broker) nextPartition(t meta.Topic, ts *topicState, n int, now time.Time) int {
 	first := ts.produce.Add(uint64(n)) - uint64(n)
 	i, nodes := b.keylessPhase(ts)
@@ -222,11 +225,23 @@ func (b *Broker) nextPartition(t meta.Topic, ts *topicState, n int, now time.Tim
 		return p
 	}
 	for i := range t.Partitions {
-		if q := (p + i) % t.Partitions; !b.fwd.stalled(forwardKey{t.Name, t.Incarnation, q}, now) {
+		if q := (p + i) % t.Partitions; b.writable(t, q, now) {
 			return q
 		}
 	}
 	return p
+}
+
+// writable reports whether a replicated partition looks able to take a
+// write through this node now: not stalled (forwards.stalled) and, when
+// this node leads it, its leader role taking writes (hosted.Roles.Gate:
+// not taking over its leadership, nor fenced). A commit to a partition
+// that fails this would wait for it or be refused.
+func (b *Broker) writable(t meta.Topic, p int, now time.Time) bool {
+	if b.fwd.stalled(forwardKey{t.Name, t.Incarnation, p}, now) {
+		return false
+	}
+	return !b.owned(t.Name, p) || b.roles.Gate(t, p) == nil
 }
 
 // keylessPhase is where this node's rotation starts, as its place i among
@@ -237,9 +252,6 @@ func (b *Broker) nextPartition(t meta.Topic, ts *topicState, n int, now time.Tim
 func (b *Broker) keylessPhase(ts *topicState) (i, n int) {
 	ts.phase.Do(func() {
 		ts.phaseI, ts.phaseN = 0, 1
-		if b.meta == nil {
-			return
-		}
 		ms := b.meta.Members()
 		for j, m := range ms {
 			if m.ID == b.cfg.NodeID {

@@ -253,7 +253,7 @@ func metricsText(b *Broker) string {
 // A record with no key, partition or msg_id skips, on a replicated topic,
 // the partitions stalled on this node, and keeps its turn when all are.
 func TestNextPartitionSkipsStalled(t *testing.T) {
-	b := &Broker{}
+	b := newTestBroker(t, Config{})
 	stall := func(ps ...int) {
 		b.fwd.mu.Lock()
 		defer b.fwd.mu.Unlock()
