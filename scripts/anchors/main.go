@@ -1,5 +1,5 @@
 // Command anchors is the NATS JetStream side of scripts/bench.sh's
-// nats_r3_single figure: it makes the streams of the comparison and
+// nats_r1_single and nats_r3_single figures: it makes the streams of the comparison and
 // drives them the way `narad bench --producers P` drives a Narad topic,
 // so that the two brokers' three-copy figures are measured side by side,
 // on one machine, with the same load.
@@ -8,8 +8,10 @@
 // messages one at a time and waiting for each one's acknowledgement
 // (JetStream's PubAck, sent once a majority of the stream's replicas
 // stored it), the messages of each publisher spread over the streams in
-// turn, as Narad places keyless records over a topic's partitions in
-// turn.
+// turn, one message a turn, each publisher starting at its own stream.
+// (Narad's nodes place keyless records over a topic's partitions in runs
+// of 64 instead, docs/replication-performance.md; a NATS publisher picks
+// its subject itself, and this one does not do the same.)
 package main
 
 import (

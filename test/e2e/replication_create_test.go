@@ -84,10 +84,11 @@ func TestReplicatedCreateServesAtOnce(t *testing.T) {
 // replicated partitions it leads. Every node is stopped and started
 // again; as soon as all three are ready, one record is produced to each
 // partition through each node, with no retries, and every one is
-// answered 202. Readiness waits for the node's lease (docs/http-api.md,
-// GET /readyz): before it did, each node answered 503 ("has not heard
-// from the cluster within its lease") for about two seconds after it
-// was ready.
+// answered 202. A node that leads replicated partitions is not ready
+// until the metastore leader has answered one of its heartbeats
+// (docs/http-api.md, GET /readyz): before it waited, each node answered
+// 503 ("has not heard from the cluster within its lease") for about two
+// seconds after it was ready.
 func TestReplicatedServesOnceReadyAfterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts a cluster")
