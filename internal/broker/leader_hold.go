@@ -11,13 +11,15 @@ import (
 // A produce into a replicated partition whose leadership is changing
 // hands is held, not refused: while the leader it was sent to cannot
 // have taken it — the node could not be reached at all, or answered that
-// it does not own the partition — and within leaderHold, the produce
-// waits until this node's metastore replica names another leader, then
-// goes there; it tries again every leaderRetry as well, since a leader
-// that refused for a view behind or ahead of this node's may take it once
-// the views agree, under the same name. A client then sees a slower 202
-// rather than a 503 during a failover, which takes a few seconds
-// (docs/replication.md, "The leader fails over").
+// it does not own the partition or may not take writes for now — and
+// within leaderHold, the produce waits until this node's metastore
+// replica names another leader, then goes there; it tries again every
+// leaderRetry as well, since a leader that refused for a view behind or
+// ahead of this node's may take it once the views agree, under the same
+// name, and one whose node's lease lapsed serves again once it hears from
+// the cluster. A client then sees a slower 202 rather than a 503 during
+// a failover, which takes a few seconds (docs/replication.md, "The leader
+// fails over").
 //
 // Only a failure that certainly stored nothing is held: a produce whose
 // leader may have written it (a connection lost mid-call, a quorum wait
@@ -40,13 +42,19 @@ const (
 
 // storedNothing reports whether a commit's failure means the node it was
 // sent to did nothing with the records: the call never reached it, or it
-// refused them before writing because it does not own the partition or
-// the partition is frozen for a move. not_leader and stale_epoch are not
+// refused them before writing because it does not own the partition, the
+// partition is frozen for a move, or its leader may not take writes yet
+// or for now (not_ready: taking the leadership over, its epoch start not
+// recorded, its node's lease lapsed; package refusal keeps not_ready for
+// refusals before the write). The last is what a leader answers for the
+// moment its node misses the cluster's heartbeats, as when its link to
+// the metastore leader flaps: held, the produce goes in once the node
+// hears again, instead of a 503. not_leader and stale_epoch are not
 // among them: a leader deposed while it waited for its copies answers
 // with them after writing (hosted.Roles.AwaitQuorum), and a copy may
 // keep what it wrote.
 func storedNothing(err error) bool {
-	for _, k := range []error{refusal.ErrUndelivered, refusal.ErrNotOwner, refusal.ErrFrozen} {
+	for _, k := range []error{refusal.ErrUndelivered, refusal.ErrNotOwner, refusal.ErrFrozen, refusal.ErrNotReady} {
 		if errors.Is(err, k) {
 			return true
 		}

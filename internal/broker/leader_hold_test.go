@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,8 +45,9 @@ func (undeliveredErr) Is(target error) bool {
 	return target == refusal.ErrUndelivered
 }
 
-// A produce whose leader could not be reached, or said it does not lead,
-// waits for the next leader and goes there; one whose leader may have
+// A produce whose leader could not be reached, or said it does not lead
+// or may not take writes for now, waits for the next leader and goes
+// there; one whose leader may have
 // stored it is answered at once; a leader that never changes is waited
 // for no longer than the hold.
 func TestHoldForLeader(t *testing.T) {
@@ -54,6 +56,9 @@ func TestHoldForLeader(t *testing.T) {
 		undeliveredErr{},
 		refusal.New(refusal.ErrNotOwner, time.Second, "not owned here"),
 		refusal.New(refusal.ErrFrozen, time.Second, "frozen for a move"),
+		// A leader whose node's lease lapsed, or that is taking the
+		// leadership over, refuses before it writes.
+		refusal.New(refusal.ErrNotReady, time.Second, "has not heard from the cluster within its lease"),
 	} {
 		view := &leaderView{owner: "n1"}
 		var tried []string
@@ -74,7 +79,9 @@ func TestHoldForLeader(t *testing.T) {
 
 	// Possibly stored: never sent again.
 	for _, maybe := range []error{
-		refusal.New(refusal.ErrNotReady, time.Second, "not on a majority of replicas yet; they may be stored"),
+		// What a leader answers when its copies did not confirm in time
+		// (hosted.Roles.AwaitQuorum).
+		refusal.New(refusal.ErrUnavailable, time.Second, "not on a majority of replicas yet; they may be stored"),
 		// What a leader deposed while it waited for its copies answers,
 		// after writing (hosted.Roles.AwaitQuorum).
 		fmt.Errorf("%w; the records may be stored", refusal.New(refusal.ErrNotLeader, time.Second, "no longer led by this node")),
@@ -128,6 +135,33 @@ func TestHoldForLeader(t *testing.T) {
 	time.AfterFunc(2*leaderPoll, cancel)
 	if err := holdForLeader(cctx, time.Hour, view.get, func() error { return undeliveredErr{} }); !errors.Is(err, refusal.ErrUndelivered) {
 		t.Errorf("a cancelled wait: %v", err)
+	}
+}
+
+// A produce to a partition whose leader's node has missed the cluster's
+// heartbeats for a moment (its lease lapsed: a flapping link to the
+// metastore leader) is held, and goes in once the node hears again,
+// rather than a 503: the leader refused before it wrote.
+func TestProduceHeldWhileTheLeaseLapsed(t *testing.T) {
+	var fenced atomic.Bool
+	fenced.Store(true)
+	n, _, fl := readyLeader(t, Config{Fenced: fenced.Load})
+	done := make(chan error, 1)
+	go func() { done <- n.b.Produce(testCtx(t), "r", ProduceRecord{Payload: []byte("a")}) }()
+	// Past the first refusal and one try again.
+	select {
+	case err := <-done:
+		t.Fatalf("a produce answered while the lease lapsed: %v", err)
+	case <-time.After(leaderRetry + 200*time.Millisecond):
+	}
+	if end := fl.log.End(); end != 0 {
+		t.Fatalf("%d records written while the lease lapsed", end)
+	}
+	fenced.Store(false)
+	waitFor(t, "the held produce to be written", func() bool { return fl.log.End() == 1 })
+	fl.commitTo(1)
+	if err := <-done; err != nil {
+		t.Fatalf("the held produce: %v", err)
 	}
 }
 

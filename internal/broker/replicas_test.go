@@ -227,8 +227,10 @@ func TestReplicatedLeaderServesOnlyWhenReadyAndCommitsWaitForQuorum(t *testing.T
 		t.Fatalf("after the quorum: %d records, %v", len(msgs), err)
 	}
 
-	// No quorum in time: 503, the records durable here but not visible.
-	if err := n.commit("r", 0, "c"); !errors.Is(err, refusal.ErrNotReady) {
+	// No quorum in time: 503, the records durable here but not visible,
+	// and the refusal not not_ready, which says nothing was written (a
+	// forwarding node would send them again).
+	if err := n.commit("r", 0, "c"); !errors.Is(err, refusal.ErrUnavailable) || errors.Is(err, refusal.ErrNotReady) {
 		t.Fatalf("commit without a quorum: %v", err)
 	}
 	if fl.log.HWM() != 2 {
@@ -450,7 +452,7 @@ func TestReplicatedConsumersWakeWhenAQuorumHolds(t *testing.T) {
 	}
 
 	ch := n.b.topicState("r").notify.Wait()
-	if err := n.commit("r", 0, "a"); !errors.Is(err, refusal.ErrNotReady) {
+	if err := n.commit("r", 0, "a"); !errors.Is(err, refusal.ErrUnavailable) {
 		t.Fatalf("commit without a quorum: %v", err)
 	}
 	if woken(ch) {

@@ -572,10 +572,17 @@ func (r *Roles) AwaitQuorum(ctx context.Context, topic string, p int, role *Role
 	defer cancel()
 	if err := role.leader.WaitCommitted(ctx, end-1); err != nil {
 		r.m.Errors.WithLabelValues("broker", "replication_wait").Inc()
+		// The records are written here: never not_ready, which says they
+		// were not (package refusal), and which a forwarding node would
+		// send again.
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
+			return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
 		}
-		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", replicaRefusal(err, topic, p))
+		ref := replicaRefusal(err, topic, p)
+		if errors.Is(ref, refusal.ErrNotReady) {
+			return refusal.New(refusal.ErrUnavailable, time.Second, "%v; the records may be stored: retry (with a msg_id to make the retry idempotent)", ref)
+		}
+		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", ref)
 	}
 	return nil // visible now, and its consumers woken (wakingLog)
 }

@@ -51,7 +51,9 @@ const (
 	// ErrNotReady: this node leads the replicated partition but may not
 	// serve it yet or any more (its epoch start is not in the metastore,
 	// its lease lapsed, or the in-sync set is below a majority).
-	// Temporary.
+	// Temporary. A commit refused not_ready was refused before anything
+	// was written, so it may be sent again as it was; a refusal after the
+	// write (the copies did not confirm in time) is ErrUnavailable.
 	ErrNotReady Kind = "not_ready"
 
 	// The general refusals of packages below the edges (fan-out's link

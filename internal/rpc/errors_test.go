@@ -172,7 +172,7 @@ func TestUndeliveredOnlyWhenNoConnectionWasMade(t *testing.T) {
 		t.Fatalf("a refused dial: %v (status %d), want a 503 marked undelivered", err, apierr.Status(err))
 	}
 	addr, _ := startServer(t, &fake{commit: func(context.Context, string, uint64, int, []storage.Record, uint64) error {
-		return refusal.New(refusal.ErrNotReady, time.Second, "not on a majority yet; they may be stored")
+		return refusal.New(refusal.ErrUnavailable, time.Second, "not on a majority yet; they may be stored")
 	}})
 	err = p.Commit(ctx, addr, "t", 0, 0, nil, 0)
 	if err == nil || errors.Is(err, refusal.ErrUndelivered) {
