@@ -14,6 +14,10 @@
 # anchor's own ratio of three copies to one, beside rf3_single's), on three local servers, driven with
 # the same load by scripts/anchors (its own module; nats-server is built
 # from the Go module proxy at the version scripts/anchors/go.mod names).
+# rabbitmq_r3_single is the other anchor: RabbitMQ quorum queues of three
+# replicas on three local nodes, publisher confirms, the same load; it
+# needs Debian's rabbitmq-server, which the script installs when it runs
+# as root with apt-get and skips the figure otherwise.
 #
 # The scheduled-delivery figures create topics and consume with curl.
 # Every 202 is fsynced, as always: nothing here relaxes durability. Ports
@@ -23,12 +27,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-3}
-figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000 nats_r1_single nats_r3_single"}
+figures=${FIGURES:-"ceiling16 ceiling64 single16 single64 consume1 batch batchconsume latency100 fanout10k sched1m schedlate groups sqs since cluster_single cluster_batch rf3_single rf1_batch rf3_batch rf3_batchconsume rf3_latency100 rf1_latency1000 rf3_latency1000 nats_r1_single nats_r3_single rabbitmq_r3_single"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/narad-bench.XXXXXX")
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  # The Erlang port mapper the RabbitMQ nodes started, when none ran before.
+  if [ -n "${epmd_started:-}" ]; then epmd -kill >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -127,7 +133,12 @@ last() { awk '{ print $NF }' <<<"$1"; }
 
 stop_nodes() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    wait "$p" 2>/dev/null || true
+    # Not this shell's child (a RabbitMQ node's beam.smp): wait for it to
+    # end, up to 30 s.
+    for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
   pids=()
 }
 
@@ -164,6 +175,73 @@ start_nats() {
   done
 }
 
+# start_rabbitmq: three fresh RabbitMQ nodes in one cluster (AMQP ports
+# 18431-18433, Erlang distribution 18441-18443, formed from the config's
+# list of nodes), with no plugins; rabbitmq_urls lists them. Quorum queues
+# fsync every message before its confirm, which needs no setting. The
+# nodes' beam.smp processes join pids, so that stop_nodes stops them and
+# ticks_all counts their CPU (their shell wrappers only wait).
+start_rabbitmq() {
+  local i p home=$work/rabbitmq
+  for i in 1 2 3; do
+    for p in $((18430 + i)) $((18440 + i)); do
+      port_free "$p" || { echo "bench.sh: port $p is taken" >&2; exit 1; }
+    done
+  done
+  rm -rf "$home" && mkdir -p "$home"
+  if ! pgrep -x epmd >/dev/null; then epmd_started=1; fi
+  # The CLI and the nodes read the cookie from HOME.
+  printf 'narad-bench' >"$home/.erlang.cookie" && chmod 400 "$home/.erlang.cookie"
+  printf '%s\n' "cluster_formation.peer_discovery_backend = classic_config" \
+    "cluster_formation.classic_config.nodes.1 = rb1@localhost" \
+    "cluster_formation.classic_config.nodes.2 = rb2@localhost" \
+    "cluster_formation.classic_config.nodes.3 = rb3@localhost" "loopback_users = none" >"$home/rabbitmq.conf"
+  echo '[].' >"$home/plugins"
+  rabbitmq_urls=""
+  local wrappers=()
+  for i in 1 2 3; do
+    HOME=$home RABBITMQ_NODENAME=rb$i@localhost RABBITMQ_NODE_PORT=$((18430 + i)) RABBITMQ_DIST_PORT=$((18440 + i)) \
+      RABBITMQ_MNESIA_BASE="$home/data-$i" RABBITMQ_LOG_BASE="$home/log-$i" RABBITMQ_CONFIG_FILE="$home/rabbitmq.conf" \
+      RABBITMQ_ENABLED_PLUGINS_FILE="$home/plugins" "$rabbitmq/rabbitmq-server" >"$work/rabbitmq-$i.log" 2>&1 &
+    pids+=($!)
+    wrappers+=($!)
+    rabbitmq_urls+="${rabbitmq_urls:+,}amqp://guest:guest@127.0.0.1:$((18430 + i))/"
+  done
+  for p in "${wrappers[@]}"; do
+    for _ in $(seq 100); do
+      local beam
+      beam=$(pgrep -P "$p" beam.smp || true)
+      if [ -n "$beam" ]; then pids+=("$beam"); break; fi
+      sleep 0.1
+    done
+  done
+  # Until the first node answers, the CLI fails at once: ask again.
+  for _ in $(seq 120); do
+    if HOME=$home "$rabbitmq/rabbitmqctl" -q -n rb1@localhost await_online_nodes 3 >"$work/rabbitmq-ctl.log" 2>&1; then
+      return 0
+    fi
+    sleep 1
+  done
+  echo "bench.sh: the RabbitMQ cluster did not form in 2 minutes; its logs:" >&2
+  tail -n 5 "$work"/rabbitmq-*.log >&2
+  exit 1
+}
+
+# rabbitmq_round NAME: one round of RabbitMQ single-message publishing on
+# fresh nodes, into three quorum queues of three replicas, each led by
+# another node (as a topic of three partitions).
+rabbitmq_round() {
+  local name=$1 line t0
+  start_rabbitmq
+  "$work/anchors" -broker rabbitmq -create -urls "$rabbitmq_urls" -streams 3 -replicas 3
+  t0=$(ticks_all)
+  line=$("$work/anchors" -broker rabbitmq -urls "$rabbitmq_urls" -streams 3 -producers 6 -messages 10000 -size 256)
+  cpu[$name]+="$(awk -v t="$(($(ticks_all) - t0))" 'BEGIN { printf "%.0f", t * 1e4 / 30000 }') "
+  rate[$name]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "messages_per_second") print $(i + 1) }' <<<"$line") "
+  p99[$name]+="$(awk '{ for (i = 1; i < NF; i++) if ($i == "p99_us") print $(i + 1) }' <<<"$line") "
+  stop_nodes
+}
+
 # field JSON PHASE KEY: a number from narad bench --json's PHASE section
 # (produce or consume); KEY is messages_per_second or p99 (microseconds).
 field() {
@@ -180,8 +258,20 @@ stats() {
     printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }'
 }
 
-if [[ " $figures " == *" nats_r"[13]"_single "* ]]; then
+if [[ " $figures " == *" nats_r"[13]"_single "* || " $figures " == *" rabbitmq_r3_single "* ]]; then
   (cd scripts/anchors && go build -o "$work/nats-server" github.com/nats-io/nats-server/v2 && go build -o "$work/anchors" .)
+fi
+rabbitmq=/usr/lib/rabbitmq/bin
+if [[ " $figures " == *" rabbitmq_r3_single "* ]] && [ ! -x "$rabbitmq/rabbitmq-server" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "bench.sh: installing Debian's rabbitmq-server for rabbitmq_r3_single" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rabbitmq-server) >"$work/apt.log" 2>&1 ||
+      { echo "bench.sh: installing rabbitmq-server failed; its log:" >&2; tail -5 "$work/apt.log" >&2; }
+  fi
+  if [ ! -x "$rabbitmq/rabbitmq-server" ]; then
+    echo "bench.sh: rabbitmq-server is not installed (Debian's package; apt-get as root installs it): rabbitmq_r3_single skipped" >&2
+    figures=${figures/rabbitmq_r3_single/}
+  fi
 fi
 
 declare -A rate p99 e2e50 e2e99 seek cpu fsyncs
@@ -390,6 +480,7 @@ for r in $(seq 1 "$rounds"); do
   fi
   want nats_r1_single && nats_round nats_r1_single 1
   want nats_r3_single && nats_round nats_r3_single 3
+  want rabbitmq_r3_single && rabbitmq_round rabbitmq_r3_single
 done
 
 printf '\n%-52s %-28s %s\n' "figure (256-byte records, fsync before every 202)" "msg/s median (min–max)" "p99 µs median (min–max)"
@@ -410,6 +501,7 @@ label() {
     rf3_batchconsume) echo "3 nodes, 3 copies, batch consume + batch ack" ;;
     nats_r1_single) echo "NATS JetStream R1, sync always, 6 clients per server" ;;
     nats_r3_single) echo "NATS JetStream R3, sync always, 6 clients per server" ;;
+    rabbitmq_r3_single) echo "RabbitMQ quorum ×3, confirms, 6 clients per node" ;;
     plain1m) echo "batch produce of 1,000,000, 8 clients" ;;
     sched1m) echo "the same, every record scheduled 1 h ahead" ;;
     groups_none) echo "consume + ack, 10,000 keys, 16 consumers of 10" ;;
@@ -477,6 +569,11 @@ fi
 if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[nats_r3_single]:-}" ]; then
   printf '%-52s %s of NATS R3; server CPU µs/record, Narad %s, NATS %s\n' "3 copies, single produce" "$(ratio rf3_single nats_r3_single)" \
     "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)" "$(tr ' ' '\n' <<<"${cpu[nats_r3_single]}" | grep . | stats)"
+fi
+if [ -n "${rate[rf3_single]:-}" ] && [ -n "${rate[rabbitmq_r3_single]:-}" ]; then
+  printf '%-52s %s of RabbitMQ quorum; server CPU µs/record, Narad %s, RabbitMQ %s\n' "3 copies, single produce" \
+    "$(ratio rf3_single rabbitmq_r3_single)" "$(tr ' ' '\n' <<<"${cpu[rf3_single]}" | grep . | stats)" \
+    "$(tr ' ' '\n' <<<"${cpu[rabbitmq_r3_single]}" | grep . | stats)"
 fi
 # NATS's own three replicas against one, in the same rounds.
 if [ -n "${rate[nats_r1_single]:-}" ] && [ -n "${rate[nats_r3_single]:-}" ]; then

@@ -2,7 +2,10 @@ module github.com/narad-io/narad/scripts/anchors
 
 go 1.26.7
 
-require github.com/nats-io/nats.go v1.56.0
+require (
+	github.com/nats-io/nats.go v1.56.0
+	github.com/rabbitmq/amqp091-go v1.10.0
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.9.0-default-no-op // indirect
