@@ -18,8 +18,8 @@ import (
 // ahead of this node's may take it once the views agree, under the same
 // name, and one whose node's lease lapsed serves again once it hears from
 // the cluster. A client then sees a slower 202 rather than a 503 during
-// a failover, which takes a few seconds (docs/replication.md, "The leader
-// fails over").
+// a failover, which takes a few seconds (docs/replication-faults.md,
+// "The leader fails over").
 //
 // Only a failure that certainly stored nothing is held: a produce whose
 // leader may have written it (a connection lost mid-call, a quorum wait

@@ -13,7 +13,7 @@ import (
 // majority of the copies. Its followers can tell: each node reports with
 // its heartbeat the leaders its followers have not reached (package
 // hosted), and the controller moves the leadership once those reports
-// show that the leader cannot reach a majority (docs/replication.md,
+// show that the leader cannot reach a majority (docs/replication-faults.md,
 // "A leader its followers cannot reach").
 
 // LeaderReport is a follower's report that its fetches have not reached

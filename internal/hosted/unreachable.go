@@ -10,7 +10,7 @@ import (
 // whose leader its fetches have not reached since Since. The node sends
 // the list with its heartbeat: the controller moves a leadership once a
 // majority of a partition's copies report its leader so (package
-// cluster, docs/replication.md, "A leader its followers cannot reach").
+// cluster, docs/replication-faults.md, "A leader its followers cannot reach").
 type UnreachableLeader struct {
 	Topic     string
 	Partition int

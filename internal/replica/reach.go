@@ -9,7 +9,7 @@ import (
 
 // Whether this follower reaches its leader. A leader cut off from its
 // followers but not from the metastore keeps its heartbeats and so its
-// leadership; only its followers can tell (docs/replication.md, "A
+// leadership; only its followers can tell (docs/replication-faults.md, "A
 // leader its followers cannot reach"). The follower notes since when its
 // fetches fail to reach the leader; the node reports that with its
 // heartbeat and the controller moves the leadership once a majority of

@@ -1193,7 +1193,7 @@ type HeartbeatRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Member *Member                `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
 	// The replicated partitions the sender follows whose leader its
-	// fetches have not reached (docs/replication.md, "A leader its
+	// fetches have not reached (docs/replication-faults.md, "A leader its
 	// followers cannot reach"). A node before this field sends none.
 	Unreachable   []*UnreachableLeader `protobuf:"bytes,2,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
 	unknownFields protoimpl.UnknownFields
