@@ -150,18 +150,20 @@ func (b *Broker) produce(ctx context.Context, topic string, recs []ProduceRecord
 		wrecs[i] = wal.Record{Topic: topic, Key: r.Key, Partition: int32(p), Payload: r.Payload, AcceptedAt: now,
 			Incarnation: t.Incarnation, Headers: r.Headers}
 	}
+	var placed []bool // the keyless records, which may move (commitPlaced)
 	if keyless > 0 {
 		p := int32(b.nextPartition(t, ts, keyless, nowT))
+		placed = make([]bool, len(wrecs))
 		for i := range wrecs {
 			if wrecs[i].Partition < 0 {
-				wrecs[i].Partition = p
+				wrecs[i].Partition, placed[i] = p, true
 			}
 		}
 	}
 	if t.ReplicationFactor > 1 {
 		// Not through the ingress WAL: it would answer before a majority
 		// of the replicas holds the records (replicated_produce.go).
-		acc, err := b.commitReplicated(ctx, t, wrecs)
+		acc, err := b.commitReplicated(ctx, t, wrecs, placed)
 		if err != nil {
 			return nil, err
 		}

@@ -31,7 +31,9 @@ import (
 // keep in step with the partitions'; the forward costs one hop instead.
 //
 // A bucket whose leader is changing hands waits for the next one
-// (leader_hold.go) when its leader certainly stored nothing.
+// (leader_hold.go) when its leader certainly stored nothing; a bucket of
+// records placed by turn goes to another partition instead
+// (commitPlaced).
 //
 // A failed bucket fails the produce (the first error), even though other
 // buckets — or the failed one, when only its wait for the quorum timed out
@@ -49,25 +51,47 @@ const replicatedCommitHop = 5 * time.Second
 // answer).
 // A record the leader left out as a duplicate, or one an older leader did
 // not place, has no id in the answer.
-func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record) ([]Accepted, error) {
-	buckets := map[int][]storage.Record{}
-	at := make([]int, len(wrecs)) // each record's index in its bucket
-	var order []int
-	for i, r := range wrecs {
-		p := int(r.Partition)
-		if _, ok := buckets[p]; !ok {
-			order = append(order, p)
-		}
-		at[i] = len(buckets[p])
-		buckets[p] = append(buckets[p], storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers, Offset: storage.NoOffset})
+//
+// placed marks the records this node placed by turn (nextPartition: no
+// key, partition or msg_id; nil when there are none). A bucket of such
+// records only may move to another partition (commitPlaced); one that
+// also holds records that must go there does not, so that a request's
+// records keep their order in the partition. The partition each record
+// went to is written back into wrecs.
+func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal.Record, placed []bool) ([]Accepted, error) {
+	type bucket struct {
+		p       int
+		movable bool
+		recs    []storage.Record
 	}
-	errs := make([]error, len(order))
+	var buckets []*bucket
+	index := map[int]int{}        // a partition's bucket
+	in := make([]int, len(wrecs)) // each record's bucket
+	at := make([]int, len(wrecs)) // and its index there
+	for i, r := range wrecs {
+		p, movable := int(r.Partition), placed != nil && placed[i]
+		j, ok := index[p]
+		if !ok {
+			j = len(buckets)
+			index[p] = j
+			buckets = append(buckets, &bucket{p: p, movable: movable})
+		}
+		bk := buckets[j]
+		bk.movable = bk.movable && movable
+		in[i], at[i] = j, len(bk.recs)
+		bk.recs = append(bk.recs, storage.Record{Key: r.Key, Payload: r.Payload, Headers: r.Headers, Offset: storage.NoOffset})
+	}
+	errs := make([]error, len(buckets))
 	var wg sync.WaitGroup
-	for i, p := range order {
+	for i, bk := range buckets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = b.commitBucket(ctx, t, p, buckets[p])
+			if bk.movable {
+				errs[i] = b.commitPlaced(ctx, t, &bk.p, bk.recs)
+			} else {
+				errs[i] = b.commitBucket(ctx, t, bk.p, bk.recs)
+			}
 		}()
 	}
 	wg.Wait()
@@ -78,14 +102,44 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 	}
 	inc := messageid.Incarnation(t.Name, t.Incarnation)
 	acc := make([]Accepted, len(wrecs))
-	for i, r := range wrecs {
-		p := int(r.Partition)
-		acc[i].Partition = p
-		if off := buckets[p][at[i]].Offset; off != storage.NoOffset {
-			acc[i].ID = messageid.FromPosition(inc, p, off)
+	for i := range wrecs {
+		bk := buckets[in[i]]
+		wrecs[i].Partition = int32(bk.p)
+		acc[i].Partition = bk.p
+		if off := bk.recs[at[i]].Offset; off != storage.NoOffset {
+			acc[i].ID = messageid.FromPosition(inc, bk.p, off)
 		}
 	}
 	return acc, nil
+}
+
+// commitPlaced commits the records this node placed on partition *p by
+// turn (nextPartition), which may go to any partition. When that
+// partition's leader refuses them before writing anything (storedNothing:
+// the leader could not be reached, does not own the partition, or is not
+// ready because its lease lapsed or it is taking the leadership over),
+// they go at once to the next partition that looks writable through this
+// node, instead of waiting for that leader (commitBucket's hold); *p is
+// where they went. The refusal marked the first partition as failed
+// (forwards.stalled), or this node leads it and its role refuses, so
+// writable passes it over. They move once: on the second partition they
+// are held as any bucket is.
+func (b *Broker) commitPlaced(ctx context.Context, t meta.Topic, p *int, recs []storage.Record) error {
+	wait := b.cfg.ReplicaCommitWait + replicatedCommitHop
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	err := b.commitToLeader(cctx, t, *p, recs)
+	cancel()
+	if err == nil || !storedNothing(err) {
+		return unanswered(err, t, *p, wait)
+	}
+	now := b.cfg.Now()
+	for i := 1; i < t.Partitions; i++ {
+		if q := (*p + i) % t.Partitions; b.writable(t, q, now) {
+			*p = q
+			break
+		}
+	}
+	return b.commitBucket(ctx, t, *p, recs)
 }
 
 // commitBucket commits one partition's records on its leader, held
@@ -102,6 +156,12 @@ func (b *Broker) commitBucket(ctx context.Context, t meta.Topic, p int, recs []s
 	err := holdForLeader(cctx, leaderHold, func() (string, bool) { return b.meta.Owner(t.Name, p) }, func() error {
 		return b.commitToLeader(cctx, t, p, recs)
 	})
+	return unanswered(err, t, p, wait)
+}
+
+// unanswered is err of a bucket's commit to partition p within wait, with
+// the context's deadline turned into the 503 it means.
+func unanswered(err error, t meta.Topic, p int, wait time.Duration) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q: its leader did not answer within %v; the records may be stored: retry (with a msg_id to make the retry idempotent)", p, t.Name, wait)
 	}

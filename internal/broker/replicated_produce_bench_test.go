@@ -1,0 +1,45 @@
+package broker
+
+import (
+	"context"
+	"testing"
+
+	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/storage"
+	"github.com/narad-io/narad/internal/wal"
+)
+
+// BenchmarkCommitReplicated is the producing node's share of a
+// single-record produce to a replicated topic whose leader is elsewhere:
+// the records' buckets, the forward (coalesced per partition,
+// forward_batch.go) and the answer, with a leader that accepts at once.
+func BenchmarkCommitReplicated(b *testing.B) {
+	remote := committerFunc(func(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
+		for i := range recs {
+			recs[i].Offset = uint64(i)
+		}
+		return nil
+	})
+	br := newTestBroker(b, Config{Remote: remote})
+	createTestTopic(b, br, "r", 3)
+	var as []meta.Assignment
+	for p := range 3 {
+		as = append(as, meta.Assignment{Topic: "r", Partition: p, Owner: "n2"})
+	}
+	if err := br.meta.SetAssignments(context.Background(), as); err != nil {
+		b.Fatal(err)
+	}
+	top, _ := br.meta.Topic("r")
+	top.ReplicationFactor = 3
+	payload := make([]byte, 256)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			wrecs := []wal.Record{{Topic: "r", Partition: 1, Payload: payload}}
+			if _, err := br.commitReplicated(context.Background(), top, wrecs, []bool{true}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
