@@ -120,10 +120,10 @@ func (b *Broker) commitReplicated(ctx context.Context, t meta.Topic, wrecs []wal
 // ready because its lease lapsed or it is taking the leadership over),
 // they go at once to the next partition that looks writable through this
 // node, instead of waiting for that leader (commitBucket's hold); *p is
-// where they went. The refusal marked the first partition as failed
-// (forwards.stalled), or this node leads it and its role refuses, so
-// writable passes it over. They move once: on the second partition they
-// are held as any bucket is.
+// where they went. The search starts past *p, and writable passes over
+// partitions whose forwards lately failed or that this node leads but
+// cannot write now. They move once: on the second partition they are
+// held as any bucket is; with none writable they are held on *p.
 func (b *Broker) commitPlaced(ctx context.Context, t meta.Topic, p *int, recs []storage.Record) error {
 	wait := b.cfg.ReplicaCommitWait + replicatedCommitHop
 	cctx, cancel := context.WithTimeout(ctx, wait)
