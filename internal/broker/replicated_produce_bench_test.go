@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/narad-io/narad/internal/meta"
 	"github.com/narad-io/narad/internal/storage"
 	"github.com/narad-io/narad/internal/wal"
 )
@@ -20,17 +19,7 @@ func BenchmarkCommitReplicated(b *testing.B) {
 		}
 		return nil
 	})
-	br := newTestBroker(b, Config{Remote: remote})
-	createTestTopic(b, br, "r", 3)
-	var as []meta.Assignment
-	for p := range 3 {
-		as = append(as, meta.Assignment{Topic: "r", Partition: p, Owner: "n2"})
-	}
-	if err := br.meta.SetAssignments(context.Background(), as); err != nil {
-		b.Fatal(err)
-	}
-	top, _ := br.meta.Topic("r")
-	top.ReplicationFactor = 3
+	br, top := remoteLed(b, remote)
 	payload := make([]byte, 256)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

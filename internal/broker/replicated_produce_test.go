@@ -33,17 +33,7 @@ func TestPlacedRecordsMoveOffARefusingLeader(t *testing.T) {
 		}
 		return nil
 	})
-	b := newTestBroker(t, Config{Remote: remote})
-	createTestTopic(t, b, "r", 3)
-	var as []meta.Assignment
-	for p, owner := range []string{"n2", "n3", "n2"} {
-		as = append(as, meta.Assignment{Topic: "r", Partition: p, Owner: owner})
-	}
-	if err := b.meta.SetAssignments(testCtx(t), as); err != nil {
-		t.Fatal(err)
-	}
-	top, _ := b.meta.Topic("r")
-	top.ReplicationFactor = 3
+	b, top := remoteLed(t, remote)
 	triedNow := func() []int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -89,6 +79,24 @@ func TestPlacedRecordsMoveOffARefusingLeader(t *testing.T) {
 			t.Errorf("%s: partitions tried %v, want 0 only, tried again", c.name, got)
 		}
 	}
+}
+
+// remoteLed is a broker whose topic "r" has three partitions led by
+// other nodes (n2, n3, n2), reached through remote, and that topic as a
+// replicated one (commitReplicated's view).
+func remoteLed(tb testing.TB, remote Committer) (*Broker, meta.Topic) {
+	b := newTestBroker(tb, Config{Remote: remote})
+	createTestTopic(tb, b, "r", 3)
+	var as []meta.Assignment
+	for p, owner := range []string{"n2", "n3", "n2"} {
+		as = append(as, meta.Assignment{Topic: "r", Partition: p, Owner: owner})
+	}
+	if err := b.meta.SetAssignments(context.Background(), as); err != nil {
+		tb.Fatal(err)
+	}
+	top, _ := b.meta.Topic("r")
+	top.ReplicationFactor = 3
+	return b, top
 }
 
 // Through Produce: a keyless record is placed by turn, and moves when its
