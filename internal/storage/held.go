@@ -127,11 +127,43 @@ func (l *Log) ReadTo(from uint64, maxRecords, maxBytes int) ([]Record, error) {
 // written. I/O failures follow the sticky-failure rule of Commit
 // (fence.go). Only a held log appends (ErrNotHeld).
 func (l *Log) Append(recs []Record) error {
+	if len(recs) == 0 && l.opts.Held {
+		return ErrEmptyBatch
+	}
+	return l.appendHeld(func(end uint64) (heldBatch, error) {
+		if err := continues(recs, end, l.floor); err != nil {
+			return heldBatch{}, err
+		}
+		frames, bases, at, err := l.keptFrames(end, recs)
+		return heldBatch{frames: frames, bases: bases, at: at, n: len(recs),
+			reqs: []*commitReq{{base: end, recs: recs}}, stamps: []int64{recs[0].CommittedAt},
+			last: recs[len(recs)-1].CommittedAt}, err
+	})
+}
+
+// heldBatch is what Append and AppendFrames write: frames back to back,
+// each one's base offset and position among them, and what the log's
+// bookkeeping needs of their records.
+type heldBatch struct {
+	frames []byte
+	bases  []uint64
+	at     []int64
+	n      int          // records
+	reqs   []*commitReq // per frame or batch: base and records (commitChecks)
+	stamps []int64      // each req's first commit time
+	last   int64        // the last record's commit time
+	// sources are the WAL sources the frames carry (origin → highest
+	// seq), which the log's applied seqs take in as recovery would.
+	sources map[uint64]uint64
+}
+
+// appendHeld is the write both Append and AppendFrames share, under the
+// log's commit lock: prepare builds the batch from the log's end (and
+// refuses, changing nothing, what does not continue it), then the frames
+// are written, made durable, verified, indexed and published.
+func (l *Log) appendHeld(prepare func(end uint64) (heldBatch, error)) error {
 	if !l.opts.Held {
 		return ErrNotHeld
-	}
-	if len(recs) == 0 {
-		return ErrEmptyBatch
 	}
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
@@ -144,47 +176,46 @@ func (l *Log) Append(recs []Record) error {
 	if closed {
 		return ErrClosed
 	}
-	if err := continues(recs, end, l.floor); err != nil {
-		return err
-	}
-	frames, bases, at, err := l.keptFrames(end, recs)
+	b, err := prepare(end)
 	if err != nil {
 		return err
 	}
-	if active.size > 0 && active.size+int64(len(frames)) > l.opts.SegmentBytes {
+	if active.size > 0 && active.size+int64(len(b.frames)) > l.opts.SegmentBytes {
 		if active, err = l.roll(); err != nil {
 			return err
 		}
 	}
 	pos := active.size
-	if err := l.writeVerified(active, frames, pos, len(bases), l.jnl == nil); err != nil {
+	if err := l.writeVerified(active, b.frames, pos, len(b.bases), l.jnl == nil); err != nil {
 		return err
 	}
 	if l.jnl != nil {
-		if err := l.jnl.Write(l, active.path, pos, frames); err != nil {
+		if err := l.jnl.Write(l, active.path, pos, b.frames); err != nil {
 			return l.fence(active, pos, "journal", err)
 		}
 		l.fileDirty = true
 	}
-	first, last := recs[0].CommittedAt, recs[len(recs)-1].CommittedAt
 	l.mu.Lock()
 	prevHWM, segEnd, idx0 := l.hwm, active.end, indexLen(active)
 	active.mu.Lock()
-	for i, b := range bases {
-		active.addIndex(b, pos+at[i])
+	for i, base := range b.bases {
+		active.addIndex(base, pos+b.at[i])
 	}
 	if active.oldestAt < 0 {
-		active.oldestAt = first
+		active.oldestAt = b.stamps[0]
 	}
-	active.newestAt = last
+	active.newestAt = b.last
 	active.mu.Unlock()
-	active.size = pos + int64(len(frames))
-	active.end = end + uint64(len(recs))
+	active.size = pos + int64(len(b.frames))
+	active.end = end + uint64(b.n)
 	l.end = active.end
-	l.unlockChecked("append", l.commitChecks(end, prevHWM, segEnd, idx0, []*commitReq{{base: end, recs: recs}}, []int64{first}))
+	l.unlockChecked("append", l.commitChecks(end, prevHWM, segEnd, idx0, b.reqs, b.stamps))
+	for o, q := range b.sources {
+		l.applied[o] = max(l.applied[o], q)
+	}
 	l.flushedPos = active.size
 	l.flushed.Store(active.end)
-	l.floor = last
+	l.floor = b.last
 	l.endNote.Fire()
 	return nil
 }
