@@ -36,6 +36,16 @@ type Log interface {
 	// ReadTo reads committed and uncommitted records from `from` up to
 	// Written() (what a follower fetches), within the caps.
 	ReadTo(from uint64, maxRecords, maxBytes int) ([]storage.Record, error)
+	// ReadFrames is ReadTo as the log stores them: whole frames from the
+	// one that begins at `from`, within maxBytes (at least one); nothing
+	// (nil, nil) when frames cannot serve that fetch, which then reads
+	// records (storage.Log.ReadFrames).
+	ReadFrames(from uint64, maxBytes int) ([]byte, error)
+	// AppendFrames is Append of what a leader's ReadFrames returned,
+	// written as it came, durable on return; it returns how many records
+	// it appended, and refuses whole (changing nothing) frames that do not
+	// check or do not continue the log.
+	AppendFrames(frames []byte) (int, error)
 	// EndNotify is closed when Written() next moves (a fetch long-poll).
 	// End() catching up with it wakes nothing: a leader takes its own
 	// acknowledgement when a producer waits (Leader.WaitCommitted).
@@ -89,6 +99,10 @@ type FetchRequest struct {
 	// last applied in this epoch (0: none): the leader sends its state
 	// again only when its version differs.
 	StateVersion uint64
+	// Frames says the follower takes the leader's frames as stored
+	// (FetchResponse.Frames). A follower of a release before them does
+	// not say so, and is sent records.
+	Frames bool
 }
 
 // FetchResponse carries records from the requested offset and the
@@ -96,10 +110,14 @@ type FetchRequest struct {
 // last persisted (0: unknown), which a follower keeps for a takeover.
 // StateVersion, Counts and Cursors are the leader's SideState, present
 // (StateVersion != 0) only when its version differs from the request's.
+// Frames, when the request took them and the leader could serve them,
+// are the records from the requested offset as the leader's log stores
+// them (Log.ReadFrames); Records is empty then.
 type FetchResponse struct {
 	Epoch        uint64
 	Committed    uint64
 	Records      []storage.Record
+	Frames       []byte
 	Frontier     uint64
 	StateVersion uint64
 	Counts       []storage.CountEntry

@@ -37,11 +37,10 @@ func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchRespon
 	// Taken before the read, so an append between the read and the wait
 	// still wakes it.
 	moved := l.log.EndNotify()
-	recs, err := l.log.ReadTo(req.Offset, l.cfg.MaxRecords, maxBytes)
-	if err != nil {
+	if err := l.read(req, maxBytes, &resp); err != nil {
 		return resp, err
 	}
-	if len(recs) == 0 && req.Wait > 0 {
+	if len(resp.Records) == 0 && len(resp.Frames) == 0 && req.Wait > 0 {
 		t := l.clk.NewTimer(min(req.Wait, l.cfg.MaxWait))
 		select {
 		case <-moved:
@@ -50,11 +49,10 @@ func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchRespon
 		case <-ctx.Done():
 		}
 		t.Stop()
-		if recs, err = l.log.ReadTo(req.Offset, l.cfg.MaxRecords, maxBytes); err != nil {
+		if err := l.read(req, maxBytes, &resp); err != nil {
 			return resp, err
 		}
 	}
-	resp.Records = recs
 	resp.Committed = l.Committed()
 	if l.cfg.Frontier != nil {
 		resp.Frontier = l.cfg.Frontier()
@@ -67,6 +65,22 @@ func (l *Leader) HandleFetch(ctx context.Context, req FetchRequest) (FetchRespon
 		}
 	}
 	return resp, nil
+}
+
+// read fills resp with what a fetch gets from req.Offset: the log's
+// frames as stored when the follower takes them and they can serve this
+// fetch (no re-encoding on either side), its records otherwise.
+func (l *Leader) read(req FetchRequest, maxBytes int, resp *FetchResponse) error {
+	if req.Frames {
+		f, err := l.log.ReadFrames(req.Offset, maxBytes)
+		if err != nil || f != nil {
+			resp.Frames = f
+			return err
+		}
+	}
+	recs, err := l.log.ReadTo(req.Offset, l.cfg.MaxRecords, maxBytes)
+	resp.Records = recs
+	return err
 }
 
 func (l *Leader) admitLocked(req FetchRequest) error {

@@ -209,7 +209,7 @@ func (f *Follower) prepare() (leader string, req FetchRequest, wait <-chan struc
 		}
 	}
 	req = FetchRequest{Topic: v.Topic, Incarnation: v.Incarnation, Partition: v.Partition, Epoch: v.Epoch,
-		Follower: f.cfg.Self, DiskID: f.cfg.DiskID, Offset: f.log.End(), MaxBytes: f.cfg.MaxBytes, Wait: f.cfg.Wait}
+		Follower: f.cfg.Self, DiskID: f.cfg.DiskID, Offset: f.log.End(), MaxBytes: f.cfg.MaxBytes, Wait: f.cfg.Wait, Frames: true}
 	if f.stateEpoch == v.Epoch {
 		req.StateVersion = f.stateVersion
 	}
@@ -234,18 +234,25 @@ func (f *Follower) apply(req FetchRequest, resp FetchResponse, err error) error 
 			return fmt.Errorf("replica: %s/%d: leader sent offset %d at position %d of a fetch from %d", req.Topic, req.Partition, r.Offset, i, req.Offset)
 		}
 	}
-	if len(resp.Records) > 0 {
+	if len(resp.Records) > 0 || len(resp.Frames) > 0 {
+		n := len(resp.Records) + storage.FrameRecords(resp.Frames)
 		if st := f.log.ReplicaState(); st.LastEpoch < req.Epoch {
 			st.LastEpoch = req.Epoch
 			if err := f.log.SaveReplicaState(st); err != nil {
 				f.mu.Unlock()
-				return &appendError{reason: AppendEpochMark, records: len(resp.Records),
+				return &appendError{reason: AppendEpochMark, records: n,
 					err: fmt.Errorf("replica: %s/%d: writing epoch %d: %w", req.Topic, req.Partition, req.Epoch, err)}
 			}
 		}
-		if err := f.log.Append(resp.Records); err != nil {
+		var err error
+		if len(resp.Frames) > 0 {
+			_, err = f.log.AppendFrames(resp.Frames)
+		} else {
+			err = f.log.Append(resp.Records)
+		}
+		if err != nil {
 			f.mu.Unlock()
-			return refusedAppend(err, len(resp.Records))
+			return refusedAppend(err, n)
 		}
 	}
 	end := f.log.End()

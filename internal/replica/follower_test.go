@@ -151,8 +151,8 @@ func TestFollowerDyingMidFetchLeavesNoUndatedRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, err := r.l.HandleFetch(context.Background(), req)
-		if err != nil || len(resp.Records) != 3 {
-			t.Fatalf("fetch: %d records, %v", len(resp.Records), err)
+		if err != nil || len(fetched(resp)) != 3 {
+			t.Fatalf("fetch: %d records, %v", len(fetched(resp)), err)
 		}
 		flog.dieAfter(writes)
 		err = f.apply(req, resp, nil)

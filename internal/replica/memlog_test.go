@@ -2,6 +2,7 @@ package replica
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -181,6 +182,45 @@ func (m *memLog) ReadTo(from uint64, maxRecords, maxBytes int) ([]storage.Record
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// ReadFrames serves "frames" (the records as JSON) for fetches from an
+// even offset and leaves the odd ones to ReadTo, as a storage log leaves
+// a fetch from inside a frame: followers take both kinds of answer.
+func (m *memLog) ReadFrames(from uint64, maxBytes int) ([]byte, error) {
+	if from%2 == 1 {
+		return nil, nil
+	}
+	recs, err := m.ReadTo(from, 1<<20, maxBytes)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return json.Marshal(recs)
+}
+
+// fetched is what a fetch answer from memLogs carries: its records, or
+// those its frames hold.
+func fetched(resp FetchResponse) []storage.Record {
+	if len(resp.Frames) == 0 {
+		return resp.Records
+	}
+	var recs []storage.Record
+	if err := json.Unmarshal(resp.Frames, &recs); err != nil {
+		panic(err) // memLog.ReadFrames marshalled them
+	}
+	return recs
+}
+
+// AppendFrames is Append of what ReadFrames served.
+func (m *memLog) AppendFrames(frames []byte) (int, error) {
+	var recs []storage.Record
+	if err := json.Unmarshal(frames, &recs); err != nil {
+		return 0, fmt.Errorf("memlog: frames: %w", err)
+	}
+	if err := m.Append(recs); err != nil {
+		return 0, err
+	}
+	return len(recs), nil
 }
 
 func (m *memLog) EndNotify() <-chan struct{} {

@@ -35,23 +35,23 @@ import (
 //   - every in-sync member's log agrees with the leader's below the
 //     leader's committed point.
 func TestModelNoAcknowledgedRecordIsLost(t *testing.T) {
-	var acks, elections, renewals, wipes, truncations, early int
+	var acks, elections, renewals, wipes, truncations, early, frames int
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newModel(rt)
 		m.run(rt, 150)
 		acks, elections, wipes = acks+m.acks, elections+m.elections, wipes+m.wipes
-		renewals, early = renewals+m.meta.renewals, early+m.early
+		renewals, early, frames = renewals+m.meta.renewals, early+m.early, frames+m.frames
 		for _, n := range m.nodes {
 			truncations += n.log.cuts
 		}
 	})
 	// The runs must get somewhere, or a rule that makes the engine do
 	// nothing would pass vacuously.
-	t.Logf("over all runs: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts, %d fetches of records not yet durable on the leader",
-		acks, elections, renewals, wipes, truncations, early)
-	if acks == 0 || elections == 0 || renewals == 0 || wipes == 0 || truncations == 0 || early == 0 {
-		t.Fatalf("the model made no progress: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts, %d early fetches",
-			acks, elections, renewals, wipes, truncations, early)
+	t.Logf("over all runs: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts, %d fetches of records not yet durable on the leader, %d answered with frames",
+		acks, elections, renewals, wipes, truncations, early, frames)
+	if acks == 0 || elections == 0 || renewals == 0 || wipes == 0 || truncations == 0 || early == 0 || frames == 0 {
+		t.Fatalf("the model made no progress: %d acknowledged, %d elections, %d renewed epochs, %d wipes, %d cuts, %d early fetches, %d with frames",
+			acks, elections, renewals, wipes, truncations, early, frames)
 	}
 }
 
@@ -104,6 +104,7 @@ type model struct {
 	held []heldProposal
 	// counters, to see that the model gets somewhere
 	acks, elections, wipes, early int
+	frames                        int // fetches answered with frames
 }
 
 var errUnreachable = errors.New("model: no leader there")
@@ -244,8 +245,11 @@ func (m *model) deliverAt(t *rapid.T, i int) {
 		if to.alive && to.leader != nil {
 			durable := to.log.End()
 			ans.resp, ans.err = to.leader.HandleFetch(context.Background(), msg.req)
-			if k := len(ans.resp.Records); k > 0 && ans.resp.Records[k-1].Offset >= durable {
+			if recs := fetched(ans.resp); len(recs) > 0 && recs[len(recs)-1].Offset >= durable {
 				m.early++ // records the leader has not made durable yet
+			}
+			if len(ans.resp.Frames) > 0 {
+				m.frames++
 			}
 		}
 		if to.alive || rapid.Bool().Draw(t, "answerFromDead") {

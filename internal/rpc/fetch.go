@@ -32,16 +32,20 @@ type FetchRequest struct {
 	Wait        time.Duration
 	// StateVersion echoes the side state last applied (0: none).
 	StateVersion uint64
+	// Frames: the follower takes the leader's frames as stored.
+	Frames bool
 }
 
 // FetchResponse is the leader's answer (replica.FetchResponse): records
-// with their offsets and commit times, its committed point and consumer
-// frontier, and its side state (delivery counts and fan-out cursors) when
-// it changed since the version the fetch echoed.
+// with their offsets and commit times, or the frames holding them as the
+// leader's log stores them, its committed point and consumer frontier,
+// and its side state (delivery counts and fan-out cursors) when it
+// changed since the version the fetch echoed.
 type FetchResponse struct {
 	Epoch        uint64
 	Committed    uint64
 	Records      []storage.Record
+	Frames       []byte
 	Frontier     uint64
 	StateVersion uint64
 	Counts       []storage.CountEntry
@@ -96,7 +100,7 @@ func fetchBudget(req FetchRequest) time.Duration { return max(req.Wait, 0) + Def
 func fetchToPB(req FetchRequest) *nodepb.FetchRequest {
 	return &nodepb.FetchRequest{Topic: req.Topic, Incarnation: req.Incarnation, Partition: int32(req.Partition),
 		Epoch: req.Epoch, Follower: req.Follower, DiskId: req.DiskID, Offset: req.Offset, MaxBytes: int64(req.MaxBytes), WaitMs: toMillis(req.Wait),
-		StateVersion: req.StateVersion}
+		StateVersion: req.StateVersion, Frames: req.Frames}
 }
 
 func fetchResponseFromPB(out *nodepb.FetchResponse) (FetchResponse, error) {
@@ -104,8 +108,8 @@ func fetchResponseFromPB(out *nodepb.FetchResponse) (FetchResponse, error) {
 	if err != nil {
 		return FetchResponse{}, err
 	}
-	resp := FetchResponse{Epoch: out.GetEpoch(), Committed: out.GetCommitted(), Records: recs, Frontier: out.GetFrontier(),
-		StateVersion: out.GetStateVersion()}
+	resp := FetchResponse{Epoch: out.GetEpoch(), Committed: out.GetCommitted(), Records: recs, Frames: out.GetFrames(),
+		Frontier: out.GetFrontier(), StateVersion: out.GetStateVersion()}
 	if resp.StateVersion != 0 {
 		resp.Counts = make([]storage.CountEntry, len(out.GetCounts()))
 		for i, c := range out.GetCounts() {
@@ -131,12 +135,12 @@ func (s *service) fetch(ctx context.Context, req *nodepb.FetchRequest) (*nodepb.
 	}
 	resp, err := s.h.Fetch(ctx, FetchRequest{Topic: req.GetTopic(), Incarnation: req.GetIncarnation(), Partition: int(req.GetPartition()),
 		Epoch: req.GetEpoch(), Follower: req.GetFollower(), DiskID: req.GetDiskId(), Offset: req.GetOffset(), MaxBytes: int(min(req.GetMaxBytes(), MaxMessageBytes)),
-		Wait: fromMillis(req.GetWaitMs()), StateVersion: req.GetStateVersion()})
+		Wait: fromMillis(req.GetWaitMs()), StateVersion: req.GetStateVersion(), Frames: req.GetFrames()})
 	if err != nil {
 		return nil, err
 	}
-	out := &nodepb.FetchResponse{Epoch: resp.Epoch, Committed: resp.Committed, Records: storedToPB(resp.Records), Frontier: resp.Frontier,
-		StateVersion: resp.StateVersion}
+	out := &nodepb.FetchResponse{Epoch: resp.Epoch, Committed: resp.Committed, Records: storedToPB(resp.Records), Frames: resp.Frames,
+		Frontier: resp.Frontier, StateVersion: resp.StateVersion}
 	if resp.StateVersion != 0 {
 		out.Counts = make([]*nodepb.DeliveryCount, len(resp.Counts))
 		for i, c := range resp.Counts {

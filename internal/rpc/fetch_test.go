@@ -17,7 +17,8 @@ import (
 // A fetch carries every field of the request, and the records come back as
 // the leader's log holds them: offsets, commit times, keys (keyless stays
 // keyless), headers, with the leader's committed point, frontier and side
-// state (the echoed version, delivery counts, cursor positions).
+// state (the echoed version, delivery counts, cursor positions); or, to a
+// follower that takes them, as the frames the log stores.
 func TestFetchRoundTrip(t *testing.T) {
 	req := FetchRequest{Topic: "orders", Incarnation: 1<<33 + 1, Partition: 4, Epoch: 7, Follower: "n2", DiskID: "0f1e2d3c", Offset: 41,
 		MaxBytes: 1 << 20, Wait: 500 * time.Millisecond, StateVersion: 1<<62 + 3}
@@ -28,6 +29,14 @@ func TestFetchRoundTrip(t *testing.T) {
 				Headers: []header.Header{{Name: "a", Value: "1"}, {Name: header.MsgID, Value: "m-1"}}},
 			{Offset: 42, CommittedAt: 1700000000124, Payload: []byte{0, 0xff}, Origin: 0xA11CE, Seq: 9}, // its WAL source: its message id
 		}}
+	fetchRoundTrip(t, req, want)
+	// A follower that takes frames gets them byte for byte.
+	req.Frames, want.Records, want.Frames = true, []storage.Record{}, []byte{0xCA, 0xFE, 0, 1, 2, 0xff}
+	fetchRoundTrip(t, req, want)
+}
+
+func fetchRoundTrip(t *testing.T, req FetchRequest, want FetchResponse) {
+	t.Helper()
 	var got FetchRequest
 	f := &fake{fetch: func(_ context.Context, r FetchRequest) (FetchResponse, error) {
 		got = r

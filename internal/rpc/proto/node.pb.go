@@ -2155,7 +2155,11 @@ type FetchRequest struct {
 	DiskId string `protobuf:"bytes,9,opt,name=disk_id,json=diskId,proto3" json:"disk_id,omitempty"`
 	// The version of the leader's side state (delivery counts, fan-out
 	// cursors) the follower last applied in this epoch; 0: none.
-	StateVersion  uint64 `protobuf:"varint,10,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
+	StateVersion uint64 `protobuf:"varint,10,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
+	// The follower takes the leader's frames as its log stores them
+	// (FetchResponse.frames). A leader of a release before them ignores it
+	// and sends records, which such a follower still takes.
+	Frames        bool `protobuf:"varint,11,opt,name=frames,proto3" json:"frames,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2258,6 +2262,13 @@ func (x *FetchRequest) GetStateVersion() uint64 {
 		return x.StateVersion
 	}
 	return 0
+}
+
+func (x *FetchRequest) GetFrames() bool {
+	if x != nil {
+		return x.Frames
+	}
+	return false
 }
 
 // StoredRecord is a record as the leader's log holds it: its offset and
@@ -2368,9 +2379,13 @@ type FetchResponse struct {
 	// The leader's side state, present (state_version != 0) only when its
 	// version differs from the fetch's: the delivery counts of unsettled
 	// records and the fan-out cursor positions, as last persisted there.
-	StateVersion  uint64            `protobuf:"varint,5,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
-	Counts        []*DeliveryCount  `protobuf:"bytes,6,rep,name=counts,proto3" json:"counts,omitempty"`
-	Cursors       []*FollowedCursor `protobuf:"bytes,7,rep,name=cursors,proto3" json:"cursors,omitempty"`
+	StateVersion uint64            `protobuf:"varint,5,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
+	Counts       []*DeliveryCount  `protobuf:"bytes,6,rep,name=counts,proto3" json:"counts,omitempty"`
+	Cursors      []*FollowedCursor `protobuf:"bytes,7,rep,name=cursors,proto3" json:"cursors,omitempty"`
+	// The records from the fetch's offset as the leader's partition log
+	// stores them, whole frames back to back (docs/storage.md), sent only
+	// to a fetch that asked for frames; records is empty then.
+	Frames        []byte `protobuf:"bytes,8,opt,name=frames,proto3" json:"frames,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2450,6 +2465,13 @@ func (x *FetchResponse) GetCounts() []*DeliveryCount {
 func (x *FetchResponse) GetCursors() []*FollowedCursor {
 	if x != nil {
 		return x.Cursors
+	}
+	return nil
+}
+
+func (x *FetchResponse) GetFrames() []byte {
+	if x != nil {
+		return x.Frames
 	}
 	return nil
 }
@@ -2855,7 +2877,7 @@ const file_node_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x12\n" +
 	"\x10ReadIndexRequest\"6\n" +
 	"\x11ReadIndexResponse\x12!\n" +
-	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xa2\x02\n" +
+	"\fmeta_version\x18\x01 \x01(\x04R\vmetaVersion\"\xba\x02\n" +
 	"\fFetchRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x1c\n" +
@@ -2867,7 +2889,8 @@ const file_node_proto_rawDesc = "" +
 	"\await_ms\x18\b \x01(\x03R\x06waitMs\x12\x17\n" +
 	"\adisk_id\x18\t \x01(\tR\x06diskId\x12#\n" +
 	"\rstate_version\x18\n" +
-	" \x01(\x04R\fstateVersion\"\xcb\x01\n" +
+	" \x01(\x04R\fstateVersion\x12\x16\n" +
+	"\x06frames\x18\v \x01(\bR\x06frames\"\xcb\x01\n" +
 	"\fStoredRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12!\n" +
 	"\fcommitted_at\x18\x02 \x01(\x03R\vcommittedAt\x12\x10\n" +
@@ -2875,7 +2898,7 @@ const file_node_proto_rawDesc = "" +
 	"\apayload\x18\x04 \x01(\fR\apayload\x12*\n" +
 	"\aheaders\x18\x05 \x03(\v2\x10.narad.v1.HeaderR\aheaders\x12\x16\n" +
 	"\x06origin\x18\x06 \x01(\x04R\x06origin\x12\x10\n" +
-	"\x03seq\x18\a \x01(\x04R\x03seq\"\x9b\x02\n" +
+	"\x03seq\x18\a \x01(\x04R\x03seq\"\xb3\x02\n" +
 	"\rFetchResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tcommitted\x18\x02 \x01(\x04R\tcommitted\x120\n" +
@@ -2883,7 +2906,8 @@ const file_node_proto_rawDesc = "" +
 	"\bfrontier\x18\x04 \x01(\x04R\bfrontier\x12#\n" +
 	"\rstate_version\x18\x05 \x01(\x04R\fstateVersion\x12/\n" +
 	"\x06counts\x18\x06 \x03(\v2\x17.narad.v1.DeliveryCountR\x06counts\x122\n" +
-	"\acursors\x18\a \x03(\v2\x18.narad.v1.FollowedCursorR\acursors\"i\n" +
+	"\acursors\x18\a \x03(\v2\x18.narad.v1.FollowedCursorR\acursors\x12\x16\n" +
+	"\x06frames\x18\b \x01(\fR\x06frames\"i\n" +
 	"\vFetchAnswer\x123\n" +
 	"\bresponse\x18\x01 \x01(\v2\x17.narad.v1.FetchResponseR\bresponse\x12%\n" +
 	"\x05error\x18\x02 \x01(\v2\x0f.narad.v1.ErrorR\x05error\"=\n" +
