@@ -83,6 +83,18 @@ func (c *frameCache) position(seg, o uint64) (int64, bool) {
 	return e.pos, true
 }
 
+// putPosition remembers that the frame starting at o lies at pos of
+// segment seg (or will: a follower's next fetch starts where its last
+// one ended, at the end of what was written).
+func (c *frameCache) putPosition(seg, o uint64, pos int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pos) >= cachePositions {
+		clear(c.pos)
+	}
+	c.pos[o] = posEntry{seg, pos}
+}
+
 // containing returns a cached frame of segment seg that holds offset o.
 // Readers taking one record per call land mostly inside a frame another
 // reader just decoded; finding it here, newest first among at most

@@ -36,13 +36,19 @@ func (l *Log) ReadFrames(from uint64, maxBytes int) ([]byte, error) {
 		return nil, nil
 	}
 	s := l.segmentFor(from)
-	pos, h, err := s.seek(from)
-	if err != nil || h.base != from {
-		return nil, nil
+	// A follower fetches from where its last answer ended, which this
+	// remembers (the position cache readers share), so most fetches read
+	// once and walk no headers from the sparse index.
+	pos, ok := l.cache.position(s.base, from)
+	if !ok {
+		var h frameHeader
+		var err error
+		if pos, h, err = s.seek(from); err != nil || h.base != from {
+			return nil, nil
+		}
 	}
-	n := min(max(int64(maxBytes), h.frameLen()), s.size-pos)
-	buf := make([]byte, n)
-	if _, err := s.f.ReadAt(buf, pos); err != nil {
+	buf, err := readFirstFrames(s, pos, maxBytes)
+	if err != nil {
 		return nil, nil
 	}
 	next, at := from, 0
@@ -63,7 +69,31 @@ func (l *Log) ReadFrames(from uint64, maxBytes int) ([]byte, error) {
 	if at == 0 {
 		return nil, nil
 	}
+	l.cache.putPosition(s.base, next, pos+int64(at))
 	return buf[:at:at], nil
+}
+
+// readFirstFrames reads s from pos: maxBytes, or the whole first frame
+// when it is larger, and never past the segment's size.
+func readFirstFrames(s *segment, pos int64, maxBytes int) ([]byte, error) {
+	n := min(max(int64(maxBytes), FrameHeaderSize), s.size-pos)
+	if n < FrameHeaderSize {
+		return nil, errBadFrame
+	}
+	buf := make([]byte, n)
+	if _, err := s.f.ReadAt(buf, pos); err != nil {
+		return nil, err
+	}
+	h, err := parseHeader(buf)
+	if err != nil || h.frameLen() <= n {
+		return buf, err
+	}
+	if pos+h.frameLen() > s.size {
+		return nil, errBadFrame
+	}
+	buf = make([]byte, h.frameLen())
+	_, err = s.f.ReadAt(buf, pos)
+	return buf, err
 }
 
 // AppendFrames is Append for frames as a leader's ReadFrames returned

@@ -113,6 +113,13 @@ func TestReadFramesLeavesTheRestToReadTo(t *testing.T) {
 	if h, _ := parseHeader(f); err != nil || h.base != 3 || h.count != 2 || int64(len(f)) != h.frameLen() {
 		t.Fatalf("ReadFrames(3, 1): %d bytes (header %+v), %v; want the one frame 3..4", len(f), h, err)
 	}
+	// A position remembered wrong (it never is: truncation and retention
+	// clear them) gives nothing rather than other frames.
+	l.cache.putPosition(0, 3, 0) // where frame 0..2 begins
+	if f, err := l.ReadFrames(3, 1<<20); err != nil || f != nil {
+		t.Fatalf("ReadFrames from a wrong position: %d bytes, %v; want nothing", len(f), err)
+	}
+	l.cache.clear()
 	// A damaged first frame is ReadTo's to report (a GapError).
 	seg := filepath.Join(dir, segmentName(0))
 	b, _ := os.ReadFile(seg)
