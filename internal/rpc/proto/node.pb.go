@@ -2383,7 +2383,8 @@ type FetchResponse struct {
 	Counts       []*DeliveryCount  `protobuf:"bytes,6,rep,name=counts,proto3" json:"counts,omitempty"`
 	Cursors      []*FollowedCursor `protobuf:"bytes,7,rep,name=cursors,proto3" json:"cursors,omitempty"`
 	// The records from the fetch's offset as the leader's partition log
-	// stores them, whole frames back to back (docs/storage.md), sent only
+	// stores them, whole frames back to back (the frame format of package
+	// storage, internal/storage/frame.go), sent only
 	// to a fetch that asked for frames; records is empty then.
 	Frames        []byte `protobuf:"bytes,8,opt,name=frames,proto3" json:"frames,omitempty"`
 	unknownFields protoimpl.UnknownFields
