@@ -29,7 +29,7 @@ import (
 // A batch answer (max=N) is the first owner's with records, as a single
 // one is: going on to the others for what the answer could still hold
 // was measured slower, each round paying a forward to every owner in a
-// row (docs/replication-performance.md, "Levers measured and set aside").
+// row (docs/replication-levers.md).
 //
 // Which owner a round asks first takes turns (roundOrder). Asking this
 // node first every time, as the cheapest, starved the others: under a

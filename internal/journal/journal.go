@@ -37,7 +37,7 @@ type Options struct {
 	// its fdatasync (as PostgreSQL's commit_delay). Every write then
 	// takes up to Delay longer, loaded or not; under load the node makes
 	// fewer fdatasyncs and spends less CPU a record
-	// (docs/replication-performance.md, "Levers measured and set aside").
+	// (docs/replication-levers.md).
 	// Default 0: no wait.
 	Delay time.Duration
 
