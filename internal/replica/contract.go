@@ -100,7 +100,9 @@ type FetchRequest struct {
 	// again only when its version differs.
 	StateVersion uint64
 	// Frames says the follower takes the leader's frames as stored
-	// (FetchResponse.Frames). A follower of a release before them does
+	// (FetchResponse.Frames), in the frame format of the release that
+	// added it (node RPC's FetchRequest.frames says what a later release
+	// owes such a follower). A follower of a release before them does
 	// not say so, and is sent records.
 	Frames bool
 }

@@ -2158,7 +2158,11 @@ type FetchRequest struct {
 	StateVersion uint64 `protobuf:"varint,10,opt,name=state_version,json=stateVersion,proto3" json:"state_version,omitempty"`
 	// The follower takes the leader's frames as its log stores them
 	// (FetchResponse.frames). A leader of a release before them ignores it
-	// and sends records, which such a follower still takes.
+	// and sends records, which such a follower still takes. It names the
+	// frame format of the release that added it (codecs none and zstd; the
+	// source, lazy and ids flags): a later release that writes frames this
+	// follower could not read must send it records, or the follower
+	// refuses them and stops copying.
 	Frames        bool `protobuf:"varint,11,opt,name=frames,proto3" json:"frames,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
