@@ -9,8 +9,10 @@
 // follower's fetch from offset o says "everything below o is durable
 // here", so the leader learns acknowledgements from fetches alone. The
 // leader serves what it has written (Log.Written), durable here or not
-// yet; its own acknowledgement is its durable end (Log.End), counted as
-// any follower's.
+// yet, as the frames its log stores when the follower takes them
+// (Log.ReadFrames, Log.AppendFrames: the copy is the leader's bytes) and
+// as records otherwise; its own acknowledgement is its durable end
+// (Log.End), counted as any follower's.
 //
 // Invariants:
 //   - acknowledged means committed: a record is acknowledged (its commit
