@@ -16,12 +16,14 @@ import (
 
 // ReadFrames returns the log's frames as stored, from the frame that
 // begins at from, up to Written() and to the end of from's segment: as
-// many whole frames as fit maxBytes, and at least one. Each frame's
-// header and CRC are checked. It returns nothing (nil, nil) when from is
-// at or past Written(), when no frame begins at from (a fetch from inside
-// a frame), when the first frame is lazy, damaged or cannot be read:
-// the caller then reads records (ReadTo), which reports damage as every
-// reader does. Like ReadTo, a from below the oldest record is a
+// many whole frames as fit maxBytes. Each frame's header and CRC are
+// checked. It returns nothing (nil, nil) when from is at or past
+// Written(), when no frame begins at from (a fetch from inside a frame),
+// when the first frame is larger than maxBytes, or lazy, damaged or
+// unreadable: the caller then reads records (ReadTo), which cuts a large
+// frame into answers of maxBytes (a frame may hold up to MaxFrameBytes,
+// more than a node RPC message) and reports damage as every reader
+// does. Like ReadTo, a from below the oldest record is a
 // *BelowOldestError.
 func (l *Log) ReadFrames(from uint64, maxBytes int) ([]byte, error) {
 	l.mu.RLock()
@@ -73,10 +75,10 @@ func (l *Log) ReadFrames(from uint64, maxBytes int) ([]byte, error) {
 	return buf[:at:at], nil
 }
 
-// readFirstFrames reads s from pos: maxBytes, or the whole first frame
-// when it is larger, and never past the segment's size.
+// readFirstFrames reads s from pos: maxBytes, never past the segment's
+// size.
 func readFirstFrames(s *segment, pos int64, maxBytes int) ([]byte, error) {
-	n := min(max(int64(maxBytes), FrameHeaderSize), s.size-pos)
+	n := min(int64(maxBytes), s.size-pos)
 	if n < FrameHeaderSize {
 		return nil, errBadFrame
 	}
@@ -84,16 +86,7 @@ func readFirstFrames(s *segment, pos int64, maxBytes int) ([]byte, error) {
 	if _, err := s.f.ReadAt(buf, pos); err != nil {
 		return nil, err
 	}
-	h, err := parseHeader(buf)
-	if err != nil || h.frameLen() <= n {
-		return buf, err
-	}
-	if pos+h.frameLen() > s.size {
-		return nil, errBadFrame
-	}
-	buf = make([]byte, h.frameLen())
-	_, err = s.f.ReadAt(buf, pos)
-	return buf, err
+	return buf, nil
 }
 
 // AppendFrames is Append for frames as a leader's ReadFrames returned
