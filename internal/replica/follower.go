@@ -235,12 +235,14 @@ func (f *Follower) apply(req FetchRequest, resp FetchResponse, err error) error 
 		}
 	}
 	if len(resp.Records) > 0 || len(resp.Frames) > 0 {
-		n := len(resp.Records) + storage.FrameRecords(resp.Frames)
+		// How many records the answer holds, for the log line of a
+		// refusal only: counting frames' records walks their headers.
+		n := func() int { return len(resp.Records) + storage.FrameRecords(resp.Frames) }
 		if st := f.log.ReplicaState(); st.LastEpoch < req.Epoch {
 			st.LastEpoch = req.Epoch
 			if err := f.log.SaveReplicaState(st); err != nil {
 				f.mu.Unlock()
-				return &appendError{reason: AppendEpochMark, records: n,
+				return &appendError{reason: AppendEpochMark, records: n(),
 					err: fmt.Errorf("replica: %s/%d: writing epoch %d: %w", req.Topic, req.Partition, req.Epoch, err)}
 			}
 		}
@@ -252,7 +254,7 @@ func (f *Follower) apply(req FetchRequest, resp FetchResponse, err error) error 
 		}
 		if err != nil {
 			f.mu.Unlock()
-			return refusedAppend(err, n)
+			return refusedAppend(err, n())
 		}
 	}
 	end := f.log.End()

@@ -127,10 +127,10 @@ func (l *Log) ReadTo(from uint64, maxRecords, maxBytes int) ([]Record, error) {
 // written. I/O failures follow the sticky-failure rule of Commit
 // (fence.go). Only a held log appends (ErrNotHeld).
 func (l *Log) Append(recs []Record) error {
-	if len(recs) == 0 && l.opts.Held {
-		return ErrEmptyBatch
-	}
 	return l.appendHeld(func(end uint64) (heldBatch, error) {
+		if len(recs) == 0 {
+			return heldBatch{}, ErrEmptyBatch
+		}
 		if err := continues(recs, end, l.floor); err != nil {
 			return heldBatch{}, err
 		}

@@ -100,9 +100,6 @@ func readFirstFrames(s *segment, pos int64, maxBytes int) ([]byte, error) {
 // join the log's applied seqs as recovery would find them. It returns
 // how many records were appended; on any refusal nothing is written.
 func (l *Log) AppendFrames(frames []byte) (int, error) {
-	if len(frames) == 0 && l.opts.Held {
-		return 0, ErrEmptyBatch
-	}
 	n := 0
 	err := l.appendHeld(func(end uint64) (heldBatch, error) {
 		b, err := l.parseFrames(frames, end)
@@ -118,6 +115,9 @@ func (l *Log) AppendFrames(frames []byte) (int, error) {
 // parseFrames checks frames for AppendFrames against a log ending at end
 // whose newest commit time is l.floor, and returns them as a batch.
 func (l *Log) parseFrames(frames []byte, end uint64) (heldBatch, error) {
+	if len(frames) == 0 {
+		return heldBatch{}, ErrEmptyBatch
+	}
 	b := heldBatch{frames: frames, last: l.floor}
 	next := end
 	for at := 0; at < len(frames); {

@@ -35,6 +35,11 @@ func copyFrames(t *testing.T, leader, follower *Log, maxBytes int) (calls int) {
 		if follower.End() != before+uint64(n) || n == 0 {
 			t.Fatalf("AppendFrames reported %d records, the end moved %d → %d", n, before, follower.End())
 		}
+		bad := make([]byte, FrameHeaderSize) // unknown flags, a count of 5
+		bad[0], bad[1], bad[2], bad[6] = magic0, magic1, 0xC0, 5
+		if got := FrameRecords(append(f[:len(f):len(f)], bad...)); got != n {
+			t.Fatalf("FrameRecords of %d appended records and a header that does not parse: %d", n, got)
+		}
 		calls++
 	}
 	return calls
