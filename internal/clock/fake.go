@@ -140,6 +140,22 @@ func (f *Fake) Waiters() int {
 	return n
 }
 
+// Next returns when the earliest pending waiter fires, and false when
+// none is pending: a test parked on the clock (BlockUntil) reads which
+// wait the code under test chose.
+func (f *Fake) Next() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var at time.Time
+	found := false
+	for _, w := range f.waiters {
+		if w.active && (!found || w.at.Before(at)) {
+			at, found = w.at, true
+		}
+	}
+	return at, found
+}
+
 // BlockUntil waits (in real time, at most limit) until at least n waiters
 // are pending, and reports whether they were: a test calls it to know the
 // code under test is parked on the clock before stepping it.

@@ -142,3 +142,25 @@ func waitFor(ch <-chan time.Time) <-chan time.Time {
 	}
 	return out
 }
+
+// Next names the earliest pending waiter, ignores stopped ones, and says
+// when none is pending.
+func TestNextIsTheEarliestPendingWaiter(t *testing.T) {
+	c := NewFake(time.Time{})
+	if _, ok := c.Next(); ok {
+		t.Fatal("Next found a waiter on a new clock")
+	}
+	late := c.NewTimer(3 * time.Second)
+	early := c.NewTimer(time.Second)
+	if at, ok := c.Next(); !ok || !at.Equal(Epoch.Add(time.Second)) {
+		t.Fatalf("Next = %v, %v; want %v", at, ok, Epoch.Add(time.Second))
+	}
+	early.Stop()
+	if at, ok := c.Next(); !ok || !at.Equal(Epoch.Add(3*time.Second)) {
+		t.Fatalf("Next after the early timer stopped = %v, %v; want %v", at, ok, Epoch.Add(3*time.Second))
+	}
+	late.Stop()
+	if _, ok := c.Next(); ok {
+		t.Fatal("Next found a waiter after every timer stopped")
+	}
+}

@@ -30,16 +30,18 @@ const (
 	// (an fdatasync of its segment and one of its hwm file), so a longer
 	// cadence is fewer partition fsyncs for the same records. It costs no
 	// latency — records are visible before their flush — only WAL kept
-	// longer (and re-read after a crash); an idle WAL is checkpointed at
-	// once either way.
+	// longer (and re-read after a crash); a WAL quiet for an idle wait
+	// is checkpointed then, either way.
 	lazyCheckpointEvery = 200 * time.Millisecond
-	// minCycle spaces commit cycles whose window was not full. Every cycle
-	// costs one fsync per destination partition on top of the WAL's own, so
-	// tiny back-to-back cycles would spend the disk's fsync budget on a few
-	// records each and starve the WAL's group commit; a short pause lets a
-	// cycle carry more records for the same fsyncs (measured in the note of
-	// the broker issue). It bounds how long an accepted record waits before
-	// its commit begins.
+	// minCycle spaces commit cycles whose window was not full and that
+	// made an fdatasync. Such a cycle costs one fsync per destination
+	// partition on top of the WAL's own, so tiny back-to-back cycles would
+	// spend the disk's fsync budget on a few records each and starve the
+	// WAL's group commit; a short pause lets a cycle carry more records
+	// for the same fsyncs (measured in the note of the broker issue). It
+	// bounds how long an accepted record waits before its commit begins.
+	// A cycle of lazy commits only (Lazy) makes no fsync and is not held
+	// to it (cycleRest).
 	minCycle       = 5 * time.Millisecond
 	maxWindowBytes = 64 << 20
 )
@@ -117,6 +119,7 @@ type bucket struct {
 	minSeq   uint64   // lowest WAL seq among recs: the checkpoint may not pass it
 	fails    int      // consecutive failed passes
 	rerouted bool     // its key was changed to a sibling partition
+	lazy     bool     // its last commit was lazy: written here, no fdatasync
 }
 
 // Run dispatches until ctx ends.
@@ -141,6 +144,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	window := windowBase
 	pending := map[bucketKey]*bucket{}
 	var lastRetry, lastCheckpoint time.Time
+	quiet := false // the last wait for records ended with none arriving
 	for ctx.Err() == nil {
 		ch := d.WAL.Notify()
 		safe := next
@@ -174,7 +178,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		d.Metrics.IngressWALBytes.Set(float64(d.WAL.SizeBytes()))
 		d.Metrics.IngressWALFenced.Set(boolGauge(errors.Is(d.WAL.Health(), wal.ErrFenced)))
 		if len(recs) == 0 {
-			if safe > d.WAL.Checkpoint() {
+			// Caught up: checkpoint once the WAL has been quiet for a
+			// whole wait, not at every gap between records (a checkpoint
+			// flushes every lazily committed partition: fdatasyncs), and
+			// on the cadence above meanwhile.
+			if safe > d.WAL.Checkpoint() && quiet {
 				d.checkpoint(ctx, safe)
 				lastCheckpoint = clk.Now()
 			}
@@ -186,11 +194,14 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 			case <-ch:
+				quiet = false
 			case <-t.C():
+				quiet = true
 			}
 			t.Stop()
 			continue
 		}
+		quiet = false
 		fresh := map[bucketKey]*bucket{}
 		for _, b := range bucketize(recs, d.origin) {
 			if p, ok := pending[b.key]; ok {
@@ -203,7 +214,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		full := len(recs) >= window
 		window = min(max(perPartition*len(fresh), windowBase), windowCap)
 		cycleStart := clk.Now()
-		for k, b := range d.commitAll(ctx, fresh) {
+		left, synced := d.commitAll(ctx, fresh)
+		for k, b := range left {
 			pending[k] = b
 			if len(pending) == 1 {
 				lastRetry = clk.Now()
@@ -211,7 +223,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		next = recs[len(recs)-1].Seq + 1
 		if !full {
-			clock.Sleep(ctx, clk, cycleRest(clock.Since(clk, cycleStart)))
+			clock.Sleep(ctx, clk, cycleRest(clock.Since(clk, cycleStart), synced))
 		}
 	}
 	// Stopping: checkpoint what is committed, so a graceful stop leaves
@@ -234,7 +246,18 @@ const lookahead = 16
 // fsyncs instead of spending the disk on a few records each. The pause is
 // capped at maxRest: a commit slowed by something else than the disk (an
 // owner timing out) must not hold back the cycles behind it as long.
-func cycleRest(took time.Duration) time.Duration {
+//
+// A cycle that made no fdatasync (synced false: every commit lazy, into
+// partitions this node owns) spent no fsync budget, so minCycle's floor
+// has no reason there: it rests as long as it took, which keeps the
+// dispatcher at most half of the time committing and its cycles growing
+// with the load, and no longer holds a record back from consumers for
+// up to minCycle at a moderate rate (docs/performance.md has the
+// figures).
+func cycleRest(took time.Duration, synced bool) time.Duration {
+	if !synced {
+		return min(took, maxRest)
+	}
 	return min(max(minCycle-took, took), maxRest)
 }
 
@@ -303,8 +326,9 @@ func bucketize(recs []wal.Record, origin uint64) []*bucket {
 // commitAll commits every bucket once, up to parallel at a time (one
 // route.Pass, no quick retries: a failed bucket waits for the next pass
 // after Backoff), removes the committed ones from buckets and returns it
-// (the failed ones).
-func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucket) map[bucketKey]*bucket {
+// (the failed ones), and whether the pass made an fdatasync or failed
+// anywhere (synced), which paces the next cycle (cycleRest).
+func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucket) (left map[bucketKey]*bucket, synced bool) {
 	keys := make([]bucketKey, 0, len(buckets))
 	list := make([]*bucket, 0, len(buckets))
 	for k, b := range buckets {
@@ -318,11 +342,14 @@ func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucke
 		return errNotCommitted
 	})
 	for i, k := range keys {
+		if errs[i] != nil || !list[i].lazy {
+			synced = true // an fdatasync, or a failure (paced as before)
+		}
 		if errs[i] == nil {
 			delete(buckets, k) // by the map key: a reroute changes b.key
 		}
 	}
-	return buckets
+	return buckets, synced
 }
 
 // errNotCommitted marks a bucket commitOne left for the next pass.
@@ -330,6 +357,7 @@ var errNotCommitted = errors.New("dispatch: bucket not committed; retried next p
 
 // commitOne commits a bucket, or settles what cannot ever commit.
 func (d *Dispatcher) commitOne(ctx context.Context, b *bucket) bool {
+	b.lazy = false
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if d.Reroute != nil {

@@ -4,8 +4,12 @@
 // at once, one route.Pass per window), and moves the WAL checkpoint past
 // what is committed. Its pacing (idle poll, cycle spacing, retry backoff,
 // checkpoint cadence) runs on Dispatcher.Clock; a cycle whose window was not
-// full is followed by a pause of at least minCycle and at least as long as
-// its commit took (capped), so partition fsyncs take at most half the time.
+// full is followed by a pause as long as its commit took (capped), so
+// partition commits take at most half the time, and, when the cycle made
+// an fdatasync, of at least minCycle, so a trickle of records does not
+// spend the disk's fsyncs a few records each. Caught up, it checkpoints
+// once the WAL has been quiet for an idle wait, and on the cadence
+// meanwhile.
 //
 // One fsync per record path (the WAL is the partition logs' journal, as
 // in BookKeeper): a record is fsynced in the ingress WAL before its 202.

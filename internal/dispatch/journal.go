@@ -74,6 +74,7 @@ func (d *Dispatcher) commitHome(ctx context.Context, b *bucket) error {
 	f, err := sc.CommitSourced(ctx, b.key.topic, b.key.incarnation, int(b.key.partition), b.recs,
 		storage.Source{Origin: d.origin, Seqs: b.seqs, Lazy: lazy})
 	if err == nil && f != nil {
+		b.lazy = true
 		d.mu.Lock()
 		if s, ok := d.unflushed[f]; !ok || b.minSeq < s {
 			d.unflushed[f] = b.minSeq
