@@ -154,7 +154,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		d.hold(next, pending)
 		// The checkpoint costs fsyncs (temp file, rename, directory), and
 		// lazily committed partitions are flushed before it: at most every
-		// checkpointEvery while busy, and once more when idle.
+		// checkpointEvery while busy, and once more when quiet.
 		if safe > d.WAL.Checkpoint() && clock.Since(clk, lastCheckpoint) >= every {
 			d.checkpoint(ctx, safe)
 			lastCheckpoint = clk.Now()
