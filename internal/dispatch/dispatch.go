@@ -30,8 +30,8 @@ const (
 	// (an fdatasync of its segment and one of its hwm file), so a longer
 	// cadence is fewer partition fsyncs for the same records. It costs no
 	// latency — records are visible before their flush — only WAL kept
-	// longer (and re-read after a crash); a WAL quiet for an idle wait
-	// is checkpointed then, either way.
+	// longer (and re-read after a crash); a WAL gone quiet is
+	// checkpointed within the cadence, either way.
 	lazyCheckpointEvery = 200 * time.Millisecond
 	// minCycle spaces commit cycles whose window was not full and that
 	// made an fdatasync. Such a cycle costs one fsync per destination
@@ -144,7 +144,6 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	window := windowBase
 	pending := map[bucketKey]*bucket{}
 	var lastRetry, lastCheckpoint time.Time
-	quiet := false // the last wait for records ended with none arriving
 	for ctx.Err() == nil {
 		ch := d.WAL.Notify()
 		safe := next
@@ -154,7 +153,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		d.hold(next, pending)
 		// The checkpoint costs fsyncs (temp file, rename, directory), and
 		// lazily committed partitions are flushed before it: at most every
-		// checkpointEvery while busy, and once more when quiet.
+		// checkpointEvery (lazyCheckpointEvery with Lazy), busy or caught up. Caught
+		// up, the idle loop comes back here every idlePoll at most, so a
+		// WAL that went quiet is checkpointed within the cadence.
 		if safe > d.WAL.Checkpoint() && clock.Since(clk, lastCheckpoint) >= every {
 			d.checkpoint(ctx, safe)
 			lastCheckpoint = clk.Now()
@@ -178,14 +179,12 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		d.Metrics.IngressWALBytes.Set(float64(d.WAL.SizeBytes()))
 		d.Metrics.IngressWALFenced.Set(boolGauge(errors.Is(d.WAL.Health(), wal.ErrFenced)))
 		if len(recs) == 0 {
-			// Caught up: checkpoint once the WAL has been quiet for a
-			// whole wait, not at every gap between records (a checkpoint
-			// flushes every lazily committed partition: fdatasyncs), and
-			// on the cadence above meanwhile.
-			if safe > d.WAL.Checkpoint() && quiet {
-				d.checkpoint(ctx, safe)
-				lastCheckpoint = clk.Now()
-			}
+			// Caught up. No checkpoint here: at a trickle of records the
+			// dispatcher is caught up after nearly every one, and each
+			// checkpoint flushes every lazily committed partition (an
+			// fdatasync of its segment and of its hwm file) and writes the
+			// checkpoint file: several fdatasyncs a record where the WAL
+			// made one. The cadence above covers a WAL gone quiet.
 			wait := idlePoll
 			if len(pending) > 0 {
 				wait = min(wait, lastRetry.Add(d.Backoff).Sub(clk.Now()))
@@ -194,14 +193,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 			case <-ch:
-				quiet = false
 			case <-t.C():
-				quiet = true
 			}
 			t.Stop()
 			continue
 		}
-		quiet = false
 		fresh := map[bucketKey]*bucket{}
 		for _, b := range bucketize(recs, d.origin) {
 			if p, ok := pending[b.key]; ok {

@@ -7,9 +7,8 @@
 // full is followed by a pause as long as its commit took (capped), so
 // partition commits take at most half the time, and, when the cycle made
 // an fdatasync, of at least minCycle, so a trickle of records does not
-// spend the disk's fsyncs a few records each. Caught up, it checkpoints
-// once the WAL has been quiet for an idle wait, and on the cadence
-// meanwhile.
+// spend the disk's fsyncs a few records each. It checkpoints on its
+// cadence, busy or caught up, never at every catching up.
 //
 // One fsync per record path (the WAL is the partition logs' journal, as
 // in BookKeeper): a record is fsynced in the ingress WAL before its 202.

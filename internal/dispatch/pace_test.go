@@ -175,28 +175,34 @@ func TestLazyCycleIsNotHeldForMinCycle(t *testing.T) {
 }
 
 // Caught up, the dispatcher checkpoints (flushing every lazily committed
-// partition first) once the WAL has been quiet for a whole idle wait,
-// not at once: at a steady trickle, a checkpoint at every gap between
-// records would cost a partition fdatasync per record or two.
-func TestCheckpointWaitsForAQuietWAL(t *testing.T) {
+// partition first) on its cadence, not at once: at a trickle of records
+// it is caught up after nearly every one, and a checkpoint each time
+// would cost several fdatasyncs a record.
+func TestCheckpointKeepsItsCadenceWhenCaughtUp(t *testing.T) {
 	w, lc, clk := runLazy(t)
 	calls := func() int { _, c := lc.snapshot(); return c["t/0"] }
-	// The first checkpoint comes on the cadence, none having been taken;
-	// the clock then stands still, so the next can only come from quiet.
+	// The first checkpoint comes at once, none having been taken; the
+	// clock then stands still until the test moves it.
 	first := w.Checkpoint()
 	appendOne(t, w, "a")
 	waitFor(t, "the first commit and checkpoint", func() bool { return calls() == 1 && w.Checkpoint() > first })
 	before, flushed := w.Checkpoint(), lc.flushes.Load()
-	appendOne(t, w, "b")
-	waitFor(t, "the second commit", func() bool { return calls() == 2 })
-	if !clk.BlockUntil(1, 10*time.Second) {
-		t.Fatal("the dispatcher never waited on its clock")
+	for i, p := range []string{"b", "c", "d"} {
+		appendOne(t, w, p)
+		waitFor(t, "the next commit", func() bool { return calls() == i+2 })
+		if !clk.BlockUntil(1, 10*time.Second) {
+			t.Fatal("the dispatcher never waited on its clock")
+		}
+		clk.Advance(idlePoll) // a whole idle wait with nothing new
+		if !clk.BlockUntil(1, 10*time.Second) {
+			t.Fatal("the dispatcher stopped waiting on its clock")
+		}
 	}
 	if got, n := w.Checkpoint(), lc.flushes.Load(); got != before || n != flushed {
-		t.Fatalf("checkpoint %d (was %d) and %d flushes (were %d) once caught up, want neither moved until the WAL is quiet", got, before, n, flushed)
+		t.Fatalf("checkpoint %d (was %d) and %d flushes (were %d) within the cadence, want neither moved", got, before, n, flushed)
 	}
-	clk.Advance(idlePoll)
-	waitFor(t, "the checkpoint after a quiet wait", func() bool { return w.Checkpoint() > before })
+	clk.Advance(lazyCheckpointEvery)
+	waitFor(t, "the checkpoint on the cadence", func() bool { return w.Checkpoint() > before })
 	if n := lc.flushes.Load(); n != flushed+1 {
 		t.Fatalf("%d flushes before the checkpoint, want %d", n, flushed+1)
 	}
