@@ -26,8 +26,8 @@ func newBenchAPI(t *testing.T, onMessage func(r req) (int, string)) *benchAPI {
 	return newBenchAPIWith(t, func() {}, onMessage)
 }
 
-// newBenchAPIWith calls beforeCreate as a create arrives, before it is
-// answered.
+// newBenchAPIWith calls beforeCreate as a create arrives, once it is
+// recorded and before it is answered.
 func newBenchAPIWith(t *testing.T, beforeCreate func(), onMessage func(r req) (int, string)) *benchAPI {
 	t.Helper()
 	if onMessage == nil {
@@ -37,7 +37,6 @@ func newBenchAPIWith(t *testing.T, beforeCreate func(), onMessage func(r req) (i
 	api.broker = newBroker(t, func(r req) (int, string) {
 		switch {
 		case r.Method == "POST" && r.Path == "/v1/topics":
-			beforeCreate()
 			var in struct {
 				Name       string `json:"name"`
 				Partitions int    `json:"partitions"`
@@ -46,6 +45,10 @@ func newBenchAPIWith(t *testing.T, beforeCreate func(), onMessage func(r req) (i
 			api.mu.Lock()
 			api.created = append(api.created, in.Name)
 			api.mu.Unlock()
+			// After the topic is recorded: beforeCreate may interrupt the
+			// bench, which can then return (and the test read created)
+			// before this handler goes on.
+			beforeCreate()
 			return 201, fmt.Sprintf(`{"name":%q,"partitions":%d}`, in.Name, max(in.Partitions, 3))
 		case r.Method == "DELETE":
 			api.mu.Lock()
