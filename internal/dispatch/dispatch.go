@@ -119,7 +119,7 @@ type bucket struct {
 	minSeq   uint64   // lowest WAL seq among recs: the checkpoint may not pass it
 	fails    int      // consecutive failed passes
 	rerouted bool     // its key was changed to a sibling partition
-	lazy     bool     // its last commit was lazy: written here, no fdatasync
+	lazy     bool     // its last commit succeeded lazily (no fdatasync)
 }
 
 // Run dispatches until ctx ends.
@@ -338,8 +338,8 @@ func (d *Dispatcher) commitAll(ctx context.Context, buckets map[bucketKey]*bucke
 		return errNotCommitted
 	})
 	for i, k := range keys {
-		if errs[i] != nil || !list[i].lazy {
-			synced = true // an fdatasync, or a failure (paced as before)
+		if !list[i].lazy { // an fdatasync, a reroute, a discard or a failure: paced as before
+			synced = true
 		}
 		if errs[i] == nil {
 			delete(buckets, k) // by the map key: a reroute changes b.key

@@ -73,15 +73,7 @@ func TestFollowerReportsRefusedAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run = %v", err)
-		}
-	}()
+	runFollower(t, f)
 	parked := func() {
 		t.Helper()
 		if !r.clk.BlockUntil(1, 5*time.Second) {

@@ -121,6 +121,21 @@ func TestFollowerCutsOnAnEpochChange(t *testing.T) {
 	}
 }
 
+// runFollower runs f until the test ends, then stops it and checks that
+// Run ended with its context.
+func runFollower(t *testing.T, f *Follower) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel() // a fetch parked on the leader ends with its context
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v", err)
+		}
+	})
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -3,7 +3,6 @@ package replica
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -82,15 +81,7 @@ func TestFollowerCopiesTheLeadersFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	defer func() {
-		cancel() // a fetch parked on the leader ends with its context
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run = %v", err)
-		}
-	}()
+	runFollower(t, f)
 	waitFor(t, func() bool { return flog.End() == 5 })
 	tr.mu.Lock()
 	if tr.frames != 0 {
