@@ -72,6 +72,7 @@ type fakeLeader struct {
 	state    func() replica.SideState
 	ready    atomic.Bool
 	closed   atomic.Bool
+	deposed  atomic.Bool   // Writable says ErrDeposed, as a Leader that ended
 	takeOver chan struct{} // fakeEngine.takeOver
 
 	mu        sync.Mutex
@@ -95,6 +96,9 @@ func (f *fakeLeader) Close() error               { f.closed.Store(true); return 
 func (f *fakeLeader) Stats() replica.LeaderStats { return replica.LeaderStats{InSync: 3} }
 
 func (f *fakeLeader) Writable() error {
+	if f.deposed.Load() {
+		return replica.ErrDeposed
+	}
 	if !f.ready.Load() {
 		return replica.ErrNotReady
 	}
@@ -308,6 +312,43 @@ func TestCommitTakeoverWaitIsBounded(t *testing.T) {
 	}
 	if eng.leader(0).log.End() != 0 {
 		t.Fatal("a record was written under a leader that never took over")
+	}
+}
+
+// A restarted leader renews its epoch: its Leader of the old epoch ends
+// (Writable: ErrDeposed) when the metastore names this node the leader
+// of the next one, and the reconcile replaces it by the next epoch's. A
+// commit that meets the ended Leader in between waits for the new one
+// and is committed under it, instead of answering 503 not_leader,
+// which said the records may be stored though none were written.
+func TestCommitWaitsForTheRenewedLeadership(t *testing.T) {
+	eng := &fakeEngine{takeOver: make(chan struct{})}
+	n := newTestNode(t, Config{Replication: eng, TakeoverWait: time.Minute})
+	createReplicated(t, n, "r", "n1")
+	waitFor(t, "the leader role", func() bool { return eng.leader(0) != nil })
+	old := eng.leader(0)
+	old.deposed.Store(true) // ended by the renewal, the reconcile not run yet
+	done := make(chan error, 1)
+	go func() { done <- n.commit("r", 0, "a") }()
+	select {
+	case err := <-done:
+		t.Fatalf("a commit to an ended Leader this node leads again answered at once: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	reps := []string{"n1", "n2", "n3"}
+	setPlacement(t, n, meta.Assignment{Topic: "r", Partition: 0, Owner: "n1", Replicas: reps, InSync: reps,
+		LeaderEpoch: 2, EpochStarts: []meta.EpochStart{{Epoch: 1, Offset: 0}, {Epoch: 2, Offset: 0}}})
+	waitFor(t, "the next epoch's leader role", func() bool { return eng.leader(1) != nil })
+	renewed := eng.leader(1)
+	close(eng.takeOver) // the new Leader is ready
+	waitFor(t, "the held commit to be written", func() bool { return renewed.log.End() == 1 })
+	renewed.commitTo(1) // only the new Leader's quorum answers it
+	if err := <-done; err != nil {
+		t.Fatalf("the commit held across the renewal: %v", err)
+	}
+	if !old.closed.Load() {
+		t.Fatal("the old epoch's Leader was not closed")
 	}
 }
 

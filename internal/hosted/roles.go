@@ -466,14 +466,16 @@ func (r *Roles) LeaderRole(t meta.Topic, p int) (*Role, error) {
 // AwaitLeaderRole is LeaderRole for a commit. When the metastore has
 // made this node the partition's leader but the node has not taken the
 // leadership over yet — its role not started (the reconcile that starts
-// it runs just after the metastore change), or started and its epoch
-// start not yet in its view (Writable: replica.ErrNotReady) — the commit
-// waits for the role, at most Config.TakeoverWait and while ctx lasts,
-// and then asks LeaderRole again: a new replicated topic, or a leader
-// just elected, takes its first produces instead of answering them 503.
-// The wait changes no rule: the answer is still LeaderRole's, so a
-// leader serves only once it holds its epoch, and a fenced node or a
-// deposed leader is refused (at once, not held). Past the bound the
+// it runs just after the metastore change), started and its epoch start
+// not yet in its view (Writable: replica.ErrNotReady), or still the
+// Leader of an epoch that ended while the next one is this node's again
+// (a restarted node renews its epoch) — the commit waits for the role,
+// at most Config.TakeoverWait and while ctx lasts, and then asks
+// LeaderRole again: a new replicated topic, or a leader just elected,
+// takes its first produces instead of answering them 503. The wait
+// changes no rule: the answer is still LeaderRole's, so a leader serves
+// only once it holds its epoch, and a fenced node or a leader deposed
+// for another node is refused (at once, not held). Past the bound the
 // refusal is the 503 it was, with its Retry-After.
 func (r *Roles) AwaitLeaderRole(ctx context.Context, t meta.Topic, p int) (*Role, error) {
 	var bound <-chan time.Time
@@ -536,6 +538,17 @@ func (r *Roles) leaderRole(t meta.Topic, p int) (*Role, bool, error) {
 		return nil, owner == r.cfg.NodeID, refusal.New(refusal.ErrNotReady, time.Second, "partition %d of %q is taking over its leadership on this node: retry", p, t.Name)
 	}
 	if err := h.leader.Writable(); err != nil {
+		if errors.Is(err, replica.ErrDeposed) {
+			// The role's Leader ended, and the reconcile has not replaced
+			// it yet. Refused before anything is written, so not_ready
+			// (package refusal): a node that forwarded the commit holds
+			// it for the next leader. When that is this node again (a
+			// restarted node renews its epoch, replica.Leader.begin),
+			// AwaitLeaderRole waits here for the next epoch's Leader.
+			owner, _ := r.meta.Owner(t.Name, p)
+			return nil, owner == r.cfg.NodeID, refusal.New(refusal.ErrNotReady, 200*time.Millisecond,
+				"partition %d of %q: this node's leadership of it ended (a new epoch): retry", p, t.Name)
+		}
 		return nil, errors.Is(err, replica.ErrNotReady), replicaRefusal(err, t.Name, p)
 	}
 	if r.cfg.Fenced != nil && r.cfg.Fenced() {

@@ -1,11 +1,17 @@
 package hosted
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/narad-io/narad/internal/meta"
+	"github.com/narad-io/narad/internal/meta/metatest"
+	"github.com/narad-io/narad/internal/metrics"
+	"github.com/narad-io/narad/internal/refusal"
 	"github.com/narad-io/narad/internal/replica"
 )
 
@@ -42,5 +48,47 @@ func TestEveryViewFieldReachesTheRole(t *testing.T) {
 		if !roleChanged(h, v, "n2") && sameView(base, v) {
 			t.Errorf("a change of View.%s reaches neither a new role nor the running one", f.Name)
 		}
+	}
+}
+
+// endedLeader is a role's Leader whose leadership ended: a
+// replica.Leader after Close, or after a view of a later epoch.
+type endedLeader struct{ ReplicaLeader }
+
+func (endedLeader) Writable() error { return replica.ErrDeposed }
+
+// A commit that meets a role whose Leader ended is refused not_ready,
+// before anything is written (a forwarding node holds it for the next
+// leader), and waits for the takeover (AwaitLeaderRole) only while the
+// metastore names this node the partition's leader: the reconcile is
+// replacing the Leader by the next epoch's (a restarted node renews its
+// epoch). Deposed for another node, it is refused at once. The role is
+// left as it is, with no reconcile running, so each answer is
+// leaderRole's own.
+func TestEndedLeaderWaitsOnlyWhileThisNodeLeads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ms := metatest.Leader(t, t.TempDir(), "n1")
+	reps := []string{"n1", "n2", "n3"}
+	tp := meta.Topic{Name: "r", Partitions: 1, ReplicationFactor: 3, RetentionMs: 3600_000, VisibilityTimeoutMs: 30_000,
+		MaxInFlight: 100, MaxAckedAhead: 100}
+	placed := func(owner string, epoch uint64, inSync []string) meta.Assignment {
+		return meta.Assignment{Topic: tp.Name, Partition: 0, Owner: owner, Replicas: reps, InSync: inSync, LeaderEpoch: epoch,
+			EpochStarts: []meta.EpochStart{{Epoch: epoch, Offset: 0}}}
+	}
+	if err := ms.CreateTopic(ctx, tp, []meta.Assignment{placed("n1", 2, reps)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRoles(RolesConfig{NodeID: "n1"}, ms, metrics.New(), nil, ctx, func(string) {})
+	r.running = map[Key]*Role{{Topic: tp.Name, Partition: 0}: {leader: endedLeader{}}}
+
+	if _, takingOver, err := r.leaderRole(tp, 0); !takingOver || !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("ended Leader, this node named the leader: taking over %v, %v; want a takeover to wait for", takingOver, err)
+	}
+	if err := ms.SetAssignments(ctx, []meta.Assignment{placed("n2", 3, []string{"n2", "n3"})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, takingOver, err := r.leaderRole(tp, 0); takingOver || !errors.Is(err, refusal.ErrNotReady) {
+		t.Fatalf("ended Leader, another node named the leader: taking over %v, %v; want refused at once", takingOver, err)
 	}
 }
