@@ -34,11 +34,18 @@ func (r *Roles) AwaitQuorum(ctx context.Context, topic string, p int, role *Role
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return refusal.New(refusal.ErrUnavailable, time.Second, "partition %d of %q: the records are not on a majority of replicas yet; they may be stored: retry (with a msg_id to make the retry idempotent)", p, topic)
 		}
-		ref := replicaRefusal(err, topic, p)
-		if errors.Is(ref, refusal.ErrNotReady) {
-			return refusal.New(refusal.ErrUnavailable, time.Second, "%v; the records may be stored: retry (with a msg_id to make the retry idempotent)", ref)
+		// The sentence a client sees is the refusal's own (package
+		// apierr), so it is rebuilt to say the records may be stored: a
+		// wrapping error's words never reach the client.
+		ref, ok := refusal.As(replicaRefusal(err, topic, p))
+		if !ok {
+			return fmt.Errorf("%w; the records may be stored", err)
 		}
-		return fmt.Errorf("%w; the records may be stored: retry (with a msg_id to make the retry idempotent)", ref)
+		kind := ref.Kind
+		if kind == refusal.ErrNotReady {
+			kind = refusal.ErrUnavailable
+		}
+		return refusal.New(kind, ref.RetryAfter, "%s; the records may be stored: retry (with a msg_id to make the retry idempotent)", ref.Message)
 	}
 	return nil // visible now, and its consumers woken (wakingLog)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,36 @@ func TestEndedLeaderWaitsOnlyWhileThisNodeLeads(t *testing.T) {
 	}
 	if _, takingOver, err := r.leaderRole(tp, 0); takingOver || !errors.Is(err, refusal.ErrNotReady) {
 		t.Fatalf("ended Leader, another node named the leader: taking over %v, %v; want refused at once", takingOver, err)
+	}
+}
+
+// quorumLeader is a role's Leader whose wait for its quorum ends in err.
+type quorumLeader struct {
+	ReplicaLeader
+	err error
+}
+
+func (q quorumLeader) WaitCommitted(context.Context, uint64) error { return q.err }
+
+// A commit written under a leadership that ended, or was not ready,
+// before its copies confirmed it is refused in words that say the
+// records may be stored — the words the client is shown, which are the
+// refusal's own (package apierr), not a wrapping error's — and never as
+// not_ready, which a forwarding node would send again.
+func TestQuorumRefusalSaysTheRecordsMayBeStored(t *testing.T) {
+	r := NewRoles(RolesConfig{NodeID: "n1", ReplicaCommitWait: time.Minute}, nil, metrics.New(), nil, context.Background(), func(string) {})
+	for _, c := range []struct {
+		err  error
+		kind refusal.Kind
+	}{
+		{replica.ErrDeposed, refusal.ErrNotLeader},
+		{replica.ErrStaleEpoch, refusal.ErrStaleEpoch},
+		{replica.ErrNotReady, refusal.ErrUnavailable},
+	} {
+		err := r.AwaitQuorum(context.Background(), "r", 0, &Role{leader: quorumLeader{err: c.err}}, 1)
+		ref, ok := refusal.As(err)
+		if !ok || ref.Kind != c.kind || !strings.Contains(ref.Message, "may be stored") {
+			t.Errorf("quorum wait ended by %v: %v (%T); want a %s refusal whose sentence says the records may be stored", c.err, err, err, c.kind)
+		}
 	}
 }
