@@ -98,6 +98,11 @@ type Config struct {
 	// the leadership over, before answering 503 (hosted.Roles.
 	// AwaitLeaderRole; default 2 s, negative: no wait).
 	TakeoverWait time.Duration
+	// LeaderChangeGrace is how long a commit forwarded to a replicated
+	// partition's leader still waits for that leader's answer once this
+	// node's metastore replica names another leader (untilLeaderChanges;
+	// default 250 ms, negative: none).
+	LeaderChangeGrace time.Duration
 	// DeadLetterPass is how often held records are handed to their
 	// dead-letter topics (default 100 ms).
 	DeadLetterPass time.Duration
@@ -126,6 +131,7 @@ func (c *Config) withDefaults() {
 	setDefault(&c.DeadLetterPass, 100*time.Millisecond)
 	setDefault(&c.ReplicaCommitWait, 5*time.Second)
 	setDefault(&c.TakeoverWait, 2*time.Second)
+	setDefault(&c.LeaderChangeGrace, 250*time.Millisecond)
 	setDefault(&c.DedupeMaxIDs, hosted.DefaultMaxIDs)
 	if c.Now == nil {
 		c.Now = time.Now

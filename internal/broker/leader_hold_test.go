@@ -240,3 +240,50 @@ func TestForwardGivenUpWhenLeaderChanges(t *testing.T) {
 		t.Fatalf("the produce behind it went to %q, want n3", got)
 	}
 }
+
+// A forwarded commit whose leader is moved to another live node while
+// it is on its way still takes the old leader's answer, within
+// Config.LeaderChangeGrace: a leader that committed the records before
+// the election answers 202, not a 503 saying they may be stored. Past
+// the grace the commit is given up (TestForwardGivenUpWhenLeaderChanges).
+func TestForwardAnsweredByTheOldLeaderWithinTheGrace(t *testing.T) {
+	answer := make(chan struct{})
+	var sent atomic.Int32
+	remote := committerFunc(func(ctx context.Context, topic string, inc uint64, p int, recs []storage.Record) error {
+		sent.Add(1)
+		select {
+		case <-answer: // the old leader's 202
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	b := newTestBroker(t, Config{Remote: remote, ReplicaCommitWait: 20 * time.Second, LeaderChangeGrace: time.Minute})
+	createTestTopic(t, b, "r", 1)
+	assign := func(owner string) {
+		if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: owner}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assign("n2")
+	top, _ := b.meta.Topic("r")
+	top.ReplicationFactor = 3
+	done := make(chan error, 1)
+	go func() {
+		done <- b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte("a"), Offset: storage.NoOffset}})
+	}()
+	waitFor(t, "the forward to n2", func() bool { return sent.Load() == 1 })
+	assign("n3")
+	select {
+	case err := <-done:
+		t.Fatalf("the forward was answered when the leader changed, before the old leader answered: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(answer)
+	if err := <-done; err != nil {
+		t.Fatalf("the old leader's answer within the grace: %v", err)
+	}
+	if n := sent.Load(); n != 1 {
+		t.Fatalf("the records were sent %d times, want once", n)
+	}
+}

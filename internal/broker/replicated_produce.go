@@ -206,19 +206,27 @@ func (b *Broker) commitToLeader(ctx context.Context, t meta.Topic, p int, recs [
 var errLeaderChanged = errors.New("the partition's leader changed")
 
 // untilLeaderChanges returns ctx cancelled, with cause errLeaderChanged,
-// once this node's metastore replica names a leader of topic/partition
-// other than owner, and a stop that ends the watch.
+// Config.LeaderChangeGrace after this node's metastore replica names a
+// leader of topic/partition other than owner, and a stop that ends the
+// watch.
 //
 // A forwarded commit to a leader that was cut off without a reset hangs
 // until its deadline (the leader's quorum wait plus the hop), and the
 // produces forwarded to the same partition wait behind it (one forwarded
 // commit per partition in flight, forward_batch.go): every produce of the
 // partition through this node would time out for that long, although the
-// failover names the next leader within seconds. Given up once the next
-// leader is named, the commit's produces are answered 503 (may be stored,
+// failover names the next leader within seconds. Given up soon after
+// the next leader is named, the commit's produces are answered 503 (may be stored,
 // as for any unanswered commit) and the ones behind it go to the new
-// leader at once. A partition with no leader in the view ("", false) is
-// not a change: the commit keeps its chance until one is named.
+// leader. A partition with no leader in the view ("", false) is not a
+// change: the commit keeps its chance until one is named.
+//
+// The grace is for a leader that is alive: when the controller moves a
+// leadership between live nodes (spreading leaders, a drain), the old
+// leader answers within milliseconds, with a 202 for what its quorum
+// committed before the election, or not_ready for what it refused
+// before writing, which holdForLeader sends to the new leader. Cancelled
+// at once, either could become a 503 saying the records may be stored.
 func (b *Broker) untilLeaderChanges(ctx context.Context, topic string, p int, owner string) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
@@ -227,8 +235,7 @@ func (b *Broker) untilLeaderChanges(ctx context.Context, topic string, p int, ow
 			// Taken before the check: a change racing it still wakes us.
 			changed := b.meta.Watch()
 			if now, ok := b.meta.Owner(topic, p); ok && now != owner {
-				cancel(errLeaderChanged)
-				return
+				break
 			}
 			select {
 			case <-changed:
@@ -237,6 +244,14 @@ func (b *Broker) untilLeaderChanges(ctx context.Context, topic string, p int, ow
 			case <-ctx.Done():
 				return
 			}
+		}
+		grace := time.NewTimer(max(b.cfg.LeaderChangeGrace, 0))
+		defer grace.Stop()
+		select {
+		case <-grace.C:
+			cancel(errLeaderChanged)
+		case <-done:
+		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() { close(done); cancel(nil) }
