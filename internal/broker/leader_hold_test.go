@@ -174,17 +174,36 @@ func TestUnansweredLeaderIsA503(t *testing.T) {
 		return ctx.Err()
 	})
 	b := newTestBroker(t, Config{Remote: remote, ReplicaCommitWait: 50 * time.Millisecond})
-	createTestTopic(t, b, "r", 1)
-	if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: "n2"}}); err != nil {
-		t.Fatal(err)
-	}
-	top, _ := b.meta.Topic("r")
-	top.ReplicationFactor = 3
-	err := b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte("x"), Offset: storage.NoOffset}})
+	_, _, produce := ledElsewhere(t, b)
+	err := <-produce("x")
 	if ae, ok := apierr.From(err); !ok || ae.Status != http.StatusServiceUnavailable || !strings.Contains(ae.Message, "may be stored") {
 		t.Fatalf("an unanswered leader: %v (%T), want a 503 saying the records may be stored", err, err)
 	}
+}
 
+// ledElsewhere creates on b a one-partition topic "r" of three copies led
+// by n2: assign names another leader, and produce commits one record to
+// it as a produce through b does (commitBucket), answering on the
+// channel.
+func ledElsewhere(t *testing.T, b *Broker) (top meta.Topic, assign func(owner string), produce func(payload string) chan error) {
+	t.Helper()
+	createTestTopic(t, b, "r", 1)
+	assign = func(owner string) {
+		if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: owner}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assign("n2")
+	top, _ = b.meta.Topic("r")
+	top.ReplicationFactor = 3
+	produce = func(payload string) chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte(payload), Offset: storage.NoOffset}})
+		}()
+		return done
+	}
+	return top, assign, produce
 }
 
 // A forwarded produce whose leader never answers is given up as soon as
@@ -204,22 +223,7 @@ func TestForwardGivenUpWhenLeaderChanges(t *testing.T) {
 		return nil
 	})
 	b = newTestBroker(t, Config{Remote: remote, ReplicaCommitWait: 20 * time.Second})
-	createTestTopic(t, b, "r", 1)
-	assign := func(owner string) {
-		if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: owner}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	assign("n2")
-	top, _ := b.meta.Topic("r")
-	top.ReplicationFactor = 3
-	produce := func(payload string) chan error {
-		done := make(chan error, 1)
-		go func() {
-			done <- b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte(payload), Offset: storage.NoOffset}})
-		}()
-		return done
-	}
+	top, assign, produce := ledElsewhere(t, b)
 	first := produce("a")
 	if got := <-sentTo; got != "n2" {
 		t.Fatalf("the first commit went to %q, want n2", got)
@@ -259,19 +263,8 @@ func TestForwardAnsweredByTheOldLeaderWithinTheGrace(t *testing.T) {
 		}
 	})
 	b := newTestBroker(t, Config{Remote: remote, ReplicaCommitWait: 20 * time.Second, LeaderChangeGrace: time.Minute})
-	createTestTopic(t, b, "r", 1)
-	assign := func(owner string) {
-		if err := b.meta.SetAssignments(testCtx(t), []meta.Assignment{{Topic: "r", Partition: 0, Owner: owner}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	assign("n2")
-	top, _ := b.meta.Topic("r")
-	top.ReplicationFactor = 3
-	done := make(chan error, 1)
-	go func() {
-		done <- b.commitBucket(testCtx(t), top, 0, []storage.Record{{Payload: []byte("a"), Offset: storage.NoOffset}})
-	}()
+	_, assign, produce := ledElsewhere(t, b)
+	done := produce("a")
 	waitFor(t, "the forward to n2", func() bool { return sent.Load() == 1 })
 	assign("n3")
 	select {
