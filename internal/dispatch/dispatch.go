@@ -153,9 +153,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		d.hold(next, pending)
 		// The checkpoint costs fsyncs (temp file, rename, directory), and
 		// lazily committed partitions are flushed before it: at most every
-		// checkpointEvery (lazyCheckpointEvery with Lazy), busy or caught up. Caught
-		// up, the idle loop comes back here every idlePoll at most, so a
-		// WAL that went quiet is checkpointed within the cadence.
+		// checkpointEvery (lazyCheckpointEvery with Lazy), busy or caught
+		// up. Caught up, the idle loop comes back here every idlePoll at
+		// most, so a WAL that went quiet is checkpointed within the
+		// cadence.
 		if safe > d.WAL.Checkpoint() && clock.Since(clk, lastCheckpoint) >= every {
 			d.checkpoint(ctx, safe)
 			lastCheckpoint = clk.Now()
