@@ -73,6 +73,26 @@ func (run *chaosRun) waitInSync(after, id string) bool {
 	return false
 }
 
+// waitNoMoves waits until no move is in flight, as n1 sees it; on a
+// timeout the test fails naming the moves still in flight, so a stuck one
+// can be looked up in the nodes' logs.
+func (run *chaosRun) waitNoMoves(within time.Duration) {
+	run.t.Helper()
+	var last []moveView
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		list, ok := moves(run.nodes[0])
+		if ok && len(list) == 0 {
+			return
+		}
+		if ok {
+			last = list
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	run.t.Fatalf("moves still in flight after %v: %+v", within, last)
+}
+
 // waitNewDisk waits until the controller has recorded the disk n started
 // on after its wipe (datadir's disk id, read from n's new data directory;
 // the controller logs the replacement, naming both). Until then the
@@ -159,9 +179,10 @@ func (run *chaosRun) describeReplicated(topic client.CreateTopicRequest, id stri
 
 // chaosLogLine is what a failed run's report keeps of the nodes' logs:
 // the brokers' and the controller's warnings and errors, and the
-// replication engine's decisions; not Raft's connection noise.
+// replication engine's and the movers' decisions; not Raft's connection
+// noise.
 var (
-	chaosLogLine  = regexp.MustCompile(`level=(WARN|ERROR)|(?i)elect|epoch|truncat|in.sync|fenc|follow|replica|ready`)
+	chaosLogLine  = regexp.MustCompile(`level=(WARN|ERROR)|(?i)elect|epoch|truncat|in.sync|fenc|follow|replica|ready|move|freeze|flip`)
 	chaosLogNoise = regexp.MustCompile(`component=raft|PLAINTEXT|msg=request`)
 )
 

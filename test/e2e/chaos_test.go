@@ -26,6 +26,8 @@ import (
 func TestChaos(t *testing.T) {
 	runChaos(t, chaosPlan{
 		short: 40 * time.Second,
+		// Info: a failed run's report shows the moves planned and done.
+		env: []string{"NARAD_LOG_LEVEL=info"},
 		families: []chaosFamily{{
 			// A short visibility timeout: a lease granted to a consume
 			// whose answer died with a node comes back within the final
@@ -164,7 +166,7 @@ func runChaos(t *testing.T, plan chaosPlan) {
 			return chaosDecommission(nodes[0], n.id, http.MethodDelete)
 		})
 	}
-	eventually(t, 90*time.Second, "no move in flight", func() bool { return movesInFlight(nodes[0]) == 0 })
+	run.waitNoMoves(90 * time.Second)
 	run.waitInSync("the run", "")
 	run.waitServing()
 	completed := 0.0
