@@ -113,9 +113,10 @@ func (w *Worker) session(ctx context.Context, a meta.Assignment) (err error) {
 			}
 			return fmt.Errorf("flip: %w", err)
 		default:
-			// Unknown: keep both the copy and the source's freeze; a
-			// later session (if the flip did not happen) reinstalls, and
-			// the freeze lifts only with the leader's word.
+			// Unknown: keep both the copy and the source's freeze. If
+			// the flip did not happen, the leader says so later
+			// (recheckFlip) and a new session reinstalls; the freeze
+			// lifts only with the leader's word.
 			flipped = true
 			w.remember(topic, p, src)
 			return fmt.Errorf("flip, outcome unknown: %w", err)

@@ -58,10 +58,20 @@ type Worker struct {
 	mu      sync.Mutex
 	running map[key]bool
 	failed  map[key]time.Time // last failure, to space retries
-	// flipped remembers the source of each move this node completed until
-	// the local replica shows the flip: no second session may start (and
-	// freeze, then thaw) on a view that still names the old owner.
-	flipped map[key]string
+	// flipped remembers the source of each move this node completed (or
+	// may have: the flip's answer was lost) until the local replica shows
+	// another owner: no second session may start (and freeze, then thaw)
+	// on a view that still names the old owner. A memo whose view still
+	// names the source retryAfter later is checked with the leader
+	// (recheckFlip): a flip that did not happen must not stop the move
+	// for good.
+	flipped map[key]flipMemo
+}
+
+// flipMemo is a flip this node made or may have made: from src, noted at.
+type flipMemo struct {
+	src string
+	at  time.Time
 }
 
 // NewWorker builds the worker of the node src serves.
@@ -72,7 +82,7 @@ func NewWorker(src *Source, cfg WorkerConfig) *Worker {
 	}
 	return &Worker{self: src.self, meta: src.meta, data: src.data, freezes: src.freezes,
 		fs: vfs.Or(src.data.Options().FS), cfg: cfg, clock: clock.Or(cfg.Clock), log: log,
-		running: map[key]bool{}, failed: map[key]time.Time{}, flipped: map[key]string{}}
+		running: map[key]bool{}, failed: map[key]time.Time{}, flipped: map[key]flipMemo{}}
 }
 
 // stagingRoot holds the copies sessions are assembling.
@@ -115,26 +125,34 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // pass starts a session for every wanted move not running, within the
-// session cap, and not failed in the last retryAfter.
+// session cap, and not failed in the last retryAfter; and a check with the
+// leader for every flip this node may have made that its replica does not
+// show after retryAfter.
 func (w *Worker) pass(ctx context.Context, wg *sync.WaitGroup) {
 	if w.cfg.InFlight != nil {
 		w.cfg.InFlight.Set(float64(len(InFlight(w.meta))))
 	}
-	for _, a := range w.wanted() {
+	moves, unsure := w.wanted()
+	for _, a := range unsure {
+		k := key{a.Topic, a.Partition}
+		if !w.start(k) {
+			continue
+		}
+		wg.Go(func() {
+			defer w.stop(k)
+			w.recheckFlip(ctx, a)
+		})
+	}
+	for _, a := range moves {
 		k := key{a.Topic, a.Partition}
 		w.mu.Lock()
 		last, failed := w.failed[k]
-		busy := w.running[k] || len(w.running) >= maxSessions || (failed && clock.Since(w.clock, last) < retryAfter)
-		if !busy {
-			w.running[k] = true
-		}
+		retrying := failed && clock.Since(w.clock, last) < retryAfter
 		w.mu.Unlock()
-		if busy {
+		if retrying || !w.start(k) {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			err := w.session(ctx, a)
 			w.mu.Lock()
 			delete(w.running, k)
@@ -148,7 +166,7 @@ func (w *Worker) pass(ctx context.Context, wg *sync.WaitGroup) {
 				w.log.Warn("move session failed; will retry", "topic", a.Topic, "partition", a.Partition,
 					"from", a.Owner, "err", err)
 			}
-		}()
+		})
 	}
 }
 
@@ -173,32 +191,81 @@ func InFlight(ms Assignments) []meta.Assignment {
 	return out
 }
 
+// start marks k's session (or flip check) running, unless one is or the
+// session cap is reached.
+func (w *Worker) start(k key) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running[k] || len(w.running) >= maxSessions {
+		return false
+	}
+	w.running[k] = true
+	return true
+}
+
+func (w *Worker) stop(k key) {
+	w.mu.Lock()
+	delete(w.running, k)
+	w.mu.Unlock()
+}
+
 // wanted lists the moves that target this node, per the local replica,
-// except those it already completed and the replica has not caught up on.
-func (w *Worker) wanted() []meta.Assignment {
-	var out []meta.Assignment
+// except those it completed (or may have) and the replica has not caught
+// up on; of those, unsure lists the ones noted retryAfter ago or more.
+func (w *Worker) wanted() (moves, unsure []meta.Assignment) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range w.meta.Topics() {
 		for _, a := range w.meta.Assignments(t.Name) {
+			mine := a.Target == w.self && a.Owner != "" && a.Owner != w.self
 			k := key{a.Topic, a.Partition}
-			if src, ok := w.flipped[k]; ok {
-				if a.Owner == src {
+			if m, ok := w.flipped[k]; ok {
+				if a.Owner == m.src {
+					if mine && clock.Since(w.clock, m.at) >= retryAfter {
+						unsure = append(unsure, a)
+					}
 					continue
 				}
 				delete(w.flipped, k)
 			}
-			if a.Target == w.self && a.Owner != "" && a.Owner != w.self {
-				out = append(out, a)
+			if mine {
+				moves = append(moves, a)
 			}
 		}
 	}
-	return out
+	return moves, unsure
 }
 
 // remember notes a completed (or possibly completed) flip, see flipped.
 func (w *Worker) remember(topic string, p int, src string) {
 	w.mu.Lock()
-	w.flipped[key{topic, p}] = src
+	w.flipped[key{topic, p}] = flipMemo{src: src, at: w.clock.Now()}
 	w.mu.Unlock()
+}
+
+// recheckFlip asks the leader about a flip this node may have made whose
+// source the local replica still names as the owner. The leader answers
+// after a barrier: if it names the source too, the flip did not happen
+// and, its term over, never will (a Raft entry a later leader does not
+// hold is never committed), so the memo goes and the next pass moves the
+// partition again. Otherwise (the flip happened and the replica lags, or
+// no answer) the memo is renewed and asked about again retryAfter later.
+func (w *Worker) recheckFlip(ctx context.Context, a meta.Assignment) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	owner, _, err := w.meta.ConfirmOwner(cctx, a.Topic, a.Partition)
+	cancel()
+	k := key{a.Topic, a.Partition}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m, ok := w.flipped[k]
+	if !ok || m.src != a.Owner {
+		return // the replica showed the flip meanwhile
+	}
+	if err == nil && owner == m.src {
+		delete(w.flipped, k)
+		w.log.Warn("move: the leader says a flip whose answer was lost did not happen; moving again",
+			"topic", a.Topic, "partition", a.Partition, "from", m.src)
+		return
+	}
+	w.flipped[k] = flipMemo{src: m.src, at: w.clock.Now()}
 }

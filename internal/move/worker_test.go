@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,5 +228,67 @@ func TestShedDropsARemovedReplicasCopy(t *testing.T) {
 		if _, err := os.Stat(p.src.partDir(t)); !os.IsNotExist(err) {
 			t.Fatalf("replicas %v: the copy of a replica no longer listed was kept: %v", reps, err)
 		}
+	}
+}
+
+// A flip whose answer was lost and that the leader cannot be asked about
+// leaves the move unsure: no session while the memo is fresh, then, once
+// the leader answers that the source still owns the partition, the memo
+// goes and the next pass moves it. A lost answer must not end a move for
+// good.
+func TestUnansweredFlipThatDidNotHappenIsMovedAgain(t *testing.T) {
+	p := newPair(t)
+	p.fill(50)
+	a := p.target()
+	p.remote.flipErr = errors.New("connection reset")
+	p.w.meta = &flakyMeta{Meta: p.ms, fails: confirmTries + 1}
+	done := make(chan error, 1)
+	go func() { done <- p.w.session(p.ctx(), a) }()
+	// The session's confirmations wait on the clock (and so does its
+	// freeze renewal, so waiters cannot be counted): step it until the
+	// session gives up.
+	var err error
+	eventually(t, "the session to give up asking", func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			p.clk.Advance(confirmEvery)
+			return false
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "outcome unknown") {
+		t.Fatalf("session = %v, want an unknown flip", err)
+	}
+	p.remote.mu.Lock()
+	p.remote.flipErr = nil
+	p.remote.mu.Unlock()
+	sessions := func() int {
+		p.remote.mu.Lock()
+		defer p.remote.mu.Unlock()
+		return p.remote.files
+	}
+	var wg sync.WaitGroup
+	pass := func() {
+		p.w.pass(p.ctx(), &wg)
+		wg.Wait()
+	}
+	before := sessions()
+	pass() // the memo is fresh: nothing
+	p.clk.Advance(retryAfter)
+	pass() // the leader does not answer (the last of the fails): the memo stays
+	pass() // renewed by that check: nothing asked, nothing started
+	if n := sessions(); n != before {
+		t.Fatalf("%d sessions started while the flip was unsure", n-before)
+	}
+	p.clk.Advance(retryAfter)
+	pass() // the leader names the source: the memo goes
+	pass() // a new session moves the partition
+	if owner := p.ms.Assignments("orders")[0].Owner; owner != "dst" {
+		t.Fatalf("owner %q after the leader said the flip did not happen (sessions %d)", owner, sessions()-before)
+	}
+	l, err := p.dst.b.Partitions().Get("orders", 0)
+	if err != nil || l.HWM() != 50 {
+		t.Fatalf("the copy after the second session: %v %v", l, err)
 	}
 }
