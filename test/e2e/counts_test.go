@@ -60,7 +60,7 @@ func TestDeliveryCountSurvivesRestartAndSIGKILL(t *testing.T) {
 		}
 		return es[0].Count
 	}
-	eventually(t, 5*time.Second, "count 5 persisted", func() bool { return persisted() == 5 })
+	eventually(t, 20*time.Second, "count 5 persisted", func() bool { return persisted() == 5 })
 	n.kill()
 	n.start()
 	if got := nackOnce(t, n, "poison"); got < 6 {

@@ -191,7 +191,7 @@ func TestFrontierSurvivesRestart(t *testing.T) {
 	}
 	// The frontier file is the durable state: wait for it on disk.
 	offsetFile := filepath.Join(n.dir, "data", "topics", "fr", "p00000", "consumer.offset")
-	eventually(t, 5*time.Second, "frontier 15 persisted", func() bool {
+	eventually(t, 20*time.Second, "frontier 15 persisted", func() bool {
 		b, err := os.ReadFile(offsetFile)
 		return err == nil && len(b) == 8 && binary.BigEndian.Uint64(b) == 15
 	})

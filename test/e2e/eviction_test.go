@@ -18,7 +18,7 @@ func TestIdleEvictionAndDescribeWithoutOpening(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 5*time.Second, "both logs open", func() bool { return n.metric("narad_open_partition_logs") == 2 })
+	eventually(t, 20*time.Second, "both logs open", func() bool { return n.metric("narad_open_partition_logs") == 2 })
 	eventually(t, 10*time.Second, "idle logs evicted", func() bool { return n.metric("narad_open_partition_logs") == 0 })
 	if n.metric("narad_idle_logs_evicted_total") < 2 {
 		t.Fatalf("evicted counter %v", n.metric("narad_idle_logs_evicted_total"))

@@ -76,7 +76,7 @@ func TestProduceConsumeAck(t *testing.T) {
 	if err != nil || len(rep) != 1 || rep[0].ReceiptHandle != "" {
 		t.Fatalf("replay: %+v %v", rep, err)
 	}
-	eventually(t, 3*time.Second, "frontiers persisted and described", func() bool {
+	eventually(t, 20*time.Second, "frontiers persisted and described", func() bool {
 		d, err := n.c.GetTopic(ctx, "orders")
 		if err != nil {
 			t.Fatal(err)

@@ -47,7 +47,7 @@ func TestRemoteChildAcrossClusters(t *testing.T) {
 	if !bytes.Contains(a.body, []byte(`"warnings":["remote.url http://`)) || !bytes.Contains(a.body, []byte(`"child":"orders-dr"`)) {
 		t.Fatalf("attach answer: %s", a.body)
 	}
-	eventually(t, 5*time.Second, "the plaintext warning in the log", func() bool {
+	eventually(t, 20*time.Second, "the plaintext warning in the log", func() bool {
 		return strings.Contains(src.logs.String(), "credentials will cross the network in plaintext")
 	})
 

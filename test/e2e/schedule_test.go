@@ -45,7 +45,7 @@ func TestScheduledRecordsSurviveSIGKILL(t *testing.T) {
 	if ms, err := n.c.Consume(ctx, "sched", client.ConsumeOptions{Max: 100}); err != nil || len(ms) != 0 {
 		t.Fatalf("a consume before the due time: %d messages, %v", len(ms), err)
 	}
-	eventually(t, 5*time.Second, "50 scheduled records gauged", func() bool {
+	eventually(t, 20*time.Second, "50 scheduled records gauged", func() bool {
 		return n.metric(`narad_scheduled_messages{topic="sched"}`) == total/2
 	})
 	n.kill()
