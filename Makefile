@@ -8,8 +8,11 @@ FUZZTIME ?= 10s
 PKG ?= ./...
 BENCH ?= .
 COUNT ?= 3
-# Chaos: how long the random SIGKILL/restart run lasts.
+# Chaos: how long the random SIGKILL/restart run lasts, and the cluster's
+# network settings (lan or wan: wan's slower elections leave the run
+# without a metastore leader for longer).
 CHAOS_DURATION ?= 10m
+CHAOS_NETWORK ?= lan
 # Network chaos: how long the network-fault soak cycles through its faults.
 NETCHAOS_DURATION ?= 5m
 # The replication model's cases for `make model` (the suite runs 10,000).
@@ -40,7 +43,7 @@ figures:
 # Long chaos runs of a 3-node cluster, single-copy topics then a
 # replicated one with disks wiped (the suite runs short ones).
 chaos:
-	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) go test -count=1 -run '^TestChaos(Replicated)?$$' -timeout 2h -v ./test/e2e/
+	NARAD_CHAOS_DURATION=$(CHAOS_DURATION) NARAD_CHAOS_NETWORK=$(CHAOS_NETWORK) go test -count=1 -run '^TestChaos(Replicated)?$$' -timeout 2h -v ./test/e2e/
 
 # The network-fault soak (every fault kind in turn, each healed, on a lan
 # and a wan cluster) for NETCHAOS_DURATION; the suite runs each kind once.

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -99,9 +101,17 @@ func runChaos(t *testing.T, plan chaosPlan) {
 		}
 		seed = s
 	}
-	t.Logf("chaos for %v, seed %d (NARAD_CHAOS_SEED=%d replays its choices)", duration, seed, seed)
+	// NARAD_CHAOS_NETWORK=wan runs the cluster on the slow network's
+	// timings: elections take seconds, so more of the run happens with no
+	// metastore leader (a flip or a confirmation unanswered).
+	env := plan.env
+	if v := os.Getenv("NARAD_CHAOS_NETWORK"); v != "" {
+		env = append(slices.Clone(env), "NARAD_CLUSTER_NETWORK="+v)
+	}
+	t.Logf("chaos for %v, seed %d (NARAD_CHAOS_SEED=%d replays its choices), network settings %v",
+		duration, seed, seed, cmp.Or(os.Getenv("NARAD_CHAOS_NETWORK"), "lan"))
 	rng := rand.New(rand.NewSource(seed))
-	run := &chaosRun{t: t, plan: plan, nodes: startCluster(t, 3, plan.env...), down: -1, past: map[string][]string{}}
+	run := &chaosRun{t: t, plan: plan, nodes: startCluster(t, 3, env...), down: -1, past: map[string][]string{}}
 	nodes := run.nodes
 	t.Cleanup(run.logHistoryOnFailure)
 	ctx, cancel := context.WithTimeout(context.Background(), duration+5*time.Minute)
