@@ -266,9 +266,7 @@ func (w *Worker) drop(topic string, p int) error {
 // confirmOwner asks the leader, a few times, who owns a partition.
 func (w *Worker) confirmOwner(ctx context.Context, topic string, p int) (string, bool) {
 	for try := 0; try < confirmTries; try++ {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		owner, _, err := w.meta.ConfirmOwner(cctx, topic, p)
-		cancel()
+		owner, _, err := w.askOwner(ctx, topic, p)
 		if err == nil {
 			return owner, true
 		}

@@ -3,7 +3,6 @@ package move
 import (
 	"context"
 	"slices"
-	"time"
 )
 
 // shed deletes this node's copies of partitions another node owns now —
@@ -56,9 +55,7 @@ func (w *Worker) shed(ctx context.Context) {
 
 // shedOne drops one copy once the leader confirms another node owns it.
 func (w *Worker) shedOne(ctx context.Context, topic string, p int) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	owner, target, err := w.meta.ConfirmOwner(cctx, topic, p)
-	cancel()
+	owner, target, err := w.askOwner(ctx, topic, p)
 	if err != nil || owner == "" || owner == w.self || target == w.self {
 		return
 	}
@@ -80,7 +77,7 @@ func (w *Worker) shedOne(ctx context.Context, topic string, p int) {
 // placement that lists this node again starts its role on a fresh
 // directory.
 func (w *Worker) shedReplica(ctx context.Context, topic string, p int) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, askTimeout)
 	err := w.meta.CatchUp(cctx)
 	cancel()
 	if err != nil {
@@ -107,9 +104,7 @@ func (w *Worker) shedReplica(ctx context.Context, topic string, p int) {
 // shed: a stale copy never takes a commit.
 func (w *Worker) liftExpired(ctx context.Context) {
 	for _, e := range w.freezes.expired() {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		owner, _, err := w.meta.ConfirmOwner(cctx, e.topic, e.p)
-		cancel()
+		owner, _, err := w.askOwner(ctx, e.topic, e.p)
 		if err != nil || owner != w.self {
 			continue
 		}

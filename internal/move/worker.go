@@ -20,6 +20,7 @@ const (
 	shedEvery   = 10 * time.Second // shedding moved-away copies and lifting expired freezes
 	retryAfter  = 2 * time.Second  // a failed session's partition waits this long
 	maxSessions = 4                // copy sessions at once on one destination
+	askTimeout  = 5 * time.Second  // one question to the leader (askOwner)
 )
 
 // WorkerConfig is what a Worker needs beside its node's Source.
@@ -243,6 +244,15 @@ func (w *Worker) remember(topic string, p int, src string) {
 	w.mu.Unlock()
 }
 
+// askOwner asks the leader once, for at most askTimeout, who owns
+// topic/p and where it is moving (meta.Store.ConfirmOwner: answered after
+// a barrier; only a nil error is an answer).
+func (w *Worker) askOwner(ctx context.Context, topic string, p int) (owner, target string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, askTimeout)
+	defer cancel()
+	return w.meta.ConfirmOwner(ctx, topic, p)
+}
+
 // recheckFlip asks the leader about a flip this node may have made whose
 // source the local replica still names as the owner. The leader answers
 // after a barrier: if it names the source too, the flip did not happen
@@ -251,9 +261,7 @@ func (w *Worker) remember(topic string, p int, src string) {
 // partition again. Otherwise (the flip happened and the replica lags, or
 // no answer) the memo is renewed and asked about again retryAfter later.
 func (w *Worker) recheckFlip(ctx context.Context, a meta.Assignment) {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	owner, _, err := w.meta.ConfirmOwner(cctx, a.Topic, a.Partition)
-	cancel()
+	owner, _, err := w.askOwner(ctx, a.Topic, a.Partition)
 	k := key{a.Topic, a.Partition}
 	w.mu.Lock()
 	defer w.mu.Unlock()
