@@ -216,9 +216,9 @@ var errLeaderChanged = errors.New("the partition's leader changed")
 // commit per partition in flight, forward_batch.go): every produce of the
 // partition through this node would time out for that long, although the
 // failover names the next leader within seconds. Given up soon after
-// the next leader is named, the commit's produces are answered 503 (may be stored,
-// as for any unanswered commit) and the ones behind it go to the new
-// leader. A partition with no leader in the view ("", false) is not a
+// the next leader is named, the commit's produces are answered 503 (may
+// be stored, as for any unanswered commit) and the ones behind it go to
+// the new leader. A partition with no leader in the view ("", false) is not a
 // change: the commit keeps its chance until one is named.
 //
 // The grace is for a leader that is alive: when the controller moves a
